@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# setup.sh — install every Debian package kube-headroom needs to build and test.
+#
+# Idempotent and quiet when everything is already present. yyjson is the one
+# library bookworm does not ship: it comes from Debian 13 (trixie), through a
+# deb822 source derived from this machine's own Debian source, pinned to
+# priority 100 so nothing else is ever upgraded from trixie.
+set -euo pipefail
+
+PACKAGES=(
+  cmake ninja-build pkg-config gcc make git
+  libcurl4-openssl-dev libssl-dev openssl
+  libmicrohttpd-dev libfyaml-dev libcmocka-dev
+  clang-14 libclang-rt-14-dev llvm-14
+  valgrind jq curl ca-certificates
+)
+TRIXIE_PACKAGES=(libyyjson-dev)
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+missing=()
+for p in "${PACKAGES[@]}" "${TRIXIE_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -eq 0 ]; then
+  exit 0
+fi
+echo "setup: installing ${missing[*]}" >&2
+
+# The trixie source reuses the URI of the machine's existing Debian source, so a
+# mirror or snapshot configured here is honoured.
+trixie_list=/etc/apt/sources.list.d/kube-headroom-trixie.sources
+if [ ! -f "$trixie_list" ]; then
+  uri=""
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [ -f "$f" ] || continue
+    uri=$(awk '/^URIs:/{for(i=2;i<=NF;i++) if ($i !~ /security/) {print $i; exit}}' "$f")
+    [ -n "$uri" ] && break
+  done
+  if [ -z "$uri" ] && [ -f /etc/apt/sources.list ]; then
+    uri=$(awk '$1=="deb" && $2 !~ /security/ {print $2; exit}' /etc/apt/sources.list)
+  fi
+  [ -n "$uri" ] || { echo "setup: cannot find this machine's Debian apt source" >&2; exit 1; }
+  $SUDO tee "$trixie_list" >/dev/null <<SRC
+Types: deb
+URIs: $uri
+Suites: trixie
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+  $SUDO tee /etc/apt/preferences.d/kube-headroom-trixie >/dev/null <<'PIN'
+Package: *
+Pin: release n=trixie
+Pin-Priority: 100
+PIN
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${PACKAGES[@]}" >/dev/null
+$SUDO apt-get install -y -qq --no-install-recommends -t trixie "${TRIXIE_PACKAGES[@]}" >/dev/null
+echo "setup: done" >&2

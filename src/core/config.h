@@ -1,0 +1,53 @@
+/*
+ * config.h — the policy knobs of HeadroomConfig "cluster" (SPEC §1), as
+ * plain values. Quantities are already in millicores; multipliers are
+ * fixed-point x1000 so "1.5" stays exact. The arrays point into memory the
+ * caller owns (the dump reader's or the cache's arena).
+ */
+#ifndef HR_CORE_CONFIG_H
+#define HR_CORE_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "selector.h"
+
+typedef struct hr_owner_ref {
+    const char *kind;      /* required */
+    const char *api_group; /* "" is the core group; NULL matches any group */
+    const char *name;      /* NULL or "" matches any name */
+} hr_owner_ref;
+
+typedef struct hr_config {
+    bool present;                /* a HeadroomConfig "cluster" exists */
+    bool dry_run;
+    int64_t min_burst_floor;     /* millicores, default 1000 */
+    int64_t max_multiplier_milli;/* x1000, default 10000; 0 disables the cap */
+    int64_t quantum;             /* millicores, default 10 */
+    int grow_percent;            /* default 10 */
+    int shrink_percent;          /* default 5 */
+    int64_t debounce_ms;         /* default 2000 */
+    int per_node_pps;            /* default 10 */
+    int client_qps;              /* default 50 */
+    int client_burst;            /* default 100 */
+    bool webhook_enabled;        /* default true */
+    int64_t initial_multiplier_milli; /* default 2000 */
+
+    hr_selector ns_selector;     /* default kube-headroom.dev/mode=managed */
+    const char *const *excluded_ns;
+    uint32_t n_excluded_ns;      /* default {"kube-system"} */
+    const hr_owner_ref *excluded_owners;
+    uint32_t n_excluded_owners;
+    hr_selector excluded_nodes;  /* unset: no node excluded */
+} hr_config;
+
+/* All defaults, as with no HeadroomConfig: present=false and dry_run=true
+ * (SPEC §1: no config means the safe adoption path). The selector and the
+ * excluded-namespace list point to static storage. */
+void hr_config_defaults(hr_config *c);
+
+/* Check values the CRD schema may not have caught. Returns NULL when valid,
+ * otherwise a static sentence naming the field. */
+const char *hr_config_validate(const hr_config *c);
+
+#endif

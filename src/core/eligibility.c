@@ -1,0 +1,96 @@
+/*
+ * eligibility.c — SPEC §4, one rule per line, first failure wins.
+ *
+ * The order matters only for which reason is reported: structural facts a
+ * user cannot change (bound, terminal) come first, then the operator's
+ * choices (namespace, opt-out), then what the API server would refuse.
+ */
+#include "eligibility.h"
+
+#include <string.h>
+
+static const char *const reason_names[HR_R_COUNT_] = {
+    [HR_MANAGED] = "managed",
+    [HR_R_NOT_BOUND] = "not-bound",
+    [HR_R_TERMINAL] = "terminal",
+    [HR_R_NS_NOT_SELECTED] = "namespace-not-selected",
+    [HR_R_NS_EXCLUDED] = "namespace-excluded",
+    [HR_R_OPTED_OUT] = "opted-out",
+    [HR_R_BEST_EFFORT] = "qos-besteffort",
+    [HR_R_GUARANTEED] = "qos-guaranteed",
+    [HR_R_NO_CPU_REQUEST] = "no-cpu-request",
+    [HR_R_RESTART_POLICY] = "resize-restarts-container",
+    [HR_R_MIRROR] = "static-pod",
+    [HR_R_WINDOWS] = "windows",
+    [HR_R_POD_RESOURCES] = "pod-level-resources",
+    [HR_R_NODE_EXCLUDED] = "node-excluded",
+    [HR_R_OWNER_EXCLUDED] = "owner-excluded",
+    [HR_R_NO_STATUS_RESOURCES] = "resize-unsupported-by-node",
+    [HR_R_BACKOFF] = "backoff",
+    [HR_R_BAD_MAX_CPU] = "invalid-max-cpu",
+};
+
+const char *hr_reason_str(hr_reason r)
+{
+    if ((unsigned)r >= HR_R_COUNT_) return "unknown";
+    return reason_names[r];
+}
+
+hr_reason hr_pod_eligibility(const hr_pod *p)
+{
+    if (!p->bound) return HR_R_NOT_BOUND;
+    if (hr_pod_terminal(p)) return HR_R_TERMINAL;
+    if (p->ns_state == HR_NS_EXCLUDED) return HR_R_NS_EXCLUDED;
+    if (p->ns_state != HR_NS_MANAGED) return HR_R_NS_NOT_SELECTED;
+    if (p->opted_out) return HR_R_OPTED_OUT;
+
+    hr_qos q = hr_pod_qos(p, NULL);
+    if (q == HR_QOS_BEST_EFFORT) return HR_R_BEST_EFFORT;
+    if (q == HR_QOS_GUARANTEED) return HR_R_GUARANTEED;
+
+    bool any = false;
+    for (uint32_t i = 0; i < p->n_ctr; i++) {
+        const hr_container *c = &p->ctr[i];
+        if (!hr_ctr_resizable(c)) continue;
+        /* A RestartContainer policy on any resizable container disqualifies
+         * the pod: a limit change must never restart anything. */
+        if (c->cpu_restart) return HR_R_RESTART_POLICY;
+        if (c->cpu_req > 0) any = true;
+    }
+    if (!any) return HR_R_NO_CPU_REQUEST;
+
+    if (p->mirror) return HR_R_MIRROR;
+    if (p->windows || p->node_windows) return HR_R_WINDOWS;
+    if (p->pod_resources) return HR_R_POD_RESOURCES;
+    if (p->node_excluded) return HR_R_NODE_EXCLUDED;
+    if (p->owner_excluded) return HR_R_OWNER_EXCLUDED;
+    if (p->phase == HR_PHASE_RUNNING && !p->status_resources) return HR_R_NO_STATUS_RESOURCES;
+    if (p->max_cpu_invalid) return HR_R_BAD_MAX_CPU;
+    if (p->in_backoff) return HR_R_BACKOFF;
+    return HR_MANAGED;
+}
+
+hr_ns_state hr_namespace_state(const hr_config *c, const char *ns,
+                               const hr_labels *labels, const char *own_ns)
+{
+    if (own_ns != NULL && strcmp(ns, own_ns) == 0) return HR_NS_EXCLUDED;
+    for (uint32_t i = 0; i < c->n_excluded_ns; i++)
+        if (strcmp(c->excluded_ns[i], ns) == 0) return HR_NS_EXCLUDED;
+    return hr_selector_matches(&c->ns_selector, labels) ? HR_NS_MANAGED : HR_NS_NOT_SELECTED;
+}
+
+bool hr_owner_excluded(const hr_config *c, const char *kind,
+                       const char *api_group, const char *name)
+{
+    if (kind == NULL) return false;
+    for (uint32_t i = 0; i < c->n_excluded_owners; i++) {
+        const hr_owner_ref *o = &c->excluded_owners[i];
+        if (o->kind == NULL || strcmp(o->kind, kind) != 0) continue;
+        if (o->api_group != NULL && strcmp(o->api_group, api_group ? api_group : "") != 0)
+            continue;
+        if (o->name != NULL && o->name[0] != '\0' && (name == NULL || strcmp(o->name, name) != 0))
+            continue;
+        return true;
+    }
+    return false;
+}

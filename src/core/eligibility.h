@@ -1,0 +1,52 @@
+/*
+ * eligibility.h — is a pod managed, and if not, why (SPEC §4).
+ *
+ * Every rule yields one reason keyword; the first rule that fails wins, in
+ * the order SPEC §4 lists them, so `headroom explain` and `headroom plan`
+ * give one stable answer. Ineligible pods still book slack.
+ */
+#ifndef HR_CORE_ELIGIBILITY_H
+#define HR_CORE_ELIGIBILITY_H
+
+#include "config.h"
+#include "pod.h"
+
+typedef enum hr_reason {
+    HR_MANAGED = 0,
+    HR_R_NOT_BOUND,
+    HR_R_TERMINAL,
+    HR_R_NS_NOT_SELECTED,
+    HR_R_NS_EXCLUDED,
+    HR_R_OPTED_OUT,
+    HR_R_BEST_EFFORT,
+    HR_R_GUARANTEED,
+    HR_R_NO_CPU_REQUEST,
+    HR_R_RESTART_POLICY,
+    HR_R_MIRROR,
+    HR_R_WINDOWS,
+    HR_R_POD_RESOURCES,
+    HR_R_NODE_EXCLUDED,
+    HR_R_OWNER_EXCLUDED,
+    HR_R_NO_STATUS_RESOURCES,
+    HR_R_BACKOFF,
+    HR_R_BAD_MAX_CPU,
+    HR_R_COUNT_
+} hr_reason;
+
+/* The keyword printed for a reason: "managed", "namespace-not-selected"… */
+const char *hr_reason_str(hr_reason r);
+
+/* SPEC §4 applied to one pod (its context fields included). */
+hr_reason hr_pod_eligibility(const hr_pod *p);
+
+/* Namespace state under a config: excluded (the excludedNamespaces list or
+ * the controller's own namespace, own_ns may be NULL) wins over selected. */
+hr_ns_state hr_namespace_state(const hr_config *c, const char *ns,
+                               const hr_labels *labels, const char *own_ns);
+
+/* Does the direct owner (kind, apiVersion's group, name) match
+ * excludedOwners? api_group is "" for the core group. */
+bool hr_owner_excluded(const hr_config *c, const char *kind,
+                       const char *api_group, const char *name);
+
+#endif

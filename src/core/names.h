@@ -1,0 +1,20 @@
+/*
+ * names.h — the names users put in manifests and dashboards (SPEC §1).
+ * They are compatibility surface: never change one.
+ */
+#ifndef HR_CORE_NAMES_H
+#define HR_CORE_NAMES_H
+
+#define HR_GROUP "kube-headroom.dev"
+#define HR_VERSION "v1alpha1"
+#define HR_CONFIG_KIND "HeadroomConfig"
+#define HR_CONFIG_NAME "cluster"
+#define HR_LABEL_MODE HR_GROUP "/mode"
+#define HR_MODE_MANAGED "managed"
+#define HR_MODE_UNMANAGED "unmanaged"
+#define HR_ANN_MAX_CPU HR_GROUP "/max-cpu"
+#define HR_ANN_STATUS HR_GROUP "/status"
+#define HR_FIELD_MANAGER "headroom"
+#define HR_POLICY_NAME "proportional-v1"
+
+#endif

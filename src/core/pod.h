@@ -1,0 +1,132 @@
+/*
+ * pod.h — what the core knows about a pod, and the accounting on it.
+ *
+ * These are plain views, filled by whoever holds the real objects (the dump
+ * reader, the cache). The core never owns or frees any pointer it is given.
+ * CPU is always in millicores, memory in bytes; HR_NONE marks a quantity the
+ * pod does not set, which is different from an explicit zero.
+ *
+ * SPEC §3: the booked request (what the scheduler reserved: sidecars, init
+ * containers, overhead, pod-level resources), the managed request (what the
+ * policy distributes over), and the QoS class as the API server computes it.
+ */
+#ifndef HR_CORE_POD_H
+#define HR_CORE_POD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define HR_NONE ((int64_t)-1)
+
+typedef enum hr_ctr_kind {
+    HR_CTR_APP = 0,     /* spec.containers[] */
+    HR_CTR_SIDECAR = 1, /* spec.initContainers[] with restartPolicy: Always */
+    HR_CTR_INIT = 2,    /* any other init container */
+} hr_ctr_kind;
+
+typedef struct hr_container {
+    int64_t cpu_req, cpu_lim; /* millicores or HR_NONE */
+    int64_t mem_req, mem_lim; /* bytes or HR_NONE */
+    uint8_t kind;             /* hr_ctr_kind */
+    bool cpu_restart;         /* resizePolicy for cpu is RestartContainer */
+} hr_container;
+
+typedef enum hr_phase {
+    HR_PHASE_PENDING = 0,
+    HR_PHASE_RUNNING,
+    HR_PHASE_SUCCEEDED,
+    HR_PHASE_FAILED,
+    HR_PHASE_UNKNOWN,
+} hr_phase;
+
+/* LimitRange bounds that apply to a pod's namespace, folded over every
+ * LimitRange there (the tightest wins). HR_NONE when nothing bounds. */
+typedef struct hr_limit_bounds {
+    int64_t ctr_max;         /* type Container max.cpu, millicores */
+    int64_t ctr_ratio_milli; /* type Container maxLimitRequestRatio.cpu x1000 */
+    int64_t pod_max;         /* type Pod max.cpu, millicores */
+} hr_limit_bounds;
+
+#define HR_LIMIT_BOUNDS_NONE ((hr_limit_bounds){HR_NONE, HR_NONE, HR_NONE})
+
+/* Fold one more bound into b (the smaller one wins). */
+void hr_limit_bounds_merge(hr_limit_bounds *b, const hr_limit_bounds *more);
+
+/* Why a pod's namespace is or is not under management (see eligibility.h). */
+typedef enum hr_ns_state {
+    HR_NS_MANAGED = 0,
+    HR_NS_NOT_SELECTED,
+    HR_NS_EXCLUDED,
+} hr_ns_state;
+
+typedef struct hr_pod {
+    /* Init containers (sidecars included) first, in spec order, then the
+     * app containers in spec order: booked-request accounting needs it. */
+    const hr_container *ctr;
+    uint32_t n_ctr;
+
+    int64_t overhead_cpu; /* spec.overhead.cpu or HR_NONE */
+    int64_t pod_cpu_req;  /* spec.resources.requests.cpu (pod-level) or HR_NONE */
+    bool pod_resources;   /* spec.resources present at all (resize refuses) */
+    uint8_t phase;        /* hr_phase */
+    bool bound;           /* spec.nodeName set */
+    bool mirror;          /* static pod (kubernetes.io/config.mirror) */
+    bool windows;         /* spec.os.name == windows */
+    bool opted_out;       /* kube-headroom.dev/mode set on the pod (label or
+                           annotation) to anything but "managed" */
+    bool status_resources;/* every container status reports resources */
+    int64_t max_cpu;      /* kube-headroom.dev/max-cpu or HR_NONE */
+    bool max_cpu_invalid; /* the annotation is there but not a CPU quantity */
+
+    /* What the caller decided about the pod's surroundings. */
+    uint8_t ns_state;     /* hr_ns_state */
+    bool node_excluded;   /* node matched excludedNodeSelector */
+    bool node_windows;    /* node label kubernetes.io/os=windows */
+    bool owner_excluded;  /* direct owner in excludedOwners */
+    bool in_backoff;      /* a recent resize was refused (SPEC §7) */
+    hr_limit_bounds limits;
+} hr_pod;
+
+/* A pod with every field "neutral": no containers, bound, Running,
+ * namespace managed, no bounds. Tests and readers start from it. */
+hr_pod hr_pod_init(void);
+
+static inline bool hr_ctr_resizable(const hr_container *c)
+{
+    return c->kind == HR_CTR_APP || c->kind == HR_CTR_SIDECAR;
+}
+
+/* A container whose CPU limit the policy sets: resizable, CPU request > 0. */
+static inline bool hr_ctr_managed(const hr_container *c)
+{
+    return hr_ctr_resizable(c) && c->cpu_req > 0;
+}
+
+bool hr_pod_terminal(const hr_pod *p);
+
+/* SPEC §3.1: CPU the scheduler booked for the pod (0 for terminal pods). */
+int64_t hr_pod_booked_cpu(const hr_pod *p);
+
+/* SPEC §3.2: sum of CPU requests of the managed containers. */
+int64_t hr_pod_managed_cpu(const hr_pod *p);
+
+/* Sum of current CPU limits over the managed containers, 0 when any of
+ * them has no limit (a write is then always due). */
+int64_t hr_pod_current_limit(const hr_pod *p);
+
+typedef enum hr_qos {
+    HR_QOS_BEST_EFFORT = 0,
+    HR_QOS_BURSTABLE,
+    HR_QOS_GUARANTEED,
+} hr_qos;
+
+/* The QoS class as the API server computes it. When cpu_lim_override is
+ * not NULL it holds one CPU limit per container (HR_NONE = keep the
+ * container's own), letting the caller ask "what would the class be if
+ * these limits were written". */
+hr_qos hr_pod_qos(const hr_pod *p, const int64_t *cpu_lim_override);
+
+const char *hr_qos_str(hr_qos q);
+
+#endif

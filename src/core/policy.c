@@ -1,0 +1,239 @@
+/*
+ * policy.c — SPEC §2 for one node, without allocation.
+ *
+ * Two passes over the node's pods: the first sums what is booked (R) and
+ * what is managed (M, N); the second computes each managed pod's target,
+ * splits it over containers, applies the QoS guard and hysteresis, and asks
+ * the gates whether a write could go. All arithmetic is integer millicores;
+ * products go through 128 bits so even absurd inputs cannot overflow.
+ */
+#include "policy.h"
+
+#include "wide.h"
+
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+static int64_t sadd(int64_t a, int64_t b)
+{
+    if (b > 0 && a > INT64_MAX - b) return INT64_MAX;
+    if (b < 0 && a < INT64_MIN - b) return INT64_MIN;
+    return a + b;
+}
+
+/* floor(a * b / d) for a, b ≥ 0, d > 0, saturated to int64. */
+static int64_t muldiv(int64_t a, int64_t b, int64_t d)
+{
+    hr_i128 v = (hr_i128)a * b / d;
+    return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+static int64_t floor_q(int64_t v, int64_t q) { return v - v % q; }
+
+int64_t hr_node_factor_milli(const hr_node_plan *np)
+{
+    if (np->slack <= 0 || np->managed <= 0) return 1000;
+    hr_i128 f = ((hr_i128)np->slack * 1000 * 2 + np->managed) / ((hr_i128)np->managed * 2);
+    f += 1000;
+    return f > INT64_MAX ? INT64_MAX : (int64_t)f;
+}
+
+/* Σ over managed containers of their LimitRange container cap: the most the
+ * split could place in the pod. INT64_MAX when nothing bounds. */
+static int64_t container_caps_total(const hr_pod *p)
+{
+    if (p->limits.ctr_max == HR_NONE && p->limits.ctr_ratio_milli == HR_NONE) return INT64_MAX;
+    int64_t sum = 0;
+    for (uint32_t i = 0; i < p->n_ctr; i++) {
+        const hr_container *c = &p->ctr[i];
+        if (!hr_ctr_managed(c)) continue;
+        int64_t cap = INT64_MAX;
+        if (p->limits.ctr_max != HR_NONE) cap = p->limits.ctr_max;
+        if (p->limits.ctr_ratio_milli != HR_NONE)
+            cap = min64(cap, muldiv(c->cpu_req, p->limits.ctr_ratio_milli, 1000));
+        sum = sadd(sum, max64(cap, c->cpu_req));
+    }
+    return sum;
+}
+
+/* CPU limits of resizable containers the policy does not touch. */
+static int64_t unmanaged_limits(const hr_pod *p)
+{
+    int64_t sum = 0;
+    for (uint32_t i = 0; i < p->n_ctr; i++) {
+        const hr_container *c = &p->ctr[i];
+        if (hr_ctr_resizable(c) && !hr_ctr_managed(c) && c->cpu_lim > 0)
+            sum = sadd(sum, c->cpu_lim);
+    }
+    return sum;
+}
+
+int64_t hr_pod_target(const hr_config *c, int64_t allocatable, int64_t slack,
+                      int64_t managed, uint32_t n_managed, const hr_pod *p,
+                      int64_t request, int64_t *cap_out)
+{
+    int64_t r = request;
+    int64_t burst = 0;
+    if (slack > 0 && managed > 0 && n_managed > 0) {
+        int64_t prop = muldiv(slack, r, managed);
+        int64_t floor = min64(c->min_burst_floor, slack / (int64_t)n_managed);
+        burst = max64(prop, floor);
+    }
+    int64_t t = sadd(r, burst);
+
+    /* Caps, in SPEC order; they always win over the floor. */
+    int64_t cap = INT64_MAX;
+    if (c->max_multiplier_milli > 0) cap = min64(cap, muldiv(r, c->max_multiplier_milli, 1000));
+    cap = min64(cap, max64(allocatable, r));
+    if (p->max_cpu != HR_NONE) cap = min64(cap, p->max_cpu);
+    if (p->limits.pod_max != HR_NONE) cap = min64(cap, p->limits.pod_max - unmanaged_limits(p));
+    cap = min64(cap, container_caps_total(p));
+    /* A limit below the request is invalid: no cap may push under r. */
+    cap = max64(cap, r);
+    t = min64(t, cap);
+
+    /* Quantize the burst to the nearest quantum, stepping down when the
+     * rounding would cross the cap. */
+    int64_t q = c->quantum > 0 ? c->quantum : 1;
+    int64_t b = t - r;
+    int64_t bq = floor_q(b, q);
+    if (b - bq >= q - (b - bq) && bq <= INT64_MAX - q) bq += q; /* half rounds up */
+    if (sadd(r, bq) > cap) bq -= q;
+    if (bq < 0) bq = 0;
+    if (cap_out != NULL) *cap_out = cap;
+    return r + bq;
+}
+
+int64_t hr_split_target(const hr_config *c, const hr_pod *p, int64_t request,
+                        int64_t target, int64_t *limits, bool *guarded)
+{
+    int64_t q = c->quantum > 0 ? c->quantum : 1;
+    int64_t burst = target > request ? target - request : 0;
+    int64_t given = 0;
+    if (guarded != NULL) *guarded = false;
+
+    for (uint32_t i = 0; i < p->n_ctr; i++) {
+        const hr_container *ct = &p->ctr[i];
+        limits[i] = HR_NONE;
+        if (!hr_ctr_managed(ct) || request <= 0) continue;
+        int64_t b = floor_q(muldiv(burst, ct->cpu_req, request), q);
+        limits[i] = sadd(ct->cpu_req, b);
+        given = sadd(given, b);
+    }
+
+    /* Flooring each share leaves fewer than one quantum per container;
+     * hand those quanta to the containers with the largest remainders
+     * (first in spec order on ties), so the pod gets its whole target. */
+    int64_t left = burst - given;
+    while (left >= q) {
+        int best = -1;
+        int64_t best_rem = -1;
+        for (uint32_t i = 0; i < p->n_ctr; i++) {
+            const hr_container *ct = &p->ctr[i];
+            if (!hr_ctr_managed(ct)) continue;
+            int64_t exact = muldiv(burst, ct->cpu_req, request);
+            int64_t rem = exact - (limits[i] - ct->cpu_req);
+            if (rem > best_rem) {
+                best_rem = rem;
+                best = (int)i;
+            }
+        }
+        if (best < 0) break;
+        limits[best] = sadd(limits[best], q);
+        left -= q;
+    }
+
+    /* LimitRange container bounds; a share cut here is not redistributed
+     * (the pod-level cap already accounted for the containers' caps). */
+    for (uint32_t i = 0; i < p->n_ctr; i++) {
+        const hr_container *ct = &p->ctr[i];
+        if (limits[i] == HR_NONE) continue;
+        int64_t cap = INT64_MAX;
+        if (p->limits.ctr_max != HR_NONE) cap = p->limits.ctr_max;
+        if (p->limits.ctr_ratio_milli != HR_NONE)
+            cap = min64(cap, muldiv(ct->cpu_req, p->limits.ctr_ratio_milli, 1000));
+        if (limits[i] > cap) {
+            int64_t room = cap - ct->cpu_req;
+            limits[i] = ct->cpu_req + (room > 0 ? floor_q(room, q) : 0);
+        }
+    }
+
+    /* QoS guard (SPEC §3.3): the API server refuses a resize that would
+     * turn the pod Guaranteed; keep the largest container one quantum up. */
+    if (hr_pod_qos(p, limits) == HR_QOS_GUARANTEED) {
+        int best = -1;
+        for (uint32_t i = 0; i < p->n_ctr; i++)
+            if (limits[i] != HR_NONE && (best < 0 || p->ctr[i].cpu_req > p->ctr[best].cpu_req))
+                best = (int)i;
+        if (best >= 0) {
+            limits[best] = sadd(p->ctr[best].cpu_req, q);
+            if (guarded != NULL) *guarded = true;
+        }
+    }
+
+    int64_t total = 0;
+    for (uint32_t i = 0; i < p->n_ctr; i++)
+        if (limits[i] != HR_NONE) total = sadd(total, limits[i]);
+    return total;
+}
+
+bool hr_should_write(const hr_config *c, int64_t current, int64_t target)
+{
+    if (current <= 0) return true;
+    if (target == current) return false;
+    if (target > current)
+        return (hr_i128)(target - current) * 100 >= (hr_i128)c->grow_percent * current;
+    return (hr_i128)(current - target) * 100 >= (hr_i128)c->shrink_percent * current;
+}
+
+hr_node_plan hr_plan_node(const hr_config *c, const hr_node *node,
+                          const hr_pod *pods, size_t n, hr_pod_plan *out,
+                          int64_t *ctr_limits)
+{
+    hr_node_plan np = {0};
+    np.allocatable = node != NULL && node->known ? node->allocatable : 0;
+
+    uint32_t off = 0;
+    for (size_t i = 0; i < n; i++) {
+        const hr_pod *p = &pods[i];
+        hr_pod_plan *pp = &out[i];
+        *pp = (hr_pod_plan){0};
+        pp->ctr_off = off;
+        off += p->n_ctr;
+        pp->reason = hr_pod_eligibility(p);
+        pp->booked = hr_pod_booked_cpu(p);
+        pp->request = hr_pod_managed_cpu(p);
+        pp->current = hr_pod_current_limit(p);
+        pp->target = HR_NONE;
+        pp->gate = HR_GATE_PASS;
+        if (!hr_pod_terminal(p)) {
+            np.booked = sadd(np.booked, pp->booked);
+            np.n_pods++;
+        }
+        if (pp->reason == HR_MANAGED) {
+            np.managed = sadd(np.managed, pp->request);
+            np.n_managed++;
+        }
+    }
+    np.slack = sadd(np.allocatable, -np.booked);
+
+    for (size_t i = 0; i < n; i++) {
+        const hr_pod *p = &pods[i];
+        hr_pod_plan *pp = &out[i];
+        int64_t *lim = &ctr_limits[pp->ctr_off];
+        if (pp->reason != HR_MANAGED) {
+            for (uint32_t k = 0; k < p->n_ctr; k++) lim[k] = HR_NONE;
+            continue;
+        }
+        int64_t t = hr_pod_target(c, np.allocatable, np.slack, np.managed, np.n_managed, p,
+                                  pp->request, NULL);
+        pp->target = hr_split_target(c, p, pp->request, t, lim, &pp->qos_guarded);
+        pp->write = hr_should_write(c, pp->current, pp->target);
+        if (pp->write) {
+            np.n_write++;
+            pp->gate = hr_gate_check(node, pp->current, pp->target,
+                                     sadd(pp->target, unmanaged_limits(p)));
+        }
+    }
+    return np;
+}

@@ -1,0 +1,79 @@
+/*
+ * policy.h — the proportional policy for one node (SPEC §2).
+ *
+ *   S = A − R, M = Σ managed requests, N = managed pods
+ *   burst_i  = max(S·r_i/M, min(floor, S/N))      when S > 0 and M > 0
+ *   target_i = r_i + burst_i, then the caps in order, then the quantum,
+ *   then the per-container split, then the QoS guard, then hysteresis.
+ *
+ * Integer millicores throughout (products are taken in 128 bits), so the
+ * result is exact, deterministic and independent of pod order. The whole
+ * computation runs in memory the caller provides: no allocation, no I/O.
+ */
+#ifndef HR_CORE_POLICY_H
+#define HR_CORE_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "eligibility.h"
+#include "gates.h"
+#include "pod.h"
+
+typedef struct hr_pod_plan {
+    hr_reason reason;   /* HR_MANAGED or why not */
+    int64_t booked;     /* SPEC §3.1 (0 for terminal pods) */
+    int64_t request;    /* SPEC §3.2 managed request, 0 when none */
+    int64_t current;    /* current limit over managed containers, 0 if any is unset */
+    int64_t target;     /* total target after split and guard; HR_NONE if unmanaged */
+    bool write;         /* hysteresis verdict */
+    bool qos_guarded;   /* the QoS guard lifted one container */
+    hr_gate gate;       /* for a write: may it go (cached node)? else PASS */
+    uint32_t ctr_off;   /* this pod's first slot in the container-limit array */
+} hr_pod_plan;
+
+typedef struct hr_node_plan {
+    int64_t allocatable; /* A */
+    int64_t booked;      /* R */
+    int64_t slack;       /* S, may be negative */
+    int64_t managed;     /* M */
+    uint32_t n_managed;  /* N */
+    uint32_t n_pods;     /* non-terminal pods counted in R */
+    uint32_t n_write;    /* pods whose hysteresis verdict is "write" */
+} hr_node_plan;
+
+/* The node factor F = 1 + S/M as x1000 fixed point (1000 when S ≤ 0 or M = 0),
+ * rounded to nearest: the "factor" of the status annotation and metrics. */
+int64_t hr_node_factor_milli(const hr_node_plan *np);
+
+/* Plan one node. pods[0..n) are every pod bound to the node (terminal ones
+ * are accepted and ignored). out[i] receives pod i's plan; ctr_limits must
+ * hold Σ pods[i].n_ctr slots and receives, per container, the CPU limit to
+ * write (HR_NONE for containers the policy leaves alone), starting at
+ * out[i].ctr_off. */
+hr_node_plan hr_plan_node(const hr_config *c, const hr_node *node,
+                          const hr_pod *pods, size_t n, hr_pod_plan *out,
+                          int64_t *ctr_limits);
+
+/* The pieces, exposed for tests and for `explain`. */
+
+/* target_i before the split: burst, caps, quantum. cap_out (may be NULL)
+ * receives the binding upper bound min(r·mult, max(A, r), maxCpu, pod LR). */
+int64_t hr_pod_target(const hr_config *c, int64_t allocatable, int64_t slack,
+                      int64_t managed, uint32_t n_managed, const hr_pod *p,
+                      int64_t request, int64_t *cap_out);
+
+/* Split a pod target over its managed containers pro-rata to requests, each
+ * container's burst a multiple of the quantum and within its LimitRange
+ * bounds; then apply the QoS guard. Writes one slot per container into
+ * limits; returns the total. *guarded tells whether the guard acted. */
+int64_t hr_split_target(const hr_config *c, const hr_pod *p, int64_t request,
+                        int64_t target, int64_t *limits, bool *guarded);
+
+/* SPEC §2 hysteresis: should target replace current? current 0 means some
+ * managed container has no limit yet: always write. */
+bool hr_should_write(const hr_config *c, int64_t current, int64_t target);
+
+#endif
