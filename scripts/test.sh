@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# test.sh — the one command that passes the tests on a new machine.
+#
+#   scripts/test.sh            everything: unit, property, golden, the same
+#                              suites under ASan+UBSan, bounded fuzz runs, and
+#                              the end-to-end tests on a real control plane
+#   scripts/test.sh --quick    the same without the control plane (a
+#                              developer's inner loop; CI never uses it)
+#
+# It installs what it needs (scripts/setup.sh, then the pinned control plane
+# through test/cluster/cluster.sh build, cached outside the checkout).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+quick=0
+for a in "$@"; do
+  case "$a" in
+    --quick) quick=1 ;;
+    *) echo "usage: scripts/test.sh [--quick]" >&2; exit 2 ;;
+  esac
+done
+
+step() { printf '\n==> %s\n' "$*"; }
+jobs=$(nproc 2>/dev/null || echo 2)
+: "${HR_FUZZ_SECONDS:=20}"
+
+step "installing build dependencies"
+scripts/setup.sh
+
+configure() { # dir, extra cmake args...
+  local dir=$1; shift
+  cmake -S . -B "$dir" -G Ninja -Wno-dev "$@" >/dev/null
+}
+
+step "building: release (gcc), sanitizers (clang ASan+UBSan), fuzzers (clang libFuzzer)"
+configure build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo
+configure build/asan -DCMAKE_BUILD_TYPE=Debug -DHR_SANITIZE=ON -DCMAKE_C_COMPILER=clang-14
+configure build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHR_FUZZ=ON -DCMAKE_C_COMPILER=clang-14 \
+  -DHR_FUZZ_SECONDS="$HR_FUZZ_SECONDS"
+for d in build/release build/asan build/fuzz; do ninja -C "$d" -j "$jobs" >/dev/null; done
+
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+step "unit, property and golden tests (release)"
+ctest --test-dir build/release -LE 'e2e|fuzz' --output-on-failure -j "$jobs"
+
+step "unit, property and golden tests under ASan+UBSan"
+ctest --test-dir build/asan -LE 'e2e|fuzz' --output-on-failure -j "$jobs"
+
+step "fuzzing each parser for ${HR_FUZZ_SECONDS}s"
+ctest --test-dir build/fuzz -L fuzz --output-on-failure
+
+if [ "$quick" -eq 1 ]; then
+  echo "quick run: end-to-end tests on the control plane not run"
+  exit 0
+fi
+
+step "building the pinned control plane (cached; a no-op when warm)"
+test/cluster/cluster.sh build
+
+step "end-to-end tests on a real kube-apiserver with simulated nodes"
+ctest --test-dir build/release -L e2e --output-on-failure
