@@ -1,0 +1,98 @@
+/*
+ * client.h — the Kubernetes API client: configuration, transport, writes.
+ *
+ * CONTRACT between the transport (client.c, kubeconfig.c, ...) and the
+ * list/watch layer (watch.c, informer.c) — both build on exactly this API.
+ *
+ * One hr_kclient per process. It holds the resolved connection settings
+ * (server, CA, client certificate and key in memory, bearer token or token
+ * file or exec plugin), a libcurl share handle (connections, TLS sessions,
+ * DNS) and the client-side write limiter (QPS/burst). Every function is
+ * safe to call from several threads at once: each call uses its own easy
+ * handle, so a watch per resource can run on its own thread while writes go
+ * out on others.
+ *
+ * Errors are hr_err values (util/err.h). For an HTTP error the status code
+ * is in hr_kresult.status and the server's Status.message is in the error
+ * message; a transport failure (connect, TLS, timeout) has status 0.
+ */
+#ifndef HR_KUBE_CLIENT_H
+#define HR_KUBE_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/buf.h"
+#include "util/err.h"
+
+typedef struct hr_kclient hr_kclient;
+
+/* Where the connection settings come from (kubectl's rules):
+ * kubeconfig (NULL: $KUBECONFIG, colon-separated and merged, else
+ * ~/.kube/config), context (NULL: current-context); when neither a
+ * kubeconfig file nor $KUBECONFIG exists and KUBERNETES_SERVICE_HOST is set,
+ * in-cluster config (service-account token re-read periodically). */
+typedef struct hr_kclient_opts {
+    const char *kubeconfig;
+    const char *context;
+    double qps;          /* write limiter; <= 0: 50 */
+    int burst;           /* <= 0: 100 */
+    long timeout_ms;     /* per non-watch request; <= 0: 30000 */
+    const char *user_agent; /* NULL: "headroom/<version>" */
+} hr_kclient_opts;
+
+hr_status hr_kclient_new(const hr_kclient_opts *o, hr_kclient **out, hr_err *err);
+void hr_kclient_free(hr_kclient *c);
+
+/* The API server URL, e.g. "https://127.0.0.1:16443" (for messages). */
+const char *hr_kclient_server(const hr_kclient *c);
+
+/* Change the write limiter live (HeadroomConfig rateLimits). */
+void hr_kclient_set_rate(hr_kclient *c, double qps, int burst);
+
+typedef struct hr_kresult {
+    long status;           /* HTTP status, 0 when no response arrived */
+    long retry_after_ms;   /* from Retry-After on 429/503, else 0 */
+} hr_kresult;
+
+/* One request. path is absolute with its query ("/api/v1/pods?limit=500").
+ * body may be NULL. The response body is appended to resp (may be NULL).
+ * Returns HR_OK for 2xx; otherwise an error whose message carries the
+ * server's Status message, with res->status set. Writes (any method but
+ * GET) first take a token from the limiter, waiting for it. No retries
+ * here: callers decide (see hr_kbackoff). */
+hr_status hr_kclient_do(hr_kclient *c, const char *method, const char *path,
+                        const char *content_type, const void *body, size_t body_len,
+                        hr_buf *resp, hr_kresult *res, hr_err *err);
+
+/* A streaming GET (a watch): every complete line of the body is handed to
+ * on_line as it arrives — never buffered whole. on_line returning non-zero
+ * stops the stream (HR_OK is returned). *stop, when non-NULL, is polled at
+ * least every 500 ms and ends the stream when it becomes true (shutdown).
+ * timeout_s bounds the whole stream (0: none) — callers also pass the
+ * server-side timeoutSeconds in the query. A stream cut mid-line drops the
+ * partial line and returns an HR_E_IO error. */
+typedef int (*hr_kline_fn)(void *ud, const char *line, size_t len);
+hr_status hr_kclient_stream(hr_kclient *c, const char *path, long timeout_s,
+                            hr_kline_fn on_line, void *ud,
+                            const volatile bool *stop, hr_kresult *res, hr_err *err);
+
+/* Jittered exponential back-off: attempt 0,1,2… → base·2^attempt capped at
+ * max, times a random factor in [0.5, 1.5); Retry-After wins when larger. */
+long hr_kbackoff_ms(int attempt, long base_ms, long max_ms, long retry_after_ms);
+
+/* Writes used by the controller (all through the limiter). */
+
+/* Server-side apply to a (sub)resource path, e.g.
+ * "/api/v1/namespaces/NS/pods/NAME/resize": PATCH with
+ * application/apply-patch+yaml, ?fieldManager=...&force=true. */
+hr_status hr_kclient_apply(hr_kclient *c, const char *path, const char *field_manager,
+                           bool force, const char *body, size_t len, hr_buf *resp,
+                           hr_kresult *res, hr_err *err);
+
+/* JSON merge patch (application/merge-patch+json), e.g. annotations. */
+hr_status hr_kclient_merge_patch(hr_kclient *c, const char *path, const char *body,
+                                 size_t len, hr_buf *resp, hr_kresult *res, hr_err *err);
+
+#endif
