@@ -1,0 +1,239 @@
+/*
+ * nodequeue.c — debounced per-node work queue (see nodequeue.h).
+ *
+ * Entries live in an open-addressing hash table keyed by node name; the
+ * earliest due entry is found by a scan. A cluster has thousands of nodes,
+ * not millions, and a reconcile costs far more than a scan of a few
+ * thousand slots, so a heap would buy nothing measurable here.
+ */
+#include "nodequeue.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { ST_EMPTY = 0, ST_WAITING, ST_RUNNING, ST_IDLE };
+
+typedef struct entry {
+    char *name;     /* owned; NULL for an empty slot */
+    int64_t due;    /* for ST_WAITING */
+    uint8_t state;
+    bool dirty;     /* an add arrived while running */
+    int64_t dirty_due;
+} entry;
+
+struct hr_nodequeue {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    entry *slots;
+    size_t cap;     /* power of two */
+    size_t used;    /* slots holding a name (any state but EMPTY) */
+    size_t waiting;
+    bool shutdown;
+};
+
+int64_t hr_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+static entry *find_slot(entry *slots, size_t cap, const char *name)
+{
+    size_t i = hash_str(name) & (cap - 1);
+    for (;;) {
+        entry *e = &slots[i];
+        if (e->name == NULL || strcmp(e->name, name) == 0) return e;
+        i = (i + 1) & (cap - 1);
+    }
+}
+
+static bool grow(hr_nodequeue *q)
+{
+    size_t ncap = q->cap * 2;
+    entry *ns = calloc(ncap, sizeof *ns);
+    if (ns == NULL) return false;
+    for (size_t i = 0; i < q->cap; i++)
+        if (q->slots[i].name != NULL) *find_slot(ns, ncap, q->slots[i].name) = q->slots[i];
+    free(q->slots);
+    q->slots = ns;
+    q->cap = ncap;
+    return true;
+}
+
+hr_status hr_nodequeue_new(hr_nodequeue **out, hr_err *err)
+{
+    hr_nodequeue *q = calloc(1, sizeof *q);
+    if (q == NULL) return hr_err_set(err, HR_E_NOMEM, "node queue: out of memory");
+    q->cap = 64;
+    q->slots = calloc(q->cap, sizeof *q->slots);
+    if (q->slots == NULL) {
+        free(q);
+        return hr_err_set(err, HR_E_NOMEM, "node queue: out of memory");
+    }
+    pthread_mutex_init(&q->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&q->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    *out = q;
+    return HR_OK;
+}
+
+void hr_nodequeue_free(hr_nodequeue *q)
+{
+    if (q == NULL) return;
+    for (size_t i = 0; i < q->cap; i++) free(q->slots[i].name);
+    free(q->slots);
+    pthread_cond_destroy(&q->cv);
+    pthread_mutex_destroy(&q->mu);
+    free(q);
+}
+
+hr_status hr_nodequeue_add(hr_nodequeue *q, const char *node, int64_t now_ms,
+                           int64_t delay_ms)
+{
+    hr_status st = HR_OK;
+    int64_t due = now_ms + (delay_ms > 0 ? delay_ms : 0);
+    pthread_mutex_lock(&q->mu);
+    if ((q->used + 1) * 4 > q->cap * 3 && !grow(q)) {
+        pthread_mutex_unlock(&q->mu);
+        return HR_E_NOMEM;
+    }
+    entry *e = find_slot(q->slots, q->cap, node);
+    if (e->name == NULL) {
+        e->name = strdup(node);
+        if (e->name == NULL) {
+            pthread_mutex_unlock(&q->mu);
+            return HR_E_NOMEM;
+        }
+        e->state = ST_IDLE;
+        q->used++;
+    }
+    switch (e->state) {
+    case ST_IDLE:
+        e->state = ST_WAITING;
+        e->due = due;
+        q->waiting++;
+        break;
+    case ST_WAITING:
+        if (due < e->due) e->due = due;
+        break;
+    case ST_RUNNING:
+        if (!e->dirty || due < e->dirty_due) e->dirty_due = due;
+        e->dirty = true;
+        break;
+    default:
+        break;
+    }
+    pthread_cond_broadcast(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+    return st;
+}
+
+static entry *earliest(hr_nodequeue *q)
+{
+    entry *best = NULL;
+    for (size_t i = 0; i < q->cap; i++) {
+        entry *e = &q->slots[i];
+        if (e->state == ST_WAITING && (best == NULL || e->due < best->due)) best = e;
+    }
+    return best;
+}
+
+static const char *pop_locked(hr_nodequeue *q, int64_t now_ms, int64_t *next_due)
+{
+    entry *e = q->waiting ? earliest(q) : NULL;
+    if (next_due != NULL) *next_due = e != NULL ? e->due : -1;
+    if (e == NULL || e->due > now_ms) return NULL;
+    e->state = ST_RUNNING;
+    e->dirty = false;
+    q->waiting--;
+    if (next_due != NULL) {
+        entry *n = q->waiting ? earliest(q) : NULL;
+        *next_due = n != NULL ? n->due : -1;
+    }
+    return e->name;
+}
+
+const char *hr_nodequeue_pop(hr_nodequeue *q, int64_t now_ms, int64_t *next_due_ms)
+{
+    pthread_mutex_lock(&q->mu);
+    const char *n = pop_locked(q, now_ms, next_due_ms);
+    pthread_mutex_unlock(&q->mu);
+    return n;
+}
+
+void hr_nodequeue_done(hr_nodequeue *q, const char *node, int64_t now_ms,
+                       int64_t requeue_ms, int64_t redo_ms)
+{
+    pthread_mutex_lock(&q->mu);
+    entry *e = find_slot(q->slots, q->cap, node);
+    if (e->name != NULL && e->state == ST_RUNNING) {
+        int64_t due = -1;
+        if (requeue_ms >= 0) due = now_ms + requeue_ms;
+        if (e->dirty) {
+            int64_t d = now_ms + (redo_ms > 0 ? redo_ms : 0);
+            if (d < e->dirty_due) d = e->dirty_due; /* never sooner than asked */
+            if (due < 0 || d < due) due = d;
+        }
+        e->dirty = false;
+        if (due >= 0) {
+            e->state = ST_WAITING;
+            e->due = due;
+            q->waiting++;
+        } else {
+            e->state = ST_IDLE;
+        }
+    }
+    pthread_cond_broadcast(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+}
+
+const char *hr_nodequeue_wait(hr_nodequeue *q)
+{
+    pthread_mutex_lock(&q->mu);
+    for (;;) {
+        if (q->shutdown) break;
+        int64_t next = -1;
+        const char *n = pop_locked(q, hr_now_ms(), &next);
+        if (n != NULL) {
+            pthread_mutex_unlock(&q->mu);
+            return n;
+        }
+        if (next < 0) {
+            pthread_cond_wait(&q->cv, &q->mu);
+        } else {
+            struct timespec ts = {.tv_sec = next / 1000, .tv_nsec = (next % 1000) * 1000000};
+            pthread_cond_timedwait(&q->cv, &q->mu, &ts);
+        }
+    }
+    pthread_mutex_unlock(&q->mu);
+    return NULL;
+}
+
+void hr_nodequeue_shutdown(hr_nodequeue *q)
+{
+    pthread_mutex_lock(&q->mu);
+    q->shutdown = true;
+    pthread_cond_broadcast(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+}
+
+size_t hr_nodequeue_len(hr_nodequeue *q)
+{
+    pthread_mutex_lock(&q->mu);
+    size_t n = q->waiting;
+    pthread_mutex_unlock(&q->mu);
+    return n;
+}
