@@ -1,0 +1,126 @@
+/*
+ * writes.c — resize apply body, status annotation and event text.
+ */
+#include "writes.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/names.h"
+#include "core/quantity.h"
+#include "util/jsonstr.h"
+
+static void put_cpu(hr_buf *b, int64_t milli)
+{
+    char q[HR_CPU_FMT_MAX];
+    hr_cpu_format_milli(milli, q, sizeof q);
+    hr_buf_json_str(b, q);
+}
+
+/* One list (containers or initContainers) of the apply body. */
+static void put_list(hr_buf *b, const char *field, const hr_pod *p,
+                     const char *const *names, const int64_t *limits, bool sidecars,
+                     bool *any_list)
+{
+    bool open = false;
+    for (uint32_t i = 0; i < p->n_ctr; i++) {
+        if (limits[i] == HR_NONE) continue;
+        bool is_sidecar = p->ctr[i].kind == HR_CTR_SIDECAR;
+        if (is_sidecar != sidecars) continue;
+        if (!open) {
+            hr_buf_printf(b, "%s\"%s\":[", *any_list ? "," : "", field);
+            open = true;
+            *any_list = true;
+        } else {
+            hr_buf_putc(b, ',');
+        }
+        hr_buf_puts(b, "{\"name\":");
+        hr_buf_json_str(b, names[i]);
+        hr_buf_puts(b, ",\"resources\":{\"limits\":{\"cpu\":");
+        put_cpu(b, limits[i]);
+        hr_buf_puts(b, "}}}");
+    }
+    if (open) hr_buf_putc(b, ']');
+}
+
+void hr_resize_apply_body(hr_buf *b, const char *ns, const char *name, const hr_pod *p,
+                          const char *const *ctr_names, const int64_t *limits)
+{
+    hr_buf_puts(b, "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"namespace\":");
+    hr_buf_json_str(b, ns);
+    hr_buf_puts(b, ",\"name\":");
+    hr_buf_json_str(b, name);
+    hr_buf_puts(b, "},\"spec\":{");
+    bool any = false;
+    put_list(b, "containers", p, ctr_names, limits, false, &any);
+    put_list(b, "initContainers", p, ctr_names, limits, true, &any);
+    hr_buf_puts(b, "}}");
+}
+
+static void fmt_factor(char *out, size_t cap, int64_t milli)
+{
+    /* two decimals, rounded half up, from x1000 fixed point */
+    int64_t centi = (milli + 5) / 10;
+    snprintf(out, cap, "%lld.%02lld", (long long)(centi / 100), (long long)(centi % 100));
+}
+
+void hr_status_annotation(hr_buf *b, const hr_node_plan *np, int64_t unix_s, bool dry_run)
+{
+    char factor[32], slack[HR_CPU_FMT_MAX], managed[HR_CPU_FMT_MAX], when[32];
+    fmt_factor(factor, sizeof factor, hr_node_factor_milli(np));
+    /* "8000m" style, as the design shows: millicores always carry the m */
+    snprintf(slack, sizeof slack, "%lldm", (long long)(np->slack > 0 ? np->slack : 0));
+    snprintf(managed, sizeof managed, "%lldm", (long long)np->managed);
+    time_t t = (time_t)unix_s;
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    hr_buf_printf(b,
+                  "{\"factor\":\"%s\",\"slack\":\"%s\",\"managedRequests\":\"%s\","
+                  "\"nodePods\":%u,\"computedAt\":\"%s\",\"policy\":\"%s\",\"dryRun\":%s}",
+                  factor, slack, managed, np->n_pods, when, HR_POLICY_NAME,
+                  dry_run ? "true" : "false");
+}
+
+void hr_status_patch(hr_buf *b, const char *annotation_value)
+{
+    hr_buf_puts(b, "{\"metadata\":{\"annotations\":{\"" HR_ANN_STATUS "\":");
+    hr_buf_json_str(b, annotation_value);
+    hr_buf_puts(b, "}}}");
+}
+
+void hr_event_message(hr_buf *b, int64_t current, int64_t target, const hr_node_plan *np)
+{
+    char from[HR_CPU_FMT_MAX], to[HR_CPU_FMT_MAX], factor[32];
+    if (current > 0) hr_cpu_format_milli(current, from, sizeof from);
+    else snprintf(from, sizeof from, "none");
+    hr_cpu_format_milli(target, to, sizeof to);
+    fmt_factor(factor, sizeof factor, hr_node_factor_milli(np));
+    int64_t s = np->slack > 0 ? np->slack : 0;
+    hr_buf_printf(b, "%s \xe2\x86\x92 %s (factor %s, slack %lld/%lld cores)", from, to, factor,
+                  (long long)(s / 1000), (long long)(np->allocatable / 1000));
+}
+
+/* Split an annotation around its computedAt value. */
+static bool cut_time(const char *s, size_t *pre, const char **post)
+{
+    static const char key[] = "\"computedAt\":\"";
+    const char *k = strstr(s, key);
+    if (k == NULL) return false;
+    const char *v = k + sizeof key - 1;
+    const char *end = strchr(v, '"');
+    if (end == NULL) return false;
+    *pre = (size_t)(v - s);
+    *post = end;
+    return true;
+}
+
+bool hr_status_same(const char *a, const char *b)
+{
+    if (a == NULL || b == NULL) return false;
+    size_t pa, pb;
+    const char *ta, *tb;
+    if (!cut_time(a, &pa, &ta) || !cut_time(b, &pb, &tb)) return strcmp(a, b) == 0;
+    return pa == pb && memcmp(a, b, pa) == 0 && strcmp(ta, tb) == 0;
+}

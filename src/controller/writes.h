@@ -1,0 +1,50 @@
+/*
+ * writes.h — the bytes of every write the controller makes.
+ *
+ * Three documents leave the controller for a managed pod whose limit
+ * changes, and each must name only what it means to change:
+ *
+ *  - the server-side-apply body for pods/NAME/resize (field manager
+ *    "headroom"): only the containers whose CPU limit we set, and only
+ *    resources.limits.cpu in each — so requests, memory and every other
+ *    field stay with their owners (SPEC §5);
+ *  - the merge patch that sets the kube-headroom.dev/status annotation
+ *    (the resize subresource drops metadata, so it is a second write);
+ *  - the CPULimitAdjusted event text ("1500m → 3000m (factor 2.00, slack
+ *    8/16 cores)").
+ *
+ * Pure string building: no I/O, no clock (the caller passes the time).
+ */
+#ifndef HR_CONTROLLER_WRITES_H
+#define HR_CONTROLLER_WRITES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/policy.h"
+#include "util/buf.h"
+
+/* JSON (a subset of YAML, so valid as application/apply-patch+yaml).
+ * limits has one slot per container of p (HR_NONE = not ours); names are
+ * the container names, parallel to p->ctr. */
+void hr_resize_apply_body(hr_buf *b, const char *ns, const char *name, const hr_pod *p,
+                          const char *const *ctr_names, const int64_t *limits);
+
+/* The status annotation value (SPEC §9), e.g.
+ * {"factor":"2.00","slack":"8000m","managedRequests":"8000m","nodePods":14,
+ *  "computedAt":"2026-11-30T08:00:00Z","policy":"proportional-v1","dryRun":false}
+ * unix_s is the computation time. */
+void hr_status_annotation(hr_buf *b, const hr_node_plan *np, int64_t unix_s, bool dry_run);
+
+/* The merge patch carrying that annotation: {"metadata":{"annotations":{…}}}. */
+void hr_status_patch(hr_buf *b, const char *annotation_value);
+
+/* The CPULimitAdjusted message for a pod going from current to target. */
+void hr_event_message(hr_buf *b, int64_t current, int64_t target, const hr_node_plan *np);
+
+/* Do two status annotations say the same, ignoring computedAt? The
+ * controller writes the annotation only when the numbers change, so a
+ * steady state stays free of writes. */
+bool hr_status_same(const char *a, const char *b);
+
+#endif
