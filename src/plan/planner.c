@@ -1,0 +1,257 @@
+/*
+ * planner.c — group a snapshot's pods by node and run the policy on each.
+ *
+ * The pods are copied into per-node arrays of hr_pod (the core wants them
+ * contiguous) with their context filled in from the other objects of the
+ * dump; the decoded hr_kpod stays untouched so one snapshot can be planned
+ * several times (with and without --set-request).
+ */
+#include "plan/planner.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/eligibility.h"
+#include "core/quantity.h"
+#include "core/selector.h"
+#include "core/wide.h"
+
+hr_status hr_set_request_parse(const char *arg, hr_arena *a,
+                               hr_set_request *out, hr_err *err)
+{
+    const char *slash = strchr(arg, '/');
+    const char *eq = strchr(arg, '=');
+    char q[80];
+    hr_err_quote(q, sizeof q, arg, strlen(arg), 64);
+    if (!slash || !eq || eq < slash || slash == arg || eq == slash + 1 ||
+        !eq[1])
+        return hr_err_set(err, HR_E_INPUT,
+                          "--set-request \"%s\": expected NAMESPACE/POD=CPU, "
+                          "e.g. team-a/web-1=500m", q);
+    int64_t cpu;
+    hr_qerr qe = hr_cpu_parse_milli(eq + 1, strlen(eq + 1), &cpu);
+    if (qe != HR_Q_OK)
+        return hr_err_set(err, HR_E_INPUT,
+                          "--set-request \"%s\": CPU: %s", q, hr_qerr_str(qe));
+    if (cpu <= 0)
+        return hr_err_set(err, HR_E_INPUT,
+                          "--set-request \"%s\": CPU must be more than 0", q);
+    out->ns = hr_arena_strndup(a, arg, (size_t)(slash - arg));
+    out->name = hr_arena_strndup(a, slash + 1, (size_t)(eq - slash - 1));
+    if (!out->ns || !out->name)
+        return hr_err_set(err, HR_E_NOMEM, "out of memory");
+    out->cpu_milli = cpu;
+    return HR_OK;
+}
+
+/* A what-if override resolved to a pod and its rewritten containers. */
+typedef struct override {
+    const hr_kpod *kp;
+    hr_container *ctr;
+} override;
+
+static hr_status make_override(const hr_snapshot *s, const hr_set_request *r,
+                               hr_arena *a, override *ov, hr_err *err)
+{
+    char qn[72], qp[72];
+    hr_err_quote(qn, sizeof qn, r->ns, strlen(r->ns), 63);
+    hr_err_quote(qp, sizeof qp, r->name, strlen(r->name), 63);
+    const hr_kpod *kp = hr_snapshot_pod(s, r->ns, r->name);
+    if (!kp)
+        return hr_err_set(err, HR_E_NOTFOUND,
+                          "--set-request %s/%s: no such pod in the dump", qn,
+                          qp);
+    if (!kp->node_name)
+        return hr_err_set(err, HR_E_INPUT,
+                          "--set-request %s/%s: the pod is not bound to a "
+                          "node, so it gets no limit to plan", qn, qp);
+    if (hr_pod_terminal(&kp->pod))
+        return hr_err_set(err, HR_E_INPUT,
+                          "--set-request %s/%s: the pod has finished "
+                          "(Succeeded or Failed)", qn, qp);
+    const hr_pod *p = &kp->pod;
+    hr_container *ctr = hr_arena_alloc(a, (p->n_ctr ? p->n_ctr : 1) *
+                                              sizeof *ctr);
+    if (!ctr)
+        return hr_err_set(err, HR_E_NOMEM, "out of memory");
+    if (p->n_ctr)
+        memcpy(ctr, p->ctr, p->n_ctr * sizeof *ctr);
+    int64_t total = hr_pod_managed_cpu(p);
+    if (total <= 0) {
+        /* Nothing to scale: only unambiguous with one resizable container. */
+        uint32_t only = UINT32_MAX, n_res = 0;
+        for (uint32_t k = 0; k < p->n_ctr; k++)
+            if (hr_ctr_resizable(&ctr[k])) {
+                only = k;
+                n_res++;
+            }
+        if (n_res != 1)
+            return hr_err_set(err, HR_E_INPUT,
+                              "--set-request %s/%s: no container requests "
+                              "CPU and %u could take the request; which one "
+                              "is ambiguous", qn, qp, n_res);
+        ctr[only].cpu_req = r->cpu_milli;
+    } else {
+        /* Pro-rata, rounded down; the few millicores left (fewer than the
+         * containers) go one each to the first ones, so the shares sum
+         * exactly to the asked total. */
+        int64_t given = 0;
+        for (uint32_t k = 0; k < p->n_ctr; k++) {
+            if (!hr_ctr_managed(&ctr[k]))
+                continue;
+            hr_i128 share = (hr_i128)r->cpu_milli * ctr[k].cpu_req / total;
+            ctr[k].cpu_req = (int64_t)share;
+            given += (int64_t)share;
+        }
+        for (uint32_t k = 0; given < r->cpu_milli; k = (k + 1) % p->n_ctr) {
+            if (hr_ctr_managed(&p->ctr[k])) {
+                ctr[k].cpu_req++;
+                given++;
+            }
+        }
+    }
+    ov->kp = kp;
+    ov->ctr = ctr;
+    return HR_OK;
+}
+
+/* Sort key for grouping: node name, then namespace/name. */
+static int cmp_bound(const void *x, const void *y)
+{
+    const hr_kpod *a = *(const hr_kpod *const *)x;
+    const hr_kpod *b = *(const hr_kpod *const *)y;
+    int c = strcmp(a->node_name, b->node_name);
+    if (!c)
+        c = strcmp(a->meta.ns, b->meta.ns);
+    return c ? c : strcmp(a->meta.name, b->meta.name);
+}
+
+/* The core view of one pod with everything around it filled in. */
+static hr_pod pod_in_context(const hr_snapshot *s, const hr_kpod *kp,
+                             const hr_knode *kn, const override *ovs,
+                             size_t n_ovs)
+{
+    static const hr_labels no_labels = {NULL, 0};
+    const hr_config *cfg = &s->cfg;
+    hr_pod p = kp->pod;
+    for (size_t i = 0; i < n_ovs; i++)
+        if (ovs[i].kp == kp)
+            p.ctr = ovs[i].ctr;
+    const hr_knamespace *ns = hr_snapshot_namespace(s, kp->meta.ns);
+    /* A namespace missing from the dump has no labels: it is not selected
+     * unless the selector selects everything (fail closed). */
+    p.ns_state = (uint8_t)hr_namespace_state(
+        cfg, kp->meta.ns, ns ? &ns->meta.labels : &no_labels, NULL);
+    const hr_labels *nl = kn ? &kn->meta.labels : &no_labels;
+    p.node_excluded = hr_selector_matches(&cfg->excluded_nodes, nl);
+    p.node_windows = kn && kn->windows;
+    p.owner_excluded = kp->owner.kind &&
+                       hr_owner_excluded(cfg, kp->owner.kind,
+                                         kp->owner.api_group,
+                                         kp->owner.name);
+    p.in_backoff = false; /* a dump carries no resize history */
+    p.limits = hr_snapshot_bounds(s, kp->meta.ns);
+    return p;
+}
+
+static hr_status plan_one(const hr_snapshot *s, hr_plan_node_out *no,
+                          const char *name, const hr_knode *kn,
+                          const hr_kpod *const *pods, size_t n,
+                          const override *ovs, size_t n_ovs, hr_arena *a,
+                          hr_err *err)
+{
+    no->name = name;
+    no->kn = kn;
+    no->unknown = kn == NULL;
+    no->node = kn ? kn->node : (hr_node){0, false, false, false};
+    no->n_pods = n;
+    size_t cap = n ? n : 1;
+    no->src = hr_arena_alloc(a, cap * sizeof *no->src);
+    no->pods = hr_arena_alloc(a, cap * sizeof *no->pods);
+    no->plans = hr_arena_alloc(a, cap * sizeof *no->plans);
+    size_t n_ctr = 0;
+    for (size_t i = 0; i < n; i++)
+        n_ctr += pods[i]->pod.n_ctr;
+    no->ctr_limits = hr_arena_alloc(a, (n_ctr ? n_ctr : 1) *
+                                           sizeof *no->ctr_limits);
+    if (!no->src || !no->pods || !no->plans || !no->ctr_limits)
+        return hr_err_set(err, HR_E_NOMEM, "out of memory planning node %s",
+                          name);
+    for (size_t i = 0; i < n; i++) {
+        no->src[i] = pods[i];
+        no->pods[i] = pod_in_context(s, pods[i], kn, ovs, n_ovs);
+    }
+    no->np = hr_plan_node(&s->cfg, &no->node, no->pods, n, no->plans,
+                          no->ctr_limits);
+    no->factor_milli = hr_node_factor_milli(&no->np);
+    return HR_OK;
+}
+
+hr_status hr_plan_build(const hr_snapshot *s, const hr_set_request *sets,
+                        size_t n_sets, hr_arena *a, hr_plan *out,
+                        hr_err *err)
+{
+    memset(out, 0, sizeof *out);
+    out->cfg = &s->cfg;
+    hr_status st;
+    override *ovs = hr_arena_calloc(a, n_sets ? n_sets : 1, sizeof *ovs);
+    if (!ovs)
+        return hr_err_set(err, HR_E_NOMEM, "out of memory");
+    for (size_t i = 0; i < n_sets; i++)
+        if ((st = make_override(s, &sets[i], a, &ovs[i], err)))
+            return st;
+
+    const hr_kpod **bound = hr_arena_alloc(a, (s->n_pods ? s->n_pods : 1) *
+                                                  sizeof *bound);
+    if (!bound)
+        return hr_err_set(err, HR_E_NOMEM, "out of memory");
+    size_t nb = 0;
+    for (size_t i = 0; i < s->n_pods; i++) {
+        const hr_kpod *kp = &s->pods[i];
+        if (hr_pod_terminal(&kp->pod))
+            out->n_terminal++;
+        else if (!kp->node_name)
+            out->n_unbound++;
+        else
+            bound[nb++] = kp;
+    }
+    if (nb)
+        qsort(bound, nb, sizeof *bound, cmp_bound);
+
+    /* Nodes = dump nodes ∪ node names pods refer to; both lists sorted. */
+    size_t n_groups = 0;
+    for (size_t i = 0; i < nb; i++)
+        if (i == 0 || strcmp(bound[i - 1]->node_name, bound[i]->node_name))
+            n_groups++;
+    size_t max_nodes = s->n_nodes + n_groups;
+    out->nodes = hr_arena_calloc(a, max_nodes ? max_nodes : 1,
+                                 sizeof *out->nodes);
+    if (!out->nodes)
+        return hr_err_set(err, HR_E_NOMEM, "out of memory");
+    size_t ni = 0, pi = 0;
+    while (ni < s->n_nodes || pi < nb) {
+        const hr_knode *kn = ni < s->n_nodes ? &s->nodes[ni] : NULL;
+        const char *pod_node = pi < nb ? bound[pi]->node_name : NULL;
+        int c = !kn ? 1 : !pod_node ? -1 : strcmp(kn->meta.name, pod_node);
+        const char *name = c <= 0 ? kn->meta.name : pod_node;
+        size_t first = pi;
+        if (c >= 0)
+            while (pi < nb && !strcmp(bound[pi]->node_name, name))
+                pi++;
+        if (c <= 0)
+            ni++;
+        if ((st = plan_one(s, &out->nodes[out->n_nodes++], name,
+                           c <= 0 ? kn : NULL, bound + first, pi - first, ovs,
+                           n_sets, a, err)))
+            return st;
+    }
+    return HR_OK;
+}
+
+const hr_plan_node_out *hr_plan_find_node(const hr_plan *p, const char *name)
+{
+    for (size_t i = 0; i < p->n_nodes; i++)
+        if (!strcmp(p->nodes[i].name, name))
+            return &p->nodes[i];
+    return NULL;
+}

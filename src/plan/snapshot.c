@@ -1,0 +1,481 @@
+/*
+ * snapshot.c — read a List dump into an hr_snapshot.
+ *
+ * Two passes over the items: the first counts each kind so every array is
+ * allocated once in the arena at its final size; the second decodes. The
+ * arrays are then sorted, which makes every later lookup a binary search
+ * and every output order deterministic whatever order kubectl printed.
+ *
+ * yyjson parses in place with numbers kept as raw text, so a quantity
+ * written as a bare number ("cpu": 1e999) reaches the quantity parser and
+ * gets an error naming its field. The parser's allocations go through a
+ * counting allocator: hostile input ("[0,0,0,...]" needs 16 bytes of parse
+ * tree per 2 bytes of input) meets a limit instead of the OOM killer.
+ */
+#include "plan/snapshot.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/file.h"
+
+typedef struct counting_alc {
+    size_t used;
+    size_t limit;
+} counting_alc;
+
+/* Each block carries its size in front so free and realloc can account. */
+#define ALC_HDR 16
+
+static void *calc_malloc(void *ctx, size_t size)
+{
+    counting_alc *c = ctx;
+    if (size > c->limit || c->used > c->limit - size)
+        return NULL;
+    unsigned char *p = malloc(size + ALC_HDR);
+    if (!p)
+        return NULL;
+    memcpy(p, &size, sizeof size);
+    c->used += size;
+    return p + ALC_HDR;
+}
+
+static void calc_free(void *ctx, void *ptr)
+{
+    counting_alc *c = ctx;
+    if (!ptr)
+        return;
+    unsigned char *p = (unsigned char *)ptr - ALC_HDR;
+    size_t size;
+    memcpy(&size, p, sizeof size);
+    c->used -= size;
+    free(p);
+}
+
+static void *calc_realloc(void *ctx, void *ptr, size_t old_size, size_t size)
+{
+    counting_alc *c = ctx;
+    if (!ptr)
+        return calc_malloc(ctx, size);
+    unsigned char *p = (unsigned char *)ptr - ALC_HDR;
+    size_t old;
+    memcpy(&old, p, sizeof old);
+    if (size > old && (size - old > c->limit || c->used > c->limit - (size - old)))
+        return NULL;
+    unsigned char *np = realloc(p, size + ALC_HDR);
+    if (!np)
+        return NULL;
+    memcpy(np, &size, sizeof size);
+    c->used = c->used - old + size;
+    return np + ALC_HDR;
+}
+
+static int cmp_str(const char *a, const char *b)
+{
+    return strcmp(a, b);
+}
+
+static int cmp_node(const void *x, const void *y)
+{
+    const hr_knode *a = x, *b = y;
+    return cmp_str(a->meta.name, b->meta.name);
+}
+
+static int cmp_pod(const void *x, const void *y)
+{
+    const hr_kpod *a = x, *b = y;
+    int c = cmp_str(a->meta.ns, b->meta.ns);
+    return c ? c : cmp_str(a->meta.name, b->meta.name);
+}
+
+static int cmp_ns(const void *x, const void *y)
+{
+    const hr_knamespace *a = x, *b = y;
+    return cmp_str(a->meta.name, b->meta.name);
+}
+
+static int cmp_lr(const void *x, const void *y)
+{
+    const hr_klimitrange *a = x, *b = y;
+    int c = cmp_str(a->meta.ns, b->meta.ns);
+    return c ? c : cmp_str(a->meta.name, b->meta.name);
+}
+
+typedef enum item_kind {
+    K_OTHER = 0,
+    K_POD,
+    K_NODE,
+    K_NAMESPACE,
+    K_LIMITRANGE,
+    K_CONFIG,
+} item_kind;
+
+static item_kind kind_of(const char *k, size_t len)
+{
+    struct { const char *name; item_kind kind; } map[] = {
+        {"Pod", K_POD}, {"Node", K_NODE}, {"Namespace", K_NAMESPACE},
+        {"LimitRange", K_LIMITRANGE}, {"HeadroomConfig", K_CONFIG},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (strlen(map[i].name) == len && memcmp(map[i].name, k, len) == 0)
+            return map[i].kind;
+    return K_OTHER;
+}
+
+/* The kind of one item; typed lists ("PodList") leave it out of items. */
+static hr_status item_kind_of(yyjson_val *item, size_t idx,
+                              item_kind list_kind, item_kind *out,
+                              hr_err *err)
+{
+    if (!yyjson_is_obj(item))
+        return hr_err_set(err, HR_E_INPUT,
+                          "items[%zu]: expected an object, got %s", idx,
+                          yyjson_is_arr(item) ? "an array"
+                          : yyjson_is_str(item) ? "a string"
+                          : "a scalar");
+    yyjson_val *k = yyjson_obj_get(item, "kind");
+    if (!k || yyjson_is_null(k)) {
+        if (list_kind == K_OTHER)
+            return hr_err_set(err, HR_E_INPUT, "items[%zu]: kind: missing",
+                              idx);
+        *out = list_kind;
+        return HR_OK;
+    }
+    if (!yyjson_is_str(k))
+        return hr_err_set(err, HR_E_INPUT,
+                          "items[%zu]: kind: expected a string", idx);
+    *out = kind_of(yyjson_get_str(k), yyjson_get_len(k));
+    return HR_OK;
+}
+
+static bool is_cluster_config(yyjson_val *item)
+{
+    yyjson_val *meta = yyjson_obj_get(item, "metadata");
+    return yyjson_is_obj(meta) &&
+           yyjson_equals_str(yyjson_obj_get(meta, "name"), "cluster");
+}
+
+void hr_snapshot_free(hr_snapshot *s)
+{
+    hr_arena_free(&s->arena);
+    memset(s, 0, sizeof *s);
+    hr_arena_init(&s->arena, 0);
+    hr_config_defaults(&s->cfg);
+}
+
+static hr_status duplicate(hr_err *err, const char *kind, const char *ns,
+                           const char *name)
+{
+    char qn[72], qname[72];
+    hr_err_quote(qn, sizeof qn, ns, strlen(ns), 63);
+    hr_err_quote(qname, sizeof qname, name, strlen(name), 63);
+    return hr_err_set(err, HR_E_INPUT, "%s %s%s%s: appears twice in the dump",
+                      kind, qn, ns[0] ? "/" : "", qname);
+}
+
+/* Sort the arrays and refuse duplicates: two objects with one name cannot
+ * come from one cluster, and would make lookups ambiguous. */
+static hr_status sort_and_check(hr_snapshot *s, hr_err *err)
+{
+    if (s->n_nodes)
+        qsort(s->nodes, s->n_nodes, sizeof *s->nodes, cmp_node);
+    if (s->n_pods)
+        qsort(s->pods, s->n_pods, sizeof *s->pods, cmp_pod);
+    if (s->n_namespaces)
+        qsort(s->namespaces, s->n_namespaces, sizeof *s->namespaces, cmp_ns);
+    if (s->n_limitranges)
+        qsort(s->limitranges, s->n_limitranges, sizeof *s->limitranges,
+              cmp_lr);
+    for (size_t i = 1; i < s->n_nodes; i++)
+        if (!cmp_node(&s->nodes[i - 1], &s->nodes[i]))
+            return duplicate(err, "node", "", s->nodes[i].meta.name);
+    for (size_t i = 1; i < s->n_pods; i++)
+        if (!cmp_pod(&s->pods[i - 1], &s->pods[i]))
+            return duplicate(err, "pod", s->pods[i].meta.ns,
+                             s->pods[i].meta.name);
+    for (size_t i = 1; i < s->n_namespaces; i++)
+        if (!cmp_ns(&s->namespaces[i - 1], &s->namespaces[i]))
+            return duplicate(err, "namespace", "",
+                             s->namespaces[i].meta.name);
+    for (size_t i = 1; i < s->n_limitranges; i++)
+        if (!cmp_lr(&s->limitranges[i - 1], &s->limitranges[i]))
+            return duplicate(err, "limitrange", s->limitranges[i].meta.ns,
+                             s->limitranges[i].meta.name);
+    return HR_OK;
+}
+
+static hr_status decode_items(hr_snapshot *s, yyjson_val *items,
+                              yyjson_val *single, item_kind list_kind,
+                              hr_err *err)
+{
+    size_t n_items = items ? yyjson_arr_size(items) : 1;
+    size_t count[K_CONFIG + 1] = {0};
+    size_t i, max;
+    yyjson_val *it;
+    hr_status st;
+    /* Pass 1: kinds and counts (and the shape errors, before any work). */
+    for (i = 0; i < n_items; i++) {
+        it = items ? yyjson_arr_get(items, i) : single;
+        item_kind k;
+        if ((st = item_kind_of(it, i, list_kind, &k, err)))
+            return st;
+        count[k]++;
+    }
+    (void)max;
+    hr_arena *a = &s->arena;
+    s->nodes = hr_arena_calloc(a, count[K_NODE] + 1, sizeof *s->nodes);
+    s->pods = hr_arena_calloc(a, count[K_POD] + 1, sizeof *s->pods);
+    s->namespaces = hr_arena_calloc(a, count[K_NAMESPACE] + 1,
+                                    sizeof *s->namespaces);
+    s->limitranges = hr_arena_calloc(a, count[K_LIMITRANGE] + 1,
+                                     sizeof *s->limitranges);
+    if (!s->nodes || !s->pods || !s->namespaces || !s->limitranges)
+        return hr_err_set(err, HR_E_NOMEM,
+                          "out of memory for %zu objects", n_items);
+    bool have_cfg = false;
+    /* Pass 2: decode. yyjson_arr_get is O(i), so iterate instead. */
+    yyjson_arr_iter iter;
+    if (items)
+        yyjson_arr_iter_init(items, &iter);
+    for (i = 0; i < n_items; i++) {
+        it = items ? yyjson_arr_iter_next(&iter) : single;
+        item_kind k;
+        if ((st = item_kind_of(it, i, list_kind, &k, err)))
+            return st;
+        switch (k) {
+        case K_POD:
+            st = hr_decode_pod(it, a, &s->pods[s->n_pods++], err);
+            break;
+        case K_NODE:
+            st = hr_decode_node(it, a, &s->nodes[s->n_nodes++], err);
+            break;
+        case K_NAMESPACE:
+            st = hr_decode_namespace(it, a, &s->namespaces[s->n_namespaces++],
+                                     err);
+            break;
+        case K_LIMITRANGE:
+            st = hr_decode_limitrange(it, a,
+                                      &s->limitranges[s->n_limitranges++],
+                                      err);
+            break;
+        case K_CONFIG:
+            /* Only the singleton counts (SPEC §1); others are not ours. */
+            if (!is_cluster_config(it)) {
+                s->n_ignored++;
+                break;
+            }
+            if (have_cfg)
+                return hr_err_set(err, HR_E_INPUT,
+                                  "headroomconfig cluster: appears twice in "
+                                  "the dump");
+            hr_kconfig kc;
+            st = hr_decode_config(it, a, &kc, err);
+            if (!st) {
+                s->cfg = kc.cfg;
+                have_cfg = true;
+            }
+            break;
+        default:
+            s->n_ignored++;
+            break;
+        }
+        if (st)
+            return st;
+    }
+    return sort_and_check(s, err);
+}
+
+static void where(const char *buf, size_t len, size_t pos, size_t *line,
+                  size_t *col)
+{
+    *line = 1;
+    *col = 1;
+    for (size_t i = 0; i < pos && i < len; i++) {
+        if (buf[i] == '\n') {
+            (*line)++;
+            *col = 1;
+        } else {
+            (*col)++;
+        }
+    }
+}
+
+hr_status hr_snapshot_parse(hr_snapshot *s, char *buf, size_t len,
+                            const hr_dump_limits *lim, const char *source,
+                            hr_err *err)
+{
+    memset(s, 0, sizeof *s);
+    hr_arena_init(&s->arena, 0);
+    hr_config_defaults(&s->cfg);
+    hr_dump_limits l = lim ? *lim : HR_DUMP_LIMITS_DEFAULT;
+    if (!l.max_bytes)
+        l.max_bytes = HR_DUMP_MAX_BYTES;
+    if (len > l.max_bytes)
+        return hr_err_set(err, HR_E_LIMIT,
+                          "%s: %zu bytes, larger than the limit of %zu",
+                          source, len, l.max_bytes);
+    const size_t mib64 = (size_t)64 << 20;
+    counting_alc cnt = {0, l.max_doc_bytes ? l.max_doc_bytes
+                                           : 4 * len + mib64};
+    hr_arena_set_limit(&s->arena,
+                       l.max_arena_bytes ? l.max_arena_bytes
+                                         : 2 * len + mib64);
+    yyjson_alc alc = {calc_malloc, calc_realloc, calc_free, &cnt};
+    yyjson_read_err rerr;
+    yyjson_doc *doc = yyjson_read_opts(
+        buf, len, YYJSON_READ_INSITU | YYJSON_READ_NUMBER_AS_RAW, &alc,
+        &rerr);
+    if (!doc) {
+        if (rerr.code == YYJSON_READ_ERROR_MEMORY_ALLOCATION)
+            return hr_err_set(err, HR_E_NOMEM,
+                              "%s: parsing needs more than %zu MiB of "
+                              "memory (the limit for a %zu-byte input)",
+                              source, cnt.limit >> 20, len);
+        if (len == 0 || rerr.code == YYJSON_READ_ERROR_EMPTY_CONTENT)
+            return hr_err_set(err, HR_E_INPUT, "%s: empty input, expected a "
+                              "Kubernetes List in JSON", source);
+        size_t line, col;
+        where(buf, len, rerr.pos, &line, &col);
+        return hr_err_set(err, HR_E_INPUT,
+                          "%s: not valid JSON at line %zu, column %zu "
+                          "(byte %zu): %s",
+                          source, line, col, rerr.pos,
+                          rerr.msg ? rerr.msg : "?");
+    }
+    yyjson_val *root = yyjson_doc_get_root(doc);
+    hr_status st = HR_OK;
+    if (!yyjson_is_obj(root)) {
+        st = hr_err_set(err, HR_E_INPUT,
+                        "%s: expected a Kubernetes List (an object with "
+                        "\"items\"), got %s",
+                        source, yyjson_is_arr(root) ? "an array" : "a scalar");
+        goto out;
+    }
+    yyjson_val *kind = yyjson_obj_get(root, "kind");
+    yyjson_val *items = yyjson_obj_get(root, "items");
+    const char *ks = yyjson_is_str(kind) ? yyjson_get_str(kind) : NULL;
+    size_t kl = ks ? yyjson_get_len(kind) : 0;
+    if (items && !yyjson_is_null(items)) {
+        if (!yyjson_is_arr(items)) {
+            st = hr_err_set(err, HR_E_INPUT,
+                            "%s: items: expected an array", source);
+            goto out;
+        }
+        /* "PodList" -> items are Pods even without their own kind. */
+        item_kind lk = K_OTHER;
+        if (ks && kl > 4 && memcmp(ks + kl - 4, "List", 4) == 0)
+            lk = kind_of(ks, kl - 4);
+        st = decode_items(s, items, NULL, lk, err);
+    } else if (ks && kind_of(ks, kl) != K_OTHER) {
+        st = decode_items(s, NULL, root, K_OTHER, err);
+    } else {
+        char q[48];
+        st = hr_err_set(err, HR_E_INPUT,
+                        "%s: expected a Kubernetes List (kind List with "
+                        "items), got kind \"%s\"",
+                        source,
+                        ks ? hr_err_quote(q, sizeof q, ks, kl, 32) : "");
+    }
+out:
+    yyjson_doc_free(doc);
+    if (st) {
+        hr_arena_free(&s->arena);
+        memset(s, 0, sizeof *s);
+        hr_arena_init(&s->arena, 0);
+        hr_config_defaults(&s->cfg);
+        if (st == HR_E_NOMEM && err && !strstr(err->msg, "MiB"))
+            hr_err_prefix(err, "%s: over the memory limit for a %zu-byte "
+                          "input", source, len);
+    }
+    return st;
+}
+
+hr_status hr_snapshot_read(hr_snapshot *s, const char *path,
+                           const hr_dump_limits *lim, hr_err *err)
+{
+    memset(s, 0, sizeof *s);
+    hr_arena_init(&s->arena, 0);
+    hr_config_defaults(&s->cfg);
+    hr_dump_limits l = lim ? *lim : HR_DUMP_LIMITS_DEFAULT;
+    char *buf;
+    size_t len;
+    hr_status st = hr_file_slurp(path, l.max_bytes ? l.max_bytes
+                                                   : HR_DUMP_MAX_BYTES,
+                                 YYJSON_PADDING_SIZE, &buf, &len, err);
+    if (st)
+        return st;
+    const char *source = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    st = hr_snapshot_parse(s, buf, len, &l, source, err);
+    free(buf);
+    return st;
+}
+
+const hr_knode *hr_snapshot_node(const hr_snapshot *s, const char *name)
+{
+    size_t lo = 0, hi = s->n_nodes;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(s->nodes[mid].meta.name, name);
+        if (c == 0)
+            return &s->nodes[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+const hr_kpod *hr_snapshot_pod(const hr_snapshot *s, const char *ns,
+                               const char *name)
+{
+    size_t lo = 0, hi = s->n_pods;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(s->pods[mid].meta.ns, ns);
+        if (!c)
+            c = strcmp(s->pods[mid].meta.name, name);
+        if (c == 0)
+            return &s->pods[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+const hr_knamespace *hr_snapshot_namespace(const hr_snapshot *s,
+                                           const char *name)
+{
+    size_t lo = 0, hi = s->n_namespaces;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(s->namespaces[mid].meta.name, name);
+        if (c == 0)
+            return &s->namespaces[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+hr_limit_bounds hr_snapshot_bounds(const hr_snapshot *s, const char *ns)
+{
+    hr_limit_bounds b = HR_LIMIT_BOUNDS_NONE;
+    size_t lo = 0, hi = s->n_limitranges;
+    while (lo < hi) { /* first LimitRange of ns */
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(s->limitranges[mid].meta.ns, ns) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo;
+         i < s->n_limitranges && !strcmp(s->limitranges[i].meta.ns, ns); i++)
+        hr_limit_bounds_merge(&b, &s->limitranges[i].bounds);
+    return b;
+}

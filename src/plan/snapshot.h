@@ -1,0 +1,73 @@
+/*
+ * snapshot.h — a cluster read from a Kubernetes List dump.
+ *
+ * The input is what `kubectl get nodes,pods,namespaces,limitranges -A -o
+ * json` prints: {"kind":"List","items":[...]} with Node, Pod, Namespace,
+ * LimitRange items and optionally the HeadroomConfig "cluster". Typed lists
+ * (PodList, NodeList, as the raw API returns them, items without a kind)
+ * and a single object are accepted too. Other kinds are skipped. Without a
+ * HeadroomConfig the config is hr_config_defaults(): dry-run (SPEC §1).
+ *
+ * Everything decoded lives in the snapshot's arena; the JSON document and
+ * the file buffer are freed before hr_snapshot_read returns. Memory is
+ * bounded: the file size, the parser's memory and the decoded objects each
+ * have a limit (hr_dump_limits), and hitting one is a clear error.
+ */
+#ifndef HR_PLAN_SNAPSHOT_H
+#define HR_PLAN_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/config.h"
+#include "kube/decode.h"
+#include "util/arena.h"
+#include "util/err.h"
+
+typedef struct hr_dump_limits {
+    size_t max_bytes;      /* largest input accepted */
+    size_t max_doc_bytes;  /* parser memory; 0: 4 x input + 64 MiB */
+    size_t max_arena_bytes;/* decoded objects; 0: 2 x input + 64 MiB */
+} hr_dump_limits;
+
+/* 1 GiB of JSON: a 150k-pod cluster dumps to ~870 MB (notes). */
+#define HR_DUMP_MAX_BYTES ((size_t)1 << 30)
+#define HR_DUMP_LIMITS_DEFAULT ((hr_dump_limits){HR_DUMP_MAX_BYTES, 0, 0})
+
+typedef struct hr_snapshot {
+    hr_arena arena;        /* owns every object below */
+    hr_config cfg;         /* the HeadroomConfig "cluster", or the defaults */
+    hr_knode *nodes;       /* sorted by name, unique */
+    size_t n_nodes;
+    hr_kpod *pods;         /* sorted by namespace/name, unique */
+    size_t n_pods;
+    hr_knamespace *namespaces; /* sorted by name, unique */
+    size_t n_namespaces;
+    hr_klimitrange *limitranges; /* sorted by namespace */
+    size_t n_limitranges;
+    size_t n_ignored;      /* items of other kinds */
+} hr_snapshot;
+
+/* Parse and decode buf[0..len). buf must be followed by at least
+ * YYJSON_PADDING_SIZE zero bytes and is modified (parsed in place). `source`
+ * names the input in messages ("dump.json", "<stdin>"). On error the
+ * snapshot is empty (nothing to free, freeing is harmless). */
+hr_status hr_snapshot_parse(hr_snapshot *s, char *buf, size_t len,
+                            const hr_dump_limits *lim, const char *source,
+                            hr_err *err);
+
+/* Read path ("-" for stdin) and parse it. */
+hr_status hr_snapshot_read(hr_snapshot *s, const char *path,
+                           const hr_dump_limits *lim, hr_err *err);
+
+void hr_snapshot_free(hr_snapshot *s);
+
+const hr_knode *hr_snapshot_node(const hr_snapshot *s, const char *name);
+const hr_kpod *hr_snapshot_pod(const hr_snapshot *s, const char *ns,
+                               const char *name);
+const hr_knamespace *hr_snapshot_namespace(const hr_snapshot *s,
+                                           const char *name);
+/* LimitRange bounds of a namespace, folded over all its LimitRanges. */
+hr_limit_bounds hr_snapshot_bounds(const hr_snapshot *s, const char *ns);
+
+#endif
