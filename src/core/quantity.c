@@ -1,7 +1,7 @@
 /*
  * quantity.c — Kubernetes quantity parsing and CPU formatting.
  *
- * The number is read into a 64-bit mantissa of at most 18 significant
+ * The number is read into a 128-bit mantissa of at most 38 significant
  * digits plus a base-10 exponent; digits beyond that only matter for
  * rounding up, so we remember whether any of them was non-zero. The binary
  * suffixes multiply by 2^(10k). The final scaling is done in 128-bit
@@ -13,7 +13,7 @@
 
 #include "wide.h"
 
-#define MANT_DIGITS 18   /* 10^18 < 2^63: the mantissa never overflows */
+#define MANT_DIGITS 38   /* 10^38 < 2^127: the mantissa never overflows */
 #define EXP_LIMIT 100000 /* far beyond any representable value either way */
 
 const char *hr_qerr_str(hr_qerr e)
@@ -55,7 +55,7 @@ hr_qerr hr_quantity_parse(const char *s, size_t len, int scale, int64_t *out)
     bool neg = false;
     if (s[i] == '+' || s[i] == '-') neg = s[i++] == '-';
 
-    uint64_t mant = 0;
+    hr_u128 mant = 0;
     int ndig = 0;          /* significant digits kept in mant */
     long exp10 = 0;        /* value = mant * 10^exp10 (before the suffix) */
     bool inexact = false;  /* a dropped digit was non-zero */
@@ -76,7 +76,7 @@ hr_qerr hr_quantity_parse(const char *s, size_t len, int scale, int64_t *out)
             continue;
         }
         if (ndig < MANT_DIGITS) {
-            mant = mant * 10 + (uint64_t)d;
+            mant = mant * 10 + (hr_u128)d;
             ndig++;
             if (dot) exp10--;
         } else {
@@ -126,51 +126,83 @@ hr_qerr hr_quantity_parse(const char *s, size_t len, int scale, int64_t *out)
         *out = 0;
         return HR_Q_OK;
     }
-    if (neg) return HR_Q_NEGATIVE;
+    /* Rounding is towards +inf: up in magnitude for positive values, down
+     * in magnitude for negative ones. */
+    bool up = !neg;
 
     /* result = ceil(mant * 2^(10*bin) * 10^(exp10 - scale)) */
     long e = exp10 - scale;
-    hr_u128 v = (hr_u128)mant << (10 * bin); /* < 2^124 */
+    hr_u128 v = mant;
     const hr_u128 limit = (hr_u128)INT64_MAX;
-    if (e >= 0) {
-        for (long k = 0; k < e; k++) {
-            if (v > limit) return HR_Q_RANGE;
-            v *= 10;
+    if (bin > 0) {
+        /* Keep the shift inside 128 bits: a mantissa this long only ever
+         * meets a binary suffix in absurd input, and the digits dropped
+         * here are worth less than half a unit whenever the result fits. */
+        while (v > (hr_u128)UINT64_MAX) {
+            if (v % 10 != 0) inexact = true;
+            v /= 10;
+            e++;
         }
+        v <<= 10 * bin;
+    }
+    if (e >= 0) {
         if (v > limit) return HR_Q_RANGE;
+        for (long k = 0; k < e; k++) {
+            v *= 10;
+            if (v > limit) return HR_Q_RANGE;
+        }
         if (inexact) {
             /* Dropped digits are a fraction of one unit only when e == 0;
-             * beyond that they are whole units we no longer know, and a
-             * value with more than 18 significant whole digits is absurd
-             * for CPU or memory anyway. */
-            if (e > 0 || v == limit) return HR_Q_RANGE;
-            v += 1;
+             * beyond that the value has more than 38 significant whole
+             * digits and cannot fit anyway. */
+            if (e > 0) return HR_Q_RANGE;
+            if (up) {
+                if (v == limit) return HR_Q_RANGE;
+                v += 1;
+            }
         }
     } else {
         long d = -e;
-        if (d > 38) {
-            *out = 1; /* a positive amount below one unit rounds up to 1 */
-            return HR_Q_OK;
+        while (d > 38) { /* 10^39 does not fit in 128 bits */
+            if (v % 10 != 0) inexact = true;
+            v /= 10;
+            d--;
         }
         hr_u128 p = 1;
         for (long k = 0; k < d; k++) p *= 10;
         hr_u128 q = v / p;
-        if (v % p != 0 || inexact) q += 1;
+        if (up && (v % p != 0 || inexact)) q += 1;
         if (q > limit) return HR_Q_RANGE;
         v = q;
     }
-    *out = (int64_t)v;
+    *out = neg ? -(int64_t)v : (int64_t)v;
+    return HR_Q_OK;
+}
+
+/* Resources are never negative: reject any negative amount, even one that
+ * rounds to zero ("-0.1m"), but accept "-0". */
+static hr_qerr parse_nonneg(const char *s, size_t len, int scale, int64_t *out)
+{
+    int64_t v = 0;
+    hr_qerr e = hr_quantity_parse(s, len, scale, &v);
+    if (e != HR_Q_OK) return e;
+    if (v < 0) return HR_Q_NEGATIVE;
+    if (len > 0 && s[0] == '-') {
+        for (size_t i = 1; i < len && (s[i] == '.' || (s[i] >= '0' && s[i] <= '9')); i++)
+            if (s[i] >= '1' && s[i] <= '9') return HR_Q_NEGATIVE;
+    }
+    *out = v;
     return HR_Q_OK;
 }
 
 hr_qerr hr_cpu_parse_milli(const char *s, size_t len, int64_t *milli)
 {
-    return hr_quantity_parse(s, len, -3, milli);
+    return parse_nonneg(s, len, -3, milli);
 }
 
 hr_qerr hr_mem_parse_bytes(const char *s, size_t len, int64_t *bytes)
 {
-    return hr_quantity_parse(s, len, 0, bytes);
+    return parse_nonneg(s, len, 0, bytes);
 }
 
 size_t hr_cpu_format_milli(int64_t milli, char *buf, size_t cap)

@@ -35,7 +35,8 @@ typedef enum hr_qerr {
 /* A short human sentence for an error value ("unknown suffix", ...). */
 const char *hr_qerr_str(hr_qerr e);
 
-/* Parse s[0..len) and return ceil(value / 10^scale) in *out.
+/* Parse s[0..len) and return ceil(value / 10^scale) in *out (towards +inf,
+ * so negative values are allowed here and round towards zero).
  * scale is -3 for milli-units, 0 for whole units. */
 hr_qerr hr_quantity_parse(const char *s, size_t len, int scale, int64_t *out);
 
