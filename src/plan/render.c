@@ -131,7 +131,7 @@ static const char *milli(char *buf, size_t cap, int64_t v, int64_t none,
 }
 
 #define POD_COL_MIN 24
-#define POD_COL_MAX 52
+#define POD_COL_MAX 44
 
 static void render_node_table(const hr_plan_node_out *no, hr_buf *b)
 {
@@ -139,21 +139,23 @@ static void render_node_table(const hr_plan_node_out *no, hr_buf *b)
     hr_factor_str(no->factor_milli, f, sizeof f);
     hr_buf_printf(b,
                   "NODE %s  allocatable %s  booked %s  slack %s  "
-                  "managed %s in %" PRIu32 " pod%s  factor %s",
+                  "managed %s (%" PRIu32 " pod%s)  factor %s\n",
                   no->name, milli(v1, sizeof v1, no->np.allocatable, -1, ""),
                   milli(v2, sizeof v2, no->np.booked, -1, ""),
                   milli(v3, sizeof v3, no->np.slack, INT64_MIN, ""),
                   milli(v4, sizeof v4, no->np.managed, -1, ""),
                   no->np.n_managed, no->np.n_managed == 1 ? "" : "s", f);
+    /* Conditions that change how to read the numbers, one per line. */
     if (no->unknown)
-        hr_buf_puts(b, "  [unknown: not in the dump]");
+        hr_buf_puts(b, "  ! not in the dump: allocatable taken as 0, "
+                       "increases held\n");
     if (no->node.disk_pressure)
-        hr_buf_puts(b, "  [DiskPressure: no increases]");
+        hr_buf_puts(b, "  ! DiskPressure: increases held\n");
     if (no->node.pid_pressure)
-        hr_buf_puts(b, "  [PIDPressure: no increases]");
-    if (no->np.slack < 0)
-        hr_buf_puts(b, "  [over-booked]");
-    hr_buf_putc(b, '\n');
+        hr_buf_puts(b, "  ! PIDPressure: increases held\n");
+    if (!no->unknown && no->np.slack < 0)
+        hr_buf_puts(b, "  ! over-booked: requests exceed allocatable, "
+                       "targets are the requests\n");
     if (!no->n_pods) {
         hr_buf_puts(b, "  (no pods)\n\n");
         return;

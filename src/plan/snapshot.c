@@ -131,9 +131,11 @@ static hr_status item_kind_of(yyjson_val *item, size_t idx,
     if (!yyjson_is_obj(item))
         return hr_err_set(err, HR_E_INPUT,
                           "items[%zu]: expected an object, got %s", idx,
-                          yyjson_is_arr(item) ? "an array"
-                          : yyjson_is_str(item) ? "a string"
-                          : "a scalar");
+                          yyjson_is_arr(item)    ? "an array"
+                          : yyjson_is_str(item)  ? "a string"
+                          : yyjson_is_bool(item) ? "a boolean"
+                          : yyjson_is_null(item) ? "null"
+                                                 : "a number");
     yyjson_val *k = yyjson_obj_get(item, "kind");
     if (!k || yyjson_is_null(k)) {
         if (list_kind == K_OTHER)
