@@ -1,0 +1,87 @@
+/*
+ * reconcile.c — from a node snapshot to a list of actions.
+ */
+#include "reconcile.h"
+
+#include <string.h>
+
+#include "controller/writes.h"
+#include "util/buf.h"
+
+/* Copy a finished buffer into the arena; NULL on failure. */
+static const char *keep(hr_arena *a, hr_buf *b)
+{
+    if (hr_buf_failed(b)) return NULL;
+    return hr_arena_strndup(a, hr_buf_str(b), b->len);
+}
+
+hr_status hr_reconcile_node(const hr_config *cfg, const hr_rnode *rn, int64_t now_unix,
+                            hr_arena *a, hr_reconcile *out, hr_err *err)
+{
+    memset(out, 0, sizeof *out);
+    size_t n_ctr = 0;
+    for (size_t i = 0; i < rn->n; i++) n_ctr += rn->pods[i].pod.n_ctr;
+
+    hr_pod *views = hr_arena_calloc(a, rn->n ? rn->n : 1, sizeof *views);
+    out->pods = hr_arena_calloc(a, rn->n ? rn->n : 1, sizeof *out->pods);
+    out->limits = hr_arena_calloc(a, n_ctr ? n_ctr : 1, sizeof *out->limits);
+    out->actions = hr_arena_calloc(a, rn->n ? rn->n : 1, sizeof *out->actions);
+    if (!views || !out->pods || !out->limits || !out->actions)
+        return hr_err_set(err, HR_E_NOMEM, "node %s: out of memory", rn->name);
+    for (size_t i = 0; i < rn->n; i++) views[i] = rn->pods[i].pod;
+
+    out->plan = hr_plan_node(cfg, &rn->node, views, rn->n, out->pods, out->limits);
+
+    hr_buf b;
+    hr_buf_init(&b, 0);
+    hr_status st = HR_OK;
+    for (size_t i = 0; i < rn->n && st == HR_OK; i++) {
+        const hr_rpod *rp = &rn->pods[i];
+        const hr_pod_plan *pp = &out->pods[i];
+        if (pp->reason != HR_MANAGED) continue;
+        if (rp->resize == HR_RESIZE_DEFERRED) out->n_deferred++;
+        if (!pp->write) continue;
+
+        hr_action *act = &out->actions[out->n_actions];
+        *act = (hr_action){0};
+        act->pod = i;
+        act->current = pp->current;
+        act->target = pp->target;
+        act->increase = pp->current > 0 && pp->target > pp->current;
+        act->limits = &out->limits[pp->ctr_off];
+
+        hr_buf_reset(&b);
+        hr_status_annotation(&b, &out->plan, now_unix, cfg->dry_run);
+        act->annotation = keep(a, &b);
+        if (act->annotation == NULL) goto nomem;
+
+        if (cfg->dry_run) {
+            /* Dry-run writes only the annotation, and only when what it
+             * would say changes: a steady state stays free of writes. */
+            if (hr_status_same(act->annotation, rp->status_annotation)) continue;
+            act->kind = HR_ACT_ANNOTATE;
+        } else if (pp->gate != HR_GATE_PASS) {
+            act->kind = HR_ACT_SKIP;
+            act->gate = pp->gate;
+        } else {
+            act->kind = HR_ACT_RESIZE;
+            hr_buf_reset(&b);
+            hr_resize_apply_body(&b, rp->ns, rp->name, &rp->pod, rp->ctr_names, act->limits);
+            act->apply_body = keep(a, &b);
+            hr_buf_reset(&b);
+            hr_event_message(&b, pp->current, pp->target, &out->plan);
+            act->event_message = keep(a, &b);
+            if (act->apply_body == NULL || act->event_message == NULL) goto nomem;
+        }
+        hr_buf_reset(&b);
+        hr_status_patch(&b, act->annotation);
+        act->status_patch = keep(a, &b);
+        if (act->status_patch == NULL) goto nomem;
+        out->n_actions++;
+    }
+    hr_buf_free(&b);
+    return st;
+nomem:
+    hr_buf_free(&b);
+    return hr_err_set(err, HR_E_NOMEM, "node %s: out of memory", rn->name);
+}

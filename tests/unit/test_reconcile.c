@@ -1,0 +1,144 @@
+/*
+ * test_reconcile.c — a node snapshot becomes the right actions: resizes
+ * with their body, annotation and event; dry-run annotations only when the
+ * numbers change; increases refused under DiskPressure while decreases go.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "controller/reconcile.h"
+
+/* Two single-container managed pods on a 16-core node: 1000m with a 2000m
+ * limit and 3000m with none. S = 12000, M = 4000: targets 4000 and 12000. */
+static hr_container ctr[2];
+static hr_rpod pods[2];
+static const char *names0[] = {"app"};
+static const char *names1[] = {"main"};
+
+static hr_rnode setup_node(void)
+{
+    ctr[0] = (hr_container){1000, 2000, 100, HR_NONE, HR_CTR_APP, false};
+    ctr[1] = (hr_container){3000, HR_NONE, 100, HR_NONE, HR_CTR_APP, false};
+    for (int i = 0; i < 2; i++) {
+        pods[i] = (hr_rpod){0};
+        pods[i].ns = "team-a";
+        pods[i].pod = hr_pod_init();
+        pods[i].pod.ctr = &ctr[i];
+        pods[i].pod.n_ctr = 1;
+    }
+    pods[0].name = "small";
+    pods[0].ctr_names = names0;
+    pods[1].name = "big";
+    pods[1].ctr_names = names1;
+    return (hr_rnode){"n1", {16000, true, false, false}, pods, 2};
+}
+
+static hr_config live_config(void)
+{
+    hr_config c;
+    hr_config_defaults(&c);
+    c.present = true;
+    c.dry_run = false;
+    return c;
+}
+
+static void resizes_with_body_annotation_event(void **state)
+{
+    (void)state;
+    hr_rnode rn = setup_node();
+    hr_config c = live_config();
+    hr_arena a;
+    hr_arena_init(&a, 0);
+    hr_reconcile r;
+    hr_err err;
+    assert_int_equal(hr_reconcile_node(&c, &rn, 1795000000, &a, &r, &err), HR_OK);
+    assert_int_equal(r.n_actions, 2);
+    assert_int_equal(r.actions[0].kind, HR_ACT_RESIZE);
+    assert_int_equal(r.actions[0].target, 4000);
+    assert_true(r.actions[0].increase);
+    assert_non_null(strstr(r.actions[0].apply_body, "{\"name\":\"app\",\"resources\":{\"limits\":{\"cpu\":\"4\"}}}"));
+    assert_string_equal(r.actions[0].event_message, "2 \xe2\x86\x92 4 (factor 4.00, slack 12/16 cores)");
+    assert_non_null(strstr(r.actions[0].annotation, "\"dryRun\":false"));
+    assert_int_equal(r.actions[1].kind, HR_ACT_RESIZE);
+    assert_int_equal(r.actions[1].target, 12000);
+    assert_false(r.actions[1].increase); /* no limit before: not an increase */
+    hr_arena_free(&a);
+}
+
+static void dry_run_annotates_only_on_change(void **state)
+{
+    (void)state;
+    hr_rnode rn = setup_node();
+    hr_config c;
+    hr_config_defaults(&c); /* no HeadroomConfig: dry-run */
+    hr_arena a;
+    hr_arena_init(&a, 0);
+    hr_reconcile r;
+    hr_err err;
+    assert_int_equal(hr_reconcile_node(&c, &rn, 1795000000, &a, &r, &err), HR_OK);
+    assert_int_equal(r.n_actions, 2);
+    assert_int_equal(r.actions[0].kind, HR_ACT_ANNOTATE);
+    assert_null(r.actions[0].apply_body);
+    assert_non_null(strstr(r.actions[0].annotation, "\"dryRun\":true"));
+
+    /* The pods now carry that annotation: a later reconcile writes nothing. */
+    pods[0].status_annotation = r.actions[0].annotation;
+    pods[1].status_annotation = r.actions[1].annotation;
+    hr_reconcile r2;
+    assert_int_equal(hr_reconcile_node(&c, &rn, 1795000600, &a, &r2, &err), HR_OK);
+    assert_int_equal(r2.n_actions, 0);
+    hr_arena_free(&a);
+}
+
+static void pressure_skips_increase_allows_decrease(void **state)
+{
+    (void)state;
+    hr_rnode rn = setup_node();
+    ctr[1].cpu_lim = 20000; /* big pod above its target: a decrease */
+    rn.node.disk_pressure = true;
+    hr_config c = live_config();
+    hr_arena a;
+    hr_arena_init(&a, 0);
+    hr_reconcile r;
+    hr_err err;
+    assert_int_equal(hr_reconcile_node(&c, &rn, 1795000000, &a, &r, &err), HR_OK);
+    assert_int_equal(r.n_actions, 2);
+    assert_int_equal(r.actions[0].kind, HR_ACT_SKIP);
+    assert_int_equal(r.actions[0].gate, HR_GATE_PRESSURE);
+    assert_null(r.actions[0].apply_body);
+    assert_int_equal(r.actions[1].kind, HR_ACT_RESIZE);
+    assert_int_equal(r.actions[1].target, 12000);
+    hr_arena_free(&a);
+}
+
+static void steady_state_writes_nothing(void **state)
+{
+    (void)state;
+    hr_rnode rn = setup_node();
+    ctr[0].cpu_lim = 4000;
+    ctr[1].cpu_lim = 12500; /* within the 5% shrink deadband of 12000 */
+    hr_config c = live_config();
+    hr_arena a;
+    hr_arena_init(&a, 0);
+    hr_reconcile r;
+    hr_err err;
+    assert_int_equal(hr_reconcile_node(&c, &rn, 1795000000, &a, &r, &err), HR_OK);
+    assert_int_equal(r.n_actions, 0);
+    hr_arena_free(&a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(resizes_with_body_annotation_event),
+        cmocka_unit_test(dry_run_annotates_only_on_change),
+        cmocka_unit_test(pressure_skips_increase_allows_decrease),
+        cmocka_unit_test(steady_state_writes_nothing),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
