@@ -1,0 +1,384 @@
+/*
+ * certs.c — load, verify, publish and retire serving certificate pairs
+ * (see certs.h for the why of each step).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
+
+#include "server/certs.h"
+#include "util/file.h"
+
+#define MAX_CHAIN 16
+#define MAX_PEM (1u << 20)
+/* A replaced pair stays allocated this long: any handshake that picked it
+ * up has finished (connections time out far sooner). */
+#define RETIRE_GRACE_S 300
+
+typedef struct file_id {
+    bool present;
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime;
+} file_id;
+
+typedef struct cert_pair {
+    gnutls_pcert_st pcert[MAX_CHAIN];
+    unsigned n;
+    gnutls_privkey_t key;
+    time_t retired_at; /* monotonic seconds */
+    struct cert_pair *next;
+} cert_pair;
+
+struct hr_certs {
+    char crt_path[PATH_MAX];
+    char key_path[PATH_MAX];
+    hr_logger log;
+
+    pthread_mutex_t mu;   /* guards cur, retired, generation */
+    cert_pair *cur;
+    cert_pair *retired;
+    uint64_t generation;
+
+    file_id seen_crt, seen_key; /* last pair of ids a load was tried on */
+
+    pthread_mutex_t stop_mu;
+    pthread_cond_t stop_cv;
+    bool stop;
+    bool running;
+    unsigned interval_ms;
+    pthread_t th;
+};
+
+static time_t mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec;
+}
+
+static void pair_free(cert_pair *p)
+{
+    if (p == NULL)
+        return;
+    for (unsigned i = 0; i < p->n; i++)
+        gnutls_pcert_deinit(&p->pcert[i]);
+    if (p->key)
+        gnutls_privkey_deinit(p->key);
+    free(p);
+}
+
+static void stat_id(const char *path, file_id *id)
+{
+    struct stat st;
+    memset(id, 0, sizeof *id);
+    if (stat(path, &st) != 0)
+        return;
+    id->present = true;
+    id->dev = st.st_dev;
+    id->ino = st.st_ino;
+    id->size = st.st_size;
+    id->mtime = st.st_mtim;
+}
+
+static bool same_id(const file_id *a, const file_id *b)
+{
+    return a->present == b->present && a->dev == b->dev && a->ino == b->ino &&
+           a->size == b->size && a->mtime.tv_sec == b->mtime.tv_sec &&
+           a->mtime.tv_nsec == b->mtime.tv_nsec;
+}
+
+/* DER of a public key, for comparing a certificate's with a key's. */
+static int pub_der(gnutls_pubkey_t pub, gnutls_datum_t *out)
+{
+    return gnutls_pubkey_export2(pub, GNUTLS_X509_FMT_DER, out);
+}
+
+static bool key_matches(cert_pair *p)
+{
+    gnutls_pubkey_t kp;
+    gnutls_datum_t a = {NULL, 0}, b = {NULL, 0};
+    bool ok = false;
+    if (gnutls_pubkey_init(&kp) < 0)
+        return false;
+    if (gnutls_pubkey_import_privkey(kp, p->key, 0, 0) >= 0 &&
+        pub_der(kp, &a) >= 0 && pub_der(p->pcert[0].pubkey, &b) >= 0)
+        ok = a.size == b.size && memcmp(a.data, b.data, a.size) == 0;
+    gnutls_free(a.data);
+    gnutls_free(b.data);
+    gnutls_pubkey_deinit(kp);
+    return ok;
+}
+
+/* "serial=… not_after=…" of the leaf, for the log line. */
+static void describe(const cert_pair *p, char *out, size_t cap)
+{
+    gnutls_x509_crt_t crt;
+    snprintf(out, cap, "serial=? not_after=?");
+    if (gnutls_x509_crt_init(&crt) < 0)
+        return;
+    if (gnutls_x509_crt_import(crt, &p->pcert[0].cert, GNUTLS_X509_FMT_DER) >=
+        0) {
+        unsigned char serial[40];
+        size_t sl = sizeof serial;
+        char hex[2 * sizeof serial + 1] = "?";
+        if (gnutls_x509_crt_get_serial(crt, serial, &sl) >= 0) {
+            for (size_t i = 0; i < sl; i++)
+                snprintf(hex + 2 * i, 3, "%02X", serial[i]);
+        }
+        time_t na = gnutls_x509_crt_get_expiration_time(crt);
+        struct tm tm;
+        char when[32] = "?";
+        if (na != (time_t)-1 && gmtime_r(&na, &tm))
+            strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+        snprintf(out, cap, "serial=%s not_after=%s", hex, when);
+    }
+    gnutls_x509_crt_deinit(crt);
+}
+
+/* Read and check a pair; NULL with why set when it cannot be used. */
+static cert_pair *load_pair(hr_certs *c, char *why, size_t cap)
+{
+    char *crt = NULL, *key = NULL;
+    size_t crt_len = 0, key_len = 0;
+    hr_err err;
+    cert_pair *p = NULL;
+    if (hr_file_slurp(c->crt_path, MAX_PEM, 1, &crt, &crt_len, &err) ||
+        hr_file_slurp(c->key_path, MAX_PEM, 1, &key, &key_len, &err)) {
+        snprintf(why, cap, "%s", err.msg);
+        goto out;
+    }
+    p = calloc(1, sizeof *p);
+    if (p == NULL) {
+        snprintf(why, cap, "out of memory");
+        goto out;
+    }
+    gnutls_datum_t dc = {(unsigned char *)crt, (unsigned)crt_len};
+    gnutls_datum_t dk = {(unsigned char *)key, (unsigned)key_len};
+    unsigned n = MAX_CHAIN;
+    int rc = gnutls_pcert_list_import_x509_raw(p->pcert, &n, &dc,
+                                               GNUTLS_X509_FMT_PEM, 0);
+    if (rc < 0 || n == 0) {
+        snprintf(why, cap, "tls.crt: %s",
+                 rc < 0 ? gnutls_strerror(rc) : "no certificate");
+        free(p);
+        p = NULL;
+        goto out;
+    }
+    p->n = n;
+    if ((rc = gnutls_privkey_init(&p->key)) < 0 ||
+        (rc = gnutls_privkey_import_x509_raw(p->key, &dk, GNUTLS_X509_FMT_PEM,
+                                             NULL, 0)) < 0) {
+        snprintf(why, cap, "tls.key: %s", gnutls_strerror(rc));
+        pair_free(p);
+        p = NULL;
+        goto out;
+    }
+    if (!key_matches(p)) {
+        snprintf(why, cap, "tls.key does not match tls.crt");
+        pair_free(p);
+        p = NULL;
+    }
+out:
+    if (key)
+        memset(key, 0, key_len); /* no private key left in freed memory */
+    free(key);
+    free(crt);
+    return p;
+}
+
+/* Free pairs retired longer ago than the grace period. */
+static void reap(hr_certs *c, bool all)
+{
+    time_t now = mono_s();
+    pthread_mutex_lock(&c->mu);
+    cert_pair **pp = &c->retired;
+    cert_pair *dead = NULL;
+    while (*pp) {
+        cert_pair *p = *pp;
+        if (all || now - p->retired_at >= RETIRE_GRACE_S) {
+            *pp = p->next;
+            p->next = dead;
+            dead = p;
+        } else {
+            pp = &p->next;
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+    while (dead) {
+        cert_pair *n = dead->next;
+        pair_free(dead);
+        dead = n;
+    }
+}
+
+int hr_certs_check(hr_certs *c)
+{
+    file_id ic, ik;
+    stat_id(c->crt_path, &ic);
+    stat_id(c->key_path, &ik);
+    reap(c, false);
+    /* Each state of the files is tried once: a bad pair is reported once,
+     * not every second, and retried when either file changes again. */
+    if (same_id(&ic, &c->seen_crt) && same_id(&ik, &c->seen_key))
+        return 0;
+    c->seen_crt = ic;
+    c->seen_key = ik;
+    if (!ic.present || !ik.present) {
+        hr_logf(&c->log, HR_LOG_WARN,
+                "msg=\"serving certificate files missing\" crt=%s key=%s",
+                c->crt_path, c->key_path);
+        return -1;
+    }
+    char why[512];
+    cert_pair *p = load_pair(c, why, sizeof why);
+    if (p == NULL) {
+        hr_logf(&c->log, HR_LOG_ERROR,
+                "msg=\"serving certificate not loaded, keeping the previous "
+                "one\" error=\"%s\"", why);
+        return -1;
+    }
+    char desc[160];
+    describe(p, desc, sizeof desc);
+    pthread_mutex_lock(&c->mu);
+    cert_pair *old = c->cur;
+    c->cur = p;
+    uint64_t gen = ++c->generation;
+    if (old) {
+        old->retired_at = mono_s();
+        old->next = c->retired;
+        c->retired = old;
+    }
+    pthread_mutex_unlock(&c->mu);
+    hr_logf(&c->log, HR_LOG_INFO,
+            "msg=\"serving certificate loaded\" generation=%llu chain=%u %s "
+            "crt=%s", (unsigned long long)gen, p->n, desc, c->crt_path);
+    return 1;
+}
+
+hr_status hr_certs_new(const char *dir, const hr_logger *log, hr_certs **out,
+                       hr_err *err)
+{
+    *out = NULL;
+    hr_certs *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return hr_err_set(err, HR_E_NOMEM, "certs: out of memory");
+    if ((size_t)snprintf(c->crt_path, sizeof c->crt_path, "%s/tls.crt", dir) >=
+            sizeof c->crt_path ||
+        (size_t)snprintf(c->key_path, sizeof c->key_path, "%s/tls.key", dir) >=
+            sizeof c->key_path) {
+        free(c);
+        return hr_err_set(err, HR_E_INPUT, "--webhook-cert-dir: path too long");
+    }
+    if (log)
+        c->log = *log;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    if (pthread_mutex_init(&c->mu, NULL) || pthread_mutex_init(&c->stop_mu, NULL) ||
+        pthread_cond_init(&c->stop_cv, &ca)) {
+        pthread_condattr_destroy(&ca);
+        free(c);
+        return hr_err_set(err, HR_E_NOMEM, "certs: cannot create locks");
+    }
+    pthread_condattr_destroy(&ca);
+    hr_certs_check(c);
+    *out = c;
+    return HR_OK;
+}
+
+static void *poll_main(void *arg)
+{
+    hr_certs *c = arg;
+    pthread_mutex_lock(&c->stop_mu);
+    while (!c->stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_sec += c->interval_ms / 1000;
+        until.tv_nsec += (long)(c->interval_ms % 1000) * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        int rc = 0;
+        while (!c->stop && rc != ETIMEDOUT)
+            rc = pthread_cond_timedwait(&c->stop_cv, &c->stop_mu, &until);
+        if (c->stop)
+            break;
+        pthread_mutex_unlock(&c->stop_mu);
+        hr_certs_check(c);
+        pthread_mutex_lock(&c->stop_mu);
+    }
+    pthread_mutex_unlock(&c->stop_mu);
+    return NULL;
+}
+
+hr_status hr_certs_start(hr_certs *c, unsigned interval_ms, hr_err *err)
+{
+    c->interval_ms = interval_ms ? interval_ms : 1000;
+    int rc = pthread_create(&c->th, NULL, poll_main, c);
+    if (rc != 0)
+        return hr_err_set(err, HR_E_NOMEM, "certs: cannot start thread: %s",
+                          strerror(rc));
+    c->running = true;
+    return HR_OK;
+}
+
+void hr_certs_free(hr_certs *c)
+{
+    if (c == NULL)
+        return;
+    if (c->running) {
+        pthread_mutex_lock(&c->stop_mu);
+        c->stop = true;
+        pthread_cond_signal(&c->stop_cv);
+        pthread_mutex_unlock(&c->stop_mu);
+        pthread_join(c->th, NULL);
+    }
+    reap(c, true);
+    pair_free(c->cur);
+    pthread_mutex_destroy(&c->mu);
+    pthread_mutex_destroy(&c->stop_mu);
+    pthread_cond_destroy(&c->stop_cv);
+    free(c);
+}
+
+bool hr_certs_ready(void *ud)
+{
+    hr_certs *c = ud;
+    pthread_mutex_lock(&c->mu);
+    bool ok = c->cur != NULL;
+    pthread_mutex_unlock(&c->mu);
+    return ok;
+}
+
+uint64_t hr_certs_generation(hr_certs *c)
+{
+    pthread_mutex_lock(&c->mu);
+    uint64_t g = c->generation;
+    pthread_mutex_unlock(&c->mu);
+    return g;
+}
+
+int hr_certs_select(hr_certs *c, gnutls_pcert_st **pcert, unsigned *n,
+                    gnutls_privkey_t *key)
+{
+    pthread_mutex_lock(&c->mu);
+    cert_pair *p = c->cur;
+    if (p) {
+        *pcert = p->pcert;
+        *n = p->n;
+        *key = p->key;
+    }
+    pthread_mutex_unlock(&c->mu);
+    return p ? 0 : -1;
+}

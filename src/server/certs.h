@@ -1,0 +1,56 @@
+/*
+ * certs.h — the webhook's serving certificate, read from tls.crt and
+ * tls.key in a directory and re-read when they change, without a restart
+ * (SPEC §8: cert-manager rotates them in place).
+ *
+ * A poll thread stats both files every interval (inode, size, mtime: a
+ * Secret volume swaps a symlink, so the inode changes; a plain rewrite
+ * changes mtime) and loads a new pair only when the certificate's public
+ * key matches the private key, so a rotation caught half-way (key written,
+ * cert not yet) keeps the old pair serving until the new one is whole.
+ *
+ * New TLS connections get the pair current at their handshake through
+ * hr_certs_select, called from GnuTLS's certificate callback. A replaced
+ * pair is not freed at once — a handshake on another thread may still be
+ * using it — but after a grace period far longer than any handshake.
+ */
+#ifndef HR_SERVER_CERTS_H
+#define HR_SERVER_CERTS_H
+
+#include <gnutls/abstract.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "server/log.h"
+#include "util/err.h"
+
+typedef struct hr_certs hr_certs;
+
+/* Prepare for dir/tls.crt and dir/tls.key and try a first load. Missing or
+ * bad files are not an error here (they may appear later): the holder is
+ * simply not ready until they load. */
+hr_status hr_certs_new(const char *dir, const hr_logger *log, hr_certs **out,
+                       hr_err *err);
+
+/* Start the poll thread (interval in ms, 0: 1000). */
+hr_status hr_certs_start(hr_certs *c, unsigned interval_ms, hr_err *err);
+
+/* Stop the thread and free everything. */
+void hr_certs_free(hr_certs *c);
+
+/* One poll, as the thread does it: 1 when a new pair was loaded, 0 when
+ * nothing changed, -1 when the files changed but could not be loaded. */
+int hr_certs_check(hr_certs *c);
+
+/* A readiness check (hr_ready_fn): a pair is loaded. ud = hr_certs. */
+bool hr_certs_ready(void *ud);
+
+/* How many pairs were loaded so far (0: none yet). */
+uint64_t hr_certs_generation(hr_certs *c);
+
+/* The current pair for a handshake; 0 on success, -1 when none is loaded.
+ * The pointers stay valid for the grace period after a replacement. */
+int hr_certs_select(hr_certs *c, gnutls_pcert_st **pcert, unsigned *n,
+                    gnutls_privkey_t *key);
+
+#endif

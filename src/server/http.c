@@ -1,0 +1,332 @@
+/*
+ * http.c — the libmicrohttpd listener behind http.h.
+ *
+ * Per request, the access handler is called once with the headers (route
+ * lookup and the Content-Length check happen there, so an oversized or
+ * misrouted request is answered before its body is read), then once per
+ * chunk of body, then once more to produce the answer. The TLS certificate
+ * is picked per handshake by a GnuTLS callback that finds this listener
+ * through the connection's socket context (set when MHD announces the
+ * connection), so no global state is needed to serve rotating certs.
+ */
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <gnutls/gnutls.h>
+#include <microhttpd.h>
+
+#include "server/http.h"
+
+#define MAX_ROUTES 16
+
+struct hr_listener {
+    struct MHD_Daemon *d;
+    hr_route routes[MAX_ROUTES];
+    size_t n_routes;
+    hr_certs *tls;
+    hr_logger log;
+    char name[32];
+    uint16_t port;
+};
+
+typedef struct req_state {
+    const hr_route *route;
+    hr_buf body;
+} req_state;
+
+/* Marks a request already answered on its first call (no state to free). */
+static char answered_early;
+
+hr_status hr_parse_addr(const char *addr, char *host, size_t host_cap,
+                        uint16_t *port, hr_err *err)
+{
+    const char *colon = addr ? strrchr(addr, ':') : NULL;
+    if (colon == NULL)
+        return hr_err_set(err, HR_E_INPUT,
+                          "address %s: want host:port or :port",
+                          addr ? addr : "(null)");
+    const char *h = addr;
+    size_t hl = (size_t)(colon - addr);
+    if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
+        h++;
+        hl -= 2;
+    }
+    if (hl >= host_cap)
+        return hr_err_set(err, HR_E_INPUT, "address %s: host too long", addr);
+    char *end;
+    unsigned long p = strtoul(colon + 1, &end, 10);
+    if (colon[1] == '\0' || *end != '\0' || p > 65535)
+        return hr_err_set(err, HR_E_INPUT, "address %s: bad port", addr);
+    memcpy(host, h, hl);
+    host[hl] = '\0';
+    *port = (uint16_t)p;
+    return HR_OK;
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    hr_listener *l = cls;
+    char m[512];
+    vsnprintf(m, sizeof m, fmt, ap);
+    size_t n = strlen(m);
+    while (n > 0 && (m[n - 1] == '\n' || m[n - 1] == '\r'))
+        m[--n] = '\0';
+    for (char *p = m; *p; p++)
+        if (*p == '"')
+            *p = '\'';
+    hr_logf(&l->log, HR_LOG_DEBUG, "msg=\"http: %s\" listener=%s", m, l->name);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c,
+                          void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    (void)c;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED)
+        *socket_context = cls;
+}
+
+static int cert_callback(gnutls_session_t s, const gnutls_datum_t *req_ca_rdn,
+                         int nreqs, const gnutls_pk_algorithm_t *algos,
+                         int n_algos, gnutls_pcert_st **pcert,
+                         unsigned int *pcert_len, gnutls_privkey_t *key)
+{
+    (void)req_ca_rdn;
+    (void)nreqs;
+    (void)algos;
+    (void)n_algos;
+    struct MHD_Connection *c = gnutls_session_get_ptr(s);
+    if (c == NULL)
+        return -1;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    hr_listener *l = ci ? ci->socket_context : NULL;
+    if (l == NULL || l->tls == NULL)
+        return -1;
+    unsigned n = 0;
+    if (hr_certs_select(l->tls, pcert, &n, key) != 0)
+        return -1; /* no certificate yet: the handshake fails, cleanly */
+    *pcert_len = n;
+    return 0;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *c, int status,
+                             const char *ctype, hr_buf *body)
+{
+    struct MHD_Response *r;
+    if (body->data != NULL && !hr_buf_failed(body)) {
+        r = MHD_create_response_from_buffer(body->len, body->data,
+                                            MHD_RESPMEM_MUST_FREE);
+        if (r != NULL) {
+            /* MHD owns the bytes now. */
+            body->data = NULL;
+            body->len = body->cap = 0;
+        }
+    } else {
+        r = MHD_create_response_from_buffer(0, (void *)"",
+                                            MHD_RESPMEM_PERSISTENT);
+    }
+    if (r == NULL)
+        return MHD_NO;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                            ctype ? ctype : "text/plain; charset=utf-8");
+    enum MHD_Result ret = MHD_queue_response(c, (unsigned)status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result reply_text(struct MHD_Connection *c, int status,
+                                  const char *text)
+{
+    hr_buf b;
+    hr_buf_init(&b, 0);
+    hr_buf_puts(&b, text);
+    enum MHD_Result ret = reply(c, status, NULL, &b);
+    hr_buf_free(&b);
+    return ret;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
+                                  const char *url, const char *method,
+                                  const char *version, const char *upload,
+                                  size_t *upload_size, void **con_cls)
+{
+    (void)version;
+    hr_listener *l = cls;
+    req_state *st = *con_cls;
+    if (st == (void *)&answered_early)
+        return MHD_NO; /* nothing more to say on this request */
+    if (st == NULL) {
+        const hr_route *route = NULL;
+        bool path_known = false;
+        for (size_t i = 0; i < l->n_routes; i++) {
+            if (strcmp(l->routes[i].path, url) != 0)
+                continue;
+            path_known = true;
+            if (strcmp(l->routes[i].method, method) == 0) {
+                route = &l->routes[i];
+                break;
+            }
+        }
+        int early = 0;
+        const char *msg = NULL;
+        if (route == NULL) {
+            early = path_known ? 405 : 404;
+            msg = path_known ? "method not allowed\n" : "not found\n";
+        } else {
+            const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                         "Content-Length");
+            if (cl != NULL) {
+                char *end;
+                unsigned long long n = strtoull(cl, &end, 10);
+                if (*end != '\0' || n > route->max_body) {
+                    early = 413;
+                    msg = "request body too large\n";
+                }
+            }
+        }
+        if (early) {
+            *con_cls = (void *)&answered_early;
+            return reply_text(c, early, msg);
+        }
+        st = calloc(1, sizeof *st);
+        if (st == NULL)
+            return MHD_NO;
+        st->route = route;
+        hr_buf_init(&st->body, route->max_body);
+        *con_cls = st;
+        return MHD_YES;
+    }
+    if (*upload_size > 0) {
+        hr_buf_append(&st->body, upload, *upload_size);
+        *upload_size = 0;
+        /* Over the route's limit (a chunked body has no Content-Length to
+         * refuse early): drop the connection rather than read on. */
+        return hr_buf_failed(&st->body) ? MHD_NO : MHD_YES;
+    }
+    hr_http_req req = {
+        .method = method,
+        .path = url,
+        .content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                    "Content-Type"),
+        .body = hr_buf_str(&st->body),
+        .body_len = st->body.len,
+    };
+    hr_http_resp resp = {200, NULL, {0}};
+    hr_buf_init(&resp.body, 0);
+    st->route->fn(st->route->ud, &req, &resp);
+    enum MHD_Result ret;
+    if (hr_buf_failed(&resp.body))
+        ret = reply_text(c, 500, "out of memory\n");
+    else
+        ret = reply(c, resp.status, resp.content_type, &resp.body);
+    hr_buf_free(&resp.body);
+    return ret;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)cls;
+    (void)c;
+    (void)toe;
+    req_state *st = *con_cls;
+    if (st != NULL && st != (void *)&answered_early) {
+        hr_buf_free(&st->body);
+        free(st);
+    }
+    *con_cls = NULL;
+}
+
+hr_status hr_listener_start(const hr_listener_opts *o, hr_listener **out,
+                            hr_err *err)
+{
+    *out = NULL;
+    if (o->n_routes > MAX_ROUTES)
+        return hr_err_set(err, HR_E_LIMIT, "%s: more than %d routes", o->name,
+                          MAX_ROUTES);
+    char host[256];
+    uint16_t port;
+    hr_status st = hr_parse_addr(o->addr, host, sizeof host, &port, err);
+    if (st)
+        return st;
+    struct addrinfo hints = {0}, *ai = NULL;
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE;
+    char ps[8];
+    snprintf(ps, sizeof ps, "%u", (unsigned)port);
+    /* An empty host listens on every IPv4 address, as Go's ":8080" does
+     * on most clusters' single-stack pods. */
+    if (host[0] == '\0')
+        hints.ai_family = AF_INET;
+    int gai = getaddrinfo(host[0] ? host : NULL, ps, &hints, &ai);
+    if (gai != 0 || ai == NULL)
+        return hr_err_set(err, HR_E_INPUT, "%s address %s: %s", o->name,
+                          o->addr, gai ? gai_strerror(gai) : "no address");
+
+    hr_listener *l = calloc(1, sizeof *l);
+    if (l == NULL) {
+        freeaddrinfo(ai);
+        return hr_err_set(err, HR_E_NOMEM, "%s: out of memory", o->name);
+    }
+    memcpy(l->routes, o->routes, o->n_routes * sizeof *o->routes);
+    l->n_routes = o->n_routes;
+    l->tls = o->tls;
+    l->log = o->log;
+    snprintf(l->name, sizeof l->name, "%s", o->name ? o->name : "http");
+
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+                     MHD_USE_ERROR_LOG;
+    if (ai->ai_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    if (o->tls)
+        flags |= MHD_USE_TLS;
+    unsigned threads = o->threads ? o->threads : 2;
+    unsigned timeout = o->idle_timeout_s ? o->idle_timeout_s : 30;
+    unsigned maxconn = o->max_connections ? o->max_connections : 256;
+    /* The certificate callback goes last: without TLS its option id is
+     * MHD_OPTION_END, which ends the list there. */
+    l->d = MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, l,
+        MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+        MHD_OPTION_THREAD_POOL_SIZE, threads,
+        MHD_OPTION_CONNECTION_TIMEOUT, timeout,
+        MHD_OPTION_CONNECTION_LIMIT, maxconn,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, l,
+        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, l,
+        o->tls ? MHD_OPTION_HTTPS_CERT_CALLBACK : MHD_OPTION_END,
+        cert_callback, MHD_OPTION_END);
+    freeaddrinfo(ai);
+    if (l->d == NULL) {
+        free(l);
+        return hr_err_set(err, HR_E_IO,
+                          "%s: cannot listen on %s (address in use, or "
+                          "TLS setup failed)", o->name, o->addr);
+    }
+    const union MHD_DaemonInfo *di =
+        MHD_get_daemon_info(l->d, MHD_DAEMON_INFO_BIND_PORT);
+    l->port = di ? di->port : port;
+    *out = l;
+    return HR_OK;
+}
+
+uint16_t hr_listener_port(const hr_listener *l)
+{
+    return l->port;
+}
+
+void hr_listener_stop(hr_listener *l)
+{
+    if (l == NULL)
+        return;
+    MHD_stop_daemon(l->d);
+    free(l);
+}

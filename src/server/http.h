@@ -1,0 +1,81 @@
+/*
+ * http.h — one HTTP(S) listener on libmicrohttpd with a small route table.
+ *
+ * The daemon runs two: plain HTTP for /metrics, /healthz, /readyz
+ * (--metrics-addr) and HTTPS for the admission webhook (--webhook-addr),
+ * both built from this. A route's handler gets the whole request body
+ * (bounded) and fills a response; it runs on one of the listener's pool
+ * threads, so it must be thread-safe and must not block for long — the API
+ * server gives the webhook at most timeoutSeconds.
+ *
+ * Threads: an internal epoll thread pool (MHD_OPTION_THREAD_POOL_SIZE),
+ * so a slow client holds a connection, not a thread. Limits: a body size
+ * per route (413 when Content-Length says more; the connection is dropped
+ * when a chunked body grows past it), an idle timeout per connection and a
+ * connection cap.
+ */
+#ifndef HR_SERVER_HTTP_H
+#define HR_SERVER_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "server/certs.h"
+#include "server/log.h"
+#include "util/buf.h"
+#include "util/err.h"
+
+typedef struct hr_http_req {
+    const char *method;
+    const char *path;         /* without the query */
+    const char *content_type; /* NULL when absent */
+    const char *body;         /* NUL-terminated; "" when none */
+    size_t body_len;
+} hr_http_req;
+
+typedef struct hr_http_resp {
+    int status;               /* default 200 */
+    const char *content_type; /* static string; default text/plain */
+    hr_buf body;              /* the handler appends; freed by the server */
+} hr_http_resp;
+
+typedef void (*hr_http_handler)(void *ud, const hr_http_req *req,
+                                hr_http_resp *resp);
+
+typedef struct hr_route {
+    const char *method;  /* "GET", "POST" */
+    const char *path;    /* exact match */
+    hr_http_handler fn;
+    void *ud;
+    size_t max_body;     /* 0: no body accepted beyond 0 bytes */
+} hr_route;
+
+typedef struct hr_listener_opts {
+    const char *name;        /* "metrics", "webhook": for logs */
+    const char *addr;        /* "host:port", ":port"; port 0 picks one */
+    hr_certs *tls;           /* NULL: plain HTTP; else HTTPS with these */
+    const hr_route *routes;  /* copied */
+    size_t n_routes;
+    unsigned threads;        /* pool size; 0: 2 */
+    unsigned idle_timeout_s; /* 0: 30 */
+    unsigned max_connections;/* 0: 256 */
+    hr_logger log;
+} hr_listener_opts;
+
+typedef struct hr_listener hr_listener;
+
+/* Parse "host:port" / ":port" / "[v6]:port" into its parts; host "" means
+ * every address. Exposed for flag validation. */
+hr_status hr_parse_addr(const char *addr, char *host, size_t host_cap,
+                        uint16_t *port, hr_err *err);
+
+hr_status hr_listener_start(const hr_listener_opts *o, hr_listener **out,
+                            hr_err *err);
+
+/* The port actually bound (useful with port 0). */
+uint16_t hr_listener_port(const hr_listener *l);
+
+/* Stop accepting, close connections, join the threads, free. */
+void hr_listener_stop(hr_listener *l);
+
+#endif

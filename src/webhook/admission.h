@@ -1,0 +1,94 @@
+/*
+ * admission.h — the mutating admission review for pods (SPEC §8), as a pure
+ * function: the bytes of an AdmissionReview v1 in, the bytes of the answer
+ * out. No I/O, no clock, no global state, so it can be unit-tested and
+ * fuzzed on its own and the HTTP server stays a thin shell around it.
+ *
+ * What it does: on pods CREATE, for each app container and sidecar that
+ * has a CPU request and no CPU limit, add limits.cpu = request ×
+ * webhook.initialMultiplier, capped by maxMultiplier and by the pod's
+ * kube-headroom.dev/max-cpu annotation (a budget for the whole pod, shared
+ * pro-rata), floored at the request. The answer carries a base64 JSONPatch
+ * that only adds what is missing.
+ *
+ * It leaves the pod alone (allowed, no patch) when: the webhook is disabled
+ * in the config; the operation is not a pods CREATE; the namespace is not
+ * managed (checked when the caller can tell the namespace's labels,
+ * otherwise the registration's namespaceSelector is trusted and only the
+ * excluded names are checked); the pod opts out (kube-headroom.dev/mode
+ * label or annotation other than "managed"); it is BestEffort or
+ * Guaranteed; the patch would change its QoS class; it is a mirror pod or
+ * has pod-level resources; its owner is excluded; its max-cpu annotation is
+ * not a quantity; or anything in the object cannot be read (a review we
+ * cannot decide must never block a pod).
+ *
+ * Dry-run (config dryRun, which is also what "no HeadroomConfig" means)
+ * changes nothing: the patch is computed and returned in result.patch for
+ * the log, but the answer carries none.
+ *
+ * Only an envelope that is not an AdmissionReview v1 with a request.uid is
+ * refused: HTTP 400 with a one-line message (the API server then applies
+ * failurePolicy: Ignore).
+ */
+#ifndef HR_WEBHOOK_ADMISSION_H
+#define HR_WEBHOOK_ADMISSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/config.h"
+#include "core/pod.h"
+#include "core/selector.h"
+#include "util/arena.h"
+#include "util/buf.h"
+#include "util/err.h"
+
+/* What the caller knows about a namespace (from the cache). Returns false
+ * when it does not know it; labels and bounds are then ignored. Anything
+ * returned may be allocated in `a` (freed when the review is done). */
+typedef bool (*hr_wh_ns_lookup_fn)(void *ud, const char *ns, hr_arena *a,
+                                   hr_labels *labels, hr_limit_bounds *bounds);
+
+typedef struct hr_wh_env {
+    const hr_config *cfg;          /* required: a snapshot for this review */
+    const char *own_ns;            /* the controller's namespace, or NULL */
+    hr_wh_ns_lookup_fn ns_lookup;  /* optional */
+    void *ns_ud;
+} hr_wh_env;
+
+typedef enum hr_wh_outcome {
+    HR_WH_MUTATED = 0, /* allowed with a patch */
+    HR_WH_UNCHANGED,   /* allowed, nothing to do or not ours to do */
+    HR_WH_DRY_RUN,     /* allowed unchanged; a patch was due */
+    HR_WH_ERROR,       /* HTTP 400: not a review we can answer */
+    HR_WH_OUTCOME_COUNT_
+} hr_wh_outcome;
+
+/* The metric label for an outcome: "mutated", "unchanged", "dry-run",
+ * "error". */
+const char *hr_wh_outcome_str(hr_wh_outcome o);
+
+#define HR_WH_WHY_MAX 256
+
+typedef struct hr_wh_result {
+    int http_status;         /* 200, or 400 */
+    hr_wh_outcome outcome;
+    const char *content_type;/* static: application/json or text/plain */
+    hr_buf body;             /* the response body */
+    hr_buf patch;            /* the JSONPatch (not base64), "" when none */
+    int n_patched;           /* containers given a limit */
+    char why[HR_WH_WHY_MAX]; /* one line for the log */
+    char uid[64];            /* request.uid (cut), for the log */
+    char ns[64];             /* namespace (cut), for the log */
+    char pod[80];            /* name, or generateName + "*" (cut) */
+} hr_wh_result;
+
+/* Answer one review. Only out-of-memory is an error return (HR_E_NOMEM);
+ * every other problem is an answer in *out. *out must be freed with
+ * hr_wh_result_free whatever is returned. */
+hr_status hr_admission_review(const hr_wh_env *env, const char *in, size_t len,
+                              hr_wh_result *out, hr_err *err);
+
+void hr_wh_result_free(hr_wh_result *r);
+
+#endif
