@@ -1,0 +1,125 @@
+/*
+ * backoff.c — the parked-pods table: a small mutex-guarded list.
+ *
+ * Refusals are rare (a quota, an Infeasible node), so the table holds a
+ * handful of entries; a linear scan is the simplest thing that is fast
+ * enough, and entries expire on their own.
+ */
+#include "backoff.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct entry {
+    char *key; /* "ns/name", owned */
+    int64_t until;
+    const char *reason;
+} entry;
+
+struct hr_backoff {
+    pthread_mutex_t mu;
+    entry *e;
+    size_t n, cap;
+};
+
+hr_status hr_backoff_new(hr_backoff **out, hr_err *err)
+{
+    hr_backoff *b = calloc(1, sizeof *b);
+    if (b == NULL) return hr_err_set(err, HR_E_NOMEM, "backoff table: out of memory");
+    pthread_mutex_init(&b->mu, NULL);
+    *out = b;
+    return HR_OK;
+}
+
+void hr_backoff_free(hr_backoff *b)
+{
+    if (b == NULL) return;
+    for (size_t i = 0; i < b->n; i++) free(b->e[i].key);
+    free(b->e);
+    pthread_mutex_destroy(&b->mu);
+    free(b);
+}
+
+static entry *find(hr_backoff *b, const char *ns, const char *name)
+{
+    size_t ln = strlen(ns);
+    for (size_t i = 0; i < b->n; i++) {
+        const char *k = b->e[i].key;
+        if (strncmp(k, ns, ln) == 0 && k[ln] == '/' && strcmp(k + ln + 1, name) == 0)
+            return &b->e[i];
+    }
+    return NULL;
+}
+
+hr_status hr_backoff_park(hr_backoff *b, const char *ns, const char *name, int64_t now_ms,
+                          int64_t period_ms, const char *reason)
+{
+    hr_status st = HR_OK;
+    pthread_mutex_lock(&b->mu);
+    entry *e = find(b, ns, name);
+    if (e == NULL) {
+        if (b->n == b->cap) {
+            size_t ncap = b->cap ? b->cap * 2 : 16;
+            entry *ne = realloc(b->e, ncap * sizeof *ne);
+            if (ne == NULL) {
+                st = HR_E_NOMEM;
+                goto out;
+            }
+            b->e = ne;
+            b->cap = ncap;
+        }
+        size_t len = strlen(ns) + strlen(name) + 2;
+        char *key = malloc(len);
+        if (key == NULL) {
+            st = HR_E_NOMEM;
+            goto out;
+        }
+        snprintf(key, len, "%s/%s", ns, name);
+        e = &b->e[b->n++];
+        e->key = key;
+    }
+    e->until = now_ms + period_ms;
+    e->reason = reason;
+out:
+    pthread_mutex_unlock(&b->mu);
+    return st;
+}
+
+bool hr_backoff_active(hr_backoff *b, const char *ns, const char *name, int64_t now_ms,
+                       const char **reason)
+{
+    pthread_mutex_lock(&b->mu);
+    entry *e = find(b, ns, name);
+    bool on = e != NULL && e->until > now_ms;
+    if (on && reason != NULL) *reason = e->reason;
+    pthread_mutex_unlock(&b->mu);
+    return on;
+}
+
+static void remove_at(hr_backoff *b, size_t i)
+{
+    free(b->e[i].key);
+    b->e[i] = b->e[--b->n];
+}
+
+void hr_backoff_forget(hr_backoff *b, const char *ns, const char *name)
+{
+    pthread_mutex_lock(&b->mu);
+    entry *e = find(b, ns, name);
+    if (e != NULL) remove_at(b, (size_t)(e - b->e));
+    pthread_mutex_unlock(&b->mu);
+}
+
+size_t hr_backoff_prune(hr_backoff *b, int64_t now_ms)
+{
+    pthread_mutex_lock(&b->mu);
+    for (size_t i = 0; i < b->n;) {
+        if (b->e[i].until <= now_ms) remove_at(b, i);
+        else i++;
+    }
+    size_t n = b->n;
+    pthread_mutex_unlock(&b->mu);
+    return n;
+}

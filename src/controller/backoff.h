@@ -1,0 +1,42 @@
+/*
+ * backoff.h — pods the controller must leave alone for a while (SPEC §7).
+ *
+ * A resize the kubelet calls Infeasible, or the API server refuses with 403
+ * (a limits.cpu quota) or 422 (invalid), is not retried on the next event:
+ * the pod is parked for backoffPeriod (60 s) and counts as ineligible with
+ * reason "backoff". Infeasible survives a restart on its own — it is in the
+ * pod's status, and the cache reports it — so this table only needs to hold
+ * what the API server said, which a restart may forget at the cost of one
+ * more refused write per pod.
+ */
+#ifndef HR_CONTROLLER_BACKOFF_H
+#define HR_CONTROLLER_BACKOFF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/err.h"
+
+#define HR_BACKOFF_PERIOD_MS 60000
+
+typedef struct hr_backoff hr_backoff;
+
+hr_status hr_backoff_new(hr_backoff **out, hr_err *err);
+void hr_backoff_free(hr_backoff *b);
+
+/* Park pod ns/name until now + period_ms. reason is a static string
+ * ("infeasible", "quota-denied", "invalid") kept for explain. */
+hr_status hr_backoff_park(hr_backoff *b, const char *ns, const char *name, int64_t now_ms,
+                          int64_t period_ms, const char *reason);
+
+/* Is the pod parked at now? *reason (may be NULL) gets why. */
+bool hr_backoff_active(hr_backoff *b, const char *ns, const char *name, int64_t now_ms,
+                       const char **reason);
+
+/* The pod is gone (404, deleted): drop it. */
+void hr_backoff_forget(hr_backoff *b, const char *ns, const char *name);
+
+/* Drop entries that expired before now; returns how many remain. */
+size_t hr_backoff_prune(hr_backoff *b, int64_t now_ms);
+
+#endif
