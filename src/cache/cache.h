@@ -1,0 +1,220 @@
+/*
+ * cache.h — the compact cache of the cluster: pods, nodes, namespaces,
+ * LimitRanges and the HeadroomConfig, reduced to what the policy,
+ * eligibility, gates and `explain` need (SPEC §2–§9). Never whole objects.
+ *
+ * Why so small: a cache of whole Pod objects costs 7–40 KB per pod; the
+ * budget here is 256 bytes (SPEC §16). A pod is a fixed 80-byte record
+ * (ids of interned strings, flags, resourceVersion, uid, index links) plus
+ * one varint-packed blob holding its name and its containers' requests and
+ * limits; strings repeated across pods (namespace, node, container, owner
+ * names, label keys and values) are interned once.
+ *
+ * What it offers the controller:
+ *  - O(1) lookup of a pod by namespace/name, and the pods of a node (a
+ *    per-node intrusive list);
+ *  - the resourceVersion of every object (never act on a cache older than
+ *    our own write, SPEC §5);
+ *  - a change feed: the set of node names whose plan may have changed
+ *    (SPEC §5's enqueue rules), drained by the controller;
+ *  - relist by difference: between relist_begin and relist_end every put
+ *    marks its object seen; at the end, what was not seen is deleted and
+ *    reported. Objects that did not change produce no change, so a relist
+ *    never reports duplicates.
+ *
+ * Terminal pods (Succeeded/Failed) leave the cache: they book nothing.
+ *
+ * Thread-safety: one mutex. Writers (put/del/relist) take it themselves;
+ * readers (get/foreach/drain) must be called between hr_cache_lock and
+ * hr_cache_unlock, and what they return is valid only until the unlock.
+ */
+#ifndef HR_CACHE_CACHE_H
+#define HR_CACHE_CACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/config.h"
+#include "core/gates.h"
+#include "core/pod.h"
+#include "core/selector.h"
+#include "kube/decode.h"
+#include "util/arena.h"
+#include "util/err.h"
+
+typedef struct hr_cache hr_cache;
+
+typedef enum hr_ckind {
+    HR_CK_POD = 0,
+    HR_CK_NODE,
+    HR_CK_NAMESPACE,
+    HR_CK_LIMITRANGE,
+    HR_CK_CONFIG,
+    HR_CK_COUNT_
+} hr_ckind;
+
+const char *hr_ckind_str(hr_ckind k); /* "pods", "nodes", ... */
+
+typedef enum hr_cchange {
+    HR_CC_ADDED = 0,
+    HR_CC_UPDATED, /* something the cache keeps changed */
+    HR_CC_DELETED, /* deleted, turned terminal, or vanished in a relist */
+} hr_cchange;
+
+/* Called with the cache lock held, for every change the cache keeps (not
+ * for updates that only move the resourceVersion). Must not call back into
+ * the cache. */
+typedef void (*hr_cache_observer)(void *ud, hr_ckind kind, hr_cchange what,
+                                  const char *ns, const char *name);
+
+/* The kubelet's verdict on a pending resize (pod condition PodResizePending),
+ * SPEC §7. */
+typedef enum hr_resize_state {
+    HR_RS_NONE = 0,
+    HR_RS_DEFERRED,
+    HR_RS_INFEASIBLE,
+} hr_resize_state;
+
+hr_status hr_cache_new(hr_cache **out, hr_err *err);
+void hr_cache_free(hr_cache *c);
+
+void hr_cache_set_observer(hr_cache *c, hr_cache_observer fn, void *ud);
+
+void hr_cache_lock(hr_cache *c);
+void hr_cache_unlock(hr_cache *c);
+
+/* ------------------------------------------------------------ writers */
+
+/* Extra pod status the decoder does not extract (see sink.c). */
+typedef struct hr_cpod_status {
+    uint8_t resize;   /* hr_resize_state */
+    bool resizing;    /* condition PodResizeInProgress present */
+} hr_cpod_status;
+
+hr_status hr_cache_put_pod(hr_cache *c, const hr_kpod *p,
+                           const hr_cpod_status *s, hr_err *err);
+hr_status hr_cache_put_node(hr_cache *c, const hr_knode *n, hr_err *err);
+hr_status hr_cache_put_namespace(hr_cache *c, const hr_knamespace *n,
+                                 hr_err *err);
+hr_status hr_cache_put_limitrange(hr_cache *c, const hr_klimitrange *l,
+                                  hr_err *err);
+/* Takes ownership of *a (the arena k's pointers live in) and leaves *a
+ * empty. A config not named "cluster" is ignored. generation is
+ * metadata.generation: an update with the generation already in force
+ * (a status write) changes only the resourceVersion, so the controller's
+ * own status updates do not make every node dirty. */
+hr_status hr_cache_put_config(hr_cache *c, const hr_kconfig *k,
+                              int64_t generation, hr_arena *a, hr_err *err);
+/* The config object exists but cannot be used: keep the last good one and
+ * remember why (SPEC §11: Ready=False with the reason). */
+void hr_cache_config_invalid(hr_cache *c, const char *msg);
+
+/* Deletes; a missing object is not an error. ns is "" for cluster-scoped
+ * kinds. */
+void hr_cache_del(hr_cache *c, hr_ckind kind, const char *ns,
+                  const char *name);
+
+/* An object seen in a relist that could not be decoded: keep what the
+ * cache has for it instead of deleting it at relist_end. */
+void hr_cache_touch(hr_cache *c, hr_ckind kind, const char *ns,
+                    const char *name);
+
+void hr_cache_relist_begin(hr_cache *c, hr_ckind kind);
+/* complete false: the relist was abandoned; nothing is swept. Returns the
+ * number of objects deleted. */
+size_t hr_cache_relist_end(hr_cache *c, hr_ckind kind, bool complete);
+
+/* ---------------------------------------------- readers (lock held) */
+
+/* One pod, with containers decoded into caller-provided space. */
+typedef struct hr_cpod_view {
+    uint32_t id;               /* stable while the pod stays cached */
+    const char *ns, *name;
+    const char *node;          /* NULL when not bound */
+    uint64_t rv;               /* metadata.resourceVersion (0 if not numeric) */
+    uint8_t uid[16];           /* all zero when not a UUID */
+    const char *owner_kind;    /* NULL: no owner */
+    const char *owner_group, *owner_name;
+    bool owner_controller;
+    bool deleting;
+    uint8_t resize;            /* hr_resize_state */
+    bool resizing;
+    hr_pod pod;                /* context fields neutral (hr_pod_init) */
+    const char *const *ctr_names;
+} hr_cpod_view;
+
+/* Room for a view's containers. Pods with more containers than
+ * HR_CPOD_MAX_CTR cannot exist: the decoder refuses more than 4096. */
+#define HR_CPOD_MAX_CTR 4096
+typedef struct hr_cpod_scratch {
+    hr_container ctr[HR_CPOD_MAX_CTR];
+    const char *names[HR_CPOD_MAX_CTR];
+} hr_cpod_scratch;
+
+/* false when absent. */
+bool hr_cache_pod_get(const hr_cache *c, const char *ns, const char *name,
+                      hr_cpod_view *out, hr_cpod_scratch *s);
+bool hr_cache_pod_at(const hr_cache *c, uint32_t id, hr_cpod_view *out,
+                     hr_cpod_scratch *s);
+
+/* Ids of the pods bound to node (any order). Returns how many there are,
+ * writing at most cap. */
+size_t hr_cache_node_pods(const hr_cache *c, const char *node, uint32_t *ids,
+                          size_t cap);
+
+/* Iterate over all pods: start with *iter = 0; false at the end. */
+bool hr_cache_pod_next(const hr_cache *c, uint32_t *iter, hr_cpod_view *out,
+                       hr_cpod_scratch *s);
+
+typedef struct hr_cnode_view {
+    const char *name;
+    bool present;        /* false: only known from its pods */
+    hr_node node;        /* known = present */
+    bool has_allocatable, ready, windows;
+    uint64_t rv;
+    hr_labels labels;
+    uint32_t n_pods;
+} hr_cnode_view;
+
+bool hr_cache_node_get(const hr_cache *c, const char *name,
+                       hr_cnode_view *out);
+/* Iterate over nodes, placeholders included. */
+bool hr_cache_node_next(const hr_cache *c, uint32_t *iter, hr_cnode_view *out);
+
+typedef struct hr_cns_view {
+    const char *name;
+    uint64_t rv;
+    hr_labels labels;
+} hr_cns_view;
+
+bool hr_cache_ns_get(const hr_cache *c, const char *name, hr_cns_view *out);
+bool hr_cache_ns_next(const hr_cache *c, uint32_t *iter, hr_cns_view *out);
+
+/* LimitRange bounds of a namespace, folded over its LimitRanges. */
+hr_limit_bounds hr_cache_ns_bounds(const hr_cache *c, const char *ns);
+size_t hr_cache_limitrange_count(const hr_cache *c);
+
+/* The config in force (defaults with dry_run when none); *invalid (may be
+ * NULL) receives the reason the last seen config was refused, or NULL. */
+const hr_config *hr_cache_config(const hr_cache *c, const char **invalid);
+
+/* The change feed: calls fn once per dirty node and clears the set. All
+ * nodes count as dirty after a LimitRange or config change. Returns the
+ * number of nodes reported. */
+size_t hr_cache_drain(hr_cache *c, void (*fn)(void *ud, const char *node),
+                      void *ud);
+size_t hr_cache_dirty_count(const hr_cache *c);
+
+typedef struct hr_cache_stats {
+    size_t pods, nodes, node_placeholders, namespaces, limitranges;
+    size_t strings;       /* distinct interned strings */
+    size_t bytes;         /* memory the cache holds, by its own accounting */
+    size_t pod_bytes;     /* of which pod records and blobs (with malloc overhead) */
+    size_t string_bytes;  /* of which the intern table */
+    uint64_t changes[HR_CK_COUNT_]; /* changes reported, per kind */
+} hr_cache_stats;
+
+void hr_cache_get_stats(const hr_cache *c, hr_cache_stats *out);
+
+#endif

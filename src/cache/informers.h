@@ -1,0 +1,43 @@
+/*
+ * informers.h — one list/watch per cached kind, each on its own thread,
+ * all feeding one cache (SPEC §5).
+ *
+ * The controller starts this once and reads the cache; hr_informers_free
+ * stops and joins every thread (each notices within half a second).
+ */
+#ifndef HR_CACHE_INFORMERS_H
+#define HR_CACHE_INFORMERS_H
+
+#include <stdbool.h>
+
+#include "cache/cache.h"
+#include "cache/sink.h"
+#include "kube/client.h"
+#include "kube/watch.h"
+
+typedef struct hr_informers hr_informers;
+
+typedef struct hr_informers_opts {
+    unsigned kinds;       /* bit (1u << hr_ckind); 0: all kinds */
+    int timeout_min_s;    /* watch timeouts, see hr_watch_opts; 0: default */
+    int timeout_max_s;
+    long backoff_base_ms;
+    long backoff_max_ms;
+    hr_log_fn log;        /* NULL: logfmt on stderr */
+    void *log_ud;
+} hr_informers_opts;
+
+hr_status hr_informers_start(hr_cache *c, hr_kclient *k,
+                             const hr_informers_opts *o, hr_informers **out,
+                             hr_err *err);
+
+/* Every started kind has completed its first list. */
+bool hr_informers_synced(hr_informers *in);
+
+/* Counters of one kind (zeroes when it was not started). */
+void hr_informers_stats(hr_informers *in, hr_ckind kind, hr_watch_stats *out);
+
+/* Stops and joins the threads, frees everything. */
+void hr_informers_free(hr_informers *in);
+
+#endif

@@ -1,0 +1,31 @@
+/*
+ * sink.h — feeds the cache from list/watch (kube/watch.h).
+ *
+ * One sink per watched kind: it decodes each object with the shared
+ * decoders (kube/decode.h) into a scratch arena, hands the compact result
+ * to the cache, and throws the JSON and the scratch away. Deletions need
+ * only the object's namespace and name, so a DELETED event whose body the
+ * decoder would refuse still deletes. An object that cannot be decoded
+ * during a relist keeps what the cache had for it (it still exists on the
+ * server) rather than vanishing.
+ */
+#ifndef HR_CACHE_SINK_H
+#define HR_CACHE_SINK_H
+
+#include "cache/cache.h"
+#include "kube/watch.h"
+
+typedef struct hr_csink hr_csink;
+
+hr_status hr_csink_new(hr_cache *c, hr_ckind kind, hr_csink **out,
+                       hr_err *err);
+void hr_csink_free(hr_csink *s);
+
+/* The watch.h sink interface of this sink. */
+hr_wsink hr_csink_wsink(hr_csink *s);
+
+/* Where a kind is listed and watched, and its extra query (or NULL). */
+const char *hr_ckind_path(hr_ckind k);
+const char *hr_ckind_query(hr_ckind k);
+
+#endif

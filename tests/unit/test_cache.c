@@ -1,0 +1,614 @@
+/*
+ * test_cache.c — the compact cache: upsert, delete, per-node index, lookup,
+ * the change feed (SPEC §5's enqueue rules), terminal eviction, relist by
+ * difference, and that every interned string is released again.
+ *
+ * Objects go in as JSON through the same sink the watch uses, so these
+ * tests also pin the decode → cache path the controller depends on.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cache/cache.h"
+#include "cache/sink.h"
+
+typedef struct fx {
+    hr_cache *c;
+    hr_csink *sink[HR_CK_COUNT_];
+    hr_wsink ws[HR_CK_COUNT_];
+    hr_cpod_scratch *scr;
+    int changes[HR_CK_COUNT_][3];
+    char last[256];
+} fx;
+
+static void observe(void *ud, hr_ckind kind, hr_cchange what, const char *ns,
+                    const char *name)
+{
+    fx *f = ud;
+    f->changes[kind][what]++;
+    snprintf(f->last, sizeof f->last, "%s %d %s/%s", hr_ckind_str(kind),
+             (int)what, ns, name);
+}
+
+static int setup(void **state)
+{
+    fx *f = calloc(1, sizeof *f);
+    hr_err err;
+    assert_int_equal(hr_cache_new(&f->c, &err), HR_OK);
+    for (int k = 0; k < HR_CK_COUNT_; k++) {
+        assert_int_equal(hr_csink_new(f->c, (hr_ckind)k, &f->sink[k], &err),
+                         HR_OK);
+        f->ws[k] = hr_csink_wsink(f->sink[k]);
+    }
+    f->scr = malloc(sizeof *f->scr);
+    hr_cache_set_observer(f->c, observe, f);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fx *f = *state;
+    for (int k = 0; k < HR_CK_COUNT_; k++)
+        hr_csink_free(f->sink[k]);
+    hr_cache_free(f->c);
+    free(f->scr);
+    free(f);
+    return 0;
+}
+
+/* Feed one JSON object to a kind's sink (upsert or remove). */
+static hr_status feed(fx *f, hr_ckind k, bool del, const char *json)
+{
+    yyjson_doc *d = yyjson_read(json, strlen(json), 0);
+    if (!d)
+        fail_msg("test JSON does not parse: %s", json);
+    hr_err err;
+    hr_err_clear(&err);
+    hr_status st = del ? f->ws[k].remove(f->ws[k].ud, yyjson_doc_get_root(d), &err)
+                       : f->ws[k].upsert(f->ws[k].ud, yyjson_doc_get_root(d), &err);
+    yyjson_doc_free(d);
+    return st;
+}
+
+/* A pod with one app container (cpu request/limit in millicores, -1 for
+ * none), an optional sidecar, on node (NULL: unbound). */
+static hr_status put_pod(fx *f, const char *ns, const char *name,
+                         const char *node, const char *phase, int req, int lim,
+                         const char *rv)
+{
+    char res[200] = "{}", nodef[120] = "", buf[2048];
+    if (req >= 0 && lim >= 0)
+        snprintf(res, sizeof res,
+                 "{\"requests\":{\"cpu\":\"%dm\",\"memory\":\"64Mi\"},"
+                 "\"limits\":{\"cpu\":\"%dm\"}}", req, lim);
+    else if (req >= 0)
+        snprintf(res, sizeof res, "{\"requests\":{\"cpu\":\"%dm\"}}", req);
+    if (node)
+        snprintf(nodef, sizeof nodef, "\"nodeName\":\"%s\",", node);
+    snprintf(buf, sizeof buf,
+             "{\"metadata\":{\"namespace\":\"%s\",\"name\":\"%s\","
+             "\"uid\":\"0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0\","
+             "\"resourceVersion\":\"%s\",\"labels\":{\"app\":\"web\"},"
+             "\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":"
+             "\"ReplicaSet\",\"name\":\"web-7d9\",\"controller\":true}],"
+             "\"managedFields\":[{\"manager\":\"kubectl\",\"fieldsV1\":{}}]},"
+             "\"spec\":{%s\"initContainers\":[{\"name\":\"proxy\","
+             "\"restartPolicy\":\"Always\",\"resources\":{\"requests\":"
+             "{\"cpu\":\"100m\"}}}],"
+             "\"containers\":[{\"name\":\"app\",\"resources\":%s}]},"
+             "\"status\":{\"phase\":\"%s\"}}",
+             ns, name, rv, nodef, res, phase);
+    return feed(f, HR_CK_POD, false, buf);
+}
+
+static hr_status put_node(fx *f, const char *name, const char *cpu,
+                          const char *disk, const char *zone, const char *rv)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf,
+             "{\"metadata\":{\"name\":\"%s\",\"resourceVersion\":\"%s\","
+             "\"labels\":{\"kubernetes.io/os\":\"linux\",\"zone\":\"%s\"}},"
+             "\"status\":{\"allocatable\":{\"cpu\":\"%s\"},\"conditions\":["
+             "{\"type\":\"Ready\",\"status\":\"True\",\"lastHeartbeatTime\":\"%s\"},"
+             "{\"type\":\"DiskPressure\",\"status\":\"%s\"}]}}",
+             name, rv, zone, cpu, rv, disk);
+    return feed(f, HR_CK_NODE, false, buf);
+}
+
+static hr_status put_ns(fx *f, const char *name, const char *mode,
+                        const char *rv)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf,
+             "{\"metadata\":{\"name\":\"%s\",\"resourceVersion\":\"%s\","
+             "\"labels\":{\"kube-headroom.dev/mode\":\"%s\"}}}",
+             name, rv, mode);
+    return feed(f, HR_CK_NAMESPACE, false, buf);
+}
+
+static hr_status del_obj(fx *f, hr_ckind k, const char *ns, const char *name)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf,
+             "{\"metadata\":{\"namespace\":\"%s\",\"name\":\"%s\"}}", ns,
+             name);
+    return feed(f, k, true, buf);
+}
+
+/* Drain the change feed into a sorted, comma-joined string. */
+static void add_name(void *ud, const char *node)
+{
+    char *s = ud;
+    if (s[0])
+        strcat(s, ",");
+    strcat(s, node);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static const char *drain(fx *f, char *out)
+{
+    char raw[4096] = "";
+    hr_cache_lock(f->c);
+    hr_cache_drain(f->c, add_name, raw);
+    hr_cache_unlock(f->c);
+    const char *parts[256];
+    size_t n = 0;
+    for (char *t = strtok(raw, ","); t && n < 256; t = strtok(NULL, ","))
+        parts[n++] = t;
+    qsort(parts, n, sizeof parts[0], cmp_str);
+    out[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            strcat(out, ",");
+        strcat(out, parts[i]);
+    }
+    return out;
+}
+
+static size_t node_pod_count(fx *f, const char *node)
+{
+    uint32_t ids[16];
+    hr_cache_lock(f->c);
+    size_t n = hr_cache_node_pods(f->c, node, ids, 16);
+    hr_cache_unlock(f->c);
+    return n;
+}
+
+static void test_pod_roundtrip(void **state)
+{
+    fx *f = *state;
+    char d[4096];
+    assert_int_equal(put_pod(f, "team-a", "web-1", "n1", "Running", 250, 500, "1042"), HR_OK);
+    hr_cpod_view v;
+    hr_cache_lock(f->c);
+    assert_true(hr_cache_pod_get(f->c, "team-a", "web-1", &v, f->scr));
+    assert_string_equal(v.ns, "team-a");
+    assert_string_equal(v.name, "web-1");
+    assert_string_equal(v.node, "n1");
+    assert_int_equal(v.rv, 1042);
+    assert_int_equal(v.uid[0], 0x0f);
+    assert_int_equal(v.uid[15], 0xf0);
+    assert_string_equal(v.owner_kind, "ReplicaSet");
+    assert_string_equal(v.owner_group, "apps");
+    assert_string_equal(v.owner_name, "web-7d9");
+    assert_true(v.owner_controller);
+    assert_int_equal(v.pod.n_ctr, 2);
+    /* init containers (sidecars) first, as the core expects */
+    assert_string_equal(v.ctr_names[0], "proxy");
+    assert_int_equal(v.pod.ctr[0].kind, HR_CTR_SIDECAR);
+    assert_int_equal(v.pod.ctr[0].cpu_req, 100);
+    assert_true(v.pod.ctr[0].cpu_lim == HR_NONE);
+    assert_string_equal(v.ctr_names[1], "app");
+    assert_int_equal(v.pod.ctr[1].cpu_req, 250);
+    assert_int_equal(v.pod.ctr[1].cpu_lim, 500);
+    assert_int_equal(v.pod.ctr[1].mem_req, 64 * 1024 * 1024);
+    assert_true(v.pod.ctr[1].mem_lim == HR_NONE);
+    assert_int_equal(v.pod.phase, HR_PHASE_RUNNING);
+    assert_true(v.pod.bound);
+    assert_int_equal(hr_pod_booked_cpu(&v.pod), 350);
+    assert_false(hr_cache_pod_get(f->c, "team-a", "web-2", &v, f->scr));
+    assert_false(hr_cache_pod_get(f->c, "team-b", "web-1", &v, f->scr));
+    hr_cache_unlock(f->c);
+    assert_string_equal(drain(f, d), "n1");
+    assert_int_equal(f->changes[HR_CK_POD][HR_CC_ADDED], 1);
+}
+
+static void test_rv_only_update_is_quiet(void **state)
+{
+    fx *f = *state;
+    char d[4096];
+    put_pod(f, "a", "p", "n1", "Running", 100, 200, "10");
+    drain(f, d);
+    put_pod(f, "a", "p", "n1", "Running", 100, 200, "11");
+    assert_string_equal(drain(f, d), "");
+    assert_int_equal(f->changes[HR_CK_POD][HR_CC_UPDATED], 0);
+    hr_cpod_view v;
+    hr_cache_lock(f->c);
+    assert_true(hr_cache_pod_get(f->c, "a", "p", &v, f->scr));
+    assert_int_equal(v.rv, 11); /* the resourceVersion still moves */
+    hr_cache_unlock(f->c);
+    /* a request change enqueues the node */
+    put_pod(f, "a", "p", "n1", "Running", 300, 400, "12");
+    assert_string_equal(drain(f, d), "n1");
+    assert_int_equal(f->changes[HR_CK_POD][HR_CC_UPDATED], 1);
+    /* a limit change too (our own resize comes back this way) */
+    put_pod(f, "a", "p", "n1", "Running", 300, 600, "13");
+    assert_string_equal(drain(f, d), "n1");
+}
+
+static void test_bind_rebind_leave(void **state)
+{
+    fx *f = *state;
+    char d[4096];
+    put_pod(f, "a", "p", NULL, "Pending", 100, -1, "1");
+    assert_string_equal(drain(f, d), ""); /* unbound: no node to look at */
+    put_pod(f, "a", "p", "n1", "Pending", 100, -1, "2");
+    assert_string_equal(drain(f, d), "n1");
+    assert_int_equal(node_pod_count(f, "n1"), 1);
+    put_pod(f, "a", "q", "n1", "Running", 100, -1, "3");
+    put_pod(f, "a", "r", "n1", "Running", 100, -1, "4");
+    assert_int_equal(node_pod_count(f, "n1"), 3);
+    drain(f, d);
+    /* rebound (a recreated pod with the same name on another node) */
+    put_pod(f, "a", "q", "n2", "Running", 100, -1, "5");
+    assert_string_equal(drain(f, d), "n1,n2");
+    assert_int_equal(node_pod_count(f, "n1"), 2);
+    assert_int_equal(node_pod_count(f, "n2"), 1);
+    /* deleted */
+    assert_int_equal(del_obj(f, HR_CK_POD, "a", "p"), HR_OK);
+    assert_string_equal(drain(f, d), "n1");
+    assert_int_equal(node_pod_count(f, "n1"), 1);
+    /* deleting what is not there changes nothing */
+    assert_int_equal(del_obj(f, HR_CK_POD, "a", "p"), HR_OK);
+    assert_string_equal(drain(f, d), "");
+}
+
+static void test_terminal_pods_leave(void **state)
+{
+    fx *f = *state;
+    char d[4096];
+    put_pod(f, "a", "job-1", "n1", "Running", 100, -1, "1");
+    drain(f, d);
+    put_pod(f, "a", "job-1", "n1", "Succeeded", 100, -1, "2");
+    assert_string_equal(drain(f, d), "n1");
+    assert_int_equal(node_pod_count(f, "n1"), 0);
+    hr_cpod_view v;
+    hr_cache_lock(f->c);
+    assert_false(hr_cache_pod_get(f->c, "a", "job-1", &v, f->scr));
+    hr_cache_unlock(f->c);
+    /* later updates and the final delete of a terminal pod are no-ops */
+    put_pod(f, "a", "job-1", "n1", "Failed", 100, -1, "3");
+    del_obj(f, HR_CK_POD, "a", "job-1");
+    assert_string_equal(drain(f, d), "");
+    assert_int_equal(f->changes[HR_CK_POD][HR_CC_DELETED], 1);
+    hr_cache_stats s;
+    hr_cache_lock(f->c);
+    hr_cache_get_stats(f->c, &s);
+    hr_cache_unlock(f->c);
+    assert_int_equal(s.pods, 0);
+}
+
+static void test_nodes(void **state)
+{
+    fx *f = *state;
+    char d[4096];
+    put_pod(f, "a", "p", "n1", "Running", 100, -1, "1");
+    hr_cnode_view nv;
+    hr_cache_lock(f->c);
+    assert_true(hr_cache_node_get(f->c, "n1", &nv));
+    assert_false(nv.present); /* known only from its pod so far */
+    assert_false(nv.node.known);
+    hr_cache_unlock(f->c);
+    drain(f, d);
+    put_node(f, "n1", "16", "False", "z1", "5");
+    assert_string_equal(drain(f, d), "n1");
+    hr_cache_lock(f->c);
+    assert_true(hr_cache_node_get(f->c, "n1", &nv));
+    assert_true(nv.present && nv.node.known && nv.ready);
+    assert_int_equal(nv.node.allocatable, 16000);
+    assert_false(nv.node.disk_pressure);
+    assert_int_equal(nv.n_pods, 1);
+    assert_string_equal(hr_labels_get(&nv.labels, "zone"), "z1");
+    hr_cache_unlock(f->c);
+    /* heartbeat: only timestamps and the resourceVersion move */
+    put_node(f, "n1", "16", "False", "z1", "6");
+    assert_string_equal(drain(f, d), "");
+    put_node(f, "n1", "16", "True", "z1", "7");
+    assert_string_equal(drain(f, d), "n1");
+    put_node(f, "n1", "15500m", "True", "z1", "8");
+    assert_string_equal(drain(f, d), "n1");
+    put_node(f, "n1", "15500m", "True", "z2", "9");
+    assert_string_equal(drain(f, d), "n1");
+    /* node deleted: its pods stay (they are deleted on their own) */
+    del_obj(f, HR_CK_NODE, "", "n1");
+    assert_string_equal(drain(f, d), "n1");
+    hr_cache_lock(f->c);
+    assert_true(hr_cache_node_get(f->c, "n1", &nv));
+    assert_false(nv.present);
+    assert_int_equal(nv.n_pods, 1);
+    hr_cache_unlock(f->c);
+    del_obj(f, HR_CK_POD, "a", "p");
+    assert_string_equal(drain(f, d), "n1");
+    /* the placeholder is collected once drained */
+    hr_cache_lock(f->c);
+    assert_false(hr_cache_node_get(f->c, "n1", &nv));
+    hr_cache_unlock(f->c);
+}
+
+static void test_namespace_labels(void **state)
+{
+    fx *f = *state;
+    char d[4096];
+    put_pod(f, "a", "p1", "n1", "Running", 100, -1, "1");
+    put_pod(f, "a", "p2", "n2", "Running", 100, -1, "2");
+    put_pod(f, "b", "p3", "n3", "Running", 100, -1, "3");
+    put_ns(f, "a", "managed", "4");
+    put_ns(f, "b", "managed", "5");
+    drain(f, d);
+    put_ns(f, "a", "managed", "6"); /* nothing we keep changed */
+    assert_string_equal(drain(f, d), "");
+    put_ns(f, "a", "off", "7");
+    assert_string_equal(drain(f, d), "n1,n2");
+    hr_cns_view nv;
+    hr_cache_lock(f->c);
+    assert_true(hr_cache_ns_get(f->c, "a", &nv));
+    assert_string_equal(hr_labels_get(&nv.labels, "kube-headroom.dev/mode"), "off");
+    hr_cache_unlock(f->c);
+    del_obj(f, HR_CK_NAMESPACE, "", "b");
+    assert_string_equal(drain(f, d), "n3");
+}
+
+static void test_limitrange_and_config(void **state)
+{
+    fx *f = *state;
+    char d[4096];
+    put_pod(f, "a", "p1", "n1", "Running", 100, -1, "1");
+    put_pod(f, "b", "p2", "n2", "Running", 100, -1, "2");
+    drain(f, d);
+    const char *lr =
+        "{\"metadata\":{\"namespace\":\"a\",\"name\":\"lr\",\"resourceVersion\":\"3\"},"
+        "\"spec\":{\"limits\":[{\"type\":\"Container\",\"max\":{\"cpu\":\"2\"}},"
+        "{\"type\":\"Pod\",\"max\":{\"cpu\":\"3\"}}]}}";
+    assert_int_equal(feed(f, HR_CK_LIMITRANGE, false, lr), HR_OK);
+    assert_string_equal(drain(f, d), "n1,n2"); /* all nodes */
+    hr_cache_lock(f->c);
+    hr_limit_bounds b = hr_cache_ns_bounds(f->c, "a");
+    hr_limit_bounds nb = hr_cache_ns_bounds(f->c, "b");
+    hr_cache_unlock(f->c);
+    assert_int_equal(b.ctr_max, 2000);
+    assert_int_equal(b.pod_max, 3000);
+    assert_true(nb.ctr_max == HR_NONE);
+    assert_int_equal(feed(f, HR_CK_LIMITRANGE, false, lr), HR_OK);
+    assert_string_equal(drain(f, d), ""); /* unchanged */
+    del_obj(f, HR_CK_LIMITRANGE, "a", "lr");
+    assert_string_equal(drain(f, d), "n1,n2");
+
+    /* no config: defaults with dry-run */
+    const char *invalid;
+    hr_cache_lock(f->c);
+    const hr_config *cfg = hr_cache_config(f->c, &invalid);
+    assert_false(cfg->present);
+    assert_true(cfg->dry_run);
+    assert_null(invalid);
+    hr_cache_unlock(f->c);
+    const char *good =
+        "{\"apiVersion\":\"kube-headroom.dev/v1alpha1\",\"kind\":\"HeadroomConfig\","
+        "\"metadata\":{\"name\":\"cluster\",\"resourceVersion\":\"9\",\"generation\":1},"
+        "\"spec\":{\"minBurstFloor\":\"500m\",\"excludedNamespaces\":[\"ops\"]}}";
+    assert_int_equal(feed(f, HR_CK_CONFIG, false, good), HR_OK);
+    assert_string_equal(drain(f, d), "n1,n2");
+    hr_cache_lock(f->c);
+    cfg = hr_cache_config(f->c, &invalid);
+    assert_true(cfg->present);
+    assert_false(cfg->dry_run);
+    assert_int_equal(cfg->min_burst_floor, 500);
+    assert_int_equal(cfg->n_excluded_ns, 1);
+    assert_string_equal(cfg->excluded_ns[0], "ops");
+    hr_cache_unlock(f->c);
+    /* a status write (same generation) is not a config change */
+    const char *status =
+        "{\"metadata\":{\"name\":\"cluster\",\"resourceVersion\":\"10\",\"generation\":1},"
+        "\"spec\":{\"minBurstFloor\":\"500m\",\"excludedNamespaces\":[\"ops\"]},"
+        "\"status\":{\"managedPods\":3}}";
+    assert_int_equal(feed(f, HR_CK_CONFIG, false, status), HR_OK);
+    assert_string_equal(drain(f, d), "");
+    /* an invalid config keeps the last good one and says why */
+    const char *bad =
+        "{\"metadata\":{\"name\":\"cluster\",\"resourceVersion\":\"11\",\"generation\":2},"
+        "\"spec\":{\"minBurstFloor\":\"lots\"}}";
+    assert_int_not_equal(feed(f, HR_CK_CONFIG, false, bad), HR_OK);
+    hr_cache_lock(f->c);
+    cfg = hr_cache_config(f->c, &invalid);
+    assert_int_equal(cfg->min_burst_floor, 500);
+    assert_non_null(invalid);
+    assert_non_null(strstr(invalid, "minBurstFloor"));
+    hr_cache_unlock(f->c);
+    /* other names are ignored */
+    const char *other = "{\"metadata\":{\"name\":\"other\",\"generation\":1},\"spec\":{}}";
+    assert_int_equal(feed(f, HR_CK_CONFIG, false, other), HR_OK);
+    del_obj(f, HR_CK_CONFIG, "", "cluster");
+    assert_string_equal(drain(f, d), "n1,n2");
+    hr_cache_lock(f->c);
+    cfg = hr_cache_config(f->c, &invalid);
+    assert_false(cfg->present);
+    assert_true(cfg->dry_run);
+    hr_cache_unlock(f->c);
+}
+
+static void test_relist_by_difference(void **state)
+{
+    fx *f = *state;
+    char d[4096];
+    put_pod(f, "a", "keep", "n1", "Running", 100, -1, "1");
+    put_pod(f, "a", "gone", "n2", "Running", 100, -1, "2");
+    put_pod(f, "a", "changed", "n3", "Running", 100, -1, "3");
+    put_pod(f, "a", "garbled", "n4", "Running", 100, -1, "4");
+    put_node(f, "n1", "4", "False", "z", "5");
+    put_node(f, "n9", "4", "False", "z", "6");
+    drain(f, d);
+    memset(f->changes, 0, sizeof f->changes);
+
+    f->ws[HR_CK_POD].relist_begin(f->ws[HR_CK_POD].ud);
+    put_pod(f, "a", "keep", "n1", "Running", 100, -1, "1");
+    put_pod(f, "a", "changed", "n3", "Running", 200, -1, "7");
+    put_pod(f, "a", "new", "n5", "Running", 100, -1, "8");
+    /* a listed object the decoder refuses keeps its cached state */
+    const char *garbled =
+        "{\"metadata\":{\"namespace\":\"a\",\"name\":\"garbled\"},"
+        "\"spec\":{\"containers\":[{\"name\":\"x\",\"resources\":"
+        "{\"requests\":{\"cpu\":\"1x\"}}}]}}";
+    assert_int_not_equal(feed(f, HR_CK_POD, false, garbled), HR_OK);
+    f->ws[HR_CK_POD].relist_end(f->ws[HR_CK_POD].ud, true);
+
+    assert_int_equal(f->changes[HR_CK_POD][HR_CC_ADDED], 1);
+    assert_int_equal(f->changes[HR_CK_POD][HR_CC_UPDATED], 1);
+    assert_int_equal(f->changes[HR_CK_POD][HR_CC_DELETED], 1);
+    assert_string_equal(f->last, "pods 2 a/gone");
+    assert_string_equal(drain(f, d), "n2,n3,n5");
+    hr_cpod_view v;
+    hr_cache_lock(f->c);
+    assert_true(hr_cache_pod_get(f->c, "a", "garbled", &v, f->scr));
+    assert_false(hr_cache_pod_get(f->c, "a", "gone", &v, f->scr));
+    hr_cache_unlock(f->c);
+
+    /* an abandoned relist sweeps nothing */
+    f->ws[HR_CK_POD].relist_begin(f->ws[HR_CK_POD].ud);
+    f->ws[HR_CK_POD].relist_end(f->ws[HR_CK_POD].ud, false);
+    hr_cache_stats s;
+    hr_cache_lock(f->c);
+    hr_cache_get_stats(f->c, &s);
+    hr_cache_unlock(f->c);
+    assert_int_equal(s.pods, 4);
+
+    /* nodes: n9 vanished while we were away */
+    f->ws[HR_CK_NODE].relist_begin(f->ws[HR_CK_NODE].ud);
+    put_node(f, "n1", "4", "False", "z", "5");
+    f->ws[HR_CK_NODE].relist_end(f->ws[HR_CK_NODE].ud, true);
+    assert_string_equal(drain(f, d), "n9");
+    assert_int_equal(f->changes[HR_CK_NODE][HR_CC_DELETED], 1);
+}
+
+static void test_resize_conditions(void **state)
+{
+    fx *f = *state;
+    char d[4096];
+    const char *pending =
+        "{\"metadata\":{\"namespace\":\"a\",\"name\":\"p\",\"resourceVersion\":\"2\"},"
+        "\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\",\"resources\":"
+        "{\"requests\":{\"cpu\":\"1\"}}}]},\"status\":{\"phase\":\"Running\","
+        "\"conditions\":[{\"type\":\"PodResizePending\",\"reason\":\"Infeasible\"}]}}";
+    const char *plain =
+        "{\"metadata\":{\"namespace\":\"a\",\"name\":\"p\",\"resourceVersion\":\"1\"},"
+        "\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\",\"resources\":"
+        "{\"requests\":{\"cpu\":\"1\"}}}]},\"status\":{\"phase\":\"Running\"}}";
+    feed(f, HR_CK_POD, false, plain);
+    drain(f, d);
+    feed(f, HR_CK_POD, false, pending);
+    assert_string_equal(drain(f, d), "n1"); /* SPEC §5: resize conditions */
+    hr_cpod_view v;
+    hr_cache_lock(f->c);
+    assert_true(hr_cache_pod_get(f->c, "a", "p", &v, f->scr));
+    assert_int_equal(v.resize, HR_RS_INFEASIBLE);
+    hr_cache_unlock(f->c);
+}
+
+/* Many pods in and out, against a plain array model: exercises rehashing,
+ * slot reuse and the node lists, and that every string is released. */
+static void test_churn_against_model(void **state)
+{
+    fx *f = *state;
+    enum { N = 3000 };
+    static int model[N]; /* 0 absent, else node number + 1 */
+    memset(model, 0, sizeof model);
+    uint64_t x = 12345;
+    char name[32], node[32], rv[32];
+    for (int step = 0; step < 20000; step++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        int i = (int)(x % N), op = (int)((x >> 20) % 4);
+        snprintf(name, sizeof name, "pod-%d", i);
+        snprintf(rv, sizeof rv, "%d", step + 1);
+        if (op == 0) {
+            del_obj(f, HR_CK_POD, i % 2 ? "odd" : "even", name);
+            model[i] = 0;
+        } else {
+            int nd = (int)((x >> 30) % 17);
+            snprintf(node, sizeof node, "node-%d", nd);
+            assert_int_equal(put_pod(f, i % 2 ? "odd" : "even", name, node,
+                                     "Running", 10 * (op + 1), -1, rv),
+                             HR_OK);
+            model[i] = nd + 1;
+        }
+    }
+    hr_cache_lock(f->c);
+    size_t total = 0;
+    for (int i = 0; i < N; i++) {
+        hr_cpod_view v;
+        snprintf(name, sizeof name, "pod-%d", i);
+        bool have = hr_cache_pod_get(f->c, i % 2 ? "odd" : "even", name, &v, f->scr);
+        assert_int_equal(have, model[i] != 0);
+        if (have) {
+            snprintf(node, sizeof node, "node-%d", model[i] - 1);
+            assert_string_equal(v.node, node);
+            total++;
+        }
+    }
+    size_t on_nodes = 0;
+    uint32_t ids[N];
+    for (int nd = 0; nd < 17; nd++) {
+        snprintf(node, sizeof node, "node-%d", nd);
+        size_t n = hr_cache_node_pods(f->c, node, ids, N);
+        for (size_t k = 0; k < n; k++) {
+            hr_cpod_view v;
+            assert_true(hr_cache_pod_at(f->c, ids[k], &v, f->scr));
+            assert_string_equal(v.node, node);
+        }
+        on_nodes += n;
+    }
+    assert_int_equal(on_nodes, total);
+    hr_cache_unlock(f->c);
+    /* delete everything: no string may stay behind */
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof name, "pod-%d", i);
+        del_obj(f, HR_CK_POD, i % 2 ? "odd" : "even", name);
+    }
+    char d[8192];
+    drain(f, d);
+    hr_cache_stats s;
+    hr_cache_lock(f->c);
+    hr_cache_get_stats(f->c, &s);
+    hr_cache_unlock(f->c);
+    assert_int_equal(s.pods, 0);
+    assert_int_equal(s.node_placeholders, 0);
+    assert_int_equal(s.strings, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_pod_roundtrip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rv_only_update_is_quiet, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bind_rebind_leave, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_terminal_pods_leave, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nodes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_namespace_labels, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_limitrange_and_config, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_relist_by_difference, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_resize_conditions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_churn_against_model, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
