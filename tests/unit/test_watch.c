@@ -1,0 +1,385 @@
+/*
+ * test_watch.c — the list/watch state machine, driven by a scripted
+ * transport: event decoding (ADDED/MODIFIED/DELETED/BOOKMARK/ERROR),
+ * malformed objects skipped with their name logged, pagination, resuming
+ * from the last resourceVersion, relisting on 410 (as an ERROR event and as
+ * an HTTP status) with the cache reconciled by difference.
+ *
+ * The script stands in for the network only; the real API server is
+ * exercised by tests/integration/it_watch.c.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cache/cache.h"
+#include "cache/sink.h"
+#include "kube/watch.h"
+
+/* ------------------------------------------------------------ script */
+
+typedef struct step {
+    int kind;            /* 'G' a GET (list page), 'S' a stream */
+    long status;         /* HTTP status; 0 = transport failure */
+    const char *body;    /* G: the page; S: lines separated by '\n' */
+} step;
+
+typedef struct script {
+    const step *steps;
+    size_t n, at;
+    char paths[32][512];
+    size_t n_paths;
+    volatile bool *stop;
+    char log[8192];
+} script;
+
+static void record(script *s, const char *path)
+{
+    if (s->n_paths < 32)
+        snprintf(s->paths[s->n_paths++], 512, "%s", path);
+}
+
+static hr_status fake_get(void *ud, const char *path, hr_buf *resp,
+                          hr_kresult *res, hr_err *err)
+{
+    script *s = ud;
+    record(s, path);
+    if (s->at >= s->n || s->steps[s->at].kind != 'G')
+        fail_msg("unexpected GET %s at step %zu", path, s->at);
+    const step *st = &s->steps[s->at++];
+    res->status = st->status;
+    res->retry_after_ms = 0;
+    if (st->status / 100 != 2)
+        return hr_err_set(err, HR_E_IO, "HTTP %ld", st->status);
+    hr_buf_puts(resp, st->body);
+    return HR_OK;
+}
+
+static hr_status fake_stream(void *ud, const char *path, long timeout_s,
+                             hr_kline_fn on_line, void *line_ud,
+                             const volatile bool *stop, hr_kresult *res,
+                             hr_err *err)
+{
+    script *s = ud;
+    record(s, path);
+    if (s->at >= s->n) {
+        /* Script done: shut the watch down. */
+        *s->stop = true;
+        res->status = 0;
+        return hr_err_set(err, HR_E_IO, "stopped");
+    }
+    if (s->steps[s->at].kind != 'S')
+        fail_msg("unexpected stream %s at step %zu", path, s->at);
+    const step *st = &s->steps[s->at++];
+    res->status = st->status;
+    if (st->status / 100 != 2)
+        return hr_err_set(err, HR_E_IO, "HTTP %ld", st->status);
+    const char *p = st->body;
+    while (*p) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        if (on_line(line_ud, p, len))
+            return HR_OK;
+        p += len + (nl ? 1 : 0);
+    }
+    return HR_OK;
+}
+
+static long no_backoff(int attempt, long base, long max, long ra)
+{
+    (void)attempt;
+    (void)base;
+    (void)max;
+    (void)ra;
+    return 0;
+}
+
+static void capture_log(void *ud, int level, const char *msg)
+{
+    script *s = ud;
+    (void)level;
+    size_t l = strlen(s->log);
+    snprintf(s->log + l, sizeof s->log - l, "%s\n", msg);
+}
+
+/* ------------------------------------------------------- fixtures */
+
+typedef struct fx {
+    hr_cache *c;
+    hr_csink *sink;
+    hr_watch *w;
+    script sc;
+    volatile bool stop;
+    hr_cpod_scratch *scr;
+} fx;
+
+static void fx_init(fx *f, const step *steps, size_t n)
+{
+    memset(f, 0, sizeof *f);
+    hr_err err;
+    assert_int_equal(hr_cache_new(&f->c, &err), HR_OK);
+    assert_int_equal(hr_csink_new(f->c, HR_CK_POD, &f->sink, &err), HR_OK);
+    f->sc.steps = steps;
+    f->sc.n = n;
+    f->sc.stop = &f->stop;
+    hr_watch_opts o = {
+        .resource = "pods",
+        .path = "/api/v1/pods",
+        .sink = hr_csink_wsink(f->sink),
+        .transport = {&f->sc, fake_get, fake_stream, no_backoff},
+        .timeout_min_s = 300,
+        .timeout_max_s = 300,
+        .log = capture_log,
+        .log_ud = &f->sc,
+        .seed = 42,
+    };
+    assert_int_equal(hr_watch_new(&o, &f->w, &err), HR_OK);
+    f->scr = malloc(sizeof *f->scr);
+}
+
+static void fx_done(fx *f)
+{
+    hr_watch_free(f->w);
+    hr_csink_free(f->sink);
+    hr_cache_free(f->c);
+    free(f->scr);
+}
+
+static bool has_pod(fx *f, const char *ns, const char *name, int64_t req)
+{
+    hr_cpod_view v;
+    hr_cache_lock(f->c);
+    bool ok = hr_cache_pod_get(f->c, ns, name, &v, f->scr);
+    if (ok && req >= 0)
+        ok = v.pod.n_ctr == 1 && v.pod.ctr[0].cpu_req == req;
+    hr_cache_unlock(f->c);
+    return ok;
+}
+
+static size_t pod_count(fx *f)
+{
+    hr_cache_stats s;
+    hr_cache_lock(f->c);
+    hr_cache_get_stats(f->c, &s);
+    hr_cache_unlock(f->c);
+    return s.pods;
+}
+
+#define POD(name, cpu, rv)                                                    \
+    "{\"metadata\":{\"namespace\":\"ns\",\"name\":\"" name                  \
+    "\",\"resourceVersion\":\"" rv "\"},\"spec\":{\"nodeName\":\"n1\","   \
+    "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"" \
+    cpu "\"}}}]},\"status\":{\"phase\":\"Running\"}}"
+#define EV(type, obj) "{\"type\":\"" type "\",\"object\":" obj "}"
+#define LIST(rv, cont, items)                                                 \
+    "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"" rv          \
+    "\",\"continue\":\"" cont "\"},\"items\":[" items "]}"
+
+/* ------------------------------------------------------------ lines */
+
+static void test_event_types(void **state)
+{
+    (void)state;
+    fx f;
+    fx_init(&f, NULL, 0);
+    char rv[64];
+    assert_int_equal(hr_watch_feed_line(f.w, EV("ADDED", POD("a", "100m", "5")),
+                                        strlen(EV("ADDED", POD("a", "100m", "5")))),
+                     HR_WL_OK);
+    assert_true(has_pod(&f, "ns", "a", 100));
+    hr_watch_get_rv(f.w, rv, sizeof rv);
+    assert_string_equal(rv, "5");
+    const char *mod = EV("MODIFIED", POD("a", "200m", "6")) "\r";
+    assert_int_equal(hr_watch_feed_line(f.w, mod, strlen(mod)), HR_WL_OK);
+    assert_true(has_pod(&f, "ns", "a", 200));
+    const char *bm = EV("BOOKMARK", "{\"kind\":\"Pod\",\"metadata\":{\"resourceVersion\":\"90\"}}");
+    assert_int_equal(hr_watch_feed_line(f.w, bm, strlen(bm)), HR_WL_OK);
+    hr_watch_get_rv(f.w, rv, sizeof rv);
+    assert_string_equal(rv, "90");
+    /* a DELETED needs only the name, even if the body would not decode */
+    const char *del = EV("DELETED", "{\"metadata\":{\"namespace\":\"ns\",\"name\":\"a\","
+                                    "\"resourceVersion\":\"91\"},\"spec\":7}");
+    assert_int_equal(hr_watch_feed_line(f.w, del, strlen(del)), HR_WL_OK);
+    assert_false(has_pod(&f, "ns", "a", -1));
+    hr_watch_get_rv(f.w, rv, sizeof rv);
+    assert_string_equal(rv, "91");
+    assert_int_equal(hr_watch_feed_line(f.w, "", 0), HR_WL_OK);
+    hr_watch_stats st;
+    hr_watch_get_stats(f.w, &st);
+    assert_int_equal(st.events, 4);
+    assert_int_equal(st.malformed, 0);
+    fx_done(&f);
+}
+
+static void test_error_events(void **state)
+{
+    (void)state;
+    fx f;
+    fx_init(&f, NULL, 0);
+    const char *gone = EV("ERROR", "{\"kind\":\"Status\",\"status\":\"Failure\","
+                                   "\"message\":\"too old resource version: 5 (90)\","
+                                   "\"reason\":\"Expired\",\"code\":410}");
+    assert_int_equal(hr_watch_feed_line(f.w, gone, strlen(gone)), HR_WL_GONE);
+    const char *other = EV("ERROR", "{\"kind\":\"Status\",\"code\":500,\"message\":\"etcd\"}");
+    assert_int_equal(hr_watch_feed_line(f.w, other, strlen(other)), HR_WL_ERROR);
+    fx_done(&f);
+}
+
+static void test_malformed_skipped(void **state)
+{
+    (void)state;
+    fx f;
+    fx_init(&f, NULL, 0);
+    const char *bad = EV("ADDED", POD("bad-cpu", "1x", "7"));
+    assert_int_equal(hr_watch_feed_line(f.w, bad, strlen(bad)), HR_WL_OK);
+    assert_false(has_pod(&f, "ns", "bad-cpu", -1));
+    /* the log names the object and the field */
+    assert_non_null(strstr(f.sc.log, "ns/bad-cpu"));
+    assert_non_null(strstr(f.sc.log, "requests.cpu"));
+    /* the resourceVersion still moves past it: it is never re-read */
+    char rv[64];
+    hr_watch_get_rv(f.w, rv, sizeof rv);
+    assert_string_equal(rv, "7");
+    /* and the next event is handled */
+    const char *good = EV("ADDED", POD("good", "10m", "8"));
+    assert_int_equal(hr_watch_feed_line(f.w, good, strlen(good)), HR_WL_OK);
+    assert_true(has_pod(&f, "ns", "good", 10));
+    /* lines that are not events make the stream suspect: reconnect */
+    assert_int_equal(hr_watch_feed_line(f.w, "{\"type\":\"ADDED\"", 15), HR_WL_BAD);
+    assert_int_equal(hr_watch_feed_line(f.w, "[1,2]", 5), HR_WL_BAD);
+    assert_int_equal(hr_watch_feed_line(f.w, "{\"type\":3,\"object\":{}}", 22), HR_WL_BAD);
+    const char *unk = EV("WHATEVER", "{}");
+    assert_int_equal(hr_watch_feed_line(f.w, unk, strlen(unk)), HR_WL_OK);
+    hr_watch_stats st;
+    hr_watch_get_stats(f.w, &st);
+    assert_int_equal(st.malformed, 5);
+    fx_done(&f);
+}
+
+/* ------------------------------------------------------------ loop */
+
+static void test_list_watch_resume(void **state)
+{
+    (void)state;
+    static const step steps[] = {
+        {'G', 200, LIST("100", "tok+/=", POD("a", "100m", "10") "," POD("b", "100m", "11"))},
+        {'G', 200, LIST("100", "", POD("c", "100m", "12"))},
+        /* the stream ends cleanly after two events (server timeout) */
+        {'S', 200, EV("ADDED", POD("d", "100m", "101")) "\n"
+                   EV("BOOKMARK", "{\"metadata\":{\"resourceVersion\":\"150\"}}") "\n"},
+        /* a connection failure: resume from 150 after back-off */
+        {'S', 0, ""},
+        {'S', 503, ""},
+        {'S', 200, EV("DELETED", POD("a", "100m", "151")) "\n"},
+    };
+    fx f;
+    fx_init(&f, steps, sizeof steps / sizeof steps[0]);
+    assert_int_equal(hr_watch_run(f.w, &f.stop), HR_OK);
+    assert_true(f.sc.n_paths >= 6);
+    assert_string_equal(f.sc.paths[0], "/api/v1/pods?limit=500");
+    assert_string_equal(f.sc.paths[1], "/api/v1/pods?limit=500&continue=tok%2B%2F%3D");
+    assert_string_equal(f.sc.paths[2],
+                        "/api/v1/pods?watch=1&allowWatchBookmarks=true&timeoutSeconds=300"
+                        "&resourceVersion=100");
+    assert_non_null(strstr(f.sc.paths[3], "&resourceVersion=150"));
+    assert_non_null(strstr(f.sc.paths[4], "&resourceVersion=150"));
+    assert_non_null(strstr(f.sc.paths[5], "&resourceVersion=150"));
+    assert_non_null(strstr(f.sc.paths[6], "&resourceVersion=151"));
+    assert_false(has_pod(&f, "ns", "a", -1));
+    assert_true(has_pod(&f, "ns", "b", 100));
+    assert_true(has_pod(&f, "ns", "c", 100));
+    assert_true(has_pod(&f, "ns", "d", 100));
+    hr_watch_stats st;
+    hr_watch_get_stats(f.w, &st);
+    assert_true(st.synced);
+    assert_int_equal(st.listed, 3);
+    assert_int_equal(st.relists, 0);
+    assert_int_equal(st.errors, 2);
+    fx_done(&f);
+}
+
+static void test_gone_relists_by_difference(void **state)
+{
+    (void)state;
+    static const step steps[] = {
+        {'G', 200, LIST("100", "", POD("a", "100m", "10") "," POD("b", "100m", "11")
+                                   "," POD("c", "100m", "12"))},
+        {'S', 200, EV("MODIFIED", POD("b", "300m", "120")) "\n"
+                   EV("ERROR", "{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\"}") "\n"
+                   EV("ADDED", POD("never", "1m", "121")) "\n"},
+        /* while we were away: a deleted, c changed, e added */
+        {'G', 200, LIST("200", "", POD("b", "300m", "120") "," POD("c", "50m", "180")
+                                   "," POD("e", "100m", "190"))},
+        /* the watch itself can be refused with 410 too */
+        {'S', 410, ""},
+        {'G', 200, LIST("300", "", POD("b", "300m", "120") "," POD("e", "100m", "190"))},
+    };
+    fx f;
+    fx_init(&f, steps, sizeof steps / sizeof steps[0]);
+    assert_int_equal(hr_watch_run(f.w, &f.stop), HR_OK);
+    /* the event after the ERROR was never applied */
+    assert_false(has_pod(&f, "ns", "never", -1));
+    assert_false(has_pod(&f, "ns", "a", -1));
+    assert_true(has_pod(&f, "ns", "b", 300));
+    assert_false(has_pod(&f, "ns", "c", -1));
+    assert_true(has_pod(&f, "ns", "e", 100));
+    assert_int_equal(pod_count(&f), 2);
+    hr_cache_stats cs;
+    hr_cache_lock(f.c);
+    hr_cache_get_stats(f.c, &cs);
+    hr_cache_unlock(f.c);
+    /* adds a,b,c,e; updates b,c; deletes a (relist 1) and c (relist 2):
+     * nothing twice */
+    assert_int_equal(cs.changes[HR_CK_POD], 8);
+    hr_watch_stats st;
+    hr_watch_get_stats(f.w, &st);
+    assert_int_equal(st.relists, 2);
+    assert_non_null(strstr(f.sc.paths[5], "&resourceVersion=300"));
+    fx_done(&f);
+}
+
+static void test_failed_list_is_not_swept(void **state)
+{
+    (void)state;
+    static const step steps[] = {
+        {'G', 200, LIST("100", "", POD("a", "100m", "10") "," POD("b", "100m", "11"))},
+        {'S', 410, ""},
+        /* page one arrives, page two fails (expired continue token): the
+         * half-seen relist must not delete b */
+        {'G', 200, LIST("200", "next", POD("a", "100m", "10"))},
+        {'G', 410, ""},
+        {'G', 200, LIST("300", "", POD("a", "100m", "10") "," POD("b", "100m", "11"))},
+    };
+    fx f;
+    fx_init(&f, steps, sizeof steps / sizeof steps[0]);
+    assert_int_equal(hr_watch_run(f.w, &f.stop), HR_OK);
+    assert_true(has_pod(&f, "ns", "a", 100));
+    assert_true(has_pod(&f, "ns", "b", 100));
+    hr_cache_stats cs;
+    hr_cache_lock(f.c);
+    hr_cache_get_stats(f.c, &cs);
+    hr_cache_unlock(f.c);
+    assert_int_equal(cs.changes[HR_CK_POD], 2); /* the two adds, nothing else */
+    /* the retried list starts from the first page */
+    assert_string_equal(f.sc.paths[4], "/api/v1/pods?limit=500");
+    fx_done(&f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_event_types),
+        cmocka_unit_test(test_error_events),
+        cmocka_unit_test(test_malformed_skipped),
+        cmocka_unit_test(test_list_watch_resume),
+        cmocka_unit_test(test_gone_relists_by_difference),
+        cmocka_unit_test(test_failed_list_is_not_swept),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
