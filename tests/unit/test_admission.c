@@ -1,0 +1,680 @@
+/*
+ * test_admission.c — the admission review handler, rule by rule (SPEC §8):
+ * the patch shapes (limits map missing vs present, sidecars, untouched
+ * containers), the caps (maxMultiplier, max-cpu shared over the pod,
+ * LimitRange), every reason to leave a pod alone (namespace, opt-out,
+ * BestEffort, Guaranteed, a QoS change, disabled, dry-run, not a CREATE,
+ * an object it cannot read), the uid echo, and malformed reviews → 400.
+ * Plus the config holder's snapshot semantics.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <yyjson.h>
+
+#include "core/config.h"
+#include "core/names.h"
+#include "webhook/admission.h"
+#include "webhook/config_holder.h"
+
+/* ---------------------------------------------------------------- helpers */
+
+static char *review_full(const char *uid_json, const char *op, const char *ns,
+                         const char *extra, const char *pod)
+{
+    size_t cap = strlen(pod) + 2048;
+    char *s = malloc(cap);
+    assert_non_null(s);
+    snprintf(s, cap,
+             "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+             "\"request\":{\"uid\":%s,\"kind\":{\"group\":\"\",\"version\":\"v1\","
+             "\"kind\":\"Pod\"},\"resource\":{\"group\":\"\",\"version\":\"v1\","
+             "\"resource\":\"pods\"},%s\"namespace\":\"%s\",\"operation\":\"%s\","
+             "\"object\":%s}}",
+             uid_json, extra, ns, op, pod);
+    return s;
+}
+
+static char *review(const char *ns, const char *pod)
+{
+    return review_full("\"u-1\"", "CREATE", ns, "", pod);
+}
+
+/* A pod with the given metadata extras and spec body. */
+static char *pod_json(const char *meta, const char *spec)
+{
+    size_t cap = strlen(meta) + strlen(spec) + 256;
+    char *s = malloc(cap);
+    assert_non_null(s);
+    snprintf(s, cap,
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{"
+             "\"generateName\":\"job-\"%s%s},\"spec\":{%s}}",
+             meta[0] ? "," : "", meta, spec);
+    return s;
+}
+
+static hr_config cfg_live(void)
+{
+    hr_config c;
+    hr_config_defaults(&c);
+    c.present = true;
+    c.dry_run = false;
+    return c;
+}
+
+typedef struct answer {
+    hr_wh_result r;
+    yyjson_doc *doc;      /* the response, when 200 */
+    char *patch;          /* decoded JSONPatch from the response, or NULL */
+} answer;
+
+static int b64val(char c)
+{
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+}
+
+static char *unbase64(const char *s)
+{
+    size_t n = strlen(s);
+    assert_int_equal(n % 4, 0);
+    char *out = calloc(n / 4 * 3 + 1, 1);
+    size_t o = 0;
+    for (size_t i = 0; i < n; i += 4) {
+        int v[4];
+        for (int k = 0; k < 4; k++)
+            v[k] = s[i + k] == '=' ? 0 : b64val(s[i + k]);
+        for (int k = 0; k < 4; k++)
+            assert_true(v[k] >= 0);
+        uint32_t w = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 |
+                     (uint32_t)v[2] << 6 | (uint32_t)v[3];
+        out[o++] = (char)(w >> 16);
+        if (s[i + 2] != '=') out[o++] = (char)(w >> 8);
+        if (s[i + 3] != '=') out[o++] = (char)w;
+    }
+    out[o] = '\0';
+    return out;
+}
+
+static void run_env(const hr_wh_env *env, const char *in, answer *a)
+{
+    memset(a, 0, sizeof *a);
+    hr_err err;
+    assert_int_equal(hr_admission_review(env, in, strlen(in), &a->r, &err),
+                     HR_OK);
+    if (a->r.http_status != 200)
+        return;
+    a->doc = yyjson_read(hr_buf_str(&a->r.body), a->r.body.len, 0);
+    assert_non_null(a->doc);
+    yyjson_val *root = yyjson_doc_get_root(a->doc);
+    assert_true(yyjson_equals_str(yyjson_obj_get(root, "apiVersion"),
+                                  "admission.k8s.io/v1"));
+    assert_true(yyjson_equals_str(yyjson_obj_get(root, "kind"),
+                                  "AdmissionReview"));
+    yyjson_val *resp = yyjson_obj_get(root, "response");
+    assert_true(yyjson_get_bool(yyjson_obj_get(resp, "allowed")));
+    yyjson_val *p = yyjson_obj_get(resp, "patch");
+    if (p) {
+        assert_true(yyjson_equals_str(yyjson_obj_get(resp, "patchType"),
+                                      "JSONPatch"));
+        a->patch = unbase64(yyjson_get_str(p));
+    } else {
+        assert_null(yyjson_obj_get(resp, "patchType"));
+    }
+}
+
+static void run(const hr_config *cfg, const char *in, answer *a)
+{
+    hr_wh_env env = {cfg, NULL, NULL, NULL};
+    run_env(&env, in, a);
+}
+
+static void done(answer *a)
+{
+    hr_wh_result_free(&a->r);
+    yyjson_doc_free(a->doc);
+    free(a->patch);
+}
+
+/* Run pod (in namespace "team-a") under cfg and expect this patch (NULL:
+ * none) and outcome. */
+static void expect(const hr_config *cfg, const char *meta, const char *spec,
+                   hr_wh_outcome outcome, const char *patch)
+{
+    char *pod = pod_json(meta, spec);
+    char *in = review("team-a", pod);
+    answer a;
+    run(cfg, in, &a);
+    if (a.r.outcome != outcome || (patch == NULL) != (a.patch == NULL) ||
+        (patch && strcmp(patch, a.patch) != 0))
+        fail_msg("outcome %s (%s), patch %s; want %s, %s",
+                 hr_wh_outcome_str(a.r.outcome), a.r.why,
+                 a.patch ? a.patch : "(none)", hr_wh_outcome_str(outcome),
+                 patch ? patch : "(none)");
+    done(&a);
+    free(in);
+    free(pod);
+}
+
+#define C(name, res) "{\"name\":\"" name "\",\"image\":\"x\",\"resources\":" res "}"
+#define REQ(cpu) "{\"requests\":{\"cpu\":\"" cpu "\"}}"
+
+/* ------------------------------------------------------------ patch shapes */
+
+static void limits_map_missing(void **state)
+{
+    (void)state;
+    hr_config cfg = cfg_live();
+    expect(&cfg, "", "\"containers\":[" C("a", REQ("500m")) "]", HR_WH_MUTATED,
+           "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits\","
+           "\"value\":{\"cpu\":\"1\"}}]");
+}
+
+static void limits_map_present(void **state)
+{
+    (void)state;
+    hr_config cfg = cfg_live();
+    expect(&cfg, "",
+           "\"containers\":[" C("a", "{\"requests\":{\"cpu\":\"250m\",\"memory\":"
+                                     "\"64Mi\"},\"limits\":{\"memory\":\"128Mi\"}}") "]",
+           HR_WH_MUTATED,
+           "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits/cpu\","
+           "\"value\":\"500m\"}]");
+}
+
+static void only_missing_limits_added(void **state)
+{
+    (void)state;
+    hr_config cfg = cfg_live();
+    expect(&cfg, "",
+           "\"containers\":[" C("a", "{\"requests\":{\"cpu\":\"1\"},\"limits\":{\"cpu\":\"3\"}}")
+           "," C("b", REQ("100m")) "," C("c", "{}") "]",
+           HR_WH_MUTATED,
+           "[{\"op\":\"add\",\"path\":\"/spec/containers/1/resources/limits\","
+           "\"value\":{\"cpu\":\"200m\"}}]");
+}
+
+static void sidecars_yes_init_no(void **state)
+{
+    (void)state;
+    hr_config cfg = cfg_live();
+    expect(&cfg, "",
+           "\"initContainers\":[{\"name\":\"init\",\"resources\":" REQ("2") "},"
+           "{\"name\":\"side\",\"restartPolicy\":\"Always\",\"resources\":" REQ("50m") "}],"
+           "\"containers\":[" C("a", REQ("1500m")) "]",
+           HR_WH_MUTATED,
+           "[{\"op\":\"add\",\"path\":\"/spec/initContainers/1/resources/limits\","
+           "\"value\":{\"cpu\":\"100m\"}},"
+           "{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits\","
+           "\"value\":{\"cpu\":\"3\"}}]");
+}
+
+static void limits_null_is_missing(void **state)
+{
+    (void)state;
+    hr_config cfg = cfg_live();
+    expect(&cfg, "",
+           "\"containers\":[" C("a", "{\"requests\":{\"cpu\":\"300m\"},\"limits\":null}") "]",
+           HR_WH_MUTATED,
+           "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits\","
+           "\"value\":{\"cpu\":\"600m\"}}]");
+}
+
+/* -------------------------------------------------------------------- caps */
+
+static void max_multiplier_caps(void **state)
+{
+    (void)state;
+    hr_config cfg = cfg_live();
+    cfg.initial_multiplier_milli = 5000;
+    cfg.max_multiplier_milli = 3000;
+    expect(&cfg, "", "\"containers\":[" C("a", REQ("100m")) "]", HR_WH_MUTATED,
+           "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits\","
+           "\"value\":{\"cpu\":\"300m\"}}]");
+    /* 0 disables the cap. */
+    cfg.max_multiplier_milli = 0;
+    expect(&cfg, "", "\"containers\":[" C("a", REQ("100m")) "]", HR_WH_MUTATED,
+           "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits\","
+           "\"value\":{\"cpu\":\"500m\"}}]");
+}
+
+static void fractional_multiplier(void **state)
+{
+    (void)state;
+    hr_config cfg = cfg_live();
+    cfg.initial_multiplier_milli = 1500;
+    expect(&cfg, "", "\"containers\":[" C("a", REQ("333m")) "]", HR_WH_MUTATED,
+           "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits\","
+           "\"value\":{\"cpu\":\"499m\"}}]");
+}
+
+static void max_cpu_shared_pro_rata(void **state)
+{
+    (void)state;
+    hr_config cfg = cfg_live();
+    /* 2x would be 1000m + 3000m; the pod may have 3 cores: 750m + 2250m. */
+    expect(&cfg, "\"annotations\":{\"" HR_ANN_MAX_CPU "\":\"3\"}",
+           "\"containers\":[" C("a", REQ("500m")) "," C("b", REQ("1500m")) "]",
+           HR_WH_MUTATED,
+           "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits\","
+           "\"value\":{\"cpu\":\"750m\"}},"
+           "{\"op\":\"add\",\"path\":\"/spec/containers/1/resources/limits\","
+           "\"value\":{\"cpu\":\"2250m\"}}]");
+    /* A cap above 2x does not bind. */
+    expect(&cfg, "\"annotations\":{\"" HR_ANN_MAX_CPU "\":\"10\"}",
+           "\"containers\":[" C("a", REQ("500m")) "]", HR_WH_MUTATED,
+           "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits\","
+           "\"value\":{\"cpu\":\"1\"}}]");
+}
+
+static void max_cpu_counts_existing_limits_and_floors(void **state)
+{
+    (void)state;
+    hr_config cfg = cfg_live();
+    /* 1500m budget, 1200m already taken by a: b gets its request, never
+     * less. */
+    expect(&cfg, "\"annotations\":{\"" HR_ANN_MAX_CPU "\":\"1500m\"}",
+           "\"containers\":[" C("a", "{\"requests\":{\"cpu\":\"1\"},\"limits\":{\"cpu\":\"1200m\"}}")
+           "," C("b", REQ("400m")) "]",
+           HR_WH_MUTATED,
+           "[{\"op\":\"add\",\"path\":\"/spec/containers/1/resources/limits\","
+           "\"value\":{\"cpu\":\"400m\"}}]");
+}
+
+static void bad_max_cpu_leaves_pod(void **state)
+{
+    (void)state;
+    hr_config cfg = cfg_live();
+    expect(&cfg, "\"annotations\":{\"" HR_ANN_MAX_CPU "\":\"lots\"}",
+           "\"containers\":[" C("a", REQ("500m")) "]", HR_WH_UNCHANGED, NULL);
+}
+
+static bool lr_lookup(void *ud, const char *ns, hr_arena *a, hr_labels *labels,
+                      hr_limit_bounds *bounds)
+{
+    (void)ud;
+    (void)a;
+    static const char *const kv[] = {HR_LABEL_MODE, HR_MODE_MANAGED};
+    if (strcmp(ns, "team-a") != 0)
+        return false;
+    *labels = (hr_labels){kv, 1};
+    bounds->ctr_max = 700;
+    bounds->ctr_ratio_milli = HR_NONE;
+    bounds->pod_max = HR_NONE;
+    return true;
+}
+
+static void limitrange_caps(void **state)
+{
+    (void)state;
+    hr_config cfg = cfg_live();
+    char *pod = pod_json("", "\"containers\":[" C("a", REQ("500m")) "]");
+    char *in = review("team-a", pod);
+    hr_wh_env env = {&cfg, NULL, lr_lookup, NULL};
+    answer a;
+    run_env(&env, in, &a);
+    assert_int_equal(a.r.outcome, HR_WH_MUTATED);
+    assert_string_equal(a.patch,
+        "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits\","
+        "\"value\":{\"cpu\":\"700m\"}}]");
+    done(&a);
+    free(in);
+    free(pod);
+}
+
+/* ----------------------------------------------------- leaving pods alone */
+
+static void qos_classes_left_alone(void **state)
+{
+    (void)state;
+    hr_config cfg = cfg_live();
+    /* BestEffort. */
+    expect(&cfg, "", "\"containers\":[{\"name\":\"a\"}]", HR_WH_UNCHANGED, NULL);
+    /* Guaranteed. */
+    expect(&cfg, "",
+           "\"containers\":[" C("a", "{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\"},"
+                                     "\"limits\":{\"cpu\":\"1\",\"memory\":\"1Gi\"}}") "]",
+           HR_WH_UNCHANGED, NULL);
+    /* Burstable by memory only: no CPU request, nothing to add. */
+    expect(&cfg, "", "\"containers\":[" C("a", "{\"requests\":{\"memory\":\"1Gi\"}}") "]",
+           HR_WH_UNCHANGED, NULL);
+}
+
+static void qos_change_refused(void **state)
+{
+    (void)state;
+    hr_config cfg = cfg_live();
+    /* With a multiplier of 1 the limit equals the request; memory is
+     * already pinned, so the pod would turn Guaranteed. */
+    cfg.initial_multiplier_milli = 1000;
+    expect(&cfg, "",
+           "\"containers\":[" C("a", "{\"requests\":{\"cpu\":\"500m\",\"memory\":\"1Gi\"},"
+                                     "\"limits\":{\"memory\":\"1Gi\"}}") "]",
+           HR_WH_UNCHANGED, NULL);
+    /* The same pod at 2x stays Burstable and is patched. */
+    cfg.initial_multiplier_milli = 2000;
+    expect(&cfg, "",
+           "\"containers\":[" C("a", "{\"requests\":{\"cpu\":\"500m\",\"memory\":\"1Gi\"},"
+                                     "\"limits\":{\"memory\":\"1Gi\"}}") "]",
+           HR_WH_MUTATED,
+           "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits/cpu\","
+           "\"value\":\"1\"}]");
+}
+
+static void opt_out(void **state)
+{
+    (void)state;
+    hr_config cfg = cfg_live();
+    const char *spec = "\"containers\":[" C("a", REQ("500m")) "]";
+    const char *patch =
+        "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits\","
+        "\"value\":{\"cpu\":\"1\"}}]";
+    expect(&cfg, "\"labels\":{\"" HR_LABEL_MODE "\":\"unmanaged\"}", spec,
+           HR_WH_UNCHANGED, NULL);
+    expect(&cfg, "\"annotations\":{\"" HR_LABEL_MODE "\":\"unmanaged\"}", spec,
+           HR_WH_UNCHANGED, NULL);
+    /* Fail closed: an unknown keyword is not "managed". */
+    expect(&cfg, "\"labels\":{\"" HR_LABEL_MODE "\":\"Managed\"}", spec,
+           HR_WH_UNCHANGED, NULL);
+    expect(&cfg, "\"labels\":{\"" HR_LABEL_MODE "\":\"managed\"}", spec,
+           HR_WH_MUTATED, patch);
+    expect(&cfg, "\"labels\":{\"app\":\"x\"}", spec, HR_WH_MUTATED, patch);
+}
+
+static void mirror_and_pod_level_resources(void **state)
+{
+    (void)state;
+    hr_config cfg = cfg_live();
+    expect(&cfg, "\"annotations\":{\"kubernetes.io/config.mirror\":\"x\"}",
+           "\"containers\":[" C("a", REQ("500m")) "]", HR_WH_UNCHANGED, NULL);
+    expect(&cfg, "",
+           "\"resources\":{\"requests\":{\"cpu\":\"1\"}},"
+           "\"containers\":[" C("a", REQ("500m")) "]", HR_WH_UNCHANGED, NULL);
+}
+
+static void excluded_owner(void **state)
+{
+    (void)state;
+    hr_config cfg = cfg_live();
+    hr_owner_ref own = {"Job", "batch", NULL};
+    cfg.excluded_owners = &own;
+    cfg.n_excluded_owners = 1;
+    const char *meta = "\"ownerReferences\":[{\"apiVersion\":\"batch/v1\","
+                       "\"kind\":\"Job\",\"name\":\"j\",\"uid\":\"x\","
+                       "\"controller\":true}]";
+    expect(&cfg, meta, "\"containers\":[" C("a", REQ("500m")) "]",
+           HR_WH_UNCHANGED, NULL);
+    own.api_group = "apps";
+    expect(&cfg, meta, "\"containers\":[" C("a", REQ("500m")) "]",
+           HR_WH_MUTATED,
+           "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits\","
+           "\"value\":{\"cpu\":\"1\"}}]");
+}
+
+static bool labels_lookup(void *ud, const char *ns, hr_arena *a,
+                          hr_labels *labels, hr_limit_bounds *bounds)
+{
+    (void)a;
+    (void)bounds;
+    static const char *const managed[] = {HR_LABEL_MODE, HR_MODE_MANAGED};
+    static const char *const other[] = {"team", "b"};
+    (void)ud;
+    if (strcmp(ns, "managed-ns") == 0)
+        *labels = (hr_labels){managed, 1};
+    else if (strcmp(ns, "plain-ns") == 0)
+        *labels = (hr_labels){other, 1};
+    else
+        return false;
+    return true;
+}
+
+static hr_wh_outcome outcome_in(const hr_config *cfg, const char *ns,
+                                hr_wh_ns_lookup_fn fn)
+{
+    char *pod = pod_json("", "\"containers\":[" C("a", REQ("500m")) "]");
+    char *in = review(ns, pod);
+    hr_wh_env env = {cfg, "headroom-system", fn, NULL};
+    answer a;
+    run_env(&env, in, &a);
+    hr_wh_outcome o = a.r.outcome;
+    done(&a);
+    free(in);
+    free(pod);
+    return o;
+}
+
+static void namespaces(void **state)
+{
+    (void)state;
+    hr_config cfg = cfg_live();
+    /* Labels known: the config's selector decides. */
+    assert_int_equal(outcome_in(&cfg, "managed-ns", labels_lookup), HR_WH_MUTATED);
+    assert_int_equal(outcome_in(&cfg, "plain-ns", labels_lookup), HR_WH_UNCHANGED);
+    /* Unknown namespace: trust the registration's namespaceSelector... */
+    assert_int_equal(outcome_in(&cfg, "other", labels_lookup), HR_WH_MUTATED);
+    assert_int_equal(outcome_in(&cfg, "other", NULL), HR_WH_MUTATED);
+    /* ...but excluded names and our own namespace are always out. */
+    assert_int_equal(outcome_in(&cfg, "kube-system", NULL), HR_WH_UNCHANGED);
+    assert_int_equal(outcome_in(&cfg, "headroom-system", NULL), HR_WH_UNCHANGED);
+}
+
+static void disabled_and_dry_run(void **state)
+{
+    (void)state;
+    hr_config cfg = cfg_live();
+    const char *spec = "\"containers\":[" C("a", REQ("500m")) "]";
+    cfg.webhook_enabled = false;
+    expect(&cfg, "", spec, HR_WH_UNCHANGED, NULL);
+    /* Dry-run (and no HeadroomConfig at all, which means dry-run): no patch
+     * in the answer, the would-be patch in the result for the log. */
+    hr_config def;
+    hr_config_defaults(&def);
+    char *pod = pod_json("", spec);
+    char *in = review("team-a", pod);
+    answer a;
+    run(&def, in, &a);
+    assert_int_equal(a.r.outcome, HR_WH_DRY_RUN);
+    assert_null(a.patch);
+    assert_string_equal(hr_buf_str(&a.r.patch),
+        "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits\","
+        "\"value\":{\"cpu\":\"1\"}}]");
+    done(&a);
+    free(in);
+    free(pod);
+}
+
+static void only_pods_create(void **state)
+{
+    (void)state;
+    hr_config cfg = cfg_live();
+    char *pod = pod_json("", "\"containers\":[" C("a", REQ("500m")) "]");
+    const char *ops[] = {"UPDATE", "DELETE", "CONNECT"};
+    for (size_t i = 0; i < 3; i++) {
+        char *in = review_full("\"u\"", ops[i], "team-a", "", pod);
+        answer a;
+        run(&cfg, in, &a);
+        assert_int_equal(a.r.outcome, HR_WH_UNCHANGED);
+        assert_null(a.patch);
+        done(&a);
+        free(in);
+    }
+    char *in = review_full("\"u\"", "CREATE", "team-a",
+                           "\"subResource\":\"resize\",", pod);
+    answer a;
+    run(&cfg, in, &a);
+    assert_int_equal(a.r.outcome, HR_WH_UNCHANGED);
+    done(&a);
+    free(in);
+    free(pod);
+}
+
+static void undecidable_object_allowed(void **state)
+{
+    (void)state;
+    hr_config cfg = cfg_live();
+    expect(&cfg, "", "\"containers\":[" C("a", REQ("5x")) "]", HR_WH_UNCHANGED,
+           NULL);
+    expect(&cfg, "", "\"containers\":[" C("a", "[]") "]", HR_WH_UNCHANGED, NULL);
+    expect(&cfg, "", "\"containers\":{}", HR_WH_UNCHANGED, NULL);
+    expect(&cfg, "", "\"containers\":[]", HR_WH_UNCHANGED, NULL);
+    expect(&cfg, "", "\"containers\":[7]", HR_WH_UNCHANGED, NULL);
+    expect(&cfg, "\"labels\":[]", "\"containers\":[" C("a", REQ("1")) "]",
+           HR_WH_UNCHANGED, NULL);
+    expect(&cfg, "\"labels\":{\"" HR_LABEL_MODE "\":3}",
+           "\"containers\":[" C("a", REQ("1")) "]", HR_WH_UNCHANGED, NULL);
+    /* No object at all. */
+    const char *in =
+        "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+        "\"request\":{\"uid\":\"u\",\"kind\":{\"kind\":\"Pod\"},"
+        "\"namespace\":\"a\",\"operation\":\"CREATE\"}}";
+    answer a;
+    run(&cfg, in, &a);
+    assert_int_equal(a.r.http_status, 200);
+    assert_int_equal(a.r.outcome, HR_WH_UNCHANGED);
+    done(&a);
+}
+
+/* ---------------------------------------------------------- the envelope */
+
+static void uid_echoed_escaped(void **state)
+{
+    (void)state;
+    hr_config cfg = cfg_live();
+    char *pod = pod_json("", "\"containers\":[" C("a", REQ("500m")) "]");
+    char *in = review_full("\"a\\\"b\\\\c\\u0001\"", "CREATE", "team-a", "", pod);
+    answer a;
+    run(&cfg, in, &a);
+    yyjson_val *resp = yyjson_obj_get(yyjson_doc_get_root(a.doc), "response");
+    yyjson_val *uid = yyjson_obj_get(resp, "uid");
+    assert_int_equal(yyjson_get_len(uid), 6);
+    assert_memory_equal(yyjson_get_str(uid), "a\"b\\c\x01", 6);
+    done(&a);
+    free(in);
+    free(pod);
+}
+
+static void malformed_reviews_400(void **state)
+{
+    (void)state;
+    hr_config cfg = cfg_live();
+    const char *bad[] = {
+        "",
+        "not json",
+        "{\"apiVersion\":",
+        "[]",
+        "null",
+        "{}",
+        "{\"apiVersion\":\"admission.k8s.io/v1beta1\",\"kind\":\"AdmissionReview\","
+        "\"request\":{\"uid\":\"u\"}}",
+        "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"Pod\",\"request\":{\"uid\":\"u\"}}",
+        "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\"}",
+        "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":[]}",
+        "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{}}",
+        "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+        "\"request\":{\"uid\":42}}",
+        "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+        "\"request\":{\"uid\":\"\"}}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        hr_wh_env env = {&cfg, NULL, NULL, NULL};
+        hr_wh_result r;
+        hr_err err;
+        assert_int_equal(hr_admission_review(&env, bad[i], strlen(bad[i]), &r, &err),
+                         HR_OK);
+        if (r.http_status != 400 || r.outcome != HR_WH_ERROR)
+            fail_msg("case %zu: status %d outcome %s", i, r.http_status,
+                     hr_wh_outcome_str(r.outcome));
+        assert_non_null(strstr(hr_buf_str(&r.body), "malformed AdmissionReview"));
+        hr_wh_result_free(&r);
+    }
+    /* A body with bytes after the JSON is not a review either. */
+    const char trailing[] =
+        "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+        "\"request\":{\"uid\":\"u\"}} x";
+    hr_wh_env env = {&cfg, NULL, NULL, NULL};
+    hr_wh_result r;
+    hr_err err;
+    assert_int_equal(hr_admission_review(&env, trailing, sizeof trailing - 1, &r, &err),
+                     HR_OK);
+    assert_int_equal(r.http_status, 400);
+    hr_wh_result_free(&r);
+}
+
+/* -------------------------------------------------------- config holder */
+
+static void holder_snapshots(void **state)
+{
+    (void)state;
+    hr_config c = cfg_live();
+    hr_cfg_holder *h;
+    hr_err err;
+    assert_int_equal(hr_cfg_holder_new(&c, &h, &err), HR_OK);
+    hr_cfg_snapshot *s1 = hr_cfg_holder_get(h);
+    assert_int_equal(hr_cfg_snapshot_version(s1), 1);
+
+    /* A config whose strings live in a buffer that dies right after set. */
+    char *ns = strdup("team-x");
+    const char *list[] = {ns};
+    hr_config d = cfg_live();
+    d.initial_multiplier_milli = 3000;
+    d.excluded_ns = list;
+    d.n_excluded_ns = 1;
+    assert_int_equal(hr_cfg_holder_set(h, &d, &err), HR_OK);
+    free(ns);
+
+    hr_cfg_snapshot *s2 = hr_cfg_holder_get(h);
+    assert_int_equal(hr_cfg_snapshot_version(s2), 2);
+    /* The old snapshot is intact while held. */
+    assert_int_equal(hr_cfg_snapshot_config(s1)->initial_multiplier_milli, 2000);
+    assert_string_equal(hr_cfg_snapshot_config(s1)->excluded_ns[0], "kube-system");
+    assert_int_equal(hr_cfg_snapshot_config(s2)->initial_multiplier_milli, 3000);
+    assert_string_equal(hr_cfg_snapshot_config(s2)->excluded_ns[0], "team-x");
+    const hr_config *c2 = hr_cfg_snapshot_config(s2);
+    assert_true(c2->ns_selector.set);
+    assert_int_equal(c2->ns_selector.n, 1);
+    assert_string_equal(c2->ns_selector.req[0].key, HR_LABEL_MODE);
+    assert_string_equal(c2->ns_selector.req[0].values[0], HR_MODE_MANAGED);
+    hr_cfg_snapshot_release(s1);
+    hr_cfg_snapshot_release(s2);
+    hr_cfg_holder_free(h);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(limits_map_missing),
+        cmocka_unit_test(limits_map_present),
+        cmocka_unit_test(only_missing_limits_added),
+        cmocka_unit_test(sidecars_yes_init_no),
+        cmocka_unit_test(limits_null_is_missing),
+        cmocka_unit_test(max_multiplier_caps),
+        cmocka_unit_test(fractional_multiplier),
+        cmocka_unit_test(max_cpu_shared_pro_rata),
+        cmocka_unit_test(max_cpu_counts_existing_limits_and_floors),
+        cmocka_unit_test(bad_max_cpu_leaves_pod),
+        cmocka_unit_test(limitrange_caps),
+        cmocka_unit_test(qos_classes_left_alone),
+        cmocka_unit_test(qos_change_refused),
+        cmocka_unit_test(opt_out),
+        cmocka_unit_test(mirror_and_pod_level_resources),
+        cmocka_unit_test(excluded_owner),
+        cmocka_unit_test(namespaces),
+        cmocka_unit_test(disabled_and_dry_run),
+        cmocka_unit_test(only_pods_create),
+        cmocka_unit_test(undecidable_object_allowed),
+        cmocka_unit_test(uid_echoed_escaped),
+        cmocka_unit_test(malformed_reviews_400),
+        cmocka_unit_test(holder_snapshots),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
