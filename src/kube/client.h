@@ -15,6 +15,11 @@
  * Errors are hr_err values (util/err.h). For an HTTP error the status code
  * is in hr_kresult.status and the server's Status.message is in the error
  * message; a transport failure (connect, TLS, timeout) has status 0.
+ * The hr_status of an HTTP error is HR_E_NOTFOUND for 404, HR_E_INPUT for
+ * other 4xx except 429, HR_E_IO for 429, 5xx and transport failures; a
+ * response that does not fit the caller's hr_buf limit is HR_E_LIMIT.
+ * A 401 makes the client refresh rotating credentials (token file, exec
+ * plugin) and repeat the request once.
  */
 #ifndef HR_KUBE_CLIENT_H
 #define HR_KUBE_CLIENT_H
@@ -48,6 +53,14 @@ void hr_kclient_free(hr_kclient *c);
 /* The API server URL, e.g. "https://127.0.0.1:16443" (for messages). */
 const char *hr_kclient_server(const hr_kclient *c);
 
+/* The context's namespace ("default" when unset; the pod's own namespace
+ * in-cluster): the default for -n. */
+const char *hr_kclient_namespace(const hr_kclient *c);
+
+/* Where the settings came from, e.g. "kubeconfig /a:/b" or "in-cluster
+ * config" (for messages). */
+const char *hr_kclient_origin(const hr_kclient *c);
+
 /* Change the write limiter live (HeadroomConfig rateLimits). */
 void hr_kclient_set_rate(hr_kclient *c, double qps, int burst);
 
@@ -67,7 +80,12 @@ hr_status hr_kclient_do(hr_kclient *c, const char *method, const char *path,
                         hr_buf *resp, hr_kresult *res, hr_err *err);
 
 /* A streaming GET (a watch): every complete line of the body is handed to
- * on_line as it arrives — never buffered whole. on_line returning non-zero
+ * on_line as it arrives — never buffered whole. The line is a private copy,
+ * line[len] == '\0' followed by at least 8 more zero bytes (enough for
+ * yyjson's in-place parsing; the callback may modify the bytes, they are
+ * reused after it returns); '\r' before '\n' is removed, empty lines are
+ * skipped, a line over 16 MiB ends the stream with HR_E_LIMIT, and a last
+ * line without '\n' is delivered when the server ends the body cleanly. on_line returning non-zero
  * stops the stream (HR_OK is returned). *stop, when non-NULL, is polled at
  * least every 500 ms and ends the stream when it becomes true (shutdown).
  * timeout_s bounds the whole stream (0: none) — callers also pass the
@@ -81,6 +99,10 @@ hr_status hr_kclient_stream(hr_kclient *c, const char *path, long timeout_s,
 /* Jittered exponential back-off: attempt 0,1,2… → base·2^attempt capped at
  * max, times a random factor in [0.5, 1.5); Retry-After wins when larger. */
 long hr_kbackoff_ms(int attempt, long base_ms, long max_ms, long retry_after_ms);
+/* The same on the client's own generator (hr_kbackoff_ms uses one per
+ * thread, since it has no client to keep one in). */
+long hr_kclient_backoff_ms(hr_kclient *c, int attempt, long base_ms, long max_ms,
+                           long retry_after_ms);
 
 /* Writes used by the controller (all through the limiter). */
 

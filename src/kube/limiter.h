@@ -1,0 +1,51 @@
+/*
+ * limiter.h — the client-side token bucket that paces API writes.
+ *
+ * SPEC §5 puts every write through one limiter (clientQPS/clientBurst) so a
+ * reconcile storm cannot hammer the API server. It works by reservation, as
+ * Go's rate.Limiter.Wait does: a caller always takes its token at once, the
+ * bucket may go negative, and the caller sleeps until the moment its token
+ * would have existed. That keeps callers in arrival order without a
+ * condition variable and gives a caller who only asks (hr_klimiter_try) a
+ * correct answer about the future.
+ *
+ * Thread-safe. Time is passed in (monotonic nanoseconds) so tests can run
+ * the bucket on a fake clock; hr_klimiter_wait uses the real one.
+ */
+#ifndef HR_KUBE_LIMITER_H
+#define HR_KUBE_LIMITER_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct hr_klimiter {
+    pthread_mutex_t mu;
+    double qps;      /* tokens per second, > 0 */
+    double burst;    /* bucket size, >= 1 */
+    double tokens;   /* may be negative: reserved by sleepers */
+    int64_t last_ns; /* when tokens was last brought up to date */
+} hr_klimiter;
+
+/* qps <= 0 → 50, burst <= 0 → 100 (the SPEC's defaults). The bucket
+ * starts full. Returns 0, or an errno value when the mutex cannot be made. */
+int hr_klimiter_init(hr_klimiter *l, double qps, int burst, int64_t now_ns);
+void hr_klimiter_destroy(hr_klimiter *l);
+
+/* Change rate and size live; tokens earned so far at the old rate are
+ * kept (capped at the new burst). */
+void hr_klimiter_set(hr_klimiter *l, double qps, int burst, int64_t now_ns);
+
+/* Take one token: returns how many ns the caller must wait before using it
+ * (0: go now). The token is taken either way. */
+int64_t hr_klimiter_reserve(hr_klimiter *l, int64_t now_ns);
+
+/* Take one token only if it is available now. */
+bool hr_klimiter_try(hr_klimiter *l, int64_t now_ns);
+
+/* Reserve and sleep on CLOCK_MONOTONIC until the token is ours. */
+void hr_klimiter_wait(hr_klimiter *l);
+
+int64_t hr_kmono_ns(void);
+
+#endif

@@ -1,0 +1,437 @@
+/*
+ * test_ktransport.c — the transport's pieces that need no API server:
+ * back-off bounds and spread, the write limiter on a fake clock (and one
+ * short real-clock check), the stream line splitter fed in every possible
+ * split, Status error bodies, Retry-After, and the client's behaviour
+ * when nothing listens (a transport error with status 0, quickly).
+ *
+ * Talking to a real API server is tests/integration/it_client.c.
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "hr_check.h"
+#include "kube/backoff.h"
+#include "kube/client.h"
+#include "kube/kstatus.h"
+#include "kube/limiter.h"
+#include "kube/linesplit.h"
+
+/* ------------------------------------------------------------- back-off */
+
+static void test_backoff_bounds(void **state)
+{
+    (void)state;
+    hr_krand r;
+    hr_krand_seed(&r, 42);
+    for (int attempt = 0; attempt < 80; attempt++) {
+        long nominal = 100;
+        for (int i = 0; i < attempt && nominal < 30000; i++)
+            nominal *= 2;
+        if (nominal > 30000)
+            nominal = 30000;
+        long lo = INT32_MAX, hi = 0;
+        for (int k = 0; k < 2000; k++) {
+            long d = hr_kbackoff_ms_r(&r, attempt, 100, 30000, 0);
+            if (d < lo) lo = d;
+            if (d > hi) hi = d;
+        }
+        /* factor in [0.5, 1.5): and it actually spreads. */
+        CHECK_TRUE("lower bound", lo >= nominal / 2);
+        CHECK_TRUE("upper bound", hi < nominal * 3 / 2 + 1);
+        CHECK_TRUE("spread", hi - lo > nominal / 2);
+    }
+    /* Retry-After wins when larger, never when smaller. */
+    CHECK_I64("retry-after", hr_kbackoff_ms_r(&r, 0, 100, 1000, 60000), 60000);
+    CHECK_TRUE("small retry-after", hr_kbackoff_ms_r(&r, 5, 100, 1000, 1) >= 500);
+    /* Absurd inputs stay sane. */
+    CHECK_TRUE("huge attempt", hr_kbackoff_ms_r(&r, INT32_MAX, 100, 1000, 0) < 1500);
+    CHECK_TRUE("negative attempt", hr_kbackoff_ms_r(&r, -3, 100, 1000, 0) < 150);
+    CHECK_TRUE("zero base", hr_kbackoff_ms_r(&r, 0, 0, 0, 0) >= 1);
+    /* The per-thread wrapper obeys the same bounds. */
+    for (int k = 0; k < 1000; k++) {
+        long d = hr_kbackoff_ms(3, 100, 30000, 0);
+        CHECK_TRUE("wrapper", d >= 400 && d < 1200);
+    }
+    /* Two generators seeded alike agree; seeded differently they do not. */
+    hr_krand a, b;
+    hr_krand_seed(&a, 7);
+    hr_krand_seed(&b, 7);
+    CHECK_TRUE("deterministic", hr_krand_next(&a) == hr_krand_next(&b));
+    hr_krand_seed(&b, 0);
+    hr_krand_seed(&a, 0);
+    CHECK_TRUE("seeded from the kernel", hr_krand_next(&a) != hr_krand_next(&b));
+}
+
+/* -------------------------------------------------------------- limiter */
+
+#define SEC INT64_C(1000000000)
+
+static void test_limiter_fake_clock(void **state)
+{
+    (void)state;
+    hr_klimiter l;
+    assert_int_equal(hr_klimiter_init(&l, 10, 5, 0), 0);
+    /* A full bucket: 5 go at once, the 6th not. */
+    for (int i = 0; i < 5; i++)
+        CHECK_TRUE("burst", hr_klimiter_try(&l, 0));
+    CHECK_TRUE("empty", !hr_klimiter_try(&l, 0));
+    /* 10/s: one token per 100 ms. */
+    CHECK_TRUE("too early", !hr_klimiter_try(&l, SEC / 10 - 1000));
+    CHECK_TRUE("refilled", hr_klimiter_try(&l, SEC / 10));
+    /* Reservations queue up: waits of 100, 200, 300 ms. */
+    CHECK_I64("wait 1", hr_klimiter_reserve(&l, SEC / 10), SEC / 10);
+    CHECK_I64("wait 2", hr_klimiter_reserve(&l, SEC / 10), 2 * SEC / 10);
+    CHECK_I64("wait 3", hr_klimiter_reserve(&l, SEC / 10), 3 * SEC / 10);
+    /* Never more than burst after a long idle time. */
+    int n = 0;
+    while (hr_klimiter_try(&l, 100 * SEC))
+        n++;
+    CHECK_I64("burst cap", n, 5);
+    /* Live change: 1/s, burst 1. */
+    hr_klimiter_set(&l, 1, 1, 100 * SEC);
+    CHECK_TRUE("slow: empty", !hr_klimiter_try(&l, 100 * SEC + SEC / 2));
+    CHECK_TRUE("slow: after 1 s", hr_klimiter_try(&l, 101 * SEC));
+    CHECK_TRUE("slow: burst 1", !hr_klimiter_try(&l, 101 * SEC));
+    /* Defaults for nonsense. */
+    hr_klimiter_set(&l, -1, 0, 200 * SEC);
+    CHECK_TRUE("default qps", l.qps == 50 && l.burst == 100);
+    hr_klimiter_destroy(&l);
+}
+
+typedef struct lim_thread {
+    hr_klimiter *l;
+    int n;
+} lim_thread;
+
+static void *lim_worker(void *p)
+{
+    lim_thread *t = p;
+    for (int i = 0; i < t->n; i++)
+        hr_klimiter_wait(t->l);
+    return NULL;
+}
+
+static void test_limiter_threads_real_clock(void **state)
+{
+    (void)state;
+    /* 4 threads x 10 writes at 100/s with burst 10: the 30 beyond the burst
+     * need ~300 ms; all 40 must not be faster than the rate allows. */
+    hr_klimiter l;
+    assert_int_equal(hr_klimiter_init(&l, 100, 10, hr_kmono_ns()), 0);
+    pthread_t th[4];
+    lim_thread t = {&l, 10};
+    int64_t t0 = hr_kmono_ns();
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, lim_worker, &t), 0);
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    int64_t ms = (hr_kmono_ns() - t0) / 1000000;
+    if (ms < 280 || ms > 2000)
+        fail_msg("40 writes at 100/s burst 10 took %" PRId64 " ms, want ~300", ms);
+    hr_klimiter_destroy(&l);
+}
+
+/* --------------------------------------------------------- line splitter */
+
+typedef struct lines_seen {
+    char buf[4096];
+    size_t len;
+    int n;
+    int stop_after;
+    int bad_termination;
+} lines_seen;
+
+static int collect(void *ud, const char *line, size_t len)
+{
+    lines_seen *s = ud;
+    /* The promise to yyjson's in-place parser: NUL plus padding. */
+    for (size_t i = 0; i <= HR_KLINE_PAD; i++)
+        if (line[len + i] != '\0')
+            s->bad_termination = 1;
+    if (memchr(line, '\n', len))
+        s->bad_termination = 1;
+    memcpy(s->buf + s->len, line, len);
+    s->len += len;
+    s->buf[s->len++] = '|';
+    s->n++;
+    return s->stop_after && s->n >= s->stop_after;
+}
+
+static void test_lines_every_split(void **state)
+{
+    (void)state;
+    const char *in = "{\"type\":\"ADDED\"}\n\n{\"b\":2}\r\nxyz\n{\"long\":\"abcdefghijklmnopqrstuvwxyz\"}\n";
+    const char *want = "{\"type\":\"ADDED\"}|{\"b\":2}|xyz|{\"long\":\"abcdefghijklmnopqrstuvwxyz\"}|";
+    size_t n = strlen(in);
+    /* Every way to cut the input in three pieces gives the same lines. */
+    for (size_t a = 0; a <= n; a++)
+        for (size_t b = a; b <= n; b++) {
+            hr_klines s;
+            hr_klines_init(&s, 0);
+            lines_seen seen = {0};
+            hr_err e;
+            assert_int_equal(hr_klines_feed(&s, in, a, collect, &seen, &e), 0);
+            assert_int_equal(hr_klines_feed(&s, in + a, b - a, collect, &seen, &e), 0);
+            assert_int_equal(hr_klines_feed(&s, in + b, n - b, collect, &seen, &e), 0);
+            assert_int_equal(hr_klines_finish(&s, collect, &seen, &e), 0);
+            seen.buf[seen.len] = '\0';
+            if (strcmp(seen.buf, want) != 0)
+                fail_msg("split %zu/%zu: got %s", a, b, seen.buf);
+            assert_int_equal(seen.bad_termination, 0);
+            hr_klines_free(&s);
+        }
+    /* Byte by byte. */
+    hr_klines s;
+    hr_klines_init(&s, 0);
+    lines_seen seen = {0};
+    hr_err e;
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(hr_klines_feed(&s, in + i, 1, collect, &seen, &e), 0);
+    assert_int_equal(seen.n, 4);
+    assert_int_equal(hr_klines_pending(&s), 0);
+    hr_klines_free(&s);
+}
+
+static void test_lines_limit_stop_tail(void **state)
+{
+    (void)state;
+    hr_err e = {0};
+    hr_klines s;
+    lines_seen seen = {0};
+    /* A line of exactly the limit passes, one byte more fails clearly,
+     * even when it arrives in pieces. */
+    hr_klines_init(&s, 10);
+    assert_int_equal(hr_klines_feed(&s, "0123456789\n", 11, collect, &seen, &e), 0);
+    assert_int_equal(hr_klines_feed(&s, "01234", 5, collect, &seen, &e), 0);
+    assert_int_equal(hr_klines_feed(&s, "567890", 6, collect, &seen, &e), -1);
+    assert_int_equal(e.code, HR_E_LIMIT);
+    assert_non_null(strstr(e.msg, "longer than 10 bytes"));
+    hr_klines_free(&s);
+
+    /* The callback stops the stream: later lines are not delivered. */
+    hr_klines_init(&s, 0);
+    memset(&seen, 0, sizeof seen);
+    seen.stop_after = 2;
+    assert_int_equal(hr_klines_feed(&s, "a\nb\nc\nd\n", 8, collect, &seen, &e), 1);
+    assert_int_equal(seen.n, 2);
+    hr_klines_free(&s);
+
+    /* A tail without newline stays pending until finish. */
+    hr_klines_init(&s, 0);
+    memset(&seen, 0, sizeof seen);
+    assert_int_equal(hr_klines_feed(&s, "a\n{\"par", 7, collect, &seen, &e), 0);
+    assert_int_equal(seen.n, 1);
+    assert_int_equal(hr_klines_pending(&s), 5);
+    assert_int_equal(hr_klines_finish(&s, collect, &seen, &e), 0);
+    assert_int_equal(seen.n, 2);
+    hr_klines_free(&s);
+
+}
+
+/* The 16 MiB default limit holds a 3 MiB line fed in 16 KiB pieces. */
+static int count_only(void *ud, const char *line, size_t len)
+{
+    (void)line;
+    *(size_t *)ud = len;
+    return 0;
+}
+
+static void test_lines_big(void **state)
+{
+    (void)state;
+    size_t big = (size_t)3 << 20;
+    char *p = malloc(big + 1);
+    assert_non_null(p);
+    memset(p, 'x', big);
+    p[big] = '\n';
+    hr_klines s;
+    hr_klines_init(&s, 0);
+    hr_err e;
+    size_t got = 0;
+    for (size_t off = 0; off <= big; off += 16384) {
+        size_t n = big + 1 - off < 16384 ? big + 1 - off : 16384;
+        assert_int_equal(hr_klines_feed(&s, p + off, n, count_only, &got, &e), 0);
+    }
+    assert_int_equal(got, big);
+    hr_klines_free(&s);
+    free(p);
+}
+
+/* ----------------------------------------------------- status and retry */
+
+static void test_status_errors(void **state)
+{
+    (void)state;
+    const char *body =
+        "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
+        "\"message\":\"pods \\\"nope\\\" not found\",\"reason\":\"NotFound\","
+        "\"details\":{\"name\":\"nope\",\"kind\":\"pods\"},\"code\":404}";
+    hr_kstatus st;
+    hr_kstatus_parse(body, strlen(body), &st);
+    assert_true(st.is_status);
+    assert_string_equal(st.message, "pods \"nope\" not found");
+    assert_string_equal(st.reason, "NotFound");
+    assert_int_equal(st.code, 404);
+    hr_err e = {0};
+    assert_int_equal(hr_kstatus_err(&e, "GET", "/api/v1/namespaces/x/pods/nope", 404, &st),
+                     HR_E_NOTFOUND);
+    assert_string_equal(e.msg, "GET /api/v1/namespaces/x/pods/nope: 404 Not Found: pods "
+                               "\"nope\" not found");
+
+    const char *tooMany = "{\"kind\":\"Status\",\"message\":\"too many requests\",\"reason\":"
+                          "\"TooManyRequests\",\"details\":{\"retryAfterSeconds\":7},\"code\":429}";
+    hr_kstatus_parse(tooMany, strlen(tooMany), &st);
+    assert_int_equal(st.retry_after_s, 7);
+    assert_int_equal(hr_kstatus_err(&e, "PATCH", "/x", 429, &st), HR_E_IO);
+    assert_int_equal(hr_kstatus_err(&e, "PATCH", "/x", 422, &st), HR_E_INPUT);
+    assert_int_equal(hr_kstatus_err(&e, "PATCH", "/x", 503, &st), HR_E_IO);
+
+    /* Not a Status: the first line, quoted, control bytes masked. */
+    hr_kstatus_parse("404 page not found\nmore", 23, &st);
+    assert_false(st.is_status);
+    assert_string_equal(st.message, "404 page not found");
+    hr_kstatus_parse("<html>\x01\x02</html>", 15, &st);
+    assert_string_equal(st.message, "<html>?" "?</html>");
+    hr_kstatus_parse(NULL, 0, &st);
+    assert_string_equal(st.message, "");
+    assert_int_equal(hr_kstatus_err(&e, "GET", "/y", 500, &st), HR_E_IO);
+    assert_string_equal(e.msg, "GET /y: 500 Internal Server Error");
+    /* A Status with a non-string message does not crash or invent one. */
+    const char *odd = "{\"kind\":\"Status\",\"message\":42,\"code\":\"x\"}";
+    hr_kstatus_parse(odd, strlen(odd), &st);
+    assert_true(st.is_status);
+    assert_string_equal(st.message, "");
+    assert_int_equal(st.code, 0);
+}
+
+static void test_retry_after(void **state)
+{
+    (void)state;
+    time_t now = 1796025600; /* 2026-11-30T08:00:00Z, a Monday */
+    CHECK_I64("seconds", hr_kretry_after_ms(" 5\r\n", 4, now), 5000);
+    CHECK_I64("zero", hr_kretry_after_ms("0", 1, now), 0);
+    CHECK_I64("capped", hr_kretry_after_ms("99999999999999999999", 20, now), 3600000);
+    CHECK_I64("junk", hr_kretry_after_ms("5s", 2, now), 0);
+    CHECK_I64("empty", hr_kretry_after_ms("", 0, now), 0);
+    const char *d = "Mon, 30 Nov 2026 08:00:30 GMT";
+    CHECK_I64("http-date", hr_kretry_after_ms(d, strlen(d), now), 30000);
+    d = "Mon, 30 Nov 2026 07:00:00 GMT";
+    CHECK_I64("past date", hr_kretry_after_ms(d, strlen(d), now), 0);
+}
+
+/* -------------------------------------------------------------- client */
+
+static char g_kc[256];
+
+static void write_kubeconfig(const char *server)
+{
+    snprintf(g_kc, sizeof g_kc, "/tmp/hr-kt-%d.yaml", (int)getpid());
+    FILE *f = fopen(g_kc, "w");
+    assert_non_null(f);
+    fprintf(f, "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u, "
+               "namespace: ns1}\nclusters:\n- name: c\n  cluster: {server: '%s'}\n"
+               "users:\n- name: u\n  user: {token: secret}\n", server);
+    assert_int_equal(fclose(f), 0);
+}
+
+static int stop_line(void *ud, const char *line, size_t len)
+{
+    (void)ud, (void)line, (void)len;
+    return 1;
+}
+
+static void test_client_nothing_listens(void **state)
+{
+    (void)state;
+    /* Port 1 on loopback: refused at once. */
+    write_kubeconfig("https://127.0.0.1:1");
+    hr_kclient_opts o = {.kubeconfig = g_kc, .timeout_ms = 3000, .qps = 1000, .burst = 10};
+    hr_kclient *c = NULL;
+    hr_err e = {0};
+    if (hr_kclient_new(&o, &c, &e) != HR_OK)
+        fail_msg("%s", e.msg);
+    assert_string_equal(hr_kclient_server(c), "https://127.0.0.1:1");
+    assert_string_equal(hr_kclient_namespace(c), "ns1");
+    hr_kresult res = {.status = 99};
+    hr_buf b;
+    hr_buf_init(&b, 0);
+    assert_int_equal(hr_kclient_do(c, "GET", "/version", NULL, NULL, 0, &b, &res, &e), HR_E_IO);
+    assert_int_equal(res.status, 0);
+    assert_non_null(strstr(e.msg, "GET /version: https://127.0.0.1:1"));
+    assert_int_equal(hr_kclient_apply(c, "/api/v1/namespaces/a/pods/b/resize", "headroom", true,
+                                      "{}", 2, NULL, &res, &e), HR_E_IO);
+    assert_non_null(strstr(e.msg, "PATCH /api/v1/namespaces/a/pods/b/resize?fieldManager=headroom"
+                                  "&force=true"));
+    assert_int_equal(hr_kclient_stream(c, "/api/v1/pods?watch=1", 5, stop_line, NULL, NULL, &res,
+                                       &e), HR_E_IO);
+    assert_int_equal(res.status, 0);
+    /* Bad paths never reach the network. */
+    assert_int_equal(hr_kclient_do(c, "GET", "api/v1", NULL, NULL, 0, &b, &res, &e), HR_E_INPUT);
+    assert_int_equal(hr_kclient_do(c, "GET", "/a b", NULL, NULL, 0, &b, &res, &e), HR_E_INPUT);
+    assert_int_equal(hr_kclient_do(c, "GET", "/a\r\nX: y", NULL, NULL, 0, &b, &res, &e),
+                     HR_E_INPUT);
+    long d = hr_kclient_backoff_ms(c, 2, 100, 1000, 0);
+    CHECK_TRUE("client backoff", d >= 200 && d < 600);
+    hr_kclient_set_rate(c, 5, 1);
+    hr_buf_free(&b);
+    hr_kclient_free(c);
+
+    /* A bad kubeconfig fails hr_kclient_new with the kubeconfig's error. */
+    o.kubeconfig = "/nonexistent/kubeconfig";
+    assert_int_not_equal(hr_kclient_new(&o, &c, &e), HR_OK);
+    assert_null(c);
+    assert_non_null(strstr(e.msg, "/nonexistent/kubeconfig"));
+    unlink(g_kc);
+}
+
+static void test_client_stop_flag(void **state)
+{
+    (void)state;
+    /* A TEST-NET address never answers: the connect hangs, and the stop
+     * flag (already set) must end the stream within the poll interval,
+     * returning HR_OK, instead of waiting for the connect timeout. */
+    write_kubeconfig("https://192.0.2.1:6443");
+    hr_kclient_opts o = {.kubeconfig = g_kc};
+    hr_kclient *c = NULL;
+    hr_err e = {0};
+    assert_int_equal(hr_kclient_new(&o, &c, &e), HR_OK);
+    volatile bool stop = true;
+    int64_t t0 = hr_kmono_ns();
+    hr_kresult res;
+    assert_int_equal(hr_kclient_stream(c, "/api/v1/pods?watch=1", 0, stop_line, NULL, &stop,
+                                       &res, &e), HR_OK);
+    int64_t ms = (hr_kmono_ns() - t0) / 1000000;
+    if (ms > 1000)
+        fail_msg("stop flag took %" PRId64 " ms", ms);
+    hr_kclient_free(c);
+    unlink(g_kc);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_backoff_bounds),
+        cmocka_unit_test(test_limiter_fake_clock),
+        cmocka_unit_test(test_limiter_threads_real_clock),
+        cmocka_unit_test(test_lines_every_split),
+        cmocka_unit_test(test_lines_limit_stop_tail),
+        cmocka_unit_test(test_lines_big),
+        cmocka_unit_test(test_status_errors),
+        cmocka_unit_test(test_retry_after),
+        cmocka_unit_test(test_client_nothing_listens),
+        cmocka_unit_test(test_client_stop_flag),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
