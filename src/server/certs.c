@@ -234,7 +234,7 @@ int hr_certs_check(hr_certs *c)
     c->seen_crt = ic;
     c->seen_key = ik;
     if (!ic.present || !ik.present) {
-        hr_logf(&c->log, HR_LOG_WARN,
+        hr_logf(&c->log, HR_LV_WARN,
                 "msg=\"serving certificate files missing\" crt=%s key=%s",
                 c->crt_path, c->key_path);
         return -1;
@@ -242,7 +242,7 @@ int hr_certs_check(hr_certs *c)
     char why[512];
     cert_pair *p = load_pair(c, why, sizeof why);
     if (p == NULL) {
-        hr_logf(&c->log, HR_LOG_ERROR,
+        hr_logf(&c->log, HR_LV_ERROR,
                 "msg=\"serving certificate not loaded, keeping the previous "
                 "one\" error=\"%s\"", why);
         return -1;
@@ -259,7 +259,7 @@ int hr_certs_check(hr_certs *c)
         c->retired = old;
     }
     pthread_mutex_unlock(&c->mu);
-    hr_logf(&c->log, HR_LOG_INFO,
+    hr_logf(&c->log, HR_LV_INFO,
             "msg=\"serving certificate loaded\" generation=%llu chain=%u %s "
             "crt=%s", (unsigned long long)gen, p->n, desc, c->crt_path);
     return 1;

@@ -80,7 +80,7 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     for (char *p = m; *p; p++)
         if (*p == '"')
             *p = '\'';
-    hr_logf(&l->log, HR_LOG_DEBUG, "msg=\"http: %s\" listener=%s", m, l->name);
+    hr_logf(&l->log, HR_LV_DEBUG, "msg=\"http: %s\" listener=%s", m, l->name);
 }
 
 static void on_connection(void *cls, struct MHD_Connection *c,

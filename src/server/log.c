@@ -6,7 +6,7 @@
 
 #include "server/log.h"
 
-void hr_logf(const hr_logger *l, hr_log_level level, const char *fmt, ...)
+void hr_logf(const hr_logger *l, hr_log_lv level, const char *fmt, ...)
 {
     if (l == NULL || l->fn == NULL)
         return;

@@ -81,17 +81,17 @@ void hr_wh_endpoint_handle(void *ud, const hr_http_req *req,
     hr_histogram_observe_ns(&e->duration, dt);
 
     if (st != HR_OK) {
-        hr_logf(&e->log, HR_LOG_ERROR, "msg=\"admission failed\" error=\"%s\"",
+        hr_logf(&e->log, HR_LV_ERROR, "msg=\"admission failed\" error=\"%s\"",
                 err.msg);
     } else if (outcome == HR_WH_ERROR) {
-        hr_logf(&e->log, HR_LOG_WARN,
+        hr_logf(&e->log, HR_LV_WARN,
                 "msg=\"admission review refused\" result=error status=400 "
                 "reason=\"%s\"", r.why);
     } else {
         char patch[600];
         log_patch(patch, sizeof patch, &r.patch);
-        hr_log_level lvl = outcome == HR_WH_UNCHANGED ? HR_LOG_DEBUG
-                                                      : HR_LOG_INFO;
+        hr_log_lv lvl = outcome == HR_WH_UNCHANGED ? HR_LV_DEBUG
+                                                      : HR_LV_INFO;
         hr_logf(&e->log, lvl,
                 "msg=\"admission\" result=%s uid=%s namespace=%s pod=%s "
                 "reason=\"%s\" patch=\"%s\" duration_us=%llu",
