@@ -1,0 +1,374 @@
+/*
+ * test_dump.c — the dump reader and the planner (src/plan) on good, bad
+ * and very large input.
+ *
+ * The large cases are generated at test time in a temporary directory: a
+ * realistic 100 MB List (must plan correctly, within the memory limits) and
+ * a 100 MB adversarial one whose parse tree would be 8x its size (must stop
+ * at the parser memory limit with a clear error, not allocate it).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <yyjson.h>
+
+#include "hr_check.h"
+
+#include "plan/planner.h"
+#include "plan/render.h"
+#include "plan/snapshot.h"
+
+/* Parse a string (copied: the reader parses in place, with padding). */
+static hr_status load(hr_snapshot *s, const char *json, hr_err *err)
+{
+    size_t n = strlen(json);
+    char *buf = calloc(1, n + YYJSON_PADDING_SIZE);
+    assert_non_null(buf);
+    memcpy(buf, json, n);
+    hr_err_clear(err);
+    hr_status st = hr_snapshot_parse(s, buf, n, NULL, "test.json", err);
+    free(buf);
+    return st;
+}
+
+static void expect_error(const char *json, const char *want)
+{
+    hr_snapshot s;
+    hr_err err;
+    hr_status st = load(&s, json, &err);
+    if (st == HR_OK)
+        fail_msg("accepted: %s", json);
+    if (strcmp(err.msg, want) != 0)
+        fail_msg("got  \"%s\"\nwant \"%s\"", err.msg, want);
+    hr_snapshot_free(&s);
+}
+
+static void test_bad_documents(void **state)
+{
+    (void)state;
+    expect_error("", "test.json: empty input, expected a Kubernetes List in "
+                     "JSON");
+    expect_error("nope", "test.json: not valid JSON at line 1, column 1 "
+                 "(byte 0): invalid literal, expected a valid literal such "
+                 "as 'null'");
+    expect_error("{\"kind\":\"List\",\"items\":[{\"kind\":\"Pod\"",
+                 "test.json: not valid JSON at line 1, column 38 (byte 37): "
+                 "unexpected end of data");
+    expect_error("[]", "test.json: expected a Kubernetes List (an object with "
+                       "\"items\"), got an array");
+    expect_error("{\"kind\":\"Deployment\"}", "test.json: expected a "
+                 "Kubernetes List (kind List with items), got kind "
+                 "\"Deployment\"");
+    expect_error("{\"kind\":\"List\",\"items\":{}}",
+                 "test.json: items: expected an array");
+    expect_error("{\"kind\":\"List\",\"items\":[\"Pod\"]}",
+                 "items[0]: expected an object, got a string");
+    expect_error("{\"kind\":\"List\",\"items\":[{\"metadata\":{}}]}",
+                 "items[0]: kind: missing");
+    expect_error("{\"kind\":\"List\",\"items\":[{\"kind\":7}]}",
+                 "items[0]: kind: expected a string");
+    expect_error("{\"kind\":\"List\",\"items\":[{\"kind\":\"Node\","
+                 "\"metadata\":{\"name\":\"n\"},\"status\":{\"allocatable\":"
+                 "{\"cpu\":\"1e999\"}}}]}",
+                 "node n: status.allocatable.cpu: out of range \"1e999\"");
+    /* A bare number the JSON grammar accepts but no int64 holds. */
+    expect_error("{\"kind\":\"List\",\"items\":[{\"kind\":\"Node\","
+                 "\"metadata\":{\"name\":\"n\"},\"status\":{\"allocatable\":"
+                 "{\"cpu\":99999999999999999999}}}]}",
+                 "node n: status.allocatable.cpu: out of range "
+                 "\"99999999999999999999\"");
+    expect_error("{\"kind\":\"List\",\"items\":[{\"kind\":\"Node\","
+                 "\"metadata\":{\"name\":\"n\"}},{\"kind\":\"Node\","
+                 "\"metadata\":{\"name\":\"n\"}}]}",
+                 "node n: appears twice in the dump");
+    expect_error("{\"kind\":\"List\",\"items\":[{\"kind\":\"HeadroomConfig\","
+                 "\"metadata\":{\"name\":\"cluster\"}},{\"kind\":"
+                 "\"HeadroomConfig\",\"metadata\":{\"name\":\"cluster\"}}]}",
+                 "headroomconfig cluster: appears twice in the dump");
+}
+
+static const char *SMALL =
+    "{\"kind\":\"List\",\"items\":["
+    "{\"kind\":\"Namespace\",\"metadata\":{\"name\":\"app\",\"labels\":"
+    "{\"kube-headroom.dev/mode\":\"managed\"}}},"
+    "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\"},\"status\":"
+    "{\"allocatable\":{\"cpu\":\"4\"}}},"
+    "{\"kind\":\"Service\",\"metadata\":{\"name\":\"svc\"}},"
+    "{\"kind\":\"HeadroomConfig\",\"metadata\":{\"name\":\"other\"},"
+    "\"spec\":{\"policy\":\"Bogus\"}},"
+    "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"three\",\"namespace\":\"app\"},"
+    "\"spec\":{\"nodeName\":\"n1\",\"containers\":["
+    "{\"name\":\"a\",\"resources\":{\"requests\":{\"cpu\":\"100m\"}}},"
+    "{\"name\":\"b\",\"resources\":{\"requests\":{\"cpu\":\"100m\"}}},"
+    "{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"100m\"}}}]},"
+    "\"status\":{\"phase\":\"Pending\"}},"
+    "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"bare\",\"namespace\":\"app\"},"
+    "\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"x\"},"
+    "{\"name\":\"y\"}]},\"status\":{\"phase\":\"Pending\"}},"
+    "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"lost\",\"namespace\":\"app\"},"
+    "\"spec\":{\"nodeName\":\"gone\",\"containers\":[{\"name\":\"a\","
+    "\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}},"
+    "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"wait\",\"namespace\":\"app\"},"
+    "\"spec\":{\"containers\":[{\"name\":\"a\"}]}},"
+    "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"done\",\"namespace\":\"app\"},"
+    "\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"a\"}]},"
+    "\"status\":{\"phase\":\"Succeeded\"}}]}";
+
+static void test_snapshot_and_plan(void **state)
+{
+    (void)state;
+    hr_snapshot s;
+    hr_err err;
+    if (load(&s, SMALL, &err))
+        fail_msg("%s", err.msg);
+    CHECK_TRUE("no config: defaults", !s.cfg.present);
+    CHECK_TRUE("no config: dry-run", s.cfg.dry_run);
+    CHECK_I64("ignored (Service, foreign HeadroomConfig)", s.n_ignored, 2);
+    CHECK_I64("pods", s.n_pods, 5);
+    assert_string_equal(s.pods[0].meta.name, "bare"); /* sorted */
+    hr_arena a;
+    hr_arena_init(&a, 0);
+    hr_plan p;
+    if (hr_plan_build(&s, NULL, 0, &a, &p, &err))
+        fail_msg("%s", err.msg);
+    CHECK_I64("nodes incl. the unknown one", p.n_nodes, 2);
+    assert_string_equal(p.nodes[0].name, "gone");
+    CHECK_TRUE("gone is unknown", p.nodes[0].unknown);
+    CHECK_I64("gone allocatable", p.nodes[0].np.allocatable, 0);
+    CHECK_I64("n1 lists non-terminal pods", p.nodes[1].n_pods, 2);
+    CHECK_I64("unbound", p.n_unbound, 1);
+    CHECK_I64("terminal", p.n_terminal, 1);
+
+    /* 1000m over three equal containers: 334 + 333 + 333, exactly. */
+    hr_set_request set;
+    if (hr_set_request_parse("app/three=1", &a, &set, &err))
+        fail_msg("%s", err.msg);
+    CHECK_I64("parsed cpu", set.cpu_milli, 1000);
+    if (hr_plan_build(&s, &set, 1, &a, &p, &err))
+        fail_msg("%s", err.msg);
+    const hr_plan_node_out *n1 = hr_plan_find_node(&p, "n1");
+    assert_non_null(n1);
+    assert_string_equal(n1->src[1]->meta.name, "three");
+    const hr_container *c = n1->pods[1].ctr;
+    CHECK_I64("a", c[0].cpu_req, 334);
+    CHECK_I64("b", c[1].cpu_req, 333);
+    CHECK_I64("c", c[2].cpu_req, 333);
+    CHECK_I64("request", n1->plans[1].request, 1000);
+    /* The snapshot itself is untouched: plans can be rebuilt. */
+    CHECK_I64("snapshot intact", s.pods[3].pod.ctr[0].cpu_req, 100);
+
+    struct { const char *arg, *want; hr_status st; } bad[] = {
+        {"app/nope=1", "--set-request app/nope: no such pod in the dump",
+         HR_E_NOTFOUND},
+        {"app/wait=1", "--set-request app/wait: the pod is not bound to a "
+         "node, so it gets no limit to plan", HR_E_INPUT},
+        {"app/done=1", "--set-request app/done: the pod has finished "
+         "(Succeeded or Failed)", HR_E_INPUT},
+        {"app/bare=1", "--set-request app/bare: no container requests CPU "
+         "and 2 could take the request; which one is ambiguous",
+         HR_E_INPUT},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        if (hr_set_request_parse(bad[i].arg, &a, &set, &err))
+            fail_msg("%s", err.msg);
+        assert_int_equal(hr_plan_build(&s, &set, 1, &a, &p, &err),
+                         bad[i].st);
+        assert_string_equal(err.msg, bad[i].want);
+    }
+    const char *syntax[] = {"app", "app/x", "/x=1", "app/=1", "app/x=",
+                            "app/x=0", "app/x=-1", "app/x=1q", "x=1/y"};
+    for (size_t i = 0; i < sizeof syntax / sizeof syntax[0]; i++)
+        if (hr_set_request_parse(syntax[i], &a, &set, &err) != HR_E_INPUT)
+            fail_msg("accepted --set-request %s", syntax[i]);
+    hr_arena_free(&a);
+    hr_snapshot_free(&s);
+}
+
+static void test_typed_list_and_single_object(void **state)
+{
+    (void)state;
+    hr_snapshot s;
+    hr_err err;
+    /* The raw API's PodList leaves kind out of the items. */
+    if (load(&s, "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"items\":["
+                 "{\"metadata\":{\"name\":\"p\",\"namespace\":\"n\"},"
+                 "\"spec\":{\"containers\":[{\"name\":\"a\"}]}}]}", &err))
+        fail_msg("%s", err.msg);
+    CHECK_I64("PodList", s.n_pods, 1);
+    hr_snapshot_free(&s);
+    if (load(&s, "{\"kind\":\"Node\",\"metadata\":{\"name\":\"solo\"}}", &err))
+        fail_msg("%s", err.msg);
+    CHECK_I64("single Node", s.n_nodes, 1);
+    hr_snapshot_free(&s);
+    if (load(&s, "{\"kind\":\"List\",\"items\":[]}", &err))
+        fail_msg("%s", err.msg);
+    CHECK_I64("empty list", s.n_pods + s.n_nodes, 0);
+    hr_arena a;
+    hr_arena_init(&a, 0);
+    hr_plan p;
+    hr_buf b;
+    hr_buf_init(&b, 0);
+    if (hr_plan_build(&s, NULL, 0, &a, &p, &err) ||
+        hr_render_json(&p, NULL, &b, &err))
+        fail_msg("%s", err.msg);
+    assert_string_equal(hr_buf_str(&b), "{\n  \"nodes\": []\n}\n");
+    hr_buf_free(&b);
+    hr_arena_free(&a);
+    hr_snapshot_free(&s);
+}
+
+/* ---- 100 MB inputs ------------------------------------------------------ */
+
+static char tmpdir[64];
+
+static int make_tmp(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/hr-test-dump-XXXXXX");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int remove_tmp(void **state)
+{
+    (void)state;
+    char path[128];
+    snprintf(path, sizeof path, "%s/big.json", tmpdir);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/zeros.json", tmpdir);
+    unlink(path);
+    return rmdir(tmpdir);
+}
+
+#define BIG_BYTES ((size_t)100 << 20)
+#define BIG_NODES 500
+
+/* ~4 KB per pod, managedFields included, like a real `kubectl -o json`. */
+static size_t write_pod(FILE *f, size_t i)
+{
+    long start = ftell(f);
+    fprintf(f,
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{"
+        "\"name\":\"web-%zu\",\"namespace\":\"team-%zu\","
+        "\"uid\":\"0b7e6f0e-23a4-4c07-b5c2-%012zu\",\"resourceVersion\":\"%zu\","
+        "\"labels\":{\"app\":\"web\",\"pod-template-hash\":\"7d9f8b6c4\"},"
+        "\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":"
+        "\"ReplicaSet\",\"name\":\"web-7d9f8b6c4\",\"controller\":true,"
+        "\"blockOwnerDeletion\":true,\"uid\":\"c0c0c0c0-0000-4000-8000-000000000001\"}],"
+        "\"managedFields\":[", i, i % 20, i, 100000 + i);
+    for (int m = 0; m < 6; m++)
+        fprintf(f,
+            "%s{\"apiVersion\":\"v1\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":"
+            "{\"f:metadata\":{\"f:labels\":{\".\":{},\"f:app\":{}}},"
+            "\"f:spec\":{\"f:containers\":{\"k:{\\\"name\\\":\\\"app\\\"}\":"
+            "{\".\":{},\"f:image\":{},\"f:name\":{},\"f:resources\":{\".\":{},"
+            "\"f:limits\":{\".\":{},\"f:cpu\":{}},\"f:requests\":{\".\":{},"
+            "\"f:cpu\":{}}}}}}},\"manager\":\"kube-controller-manager-%d\","
+            "\"operation\":\"Update\",\"time\":\"2026-11-02T09:14:07Z\"}",
+            m ? "," : "", m);
+    fprintf(f,
+        "]},\"spec\":{\"nodeName\":\"node-%03zu\",\"containers\":[{\"name\":"
+        "\"app\",\"image\":\"registry.example.com/web:4.2\",\"resources\":{"
+        "\"requests\":{\"cpu\":\"%zum\",\"memory\":\"256Mi\"},\"limits\":{"
+        "\"cpu\":\"1\"}}}]},\"status\":{\"phase\":\"Running\","
+        "\"containerStatuses\":[{\"name\":\"app\",\"ready\":true,"
+        "\"resources\":{\"requests\":{\"cpu\":\"100m\"}}}]}}",
+        i % BIG_NODES, 50 + i % 7 * 10);
+    return (size_t)(ftell(f) - start);
+}
+
+static void test_100mb_realistic(void **state)
+{
+    (void)state;
+    char path[128];
+    snprintf(path, sizeof path, "%s/big.json", tmpdir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[", f);
+    for (size_t n = 0; n < BIG_NODES; n++)
+        fprintf(f, "{\"kind\":\"Node\",\"metadata\":{\"name\":\"node-%03zu\"},"
+                   "\"status\":{\"allocatable\":{\"cpu\":\"64\"}}},", n);
+    for (size_t t = 0; t < 20; t++)
+        fprintf(f, "{\"kind\":\"Namespace\",\"metadata\":{\"name\":"
+                   "\"team-%zu\",\"labels\":{\"kube-headroom.dev/mode\":"
+                   "\"managed\"}}},", t);
+    size_t total = 0, pods = 0;
+    while (total < BIG_BYTES) {
+        if (pods)
+            fputc(',', f);
+        total += write_pod(f, pods++) + 1;
+    }
+    fputs("]}", f);
+    assert_int_equal(fclose(f), 0);
+
+    hr_snapshot s;
+    hr_err err;
+    hr_err_clear(&err);
+    if (hr_snapshot_read(&s, path, NULL, &err))
+        fail_msg("%s", err.msg);
+    CHECK_I64("pods", s.n_pods, pods);
+    CHECK_I64("nodes", s.n_nodes, BIG_NODES);
+    /* The compact form is far smaller than the JSON (no managedFields). */
+    CHECK_TRUE("decoded size", hr_arena_bytes(&s.arena) < BIG_BYTES / 4);
+    hr_arena a;
+    hr_arena_init(&a, 0);
+    hr_plan p;
+    if (hr_plan_build(&s, NULL, 0, &a, &p, &err))
+        fail_msg("%s", err.msg);
+    CHECK_I64("planned nodes", p.n_nodes, BIG_NODES);
+    size_t managed = 0;
+    for (size_t i = 0; i < p.n_nodes; i++)
+        managed += p.nodes[i].np.n_managed;
+    CHECK_I64("every pod managed", managed, pods);
+    printf("100 MB dump: %zu pods on %d nodes, decoded into %zu KiB\n", pods,
+           BIG_NODES, hr_arena_bytes(&s.arena) >> 10);
+    hr_arena_free(&a);
+    hr_snapshot_free(&s);
+
+    /* The same file over a smaller size limit: a clear refusal. */
+    hr_dump_limits lim = {50u << 20, 0, 0};
+    assert_int_equal(hr_snapshot_read(&s, path, &lim, &err), HR_E_LIMIT);
+    char want[256];
+    snprintf(want, sizeof want, "%s: larger than the limit of %zu bytes",
+             path, (size_t)50 << 20);
+    assert_string_equal(err.msg, want);
+}
+
+static void test_100mb_adversarial(void **state)
+{
+    (void)state;
+    /* "[0,0,0,...]": 2 bytes of input, 16 bytes of parse tree each. */
+    char path[128];
+    snprintf(path, sizeof path, "%s/zeros.json", tmpdir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    static char chunk[1 << 16];
+    for (size_t i = 0; i < sizeof chunk; i += 2) {
+        chunk[i] = '0';
+        chunk[i + 1] = ',';
+    }
+    fputc('[', f);
+    for (size_t w = 0; w < BIG_BYTES; w += sizeof chunk)
+        fwrite(chunk, 1, sizeof chunk, f);
+    fputs("0]", f);
+    assert_int_equal(fclose(f), 0);
+    hr_snapshot s;
+    hr_err err;
+    hr_status st = hr_snapshot_read(&s, path, NULL, &err);
+    assert_int_equal(st, HR_E_NOMEM);
+    CHECK_TRUE("names the limit", strstr(err.msg, "parsing needs more than"));
+    printf("%s\n", err.msg);
+    hr_snapshot_free(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bad_documents),
+        cmocka_unit_test(test_snapshot_and_plan),
+        cmocka_unit_test(test_typed_list_and_single_object),
+        cmocka_unit_test(test_100mb_realistic),
+        cmocka_unit_test(test_100mb_adversarial),
+    };
+    return cmocka_run_group_tests(tests, make_tmp, remove_tmp);
+}
