@@ -213,18 +213,21 @@ static hr_status decode_items(hr_snapshot *s, yyjson_val *items,
 {
     size_t n_items = items ? yyjson_arr_size(items) : 1;
     size_t count[K_CONFIG + 1] = {0};
-    size_t i, max;
+    size_t i;
     yyjson_val *it;
     hr_status st;
-    /* Pass 1: kinds and counts (and the shape errors, before any work). */
+    /* Pass 1: kinds and counts (and the shape errors, before any work).
+     * Arrays are walked with iterators: yyjson_arr_get(i) is O(i). */
+    yyjson_arr_iter iter;
+    if (items)
+        yyjson_arr_iter_init(items, &iter);
     for (i = 0; i < n_items; i++) {
-        it = items ? yyjson_arr_get(items, i) : single;
+        it = items ? yyjson_arr_iter_next(&iter) : single;
         item_kind k;
         if ((st = item_kind_of(it, i, list_kind, &k, err)))
             return st;
         count[k]++;
     }
-    (void)max;
     hr_arena *a = &s->arena;
     s->nodes = hr_arena_calloc(a, count[K_NODE] + 1, sizeof *s->nodes);
     s->pods = hr_arena_calloc(a, count[K_POD] + 1, sizeof *s->pods);
@@ -236,8 +239,7 @@ static hr_status decode_items(hr_snapshot *s, yyjson_val *items,
         return hr_err_set(err, HR_E_NOMEM,
                           "out of memory for %zu objects", n_items);
     bool have_cfg = false;
-    /* Pass 2: decode. yyjson_arr_get is O(i), so iterate instead. */
-    yyjson_arr_iter iter;
+    /* Pass 2: decode. */
     if (items)
         yyjson_arr_iter_init(items, &iter);
     for (i = 0; i < n_items; i++) {
