@@ -577,9 +577,29 @@ static hr_status http_err(xfer *x, const char *method, const char *path, hr_kres
     return hr_kstatus_err(err, method, path, x->http, &st);
 }
 
+static hr_status request(hr_kclient *c, const char *method, const char *path,
+                         const char *content_type, const void *body, size_t body_len,
+                         hr_buf *resp, hr_kresult *res, bool limited, hr_err *err);
+
 hr_status hr_kclient_do(hr_kclient *c, const char *method, const char *path,
                         const char *content_type, const void *body, size_t body_len,
                         hr_buf *resp, hr_kresult *res, hr_err *err)
+{
+    bool write = method && strcmp(method, "GET") != 0;
+    return request(c, method, path, content_type, body, body_len, resp, res, write, err);
+}
+
+hr_status hr_kclient_do_unlimited(hr_kclient *c, const char *method, const char *path,
+                                  const char *content_type, const void *body,
+                                  size_t body_len, hr_buf *resp, hr_kresult *res,
+                                  hr_err *err)
+{
+    return request(c, method, path, content_type, body, body_len, resp, res, false, err);
+}
+
+static hr_status request(hr_kclient *c, const char *method, const char *path,
+                         const char *content_type, const void *body, size_t body_len,
+                         hr_buf *resp, hr_kresult *res, bool limited, hr_err *err)
 {
     hr_kresult dummy;
     if (!res)
@@ -591,7 +611,7 @@ hr_status hr_kclient_do(hr_kclient *c, const char *method, const char *path,
                                            "spaces or control characters");
     if (!method || !*method)
         return hr_err_set(err, HR_E_INPUT, "request without a method");
-    if (strcmp(method, "GET") != 0)
+    if (limited)
         hr_klimiter_wait(&c->lim);
     char *url = join_url(c, path);
     if (!url)

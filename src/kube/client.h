@@ -79,6 +79,14 @@ hr_status hr_kclient_do(hr_kclient *c, const char *method, const char *path,
                         const char *content_type, const void *body, size_t body_len,
                         hr_buf *resp, hr_kresult *res, hr_err *err);
 
+/* As hr_kclient_do, but never waits on the write limiter: for
+ * leader-election renewals, which must not queue behind a burst of
+ * resizes (a renewal that comes late loses the lease). */
+hr_status hr_kclient_do_unlimited(hr_kclient *c, const char *method, const char *path,
+                                  const char *content_type, const void *body,
+                                  size_t body_len, hr_buf *resp, hr_kresult *res,
+                                  hr_err *err);
+
 /* A streaming GET (a watch): every complete line of the body is handed to
  * on_line as it arrives — never buffered whole. The line is a private copy,
  * line[len] == '\0' followed by at least 8 more zero bytes (enough for

@@ -47,66 +47,6 @@ void hr_kexec_result_free(hr_kexec_result *r)
     memset(r, 0, sizeof *r);
 }
 
-static int digits(const char *s, size_t n, int *out)
-{
-    int v = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return -1;
-        v = v * 10 + (s[i] - '0');
-    }
-    *out = v;
-    return 0;
-}
-
-time_t hr_krfc3339(const char *s, size_t len)
-{
-    /* 2006-01-02T15:04:05[.frac](Z|+07:00) */
-    int Y, M, D, h, m, sec;
-    if (len < 20 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't') ||
-        s[13] != ':' || s[16] != ':')
-        return -1;
-    if (digits(s, 4, &Y) || digits(s + 5, 2, &M) || digits(s + 8, 2, &D) ||
-        digits(s + 11, 2, &h) || digits(s + 14, 2, &m) || digits(s + 17, 2, &sec))
-        return -1;
-    if (M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || m > 59 || sec > 60)
-        return -1;
-    size_t i = 19;
-    if (i < len && s[i] == '.') {
-        i++;
-        size_t f = i;
-        while (i < len && s[i] >= '0' && s[i] <= '9')
-            i++;
-        if (i == f)
-            return -1;
-    }
-    long off = 0;
-    if (i < len && (s[i] == 'Z' || s[i] == 'z')) {
-        i++;
-    } else if (i + 6 == len && (s[i] == '+' || s[i] == '-') && s[i + 3] == ':') {
-        int oh, om;
-        if (digits(s + i + 1, 2, &oh) || digits(s + i + 4, 2, &om) || oh > 23 || om > 59)
-            return -1;
-        off = (s[i] == '-' ? -1 : 1) * (oh * 3600L + om * 60L);
-        i += 6;
-    } else {
-        return -1;
-    }
-    if (i != len)
-        return -1;
-    struct tm tm = {0};
-    tm.tm_year = Y - 1900;
-    tm.tm_mon = M - 1;
-    tm.tm_mday = D;
-    tm.tm_hour = h;
-    tm.tm_min = m;
-    tm.tm_sec = sec;
-    time_t t = timegm(&tm);
-    if (t == (time_t)-1)
-        return -1;
-    return t - off;
-}
-
 static char *dup_bytes(const char *s, size_t n)
 {
     char *d = malloc(n + 1);

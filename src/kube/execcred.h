@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <time.h>
 
+#include "kube/ktime.h"
 #include "kube/kubeconfig.h"
 #include "util/err.h"
 
@@ -37,10 +38,6 @@ hr_status hr_kexec_run(const hr_kconfig *cfg, const hr_kexec *e, long timeout_ms
  * for, which the answer must repeat. */
 hr_status hr_kexec_parse(const char *json, size_t len, const char *api_version,
                          hr_kexec_result *out, hr_err *err);
-
-/* RFC 3339 ("2026-11-30T08:00:00Z", fractions and offsets allowed) to
- * seconds since the epoch; -1 when malformed. */
-time_t hr_krfc3339(const char *s, size_t len);
 
 /* Frees and wipes. */
 void hr_kexec_result_free(hr_kexec_result *r);
