@@ -39,7 +39,7 @@ hr_status hr_reconcile_node(const hr_config *cfg, const hr_rnode *rn, int64_t no
         const hr_rpod *rp = &rn->pods[i];
         const hr_pod_plan *pp = &out->pods[i];
         if (pp->reason != HR_MANAGED) continue;
-        if (rp->resize == HR_RESIZE_DEFERRED) out->n_deferred++;
+        if (rp->resize == HR_RS_DEFERRED) out->n_deferred++;
         if (!pp->write) continue;
 
         hr_action *act = &out->actions[out->n_actions];

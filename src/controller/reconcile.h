@@ -16,16 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cache/cache.h"
 #include "core/policy.h"
 #include "util/arena.h"
 #include "util/err.h"
-
-/* The kubelet's verdict on the pod's last resize (PodResizePending). */
-typedef enum hr_resize_state {
-    HR_RESIZE_NONE = 0,
-    HR_RESIZE_DEFERRED,
-    HR_RESIZE_INFEASIBLE,
-} hr_resize_state;
 
 typedef struct hr_rpod {
     const char *ns, *name;
@@ -33,7 +27,7 @@ typedef struct hr_rpod {
     const char *const *ctr_names; /* parallel to pod.ctr */
     hr_pod pod;                   /* context fields filled by the caller */
     const char *status_annotation;/* current kube-headroom.dev/status, or NULL */
-    uint8_t resize;               /* hr_resize_state */
+    uint8_t resize;               /* hr_resize_state (cache.h): PodResizePending */
 } hr_rpod;
 
 typedef struct hr_rnode {

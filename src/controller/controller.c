@@ -1,0 +1,355 @@
+/*
+ * controller.c — feeder, workers, and the gauges they leave behind.
+ */
+#include "controller.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "controller/backoff.h"
+#include "controller/executor.h"
+#include "controller/nodequeue.h"
+#include "controller/reconcile.h"
+#include "controller/snapshot.h"
+#include "server/metrics.h"
+#include "util/strmap.h"
+
+#define FEED_INTERVAL_MS 10
+#define MAX_WORKERS 8
+
+/* What the last reconcile of a node found, for the gauges. */
+typedef struct node_gauges {
+    int64_t allocatable, booked, slack, factor_milli;
+    uint32_t n_managed, n_deferred;
+    hr_strmap pod_limit; /* "ns/name" -> current limit of a managed pod, milli */
+} node_gauges;
+
+struct hr_controller {
+    hr_controller_opts o;
+    hr_ctlmetrics metrics;
+    hr_nodequeue *q;
+    hr_backoff *backoff;
+    hr_executor *exec;
+    pthread_t feeder, workers[MAX_WORKERS];
+    int n_workers;
+    bool feeder_started;
+    atomic_bool stop;
+    uint64_t rng; /* jitter; only the feeder thread draws from it */
+    pthread_mutex_t gmu;
+    hr_strmap gauges; /* node -> node_gauges* */
+};
+
+static void ctl_log(hr_controller *c, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void ctl_log(hr_controller *c, int level, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (c->o.log != NULL) c->o.log(c->o.log_ud, level, msg);
+    else fprintf(stderr, "level=%d component=controller %s\n", level, msg);
+}
+
+static uint64_t next_rand(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL); /* splitmix64 */
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+/* debouncePeriod ±50% (SPEC §5). */
+static int64_t jittered(hr_controller *c, int64_t period_ms)
+{
+    if (period_ms <= 0) return 0;
+    return period_ms / 2 + (int64_t)(next_rand(&c->rng) % (uint64_t)(period_ms + 1));
+}
+
+static int64_t debounce_ms(hr_controller *c)
+{
+    hr_cache_lock(c->o.cache);
+    int64_t d = hr_cache_config(c->o.cache, NULL)->debounce_ms;
+    int pps = hr_cache_config(c->o.cache, NULL)->per_node_pps;
+    hr_cache_unlock(c->o.cache);
+    hr_executor_set_node_rate(c->exec, pps);
+    return d;
+}
+
+typedef struct feed_ctx {
+    hr_controller *c;
+    int64_t now, period;
+} feed_ctx;
+
+static void feed_one(void *ud, const char *node)
+{
+    feed_ctx *f = ud;
+    if (hr_nodequeue_add(f->c->q, node, f->now, jittered(f->c, f->period)) != HR_OK)
+        ctl_log(f->c, 0, "msg=\"node not queued: out of memory\" node=%s", node);
+}
+
+static void *feeder_main(void *ud)
+{
+    hr_controller *c = ud;
+    while (!atomic_load(&c->stop)) {
+        feed_ctx f = {c, hr_now_ms(), debounce_ms(c)};
+        hr_cache_drain(c->o.cache, feed_one, &f);
+        hr_backoff_prune(c->backoff, f.now);
+        struct timespec ts = {0, FEED_INTERVAL_MS * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
+static void node_gauges_free(node_gauges *g)
+{
+    if (g == NULL) return;
+    hr_strmap_free(&g->pod_limit);
+    free(g);
+}
+
+/* Replace a node's gauges with what this reconcile saw. */
+static void record_gauges(hr_controller *c, const hr_snapshot *s, const hr_reconcile *r)
+{
+    node_gauges *g = calloc(1, sizeof *g);
+    if (g == NULL) return;
+    hr_strmap_init(&g->pod_limit);
+    g->allocatable = r->plan.allocatable;
+    g->booked = r->plan.booked;
+    g->slack = r->plan.slack;
+    g->factor_milli = hr_node_factor_milli(&r->plan);
+    g->n_managed = r->plan.n_managed;
+    g->n_deferred = r->n_deferred;
+    char key[512];
+    for (size_t i = 0; i < s->node.n; i++) {
+        if (r->pods[i].reason != HR_MANAGED) continue;
+        snprintf(key, sizeof key, "%s/%s", s->node.pods[i].ns, s->node.pods[i].name);
+        hr_strmap_put(&g->pod_limit, key, (uint64_t)r->pods[i].current);
+    }
+
+    pthread_mutex_lock(&c->gmu);
+    uint64_t *old = hr_strmap_get(&c->gauges, s->node.name);
+    node_gauges *prev = old != NULL ? (node_gauges *)(uintptr_t)*old : NULL;
+    int64_t d_pods = (int64_t)g->n_managed - (prev ? (int64_t)prev->n_managed : 0);
+    int64_t d_nodes = (g->n_managed > 0) - (prev ? prev->n_managed > 0 : 0);
+    int64_t d_def = (int64_t)g->n_deferred - (prev ? (int64_t)prev->n_deferred : 0);
+    bool gone = !s->node_present && s->node.n == 0;
+    if (gone) {
+        hr_strmap_del(&c->gauges, s->node.name, NULL);
+        node_gauges_free(g);
+        d_pods = prev ? -(int64_t)prev->n_managed : 0;
+        d_nodes = prev ? -(int64_t)(prev->n_managed > 0) : 0;
+        d_def = prev ? -(int64_t)prev->n_deferred : 0;
+    } else if (!hr_strmap_put(&c->gauges, s->node.name, (uint64_t)(uintptr_t)g)) {
+        node_gauges_free(g);
+        pthread_mutex_unlock(&c->gmu);
+        return;
+    }
+    node_gauges_free(prev);
+    atomic_fetch_add(&c->metrics.pods_managed, d_pods);
+    atomic_fetch_add(&c->metrics.nodes_managed, d_nodes);
+    atomic_fetch_add(&c->metrics.deferred, d_def);
+    pthread_mutex_unlock(&c->gmu);
+}
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* One node, start to end. Returns the requeue delay (-1: done). */
+static int64_t reconcile_one(hr_controller *c, const char *node, hr_arena *a)
+{
+    int64_t t0 = mono_ns();
+    hr_err err;
+    hr_err_clear(&err);
+    hr_snapshot_opts so = {c->o.own_ns, c->backoff, hr_now_ms(), c->o.force_dry_run};
+    hr_snapshot s;
+    if (hr_snapshot_node(c->o.cache, node, &so, a, &s, &err) != HR_OK) {
+        ctl_log(c, 0, "msg=\"snapshot failed\" node=%s error=\"%s\"", node, err.msg);
+        return 1000;
+    }
+    if (c->o.force_live) s.cfg.dry_run = false;
+    hr_reconcile r;
+    if (hr_reconcile_node(&s.cfg, &s.node, (int64_t)time(NULL), a, &r, &err) != HR_OK) {
+        ctl_log(c, 0, "msg=\"reconcile failed\" node=%s error=\"%s\"", node, err.msg);
+        return 1000;
+    }
+    record_gauges(c, &s, &r);
+    for (size_t i = 0; i < s.node.n; i++) {
+        const hr_pod_plan *pp = &r.pods[i];
+        if (pp->reason != HR_MANAGED) continue;
+        ctl_log(c, 3, "msg=decision node=%s pod=%s/%s request=%" PRId64 "m current=%" PRId64
+                   "m target=%" PRId64 "m write=%s gate=%s dryRun=%s",
+             node, s.node.pods[i].ns, s.node.pods[i].name, pp->request, pp->current, pp->target,
+             pp->write ? "true" : "false", hr_gate_str(pp->gate), s.cfg.dry_run ? "true" : "false");
+    }
+    hr_exec_outcome out = {-1, 0};
+    if (r.n_actions > 0 && (c->o.leader == NULL || atomic_load(c->o.leader))) {
+        if (hr_execute(c->exec, &s, &r, &out, &err) != HR_OK)
+            ctl_log(c, 0, "msg=\"execute failed\" node=%s error=\"%s\"", node, err.msg);
+    }
+    atomic_fetch_add(&c->metrics.reconciles, 1);
+    hr_histogram_observe_ns(&c->metrics.reconcile_seconds, (uint64_t)(mono_ns() - t0));
+    return out.requeue_ms;
+}
+
+static void *worker_main(void *ud)
+{
+    hr_controller *c = ud;
+    hr_arena a;
+    hr_arena_init(&a, 0);
+    for (;;) {
+        const char *node = hr_nodequeue_wait(c->q);
+        if (node == NULL) break;
+        int64_t requeue = reconcile_one(c, node, &a);
+        hr_nodequeue_done(c->q, node, hr_now_ms(), requeue, debounce_ms(c));
+        hr_arena_free(&a); /* everything of one reconcile dies together */
+    }
+    hr_arena_free(&a);
+    return NULL;
+}
+
+hr_status hr_controller_start(const hr_controller_opts *o, hr_controller **out, hr_err *err)
+{
+    hr_controller *c = calloc(1, sizeof *c);
+    if (c == NULL) return hr_err_set(err, HR_E_NOMEM, "controller: out of memory");
+    c->o = *o;
+    hr_ctlmetrics_init(&c->metrics);
+    atomic_init(&c->stop, false);
+    pthread_mutex_init(&c->gmu, NULL);
+    hr_strmap_init(&c->gauges);
+    c->rng = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+    hr_status st = hr_nodequeue_new(&c->q, err);
+    if (st == HR_OK) st = hr_backoff_new(&c->backoff, err);
+    if (st == HR_OK) {
+        hr_executor_opts eo = {o->client, c->backoff, &c->metrics, o->leader, o->instance,
+                               o->log, o->log_ud};
+        st = hr_executor_new(&eo, &c->exec, err);
+    }
+    if (st != HR_OK) {
+        hr_controller_stop(c);
+        return st;
+    }
+    if (pthread_create(&c->feeder, NULL, feeder_main, c) != 0) {
+        hr_controller_stop(c);
+        return hr_err_set(err, HR_E_NOMEM, "controller: cannot start the feeder thread");
+    }
+    c->feeder_started = true;
+    int n = o->workers > 0 ? o->workers : 2;
+    if (n > MAX_WORKERS) n = MAX_WORKERS;
+    for (int i = 0; i < n; i++) {
+        if (pthread_create(&c->workers[i], NULL, worker_main, c) != 0) break;
+        c->n_workers++;
+    }
+    if (c->n_workers == 0) {
+        hr_controller_stop(c);
+        return hr_err_set(err, HR_E_NOMEM, "controller: cannot start a worker thread");
+    }
+    *out = c;
+    return HR_OK;
+}
+
+void hr_controller_stop(hr_controller *c)
+{
+    if (c == NULL) return;
+    atomic_store(&c->stop, true);
+    if (c->q != NULL) hr_nodequeue_shutdown(c->q);
+    if (c->feeder_started) pthread_join(c->feeder, NULL);
+    for (int i = 0; i < c->n_workers; i++) pthread_join(c->workers[i], NULL);
+    hr_executor_free(c->exec);
+    hr_backoff_free(c->backoff);
+    hr_nodequeue_free(c->q);
+    size_t i = 0;
+    uint64_t v;
+    while (hr_strmap_next(&c->gauges, &i, NULL, &v)) node_gauges_free((node_gauges *)(uintptr_t)v);
+    hr_strmap_free(&c->gauges);
+    pthread_mutex_destroy(&c->gmu);
+    free(c);
+}
+
+void hr_controller_enqueue_all(hr_controller *c)
+{
+    int64_t now = hr_now_ms();
+    int64_t period = debounce_ms(c);
+    /* Spread the initial wave over a few periods (SPEC §5: jittered). */
+    hr_cache_lock(c->o.cache);
+    uint32_t it = 0;
+    hr_cnode_view nv;
+    uint64_t rng = c->rng ^ 0x5DEECE66DULL;
+    while (hr_cache_node_next(c->o.cache, &it, &nv)) {
+        int64_t d = period > 0 ? (int64_t)(next_rand(&rng) % (uint64_t)(2 * period + 1)) : 0;
+        hr_nodequeue_add(c->q, nv.name, now, d);
+    }
+    hr_cache_unlock(c->o.cache);
+}
+
+hr_ctlmetrics *hr_controller_metrics(hr_controller *c) { return &c->metrics; }
+
+static void put_cores(hr_buf *out, int64_t milli)
+{
+    hr_buf_printf(out, "%s%" PRId64 ".%03" PRId64 "\n", milli < 0 ? "-" : "",
+                  (milli < 0 ? -milli : milli) / 1000, (milli < 0 ? -milli : milli) % 1000);
+}
+
+void hr_controller_render_gauges(void *ud, hr_buf *out)
+{
+    hr_controller *c = ud;
+    static const char *const fams[] = {
+        "headroom_node_factor", "Limit/request factor of managed pods on the node (1 + S/M).",
+        "headroom_node_slack_cores", "Allocatable CPU not booked by any request (may be negative).",
+        "headroom_node_booked_ratio", "Booked requests over allocatable CPU.",
+    };
+    pthread_mutex_lock(&c->gmu);
+    for (int f = 0; f < 3; f++) {
+        hr_buf_printf(out, "# HELP %s %s\n# TYPE %s gauge\n", fams[2 * f], fams[2 * f + 1], fams[2 * f]);
+        size_t i = 0;
+        const char *node;
+        uint64_t v;
+        while (hr_strmap_next(&c->gauges, &i, &node, &v)) {
+            const node_gauges *g = (const node_gauges *)(uintptr_t)v;
+            hr_buf_printf(out, "%s{node=\"", fams[2 * f]);
+            hr_metrics_label_value(out, node);
+            hr_buf_puts(out, "\"} ");
+            if (f == 0) put_cores(out, g->factor_milli);
+            else if (f == 1) put_cores(out, g->slack);
+            else if (g->allocatable > 0) put_cores(out, g->booked * 1000 / g->allocatable);
+            else hr_buf_puts(out, "0\n");
+        }
+    }
+    hr_buf_puts(out, "# HELP headroom_pod_limit_cores CPU limit of a managed pod (sum over managed containers).\n"
+                     "# TYPE headroom_pod_limit_cores gauge\n");
+    size_t i = 0;
+    uint64_t v;
+    while (hr_strmap_next(&c->gauges, &i, NULL, &v)) {
+        const node_gauges *g = (const node_gauges *)(uintptr_t)v;
+        size_t j = 0;
+        const char *key;
+        uint64_t lim;
+        while (hr_strmap_next(&g->pod_limit, &j, &key, &lim)) {
+            const char *slash = strchr(key, '/');
+            if (slash == NULL) continue;
+            char ns[256];
+            size_t nl = (size_t)(slash - key) < sizeof ns - 1 ? (size_t)(slash - key) : sizeof ns - 1;
+            memcpy(ns, key, nl);
+            ns[nl] = '\0';
+            hr_buf_puts(out, "headroom_pod_limit_cores{namespace=\"");
+            hr_metrics_label_value(out, ns);
+            hr_buf_puts(out, "\",pod=\"");
+            hr_metrics_label_value(out, slash + 1);
+            hr_buf_puts(out, "\"} ");
+            put_cores(out, (int64_t)lim);
+        }
+    }
+    pthread_mutex_unlock(&c->gmu);
+}

@@ -1,0 +1,60 @@
+/*
+ * controller.h — the node-scoped reconcile loop (SPEC §5).
+ *
+ *   cache change feed ──(jittered debounce)──▶ node queue ──▶ workers:
+ *     snapshot (under the cache lock) → reconcile (pure) → execute (writes)
+ *
+ * A feeder thread drains the cache's set of dirty nodes every few
+ * milliseconds into the queue with a delay of debouncePeriod ±50%, so a
+ * burst of scheduling on a node computes once and a fleet of nodes does
+ * not reconcile in lockstep. Workers take nodes from the queue; a node is
+ * never reconciled by two workers at once; rate-limited or failed work is
+ * requeued, never dropped. Only the leader writes (the executor checks the
+ * flag before every write); followers keep their caches warm.
+ */
+#ifndef HR_CONTROLLER_CONTROLLER_H
+#define HR_CONTROLLER_CONTROLLER_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "cache/cache.h"
+#include "controller/ctlmetrics.h"
+#include "kube/client.h"
+#include "util/err.h"
+
+typedef struct hr_controller hr_controller;
+
+typedef void (*hr_ctl_log_fn)(void *ud, int level, const char *msg);
+
+typedef struct hr_controller_opts {
+    hr_kclient *client;
+    hr_cache *cache;
+    const char *own_ns;        /* never managed */
+    bool force_dry_run;        /* --dry-run=true */
+    bool force_live;           /* --dry-run=false */
+    const atomic_bool *leader; /* NULL: no leader election, always write */
+    const char *instance;      /* events' reportingInstance */
+    int workers;               /* <= 0: 2 */
+    hr_ctl_log_fn log;
+    void *log_ud;
+} hr_controller_opts;
+
+hr_status hr_controller_start(const hr_controller_opts *o, hr_controller **out, hr_err *err);
+
+/* Stop taking work, finish the node in hand, join the threads. */
+void hr_controller_stop(hr_controller *c);
+
+/* Every node, each with its own jittered delay (start-up, new leader). */
+void hr_controller_enqueue_all(hr_controller *c);
+
+/* The metrics the controller keeps (render with hr_ctlmetrics_render and
+ * hr_controller_render_gauges). */
+hr_ctlmetrics *hr_controller_metrics(hr_controller *c);
+
+/* Per-node and per-pod gauges of SPEC §9 (headroom_node_factor,
+ * headroom_node_slack_cores, headroom_node_booked_ratio,
+ * headroom_pod_limit_cores); series of gone nodes and pods disappear. */
+void hr_controller_render_gauges(void *c, hr_buf *out);
+
+#endif

@@ -1,0 +1,429 @@
+/*
+ * executor.c — performing one node's actions (executor.h).
+ *
+ * All bookkeeping is keyed by "ns/name": the resourceVersion of our last
+ * write to each pod, and which warnings were already reported for it (one
+ * event per pod and reason, not one per reconcile). A per-node token bucket
+ * paces each node's wave of writes.
+ */
+#include "executor.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <yyjson.h>
+
+#include "controller/nodequeue.h"
+#include "core/names.h"
+#include "kube/decode.h"
+#include "kube/limiter.h"
+#include "util/jsonstr.h"
+#include "util/strmap.h"
+
+/* Bits of the "already reported" mask. */
+enum {
+    REP_PRESSURE = 1u << HR_GATE_PRESSURE,
+    REP_UNAVAILABLE = 1u << HR_GATE_UNAVAILABLE,
+    REP_ALLOCATABLE = 1u << HR_GATE_ALLOCATABLE,
+    REP_INFEASIBLE = 1u << 8,
+    REP_FORBIDDEN = 1u << 9,
+    REP_INVALID = 1u << 10,
+};
+
+struct hr_executor {
+    hr_executor_opts o;
+    pthread_mutex_t mu; /* guards the maps below */
+    hr_strmap last_rv;  /* ns/name -> resourceVersion of our last write */
+    hr_strmap reported; /* ns/name -> REP_* mask */
+    hr_strmap buckets;  /* node -> hr_klimiter* */
+    int node_pps;
+};
+
+static void logf_(hr_executor *e, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void logf_(hr_executor *e, int level, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (e->o.log != NULL) {
+        e->o.log(e->o.log_ud, level, msg);
+    } else {
+        static const char *lv[] = {"error", "warn", "info", "debug"};
+        fprintf(stderr, "level=%s component=executor %s\n", lv[level & 3], msg);
+    }
+}
+
+hr_status hr_executor_new(const hr_executor_opts *o, hr_executor **out, hr_err *err)
+{
+    hr_executor *e = calloc(1, sizeof *e);
+    if (e == NULL) return hr_err_set(err, HR_E_NOMEM, "executor: out of memory");
+    e->o = *o;
+    e->node_pps = 10;
+    pthread_mutex_init(&e->mu, NULL);
+    hr_strmap_init(&e->last_rv);
+    hr_strmap_init(&e->reported);
+    hr_strmap_init(&e->buckets);
+    *out = e;
+    return HR_OK;
+}
+
+void hr_executor_free(hr_executor *e)
+{
+    if (e == NULL) return;
+    size_t i = 0;
+    uint64_t v;
+    while (hr_strmap_next(&e->buckets, &i, NULL, &v)) {
+        hr_klimiter *l = (hr_klimiter *)(uintptr_t)v;
+        hr_klimiter_destroy(l);
+        free(l);
+    }
+    hr_strmap_free(&e->buckets);
+    hr_strmap_free(&e->last_rv);
+    hr_strmap_free(&e->reported);
+    pthread_mutex_destroy(&e->mu);
+    free(e);
+}
+
+void hr_executor_set_node_rate(hr_executor *e, int per_node_pps)
+{
+    if (per_node_pps < 1) per_node_pps = 1;
+    pthread_mutex_lock(&e->mu);
+    if (per_node_pps != e->node_pps) {
+        e->node_pps = per_node_pps;
+        size_t i = 0;
+        uint64_t v;
+        int64_t now = hr_kmono_ns();
+        while (hr_strmap_next(&e->buckets, &i, NULL, &v))
+            hr_klimiter_set((hr_klimiter *)(uintptr_t)v, per_node_pps, per_node_pps, now);
+    }
+    pthread_mutex_unlock(&e->mu);
+}
+
+static void pod_key(char *k, size_t cap, const char *ns, const char *name)
+{
+    snprintf(k, cap, "%s/%s", ns, name);
+}
+
+void hr_executor_forget_pod(hr_executor *e, const char *ns, const char *name)
+{
+    char k[512];
+    pod_key(k, sizeof k, ns, name);
+    pthread_mutex_lock(&e->mu);
+    hr_strmap_del(&e->last_rv, k, NULL);
+    hr_strmap_del(&e->reported, k, NULL);
+    pthread_mutex_unlock(&e->mu);
+}
+
+/* Set bits in the reported mask; returns true when any was new. */
+static bool report_once(hr_executor *e, const char *key, unsigned bits)
+{
+    pthread_mutex_lock(&e->mu);
+    uint64_t *m = hr_strmap_get(&e->reported, key);
+    bool fresh = m == NULL || (*m & bits) != bits;
+    if (m != NULL) *m |= bits;
+    else hr_strmap_put(&e->reported, key, bits); /* out of memory: report again later */
+    pthread_mutex_unlock(&e->mu);
+    return fresh;
+}
+
+static void clear_reported(hr_executor *e, const char *key, unsigned bits)
+{
+    pthread_mutex_lock(&e->mu);
+    uint64_t *m = hr_strmap_get(&e->reported, key);
+    if (m != NULL) *m &= ~(uint64_t)bits;
+    pthread_mutex_unlock(&e->mu);
+}
+
+/* A token from the node's bucket, or false when the node must wait. */
+static bool take_node_token(hr_executor *e, const char *node)
+{
+    pthread_mutex_lock(&e->mu);
+    int64_t now = hr_kmono_ns();
+    uint64_t *v = hr_strmap_get(&e->buckets, node);
+    hr_klimiter *l = v != NULL ? (hr_klimiter *)(uintptr_t)*v : NULL;
+    if (l == NULL) {
+        l = calloc(1, sizeof *l);
+        if (l == NULL || hr_klimiter_init(l, e->node_pps, e->node_pps, now) != 0 ||
+            !hr_strmap_put(&e->buckets, node, (uint64_t)(uintptr_t)l)) {
+            free(l);
+            pthread_mutex_unlock(&e->mu);
+            return true; /* no bucket: the global client limiter still paces us */
+        }
+    }
+    bool ok = hr_klimiter_try(l, now);
+    pthread_mutex_unlock(&e->mu);
+    return ok;
+}
+
+static bool is_leader(hr_executor *e)
+{
+    return e->o.leader == NULL || atomic_load(e->o.leader);
+}
+
+/* metadata.resourceVersion of a returned object, 0 when absent. */
+static uint64_t response_rv(const hr_buf *b)
+{
+    if (b->len == 0) return 0;
+    yyjson_doc *d = yyjson_read(hr_buf_str(b), b->len, 0);
+    if (d == NULL) return 0;
+    const char *rv = yyjson_get_str(yyjson_ptr_get(yyjson_doc_get_root(d), "/metadata/resourceVersion"));
+    uint64_t v = rv != NULL ? strtoull(rv, NULL, 10) : 0;
+    yyjson_doc_free(d);
+    return v;
+}
+
+/* One events.k8s.io/v1 Event about a pod. Failures are logged, never fatal:
+ * an event is a courtesy, the limit is the product. */
+static void post_event(hr_executor *e, const hr_rpod *p, const char *type, const char *reason,
+                       const char *note, hr_exec_outcome *out)
+{
+    if (!is_leader(e)) return;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    char when[48];
+    size_t w = strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(when + w, sizeof when - w, ".%06ldZ", ts.tv_nsec / 1000);
+
+    hr_buf b;
+    hr_buf_init(&b, 0);
+    hr_buf_puts(&b, "{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"metadata\":{\"generateName\":");
+    char gen[300];
+    snprintf(gen, sizeof gen, "%s.", p->name);
+    hr_buf_json_str(&b, gen);
+    hr_buf_puts(&b, ",\"namespace\":");
+    hr_buf_json_str(&b, p->ns);
+    hr_buf_printf(&b, "},\"eventTime\":\"%s\",\"reportingController\":\"" HR_GROUP "/" HR_FIELD_MANAGER
+                      "\",\"reportingInstance\":",
+                  when);
+    hr_buf_json_str(&b, e->o.instance != NULL ? e->o.instance : "headroom");
+    hr_buf_printf(&b, ",\"action\":\"Resize\",\"reason\":\"%s\",\"type\":\"%s\",\"note\":", reason, type);
+    hr_buf_json_strn(&b, note, strlen(note) > 1000 ? 1000 : strlen(note));
+    hr_buf_puts(&b, ",\"regarding\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"namespace\":");
+    hr_buf_json_str(&b, p->ns);
+    hr_buf_puts(&b, ",\"name\":");
+    hr_buf_json_str(&b, p->name);
+    hr_buf_puts(&b, "}}");
+
+    char path[400];
+    snprintf(path, sizeof path, "/apis/events.k8s.io/v1/namespaces/%s/events", p->ns);
+    hr_kresult res = {0};
+    hr_err err;
+    if (!hr_buf_failed(&b)) {
+        hr_status st = hr_kclient_do(e->o.client, "POST", path, "application/json", hr_buf_str(&b),
+                                     b.len, NULL, &res, &err);
+        out->writes++;
+        atomic_fetch_add(&e->o.metrics->writes[HR_WK_EVENT], 1);
+        if (st != HR_OK)
+            logf_(e, 1, "msg=\"event not recorded\" pod=%s/%s reason=%s status=%ld error=\"%s\"", p->ns,
+                  p->name, reason, res.status, err.msg);
+    }
+    hr_buf_free(&b);
+}
+
+/* The Node as the API server has it right now (SPEC §6). */
+static hr_status read_node_live(hr_executor *e, const char *name, hr_node *out)
+{
+    char path[300];
+    snprintf(path, sizeof path, "/api/v1/nodes/%s", name);
+    hr_buf b;
+    hr_buf_init(&b, 64u << 20);
+    hr_kresult res = {0};
+    hr_err err;
+    hr_status st = hr_kclient_do(e->o.client, "GET", path, NULL, NULL, 0, &b, &res, &err);
+    if (st == HR_OK) {
+        yyjson_doc *d = yyjson_read(hr_buf_str(&b), b.len, 0);
+        hr_arena a;
+        hr_arena_init(&a, 0);
+        hr_knode kn;
+        if (d == NULL) st = HR_E_INPUT;
+        else st = hr_decode_node(yyjson_doc_get_root(d), &a, &kn, &err);
+        if (st == HR_OK) *out = kn.node;
+        yyjson_doc_free(d);
+        hr_arena_free(&a);
+    }
+    if (st != HR_OK) logf_(e, 1, "msg=\"node unreadable, increases skipped\" node=%s status=%ld", name, res.status);
+    hr_buf_free(&b);
+    return st;
+}
+
+static void count_skip(hr_executor *e, const hr_rpod *p, const char *key, hr_gate g,
+                       int64_t current, int64_t target, hr_exec_outcome *out)
+{
+    atomic_fetch_add(&e->o.metrics->skips[g], 1);
+    logf_(e, 2, "msg=\"increase skipped\" pod=%s/%s from=%" PRId64 "m to=%" PRId64 "m reason=%s", p->ns,
+          p->name, current, target, hr_gate_str(g));
+    if (report_once(e, key, 1u << g)) {
+        char note[256];
+        static const char *why[] = {"", "the node reports DiskPressure or PIDPressure",
+                                    "the node cannot be read",
+                                    "the pod's total CPU limit would exceed the node's allocatable"};
+        snprintf(note, sizeof note, "CPU limit increase %" PRId64 "m -> %" PRId64 "m skipped: %s", current,
+                 target, why[g]);
+        post_event(e, p, "Normal", "ResizeSkipped", note, out);
+    }
+}
+
+/* The whole pod's CPU limit after a write: ours plus the containers we
+ * leave alone. */
+static int64_t pod_total_after(const hr_rpod *p, const hr_action *a)
+{
+    int64_t t = a->target;
+    for (uint32_t i = 0; i < p->pod.n_ctr; i++) {
+        const hr_container *c = &p->pod.ctr[i];
+        if (a->limits[i] == HR_NONE && hr_ctr_resizable(c) && c->cpu_lim > 0) t += c->cpu_lim;
+    }
+    return t;
+}
+
+hr_status hr_execute(hr_executor *e, const hr_snapshot *s, const hr_reconcile *r,
+                     hr_exec_outcome *out, hr_err *err)
+{
+    out->requeue_ms = -1;
+    out->writes = 0;
+    const hr_rnode *rn = &s->node;
+
+    /* Infeasible is the kubelet's word, found in the pod's status: park the
+     * pod and say so once; its spec already holds the limit we asked for,
+     * so nothing is retried in a loop. */
+    for (size_t i = 0; i < rn->n; i++) {
+        const hr_rpod *p = &rn->pods[i];
+        char key[512];
+        pod_key(key, sizeof key, p->ns, p->name);
+        if (p->resize != HR_RS_INFEASIBLE) {
+            clear_reported(e, key, REP_INFEASIBLE);
+            continue;
+        }
+        if (e->o.backoff != NULL && !hr_backoff_active(e->o.backoff, p->ns, p->name, hr_now_ms(), NULL))
+            hr_backoff_park(e->o.backoff, p->ns, p->name, hr_now_ms(), HR_BACKOFF_PERIOD_MS, "infeasible");
+        if (report_once(e, key, REP_INFEASIBLE)) {
+            atomic_fetch_add(&e->o.metrics->resizes[HR_RES_INFEASIBLE], 1);
+            post_event(e, p, "Warning", "ResizeInfeasible",
+                       "the kubelet reports the CPU limit change as Infeasible; backing off", out);
+        }
+    }
+
+    bool have_live = false, live_ok = false;
+    hr_node live = {0};
+    for (size_t i = 0; i < r->n_actions; i++) {
+        if (!is_leader(e)) return HR_OK; /* lost the lease: stop at once */
+        const hr_action *a = &r->actions[i];
+        const hr_rpod *p = &rn->pods[a->pod];
+        char key[512];
+        pod_key(key, sizeof key, p->ns, p->name);
+
+        /* Never act on a cache older than our own last write to the pod. */
+        pthread_mutex_lock(&e->mu);
+        uint64_t *lw = hr_strmap_get(&e->last_rv, key);
+        bool stale = lw != NULL && s->pod_rv[a->pod] < *lw;
+        pthread_mutex_unlock(&e->mu);
+        if (stale) {
+            out->requeue_ms = 500;
+            continue;
+        }
+
+        if (a->kind == HR_ACT_SKIP) {
+            count_skip(e, p, key, a->gate, a->current, a->target, out);
+            continue;
+        }
+        if (!take_node_token(e, rn->name)) {
+            out->requeue_ms = 1000 / (e->node_pps > 0 ? e->node_pps : 1) + 1;
+            return HR_OK; /* the rest of the wave waits; nothing is dropped */
+        }
+
+        if (a->kind == HR_ACT_RESIZE && a->increase) {
+            if (!have_live) {
+                have_live = true;
+                live_ok = read_node_live(e, rn->name, &live) == HR_OK;
+                if (live_ok) live.known = true;
+            }
+            hr_gate g = live_ok ? hr_gate_check(&live, a->current, a->target, pod_total_after(p, a))
+                                : HR_GATE_UNAVAILABLE;
+            if (g != HR_GATE_PASS) {
+                count_skip(e, p, key, g, a->current, a->target, out);
+                continue;
+            }
+        }
+
+        char path[600];
+        hr_buf resp;
+        hr_buf_init(&resp, 64u << 20);
+        hr_kresult res = {0};
+        hr_status st = HR_OK;
+        if (a->kind == HR_ACT_RESIZE) {
+            snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s/resize", p->ns, p->name);
+            st = hr_kclient_apply(e->o.client, path, HR_FIELD_MANAGER, true, a->apply_body,
+                                  strlen(a->apply_body), &resp, &res, err);
+            out->writes++;
+            atomic_fetch_add(&e->o.metrics->writes[HR_WK_RESIZE], 1);
+            if (st != HR_OK) {
+                hr_result rr;
+                long status = res.status;
+                if (status == 403) rr = HR_RES_QUOTA_DENIED;
+                else if (status == 422) rr = HR_RES_INVALID;
+                else if (status == 409) rr = HR_RES_CONFLICT;
+                else if (status == 404) rr = HR_RES_GONE;
+                else rr = HR_RES_ERROR;
+                atomic_fetch_add(&e->o.metrics->resizes[rr], 1);
+                logf_(e, 1, "msg=\"resize refused\" pod=%s/%s from=%" PRId64 "m to=%" PRId64
+                            "m result=%s status=%ld error=\"%s\"",
+                      p->ns, p->name, a->current, a->target, hr_result_str(rr), status, err->msg);
+                if (rr == HR_RES_QUOTA_DENIED || rr == HR_RES_INVALID) {
+                    /* Refusals that retrying cannot fix: back off, say it once. */
+                    if (e->o.backoff != NULL)
+                        hr_backoff_park(e->o.backoff, p->ns, p->name, hr_now_ms(), HR_BACKOFF_PERIOD_MS,
+                                        hr_result_str(rr));
+                    unsigned bit = rr == HR_RES_QUOTA_DENIED ? REP_FORBIDDEN : REP_INVALID;
+                    if (report_once(e, key, bit))
+                        post_event(e, p, "Warning", rr == HR_RES_QUOTA_DENIED ? "ResizeForbidden" : "ResizeSkipped",
+                                   err->msg, out);
+                } else if (rr == HR_RES_GONE) {
+                    hr_executor_forget_pod(e, p->ns, p->name);
+                } else if (rr == HR_RES_CONFLICT) {
+                    out->requeue_ms = 200; /* recompute from fresh state */
+                } else {
+                    /* 429, 5xx, timeouts: the cache and the queue survive. */
+                    long wait = res.retry_after_ms > 0 ? res.retry_after_ms : 1000;
+                    out->requeue_ms = wait;
+                }
+                hr_buf_free(&resp);
+                hr_err_clear(err);
+                continue;
+            }
+            atomic_fetch_add(&e->o.metrics->resizes[HR_RES_APPLIED], 1);
+            clear_reported(e, key, REP_PRESSURE | REP_UNAVAILABLE | REP_ALLOCATABLE | REP_FORBIDDEN | REP_INVALID);
+            logf_(e, 2, "msg=\"limit applied\" pod=%s/%s node=%s from=%" PRId64 "m to=%" PRId64 "m", p->ns,
+                  p->name, rn->name, a->current, a->target);
+        }
+
+        /* The status annotation (the resize subresource drops metadata). */
+        snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s", p->ns, p->name);
+        hr_buf_reset(&resp);
+        st = hr_kclient_merge_patch(e->o.client, path, a->status_patch, strlen(a->status_patch), &resp,
+                                    &res, err);
+        out->writes++;
+        atomic_fetch_add(&e->o.metrics->writes[HR_WK_ANNOTATION], 1);
+        if (st == HR_OK) {
+            uint64_t rv = response_rv(&resp);
+            pthread_mutex_lock(&e->mu);
+            if (rv != 0) hr_strmap_put(&e->last_rv, key, rv);
+            pthread_mutex_unlock(&e->mu);
+        } else {
+            logf_(e, 1, "msg=\"status annotation not written\" pod=%s/%s status=%ld error=\"%s\"", p->ns,
+                  p->name, res.status, err->msg);
+            hr_err_clear(err);
+        }
+        hr_buf_free(&resp);
+        if (a->kind == HR_ACT_RESIZE) post_event(e, p, "Normal", "CPULimitAdjusted", a->event_message, out);
+    }
+    return HR_OK;
+}

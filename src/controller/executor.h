@@ -1,0 +1,58 @@
+/*
+ * executor.h — carrying out one node's actions against the API server
+ * (SPEC §5–§7).
+ *
+ * For each action, in order: the per-node token bucket (a node's wave of
+ * resizes is paced; what does not fit is requeued, never dropped), the
+ * "never act on a cache older than our own write" check, the live Node
+ * re-read before any increase (a condition that flipped mid-reconcile
+ * cannot authorize a raise), then the write, and the outcome table of
+ * SPEC §7. Only the leader writes: the flag is checked before every write,
+ * so a replica that lost its lease stops at the next write.
+ */
+#ifndef HR_CONTROLLER_EXECUTOR_H
+#define HR_CONTROLLER_EXECUTOR_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "controller/backoff.h"
+#include "controller/ctlmetrics.h"
+#include "controller/reconcile.h"
+#include "controller/snapshot.h"
+#include "kube/client.h"
+#include "util/err.h"
+
+typedef struct hr_executor hr_executor;
+
+typedef void (*hr_exec_log_fn)(void *ud, int level, const char *msg);
+
+typedef struct hr_executor_opts {
+    hr_kclient *client;
+    hr_backoff *backoff;
+    hr_ctlmetrics *metrics;
+    const atomic_bool *leader;   /* NULL: always write (no leader election) */
+    const char *instance;        /* reportingInstance of events (hostname) */
+    hr_exec_log_fn log;          /* NULL: logfmt on stderr */
+    void *log_ud;
+} hr_executor_opts;
+
+hr_status hr_executor_new(const hr_executor_opts *o, hr_executor **out, hr_err *err);
+void hr_executor_free(hr_executor *e);
+
+/* Change the per-node rate (HeadroomConfig rateLimits.perNodePatchesPerSecond). */
+void hr_executor_set_node_rate(hr_executor *e, int per_node_pps);
+
+typedef struct hr_exec_outcome {
+    int64_t requeue_ms;  /* -1: node done; else run it again this far from now */
+    uint32_t writes;     /* API writes made */
+} hr_exec_outcome;
+
+hr_status hr_execute(hr_executor *e, const hr_snapshot *s, const hr_reconcile *r,
+                     hr_exec_outcome *out, hr_err *err);
+
+/* A pod left the cache: forget its last-write record and its dedup marks. */
+void hr_executor_forget_pod(hr_executor *e, const char *ns, const char *name);
+
+#endif

@@ -1,0 +1,118 @@
+/*
+ * snapshot.c — copy one node and its pods out of the cache (snapshot.h).
+ */
+#include "snapshot.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/eligibility.h"
+
+/* Pods of one node, gathered in a first pass under the lock. Nodes hold at
+ * most a few hundred pods; the id array grows if a node holds more. */
+static hr_status copy_pod(hr_arena *a, const hr_cache *c, const hr_cnode_view *nv,
+                          const hr_config *cfg, const hr_snapshot_opts *o,
+                          const hr_cpod_view *v, hr_rpod *rp, hr_err *err)
+{
+    memset(rp, 0, sizeof *rp);
+    rp->ns = hr_arena_strdup(a, v->ns);
+    rp->name = hr_arena_strdup(a, v->name);
+    hr_container *ctr = hr_arena_calloc(a, v->pod.n_ctr ? v->pod.n_ctr : 1, sizeof *ctr);
+    const char **names = hr_arena_calloc(a, v->pod.n_ctr ? v->pod.n_ctr : 1, sizeof *names);
+    if (rp->ns == NULL || rp->name == NULL || ctr == NULL || names == NULL)
+        return hr_err_set(err, HR_E_NOMEM, "snapshot: out of memory");
+    for (uint32_t i = 0; i < v->pod.n_ctr; i++) {
+        ctr[i] = v->pod.ctr[i];
+        names[i] = hr_arena_strdup(a, v->ctr_names[i] ? v->ctr_names[i] : "");
+        if (names[i] == NULL) return hr_err_set(err, HR_E_NOMEM, "snapshot: out of memory");
+    }
+    rp->pod = v->pod;
+    rp->pod.ctr = ctr;
+    rp->ctr_names = names;
+    rp->resize = v->resize;
+
+    /* The context the core cannot know from the pod alone. */
+    hr_cns_view nsv;
+    bool have_ns = hr_cache_ns_get(c, v->ns, &nsv);
+    rp->pod.ns_state = have_ns ? hr_namespace_state(cfg, v->ns, &nsv.labels, o->own_ns)
+                               : hr_namespace_state(cfg, v->ns, NULL, o->own_ns);
+    rp->pod.node_excluded = nv != NULL && nv->present &&
+                            cfg->excluded_nodes.set &&
+                            hr_selector_matches(&cfg->excluded_nodes, &nv->labels);
+    rp->pod.node_windows = nv != NULL && nv->windows;
+    rp->pod.owner_excluded =
+        hr_owner_excluded(cfg, v->owner_kind, v->owner_group, v->owner_name);
+    rp->pod.limits = hr_cache_ns_bounds(c, v->ns);
+    /* Refused resizes park the pod (the executor fills the table, from
+     * the API server's answers and from Infeasible in the pod's status,
+     * which is how the back-off is rebuilt after a restart). */
+    rp->pod.in_backoff = o->backoff != NULL &&
+                         hr_backoff_active(o->backoff, v->ns, v->name, o->now_ms, NULL);
+    return HR_OK;
+}
+
+hr_status hr_snapshot_node(hr_cache *c, const char *name, const hr_snapshot_opts *o,
+                           hr_arena *a, hr_snapshot *out, hr_err *err)
+{
+    memset(out, 0, sizeof *out);
+    hr_cpod_scratch *scratch = malloc(sizeof *scratch);
+    if (scratch == NULL) return hr_err_set(err, HR_E_NOMEM, "snapshot: out of memory");
+
+    hr_status st = HR_OK;
+    hr_cache_lock(c);
+    const hr_config *cfg = hr_cache_config(c, &out->cfg_invalid);
+    if (out->cfg_invalid != NULL) out->cfg_invalid = hr_arena_strdup(a, out->cfg_invalid);
+    out->cfg = *cfg;
+    if (o->force_dry_run) out->cfg.dry_run = true;
+
+    hr_cnode_view nv;
+    bool have_node = hr_cache_node_get(c, name, &nv);
+    out->node_present = have_node && nv.present;
+    out->node.name = hr_arena_strdup(a, name);
+    if (out->node_present) out->node.node = nv.node;
+    else out->node.node = (hr_node){0, false, false, false};
+
+    size_t cap = 256, n;
+    uint32_t *ids = NULL;
+    for (;;) {
+        uint32_t *more = realloc(ids, cap * sizeof *ids);
+        if (more == NULL) {
+            st = hr_err_set(err, HR_E_NOMEM, "snapshot: out of memory");
+            goto out;
+        }
+        ids = more;
+        n = hr_cache_node_pods(c, name, ids, cap);
+        if (n <= cap) break;
+        cap = n;
+    }
+    hr_rpod *pods = hr_arena_calloc(a, n ? n : 1, sizeof *pods);
+    out->pod_rv = hr_arena_calloc(a, n ? n : 1, sizeof *out->pod_rv);
+    if (pods == NULL || out->pod_rv == NULL || out->node.name == NULL) {
+        st = hr_err_set(err, HR_E_NOMEM, "snapshot: out of memory");
+        goto out;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        hr_cpod_view v;
+        if (!hr_cache_pod_at(c, ids[i], &v, scratch)) continue;
+        st = copy_pod(a, c, have_node ? &nv : NULL, cfg, o, &v, &pods[k], err);
+        if (st != HR_OK) goto out;
+        out->pod_rv[k] = v.rv;
+        k++;
+    }
+    out->node.pods = pods;
+    out->node.n = k;
+out:
+    /* Selectors and lists point into the cache: the reconcile needs only
+     * the scalar settings, so nothing dangling leaves the lock. */
+    out->cfg.ns_selector = (hr_selector){0};
+    out->cfg.excluded_nodes = (hr_selector){0};
+    out->cfg.excluded_ns = NULL;
+    out->cfg.n_excluded_ns = 0;
+    out->cfg.excluded_owners = NULL;
+    out->cfg.n_excluded_owners = 0;
+    hr_cache_unlock(c);
+    free(ids);
+    free(scratch);
+    return st;
+}
