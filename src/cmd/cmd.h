@@ -15,5 +15,6 @@
 /* prog is what the user typed ("headroom" or "kubectl headroom"). */
 int hr_cmd_plan(const char *prog, int argc, char **argv);
 int hr_cmd_node(const char *prog, int argc, char **argv);
+int hr_cmd_run(const char *prog, int argc, char **argv); /* cmd_run.c */
 
 #endif

@@ -83,6 +83,8 @@ int main(int argc, char **argv)
         return hr_cmd_plan(prog, argc - 2, argv + 2);
     if (!strcmp(cmd, "node"))
         return hr_cmd_node(prog, argc - 2, argv + 2);
+    if (!strcmp(cmd, "run"))
+        return hr_cmd_run(prog, argc - 2, argv + 2);
     if (!strcmp(cmd, "run") || !strcmp(cmd, "explain") ||
         !strcmp(cmd, "preflight"))
         return not_yet(prog, cmd);

@@ -295,13 +295,14 @@ hr_status hr_listener_start(const hr_listener_opts *o, hr_listener **out,
      * MHD_OPTION_END, which ends the list there. */
     l->d = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, l,
+        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, l, /* first, to catch all */
         MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-        MHD_OPTION_THREAD_POOL_SIZE, threads,
         MHD_OPTION_CONNECTION_TIMEOUT, timeout,
         MHD_OPTION_CONNECTION_LIMIT, maxconn,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
         MHD_OPTION_NOTIFY_CONNECTION, on_connection, l,
-        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, l,
+        /* A pool of one is no pool: MHD wants the option absent. */
+        MHD_OPTION_THREAD_POOL_SIZE, threads > 1 ? threads : 0,
         o->tls ? MHD_OPTION_HTTPS_CERT_CALLBACK : MHD_OPTION_END,
         cert_callback, MHD_OPTION_END);
     freeaddrinfo(ai);

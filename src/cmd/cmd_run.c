@@ -1,0 +1,520 @@
+/*
+ * cmd_run.c — `headroom run`, the daemon (SPEC §0, §8–§11).
+ *
+ * What runs today: the HTTPS admission webhook (/mutate-pods) with its
+ * serving certificate re-read from --webhook-cert-dir when it changes, and
+ * the plain-HTTP /metrics, /healthz, /readyz listener. The HeadroomConfig
+ * is followed live: the informers (cache/) watch namespaces, LimitRanges
+ * and the HeadroomConfig, and every config change is published to the
+ * config holder the webhook reads per request; the webhook also gets the
+ * namespaces' labels and LimitRange bounds from that cache.
+ *
+ * THE CONTROLLER SEAM (issue 5): the reconcile loop plugs in at
+ * controller_start()/controller_stop() below. It gets the run context —
+ * the API client, the cache (add HR_CK_POD and HR_CK_NODE to
+ * WEBHOOK_KINDS, i.e. start every kind), the config holder, the metrics
+ * registry (register its renderer there), the readiness set and the stop
+ * flag. Leader election belongs with it; every replica serves the webhook
+ * and metrics regardless (SPEC §10).
+ *
+ * Shutdown: SIGTERM or SIGINT stops the listeners (in-flight requests are
+ * answered or dropped; the API server's failurePolicy Ignore covers a
+ * dropped review), then the informers (each notices within 0.5 s). A
+ * watchdog exits the process if all that takes longer than 10 s.
+ *
+ * Precedence (SPEC §11): flags, then the HeadroomConfig, then defaults;
+ * --dry-run=true|false overrides the config's dryRun.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cache/cache.h"
+#include "cache/informers.h"
+#include "cmd/cmd.h"
+#include "core/config.h"
+#include "kube/client.h"
+#include "server/certs.h"
+#include "server/health.h"
+#include "server/http.h"
+#include "server/log.h"
+#include "server/metrics.h"
+#include "webhook/config_holder.h"
+#include "webhook/endpoint.h"
+
+#define WEBHOOK_KINDS                                                         \
+    ((1u << HR_CK_NAMESPACE) | (1u << HR_CK_LIMITRANGE) | (1u << HR_CK_CONFIG))
+#define SHUTDOWN_BUDGET_S 10
+#define CONFIG_RESYNC_S 10
+
+typedef struct run_opts {
+    const char *metrics_addr;
+    const char *webhook_addr;   /* "" disables the webhook listener */
+    const char *cert_dir;
+    const char *kubeconfig;
+    const char *context;
+    const char *ns;             /* our own namespace (always excluded) */
+    int dry_run;                /* -1: from the config; 0/1: override */
+    int verbosity;              /* 0 info, 1 debug */
+} run_opts;
+
+/* Everything the daemon's parts share; the controller gets it too. */
+typedef struct run_ctx {
+    run_opts o;
+    hr_logger log;
+    hr_kclient *k;
+    hr_cache *cache;
+    hr_informers *inf;
+    hr_cfg_holder *cfg;
+    hr_metrics metrics;
+    hr_readiness ready;
+    hr_certs *certs;
+    hr_wh_endpoint wh;
+    hr_listener *metrics_l, *webhook_l;
+    atomic_bool cfg_dirty;
+    volatile bool stop;
+    /* What was last published, to log changes only. */
+    hr_config last;
+    bool have_last;
+} run_ctx;
+
+/* ------------------------------------------------------------------ log */
+
+static void log_sink(void *ud, int level, const char *msg)
+{
+    const run_opts *o = ud;
+    if (level > HR_LV_INFO + o->verbosity)
+        return;
+    static const char *const names[] = {"error", "warn", "info", "debug"};
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    char when[32];
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
+    char line[1400];
+    int n = snprintf(line, sizeof line, "time=%s.%03ldZ level=%s %s\n", when,
+                     ts.tv_nsec / 1000000L,
+                     names[level < 0 ? 0 : level > 3 ? 3 : level], msg);
+    if (n < 0)
+        return;
+    if ((size_t)n >= sizeof line) {
+        n = (int)sizeof line - 1;
+        line[n - 1] = '\n';
+    }
+    /* One write per line: lines from many threads never interleave. */
+    ssize_t w = write(STDERR_FILENO, line, (size_t)n);
+    (void)w;
+}
+
+/* ------------------------------------------------------------- config */
+
+static void on_cache_change(void *ud, hr_ckind kind, hr_cchange what,
+                            const char *ns, const char *name)
+{
+    (void)what;
+    (void)ns;
+    (void)name;
+    run_ctx *x = ud;
+    /* Called with the cache lock held: only note it, publish from main. */
+    if (kind == HR_CK_CONFIG)
+        atomic_store(&x->cfg_dirty, true);
+}
+
+static void publish_config(run_ctx *x)
+{
+    hr_err err;
+    const char *invalid = NULL;
+    hr_cache_lock(x->cache);
+    hr_config c = *hr_cache_config(x->cache, &invalid);
+    if (x->o.dry_run >= 0)
+        c.dry_run = x->o.dry_run == 1;
+    /* Deep-copied by the holder while the cache still owns the strings. */
+    hr_status st = hr_cfg_holder_set(x->cfg, &c, &err);
+    hr_cache_unlock(x->cache);
+    if (st) {
+        hr_logf(&x->log, HR_LV_ERROR, "msg=\"config not applied\" error=\"%s\"",
+                err.msg);
+        return;
+    }
+    if (invalid)
+        hr_logf(&x->log, HR_LV_WARN,
+                "msg=\"HeadroomConfig refused, keeping the last good one\" "
+                "reason=\"%s\"", invalid);
+    if (x->have_last && x->last.present == c.present &&
+        x->last.dry_run == c.dry_run &&
+        x->last.webhook_enabled == c.webhook_enabled &&
+        x->last.initial_multiplier_milli == c.initial_multiplier_milli &&
+        x->last.max_multiplier_milli == c.max_multiplier_milli)
+        return;
+    x->last = c;
+    x->have_last = true;
+    hr_logf(&x->log, HR_LV_INFO,
+            "msg=\"config applied\" source=%s dry_run=%s webhook_enabled=%s "
+            "initial_multiplier=%lld.%03lld max_multiplier=%lld.%03lld",
+            c.present ? "HeadroomConfig" : "defaults",
+            c.dry_run ? "true" : "false", c.webhook_enabled ? "true" : "false",
+            (long long)(c.initial_multiplier_milli / 1000),
+            (long long)(c.initial_multiplier_milli % 1000),
+            (long long)(c.max_multiplier_milli / 1000),
+            (long long)(c.max_multiplier_milli % 1000));
+}
+
+/* What the webhook asks about a namespace: its labels and LimitRange
+ * bounds, copied out of the cache (its memory may move once unlocked).
+ * Until the first list has completed the cache does not know, and the
+ * registration's namespaceSelector is trusted. */
+static bool ns_lookup(void *ud, const char *ns, hr_arena *a, hr_labels *labels,
+                      hr_limit_bounds *bounds)
+{
+    run_ctx *x = ud;
+    if (!hr_informers_synced(x->inf))
+        return false;
+    bool ok = false;
+    hr_cache_lock(x->cache);
+    hr_cns_view v;
+    if (hr_cache_ns_get(x->cache, ns, &v)) {
+        const char **kv = hr_arena_calloc(a, 2 * (size_t)v.labels.n + 1,
+                                          sizeof *kv);
+        ok = kv != NULL;
+        for (uint32_t i = 0; ok && i < 2 * v.labels.n; i++)
+            ok = (kv[i] = hr_arena_strdup(a, v.labels.kv[i])) != NULL;
+        if (ok) {
+            *labels = (hr_labels){kv, v.labels.n};
+            *bounds = hr_cache_ns_bounds(x->cache, ns);
+        }
+    }
+    hr_cache_unlock(x->cache);
+    return ok;
+}
+
+static bool informers_ready(void *ud)
+{
+    return hr_informers_synced(((run_ctx *)ud)->inf);
+}
+
+/* ------------------------------------------------------------ routes */
+
+static void route_healthz(void *ud, const hr_http_req *req, hr_http_resp *r)
+{
+    (void)ud;
+    (void)req;
+    hr_buf_puts(&r->body, "ok\n");
+}
+
+static void route_readyz(void *ud, const hr_http_req *req, hr_http_resp *r)
+{
+    (void)req;
+    run_ctx *x = ud;
+    r->status = hr_readiness_eval(&x->ready, &r->body) ? 200 : 503;
+}
+
+static void route_metrics(void *ud, const hr_http_req *req, hr_http_resp *r)
+{
+    (void)req;
+    run_ctx *x = ud;
+    r->content_type = "text/plain; version=0.0.4; charset=utf-8";
+    hr_metrics_render(&x->metrics, &r->body);
+}
+
+/* ----------------------------------------------------- controller seam */
+
+/* Issue 5 plugs the reconcile loop in here (see the file comment). */
+static hr_status controller_start(run_ctx *x, hr_err *err)
+{
+    (void)err;
+    hr_logf(&x->log, HR_LV_INFO,
+            "msg=\"controller not in this build: serving webhook, metrics "
+            "and health only\"");
+    return HR_OK;
+}
+
+static void controller_stop(run_ctx *x)
+{
+    (void)x;
+}
+
+/* ------------------------------------------------------------- flags */
+
+static void run_usage(FILE *f, const char *prog)
+{
+    fprintf(f,
+            "usage: %s run [flags]\n"
+            "\n"
+            "  --metrics-addr ADDR      /metrics, /healthz, /readyz "
+            "(default :8080)\n"
+            "  --webhook-addr ADDR      HTTPS admission webhook (default "
+            ":9443; \"\" disables it)\n"
+            "  --webhook-cert-dir DIR   tls.crt and tls.key, re-read when they "
+            "change\n"
+            "                           (default "
+            "/tmp/k8s-webhook-server/serving-certs)\n"
+            "  --kubeconfig FILE        (default $KUBECONFIG, ~/.kube/config, "
+            "in-cluster)\n"
+            "  --context NAME\n"
+            "  --namespace NS           the controller's own namespace (never "
+            "managed)\n"
+            "  --dry-run[=true|false]   override the HeadroomConfig's dryRun\n"
+            "  -v                       debug logs\n",
+            prog);
+}
+
+/* "--name value" or "--name=value"; advances *i past what it used. */
+static bool flag_value(int argc, char **argv, int *i, const char *name,
+                       const char **out, const char *prog, int *rc)
+{
+    size_t n = strlen(name);
+    const char *a = argv[*i];
+    if (strncmp(a, name, n) != 0)
+        return false;
+    if (a[n] == '=') {
+        *out = a + n + 1;
+        return true;
+    }
+    if (a[n] != '\0')
+        return false;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "%s run: %s needs a value\n", prog, name);
+        *rc = HR_EXIT_USAGE;
+        return true;
+    }
+    *out = argv[++*i];
+    return true;
+}
+
+static int parse_flags(const char *prog, int argc, char **argv, run_opts *o)
+{
+    *o = (run_opts){":8080", ":9443", "/tmp/k8s-webhook-server/serving-certs",
+                    NULL, NULL, NULL, -1, 0};
+    const char *env_ns = getenv("POD_NAMESPACE");
+    if (env_ns && env_ns[0])
+        o->ns = env_ns;
+    for (int i = 0; i < argc; i++) {
+        int rc = 0;
+        const char *a = argv[i];
+        if (flag_value(argc, argv, &i, "--metrics-addr", &o->metrics_addr,
+                       prog, &rc) ||
+            flag_value(argc, argv, &i, "--webhook-addr", &o->webhook_addr,
+                       prog, &rc) ||
+            flag_value(argc, argv, &i, "--webhook-cert-dir", &o->cert_dir,
+                       prog, &rc) ||
+            flag_value(argc, argv, &i, "--kubeconfig", &o->kubeconfig, prog,
+                       &rc) ||
+            flag_value(argc, argv, &i, "--context", &o->context, prog, &rc) ||
+            flag_value(argc, argv, &i, "--namespace", &o->ns, prog, &rc)) {
+            if (rc)
+                return rc;
+            continue;
+        }
+        if (!strcmp(a, "--dry-run") || !strcmp(a, "--dry-run=true")) {
+            o->dry_run = 1;
+        } else if (!strcmp(a, "--dry-run=false")) {
+            o->dry_run = 0;
+        } else if (!strcmp(a, "-v") || !strcmp(a, "--v=1") ||
+                   !strcmp(a, "-v=1")) {
+            o->verbosity = 1;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            run_usage(stdout, prog);
+            return -1;
+        } else {
+            fprintf(stderr, "%s run: unknown flag \"%s\"\n", prog, a);
+            run_usage(stderr, prog);
+            return HR_EXIT_USAGE;
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ lifecycle */
+
+static void *watchdog(void *arg)
+{
+    (void)arg;
+    sleep(SHUTDOWN_BUDGET_S);
+    static const char m[] =
+        "level=error msg=\"shutdown took longer than 10s, exiting\"\n";
+    ssize_t w = write(STDERR_FILENO, m, sizeof m - 1);
+    (void)w;
+    _exit(1);
+}
+
+static void teardown(run_ctx *x)
+{
+    hr_listener_stop(x->webhook_l);
+    x->webhook_l = NULL;
+    controller_stop(x);
+    hr_informers_free(x->inf);
+    x->inf = NULL;
+    hr_listener_stop(x->metrics_l);
+    x->metrics_l = NULL;
+    hr_certs_free(x->certs);
+    x->certs = NULL;
+    hr_cache_free(x->cache);
+    x->cache = NULL;
+    hr_cfg_holder_free(x->cfg);
+    x->cfg = NULL;
+    hr_kclient_free(x->k);
+    x->k = NULL;
+}
+
+static hr_status start_all(run_ctx *x, hr_err *err)
+{
+    hr_status st;
+    hr_config dflt;
+    hr_config_defaults(&dflt);
+    if (x->o.dry_run >= 0)
+        dflt.dry_run = x->o.dry_run == 1;
+    if ((st = hr_cfg_holder_new(&dflt, &x->cfg, err)))
+        return st;
+
+    hr_kclient_opts ko = {.kubeconfig = x->o.kubeconfig,
+                          .context = x->o.context};
+    if ((st = hr_kclient_new(&ko, &x->k, err)))
+        return st;
+    hr_logf(&x->log, HR_LV_INFO, "msg=\"kubernetes client ready\" server=%s",
+            hr_kclient_server(x->k));
+    if ((st = hr_cache_new(&x->cache, err)))
+        return st;
+    hr_cache_set_observer(x->cache, on_cache_change, x);
+
+    hr_metrics_init(&x->metrics);
+    hr_readiness_init(&x->ready);
+    hr_wh_endpoint_init(&x->wh, x->cfg, x->o.ns, &x->log);
+    x->wh.ns_lookup = ns_lookup;
+    x->wh.ns_ud = x;
+    if ((st = hr_metrics_add(&x->metrics, hr_wh_endpoint_render, &x->wh, err)) ||
+        (st = hr_readiness_add(&x->ready, "caches-synced", informers_ready, x,
+                               err)))
+        return st;
+
+    hr_informers_opts io = {.kinds = WEBHOOK_KINDS,
+                            .log = log_sink,
+                            .log_ud = &x->o};
+    if ((st = hr_informers_start(x->cache, x->k, &io, &x->inf, err)))
+        return st;
+
+    bool webhook = x->o.webhook_addr && x->o.webhook_addr[0];
+    if (webhook) {
+        if ((st = hr_certs_new(x->o.cert_dir, &x->log, &x->certs, err)) ||
+            (st = hr_certs_start(x->certs, 1000, err)) ||
+            (st = hr_readiness_add(&x->ready, "webhook-cert", hr_certs_ready,
+                                   x->certs, err)))
+            return st;
+    }
+
+    hr_route mroutes[] = {
+        {"GET", "/metrics", route_metrics, x, 0},
+        {"GET", "/healthz", route_healthz, x, 0},
+        {"GET", "/readyz", route_readyz, x, 0},
+    };
+    hr_listener_opts mo = {.name = "metrics",
+                           .addr = x->o.metrics_addr,
+                           .routes = mroutes,
+                           .n_routes = 3,
+                           .threads = 1,
+                           .log = x->log};
+    if ((st = hr_listener_start(&mo, &x->metrics_l, err)))
+        return st;
+    hr_logf(&x->log, HR_LV_INFO, "msg=\"listening\" listener=metrics addr=%s "
+            "port=%u", x->o.metrics_addr, hr_listener_port(x->metrics_l));
+
+    if (webhook) {
+        hr_route wroutes[] = {
+            {"POST", HR_WEBHOOK_PATH, hr_wh_endpoint_handle, &x->wh,
+             HR_WEBHOOK_MAX_BODY},
+            {"GET", "/healthz", route_healthz, x, 0},
+            {"GET", "/readyz", route_readyz, x, 0},
+        };
+        hr_listener_opts wo = {.name = "webhook",
+                               .addr = x->o.webhook_addr,
+                               .tls = x->certs,
+                               .routes = wroutes,
+                               .n_routes = 3,
+                               .threads = 4,
+                               .idle_timeout_s = 60,
+                               .log = x->log};
+        if ((st = hr_listener_start(&wo, &x->webhook_l, err)))
+            return st;
+        hr_logf(&x->log, HR_LV_INFO,
+                "msg=\"listening\" listener=webhook addr=%s port=%u path=%s "
+                "cert_dir=%s", x->o.webhook_addr,
+                hr_listener_port(x->webhook_l), HR_WEBHOOK_PATH,
+                x->o.cert_dir);
+    }
+    return controller_start(x, err);
+}
+
+int hr_cmd_run(const char *prog, int argc, char **argv)
+{
+    run_ctx *x = calloc(1, sizeof *x);
+    if (x == NULL) {
+        fprintf(stderr, "%s run: out of memory\n", prog);
+        return HR_EXIT_INPUT;
+    }
+    int rc = parse_flags(prog, argc, argv, &x->o);
+    if (rc != 0) {
+        free(x);
+        return rc < 0 ? HR_EXIT_OK : rc;
+    }
+    x->log = (hr_logger){log_sink, &x->o};
+    atomic_init(&x->cfg_dirty, true);
+
+    /* Signals are taken synchronously by this thread: block them before
+     * any thread exists so every thread inherits the mask. */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    hr_err err;
+    hr_err_clear(&err);
+    hr_status st = start_all(x, &err);
+    if (st) {
+        fprintf(stderr, "%s run: %s\n", prog, err.msg);
+        teardown(x);
+        free(x);
+        return HR_EXIT_INPUT;
+    }
+    hr_logf(&x->log, HR_LV_INFO, "msg=\"started\" dry_run_flag=%s namespace=%s",
+            x->o.dry_run < 0 ? "unset" : x->o.dry_run ? "true" : "false",
+            x->o.ns ? x->o.ns : "");
+
+    time_t last_resync = 0;
+    int sig = 0;
+    while (sig == 0) {
+        struct timespec tick = {0, 250 * 1000000L};
+        int s = sigtimedwait(&sigs, NULL, &tick);
+        if (s > 0) {
+            sig = s;
+            break;
+        }
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        /* The observer says when the config changed; a slow periodic
+         * resync covers anything it cannot see (a second observer). */
+        if (atomic_exchange(&x->cfg_dirty, false) ||
+            now.tv_sec - last_resync >= CONFIG_RESYNC_S) {
+            last_resync = now.tv_sec;
+            publish_config(x);
+        }
+    }
+    hr_logf(&x->log, HR_LV_INFO, "msg=\"shutting down\" signal=%s",
+            sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    x->stop = true;
+    pthread_t wd;
+    if (pthread_create(&wd, NULL, watchdog, NULL) == 0)
+        pthread_detach(wd);
+    teardown(x);
+    hr_logf(&x->log, HR_LV_INFO, "msg=\"stopped\"");
+    free(x);
+    return HR_EXIT_OK;
+}
