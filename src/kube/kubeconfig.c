@@ -363,7 +363,8 @@ static hr_status resolve_exec(kctx *k, struct fy_node *user, const char *uwhere)
     if (st || !ex)
         return st;
     char where[200];
-    snprintf(where, sizeof where, "%s.exec", uwhere);
+    if (snprintf(where, sizeof where, "%s.exec", uwhere) >= (int)sizeof where)
+        where[sizeof where - 1] = '\0'; /* a long path only shortens messages */
     if ((st = want_type(k, ex, FYNT_MAPPING, uwhere, "exec")))
         return st;
     hr_arena *a = &k->c->arena;
