@@ -69,6 +69,9 @@ hr_status hr_parse_addr(const char *addr, char *host, size_t host_cap,
     return HR_OK;
 }
 
+/* MHD's messages, passed on at debug level (they are about clients). */
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
     hr_listener *l = cls;
