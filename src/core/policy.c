@@ -38,20 +38,29 @@ int64_t hr_node_factor_milli(const hr_node_plan *np)
     return f > INT64_MAX ? INT64_MAX : (int64_t)f;
 }
 
-/* Σ over managed containers of their LimitRange container cap: the most the
- * split could place in the pod. INT64_MAX when nothing bounds. */
-static int64_t container_caps_total(const hr_pod *p)
+/* How much burst a managed container may take under its LimitRange
+ * container bounds, as a multiple of the quantum; INT64_MAX when unbounded. */
+static int64_t ctr_room(const hr_pod *p, const hr_container *c, int64_t q)
+{
+    if (p->limits.ctr_max == HR_NONE && p->limits.ctr_ratio_milli == HR_NONE) return INT64_MAX;
+    int64_t cap = INT64_MAX;
+    if (p->limits.ctr_max != HR_NONE) cap = p->limits.ctr_max;
+    if (p->limits.ctr_ratio_milli != HR_NONE)
+        cap = min64(cap, muldiv(c->cpu_req, p->limits.ctr_ratio_milli, 1000));
+    int64_t room = cap - c->cpu_req;
+    return room > 0 ? floor_q(room, q) : 0;
+}
+
+/* Σ over managed containers of request + room: the most the split can
+ * place in the pod, so the pod-level cap never promises what the
+ * containers cannot hold. INT64_MAX when nothing bounds. */
+static int64_t container_caps_total(const hr_pod *p, int64_t q)
 {
     if (p->limits.ctr_max == HR_NONE && p->limits.ctr_ratio_milli == HR_NONE) return INT64_MAX;
     int64_t sum = 0;
     for (uint32_t i = 0; i < p->n_ctr; i++) {
         const hr_container *c = &p->ctr[i];
-        if (!hr_ctr_managed(c)) continue;
-        int64_t cap = INT64_MAX;
-        if (p->limits.ctr_max != HR_NONE) cap = p->limits.ctr_max;
-        if (p->limits.ctr_ratio_milli != HR_NONE)
-            cap = min64(cap, muldiv(c->cpu_req, p->limits.ctr_ratio_milli, 1000));
-        sum = sadd(sum, max64(cap, c->cpu_req));
+        if (hr_ctr_managed(c)) sum = sadd(sum, sadd(c->cpu_req, ctr_room(p, c, q)));
     }
     return sum;
 }
@@ -87,14 +96,14 @@ int64_t hr_pod_target(const hr_config *c, int64_t allocatable, int64_t slack,
     cap = min64(cap, max64(allocatable, r));
     if (p->max_cpu != HR_NONE) cap = min64(cap, p->max_cpu);
     if (p->limits.pod_max != HR_NONE) cap = min64(cap, p->limits.pod_max - unmanaged_limits(p));
-    cap = min64(cap, container_caps_total(p));
+    int64_t q = c->quantum > 0 ? c->quantum : 1;
+    cap = min64(cap, container_caps_total(p, q));
     /* A limit below the request is invalid: no cap may push under r. */
     cap = max64(cap, r);
     t = min64(t, cap);
 
     /* Quantize the burst to the nearest quantum, stepping down when the
      * rounding would cross the cap. */
-    int64_t q = c->quantum > 0 ? c->quantum : 1;
     int64_t b = t - r;
     int64_t bq = floor_q(b, q);
     if (b - bq >= q - (b - bq) && bq <= INT64_MAX - q) bq += q; /* half rounds up */
@@ -109,53 +118,56 @@ int64_t hr_split_target(const hr_config *c, const hr_pod *p, int64_t request,
 {
     int64_t q = c->quantum > 0 ? c->quantum : 1;
     int64_t burst = target > request ? target - request : 0;
-    int64_t given = 0;
     if (guarded != NULL) *guarded = false;
 
-    for (uint32_t i = 0; i < p->n_ctr; i++) {
-        const hr_container *ct = &p->ctr[i];
-        limits[i] = HR_NONE;
-        if (!hr_ctr_managed(ct) || request <= 0) continue;
-        int64_t b = floor_q(muldiv(burst, ct->cpu_req, request), q);
-        limits[i] = sadd(ct->cpu_req, b);
-        given = sadd(given, b);
-    }
-
-    /* Flooring each share leaves fewer than one quantum per container;
-     * hand those quanta to the containers with the largest remainders
-     * (first in spec order on ties), so the pod gets its whole target. */
-    int64_t left = burst - given;
-    while (left >= q) {
-        int best = -1;
-        int64_t best_rem = -1;
+    /* Water-filling in quanta: share the burst pro-rata to requests among
+     * the containers that still have room under their LimitRange bounds,
+     * again and again until it is placed or nobody has room. A share a
+     * bound cuts goes to the others, so the pod gets its whole target and
+     * the pod total stays monotone in the node's slack. */
+    for (uint32_t i = 0; i < p->n_ctr; i++)
+        limits[i] = hr_ctr_managed(&p->ctr[i]) && request > 0 ? p->ctr[i].cpu_req : HR_NONE;
+    int64_t placed = 0;
+    for (uint32_t round = 0; round <= p->n_ctr; round++) {
+        int64_t pool = burst - placed;
+        if (pool < q) break;
+        int64_t open_req = 0;
+        for (uint32_t i = 0; i < p->n_ctr; i++)
+            if (limits[i] != HR_NONE && limits[i] - p->ctr[i].cpu_req < ctr_room(p, &p->ctr[i], q))
+                open_req = sadd(open_req, p->ctr[i].cpu_req);
+        if (open_req == 0) break;
+        int64_t added = 0;
         for (uint32_t i = 0; i < p->n_ctr; i++) {
-            const hr_container *ct = &p->ctr[i];
-            if (!hr_ctr_managed(ct)) continue;
-            int64_t exact = muldiv(burst, ct->cpu_req, request);
-            int64_t rem = exact - (limits[i] - ct->cpu_req);
-            if (rem > best_rem) {
-                best_rem = rem;
+            if (limits[i] == HR_NONE) continue;
+            int64_t have = limits[i] - p->ctr[i].cpu_req;
+            int64_t room = ctr_room(p, &p->ctr[i], q) - have;
+            if (room <= 0) continue;
+            int64_t add = min64(floor_q(muldiv(pool, p->ctr[i].cpu_req, open_req), q), room);
+            limits[i] += add;
+            added += add;
+        }
+        placed += added;
+        if (added == 0) break;
+    }
+    /* Fewer than one quantum per open container is left: hand the quanta
+     * to the containers furthest below their exact share (first in spec
+     * order on ties). */
+    while (burst - placed >= q) {
+        int best = -1;
+        int64_t best_gap = INT64_MIN;
+        for (uint32_t i = 0; i < p->n_ctr; i++) {
+            if (limits[i] == HR_NONE) continue;
+            int64_t have = limits[i] - p->ctr[i].cpu_req;
+            if (have + q > ctr_room(p, &p->ctr[i], q)) continue;
+            int64_t gap = muldiv(burst, p->ctr[i].cpu_req, request) - have;
+            if (gap > best_gap) {
+                best_gap = gap;
                 best = (int)i;
             }
         }
         if (best < 0) break;
-        limits[best] = sadd(limits[best], q);
-        left -= q;
-    }
-
-    /* LimitRange container bounds; a share cut here is not redistributed
-     * (the pod-level cap already accounted for the containers' caps). */
-    for (uint32_t i = 0; i < p->n_ctr; i++) {
-        const hr_container *ct = &p->ctr[i];
-        if (limits[i] == HR_NONE) continue;
-        int64_t cap = INT64_MAX;
-        if (p->limits.ctr_max != HR_NONE) cap = p->limits.ctr_max;
-        if (p->limits.ctr_ratio_milli != HR_NONE)
-            cap = min64(cap, muldiv(ct->cpu_req, p->limits.ctr_ratio_milli, 1000));
-        if (limits[i] > cap) {
-            int64_t room = cap - ct->cpu_req;
-            limits[i] = ct->cpu_req + (room > 0 ? floor_q(room, q) : 0);
-        }
+        limits[best] += q;
+        placed += q;
     }
 
     /* QoS guard (SPEC §3.3): the API server refuses a resize that would
