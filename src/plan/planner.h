@@ -7,7 +7,7 @@
  * OS, the namespace's LimitRange bounds) and handed to hr_plan_node. Nodes
  * come out sorted by name, pods by namespace/name.
  *
- * Decisions (documented in README "Offline planner"):
+ * Decisions (documented in docs/planner.md):
  * - A pod bound to a node that is not in the dump is planned on a node of
  *   that name marked unknown, with allocatable 0 (so no slack: every
  *   target is the request) and known=false (gates fail closed).
