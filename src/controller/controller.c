@@ -16,7 +16,7 @@
 #include "controller/executor.h"
 #include "controller/nodequeue.h"
 #include "controller/reconcile.h"
-#include "controller/snapshot.h"
+#include "controller/nodesnap.h"
 #include "server/metrics.h"
 #include "util/strmap.h"
 
@@ -117,7 +117,7 @@ static void node_gauges_free(node_gauges *g)
 }
 
 /* Replace a node's gauges with what this reconcile saw. */
-static void record_gauges(hr_controller *c, const hr_snapshot *s, const hr_reconcile *r)
+static void record_gauges(hr_controller *c, const hr_nodesnap *s, const hr_reconcile *r)
 {
     node_gauges *g = calloc(1, sizeof *g);
     if (g == NULL) return;
@@ -173,9 +173,9 @@ static int64_t reconcile_one(hr_controller *c, const char *node, hr_arena *a)
     int64_t t0 = mono_ns();
     hr_err err;
     hr_err_clear(&err);
-    hr_snapshot_opts so = {c->o.own_ns, c->backoff, hr_now_ms(), c->o.force_dry_run};
-    hr_snapshot s;
-    if (hr_snapshot_node(c->o.cache, node, &so, a, &s, &err) != HR_OK) {
+    hr_nodesnap_opts so = {c->o.own_ns, c->backoff, hr_now_ms(), c->o.force_dry_run};
+    hr_nodesnap s;
+    if (hr_nodesnap_take(c->o.cache, node, &so, a, &s, &err) != HR_OK) {
         ctl_log(c, 0, "msg=\"snapshot failed\" node=%s error=\"%s\"", node, err.msg);
         return 1000;
     }

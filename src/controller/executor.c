@@ -285,7 +285,7 @@ static int64_t pod_total_after(const hr_rpod *p, const hr_action *a)
     return t;
 }
 
-hr_status hr_execute(hr_executor *e, const hr_snapshot *s, const hr_reconcile *r,
+hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r,
                      hr_exec_outcome *out, hr_err *err)
 {
     out->requeue_ms = -1;

@@ -20,7 +20,7 @@
 #include "controller/backoff.h"
 #include "controller/ctlmetrics.h"
 #include "controller/reconcile.h"
-#include "controller/snapshot.h"
+#include "controller/nodesnap.h"
 #include "kube/client.h"
 #include "util/err.h"
 
@@ -49,7 +49,7 @@ typedef struct hr_exec_outcome {
     uint32_t writes;     /* API writes made */
 } hr_exec_outcome;
 
-hr_status hr_execute(hr_executor *e, const hr_snapshot *s, const hr_reconcile *r,
+hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r,
                      hr_exec_outcome *out, hr_err *err);
 
 /* A pod left the cache: forget its last-write record and its dedup marks. */

@@ -1,7 +1,7 @@
 /*
- * snapshot.c — copy one node and its pods out of the cache (snapshot.h).
+ * nodesnap.c — copy one node and its pods out of the cache (nodesnap.h).
  */
-#include "snapshot.h"
+#include "nodesnap.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +11,7 @@
 /* Pods of one node, gathered in a first pass under the lock. Nodes hold at
  * most a few hundred pods; the id array grows if a node holds more. */
 static hr_status copy_pod(hr_arena *a, const hr_cache *c, const hr_cnode_view *nv,
-                          const hr_config *cfg, const hr_snapshot_opts *o,
+                          const hr_config *cfg, const hr_nodesnap_opts *o,
                           const hr_cpod_view *v, hr_rpod *rp, hr_err *err)
 {
     memset(rp, 0, sizeof *rp);
@@ -51,8 +51,8 @@ static hr_status copy_pod(hr_arena *a, const hr_cache *c, const hr_cnode_view *n
     return HR_OK;
 }
 
-hr_status hr_snapshot_node(hr_cache *c, const char *name, const hr_snapshot_opts *o,
-                           hr_arena *a, hr_snapshot *out, hr_err *err)
+hr_status hr_nodesnap_take(hr_cache *c, const char *name, const hr_nodesnap_opts *o,
+                           hr_arena *a, hr_nodesnap *out, hr_err *err)
 {
     memset(out, 0, sizeof *out);
     hr_cpod_scratch *scratch = malloc(sizeof *scratch);

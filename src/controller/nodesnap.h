@@ -1,5 +1,5 @@
 /*
- * snapshot.h — one node, copied out of the cache for a reconcile.
+ * nodesnap.h — one node, copied out of the cache for a reconcile.
  *
  * The reconcile must see one consistent picture of a node while the
  * watches keep changing the cache, and it must not hold the cache lock
@@ -9,8 +9,8 @@
  * under the lock, and the lock is released before anything else happens.
  * `headroom explain` and `headroom node` build the same snapshot.
  */
-#ifndef HR_CONTROLLER_SNAPSHOT_H
-#define HR_CONTROLLER_SNAPSHOT_H
+#ifndef HR_CONTROLLER_NODESNAP_H
+#define HR_CONTROLLER_NODESNAP_H
 
 #include <stdint.h>
 
@@ -20,23 +20,23 @@
 #include "util/arena.h"
 #include "util/err.h"
 
-typedef struct hr_snapshot {
+typedef struct hr_nodesnap {
     hr_rnode node;
     hr_config cfg;          /* scalar settings in force; selectors/lists cleared */
     const char *cfg_invalid;/* why the last HeadroomConfig was refused, or NULL */
     uint64_t *pod_rv;       /* resourceVersion per pod, parallel to node.pods */
     bool node_present;
-} hr_snapshot;
+} hr_nodesnap;
 
-typedef struct hr_snapshot_opts {
+typedef struct hr_nodesnap_opts {
     const char *own_ns;     /* the controller's namespace: never managed */
     hr_backoff *backoff;    /* may be NULL */
     int64_t now_ms;         /* for the back-off table */
     bool force_dry_run;     /* --dry-run */
-} hr_snapshot_opts;
+} hr_nodesnap_opts;
 
 /* Copy node `name` and its pods. Takes and releases the cache lock. */
-hr_status hr_snapshot_node(hr_cache *c, const char *name, const hr_snapshot_opts *o,
-                           hr_arena *a, hr_snapshot *out, hr_err *err);
+hr_status hr_nodesnap_take(hr_cache *c, const char *name, const hr_nodesnap_opts *o,
+                           hr_arena *a, hr_nodesnap *out, hr_err *err);
 
 #endif
