@@ -85,8 +85,9 @@ int main(int argc, char **argv)
         return hr_cmd_node(prog, argc - 2, argv + 2);
     if (!strcmp(cmd, "run"))
         return hr_cmd_run(prog, argc - 2, argv + 2);
-    if (!strcmp(cmd, "run") || !strcmp(cmd, "explain") ||
-        !strcmp(cmd, "preflight"))
+    if (!strcmp(cmd, "explain"))
+        return hr_cmd_explain(prog, argc - 2, argv + 2);
+    if (!strcmp(cmd, "preflight"))
         return not_yet(prog, cmd);
     fprintf(stderr, "%s: unknown command \"%s\" (try \"%s help\")\n", prog,
             cmd, prog);

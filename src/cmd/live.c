@@ -1,0 +1,185 @@
+/*
+ * live.c — paginated one-shot lists, into the cache or into a List.
+ */
+#include "live.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yyjson.h>
+
+#include "cache/sink.h"
+
+#define PAGE_LIMIT 500
+#define MAX_PAGE_BYTES (512u << 20)
+
+hr_status hr_live_client(const char *kubeconfig, const char *context, hr_kclient **out,
+                         hr_err *err)
+{
+    hr_kclient_opts o = {0};
+    o.kubeconfig = kubeconfig;
+    o.context = context;
+    return hr_kclient_new(&o, out, err);
+}
+
+hr_status hr_live_get(hr_kclient *k, const char *path, hr_buf *out, hr_err *err)
+{
+    hr_kresult res = {0};
+    return hr_kclient_do(k, "GET", path, NULL, NULL, 0, out, &res, err);
+}
+
+typedef hr_status (*item_fn)(void *ud, yyjson_val *item, hr_err *err);
+
+/* Every item of a (paginated) list, in order. A 404 on an optional kind
+ * (the HeadroomConfig CRD not installed) is an empty list. */
+static hr_status each_item(hr_kclient *k, const char *path, const char *query, bool optional,
+                           item_fn fn, void *ud, hr_err *err)
+{
+    char cont[4096] = "";
+    hr_buf page;
+    hr_buf_init(&page, MAX_PAGE_BYTES);
+    hr_status st = HR_OK;
+    do {
+        char url[8192];
+        snprintf(url, sizeof url, "%s?limit=%d%s%s%s%s", path, PAGE_LIMIT, query ? "&" : "",
+                 query ? query : "", cont[0] ? "&continue=" : "", cont);
+        hr_buf_reset(&page);
+        hr_kresult res = {0};
+        st = hr_kclient_do(k, "GET", url, NULL, NULL, 0, &page, &res, err);
+        if (st != HR_OK) {
+            if (optional && res.status == 404) {
+                hr_err_clear(err);
+                st = HR_OK;
+            }
+            break;
+        }
+        yyjson_doc *d = yyjson_read(hr_buf_str(&page), page.len, 0);
+        if (d == NULL) {
+            st = hr_err_set(err, HR_E_INPUT, "%s: the API server's list is not JSON", path);
+            break;
+        }
+        yyjson_val *root = yyjson_doc_get_root(d);
+        yyjson_val *items = yyjson_obj_get(root, "items");
+        size_t i, max;
+        yyjson_val *it;
+        yyjson_arr_foreach(items, i, max, it) {
+            st = fn(ud, it, err);
+            if (st != HR_OK) break;
+        }
+        const char *c = yyjson_get_str(yyjson_ptr_get(root, "/metadata/continue"));
+        if (c != NULL && strlen(c) < sizeof cont) {
+            /* The token is URL-safe base64 already; keep it as it is. */
+            snprintf(cont, sizeof cont, "%s", c);
+        } else {
+            cont[0] = '\0';
+        }
+        yyjson_doc_free(d);
+    } while (st == HR_OK && cont[0] != '\0');
+    hr_buf_free(&page);
+    return st;
+}
+
+typedef struct kind_list {
+    hr_ckind kind;
+    const char *path;
+    char query[600];
+    bool optional;
+} kind_list;
+
+/* What to read, pods narrowed to one node when asked. */
+static size_t plan_lists(const char *node, kind_list *l)
+{
+    size_t n = 0;
+    hr_ckind kinds[] = {HR_CK_NODE, HR_CK_NAMESPACE, HR_CK_LIMITRANGE, HR_CK_CONFIG, HR_CK_POD};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        kind_list *e = &l[n++];
+        e->kind = kinds[i];
+        e->path = hr_ckind_path(kinds[i]);
+        e->optional = kinds[i] == HR_CK_CONFIG;
+        const char *q = hr_ckind_query(kinds[i]);
+        e->query[0] = '\0';
+        if (q != NULL) snprintf(e->query, sizeof e->query, "%s", q);
+        if (node != NULL && kinds[i] == HR_CK_POD)
+            snprintf(e->query, sizeof e->query, "fieldSelector=spec.nodeName%%3D%s", node);
+        if (node != NULL && kinds[i] == HR_CK_NODE)
+            snprintf(e->query, sizeof e->query, "fieldSelector=metadata.name%%3D%s", node);
+    }
+    return n;
+}
+
+static hr_status to_sink(void *ud, yyjson_val *item, hr_err *err)
+{
+    hr_wsink *ws = ud;
+    hr_status st = ws->upsert(ws->ud, item, err);
+    if (st == HR_E_INPUT) {
+        /* A malformed object is reported and skipped, as the watch does. */
+        fprintf(stderr, "warning: skipped: %s\n", err->msg);
+        hr_err_clear(err);
+        return HR_OK;
+    }
+    return st;
+}
+
+hr_status hr_live_load(hr_kclient *k, hr_cache *c, const char *node, hr_err *err)
+{
+    kind_list l[8];
+    size_t n = plan_lists(node, l);
+    for (size_t i = 0; i < n; i++) {
+        hr_csink *s = NULL;
+        hr_status st = hr_csink_new(c, l[i].kind, &s, err);
+        if (st != HR_OK) return st;
+        hr_wsink ws = hr_csink_wsink(s);
+        st = each_item(k, l[i].path, l[i].query[0] ? l[i].query : NULL, l[i].optional, to_sink, &ws, err);
+        hr_csink_free(s);
+        if (st != HR_OK) return st;
+    }
+    return HR_OK;
+}
+
+typedef struct dump_ctx {
+    hr_buf *out;
+    bool first;
+    const char *kind; /* items of a list carry no kind: put it back */
+    const char *api_version;
+} dump_ctx;
+
+static hr_status to_list(void *ud, yyjson_val *item, hr_err *err)
+{
+    dump_ctx *d = ud;
+    yyjson_mut_doc *m = yyjson_mut_doc_new(NULL);
+    if (m == NULL) return hr_err_set(err, HR_E_NOMEM, "out of memory");
+    yyjson_mut_val *v = yyjson_val_mut_copy(m, item);
+    if (v != NULL && yyjson_is_obj(item)) {
+        if (yyjson_obj_get(item, "kind") == NULL) yyjson_mut_obj_add_str(m, v, "kind", d->kind);
+        if (yyjson_obj_get(item, "apiVersion") == NULL)
+            yyjson_mut_obj_add_str(m, v, "apiVersion", d->api_version);
+    }
+    size_t len = 0;
+    char *js = v ? yyjson_mut_val_write(v, 0, &len) : NULL;
+    yyjson_mut_doc_free(m);
+    if (js == NULL) return hr_err_set(err, HR_E_NOMEM, "out of memory");
+    if (!d->first) hr_buf_putc(d->out, ',');
+    d->first = false;
+    hr_buf_append(d->out, js, len);
+    free(js);
+    return hr_buf_failed(d->out) ? hr_err_set(err, HR_E_NOMEM, "out of memory") : HR_OK;
+}
+
+hr_status hr_live_dump(hr_kclient *k, const char *node, hr_buf *out, hr_err *err)
+{
+    static const char *const kinds[] = {"Node", "Namespace", "LimitRange", "HeadroomConfig", "Pod"};
+    static const char *const versions[] = {"v1", "v1", "v1", "kube-headroom.dev/v1alpha1", "v1"};
+    kind_list l[8];
+    size_t n = plan_lists(node, l);
+    hr_buf_puts(out, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[");
+    dump_ctx d = {out, true, NULL, NULL};
+    for (size_t i = 0; i < n; i++) {
+        d.kind = kinds[i];
+        d.api_version = versions[i];
+        hr_status st = each_item(k, l[i].path, l[i].query[0] ? l[i].query : NULL, l[i].optional,
+                                 to_list, &d, err);
+        if (st != HR_OK) return st;
+    }
+    hr_buf_puts(out, "]}");
+    return hr_buf_failed(out) ? hr_err_set(err, HR_E_NOMEM, "out of memory") : HR_OK;
+}

@@ -1,0 +1,31 @@
+/*
+ * live.h — one-shot reads of a live cluster for the commands that are not
+ * the daemon (`explain`, `node`, `plan` without -f, `preflight`).
+ *
+ * They read through the same decoders and the same cache the controller
+ * uses (list pages handed to the cache's sinks), so what they print is
+ * what the controller would compute — not a second implementation.
+ */
+#ifndef HR_CMD_LIVE_H
+#define HR_CMD_LIVE_H
+
+#include "cache/cache.h"
+#include "kube/client.h"
+#include "util/buf.h"
+#include "util/err.h"
+
+/* Connect like kubectl (kubeconfig, context; NULL for the defaults). */
+hr_status hr_live_client(const char *kubeconfig, const char *context, hr_kclient **out,
+                         hr_err *err);
+
+/* Fill a cache with nodes, namespaces, LimitRanges, the HeadroomConfig and
+ * the pods — only those bound to `node` when it is not NULL. */
+hr_status hr_live_load(hr_kclient *k, hr_cache *c, const char *node, hr_err *err);
+
+/* The same objects as one kubectl-style List document (for the planner). */
+hr_status hr_live_dump(hr_kclient *k, const char *node, hr_buf *out, hr_err *err);
+
+/* GET one object as JSON (e.g. a pod, for its annotations and conditions). */
+hr_status hr_live_get(hr_kclient *k, const char *path, hr_buf *out, hr_err *err);
+
+#endif
