@@ -160,6 +160,16 @@ static void test_explicit_context(void **state)
     assert_null(c->cert);
     hr_kconfig_free(c);
     parse_fails(BASIC, "nope", "context \"nope\" not found");
+
+    /* Single-quoted scalars: '' escapes and line folding (decoded by us,
+     * not libfyaml, which leaks and misfolds them). */
+    c = parse_ok("current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
+                 "clusters:\n- name: c\n  cluster: {server: 'https://a'}\n"
+                 "users:\n- name: u\n  user:\n    token: 'it''''s''''''''''''\n\n"
+                 "      two  \n      three'\n",
+                 NULL);
+    assert_string_equal(c->token, "it''s''''''\ntwo three");
+    hr_kconfig_free(c);
 }
 
 static void test_errors_name_field(void **state)
@@ -217,6 +227,10 @@ static void test_errors_name_field(void **state)
                 NULL, "auth-provider");
     parse_fails("a: &x 1\nb: *x\ncurrent-context: *x\n", NULL, "aliases are not supported");
     parse_fails("current-context: x\ncurrent-context: y\n", NULL, "line");
+    /* libfyaml loops on invalid UTF-8 in a directive: refused first. */
+    parse_fails("% name:rp \xff\xffx", NULL, "byte 10: not UTF-8");
+    parse_fails("a: \xc0\x80\n", NULL, "not UTF-8");   /* overlong NUL */
+    parse_fails("a: \xed\xa0\x80\n", NULL, "not UTF-8"); /* surrogate */
     parse_fails("current-context: x\ncontexts: {a: 1}\n", NULL, "contexts: expected a list");
 }
 
