@@ -381,6 +381,7 @@ static void test_labels_get(void **state)
 static void test_selector_ops(void **state)
 {
     (void)state;
+    const char *const web_only[] = {"web"};
     const char *const a[] = {"a"};
     const char *const bc[] = {"b", "c"};
     const char *const ab[] = {"b", "a"};
@@ -398,6 +399,10 @@ static void test_selector_ops(void **state)
     CHECK_TRUE("DoesNotExist absent", sel1(&team, "nope", HR_SEL_DOES_NOT_EXIST, NULL, 0));
     CHECK_TRUE("DoesNotExist present", !sel1(&team, "tier", HR_SEL_DOES_NOT_EXIST, NULL, 0));
     CHECK_TRUE("Exists on no labels", !sel1(&nolabels, "tier", HR_SEL_EXISTS, NULL, 0));
+    /* An operator the decoder let through but nobody knows selects
+     * nothing (fail closed: an unknown rule must not manage a namespace). */
+    CHECK_TRUE("unknown operator", !sel1(&team, "tier", (hr_sel_op)42, web_only, 1));
+    CHECK_TRUE("unknown operator, absent key", !sel1(&team, "nope", (hr_sel_op)42, web_only, 1));
 }
 
 static void test_selector_and_set_semantics(void **state)

@@ -259,6 +259,9 @@ static void test_cap_max_cpu_annotation(void **state)
     CHECK_I64("max-cpu with mult 0", lone_target(&c, &p), 12000);
     p.max_cpu = 40000; /* A = 16000 is tighter */
     CHECK_I64("max-cpu above A", lone_target(&c, &p), 16000);
+    /* An annotation below the request cannot push the limit under it. */
+    p.max_cpu = 200;
+    CHECK_I64("max-cpu below request", lone_target(&c, &p), 1000);
 }
 
 static void test_cap_limitrange(void **state)
@@ -337,6 +340,44 @@ static void test_limit_bounds_merge(void **state)
     CHECK_I64("NONE never loosens ctr_max", b.ctr_max, 4000);
     CHECK_I64("NONE never loosens ratio", b.ctr_ratio_milli, 3000);
     CHECK_I64("NONE never loosens pod_max", b.pod_max, 2000);
+}
+
+static void test_limitrange_split_monotone(void **state)
+{
+    (void)state;
+    /* SPEC §2 monotonicity where a container LimitRange clips the split.
+     * Pod X: containers 10/110/110 (r = 230), Container max.cpu 110 (so
+     * only the 10m container has room: the pod can reach at most
+     * 110 + 110 + 110 = 330). Floor 0, no multiplier, quantum 10.
+     * Alone on A = 430: S = 200, burst 200 -> 430, capped at 330.
+     * Adding a managed 100m pod: S = 100, M = 330, burst 100*230/330 = 69.7
+     * -> 70 -> 300. Less slack must not give X more: its target with the
+     * neighbour may not exceed its target alone, whatever the split. (The
+     * only container that can take burst is the 10m one; alone it should
+     * get at least as much as with less slack.) */
+    hr_config c = defaults();
+    c.min_burst_floor = 0;
+    c.max_multiplier_milli = 0;
+    hr_container x[] = {APP(10), APP(110), APP(110)};
+    hr_container y[] = {APP(100)};
+    hr_pod pods[] = {MKPOD(x), MKPOD(y)};
+    pods[0].limits.ctr_max = 110;
+    hr_node n = mknode(430);
+    run_plan(&R, &c, &n, pods, 1);
+    int64_t alone = R.out[0].target;
+    CHECK_TRUE("alone: within the LimitRange", LIM(&R, 0, 1) == 110 && LIM(&R, 0, 2) == 110);
+    run_plan(&R, &c, &n, pods, 2);
+    int64_t with = R.out[0].target;
+    if (with > alone)
+        fail_msg("adding a 100m pod raised X's target %" PRId64 " -> %" PRId64
+                 " (limits %" PRId64 "/%" PRId64 "/%" PRId64 ")",
+                 alone, with, LIM(&R, 0, 0), LIM(&R, 0, 1), LIM(&R, 0, 2));
+    /* Burst the clipped containers cannot hold goes to the one with room
+     * (the pod-level target is within every bound): alone 100m of burst ->
+     * 110/110/110 = 330; beside the 100m pod 70m -> 80/110/110 = 300. */
+    CHECK_I64("alone", alone, 330);
+    CHECK_I64("with the neighbour, 10m container", LIM(&R, 0, 0), 80);
+    CHECK_I64("with the neighbour", with, 300);
 }
 
 /* ---- quantum ------------------------------------------------------------ */
@@ -877,6 +918,7 @@ int main(void)
         cmocka_unit_test(test_cap_max_cpu_annotation),
         cmocka_unit_test(test_cap_limitrange),
         cmocka_unit_test(test_limit_bounds_merge),
+        cmocka_unit_test(test_limitrange_split_monotone),
         cmocka_unit_test(test_quantum_nearest),
         cmocka_unit_test(test_quantum_never_above_cap_or_below_request),
         cmocka_unit_test(test_split_pro_rata),

@@ -107,6 +107,16 @@ static void test_milli_rounds_up(void **state)
     expect_cpu("1.00000000000000000000000000001", 1001);
     expect_cpu("0.00000000000000000000000000001", 1);
     expect_cpu("2.000000000000000000000000", 2000);
+    /* More significant digits than any fixed-width mantissa holds (44
+     * here): the lost tail must still round up. */
+    expect_cpu("1.0000000000000000000000000000000000000000001", 1001);
+    expect_cpu("0.9999999999999999999999999999999999999999999", 1000);
+    expect_cpu("0.0009999999999999999999999999999999999999999999", 1);
+    expect_cpu("1000000000000000000000000000000000000000001e-42", 1001); /* (10^42 + 1) e-42 */
+    expect_mem("1.00000000000000000000000001Ki", 1025); /* 1024 + 1e-23 */
+    expect_mem("1.00000000000000000000000000Ki", 1024);
+    expect_mem("1.0000000000000000000000000000000000000000001Ki", 1025);
+    expect_mem("0.00000000000000000000000000000000000000000001Ki", 1);
 }
 
 static void test_decimal_si(void **state)
@@ -277,6 +287,12 @@ static void test_negative(void **state)
     expect_cpu_err("-1e3", HR_Q_NEGATIVE);
     expect_mem_err("-1", HR_Q_NEGATIVE);
     expect_mem_err("-1Gi", HR_Q_NEGATIVE);
+    /* Negative even when it rounds (up, towards +inf) to zero. */
+    expect_cpu_err("-0.1m", HR_Q_NEGATIVE);
+    expect_mem_err("-0.5", HR_Q_NEGATIVE);
+    /* Minus zero is zero, not negative. */
+    expect_cpu("-0", 0);
+    expect_cpu("-0.000", 0);
 }
 
 static void expect_fmt(int64_t milli, const char *want)
