@@ -1,0 +1,294 @@
+/*
+ * test_server.c — the HTTP(S) listener and its helpers, in-process on
+ * 127.0.0.1 with libcurl as the client: routing (404/405), body limits
+ * (413), readiness, the metrics text format, and the serving certificate
+ * re-read without a restart — a new connection sees the new serial, a
+ * half-written pair (key and cert that do not match) is refused while the
+ * old pair keeps serving, and a listener started before any cert exists
+ * becomes ready once the files appear.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <curl/curl.h>
+
+#include "server/certs.h"
+#include "server/health.h"
+#include "server/http.h"
+#include "server/metrics.h"
+
+#include "hr_testcert.h"
+
+typedef struct reply {
+    long status;
+    char body[4096];
+    size_t len;
+    char serial[128]; /* of the server certificate, when TLS */
+} reply;
+
+static size_t on_data(char *p, size_t sz, size_t n, void *ud)
+{
+    reply *r = ud;
+    size_t k = sz * n;
+    size_t room = sizeof r->body - 1 - r->len;
+    memcpy(r->body + r->len, p, k < room ? k : room);
+    r->len += k < room ? k : room;
+    r->body[r->len] = '\0';
+    return k;
+}
+
+/* One request on a fresh connection. body NULL: GET. Returns the curl
+ * code (the reply is filled on CURLE_OK). */
+static CURLcode request(const char *url, const char *body, size_t body_len,
+                        const char *ca, reply *r)
+{
+    memset(r, 0, sizeof *r);
+    CURL *h = curl_easy_init();
+    assert_non_null(h);
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 5000L);
+    curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L);
+    curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
+    if (body) {
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)body_len);
+    }
+    if (ca) {
+        curl_easy_setopt(h, CURLOPT_CAINFO, ca);
+        curl_easy_setopt(h, CURLOPT_CERTINFO, 1L);
+    }
+    CURLcode rc = curl_easy_perform(h);
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
+    if (ca && rc == CURLE_OK) {
+        struct curl_certinfo *ci = NULL;
+        if (curl_easy_getinfo(h, CURLINFO_CERTINFO, &ci) == CURLE_OK && ci &&
+            ci->num_of_certs > 0) {
+            for (struct curl_slist *s = ci->certinfo[0]; s; s = s->next)
+                if (strncmp(s->data, "Serial Number:", 14) == 0)
+                    snprintf(r->serial, sizeof r->serial, "%s", s->data + 14);
+        }
+    }
+    curl_easy_cleanup(h);
+    return rc;
+}
+
+static void echo(void *ud, const hr_http_req *req, hr_http_resp *resp)
+{
+    (void)ud;
+    resp->content_type = "application/octet-stream";
+    hr_buf_printf(&resp->body, "%s %s %zu:", req->method, req->path,
+                  req->body_len);
+    hr_buf_append(&resp->body, req->body, req->body_len);
+}
+
+static void ok(void *ud, const hr_http_req *req, hr_http_resp *resp)
+{
+    (void)ud;
+    (void)req;
+    hr_buf_puts(&resp->body, "ok\n");
+}
+
+static void readyz(void *ud, const hr_http_req *req, hr_http_resp *resp)
+{
+    (void)req;
+    resp->status = hr_readiness_eval(ud, &resp->body) ? 200 : 503;
+}
+
+static void routing_and_limits(void **state)
+{
+    (void)state;
+    hr_readiness rd;
+    hr_ready_flag flag = {false};
+    hr_err err;
+    hr_readiness_init(&rd);
+    assert_int_equal(hr_readiness_add(&rd, "caches-synced", hr_ready_flag_check,
+                                      &flag, &err), HR_OK);
+    hr_route routes[] = {
+        {"POST", "/echo", echo, NULL, 64},
+        {"GET", "/healthz", ok, NULL, 0},
+        {"GET", "/readyz", readyz, &rd, 0},
+    };
+    hr_listener_opts o = {.name = "t", .addr = "127.0.0.1:0", .routes = routes,
+                          .n_routes = 3, .threads = 2};
+    hr_listener *l;
+    assert_int_equal(hr_listener_start(&o, &l, &err), HR_OK);
+    unsigned port = hr_listener_port(l);
+    assert_true(port > 0);
+    char url[128];
+    reply r;
+
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/healthz", port);
+    assert_int_equal(request(url, NULL, 0, NULL, &r), CURLE_OK);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.body, "ok\n");
+
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/readyz", port);
+    assert_int_equal(request(url, NULL, 0, NULL, &r), CURLE_OK);
+    assert_int_equal(r.status, 503);
+    assert_non_null(strstr(r.body, "[-] caches-synced"));
+    hr_ready_flag_set(&flag, true);
+    assert_int_equal(request(url, NULL, 0, NULL, &r), CURLE_OK);
+    assert_int_equal(r.status, 200);
+
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/echo", port);
+    assert_int_equal(request(url, "hello", 5, NULL, &r), CURLE_OK);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.body, "POST /echo 5:hello");
+    /* Exactly the limit passes; one byte more is refused before reading. */
+    char big[65];
+    memset(big, 'x', sizeof big);
+    assert_int_equal(request(url, big, 64, NULL, &r), CURLE_OK);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(request(url, big, 65, NULL, &r), CURLE_OK);
+    assert_int_equal(r.status, 413);
+    assert_int_equal(request(url, NULL, 0, NULL, &r), CURLE_OK);
+    assert_int_equal(r.status, 405);
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/nope", port);
+    assert_int_equal(request(url, NULL, 0, NULL, &r), CURLE_OK);
+    assert_int_equal(r.status, 404);
+    hr_listener_stop(l);
+}
+
+static void bad_addresses(void **state)
+{
+    (void)state;
+    char host[64];
+    uint16_t port;
+    hr_err err;
+    assert_int_equal(hr_parse_addr(":8080", host, sizeof host, &port, &err), HR_OK);
+    assert_string_equal(host, "");
+    assert_int_equal(port, 8080);
+    assert_int_equal(hr_parse_addr("[::1]:9443", host, sizeof host, &port, &err), HR_OK);
+    assert_string_equal(host, "::1");
+    assert_int_equal(hr_parse_addr("8080", host, sizeof host, &port, &err), HR_E_INPUT);
+    assert_int_equal(hr_parse_addr("a:", host, sizeof host, &port, &err), HR_E_INPUT);
+    assert_int_equal(hr_parse_addr("a:70000", host, sizeof host, &port, &err), HR_E_INPUT);
+    assert_int_equal(hr_parse_addr("a:1x", host, sizeof host, &port, &err), HR_E_INPUT);
+}
+
+static void cert_rotation(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/hr-test-certs.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char ca[600];
+    snprintf(ca, sizeof ca, "%s/tls.crt", dir);
+    hr_err err;
+    hr_certs *certs;
+    /* No files yet: not ready, and handshakes fail cleanly. */
+    assert_int_equal(hr_certs_new(dir, NULL, &certs, &err), HR_OK);
+    assert_false(hr_certs_ready(certs));
+    hr_route routes[] = {{"GET", "/healthz", ok, NULL, 0}};
+    hr_listener_opts o = {.name = "tls", .addr = "127.0.0.1:0", .tls = certs,
+                          .routes = routes, .n_routes = 1, .threads = 2};
+    hr_listener *l;
+    assert_int_equal(hr_listener_start(&o, &l, &err), HR_OK);
+    char url[128];
+    snprintf(url, sizeof url, "https://127.0.0.1:%u/healthz", hr_listener_port(l));
+    reply r;
+    assert_int_equal(hr_testcert_write(dir, 0x01, HR_TC_KEY), 0);
+    assert_int_not_equal(request(url, NULL, 0, ca, &r), CURLE_OK);
+
+    /* First pair. */
+    assert_int_equal(hr_testcert_write(dir, 0x01, HR_TC_BOTH), 0);
+    assert_int_equal(hr_certs_check(certs), 1);
+    assert_true(hr_certs_ready(certs));
+    assert_int_equal(request(url, NULL, 0, ca, &r), CURLE_OK);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.serial, "420102"));
+
+    /* Nothing changed: nothing reloaded. */
+    assert_int_equal(hr_certs_check(certs), 0);
+
+    /* A new key without its cert: refused, the old pair keeps serving. */
+    assert_int_equal(hr_testcert_write(dir, 0x02, HR_TC_KEY), 0);
+    assert_int_equal(hr_certs_check(certs), -1);
+    snprintf(ca, sizeof ca, "%s/tls.crt", dir);
+    assert_int_equal(request(url, NULL, 0, ca, &r), CURLE_OK);
+    assert_non_null(strstr(r.serial, "420102"));
+
+    /* The whole new pair: new connections see it, same listener. */
+    assert_int_equal(hr_testcert_write(dir, 0x02, HR_TC_BOTH), 0);
+    assert_int_equal(hr_certs_check(certs), 1);
+    assert_int_equal(hr_certs_generation(certs), 2);
+    assert_int_equal(request(url, NULL, 0, ca, &r), CURLE_OK);
+    assert_non_null(strstr(r.serial, "420202"));
+
+    /* Through the poll thread this time. */
+    assert_int_equal(hr_certs_start(certs, 50, &err), HR_OK);
+    assert_int_equal(hr_testcert_write(dir, 0x03, HR_TC_BOTH), 0);
+    for (int i = 0; i < 100 && hr_certs_generation(certs) < 3; i++)
+        usleep(20000);
+    assert_int_equal(hr_certs_generation(certs), 3);
+    assert_int_equal(request(url, NULL, 0, ca, &r), CURLE_OK);
+    assert_non_null(strstr(r.serial, "420302"));
+
+    hr_listener_stop(l);
+    hr_certs_free(certs);
+    char p[640];
+    snprintf(p, sizeof p, "%s/tls.crt", dir);
+    unlink(p);
+    snprintf(p, sizeof p, "%s/tls.key", dir);
+    unlink(p);
+    rmdir(dir);
+}
+
+static void render_one(void *ud, hr_buf *out)
+{
+    hr_histogram_render(ud, "t_seconds", "A test histogram.", out);
+}
+
+static void metrics_text_format(void **state)
+{
+    (void)state;
+    static const double b[] = {0.001, 0.01, 0.1};
+    hr_histogram h;
+    hr_histogram_init(&h, b, 3);
+    hr_histogram_observe_ns(&h, 500000);    /* 0.5 ms */
+    hr_histogram_observe_ns(&h, 1000000);   /* 1 ms: le is inclusive */
+    hr_histogram_observe_ns(&h, 50000000);  /* 50 ms */
+    hr_histogram_observe_ns(&h, 2000000000);/* 2 s */
+    hr_metrics m;
+    hr_err err;
+    hr_metrics_init(&m);
+    assert_int_equal(hr_metrics_add(&m, render_one, &h, &err), HR_OK);
+    hr_buf out;
+    hr_buf_init(&out, 0);
+    hr_metrics_render(&m, &out);
+    assert_string_equal(hr_buf_str(&out),
+        "# HELP t_seconds A test histogram.\n"
+        "# TYPE t_seconds histogram\n"
+        "t_seconds_bucket{le=\"0.001\"} 2\n"
+        "t_seconds_bucket{le=\"0.01\"} 2\n"
+        "t_seconds_bucket{le=\"0.1\"} 3\n"
+        "t_seconds_bucket{le=\"+Inf\"} 4\n"
+        "t_seconds_sum 2.051500000\n"
+        "t_seconds_count 4\n");
+    hr_buf_reset(&out);
+    hr_metrics_label_value(&out, "a\"b\\c\nd");
+    assert_string_equal(hr_buf_str(&out), "a\\\"b\\\\c\\nd");
+    hr_buf_free(&out);
+}
+
+int main(void)
+{
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(routing_and_limits),
+        cmocka_unit_test(bad_addresses),
+        cmocka_unit_test(cert_rotation),
+        cmocka_unit_test(metrics_text_format),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    curl_global_cleanup();
+    return rc;
+}
