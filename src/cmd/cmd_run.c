@@ -1,21 +1,16 @@
 /*
  * cmd_run.c — `headroom run`, the daemon (SPEC §0, §8–§11).
  *
- * What runs today: the HTTPS admission webhook (/mutate-pods) with its
- * serving certificate re-read from --webhook-cert-dir when it changes, and
- * the plain-HTTP /metrics, /healthz, /readyz listener. The HeadroomConfig
- * is followed live: the informers (cache/) watch namespaces, LimitRanges
- * and the HeadroomConfig, and every config change is published to the
- * config holder the webhook reads per request; the webhook also gets the
- * namespaces' labels and LimitRange bounds from that cache.
- *
- * THE CONTROLLER SEAM (issue 5): the reconcile loop plugs in at
- * controller_start()/controller_stop() below. It gets the run context —
- * the API client, the cache (add HR_CK_POD and HR_CK_NODE to
- * WEBHOOK_KINDS, i.e. start every kind), the config holder, the metrics
- * registry (register its renderer there), the readiness set and the stop
- * flag. Leader election belongs with it; every replica serves the webhook
- * and metrics regardless (SPEC §10).
+ * What runs: the node-scoped controller (controller/: cache change feed,
+ * debounced node queue, reconcile, rate-limited writes to pods/resize), the
+ * HTTPS admission webhook (/mutate-pods) with its serving certificate
+ * re-read from --webhook-cert-dir when it changes, and the plain-HTTP
+ * /metrics, /healthz, /readyz listener. One set of informers (cache/)
+ * watches every kind; the controller and the webhook read the same cache,
+ * and every HeadroomConfig change is published to the config holder the
+ * webhook reads per request. The controller writes only after every watch
+ * has listed once. Leader election is not in this build yet: run one
+ * replica (every replica would write the same, convergent values).
  *
  * Shutdown: SIGTERM or SIGINT stops the listeners (in-flight requests are
  * answered or dropped; the API server's failurePolicy Ignore covers a
@@ -38,6 +33,7 @@
 
 #include "cache/cache.h"
 #include "cache/informers.h"
+#include "controller/controller.h"
 #include "cmd/cmd.h"
 #include "core/config.h"
 #include "kube/client.h"
@@ -49,8 +45,9 @@
 #include "webhook/config_holder.h"
 #include "webhook/endpoint.h"
 
-#define WEBHOOK_KINDS                                                         \
-    ((1u << HR_CK_NAMESPACE) | (1u << HR_CK_LIMITRANGE) | (1u << HR_CK_CONFIG))
+/* The controller needs every kind; the webhook only namespaces, LimitRanges
+ * and the config, a subset. */
+#define WATCHED_KINDS 0u /* 0: all kinds */
 #define SHUTDOWN_BUDGET_S 10
 #define CONFIG_RESYNC_S 10
 
@@ -78,6 +75,7 @@ typedef struct run_ctx {
     hr_certs *certs;
     hr_wh_endpoint wh;
     hr_listener *metrics_l, *webhook_l;
+    hr_controller *ctl;
     atomic_bool cfg_dirty;
     volatile bool stop;
     /* What was last published, to log changes only. */
@@ -226,19 +224,42 @@ static void route_metrics(void *ud, const hr_http_req *req, hr_http_resp *r)
 
 /* ----------------------------------------------------- controller seam */
 
-/* Issue 5 plugs the reconcile loop in here (see the file comment). */
+/* The reconcile loop (issue 5). It reads the same cache the webhook does
+ * and writes only once every watch has listed. */
 static hr_status controller_start(run_ctx *x, hr_err *err)
 {
-    (void)err;
-    hr_logf(&x->log, HR_LV_INFO,
-            "msg=\"controller not in this build: serving webhook, metrics "
-            "and health only\"");
+    char host[256] = "headroom";
+    if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "headroom");
+    host[sizeof host - 1] = '\0';
+    hr_controller_opts co = {.client = x->k,
+                             .cache = x->cache,
+                             .own_ns = x->o.ns,
+                             .force_dry_run = x->o.dry_run == 1,
+                             .force_live = x->o.dry_run == 0,
+                             .leader = NULL,
+                             .instance = host,
+                             .workers = 2,
+                             .synced = informers_ready,
+                             .synced_ud = x,
+                             .log = log_sink,
+                             .log_ud = &x->o};
+    hr_status st = hr_controller_start(&co, &x->ctl, err);
+    if (st)
+        return st;
+    if ((st = hr_metrics_add(&x->metrics, hr_ctlmetrics_render,
+                             hr_controller_metrics(x->ctl), err)) ||
+        (st = hr_metrics_add(&x->metrics, hr_controller_render_gauges, x->ctl,
+                             err)))
+        return st;
+    hr_logf(&x->log, HR_LV_INFO, "msg=\"controller started\" namespace=%s",
+            x->o.ns ? x->o.ns : "");
     return HR_OK;
 }
 
 static void controller_stop(run_ctx *x)
 {
-    (void)x;
+    hr_controller_stop(x->ctl);
+    x->ctl = NULL;
 }
 
 /* ------------------------------------------------------------- flags */
@@ -394,7 +415,7 @@ static hr_status start_all(run_ctx *x, hr_err *err)
                                err)))
         return st;
 
-    hr_informers_opts io = {.kinds = WEBHOOK_KINDS,
+    hr_informers_opts io = {.kinds = WATCHED_KINDS,
                             .log = log_sink,
                             .log_ud = &x->o};
     if ((st = hr_informers_start(x->cache, x->k, &io, &x->inf, err)))

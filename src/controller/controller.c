@@ -99,9 +99,13 @@ static void feed_one(void *ud, const char *node)
 static void *feeder_main(void *ud)
 {
     hr_controller *c = ud;
+    bool synced = false;
     while (!atomic_load(&c->stop)) {
         feed_ctx f = {c, hr_now_ms(), debounce_ms(c)};
-        hr_cache_drain(c->o.cache, feed_one, &f);
+        if (!synced) synced = c->o.synced == NULL || c->o.synced(c->o.synced_ud);
+        /* Until then the dirty set just accumulates: the first drain after
+         * the sync reports every node, each with its own jittered delay. */
+        if (synced) hr_cache_drain(c->o.cache, feed_one, &f);
         hr_backoff_prune(c->backoff, f.now);
         struct timespec ts = {0, FEED_INTERVAL_MS * 1000000L};
         nanosleep(&ts, NULL);

@@ -36,6 +36,11 @@ typedef struct hr_controller_opts {
     const atomic_bool *leader; /* NULL: no leader election, always write */
     const char *instance;      /* events' reportingInstance */
     int workers;               /* <= 0: 2 */
+    /* Nothing is reconciled before every watch has listed once: a cache
+     * that has the pods but not yet their namespaces or their Node would
+     * compute the wrong slack. NULL: treat as synced. */
+    bool (*synced)(void *ud);
+    void *synced_ud;
     hr_ctl_log_fn log;
     void *log_ud;
 } hr_controller_opts;
