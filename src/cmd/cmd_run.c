@@ -366,15 +366,17 @@ static void *watchdog(void *arg)
     _exit(1);
 }
 
+/* Listeners first: their handlers read the informers, the cache and the
+ * config holder, which go after. */
 static void teardown(run_ctx *x)
 {
     hr_listener_stop(x->webhook_l);
     x->webhook_l = NULL;
+    hr_listener_stop(x->metrics_l);
+    x->metrics_l = NULL;
     controller_stop(x);
     hr_informers_free(x->inf);
     x->inf = NULL;
-    hr_listener_stop(x->metrics_l);
-    x->metrics_l = NULL;
     hr_certs_free(x->certs);
     x->certs = NULL;
     hr_cache_free(x->cache);
