@@ -165,6 +165,7 @@ typedef struct cpod {
     uint32_t blob_len;
     uint16_t flags;
     uint16_t n_ctr;
+    uint32_t status_hash; /* of our status annotation (kube/status_note.h) */
 } cpod;
 
 enum {
@@ -177,7 +178,7 @@ enum {
     NF_DIRTY = 1 << 6,
 };
 
-_Static_assert(sizeof(cpod) == 80, "the pod record is the budget's core");
+_Static_assert(sizeof(cpod) == 88, "the pod record is the budget's core");
 
 #define CHUNK_SHIFT 12
 #define CHUNK_PODS (1u << CHUNK_SHIFT)
@@ -835,6 +836,9 @@ static hr_status put_pod_locked(hr_cache *c, const hr_kpod *p,
     if (pi != NIL) {
         cpod *old = &(*PA(c, pi));
         old->rv = rv;
+        /* Our own annotation changing is remembered but recomputes
+         * nothing: the controller only compares it before writing. */
+        old->status_hash = s ? s->status_hash : 0;
         old->mark = c->epoch[HR_CK_POD];
         parse_uid(p->meta.uid, old->uid);
         bool same = old->node == node && old->flags == flags &&
@@ -910,6 +914,7 @@ static hr_status put_pod_locked(hr_cache *c, const hr_kpod *p,
     np->mark = c->epoch[HR_CK_POD];
     np->flags = flags;
     np->n_ctr = (uint16_t)p->pod.n_ctr;
+    np->status_hash = s ? s->status_hash : 0;
     uint32_t k = h & (c->n_pbuckets - 1);
     np->hnext = c->pbuckets[k];
     c->pbuckets[k] = pi;
@@ -1475,6 +1480,7 @@ static void fill_pod_view(const hr_cache *c, uint32_t i, hr_cpod_view *v,
     v->deleting = (p->flags & PF_DELETING) != 0;
     v->resize = (uint8_t)((p->flags >> PF_RESIZE_SHIFT) & 3);
     v->resizing = (p->flags & PF_RESIZING) != 0;
+    v->status_hash = p->status_hash;
     v->pod = hr_pod_init();
     decode_blob(p, ids, s->ctr, &v->pod);
     for (uint32_t k = 0; k < p->n_ctr; k++)

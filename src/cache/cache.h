@@ -90,6 +90,7 @@ void hr_cache_unlock(hr_cache *c);
 typedef struct hr_cpod_status {
     uint8_t resize;   /* hr_resize_state */
     bool resizing;    /* condition PodResizeInProgress present */
+    uint32_t status_hash; /* hr_status_note_hash of our annotation, 0: none */
 } hr_cpod_status;
 
 hr_status hr_cache_put_pod(hr_cache *c, const hr_kpod *p,
@@ -140,6 +141,7 @@ typedef struct hr_cpod_view {
     bool deleting;
     uint8_t resize;            /* hr_resize_state */
     bool resizing;
+    uint32_t status_hash;      /* fingerprint of kube-headroom.dev/status, 0: none */
     hr_pod pod;                /* context fields neutral (hr_pod_init) */
     const char *const *ctr_names;
 } hr_cpod_view;

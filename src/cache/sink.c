@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/names.h"
+#include "kube/status_note.h"
 
 struct hr_csink {
     hr_cache *c;
@@ -89,7 +90,11 @@ static bool obj_key(hr_csink *s, yyjson_val *obj, const char **ns,
 /* The kubelet's resize verdict, which the pod decoder leaves out. */
 static hr_cpod_status pod_status(yyjson_val *obj)
 {
-    hr_cpod_status st = {HR_RS_NONE, false};
+    hr_cpod_status st = {HR_RS_NONE, false, 0};
+    yyjson_val *note = yyjson_obj_get(
+        yyjson_obj_get(yyjson_obj_get(obj, "metadata"), "annotations"), HR_ANN_STATUS);
+    if (yyjson_is_str(note))
+        st.status_hash = hr_status_note_hash(yyjson_get_str(note), yyjson_get_len(note));
     yyjson_val *conds =
         yyjson_obj_get(yyjson_obj_get(obj, "status"), "conditions");
     size_t i, max;

@@ -30,6 +30,7 @@ static hr_status copy_pod(hr_arena *a, const hr_cache *c, const hr_cnode_view *n
     rp->pod.ctr = ctr;
     rp->ctr_names = names;
     rp->resize = v->resize;
+    rp->status_hash = v->status_hash;
 
     /* The context the core cannot know from the pod alone. */
     hr_cns_view nsv;

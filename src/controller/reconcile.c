@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "controller/writes.h"
+#include "kube/status_note.h"
 #include "util/buf.h"
 
 /* Copy a finished buffer into the arena; NULL on failure. */
@@ -58,7 +59,8 @@ hr_status hr_reconcile_node(const hr_config *cfg, const hr_rnode *rn, int64_t no
         if (cfg->dry_run) {
             /* Dry-run writes only the annotation, and only when what it
              * would say changes: a steady state stays free of writes. */
-            if (hr_status_same(act->annotation, rp->status_annotation)) continue;
+            if (hr_status_note_hash(act->annotation, strlen(act->annotation)) == rp->status_hash)
+                continue;
             act->kind = HR_ACT_ANNOTATE;
         } else if (pp->gate != HR_GATE_PASS) {
             act->kind = HR_ACT_SKIP;

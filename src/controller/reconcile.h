@@ -26,7 +26,8 @@ typedef struct hr_rpod {
     const char *resource_version;
     const char *const *ctr_names; /* parallel to pod.ctr */
     hr_pod pod;                   /* context fields filled by the caller */
-    const char *status_annotation;/* current kube-headroom.dev/status, or NULL */
+    uint32_t status_hash;         /* hr_status_note_hash of its current
+                                     kube-headroom.dev/status, 0: none */
     uint8_t resize;               /* hr_resize_state (cache.h): PodResizePending */
 } hr_rpod;
 

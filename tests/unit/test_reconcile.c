@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "controller/reconcile.h"
+#include "kube/status_note.h"
 
 /* Two single-container managed pods on a 16-core node: 1000m with a 2000m
  * limit and 3000m with none. S = 12000, M = 4000: targets 4000 and 12000. */
@@ -87,8 +88,8 @@ static void dry_run_annotates_only_on_change(void **state)
     assert_non_null(strstr(r.actions[0].annotation, "\"dryRun\":true"));
 
     /* The pods now carry that annotation: a later reconcile writes nothing. */
-    pods[0].status_annotation = r.actions[0].annotation;
-    pods[1].status_annotation = r.actions[1].annotation;
+    pods[0].status_hash = hr_status_note_hash(r.actions[0].annotation, strlen(r.actions[0].annotation));
+    pods[1].status_hash = hr_status_note_hash(r.actions[1].annotation, strlen(r.actions[1].annotation));
     hr_reconcile r2;
     assert_int_equal(hr_reconcile_node(&c, &rn, 1795000600, &a, &r2, &err), HR_OK);
     assert_int_equal(r2.n_actions, 0);

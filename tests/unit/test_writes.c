@@ -14,6 +14,7 @@
 #include <yyjson.h>
 
 #include "controller/writes.h"
+#include "kube/status_note.h"
 
 static void apply_body_names_only_our_fields(void **state)
 {
@@ -76,6 +77,22 @@ static void status_annotation_shape(void **state)
     hr_status_annotation(&later, &np, 1795000000, true);
     assert_false(hr_status_same(hr_buf_str(&b), hr_buf_str(&later)));
     assert_false(hr_status_same(hr_buf_str(&b), NULL));
+
+    /* The cache's fingerprint agrees with hr_status_same. */
+    hr_buf other;
+    hr_buf_init(&other, 0);
+    np.slack = 8000;
+    hr_status_annotation(&other, &np, 1795009999, false);
+    assert_int_equal(hr_status_note_hash(hr_buf_str(&b), b.len),
+                     hr_status_note_hash(hr_buf_str(&other), other.len));
+    hr_buf_reset(&other);
+    np.slack = 7990;
+    hr_status_annotation(&other, &np, 1795000000, false);
+    assert_int_not_equal(hr_status_note_hash(hr_buf_str(&b), b.len),
+                         hr_status_note_hash(hr_buf_str(&other), other.len));
+    assert_int_equal(hr_status_note_hash(NULL, 0), 0);
+    assert_int_not_equal(hr_status_note_hash("", 0), 0);
+    hr_buf_free(&other);
 
     hr_buf patch;
     hr_buf_init(&patch, 0);
