@@ -42,6 +42,7 @@
 #include "server/http.h"
 #include "server/log.h"
 #include "server/metrics.h"
+#include "server/procmetrics.h"
 #include "webhook/config_holder.h"
 #include "webhook/endpoint.h"
 
@@ -220,6 +221,30 @@ static void route_metrics(void *ud, const hr_http_req *req, hr_http_resp *r)
     run_ctx *x = ud;
     r->content_type = "text/plain; version=0.0.4; charset=utf-8";
     hr_metrics_render(&x->metrics, &r->body);
+}
+
+/* Watch counters per resource, and leadership (SPEC §9). */
+static void render_run_metrics(void *ud, hr_buf *out)
+{
+    run_ctx *x = ud;
+    static const char *const fams[2][2] = {
+        {"headroom_watch_events_total", "Watch events received, per resource."},
+        {"headroom_relists_total", "Lists after the first (410 Gone, broken watches), per resource."},
+    };
+    for (int f = 0; f < 2; f++) {
+        hr_buf_printf(out, "# HELP %s %s\n# TYPE %s counter\n", fams[f][0], fams[f][1], fams[f][0]);
+        for (int k = 0; k < HR_CK_COUNT_; k++) {
+            hr_watch_stats st = {0};
+            if (x->inf != NULL)
+                hr_informers_stats(x->inf, (hr_ckind)k, &st);
+            hr_buf_printf(out, "%s{resource=\"%s\"} %llu\n", fams[f][0],
+                          hr_ckind_str((hr_ckind)k),
+                          (unsigned long long)(f == 0 ? st.events : st.relists));
+        }
+    }
+    /* No leader election in this build: the one replica always leads. */
+    hr_buf_puts(out, "# HELP headroom_leader 1 when this replica holds the lease and writes.\n"
+                     "# TYPE headroom_leader gauge\nheadroom_leader 1\n");
 }
 
 /* ----------------------------------------------------- controller seam */
@@ -412,7 +437,9 @@ static hr_status start_all(run_ctx *x, hr_err *err)
     hr_wh_endpoint_init(&x->wh, x->cfg, x->o.ns, &x->log);
     x->wh.ns_lookup = ns_lookup;
     x->wh.ns_ud = x;
-    if ((st = hr_metrics_add(&x->metrics, hr_wh_endpoint_render, &x->wh, err)) ||
+    if ((st = hr_metrics_add(&x->metrics, hr_procmetrics_render, NULL, err)) ||
+        (st = hr_metrics_add(&x->metrics, render_run_metrics, x, err)) ||
+        (st = hr_metrics_add(&x->metrics, hr_wh_endpoint_render, &x->wh, err)) ||
         (st = hr_readiness_add(&x->ready, "caches-synced", informers_ready, x,
                                err)))
         return st;
