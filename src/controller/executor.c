@@ -14,14 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <yyjson.h>
 
 #include "controller/nodequeue.h"
 #include "core/names.h"
 #include "kube/decode.h"
+#include "kube/events.h"
 #include "kube/limiter.h"
-#include "util/jsonstr.h"
 #include "util/strmap.h"
 
 /* Bits of the "already reported" mask. */
@@ -180,54 +179,30 @@ static uint64_t response_rv(const hr_buf *b)
     return v;
 }
 
-/* One events.k8s.io/v1 Event about a pod. Failures are logged, never fatal:
- * an event is a courtesy, the limit is the product. */
+/* One Event about a pod. Failures are logged, never fatal: an event is a
+ * courtesy, the limit is the product. */
 static void post_event(hr_executor *e, const hr_rpod *p, const char *type, const char *reason,
                        const char *note, hr_exec_outcome *out)
 {
     if (!is_leader(e)) return;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    struct tm tm;
-    gmtime_r(&ts.tv_sec, &tm);
-    char when[48];
-    size_t w = strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(when + w, sizeof when - w, ".%06ldZ", ts.tv_nsec / 1000);
-
-    hr_buf b;
-    hr_buf_init(&b, 0);
-    hr_buf_puts(&b, "{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"metadata\":{\"generateName\":");
-    char gen[300];
-    snprintf(gen, sizeof gen, "%s.", p->name);
-    hr_buf_json_str(&b, gen);
-    hr_buf_puts(&b, ",\"namespace\":");
-    hr_buf_json_str(&b, p->ns);
-    hr_buf_printf(&b, "},\"eventTime\":\"%s\",\"reportingController\":\"" HR_GROUP "/" HR_FIELD_MANAGER
-                      "\",\"reportingInstance\":",
-                  when);
-    hr_buf_json_str(&b, e->o.instance != NULL ? e->o.instance : "headroom");
-    hr_buf_printf(&b, ",\"action\":\"Resize\",\"reason\":\"%s\",\"type\":\"%s\",\"note\":", reason, type);
-    hr_buf_json_strn(&b, note, strlen(note) > 1000 ? 1000 : strlen(note));
-    hr_buf_puts(&b, ",\"regarding\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"namespace\":");
-    hr_buf_json_str(&b, p->ns);
-    hr_buf_puts(&b, ",\"name\":");
-    hr_buf_json_str(&b, p->name);
-    hr_buf_puts(&b, "}}");
-
-    char path[400];
-    snprintf(path, sizeof path, "/apis/events.k8s.io/v1/namespaces/%s/events", p->ns);
+    hr_kevent ev = {.ns = p->ns,
+                    .kind = "Pod",
+                    .api_version = "v1",
+                    .name = p->name,
+                    .type = type,
+                    .reason = reason,
+                    .action = "Resize",
+                    .note = note,
+                    .controller = HR_GROUP "/" HR_FIELD_MANAGER,
+                    .instance = e->o.instance != NULL ? e->o.instance : "headroom"};
     hr_kresult res = {0};
     hr_err err;
-    if (!hr_buf_failed(&b)) {
-        hr_status st = hr_kclient_do(e->o.client, "POST", path, "application/json", hr_buf_str(&b),
-                                     b.len, NULL, &res, &err);
-        out->writes++;
-        atomic_fetch_add(&e->o.metrics->writes[HR_WK_EVENT], 1);
-        if (st != HR_OK)
-            logf_(e, 1, "msg=\"event not recorded\" pod=%s/%s reason=%s status=%ld error=\"%s\"", p->ns,
-                  p->name, reason, res.status, err.msg);
-    }
-    hr_buf_free(&b);
+    hr_status st = hr_kevent_create(e->o.client, &ev, &res, &err);
+    out->writes++;
+    atomic_fetch_add(&e->o.metrics->writes[HR_WK_EVENT], 1);
+    if (st != HR_OK)
+        logf_(e, 1, "msg=\"event not recorded\" pod=%s/%s reason=%s status=%ld error=\"%s\"", p->ns,
+              p->name, reason, res.status, err.msg);
 }
 
 /* The Node as the API server has it right now (SPEC §6). */
