@@ -218,6 +218,75 @@ static void test_typed_list_and_single_object(void **state)
     hr_snapshot_free(&s);
 }
 
+/* The same objects in any order give the same bytes (SPEC §2 determinism
+ * carried through the reader and the renderers). */
+static void test_order_independent(void **state)
+{
+    (void)state;
+    static const char *items[] = {
+        "{\"kind\":\"Node\",\"metadata\":{\"name\":\"b\"},\"status\":"
+        "{\"allocatable\":{\"cpu\":\"4\"}}}",
+        "{\"kind\":\"Node\",\"metadata\":{\"name\":\"a\"},\"status\":"
+        "{\"allocatable\":{\"cpu\":\"2\"}}}",
+        "{\"kind\":\"Namespace\",\"metadata\":{\"name\":\"x\",\"labels\":"
+        "{\"kube-headroom.dev/mode\":\"managed\"}}}",
+        "{\"kind\":\"LimitRange\",\"metadata\":{\"name\":\"l1\",\"namespace\":"
+        "\"x\"},\"spec\":{\"limits\":[{\"type\":\"Container\",\"max\":"
+        "{\"cpu\":\"1500m\"}}]}}",
+        "{\"kind\":\"LimitRange\",\"metadata\":{\"name\":\"l0\",\"namespace\":"
+        "\"x\"},\"spec\":{\"limits\":[{\"type\":\"Container\","
+        "\"maxLimitRequestRatio\":{\"cpu\":\"4\"}}]}}",
+        "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p2\",\"namespace\":\"x\"},"
+        "\"spec\":{\"nodeName\":\"b\",\"containers\":[{\"name\":\"c\","
+        "\"resources\":{\"requests\":{\"cpu\":\"300m\"}}}]}}",
+        "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p1\",\"namespace\":\"x\"},"
+        "\"spec\":{\"nodeName\":\"b\",\"containers\":[{\"name\":\"c\","
+        "\"resources\":{\"requests\":{\"cpu\":\"700m\"}}}]}}",
+        "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p0\",\"namespace\":\"x\"},"
+        "\"spec\":{\"nodeName\":\"a\",\"containers\":[{\"name\":\"c\","
+        "\"resources\":{\"requests\":{\"cpu\":\"100m\"}}}]}}",
+    };
+    const size_t n = sizeof items / sizeof items[0];
+    char *first = NULL;
+    /* Rotations and the reversal of the item list. */
+    for (size_t order = 0; order <= n; order++) {
+        char json[4096];
+        size_t o = (size_t)snprintf(json, sizeof json,
+                                    "{\"kind\":\"List\",\"items\":[");
+        for (size_t i = 0; i < n; i++) {
+            size_t k = order < n ? (i + order) % n : n - 1 - i;
+            o += (size_t)snprintf(json + o, sizeof json - o, "%s%s",
+                                  i ? "," : "", items[k]);
+        }
+        snprintf(json + o, sizeof json - o, "]}");
+        hr_snapshot s;
+        hr_err err;
+        hr_arena a;
+        hr_plan p;
+        hr_buf b;
+        hr_arena_init(&a, 0);
+        hr_buf_init(&b, 0);
+        if (load(&s, json, &err) || hr_plan_build(&s, NULL, 0, &a, &p, &err) ||
+            hr_render_json(&p, NULL, &b, &err) ||
+            hr_render_table(&p, NULL, &b, &err))
+            fail_msg("order %zu: %s", order, err.msg);
+        if (!first)
+            first = strdup(hr_buf_str(&b));
+        else if (strcmp(first, hr_buf_str(&b)))
+            fail_msg("order %zu differs:\n%s\nvs\n%s", order, first,
+                     hr_buf_str(&b));
+        hr_buf_free(&b);
+        hr_arena_free(&a);
+        hr_snapshot_free(&s);
+    }
+    /* Node b: S = 4000 - 1000 = 3000 shared 70:30, both LimitRanges of x
+     * apply: p1 700 + 2100 = 2800 -> max.cpu 1500; p2 300 + max(900, floor
+     * 1000) = 1300 -> maxLimitRequestRatio 4 -> 1200. */
+    CHECK_TRUE("p1 capped by max", strstr(first, "\"targetMilli\": 1500"));
+    CHECK_TRUE("p2 capped by ratio", strstr(first, "\"targetMilli\": 1200"));
+    free(first);
+}
+
 /* ---- 100 MB inputs ------------------------------------------------------ */
 
 static char tmpdir[64];
@@ -367,6 +436,7 @@ int main(void)
         cmocka_unit_test(test_bad_documents),
         cmocka_unit_test(test_snapshot_and_plan),
         cmocka_unit_test(test_typed_list_and_single_object),
+        cmocka_unit_test(test_order_independent),
         cmocka_unit_test(test_100mb_realistic),
         cmocka_unit_test(test_100mb_adversarial),
     };
