@@ -1,9 +1,10 @@
 /*
  * fuzz_watch.c — libFuzzer target: arbitrary bytes as a watch stream.
  *
- * The input is split into lines the way the transport splits a chunked
- * body, and every line goes through the event decoder, the object decoders
- * and into the compact cache; the first byte picks the kind, so nodes,
+ * The input goes through the transport's own line splitter (linesplit.h)
+ * in pieces of varying size, as curl would hand over a chunked body, and
+ * every line goes through the event decoder, the object decoders and into
+ * the compact cache; the first byte picks the kind, so nodes,
  * namespaces, LimitRanges and the config get the same treatment as pods.
  * A line starting with '!' is fed as a list page instead (the next byte
  * picks the kind), and '#' frames a relist, so the relist-by-difference sweep runs on fuzzed state too.
@@ -19,6 +20,7 @@
 
 #include "cache/cache.h"
 #include "cache/sink.h"
+#include "kube/linesplit.h"
 #include "kube/watch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -65,6 +67,34 @@ static void check(hr_cache *c, hr_cpod_scratch *s)
     hr_cache_unlock(c);
 }
 
+typedef struct fz {
+    hr_watch **w;
+    bool relisting[HR_CK_COUNT_];
+} fz;
+
+/* One line (a private, NUL-padded copy made by the splitter). */
+static int on_line(void *ud, const char *line, size_t len)
+{
+    fz *z = ud;
+    hr_err err;
+    int k = len ? (unsigned char)line[0] % HR_CK_COUNT_ : 0;
+    if (len && line[0] == '#') {
+        int rk = len > 1 ? (unsigned char)line[1] % HR_CK_COUNT_ : 0;
+        if (z->relisting[rk])
+            hr_watch_relist_end(z->w[rk], len > 2 && line[2] == '+');
+        else
+            hr_watch_relist_begin(z->w[rk]);
+        z->relisting[rk] = !z->relisting[rk];
+    } else if (len > 1 && line[0] == '!') {
+        char cont[64];
+        int pk = (unsigned char)line[1] % HR_CK_COUNT_;
+        hr_watch_feed_page(z->w[pk], line + 2, len - 2, cont, sizeof cont, &err);
+    } else if (len) {
+        hr_watch_feed_line(z->w[k], line + 1, len - 1);
+    }
+    return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     hr_cache *c;
@@ -85,35 +115,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                            .seed = 1};
         ok = ok && hr_watch_new(&o, &w[k], &err) == HR_OK;
     }
-    size_t i = 0;
-    bool relisting[HR_CK_COUNT_] = {0};
-    while (ok && i < size) {
-        const uint8_t *nl = memchr(data + i, '\n', size - i);
-        size_t len = nl ? (size_t)(nl - (data + i)) : size - i;
-        /* A private copy of exactly len bytes: ASan sees any overread. */
-        char *line = malloc(len ? len : 1);
-        if (!line)
-            break;
-        memcpy(line, data + i, len);
-        i += len + (nl ? 1 : 0);
-        int k = len ? (unsigned char)line[0] % HR_CK_COUNT_ : 0;
-        if (len && line[0] == '#') {
-            int rk = len > 1 ? (unsigned char)line[1] % HR_CK_COUNT_ : 0;
-            if (relisting[rk])
-                hr_watch_relist_end(w[rk], len > 2 && line[2] == '+');
-            else
-                hr_watch_relist_begin(w[rk]);
-            relisting[rk] = !relisting[rk];
-        } else if (len > 1 && line[0] == '!') {
-            char cont[64];
-            int pk = (unsigned char)line[1] % HR_CK_COUNT_;
-            hr_watch_feed_page(w[pk], line + 2, len - 2, cont, sizeof cont,
-                               &err);
-        } else if (len) {
-            hr_watch_feed_line(w[k], line + 1, len - 1);
+    fz st = {w, {0}};
+    if (ok) {
+        hr_klines ls;
+        hr_klines_init(&ls, 1 << 20);
+        /* Piece sizes from the input itself: the splitter must not care
+         * where the network cut the stream. */
+        size_t i = 0, piece = 1 + (size ? data[0] % 64 : 0);
+        int rc = 0;
+        while (rc == 0 && i < size) {
+            size_t n = size - i < piece ? size - i : piece;
+            rc = hr_klines_feed(&ls, (const char *)data + i, n, on_line, &st, &err);
+            i += n;
+            piece = 1 + (piece * 7 + n) % 4096;
         }
-        free(line);
+        if (rc == 0)
+            hr_klines_finish(&ls, on_line, &st, &err);
+        hr_klines_free(&ls);
     }
+    bool *relisting = st.relisting;
     for (int k = 0; ok && k < HR_CK_COUNT_; k++)
         if (relisting[k])
             hr_watch_relist_end(w[k], true);
@@ -130,11 +150,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         hr_watch_relist_end(w[HR_CK_LIMITRANGE], true);
         hr_cache_lock(c);
         hr_cache_drain(c, NULL, NULL);
-        hr_cache_stats st;
-        hr_cache_get_stats(c, &st);
+        hr_cache_stats cs;
+        hr_cache_get_stats(c, &cs);
         hr_cache_unlock(c);
-        if (st.pods || st.nodes || st.node_placeholders || st.namespaces ||
-            st.limitranges || st.strings)
+        if (cs.pods || cs.nodes || cs.node_placeholders || cs.namespaces ||
+            cs.limitranges || cs.strings)
             abort();
     }
     for (int k = 0; k < HR_CK_COUNT_; k++) {
