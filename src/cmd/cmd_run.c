@@ -9,8 +9,8 @@
  * watches every kind; the controller and the webhook read the same cache,
  * and every HeadroomConfig change is published to the config holder the
  * webhook reads per request. The controller writes only after every watch
- * has listed once. Leader election is not in this build yet: run one
- * replica (every replica would write the same, convergent values).
+ * has listed once. With --leader-elect only the replica holding the Lease
+ * writes (controller/leader.h); every replica serves webhook and metrics.
  *
  * Shutdown: SIGTERM or SIGINT stops the listeners (in-flight requests are
  * answered or dropped; the API server's failurePolicy Ignore covers a
@@ -34,6 +34,7 @@
 #include "cache/cache.h"
 #include "cache/informers.h"
 #include "controller/controller.h"
+#include "controller/leader.h"
 #include "cmd/cmd.h"
 #include "core/config.h"
 #include "kube/client.h"
@@ -60,6 +61,7 @@ typedef struct run_opts {
     const char *context;
     const char *ns;             /* our own namespace (always excluded) */
     int dry_run;                /* -1: from the config; 0/1: override */
+    bool leader_elect;          /* --leader-elect: hold a Lease to write */
     int verbosity;              /* 0 info, 1 debug */
 } run_opts;
 
@@ -77,6 +79,7 @@ typedef struct run_ctx {
     hr_wh_endpoint wh;
     hr_listener *metrics_l, *webhook_l;
     hr_controller *ctl;
+    hr_leader *leader;          /* NULL without --leader-elect */
     atomic_bool cfg_dirty;
     volatile bool stop;
     /* What was last published, to log changes only. */
@@ -242,17 +245,48 @@ static void render_run_metrics(void *ud, hr_buf *out)
                           (unsigned long long)(f == 0 ? st.events : st.relists));
         }
     }
-    /* No leader election in this build: the one replica always leads. */
-    hr_buf_puts(out, "# HELP headroom_leader 1 when this replica holds the lease and writes.\n"
-                     "# TYPE headroom_leader gauge\nheadroom_leader 1\n");
+    hr_buf_printf(out, "# HELP headroom_leader 1 when this replica holds the lease and writes.\n"
+                       "# TYPE headroom_leader gauge\nheadroom_leader %d\n",
+                  x->leader == NULL || hr_leader_leading(x->leader) ? 1 : 0);
 }
 
 /* ----------------------------------------------------- controller seam */
 
+/* A new leader looks at every node: the old one may have left work. */
+static void on_leadership(void *ud, bool leading)
+{
+    run_ctx *x = ud;
+    if (leading && x->ctl != NULL)
+        hr_controller_enqueue_all(x->ctl);
+}
+
 /* The reconcile loop (issue 5). It reads the same cache the webhook does
- * and writes only once every watch has listed. */
+ * and writes only once every watch has listed — and, with --leader-elect,
+ * only while this replica holds the Lease. */
 static hr_status controller_start(run_ctx *x, hr_err *err)
 {
+    if (x->o.leader_elect) {
+        if (x->o.ns == NULL || x->o.ns[0] == '\0')
+            return hr_err_set(err, HR_E_INPUT,
+                              "--leader-elect needs --namespace (or POD_NAMESPACE)");
+        char id[300];
+        char hn[200] = "headroom";
+        if (gethostname(hn, sizeof hn) != 0)
+            snprintf(hn, sizeof hn, "headroom");
+        hn[sizeof hn - 1] = '\0';
+        snprintf(id, sizeof id, "%s_%ld_%ld", hn, (long)getpid(), (long)time(NULL));
+        hr_leader_opts lo = {.client = x->k,
+                             .ns = x->o.ns,
+                             .name = "kube-headroom",
+                             .identity = id,
+                             .on_change = on_leadership,
+                             .ud = x,
+                             .log = log_sink,
+                             .log_ud = &x->o};
+        hr_status lst = hr_leader_start(&lo, &x->leader, err);
+        if (lst)
+            return lst;
+    }
     char host[256] = "headroom";
     if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "headroom");
     host[sizeof host - 1] = '\0';
@@ -261,7 +295,8 @@ static hr_status controller_start(run_ctx *x, hr_err *err)
                              .own_ns = x->o.ns,
                              .force_dry_run = x->o.dry_run == 1,
                              .force_live = x->o.dry_run == 0,
-                             .leader = NULL,
+                             .leading = x->leader ? hr_leader_leading : NULL,
+                             .leading_ud = x->leader,
                              .instance = host,
                              .workers = 2,
                              .synced = informers_ready,
@@ -283,8 +318,12 @@ static hr_status controller_start(run_ctx *x, hr_err *err)
 
 static void controller_stop(run_ctx *x)
 {
+    /* Stop writing first: the Lease is released only once no worker can
+     * write any more, so a successor never overlaps with us. */
     hr_controller_stop(x->ctl);
     x->ctl = NULL;
+    hr_leader_stop(x->leader);
+    x->leader = NULL;
 }
 
 /* ------------------------------------------------------------- flags */
@@ -308,6 +347,8 @@ static void run_usage(FILE *f, const char *prog)
             "  --namespace NS           the controller's own namespace (never "
             "managed)\n"
             "  --dry-run[=true|false]   override the HeadroomConfig's dryRun\n"
+            "  --leader-elect           write only while holding the Lease \"kube-headroom\"\n"
+            "                           in --namespace (run several replicas)\n"
             "  -v                       debug logs\n",
             prog);
 }
@@ -338,7 +379,7 @@ static bool flag_value(int argc, char **argv, int *i, const char *name,
 static int parse_flags(const char *prog, int argc, char **argv, run_opts *o)
 {
     *o = (run_opts){":8080", ":9443", "/tmp/k8s-webhook-server/serving-certs",
-                    NULL, NULL, NULL, -1, 0};
+                    NULL, NULL, NULL, -1, false, 0};
     const char *env_ns = getenv("POD_NAMESPACE");
     if (env_ns && env_ns[0])
         o->ns = env_ns;
@@ -363,6 +404,10 @@ static int parse_flags(const char *prog, int argc, char **argv, run_opts *o)
             o->dry_run = 1;
         } else if (!strcmp(a, "--dry-run=false")) {
             o->dry_run = 0;
+        } else if (!strcmp(a, "--leader-elect") || !strcmp(a, "--leader-elect=true")) {
+            o->leader_elect = true;
+        } else if (!strcmp(a, "--leader-elect=false")) {
+            o->leader_elect = false;
         } else if (!strcmp(a, "-v") || !strcmp(a, "--v=1") ||
                    !strcmp(a, "-v=1")) {
             o->verbosity = 1;

@@ -199,7 +199,7 @@ static int64_t reconcile_one(hr_controller *c, const char *node, hr_arena *a)
              pp->write ? "true" : "false", hr_gate_str(pp->gate), s.cfg.dry_run ? "true" : "false");
     }
     hr_exec_outcome out = {-1, 0};
-    if (r.n_actions > 0 && (c->o.leader == NULL || atomic_load(c->o.leader))) {
+    if (r.n_actions > 0 && (c->o.leading == NULL || c->o.leading(c->o.leading_ud))) {
         if (hr_execute(c->exec, &s, &r, &out, &err) != HR_OK)
             ctl_log(c, 0, "msg=\"execute failed\" node=%s error=\"%s\"", node, err.msg);
     }
@@ -237,8 +237,8 @@ hr_status hr_controller_start(const hr_controller_opts *o, hr_controller **out, 
     hr_status st = hr_nodequeue_new(&c->q, err);
     if (st == HR_OK) st = hr_backoff_new(&c->backoff, err);
     if (st == HR_OK) {
-        hr_executor_opts eo = {o->client, c->backoff, &c->metrics, o->leader, o->instance,
-                               o->log, o->log_ud};
+        hr_executor_opts eo = {o->client, c->backoff, &c->metrics, o->leading, o->leading_ud,
+                               o->instance, o->log, o->log_ud};
         st = hr_executor_new(&eo, &c->exec, err);
     }
     if (st != HR_OK) {

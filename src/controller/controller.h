@@ -33,7 +33,8 @@ typedef struct hr_controller_opts {
     const char *own_ns;        /* never managed */
     bool force_dry_run;        /* --dry-run=true */
     bool force_live;           /* --dry-run=false */
-    const atomic_bool *leader; /* NULL: no leader election, always write */
+    bool (*leading)(void *ud); /* NULL: no leader election, always write */
+    void *leading_ud;
     const char *instance;      /* events' reportingInstance */
     int workers;               /* <= 0: 2 */
     /* Nothing is reconciled before every watch has listed once: a cache

@@ -164,7 +164,7 @@ static bool take_node_token(hr_executor *e, const char *node)
 
 static bool is_leader(hr_executor *e)
 {
-    return e->o.leader == NULL || atomic_load(e->o.leader);
+    return e->o.leading == NULL || e->o.leading(e->o.leading_ud);
 }
 
 /* metadata.resourceVersion of a returned object, 0 when absent. */

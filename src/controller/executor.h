@@ -13,7 +13,6 @@
 #ifndef HR_CONTROLLER_EXECUTOR_H
 #define HR_CONTROLLER_EXECUTOR_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -32,7 +31,9 @@ typedef struct hr_executor_opts {
     hr_kclient *client;
     hr_backoff *backoff;
     hr_ctlmetrics *metrics;
-    const atomic_bool *leader;   /* NULL: always write (no leader election) */
+    /* May we write now? Asked before every write (NULL: always). */
+    bool (*leading)(void *ud);
+    void *leading_ud;
     const char *instance;        /* reportingInstance of events (hostname) */
     hr_exec_log_fn log;          /* NULL: logfmt on stderr */
     void *log_ud;

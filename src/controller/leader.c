@@ -1,0 +1,190 @@
+/*
+ * leader.c — the election loop (leader.h).
+ */
+#include "leader.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kube/ktime.h"
+#include "kube/lease.h"
+
+struct hr_leader {
+    hr_leader_opts o;
+    char ns[256], name[256], id[256];
+    pthread_t thread;
+    bool started;
+    atomic_bool stop;
+    atomic_bool leading;         /* the flag; see valid_until */
+    atomic_int_fast64_t valid_until_ms; /* monotonic: last renewal + renew deadline */
+    /* Follower's view of the record, to judge expiry on our own clock. */
+    char seen_rv[64];
+    int64_t seen_at_ms;
+    hr_klease held;              /* the record as we last wrote it */
+};
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void llog(hr_leader *l, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void llog(hr_leader *l, int level, const char *fmt, ...)
+{
+    char msg[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (l->o.log) l->o.log(l->o.log_ud, level, msg);
+    else fprintf(stderr, "level=%d component=leader %s\n", level, msg);
+}
+
+bool hr_leader_leading(void *ud)
+{
+    hr_leader *l = ud;
+    if (l == NULL) return true;
+    return atomic_load(&l->leading) && mono_ms() < atomic_load(&l->valid_until_ms);
+}
+
+static void set_leading(hr_leader *l, bool on, int64_t renewed_at)
+{
+    bool was = atomic_load(&l->leading);
+    if (on) atomic_store(&l->valid_until_ms, renewed_at + l->o.renew_deadline_ms);
+    atomic_store(&l->leading, on);
+    if (was != on) {
+        llog(l, 2, "msg=\"%s\" lease=%s/%s identity=%s", on ? "became leader" : "stopped leading", l->ns,
+             l->name, l->id);
+        if (l->o.on_change) l->o.on_change(l->o.ud, on);
+    }
+}
+
+/* One round: acquire, renew, or observe. */
+static void round_once(hr_leader *l)
+{
+    hr_kresult res = {0};
+    hr_err err;
+    int64_t t0 = mono_ms();
+    hr_klease cur;
+    hr_status st = hr_klease_get(l->o.client, l->ns, l->name, &cur, &res, &err);
+    int64_t now_us = hr_ktime_now_us();
+
+    if (st == HR_E_NOTFOUND || (st != HR_OK && res.status == 404)) {
+        hr_klease want = {0};
+        snprintf(want.holder, sizeof want.holder, "%s", l->id);
+        want.duration_s = l->o.lease_ms / 1000;
+        want.acquire_us = want.renew_us = now_us;
+        hr_klease got;
+        if (hr_klease_create(l->o.client, l->ns, l->name, &want, &got, &res, &err) == HR_OK) {
+            l->held = got;
+            set_leading(l, true, t0);
+        }
+        return;
+    }
+    if (st != HR_OK) {
+        /* Cannot read the Lease: a leader that cannot renew stops now. */
+        if (atomic_load(&l->leading)) {
+            llog(l, 1, "msg=\"lease unreadable, stepping down\" status=%ld error=\"%s\"", res.status, err.msg);
+            set_leading(l, false, 0);
+        }
+        return;
+    }
+    if (strcmp(cur.rv, l->seen_rv) != 0) {
+        snprintf(l->seen_rv, sizeof l->seen_rv, "%s", cur.rv);
+        l->seen_at_ms = t0;
+    }
+    bool mine = strcmp(cur.holder, l->id) == 0;
+    long dur_ms = (cur.duration_s > 0 ? cur.duration_s * 1000 : l->o.lease_ms);
+    bool expired = cur.holder[0] == '\0' || t0 - l->seen_at_ms >= dur_ms;
+    if (!mine && !expired) {
+        if (atomic_load(&l->leading)) set_leading(l, false, 0);
+        return;
+    }
+    hr_klease want = cur;
+    if (!mine) {
+        snprintf(want.holder, sizeof want.holder, "%s", l->id);
+        want.acquire_us = now_us;
+        want.transitions = cur.transitions + 1;
+    }
+    want.duration_s = l->o.lease_ms / 1000;
+    want.renew_us = now_us;
+    hr_klease got;
+    if (hr_klease_update(l->o.client, l->ns, l->name, &want, &got, &res, &err) == HR_OK) {
+        l->held = got;
+        snprintf(l->seen_rv, sizeof l->seen_rv, "%s", got.rv);
+        l->seen_at_ms = mono_ms();
+        set_leading(l, true, t0);
+    } else if (atomic_load(&l->leading)) {
+        /* SPEC §10: stop writing as soon as a renewal fails. */
+        llog(l, 1, "msg=\"lease renewal failed, stepping down\" status=%ld error=\"%s\"", res.status, err.msg);
+        set_leading(l, false, 0);
+    }
+}
+
+static void *leader_main(void *ud)
+{
+    hr_leader *l = ud;
+    while (!atomic_load(&l->stop)) {
+        round_once(l);
+        for (long waited = 0; waited < l->o.retry_ms && !atomic_load(&l->stop); waited += 100) {
+            struct timespec ts = {0, 100 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+    }
+    return NULL;
+}
+
+hr_status hr_leader_start(const hr_leader_opts *o, hr_leader **out, hr_err *err)
+{
+    hr_leader *l = calloc(1, sizeof *l);
+    if (l == NULL) return hr_err_set(err, HR_E_NOMEM, "leader election: out of memory");
+    l->o = *o;
+    if (l->o.lease_ms <= 0) l->o.lease_ms = 15000;
+    if (l->o.renew_deadline_ms <= 0) l->o.renew_deadline_ms = 10000;
+    if (l->o.retry_ms <= 0) l->o.retry_ms = 2000;
+    snprintf(l->ns, sizeof l->ns, "%s", o->ns);
+    snprintf(l->name, sizeof l->name, "%s", o->name);
+    snprintf(l->id, sizeof l->id, "%s", o->identity);
+    l->o.ns = l->ns;
+    l->o.name = l->name;
+    l->o.identity = l->id;
+    atomic_init(&l->stop, false);
+    atomic_init(&l->leading, false);
+    atomic_init(&l->valid_until_ms, 0);
+    if (pthread_create(&l->thread, NULL, leader_main, l) != 0) {
+        free(l);
+        return hr_err_set(err, HR_E_NOMEM, "leader election: cannot start its thread");
+    }
+    l->started = true;
+    *out = l;
+    return HR_OK;
+}
+
+void hr_leader_stop(hr_leader *l)
+{
+    if (l == NULL) return;
+    atomic_store(&l->stop, true);
+    if (l->started) pthread_join(l->thread, NULL);
+    if (atomic_load(&l->leading)) {
+        /* Release: an empty holder lets a successor take over at once. */
+        atomic_store(&l->leading, false);
+        hr_klease want = l->held;
+        want.holder[0] = '\0';
+        want.duration_s = 1;
+        want.renew_us = hr_ktime_now_us();
+        hr_kresult res = {0};
+        hr_err err;
+        if (hr_klease_update(l->o.client, l->ns, l->name, &want, NULL, &res, &err) == HR_OK)
+            llog(l, 2, "msg=\"lease released\" lease=%s/%s", l->ns, l->name);
+        else
+            llog(l, 1, "msg=\"lease not released\" status=%ld error=\"%s\"", res.status, err.msg);
+    }
+    free(l);
+}

@@ -1,0 +1,56 @@
+/*
+ * leader.h — leader election on a coordination.k8s.io/v1 Lease (SPEC §10).
+ *
+ * Every replica watches and serves; only the one holding the Lease writes.
+ * Timings are client-go's: a 15 s lease, renewed every 2 s, and a leader
+ * that could not renew for 10 s (the renew deadline) stops leading. A
+ * follower takes over a Lease whose record has not changed for a whole
+ * lease duration as measured on its own monotonic clock, so clock skew
+ * between replicas does not matter.
+ *
+ * "Leading" is not a flag the election thread sets and forgets: it is true
+ * only while the last successful renewal is younger than the renew
+ * deadline by the monotonic clock, and a failed renewal drops it at once.
+ * A process frozen past its lease (SIGSTOP, a long GC-like stall) therefore
+ * wakes up NOT leading, before its election thread has run again — no two
+ * writers ever overlap. On shutdown the Lease is released so a successor
+ * need not wait out the lease.
+ */
+#ifndef HR_CONTROLLER_LEADER_H
+#define HR_CONTROLLER_LEADER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kube/client.h"
+#include "util/err.h"
+
+typedef struct hr_leader hr_leader;
+
+typedef void (*hr_leader_log_fn)(void *ud, int level, const char *msg);
+
+typedef struct hr_leader_opts {
+    hr_kclient *client;
+    const char *ns;          /* the controller's namespace */
+    const char *name;        /* Lease name, e.g. "kube-headroom" */
+    const char *identity;    /* unique per replica */
+    long lease_ms;           /* <= 0: 15000 */
+    long renew_deadline_ms;  /* <= 0: 10000 */
+    long retry_ms;           /* <= 0: 2000 */
+    /* Called on the election thread when leadership is gained (e.g. to
+     * reconcile every node) and lost. */
+    void (*on_change)(void *ud, bool leading);
+    void *ud;
+    hr_leader_log_fn log;
+    void *log_ud;
+} hr_leader_opts;
+
+hr_status hr_leader_start(const hr_leader_opts *o, hr_leader **out, hr_err *err);
+
+/* May this replica write right now? Safe from any thread; cheap. */
+bool hr_leader_leading(void *leader);
+
+/* Stop the election thread and, when leading, release the Lease. */
+void hr_leader_stop(hr_leader *l);
+
+#endif
