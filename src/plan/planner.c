@@ -70,12 +70,14 @@ static hr_status make_override(const hr_snapshot *s, const hr_set_request *r,
                           "--set-request %s/%s: the pod has finished "
                           "(Succeeded or Failed)", qn, qp);
     const hr_pod *p = &kp->pod;
-    hr_container *ctr = hr_arena_alloc(a, (p->n_ctr ? p->n_ctr : 1) *
-                                              sizeof *ctr);
+    if (p->n_ctr == 0) /* the decoder refuses such pods; stay safe anyway */
+        return hr_err_set(err, HR_E_INPUT,
+                          "--set-request %s/%s: the pod has no containers",
+                          qn, qp);
+    hr_container *ctr = hr_arena_alloc(a, p->n_ctr * sizeof *ctr);
     if (!ctr)
         return hr_err_set(err, HR_E_NOMEM, "out of memory");
-    if (p->n_ctr)
-        memcpy(ctr, p->ctr, p->n_ctr * sizeof *ctr);
+    memcpy(ctr, p->ctr, p->n_ctr * sizeof *ctr);
     int64_t total = hr_pod_managed_cpu(p);
     if (total <= 0) {
         /* Nothing to scale: only unambiguous with one resizable container. */
