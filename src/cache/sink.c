@@ -169,6 +169,18 @@ static hr_status decode_put(hr_csink *s, yyjson_val *obj, hr_err *err)
     }
 }
 
+/* Nothing decoded outlives its call, but giving the scratch back after
+ * every object costs a malloc/free pair per event; letting a few hundred
+ * objects share it first does not (bounded: at most SCRATCH_KEEP bytes
+ * stay held between events). */
+#define SCRATCH_KEEP ((size_t)256 << 10)
+
+static void scratch_done(hr_csink *s)
+{
+    if (hr_arena_bytes(&s->a) > SCRATCH_KEEP)
+        hr_arena_free(&s->a);
+}
+
 static hr_status sink_upsert(void *ud, yyjson_val *obj, hr_err *err)
 {
     hr_csink *s = ud;
@@ -178,7 +190,7 @@ static hr_status sink_upsert(void *ud, yyjson_val *obj, hr_err *err)
         if (obj_key(s, obj, &ns, &name))
             hr_cache_touch(s->c, s->kind, ns, name);
     }
-    hr_arena_free(&s->a);
+    scratch_done(s);
     return st;
 }
 
@@ -192,7 +204,7 @@ static hr_status sink_remove(void *ud, yyjson_val *obj, hr_err *err)
     else
         st = hr_err_set(err, HR_E_INPUT, "%s: deleted object without a name",
                         hr_ckind_str(s->kind));
-    hr_arena_free(&s->a);
+    scratch_done(s);
     return st;
 }
 
