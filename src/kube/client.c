@@ -27,6 +27,7 @@
 
 #include <curl/curl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,7 @@ struct hr_kclient {
     long timeout_ms;
     char *base;                  /* URL prefix requests are made against */
     struct curl_slist *connect_to; /* tls-server-name: real address */
+    _Atomic uint64_t n_responses, n_http2, n_connects;
 };
 
 /* ------------------------------------------------------------- process */
@@ -348,6 +350,26 @@ static long http_code(xfer *x)
             x->http = code;
     }
     return x->http;
+}
+
+/* Protocol and connection reuse of a finished transfer, for the stats. */
+static void count(hr_kclient *c, CURL *h)
+{
+    long v = 0, conns = 0;
+    if (curl_easy_getinfo(h, CURLINFO_HTTP_VERSION, &v) != CURLE_OK || v == 0)
+        return;
+    atomic_fetch_add(&c->n_responses, 1);
+    if (v == CURL_HTTP_VERSION_2_0)
+        atomic_fetch_add(&c->n_http2, 1);
+    if (curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &conns) == CURLE_OK && conns > 0)
+        atomic_fetch_add(&c->n_connects, (uint64_t)conns);
+}
+
+void hr_kclient_get_stats(const hr_kclient *c, hr_kclient_stats *out)
+{
+    out->responses = atomic_load(&c->n_responses);
+    out->http2 = atomic_load(&c->n_http2);
+    out->new_connections = atomic_load(&c->n_connects);
 }
 
 static bool ok2xx(long s) { return s >= 200 && s < 300; }
@@ -640,6 +662,7 @@ static hr_status request(hr_kclient *c, const char *method, const char *path,
             CURLcode rc = curl_easy_perform(x.h);
             http_code(&x);
             res->status = x.http;
+            count(c, x.h);
             if (x.resp_full) {
                 st = hr_err_set(err, HR_E_LIMIT, "%s %s: response larger than the buffer "
                                 "allows (%zu bytes)", method, path, resp->limit);
@@ -746,7 +769,10 @@ hr_status hr_kclient_stream(hr_kclient *c, const char *path, long timeout_s,
             hr_kcred_snap_free(&snap);
             break;
         }
-        x.h = take_handle(c);
+        /* A fresh handle, not a pooled one: joining a multi handle would
+         * close a pooled handle's warm connection, and a stream's own
+         * connection is closed with its private multi anyway. */
+        x.h = curl_easy_init();
         CURLcode rc = CURLE_OK;
         if (!x.h)
             st = hr_err_set(err, HR_E_NOMEM, "libcurl: curl_easy_init failed");
@@ -755,6 +781,7 @@ hr_status hr_kclient_stream(hr_kclient *c, const char *path, long timeout_s,
         if (!st) {
             http_code(&x);
             res->status = x.http;
+            count(c, x.h);
             if (x.cb_stopped || (stop && *stop)) {
                 st = HR_OK;
             } else if (x.line_failed) {
@@ -779,7 +806,8 @@ hr_status hr_kclient_stream(hr_kclient *c, const char *path, long timeout_s,
                 st = err ? err->code : HR_E_IO;
             }
         }
-        give_handle(c, x.h);
+        if (x.h)
+            curl_easy_cleanup(x.h);
         free_headers(hdrs);
         hr_kcred_snap_free(&snap);
         hr_buf_free(&x.ebody);

@@ -69,6 +69,16 @@ typedef struct hr_kresult {
     long retry_after_ms;   /* from Retry-After on 429/503, else 0 */
 } hr_kresult;
 
+/* Counters since hr_kclient_new (for metrics and tests): responses
+ * received, how many came over HTTP/2, and how many needed a new
+ * connection (the rest reused a warm one). */
+typedef struct hr_kclient_stats {
+    uint64_t responses;
+    uint64_t http2;
+    uint64_t new_connections;
+} hr_kclient_stats;
+void hr_kclient_get_stats(const hr_kclient *c, hr_kclient_stats *out);
+
 /* One request. path is absolute with its query ("/api/v1/pods?limit=500").
  * body may be NULL. The response body is appended to resp (may be NULL).
  * Returns HR_OK for 2xx; otherwise an error whose message carries the
