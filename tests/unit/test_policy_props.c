@@ -718,6 +718,77 @@ static void test_prop_deterministic(void **state)
     passed("e (determinism; independent of pod order)", CASES);
 }
 
+/* ---- absurd magnitudes: no overflow, no nonsense ------------------------------ */
+
+/* Log-uniform over the whole int64 range. */
+static int64_t huge(void)
+{
+    int bits = (int)below(64);
+    return bits == 0 ? 0 : (int64_t)(next_u64() >> (64 - bits));
+}
+
+static void test_prop_absurd(void **state)
+{
+    (void)state;
+    /* Requests, limits, allocatable, caps and the quantum anywhere in
+     * int64: the core promises 128-bit products and saturation, so under
+     * UBSan (the sanitizer build) any wrap is a failure, and the basic
+     * bounds must still hold. Accounting sums may saturate, so only
+     * per-pod facts are checked. */
+    for (int k = 0; k < CASES; k++) {
+        start_case("f-absurd", k);
+        hr_config_defaults(&G1.c);
+        G1.c.quantum = chance(50) ? 1 + below(1000) : 1 + huge() % (INT64_C(1) << 40);
+        G1.c.min_burst_floor = huge();
+        G1.c.max_multiplier_milli = chance(30) ? 0 : 1000 + below(99001);
+        G1.c.grow_percent = (int)below(101);
+        G1.c.shrink_percent = (int)below(101);
+        G1.node = (hr_node){huge(), true, false, false};
+        G1.n = (size_t)below(21);
+        for (size_t i = 0; i < G1.n; i++) {
+            hr_container *cs = G1.ctrs[i];
+            uint32_t n = (uint32_t)between(1, MAXC);
+            for (uint32_t j = 0; j < n; j++) {
+                uint8_t kind = j + 1 == n ? HR_CTR_APP : (uint8_t)below(3);
+                int64_t rq = chance(10) ? HR_NONE : huge();
+                int64_t base = rq > 0 ? rq : 0;
+                int64_t lm = chance(50) ? HR_NONE : base + huge() % (INT64_MAX - base + (base == 0 ? 0 : 1));
+                int64_t mq = chance(50) ? HR_NONE : huge();
+                cs[j] = (hr_container){rq, lm, mq, chance(50) ? mq : HR_NONE, kind, false};
+            }
+            hr_pod p = hr_pod_init();
+            p.ctr = cs;
+            p.n_ctr = n;
+            if (chance(20)) p.overhead_cpu = huge();
+            if (chance(20)) p.max_cpu = huge();
+            if (chance(20)) p.limits = (hr_limit_bounds){huge(), chance(50) ? HR_NONE : 1000 + huge() % 1000000, huge()};
+            G1.pods[i] = p;
+        }
+        plan(&G1, &R1);
+        for (size_t i = 0; i < G1.n; i++) {
+            const hr_pod *p = &G1.pods[i];
+            const hr_pod_plan *pp = &R1.out[i];
+            if (pp->reason != HR_MANAGED) {
+                if (pp->target != HR_NONE) PFAIL("pod %zu unmanaged with target %" PRId64, i, pp->target);
+                continue;
+            }
+            if (pp->target < pp->request) { dump_node(&G1, &R1); dump_pod(p, pp, R1.lim); PFAIL("pod %zu: target %" PRId64 " < request %" PRId64, i, pp->target, pp->request); }
+            i128 sum = 0;
+            for (uint32_t j = 0; j < p->n_ctr; j++) {
+                int64_t l = R1.lim[pp->ctr_off + j];
+                if (!hr_ctr_managed(&p->ctr[j])) {
+                    if (l != HR_NONE) PFAIL("pod %zu: container %u touched", i, j);
+                    continue;
+                }
+                if (l < p->ctr[j].cpu_req) { dump_node(&G1, &R1); dump_pod(p, pp, R1.lim); PFAIL("pod %zu: container %u limit %" PRId64 " < request %" PRId64, i, j, l, p->ctr[j].cpu_req); }
+                sum += l;
+            }
+            if (pp->target != INT64_MAX && sum != pp->target) { dump_node(&G1, &R1); dump_pod(p, pp, R1.lim); PFAIL("pod %zu: containers sum to %.0f, target %" PRId64, i, (double)sum, pp->target); }
+        }
+    }
+    passed("f (absurd magnitudes: no overflow, bounds hold)", CASES);
+}
+
 int main(void)
 {
     g_seed = seed_from_env();
@@ -729,6 +800,7 @@ int main(void)
         cmocka_unit_test(test_prop_monotone),
         cmocka_unit_test(test_prop_overbooked),
         cmocka_unit_test(test_prop_deterministic),
+        cmocka_unit_test(test_prop_absurd),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
