@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Scale test of the test control plane (needs `cluster.sh up`): SCALE_NODES simulated nodes and
+# SCALE_PODS pods (Deployments of 10, a Burstable/Guaranteed/BestEffort mix with sidecars) must all
+# be Running in under SCALE_LIMIT seconds. Prints the figure, then deletes everything it made.
+set -uo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+STATE=${HEADROOM_CLUSTER_DIR:-/tmp/kube-headroom-cluster}
+export KUBECONFIG=${KUBECONFIG:-$STATE/admin.kubeconfig}
+export KUBECTL=${KUBECTL:-$("$HERE/cluster.sh" bin kubectl)}
+NODES=${SCALE_NODES:-100}
+PODS=${SCALE_PODS:-3000}
+LIMIT=${SCALE_LIMIT:-120}
+REPLICAS=10
+PFX=scale-$$
+
+"$KUBECTL" get --raw /readyz >/dev/null 2>&1 || { echo "FAIL  scale: API server not ready; run test/cluster/cluster.sh up"; echo "0 passed, 1 failed"; exit 1; }
+cleanup() {
+  "$HERE/mkload.sh" --delete --node-prefix "$PFX-node" --ns-prefix "$PFX" || true
+}
+trap cleanup EXIT
+
+t0=$(date +%s%3N)
+out=$("$HERE/mkload.sh" --nodes "$NODES" --node-prefix "$PFX-node" --cpu 32 --memory 128Gi --pods 110 \
+  --workloads $((PODS / REPLICAS)) --replicas $REPLICAS --namespaces 10 --ns-prefix "$PFX" --managed \
+  --wait "$LIMIT" 2>&1)
+rc=$?
+t1=$(date +%s%3N)
+echo "$out"
+secs=$(((t1 - t0) / 1000)).$(((t1 - t0) % 1000 / 100))
+if [ $rc -eq 0 ] && [ $((t1 - t0)) -lt $((LIMIT * 1000)) ]; then
+  echo "PASS  scale: $NODES nodes Ready and $PODS pods Running in $secs s (limit ${LIMIT}s)"
+  echo "1 passed, 0 failed"
+  exit 0
+fi
+echo "FAIL  scale: $NODES nodes / $PODS pods not all Running within ${LIMIT}s (elapsed $secs s)"
+echo "0 passed, 1 failed"
+exit 1
