@@ -585,6 +585,26 @@ static char *join_url(hr_kclient *c, const char *path)
     return u;
 }
 
+/* The server answered with an error status and then cut the connection
+ * (kube-apiserver closes it after a 401, often while curl still sends the
+ * request body). The status and whatever body arrived are the answer; only
+ * for a 2xx would a cut body mean a failed request. */
+static bool error_answered(const xfer *x, CURLcode rc)
+{
+    if (x->http < 400)
+        return false;
+    switch (rc) {
+    case CURLE_PARTIAL_FILE:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+        return true;
+    default:
+        return false;
+    }
+}
+
 /* Fill res and err for a finished exchange that was not 2xx. */
 static hr_status http_err(xfer *x, const char *method, const char *path, hr_kresult *res,
                           hr_err *err)
@@ -666,7 +686,7 @@ static hr_status request(hr_kclient *c, const char *method, const char *path,
             if (x.resp_full) {
                 st = hr_err_set(err, HR_E_LIMIT, "%s %s: response larger than the buffer "
                                 "allows (%zu bytes)", method, path, resp->limit);
-            } else if (rc != CURLE_OK) {
+            } else if (rc != CURLE_OK && !error_answered(&x, rc)) {
                 res->status = 0;
                 st = transport_err(c, err, method, path, rc, x.errbuf, c->timeout_ms);
             } else if (!ok2xx(x.http)) {
@@ -789,7 +809,7 @@ hr_status hr_kclient_stream(hr_kclient *c, const char *path, long timeout_s,
                 if (err)
                     *err = x.line_err;
                 hr_err_prefix(err, "GET %.100s", path);
-            } else if (rc != CURLE_OK) {
+            } else if (rc != CURLE_OK && !error_answered(&x, rc)) {
                 if (!ok2xx(x.http))
                     res->status = 0;
                 st = transport_err(c, err, "GET", path, rc, x.errbuf, timeout_ms);
