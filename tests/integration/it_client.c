@@ -201,6 +201,10 @@ static int teardown(void **state)
     (void)state;
     char p[256];
     if (g_admin) {
+        /* The pod first and at once: with its node gone nobody would
+         * finish its graceful deletion and the namespace would hang. */
+        snprintf(p, sizeof p, "/api/v1/namespaces/%s/pods/%s?gracePeriodSeconds=0", g_ns, g_pod);
+        req(g_admin, "DELETE", p, NULL, NULL, NULL, NULL);
         snprintf(p, sizeof p, "/api/v1/namespaces/%s", g_ns);
         req(g_admin, "DELETE", p, NULL, NULL, NULL, NULL);
         snprintf(p, sizeof p, "/api/v1/nodes/%s", g_node);
@@ -354,6 +358,29 @@ static void test_resize_running_pod(void **state)
              "\"memory\":\"64Gi\",\"pods\":\"110\"}}}",
              g_node);
     must(post_json(g_admin, "/api/v1/nodes", body, &e), 201, "create node", &e);
+    /* kwok must have taken the node on before a pod lands there: a pod
+     * bound to a node kwok does not know yet can be missed for good. */
+    snprintf(p, sizeof p, "/api/v1/nodes/%s", g_node);
+    double t0 = now_ms();
+    for (;;) {
+        yyjson_doc *d = NULL;
+        int ready = 0;
+        if (req(g_admin, "GET", p, NULL, NULL, &d, NULL) == 200) {
+            yyjson_val *c;
+            size_t i, max;
+            yyjson_arr_foreach(yyjson_doc_ptr_get(d, "/status/conditions"), i, max, c) {
+                ready |= yyjson_equals_str(yyjson_obj_get(c, "type"), "Ready") &&
+                         yyjson_equals_str(yyjson_obj_get(c, "status"), "True");
+            }
+        }
+        yyjson_doc_free(d);
+        if (ready)
+            break;
+        if (now_ms() - t0 > 60000)
+            fail_msg("node %s not Ready within 60 s (is kwok running?)", g_node);
+        usleep(100 * 1000);
+    }
+    printf("# node Ready after %.0f ms\n", now_ms() - t0);
     snprintf(body, sizeof body,
              "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\"},"
              "\"spec\":{\"nodeName\":\"%s\",\"tolerations\":[{\"operator\":\"Exists\"}],"
