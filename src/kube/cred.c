@@ -21,6 +21,7 @@ int hr_kcred_init(hr_kcred *c, const hr_kconfig *cfg)
     memset(c, 0, sizeof *c);
     c->cfg = cfg;
     c->exec_timeout_ms = 60000;
+    c->file_reread_s = HR_KCRED_FILE_REREAD_S;
     c->gen = 1;
     return pthread_mutex_init(&c->mu, NULL);
 }
@@ -57,7 +58,7 @@ static hr_status refresh_file(hr_kcred *c, bool force, hr_err *err)
 {
     int64_t now = hr_kmono_ns();
     if (!force && c->file_token &&
-        now - c->file_read_ns < (int64_t)HR_KCRED_FILE_REREAD_S * 1000000000)
+        now - c->file_read_ns < (int64_t)c->file_reread_s * 1000000000)
         return HR_OK;
     char *buf;
     size_t len;

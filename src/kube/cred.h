@@ -30,6 +30,7 @@ typedef struct hr_kcred {
     pthread_mutex_t mu;
     const hr_kconfig *cfg;  /* borrowed; outlives this */
     long exec_timeout_ms;
+    int file_reread_s;      /* HR_KCRED_FILE_REREAD_S; tests shorten it */
     char *file_token;       /* last good token from cfg->token_file */
     int64_t file_read_ns;   /* when it was read (monotonic); 0: never */
     hr_kexec_result ex;     /* last plugin answer */

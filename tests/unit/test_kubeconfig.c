@@ -360,6 +360,16 @@ static void test_in_cluster(void **state)
     assert_int_equal(hr_kcred_get(&cr, &s, &e), HR_OK);
     assert_string_equal(s.authorization, "Bearer sa-token-2");
     hr_kcred_snap_free(&s);
+    /* Rotation is picked up by the periodic re-read too (60 s in
+     * production; 1 s here). */
+    cr.file_reread_s = 1;
+    put_file("sa/token", "sa-token-3\n", 0600);
+    usleep(1100 * 1000);
+    assert_int_equal(hr_kcred_get(&cr, &s, &e), HR_OK);
+    assert_string_equal(s.authorization, "Bearer sa-token-3");
+    hr_kcred_snap_free(&s);
+    put_file("sa/token", "sa-token-2\n", 0600);
+    assert_true(hr_kcred_unauthorized(&cr, cr.gen));
     /* A vanished token file keeps the last good token. */
     unlink(path_of("sa/token"));
     assert_false(hr_kcred_unauthorized(&cr, cr.gen));
