@@ -62,6 +62,7 @@ typedef struct run_opts {
     const char *ns;             /* our own namespace (always excluded) */
     int dry_run;                /* -1: from the config; 0/1: override */
     bool leader_elect;          /* --leader-elect: hold a Lease to write */
+    bool controller;            /* --controller=false: webhook + metrics only */
     int verbosity;              /* 0 info, 1 debug */
 } run_opts;
 
@@ -349,6 +350,7 @@ static void run_usage(FILE *f, const char *prog)
             "  --dry-run[=true|false]   override the HeadroomConfig's dryRun\n"
             "  --leader-elect           write only while holding the Lease \"kube-headroom\"\n"
             "                           in --namespace (run several replicas)\n"
+            "  --controller=false       no controller: webhook, metrics and health only\n"
             "  -v                       debug logs\n",
             prog);
 }
@@ -379,7 +381,7 @@ static bool flag_value(int argc, char **argv, int *i, const char *name,
 static int parse_flags(const char *prog, int argc, char **argv, run_opts *o)
 {
     *o = (run_opts){":8080", ":9443", "/tmp/k8s-webhook-server/serving-certs",
-                    NULL, NULL, NULL, -1, false, 0};
+                    NULL, NULL, NULL, -1, false, true, 0};
     const char *env_ns = getenv("POD_NAMESPACE");
     if (env_ns && env_ns[0])
         o->ns = env_ns;
@@ -408,6 +410,10 @@ static int parse_flags(const char *prog, int argc, char **argv, run_opts *o)
             o->leader_elect = true;
         } else if (!strcmp(a, "--leader-elect=false")) {
             o->leader_elect = false;
+        } else if (!strcmp(a, "--controller=false")) {
+            o->controller = false;
+        } else if (!strcmp(a, "--controller") || !strcmp(a, "--controller=true")) {
+            o->controller = true;
         } else if (!strcmp(a, "-v") || !strcmp(a, "--v=1") ||
                    !strcmp(a, "-v=1")) {
             o->verbosity = 1;
@@ -542,6 +548,13 @@ static hr_status start_all(run_ctx *x, hr_err *err)
                 "cert_dir=%s", x->o.webhook_addr,
                 hr_listener_port(x->webhook_l), HR_WEBHOOK_PATH,
                 x->o.cert_dir);
+    }
+    /* A webhook-only replica (and the webhook's end-to-end test, which
+     * must not write to other tests' pods) runs without the controller. */
+    if (!x->o.controller) {
+        hr_logf(&x->log, HR_LV_INFO, "msg=\"controller off (--controller=false): "
+                "serving webhook, metrics and health only\"");
+        return HR_OK;
     }
     return controller_start(x, err);
 }
