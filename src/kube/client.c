@@ -426,11 +426,17 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
     return len;
 }
 
+/* The caller's stop flag, read atomically: it is written by another
+ * thread (see hr_kclient_stream). */
+static bool stop_requested(const xfer *x)
+{
+    return x->stop && __atomic_load_n(x->stop, __ATOMIC_ACQUIRE);
+}
+
 static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
 {
     (void)dt, (void)dn, (void)ut, (void)un;
-    xfer *x = ud;
-    return x->stop && *x->stop ? 1 : 0;
+    return stop_requested(ud) ? 1 : 0;
 }
 
 #define SET(opt, val)                                                            \
@@ -731,7 +737,7 @@ static hr_status run_stream(xfer *x, CURLcode *rc, hr_err *err)
         mc = curl_multi_perform(m, &running);
         if (mc != CURLM_OK)
             break;
-        if (x->stop && *x->stop)
+        if (stop_requested(x))
             break;
         if (running)
             mc = curl_multi_poll(m, NULL, 0, STREAM_POLL_MS, NULL);
@@ -802,7 +808,7 @@ hr_status hr_kclient_stream(hr_kclient *c, const char *path, long timeout_s,
             http_code(&x);
             res->status = x.http;
             count(c, x.h);
-            if (x.cb_stopped || (stop && *stop)) {
+            if (x.cb_stopped || stop_requested(&x)) {
                 st = HR_OK;
             } else if (x.line_failed) {
                 st = x.line_err.code;

@@ -105,7 +105,10 @@ hr_status hr_kclient_do_unlimited(hr_kclient *c, const char *method, const char 
  * skipped, a line over 16 MiB ends the stream with HR_E_LIMIT, and a last
  * line without '\n' is delivered when the server ends the body cleanly. on_line returning non-zero
  * stops the stream (HR_OK is returned). *stop, when non-NULL, is polled at
- * least every 500 ms and ends the stream when it becomes true (shutdown).
+ * least every 500 ms and ends the stream when it becomes true (shutdown);
+ * it is read with __atomic_load_n, so set it from another thread with
+ * __atomic_store_n(stop, true, __ATOMIC_RELEASE) (a plain store works on
+ * every target we build for, but is a data race to C11 and to TSan).
  * timeout_s bounds the whole stream (0: none) — callers also pass the
  * server-side timeoutSeconds in the query. A stream cut mid-line drops the
  * partial line and returns an HR_E_IO error. */

@@ -561,7 +561,7 @@ static void *do_later(void *p)
         post_json(g_admin, l->post_path, l->post_body, &e);
     }
     if (l->flag)
-        *l->flag = true;
+        __atomic_store_n(l->flag, true, __ATOMIC_RELEASE);
     return NULL;
 }
 
