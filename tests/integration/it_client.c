@@ -870,6 +870,62 @@ static void test_auth_exec_client_cert(void **state)
     expect_identity(kc, admin);
 }
 
+/* A kubeconfig whose cluster: section is given whole (user: the admin
+ * certificate files copied by test_auth_client_certs). */
+static const char *kubeconfig_cluster(const char *name, const char *cluster_yaml)
+{
+    char y[16384];
+    snprintf(y, sizeof y,
+             "apiVersion: v1\nkind: Config\ncurrent-context: it\n"
+             "clusters:\n- name: c\n  cluster:\n%s"
+             "contexts:\n- name: it\n  context: {cluster: c, user: u}\n"
+             "users:\n- name: u\n  user:\n    client-certificate: admin.crt\n"
+             "    client-key: admin.key\n",
+             cluster_yaml);
+    put_file(name, y, 0600);
+    return path_of(name);
+}
+
+static void test_tls_options(void **state)
+{
+    (void)state;
+    char y[8192], who[256], admin[256];
+    whoami(g_admin, admin, sizeof admin);
+    /* tls-server-name: the serving certificate names localhost, not the
+     * address we connect to; SNI and verification use the name. */
+    snprintf(y, sizeof y, "    server: %s\n    certificate-authority-data: %s\n"
+                          "    tls-server-name: localhost\n", g_server, g_ca_b64);
+    const char *kc = kubeconfig_cluster("sni.yaml", y);
+    hr_kclient *c = client_for(kc, NULL);
+    whoami(c, who, sizeof who);
+    assert_string_equal(who, admin);
+    hr_kclient_free(c);
+    /* A name the certificate does not carry fails verification. */
+    snprintf(y, sizeof y, "    server: %s\n    certificate-authority-data: %s\n"
+                          "    tls-server-name: not-in-the-cert.example\n", g_server, g_ca_b64);
+    kc = kubeconfig_cluster("badsni.yaml", y);
+    c = client_for(kc, NULL);
+    hr_kresult r;
+    hr_err e;
+    assert_int_equal(hr_kclient_do(c, "GET", "/version", NULL, NULL, 0, NULL, &r, &e), HR_E_IO);
+    assert_int_equal(r.status, 0);
+    printf("# wrong tls-server-name reads: %s\n", e.msg);
+    hr_kclient_free(c);
+    /* No CA at all: the system store does not know the test CA. */
+    snprintf(y, sizeof y, "    server: %s\n", g_server);
+    kc = kubeconfig_cluster("noca.yaml", y);
+    c = client_for(kc, NULL);
+    assert_int_equal(hr_kclient_do(c, "GET", "/version", NULL, NULL, 0, NULL, &r, &e), HR_E_IO);
+    hr_kclient_free(c);
+    /* ... unless the kubeconfig asks for no verification. */
+    snprintf(y, sizeof y, "    server: %s\n    insecure-skip-tls-verify: true\n", g_server);
+    kc = kubeconfig_cluster("insecure.yaml", y);
+    c = client_for(kc, NULL);
+    whoami(c, who, sizeof who);
+    assert_string_equal(who, admin);
+    hr_kclient_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -885,6 +941,7 @@ int main(void)
         cmocka_unit_test(test_auth_token_tokenfile),
         cmocka_unit_test(test_auth_exec),
         cmocka_unit_test(test_auth_exec_client_cert),
+        cmocka_unit_test(test_tls_options),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
