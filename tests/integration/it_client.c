@@ -629,6 +629,61 @@ static void test_watch_stream(void **state)
     assert_int_equal(r.status, 404);
 }
 
+/* Several watches at once, each on its own thread and connection, while
+ * writes go out on the main thread. */
+typedef struct watcher {
+    char path[512];
+    watch_ctx w;
+    hr_status st;
+    hr_err e;
+} watcher;
+
+static void *watch_thread(void *p)
+{
+    watcher *t = p;
+    hr_kresult r;
+    t->st = hr_kclient_stream(g_admin, t->path, 30, on_event, &t->w, NULL, &r, &t->e);
+    return NULL;
+}
+
+static void test_concurrent_watches(void **state)
+{
+    (void)state;
+    enum { W = 4 };
+    char p[512], body[512];
+    yyjson_doc *d = NULL;
+    snprintf(p, sizeof p, "/api/v1/namespaces/%s/configmaps", g_ns);
+    must(req(g_admin, "GET", p, NULL, NULL, &d, NULL), 200, "list configmaps", NULL);
+    char rv[64];
+    snprintf(rv, sizeof rv, "%s", jstr(d, "/metadata/resourceVersion"));
+    yyjson_doc_free(d);
+    watcher t[W];
+    pthread_t th[W];
+    for (int i = 0; i < W; i++) {
+        memset(&t[i], 0, sizeof t[i]);
+        snprintf(t[i].w.name, sizeof t[i].w.name, "multi-%d", i);
+        snprintf(t[i].path, sizeof t[i].path,
+                 "/api/v1/namespaces/%s/configmaps?watch=1&resourceVersion=%s"
+                 "&labelSelector=w%%3D%d&timeoutSeconds=25", g_ns, rv, i);
+        assert_int_equal(pthread_create(&th[i], NULL, watch_thread, &t[i]), 0);
+    }
+    usleep(200 * 1000);
+    for (int i = W - 1; i >= 0; i--) {
+        hr_err e;
+        snprintf(body, sizeof body,
+                 "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+                 "\"multi-%d\",\"labels\":{\"w\":\"%d\"}}}", i, i);
+        must(post_json(g_admin, p, body, &e), 201, "create", &e);
+    }
+    for (int i = 0; i < W; i++) {
+        pthread_join(th[i], NULL);
+        if (t[i].st != HR_OK)
+            fail_msg("watch %d: %s", i, t[i].e.msg);
+        assert_true(t[i].w.saw_cm);
+        assert_int_equal(t[i].w.events, 1); /* the selector kept the others out */
+    }
+}
+
 /* --------------------------------------------------------- concurrency */
 
 typedef struct worker {
@@ -936,6 +991,7 @@ int main(void)
         cmocka_unit_test(test_event_create),
         cmocka_unit_test(test_lease),
         cmocka_unit_test(test_watch_stream),
+        cmocka_unit_test(test_concurrent_watches),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_auth_client_certs),
         cmocka_unit_test(test_auth_token_tokenfile),
