@@ -173,9 +173,11 @@ static void test_plan_gates_unknown(void **state)
 {
     (void)state;
     /* SPEC §6 fixes the gate, not the target: with the Node unreadable no
-     * increase may pass, decreases may. (What targets an unreadable node
-     * yields — the planner currently plans it as allocatable 0 — is left
-     * to the planner; see the report of this test's author.) */
+     * increase may pass, decreases may. Which targets an unreadable node
+     * yields is not pinned here: the core plans it as allocatable 0, so
+     * every bursting pod's limit becomes a "decrease" to its request that
+     * the gate lets through — an open design question (fail closed would
+     * rather write nothing), raised with the core's author. */
     hr_config c;
     hr_config_defaults(&c);
     c.min_burst_floor = 0;
