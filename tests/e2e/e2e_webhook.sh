@@ -39,6 +39,7 @@ NS_U=hr-wh-plain-$$
 WH_NAME=kube-headroom-e2e-$$
 WORK=$(mktemp -d /tmp/hr-e2e-webhook.XXXXXX)
 HR_PID=
+HR_RC=
 CRD_CREATED=0
 CFG_BACKUP=
 
@@ -57,7 +58,8 @@ stop_headroom() {
       fail "headroom did not stop within 10 s of SIGTERM"; kill -KILL "$HR_PID" 2>/dev/null || true
     fi
   fi
-  wait "$HR_PID" 2>/dev/null || true
+  HR_RC=0
+  wait "$HR_PID" 2>/dev/null || HR_RC=$?
   HR_PID=
 }
 
@@ -325,7 +327,8 @@ got=$(limits_of "$NS_M" rotated); [ "$got" = "cpu=300m,mem=" ] && pass "admissio
 
 # 5. Webhook down ⇒ pods are still created (failurePolicy: Ignore).
 stop_headroom
-grep -q 'msg="stopped"' "$WORK/headroom.log" && pass "clean shutdown on SIGTERM" || fail "no clean shutdown"
+grep -q 'msg="stopped"' "$WORK/headroom.log" && [ "$HR_RC" = 0 ] && pass "clean shutdown on SIGTERM (exit 0)" \
+  || fail "no clean shutdown (exit status $HR_RC)"
 if pod_yaml down "$NS_M" '{"requests":{"cpu":"200m"}}' | k create -f - >/dev/null 2>"$WORK/down.err"; then
   got=$(limits_of "$NS_M" down)
   [ "$got" = "cpu=,mem=" ] && pass "webhook down: pod created, unchanged" || fail "webhook down: $got"
