@@ -575,9 +575,14 @@ static hr_status transport_err(hr_kclient *c, hr_err *err, const char *method, c
     char p[120];
     hr_err_quote(p, sizeof p, path, strlen(path), 100);
     const char *d = detail && *detail ? detail : curl_easy_strerror(rc);
+    /* curl's detail says which limit hit (connect, TLS, whole request);
+     * naming our total here would misreport a connect timeout. */
+    if (rc == CURLE_OPERATION_TIMEDOUT && timeout_ms > 0)
+        return hr_err_set(err, HR_E_IO, "%s %s: timed out (%s, request limit %ld ms): %s",
+                          method, p, c->cfg->server, timeout_ms, d);
     if (rc == CURLE_OPERATION_TIMEDOUT)
-        return hr_err_set(err, HR_E_IO, "%s %s: timed out after %ld ms (%s): %s", method, p,
-                          timeout_ms, c->cfg->server, d);
+        return hr_err_set(err, HR_E_IO, "%s %s: timed out (%s): %s", method, p,
+                          c->cfg->server, d);
     return hr_err_set(err, rc == CURLE_OUT_OF_MEMORY ? HR_E_NOMEM : HR_E_IO, "%s %s: %s: %s",
                       method, p, c->cfg->server, d);
 }

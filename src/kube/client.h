@@ -111,7 +111,9 @@ hr_status hr_kclient_do_unlimited(hr_kclient *c, const char *method, const char 
  * every target we build for, but is a data race to C11 and to TSan).
  * timeout_s bounds the whole stream (0: none) — callers also pass the
  * server-side timeoutSeconds in the query. A stream cut mid-line drops the
- * partial line and returns an HR_E_IO error. */
+ * partial line and returns an HR_E_IO error; a stream that breaks after its
+ * 200 (API server killed, connection reset) returns HR_E_IO with
+ * res->status still 200, while a failure before any response has 0. */
 typedef int (*hr_kline_fn)(void *ud, const char *line, size_t len);
 hr_status hr_kclient_stream(hr_kclient *c, const char *path, long timeout_s,
                             hr_kline_fn on_line, void *ud,
