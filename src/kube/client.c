@@ -80,8 +80,10 @@ static void global_init(void)
     /* Once per process, and undone once at exit: libcurl's global state
      * (and OpenSSL's under it) is truly process-wide. */
     g_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-    if (g_init_rc == CURLE_OK)
-        atexit(curl_global_cleanup);
+    /* Without the exit hook libcurl's globals are merely not freed at
+     * exit; not worth failing for. */
+    if (g_init_rc == CURLE_OK && atexit(curl_global_cleanup) != 0)
+        fprintf(stderr, "headroom: cannot register libcurl cleanup at exit\n");
 }
 
 /* --------------------------------------------------------------- share */
@@ -241,8 +243,10 @@ void hr_kclient_free(hr_kclient *c)
     /* Handles first: a share cannot go while handles still use it. */
     for (int i = 0; i < c->n_pool; i++)
         curl_easy_cleanup(c->pool[i]);
-    if (c->share)
-        curl_share_cleanup(c->share);
+    /* CURLSHE_IN_USE would mean a stream still runs on this client: a
+     * caller bug; the share is then leaked rather than freed under it. */
+    if (c->share && curl_share_cleanup(c->share) != CURLSHE_OK)
+        fprintf(stderr, "headroom: client freed while a request still runs\n");
     for (int i = 0; i < c->n_locks; i++)
         pthread_mutex_destroy(&c->locks[i]);
     if (c->pool_ok)
@@ -733,7 +737,7 @@ static hr_status run_stream(xfer *x, CURLcode *rc, hr_err *err)
         return hr_err_set(err, HR_E_NOMEM, "libcurl: curl_multi_init failed");
     CURLMcode mc = curl_multi_add_handle(m, x->h);
     if (mc != CURLM_OK) {
-        curl_multi_cleanup(m);
+        (void)curl_multi_cleanup(m); /* nothing added: cannot fail usefully */
         return hr_err_set(err, HR_E_IO, "libcurl: %s", curl_multi_strerror(mc));
     }
     *rc = CURLE_OK;
@@ -759,8 +763,13 @@ static hr_status run_stream(xfer *x, CURLcode *rc, hr_err *err)
     while ((msg = curl_multi_info_read(m, &q)) != NULL)
         if (msg->msg == CURLMSG_DONE && msg->easy_handle == x->h)
             *rc = msg->data.result;
-    curl_multi_remove_handle(m, x->h);
-    curl_multi_cleanup(m);
+    /* Removal aborts a transfer still running (stop flag) and closes its
+     * connection; failures here leave nothing to undo. */
+    mc = curl_multi_remove_handle(m, x->h);
+    if (mc == CURLM_OK)
+        mc = curl_multi_cleanup(m);
+    if (mc != CURLM_OK && !st)
+        st = hr_err_set(err, HR_E_IO, "libcurl: ending a stream: %s", curl_multi_strerror(mc));
     return st;
 }
 

@@ -302,7 +302,7 @@ hr_status hr_kexec_run(const hr_kconfig *cfg, const hr_kexec *e, long timeout_ms
                         e->install_hint ? e->install_hint : "");
         goto out;
     }
-    close(pfd[1]);
+    (void)close(pfd[1]); /* ours is a duplicate: the child holds its own */
     pfd[1] = -1;
 
     int64_t deadline = hr_kmono_ns() + (int64_t)timeout_ms * 1000000;
@@ -341,8 +341,9 @@ hr_status hr_kexec_run(const hr_kconfig *cfg, const hr_kexec *e, long timeout_ms
             break;
         }
     }
+    /* ESRCH (already gone) is fine: waitpid below reaps it either way. */
     if (st)
-        kill(pid, SIGKILL);
+        (void)kill(pid, SIGKILL);
     int ws = 0;
     while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
         ;
@@ -362,12 +363,13 @@ hr_status hr_kexec_run(const hr_kconfig *cfg, const hr_kexec *e, long timeout_ms
             hr_err_prefix(err, "exec plugin %s", e->command);
     }
 out:
+    /* Releasing: nothing useful to do if these fail. */
     if (fa_ok)
-        posix_spawn_file_actions_destroy(&fa);
+        (void)posix_spawn_file_actions_destroy(&fa);
     if (pfd[0] >= 0)
-        close(pfd[0]);
+        (void)close(pfd[0]);
     if (pfd[1] >= 0)
-        close(pfd[1]);
+        (void)close(pfd[1]);
     if (obuf) {
         OPENSSL_cleanse(obuf, olen);
         free(obuf);
