@@ -14,6 +14,10 @@
  * same TLS connection (transport cost alone), and the review handler
  * called directly (no TLS, no HTTP). Printed as ratios.
  *
+ * The machine may be shared: the load average is printed, and beside the
+ * wall-clock latencies the CPU time the whole process (server and client)
+ * spent per request, which load does not inflate much.
+ *
  * Usage: bench_webhook [seconds] [requests-per-second]. Loopback only.
  */
 #include <curl/curl.h>
@@ -89,6 +93,13 @@ static double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double cpu_s(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
@@ -256,11 +267,15 @@ int main(int argc, char **argv)
            "%.0f/s over TLS on 127.0.0.1, one keep-alive connection (libcurl), "
            "server in-process (4 threads)\n", n, sizeof review - 1, rate);
     fflush(stdout);
+    double c0 = cpu_s(CLOCK_PROCESS_CPUTIME_ID);
     int rc1 = paced(h, url_wh, true, n, rate, lat, svc, &bad);
+    double c1 = cpu_s(CLOCK_PROCESS_CPUTIME_ID);
     int rc2 = paced(h, url_hz, false, n, rate, lat2, svc2, &bad2);
+    double c2 = cpu_s(CLOCK_PROCESS_CPUTIME_ID);
 
     /* The handler alone: no TLS, no HTTP. */
     hr_wh_env env = {&cfg, NULL, NULL, NULL};
+    double c3 = cpu_s(CLOCK_THREAD_CPUTIME_ID);
     for (size_t i = 0; i < m; i++) {
         hr_wh_result r;
         double t0 = now_s();
@@ -273,6 +288,17 @@ int main(int argc, char **argv)
         hr_wh_result_free(&r);
     }
 
+    double c4 = cpu_s(CLOCK_THREAD_CPUTIME_ID);
+    char load[64] = "?";
+    FILE *la = fopen("/proc/loadavg", "r");
+    if (la) {
+        if (fgets(load, sizeof load, la) == NULL)
+            snprintf(load, sizeof load, "?");
+        load[strcspn(load, "\n")] = '\0';
+        fclose(la);
+    }
+    printf("  machine: %ld CPUs online, load average %s\n",
+           sysconf(_SC_NPROCESSORS_ONLN), load);
     stats s1 = summarize(lat, n), s1s = summarize(svc, n);
     stats s2 = summarize(lat2, n), s3 = summarize(hand, m);
     print("webhook /mutate-pods (TLS)", s1);
@@ -280,6 +306,10 @@ int main(int argc, char **argv)
     print("reference: /healthz (same TLS)", s2);
     print("reference: handler alone", s3);
     printf("  failed requests: webhook %zu, healthz %zu\n", bad, bad2);
+    printf("  CPU per request (server + client, whole process): webhook %.1f us, "
+           "healthz %.1f us; handler alone %.1f us\n",
+           (c1 - c0) / (double)n * 1e6, (c2 - c1) / (double)n * 1e6,
+           (c4 - c3) / (double)m * 1e6);
     printf("  budget p99 <= 1000 us: %s (p99 %.1f us)\n",
            rc1 == 0 && s1.p99 <= 1e-3 ? "MET" : "MISSED", s1.p99 * 1e6);
     printf("  ratio p99 webhook / healthz: %.2f; p50 webhook / healthz: %.2f; "
