@@ -383,7 +383,7 @@ EOF
     --manage-all-nodes=false --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
     --node-lease-duration-seconds=40 \
     --node-ip=127.0.0.1 --node-port="$KWOK_PORT" --server-address="127.0.0.1:$KWOK_PORT" \
-    --cidr=10.128.0.1/14 \
+    --cidr=10.128.0.1/14 --v=WARN \
     ${HEADROOM_KWOK_ARGS:-}
 
   wait_for "kube-controller-manager /healthz" 60 "${COMPONENTS[@]}" -- \

@@ -30,7 +30,9 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 STATE=${HEADROOM_CLUSTER_DIR:-/tmp/kube-headroom-cluster}
 export KUBECONFIG=${KUBECONFIG:-$STATE/admin.kubeconfig}
-KUBECTL=${KUBECTL:-$(command -v kubectl 2>/dev/null || "$HERE/cluster.sh" bin kubectl)}
+# the cluster's own kubectl (v1.37.2) unless KUBECTL says otherwise; any kubectl on PATH otherwise
+KUBECTL=${KUBECTL:-$("$HERE/cluster.sh" bin kubectl)}
+[ -x "$KUBECTL" ] || KUBECTL=$(command -v kubectl) || { echo "mkload: no kubectl (run cluster.sh build)" >&2; exit 1; }
 
 nodes=10 node_prefix=kwok-node cpu=32 memory=128Gi podcap=110 node_labels=()
 workloads=0 replicas=10 kind=deployment namespaces=1 ns_prefix=load managed=0 mix=6:3:1
@@ -70,160 +72,128 @@ now_ms() { date +%s%3N; }
 if [ "$delete" = 1 ]; then
   t0=$(now_ms)
   nss=$("$KUBECTL" get ns -l app.kubernetes.io/managed-by=mkload -o name | grep "^namespace/$ns_prefix-" || true)
-  [ -z "$nss" ] || "$KUBECTL" delete $nss --wait=false >/dev/null
   nds=$("$KUBECTL" get nodes -l app.kubernetes.io/managed-by=mkload -o name | grep "^node/$node_prefix-" || true)
+  # Namespaces first, and wait (bounded) until they are gone: their pods are finalized by kwok's
+  # pod-delete stage, which only works while the pods' nodes still exist.
+  if [ -n "$nss" ]; then
+    # shellcheck disable=SC2086
+    "$KUBECTL" delete $nss --wait=false >/dev/null
+    for _ in $(seq 1 900); do
+      # shellcheck disable=SC2086
+      [ "$("$KUBECTL" get $nss --ignore-not-found -o name 2>/dev/null | wc -l)" -eq 0 ] && break
+      sleep 0.2
+    done
+  fi
+  # shellcheck disable=SC2086
   [ -z "$nds" ] || "$KUBECTL" delete $nds --wait=false >/dev/null
-  # wait (bounded) for the namespaces to go: their pods are finalized by kwok's pod-delete stage
-  for _ in $(seq 1 600); do
-    [ -z "$nss" ] && break
-    left=$("$KUBECTL" get $nss --ignore-not-found -o name 2>/dev/null | wc -l)
-    [ "$left" -eq 0 ] && break
-    sleep 0.2
-  done
   echo "mkload: deleted $(echo "$nss" | grep -c . || true) namespaces and $(echo "$nds" | grep -c . || true) nodes in $(( ($(now_ms) - t0) / 1000 )) s"
   exit 0
 fi
 
 # ------------------------------------------------------------------------------ YAML generation
+# All YAML comes from single awk processes: forking per object is far too slow at 3,000 pods.
 gen_nodes() {
-  local i name extra="" kv
+  local extra="" kv
   for kv in "${node_labels[@]+"${node_labels[@]}"}"; do extra+="    ${kv%%=*}: \"${kv#*=}\""$'\n'; done
-  for ((i = 0; i < nodes; i++)); do
-    name=$node_prefix-$i
-    cat <<EOF
----
-apiVersion: v1
-kind: Node
-metadata:
-  name: $name
-  annotations:
-    kwok.x-k8s.io/node: fake
-  labels:
-    app.kubernetes.io/managed-by: mkload
-    type: kwok
-    kubernetes.io/hostname: $name
-    kubernetes.io/os: linux
-    kubernetes.io/arch: amd64
-    node.kubernetes.io/instance-type: kwok-$cpu-$memory
-${extra}spec: {}
-status:
-  allocatable: {cpu: "$cpu", memory: "$memory", pods: "$podcap"}
-  capacity: {cpu: "$cpu", memory: "$memory", pods: "$podcap"}
-EOF
-  done
+  awk -v n="$nodes" -v pfx="$node_prefix" -v cpu="$cpu" -v mem="$memory" -v pods="$podcap" -v extra="$extra" 'BEGIN {
+    for (i = 0; i < n; i++) {
+      name = pfx "-" i
+      printf "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: %s\n  annotations:\n    kwok.x-k8s.io/node: fake\n", name
+      printf "  labels:\n    app.kubernetes.io/managed-by: mkload\n    type: kwok\n    kubernetes.io/hostname: %s\n", name
+      printf "    kubernetes.io/os: linux\n    kubernetes.io/arch: amd64\n    node.kubernetes.io/instance-type: kwok-%s-%s\n", cpu, mem
+      printf "%sspec: {}\nstatus:\n", extra
+      printf "  allocatable: {cpu: \"%s\", memory: \"%s\", pods: \"%s\"}\n", cpu, mem, pods
+      printf "  capacity: {cpu: \"%s\", memory: \"%s\", pods: \"%s\"}\n", cpu, mem, pods
+    }
+  }'
 }
 
 gen_namespaces() {
-  local i
-  for ((i = 0; i < namespaces; i++)); do
-    cat <<EOF
----
-apiVersion: v1
-kind: Namespace
-metadata:
-  name: $ns_prefix-$i
-  labels:
-    app.kubernetes.io/managed-by: mkload
-EOF
-    [ "$managed" = 0 ] || echo "    kube-headroom.dev/mode: managed"
-  done
+  awk -v n="$namespaces" -v pfx="$ns_prefix" -v managed="$managed" 'BEGIN {
+    for (i = 0; i < n; i++) {
+      printf "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s-%d\n  labels:\n    app.kubernetes.io/managed-by: mkload\n", pfx, i
+      if (managed == 1) print "    kube-headroom.dev/mode: managed"
+    }
+  }'
 }
 
-# resources QOS INDEX -> YAML lines (indented for a container)
-resources() {
-  local qos=$1 i=$2 c m
-  c=$((50 + (i % 4) * 50))m    # 50m..200m
-  m=$((64 + (i % 4) * 64))Mi   # 64Mi..256Mi
-  case $qos in
-    burstable) printf '        resources:\n          requests: {cpu: %s, memory: %s}\n          limits: {cpu: %s, memory: %s}\n' \
-      "$c" "$m" "$((${c%m} * 2))m" "$((${m%Mi} * 2))Mi" ;;
-    guaranteed) printf '        resources:\n          requests: {cpu: %s, memory: %s}\n          limits: {cpu: %s, memory: %s}\n' \
-      "$c" "$m" "$c" "$m" ;;
-    besteffort) printf '        resources: {}\n' ;;
-  esac
-}
-
-podspec() { # QOS INDEX SIDECAR -> pod spec lines at indent 4 ("spec:" excluded)
-  local qos=$1 i=$2 sc=$3
-  echo "    terminationGracePeriodSeconds: 5"
-  if [ "$sc" = 1 ]; then
-    echo "    initContainers:"
-    echo "      - name: sidecar"
-    echo "        image: kwok.invalid/sidecar:1"
-    echo "        restartPolicy: Always"
-    resources "$qos" $((i + 1))
-  fi
-  echo "    containers:"
-  echo "      - name: app"
-  echo "        image: kwok.invalid/app:1"
-  resources "$qos" "$i"
-}
-
+# Burstable: requests cpu 50m..200m / memory 64Mi..256Mi, limits twice that; Guaranteed: limits =
+# requests; BestEffort: none. Sizes cycle with the workload index.
 gen_workloads() {
-  local w qos sc ns name r
-  for ((w = 0; w < workloads; w++)); do
-    r=$((w % mix_total))
-    if [ $r -lt "$mix_b" ]; then qos=burstable
-    elif [ $r -lt $((mix_b + mix_g)) ]; then qos=guaranteed
-    else qos=besteffort; fi
-    sc=0
-    [ "$sidecar_every" -gt 0 ] && [ $((w % sidecar_every)) -eq $((sidecar_every - 1)) ] && sc=1
-    ns=$ns_prefix-$((w % namespaces))
-    name=w$w-$qos
-    if [ "$kind" = deployment ]; then
-      cat <<EOF
----
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: $name
-  namespace: $ns
-  labels: {app.kubernetes.io/managed-by: mkload, app: $name}
-spec:
-  replicas: $replicas
-  selector:
-    matchLabels: {app: $name}
-  template:
-    metadata:
-      labels: {app.kubernetes.io/managed-by: mkload, app: $name, qos: $qos}
-    spec:
-EOF
-      podspec "$qos" "$w" "$sc" | sed 's/^/    /'
-    else
-      cat <<EOF
----
-apiVersion: v1
-kind: Pod
-metadata:
-  name: $name
-  namespace: $ns
-  labels: {app.kubernetes.io/managed-by: mkload, app: $name, qos: $qos}
-spec:
-EOF
-      podspec "$qos" "$w" "$sc"
-    fi
-  done
+  awk -v n="$workloads" -v kind="$kind" -v replicas="$replicas" -v nns="$namespaces" -v nspfx="$ns_prefix" \
+      -v mb="$mix_b" -v mg="$mix_g" -v me="$mix_e" -v sce="$sidecar_every" '
+  function res(qos, i, ind,   c, m) {
+    c = 50 + (i % 4) * 50; m = 64 + (i % 4) * 64
+    if (qos == "besteffort") return ind "resources: {}\n"
+    if (qos == "guaranteed")
+      return sprintf("%sresources:\n%s  requests: {cpu: %dm, memory: %dMi}\n%s  limits: {cpu: %dm, memory: %dMi}\n", ind, ind, c, m, ind, c, m)
+    return sprintf("%sresources:\n%s  requests: {cpu: %dm, memory: %dMi}\n%s  limits: {cpu: %dm, memory: %dMi}\n", ind, ind, c, m, ind, 2 * c, 2 * m)
+  }
+  function podspec(qos, w, sc, ind,   s) {
+    s = ind "terminationGracePeriodSeconds: 5\n"
+    if (sc) s = s ind "initContainers:\n" ind "- name: sidecar\n" ind "  image: kwok.invalid/sidecar:1\n" ind "  restartPolicy: Always\n" res(qos, w + 1, ind "  ")
+    s = s ind "containers:\n" ind "- name: app\n" ind "  image: kwok.invalid/app:1\n" res(qos, w, ind "  ")
+    return s
+  }
+  BEGIN {
+    tot = mb + mg + me
+    for (w = 0; w < n; w++) {
+      r = w % tot
+      qos = (r < mb) ? "burstable" : (r < mb + mg) ? "guaranteed" : "besteffort"
+      sc = (sce > 0 && w % sce == sce - 1) ? 1 : 0
+      ns = nspfx "-" (w % nns); name = "w" w "-" qos
+      if (kind == "deployment") {
+        printf "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: %s\n  namespace: %s\n", name, ns
+        printf "  labels: {app.kubernetes.io/managed-by: mkload, app: %s}\nspec:\n  replicas: %d\n", name, replicas
+        printf "  selector:\n    matchLabels: {app: %s}\n  template:\n    metadata:\n", name
+        printf "      labels: {app.kubernetes.io/managed-by: mkload, app: %s, qos: %s}\n    spec:\n%s", name, qos, podspec(qos, w, sc, "      ")
+      } else {
+        printf "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\n  namespace: %s\n", name, ns
+        printf "  labels: {app.kubernetes.io/managed-by: mkload, app: %s, qos: %s}\nspec:\n%s", name, qos, podspec(qos, w, sc, "  ")
+      }
+    }
+  }'
 }
 
 expected_pods() { if [ "$kind" = deployment ]; then echo $((workloads * replicas)); else echo "$workloads"; fi; }
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-gen_nodes >"$tmp/nodes.yaml"
-{ gen_namespaces; gen_workloads; } >"$tmp/workloads.yaml"
 if [ "$dry" = 1 ]; then
-  cat "$tmp/nodes.yaml" "$tmp/workloads.yaml"
+  gen_nodes; gen_namespaces; gen_workloads
   exit 0
 fi
+gen_nodes >"$tmp/nodes.yaml"
 
+# split FILE PREFIX N: the documents of FILE spread round-robin over N files PREFIX.0 .. PREFIX.N-1
+split_docs() {
+  awk -v n="$3" -v p="$2" '/^---$/ {i++} {print > (p "." (i % n))}' "$1"
+}
+# kubectl VERB over the chunks, PAR processes at a time (one kubectl handles its chunk sequentially)
+par_kubectl() { # verb prefix
+  local f pids=() rc=0
+  for f in "$2".*; do
+    [ -s "$f" ] || continue
+    "$KUBECTL" "$1" -f "$f" >/dev/null 2>"$f.err" &
+    pids+=($!)
+  done
+  for f in "${pids[@]}"; do wait "$f" || rc=1; done
+  [ $rc -eq 0 ] && return 0
+  # tolerate re-creating existing nodes; anything else is an error
+  if cat "$2".*.err | grep -v AlreadyExists | grep . >&2; then return 1; fi
+  return 0
+}
+PAR=${MKLOAD_PARALLEL:-8}
 t0=$(now_ms)
-# Nodes go in with `create` (status, i.e. allocatable/capacity, is kept on create); existing ones are left alone.
-if [ "$nodes" -gt 0 ]; then
-  "$KUBECTL" create -f "$tmp/nodes.yaml" 2>&1 >/dev/null | grep -v AlreadyExists >&2 || true
-fi
-if [ "$workloads" -gt 0 ] || [ "$namespaces" -gt 0 ]; then
-  # one multi-document apply; kubectl applies in file order, so namespaces come first
-  "$KUBECTL" apply -f "$tmp/workloads.yaml" >/dev/null
+# Nodes go in with `create` (status, i.e. allocatable/capacity, is kept on create; existing nodes
+# are left alone); namespaces, then the workloads, with `apply`. Each step runs PAR kubectls.
+if [ "$nodes" -gt 0 ]; then split_docs "$tmp/nodes.yaml" "$tmp/n" "$PAR"; par_kubectl create "$tmp/n"; fi
+gen_namespaces >"$tmp/ns.yaml"
+if [ "$namespaces" -gt 0 ]; then "$KUBECTL" apply -f "$tmp/ns.yaml" >/dev/null; fi
+if [ "$workloads" -gt 0 ]; then
+  gen_workloads >"$tmp/w.yaml"
+  split_docs "$tmp/w.yaml" "$tmp/w" "$PAR"
+  par_kubectl apply "$tmp/w"
 fi
 want=$(expected_pods)
 echo "mkload: applied $nodes nodes, $namespaces namespaces, $workloads ${kind}s ($want pods) in $(( ($(now_ms) - t0) / 1000 )) s"
@@ -232,12 +202,16 @@ if [ -n "$wait_s" ]; then
   deadline=$(($(date +%s) + wait_s))
   sel=app.kubernetes.io/managed-by=mkload
   while :; do
-    running=0
-    for ((i = 0; i < namespaces; i++)); do
-      n=$("$KUBECTL" get pods -n "$ns_prefix-$i" -l "$sel" --field-selector=status.phase=Running -o name 2>/dev/null | wc -l)
-      running=$((running + n))
-    done
-    ready_nodes=$("$KUBECTL" get nodes -l "$sel" -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' | grep -c True || true)
+    # one cheap list per poll: Deployments' readyReplicas, or bare pods' phase
+    if [ "$kind" = deployment ]; then
+      running=$("$KUBECTL" get deployments -A -l "$sel" -o jsonpath='{range .items[*]}{.metadata.namespace} {.status.readyReplicas}{"\n"}{end}' 2>/dev/null \
+        | awk -v p="$ns_prefix-" 'index($1, p) == 1 { s += $2 } END { print s + 0 }')
+    else
+      running=$("$KUBECTL" get pods -A -l "$sel" --field-selector=status.phase=Running -o jsonpath='{range .items[*]}{.metadata.namespace}{"\n"}{end}' 2>/dev/null \
+        | awk -v p="$ns_prefix-" 'index($1, p) == 1 { s++ } END { print s + 0 }')
+    fi
+    ready_nodes=$("$KUBECTL" get nodes -l "$sel" -o jsonpath='{range .items[*]}{.metadata.name} {.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' 2>/dev/null \
+      | awk -v p="$node_prefix-" 'index($1, p) == 1 && $2 == "True" { s++ } END { print s + 0 }')
     if [ "$running" -ge "$want" ] && [ "$ready_nodes" -ge "$nodes" ]; then
       echo "mkload: $running/$want pods Running, $ready_nodes/$nodes nodes Ready after $(( ($(now_ms) - t0) / 1000 )).$(( ($(now_ms) - t0) % 1000 / 100 )) s"
       exit 0

@@ -27,6 +27,13 @@ rc=$?
 t1=$(date +%s%3N)
 echo "$out"
 secs=$(((t1 - t0) / 1000)).$(((t1 - t0) % 1000 / 100))
+# strict check after the clock stopped: every pod of ours exists and is Running
+if [ $rc -eq 0 ]; then
+  phases=$("$KUBECTL" get pods -A -l app.kubernetes.io/managed-by=mkload \
+    -o jsonpath='{range .items[*]}{.metadata.namespace} {.status.phase}{"\n"}{end}' | awk -v p="$PFX-" 'index($1, p) == 1 { print $2 }' | sort | uniq -c | tr '\n' ' ')
+  echo "scale: pod phases: $phases"
+  [ "$(echo "$phases" | awk '{print $1 " " $2}')" = "$PODS Running" ] || { echo "scale: expected exactly $PODS Running pods"; rc=1; }
+fi
 if [ $rc -eq 0 ] && [ $((t1 - t0)) -lt $((LIMIT * 1000)) ]; then
   echo "PASS  scale: $NODES nodes Ready and $PODS pods Running in $secs s (limit ${LIMIT}s)"
   echo "1 passed, 0 failed"
