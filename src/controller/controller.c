@@ -199,7 +199,9 @@ static int64_t reconcile_one(hr_controller *c, const char *node, hr_arena *a)
              pp->write ? "true" : "false", hr_gate_str(pp->gate), s.cfg.dry_run ? "true" : "false");
     }
     hr_exec_outcome out = {-1, 0};
-    if (r.n_actions > 0 && (c->o.leading == NULL || c->o.leading(c->o.leading_ud))) {
+    /* Even with nothing to write the executor looks at the node: a pod the
+     * kubelet calls Infeasible needs parking and one event. */
+    if (c->o.leading == NULL || c->o.leading(c->o.leading_ud)) {
         if (hr_execute(c->exec, &s, &r, &out, &err) != HR_OK)
             ctl_log(c, 0, "msg=\"execute failed\" node=%s error=\"%s\"", node, err.msg);
     }

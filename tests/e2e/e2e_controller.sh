@@ -1,0 +1,371 @@
+#!/usr/bin/env bash
+# e2e_controller.sh — `headroom run` against the real control plane (issue 5).
+#
+# Each check is one "done means" line of the controller issue, on simulated
+# kwok nodes, with the controller running as a least-privilege user bound to
+# deploy/rbac.yaml's ClusterRole — never as cluster admin. Prints PASS/FAIL
+# per check and a closing "N passed, N failed" line; exits non-zero on any
+# failure. Needs `test/cluster/cluster.sh up` (the CTest fixture does it).
+set -uo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+CLUSTER=$ROOT/test/cluster/cluster.sh
+STATE=${HEADROOM_CLUSTER_DIR:-/tmp/kube-headroom-cluster}
+export KUBECONFIG=${KUBECONFIG:-$STATE/admin.kubeconfig}
+KUBECTL=${KUBECTL:-$("$CLUSTER" bin kubectl)}
+HEADROOM=${HEADROOM_BIN:-$ROOT/build/release/headroom}
+MPORT=${HEADROOM_E2E_METRICS_PORT:-28091}
+WORK=$(mktemp -d /tmp/headroom-e2e.XXXXXX)
+S=$$ # every namespace and node of this run carries it: reruns never collide
+k() { "$KUBECTL" "$@"; }
+
+passed=0 failed=0
+pass() { printf 'PASS  %s\n' "$1"; passed=$((passed + 1)); }
+fail() { printf 'FAIL  %s: %s\n' "$1" "$2"; failed=$((failed + 1)); }
+check() { # name, condition-as-command...
+  local name=$1; shift
+  if "$@"; then pass "$name"; else fail "$name" "${WHY:-condition false}"; fi
+  WHY=""
+}
+wait_until() { # seconds, cmd...
+  local end=$(($(date +%s%N) / 1000000 + $1 * 1000)); shift
+  until "$@" >/dev/null 2>&1; do
+    [ "$(($(date +%s%N) / 1000000))" -lt "$end" ] || return 1
+    sleep 0.2
+  done
+}
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+CTL_PID=""
+start_controller() {
+  "$HEADROOM" run --kubeconfig "$USER_KC" --namespace kube-headroom \
+    --metrics-addr "127.0.0.1:$MPORT" --webhook-addr "" -v "$@" >>"$WORK/controller.log" 2>&1 &
+  CTL_PID=$!
+  wait_until 60 curl -sf "http://127.0.0.1:$MPORT/readyz"
+}
+stop_controller() { # signal
+  [ -n "$CTL_PID" ] || return 0
+  kill "-${1:-TERM}" "$CTL_PID" 2>/dev/null
+  wait "$CTL_PID" 2>/dev/null
+  CTL_PID=""
+}
+metric() { # 'name{labels}' -> value (0 when absent)
+  curl -sf "http://127.0.0.1:$MPORT/metrics" | awk -v m="$1" '$1 == m {print $2; f=1} END {if (!f) print 0}'
+}
+writes() { echo $(( $(metric 'headroom_writes_total{kind="resize"}') + $(metric 'headroom_writes_total{kind="annotation"}') )); }
+
+NODES=() NSS=()
+cleanup() {
+  stop_controller KILL
+  k delete namespace "${NSS[@]}" --ignore-not-found --wait=false >/dev/null 2>&1
+  k delete node "${NODES[@]}" --ignore-not-found --wait=false >/dev/null 2>&1
+  k delete headroomconfig cluster --ignore-not-found >/dev/null 2>&1
+  k delete clusterrolebinding headroom-e2e >/dev/null 2>&1
+  k -n kube-headroom delete rolebinding headroom-e2e >/dev/null 2>&1
+  if [ "$failed" -gt 0 ]; then echo "--- controller log (tail)"; tail -n 60 "$WORK/controller.log"; fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+mknode() { # name cpu
+  NODES+=("$1")
+  k apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Node
+metadata:
+  name: $1
+  annotations: {kwok.x-k8s.io/node: fake}
+  labels: {type: kwok, kubernetes.io/hostname: $1}
+status:
+  allocatable: {cpu: "$2", memory: 64Gi, pods: "110"}
+  capacity: {cpu: "$2", memory: 64Gi, pods: "110"}
+EOF
+}
+mkns() { # name managed|plain
+  NSS+=("$1")
+  k create namespace "$1" >/dev/null
+  [ "$2" = managed ] && k label namespace "$1" kube-headroom.dev/mode=managed >/dev/null
+  wait_until 30 k -n "$1" get serviceaccount default
+}
+mkpod() { # ns name node cpu-request [cpu-limit] [extra metadata yaml]
+  local lim=""
+  [ -n "${5:-}" ] && lim="limits: {cpu: \"$5\"}"
+  k apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $2
+  namespace: $1
+  ${6:-}
+spec:
+  nodeName: $3
+  containers:
+  - name: app
+    image: registry.invalid/app:1
+    resources:
+      requests: {cpu: "$4", memory: 64Mi}
+      $lim
+EOF
+}
+cpu_limit() { # ns pod [container]
+  k -n "$1" get pod "$2" -o jsonpath="{.spec.containers[?(@.name==\"${3:-app}\")].resources.limits.cpu}" 2>/dev/null
+}
+limit_is() { [ "$(cpu_limit "$1" "$2" "${4:-app}")" = "$3" ]; }
+annotation() { k -n "$1" get pod "$2" -o jsonpath='{.metadata.annotations.kube-headroom\.dev/status}' 2>/dev/null; }
+running() { [ "$(k -n "$1" get pod "$2" -o jsonpath='{.status.phase}')" = Running ]; }
+events_for() { # ns pod reason -> count
+  k -n "$1" get events.events.k8s.io -o json 2>/dev/null |
+    jq --arg p "$2" --arg r "$3" '[.items[] | select(.regarding.name == $p and .reason == $r)] | length'
+}
+headroom_managed() { # ns pod -> true when field manager "headroom" appears
+  k -n "$1" get pod "$2" --show-managed-fields -o json | jq -e '[.metadata.managedFields[]?.manager] | index("headroom") != null' >/dev/null
+}
+
+k get --raw /readyz >/dev/null 2>&1 || { echo "FAIL  cluster: API server not ready"; echo "0 passed, 1 failed"; exit 1; }
+[ -x "$HEADROOM" ] || { echo "FAIL  no headroom binary at $HEADROOM"; echo "0 passed, 1 failed"; exit 1; }
+
+# ------------------------------------------------------------------ install
+k apply -f "$ROOT/deploy/crd-headroomconfig.yaml" >/dev/null
+k wait --for condition=established crd/headroomconfigs.kube-headroom.dev --timeout=30s >/dev/null
+k create namespace kube-headroom >/dev/null 2>&1
+k apply -f "$ROOT/deploy/rbac.yaml" >/dev/null
+USER_KC=$("$CLUSTER" user-kubeconfig headroom-e2e)
+k create clusterrolebinding headroom-e2e --clusterrole=kube-headroom --user=headroom-e2e >/dev/null
+k -n kube-headroom create rolebinding headroom-e2e --role=kube-headroom-leader-election --user=headroom-e2e >/dev/null
+can=$(KUBECONFIG=$USER_KC k auth can-i patch pods --subresource=resize -A)/$(KUBECONFIG=$USER_KC k auth can-i update pods -A)/$(KUBECONFIG=$USER_KC k auth can-i create pods -A)
+WHY="can-i patch resize/update pods/create pods = $can"
+check "the controller's identity is least-privilege (resize yes, update/create pods no)" [ "$can" = "yes/no/no" ]
+
+mkns e2e-a-$S managed
+mkns e2e-plain-$S plain
+mknode e2e-n0-$S 8
+mknode e2e-n1-$S 8
+
+# ---------------------------------------------- 4. no HeadroomConfig: dry-run
+k delete headroomconfig cluster --ignore-not-found >/dev/null 2>&1
+start_controller || fail "controller start" "not ready within 60 s"
+mkpod e2e-a-$S dry e2e-n1-$S 200m
+wait_until 30 running e2e-a-$S dry
+dry_annotated() { annotation e2e-a-$S dry | grep -q '"dryRun":true'; }
+if wait_until 20 dry_annotated; then
+  WHY="limit '$(cpu_limit e2e-a-$S dry)', resize writes $(metric 'headroom_writes_total{kind="resize"}')"
+  check "4a. no HeadroomConfig: annotation says dryRun:true, no limit written, zero resize writes" \
+    test -z "$(cpu_limit e2e-a-$S dry)" -a "$(metric 'headroom_writes_total{kind="resize"}')" = 0
+else
+  fail "4a. dry-run annotation" "no status annotation with dryRun:true after 20 s: '$(annotation e2e-a-$S dry)'"
+fi
+k apply -f - >/dev/null <<EOF
+apiVersion: kube-headroom.dev/v1alpha1
+kind: HeadroomConfig
+metadata: {name: cluster}
+spec: {dryRun: false}
+EOF
+WHY="limit '$(cpu_limit e2e-a-$S dry)'"
+check "4b. dryRun: false applies without a restart (200m alone on 8 cores -> 2)" wait_until 15 limit_is e2e-a-$S dry 2
+
+# --------------------- 1. alone on an 8-core node: min(request x 10, allocatable)
+t0=$(now_ms)
+mkpod e2e-a-$S solo e2e-n0-$S 200m
+if wait_until 15 limit_is e2e-a-$S solo 2; then
+  dt=$(( $(now_ms) - t0 ))
+  WHY="took ${dt} ms (debounce 2 s ±50% + 2 s = 5000 ms)"
+  check "1. a 200m pod alone on 8 cores gets 2 cores (min(200m x 10, 8)) in ${dt} ms" [ "$dt" -le 5000 ]
+else
+  fail "1. solo pod limit" "limit is '$(cpu_limit e2e-a-$S solo)', want 2"
+fi
+
+# ---------------------- 2. a neighbour shrinks it to the SPEC §2 value within 5 s
+# A 8000, R 2000, S 6000, M 2000, N 2: solo 200 + max(600, min(1000, 3000)) = 1200m;
+# the 1800m neighbour gets 1800 + 5400 = 7200m.
+t0=$(now_ms)
+mkpod e2e-a-$S big e2e-n0-$S 1800m
+if wait_until 15 limit_is e2e-a-$S solo 1200m; then
+  dt=$(( $(now_ms) - t0 ))
+  WHY="took ${dt} ms"
+  check "2. a 1800m neighbour shrinks it to 1200m (floor) within 5 s (${dt} ms)" [ "$dt" -le 5000 ]
+else
+  fail "2. neighbour shrink" "limit is '$(cpu_limit e2e-a-$S solo)', want 1200m"
+fi
+WHY="limit '$(cpu_limit e2e-a-$S big)'"
+check "2b. the neighbour gets 7200m (proportional share)" wait_until 10 limit_is e2e-a-$S big 7200m
+
+# --------------------------------- 10. explain matches what was applied
+out=$("$HEADROOM" explain solo -n e2e-a-$S --kubeconfig "$USER_KC" 2>&1)
+explain_ok() { echo "$out" | grep -Eq 'target \(quantum 10m\) +1200m' && echo "$out" | grep -q 'current limit 1200m'; }
+WHY="explain said: $(echo "$out" | grep -E 'target|current' | tr '\n' ' ')"
+check "10. explain's target equals the applied limit (1200m)" explain_ok
+
+# ------------------------------------------- 8. sidecar split, untouched pods
+mknode e2e-n7-$S 8
+k apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: side, namespace: e2e-a-$S}
+spec:
+  nodeName: e2e-n7-$S
+  initContainers:
+  - name: proxy
+    image: registry.invalid/proxy:1
+    restartPolicy: Always
+    resources: {requests: {cpu: 100m, memory: 32Mi}}
+  containers:
+  - name: app
+    image: registry.invalid/app:1
+    resources: {requests: {cpu: 300m, memory: 64Mi}}
+  - name: logger
+    image: registry.invalid/logger:1
+    resources: {requests: {memory: 16Mi}}
+EOF
+mkpod e2e-plain-$S other e2e-n7-$S 100m
+mkpod e2e-a-$S optout e2e-n7-$S 100m "" "labels: {kube-headroom.dev/mode: unmanaged}"
+# M 400 (optout is unmanaged), S 8000 - 600 = 7400: target min(400 + 7400, 10 x 400) = 4000;
+# the 3600m burst split 1:3 -> proxy 1000m, app 3000m; logger has no CPU request: untouched.
+sidecar_ok() {
+  [ "$(k -n e2e-a-$S get pod side -o jsonpath='{.spec.initContainers[0].resources.limits.cpu}')" = 1 ] &&
+    limit_is e2e-a-$S side 3 app
+}
+WHY="proxy '$(k -n e2e-a-$S get pod side -o jsonpath='{.spec.initContainers[0].resources.limits.cpu}')' app '$(cpu_limit e2e-a-$S side app)'"
+check "8a. sidecar and app split 4 cores pro-rata: proxy 1, app 3" wait_until 15 sidecar_ok
+WHY="logger limits '$(cpu_limit e2e-a-$S side logger)'"
+check "8b. a container without a CPU request is untouched" [ -z "$(cpu_limit e2e-a-$S side logger)" ]
+untouched() { ! headroom_managed e2e-plain-$S other && ! headroom_managed e2e-a-$S optout && [ -z "$(cpu_limit e2e-a-$S optout)" ] && [ -z "$(cpu_limit e2e-plain-$S other)" ]; }
+WHY="other: '$(cpu_limit e2e-plain-$S other)' optout: '$(cpu_limit e2e-a-$S optout)'"
+check "8c. pods in an unmanaged namespace and opted-out pods are never written" untouched
+
+# ------------------------------------------------ 7. QoS guard on a full node
+mknode e2e-n6-$S 4
+mkpod e2e-plain-$S hog e2e-n6-$S 5 # unmanaged 5 cores on a 4-core node: S < 0
+k apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: qos, namespace: e2e-a-$S}
+spec:
+  nodeName: e2e-n6-$S
+  containers:
+  - name: app
+    image: registry.invalid/app:1
+    resources: {requests: {cpu: 500m, memory: 64Mi}, limits: {cpu: "1", memory: 64Mi}}
+EOF
+qos_ok() { limit_is e2e-a-$S qos 510m && [ "$(k -n e2e-a-$S get pod qos -o jsonpath='{.status.qosClass}')" = Burstable ]; }
+wait_until 15 qos_ok
+WHY="limit '$(cpu_limit e2e-a-$S qos)' qos '$(k -n e2e-a-$S get pod qos -o jsonpath='{.status.qosClass}')'"
+check "7. over-booked node: limit 510m (request + 1 quantum), still Burstable" qos_ok
+
+# ------------------------------------------- 5. pressure and unreadable nodes
+mknode e2e-n2-$S 8
+node_ready() { [ "$(k get node "$1" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]; }
+wait_until 30 node_ready e2e-n2-$S
+k patch node e2e-n2-$S --subresource=status --type=strategic -p \
+  '{"status":{"conditions":[{"type":"DiskPressure","status":"True","reason":"e2e","message":"set by e2e"}]}}' >/dev/null
+skips0=$(metric 'headroom_capacity_skip_total{reason="pressure"}')
+# R 2000, S 6000, M 2000: each 1000m pod targets 4000m. up: 1500m -> 4000m is an increase;
+# down: 8000m -> 4000m is a decrease.
+mkpod e2e-a-$S up e2e-n2-$S 1000m 1500m
+mkpod e2e-a-$S down e2e-n2-$S 1000m 8
+WHY="down limit '$(cpu_limit e2e-a-$S down)'"
+check "5a. DiskPressure: the decrease is applied (8 -> 4)" wait_until 15 limit_is e2e-a-$S down 4
+sleep 3
+up_lim=$(cpu_limit e2e-a-$S up); up_sk=$(metric 'headroom_capacity_skip_total{reason="pressure"}'); up_ev=$(events_for e2e-a-$S up ResizeSkipped)
+WHY="up limit '$up_lim', skips $up_sk (before $skips0), events $up_ev"
+check "5b. DiskPressure: the increase is skipped, counted and reported once" \
+  test "$up_lim" = 1500m -a "$up_sk" -gt "$skips0" -a "$up_ev" = 1
+
+# A Node the controller cannot read: take `get` on nodes away (list/watch stay, so the
+# cache still knows it) and the live re-read before an increase fails.
+k get clusterrole kube-headroom -o json >"$WORK/role.json"
+jq '(.rules[] | select(.resources == ["nodes","namespaces","limitranges","resourcequotas"]) | .verbs) = ["list","watch"]
+    | del(.metadata.resourceVersion)' "$WORK/role.json" | k apply -f - >/dev/null
+mknode e2e-n3-$S 8
+uskips0=$(metric 'headroom_capacity_skip_total{reason="unavailable"}')
+mkpod e2e-a-$S up2 e2e-n3-$S 1000m 1500m
+mkpod e2e-a-$S down2 e2e-n3-$S 1000m 8
+WHY="down2 limit '$(cpu_limit e2e-a-$S down2)'"
+check "5c. unreadable Node: the decrease is applied" wait_until 15 limit_is e2e-a-$S down2 4
+sleep 2
+up2_lim=$(cpu_limit e2e-a-$S up2); up2_sk=$(metric 'headroom_capacity_skip_total{reason="unavailable"}')
+WHY="up2 limit '$up2_lim', unavailable skips $up2_sk (before $uskips0)"
+check "5d. unreadable Node: the increase is skipped (reason unavailable)" test "$up2_lim" = 1500m -a "$up2_sk" -gt "$uskips0"
+jq 'del(.metadata.resourceVersion)' "$WORK/role.json" | k apply -f - >/dev/null
+
+# ------------------------------------------------- 6. quota 403 and Infeasible
+mkns e2e-q-$S managed
+mknode e2e-n4-$S 8
+k -n e2e-q-$S create quota cpu-limits --hard=limits.cpu=3,requests.cpu=10 >/dev/null
+quota_known() { [ -n "$(k -n e2e-q-$S get quota cpu-limits -o jsonpath='{.status.hard.limits\.cpu}')" ]; }
+wait_until 20 quota_known
+q0=$(metric 'headroom_resizes_total{result="quota-denied"}')
+mkpod e2e-q-$S quota e2e-n4-$S 500m 1 # alone: target 5000m, over the 3-core quota
+denied() { [ "$(metric 'headroom_resizes_total{result="quota-denied"}')" -gt "$q0" ]; }
+wait_until 20 denied
+sleep 10
+qd=$(( $(metric 'headroom_resizes_total{result="quota-denied"}') - q0 ))
+q_ev=$(events_for e2e-q-$S quota ResizeForbidden); q_lim=$(cpu_limit e2e-q-$S quota)
+WHY="quota-denied $qd in ~10 s, ResizeForbidden events $q_ev, limit $q_lim"
+check "6a. limits.cpu quota: 403 -> one ResizeForbidden, backed off (no retry storm)" \
+  test "$qd" -eq 1 -a "$q_ev" = 1 -a "$q_lim" = 1
+
+mknode e2e-n5-$S 8
+mkpod e2e-a-$S infeasible e2e-n5-$S 500m "" "annotations: {kwok.x-k8s.io/resize: Infeasible}"
+pending_infeasible() { [ "$(k -n e2e-a-$S get pod infeasible -o jsonpath='{.status.conditions[?(@.type=="PodResizePending")].reason}')" = Infeasible ]; }
+wait_until 30 pending_infeasible
+infeasible_reported() { [ "$(events_for e2e-a-$S infeasible ResizeInfeasible)" -ge 1 ]; }
+wait_until 15 infeasible_reported
+w0=$(writes)
+sleep 8
+i_ev=$(events_for e2e-a-$S infeasible ResizeInfeasible); i_m=$(metric 'headroom_resizes_total{result="infeasible"}'); i_w=$(( $(writes) - w0 ))
+WHY="ResizeInfeasible events $i_ev, infeasible count $i_m, writes +$i_w in 8 s"
+check "6b. Infeasible: one ResizeInfeasible, counted, and no retry" test "$i_ev" = 1 -a "$i_m" -ge 1 -a "$i_w" -eq 0
+
+# ------------------------------------------------ 3. steady state: zero writes
+sleep 5
+w0=$(writes)
+ours() { k get pods -A -o json | jq -c --arg s "-$S" '[.items[] | select(.metadata.namespace | endswith($s)) | {n: (.metadata.namespace + "/" + .metadata.name), rv: .metadata.resourceVersion}] | sort_by(.n)'; }
+rv0=$(ours)
+sleep "${HEADROOM_E2E_STEADY_S:-60}"
+w1=$(writes)
+rv1=$(ours)
+WHY="controller writes $w0 -> $w1"
+check "3a. steady state: zero writes in ${HEADROOM_E2E_STEADY_S:-60} s (controller counters)" [ "$w0" = "$w1" ]
+WHY="resourceVersions moved: $(diff <(echo "$rv0" | jq -c '.[]') <(echo "$rv1" | jq -c '.[]') | head -4 | tr '\n' ' ')"
+check "3b. steady state: no pod's resourceVersion moved (independent check)" [ "$rv0" = "$rv1" ]
+
+# ------------------------------------- 9. SIGKILL in the middle of a wave
+mkns e2e-w-$S managed
+mknode e2e-n8-$S 32
+for i in $(seq 1 30); do
+  printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: w%d, namespace: %s}\nspec:\n  nodeName: %s\n  containers:\n  - name: app\n    image: registry.invalid/app:1\n    resources: {requests: {cpu: 100m, memory: 32Mi}}\n---\n' "$i" "e2e-w-$S" "e2e-n8-$S"
+done | k apply -f - >/dev/null
+all_running() { [ "$(k -n e2e-w-$S get pods --field-selector=status.phase=Running -o name | wc -l)" -eq 30 ]; }
+wait_until 60 all_running
+# the wave: 30 writes at 10 per second on one node; kill in the middle of it
+some_written() { [ "$(k -n e2e-w-$S get pods -o json | jq '[.items[] | select(.spec.containers[0].resources.limits.cpu != null)] | length')" -ge 5 ]; }
+wait_until 20 some_written
+stop_controller KILL
+left=$(k -n e2e-w-$S get pods -o json | jq '[.items[] | select(.spec.containers[0].resources.limits.cpu != "1")] | length')
+log_mark=$(wc -l <"$WORK/controller.log")
+start_controller || fail "controller restart" "not ready"
+# A 32000, R = M = 3000, S 29000: 100 + max(966, min(1000, 966)) = 1066 -> capped at 10 x 100m = 1.
+converged() { [ "$(k -n e2e-w-$S get pods -o json | jq '[.items[] | select(.spec.containers[0].resources.limits.cpu == "1")] | length')" -eq 30 ]; }
+if wait_until 30 converged; then
+  sleep 2 # let the wave's last writes be logged
+  applied=$(tail -n +"$((log_mark + 1))" "$WORK/controller.log" | grep -c "limit applied\" pod=e2e-w-$S/")
+  restarts=$(k -n e2e-w-$S get pods -o json | jq '[.items[].status.containerStatuses[]?.restartCount] | add')
+  WHY="killed with $left pods still to write; after restart applied $applied, restarts $restarts"
+  check "9. SIGKILL mid-wave: converges to 1 core each, no restarts, writes only what was left ($left)" \
+    test "$applied" -le "$left" -a "$applied" -ge 1 -a "$restarts" = 0
+else
+  fail "9. SIGKILL convergence" "$(k -n e2e-w-$S get pods -o json | jq -c '[.items[].spec.containers[0].resources.limits.cpu] | group_by(.) | map({(tostring): length})')"
+fi
+# Every CPU limit of every e2e pod is at least its request.
+below=$(k get pods -A -o json | jq --arg s "-$S" '
+  def milli: if . == null then null elif test("m$") then (.[:-1] | tonumber) else (tonumber * 1000) end;
+  [.items[] | select(.metadata.namespace | endswith($s)) | (.spec.containers + (.spec.initContainers // []))[]
+   | select(.resources.limits.cpu != null and .resources.requests.cpu != null)
+   | select((.resources.limits.cpu | milli) < (.resources.requests.cpu | milli))] | length')
+WHY="$below containers with limit < request"
+check "9b. every CPU limit is at least its request" test "$below" = 0
+stop_controller TERM
+
+echo
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
