@@ -700,7 +700,7 @@ static hr_status request(hr_kclient *c, const char *method, const char *path,
             count(c, x.h);
             if (x.resp_full) {
                 st = hr_err_set(err, HR_E_LIMIT, "%s %s: response larger than the buffer "
-                                "allows (%zu bytes)", method, path, resp->limit);
+                                "allows (%zu bytes)", method, path, resp ? resp->limit : 0);
             } else if (rc != CURLE_OK && !error_answered(&x, rc)) {
                 res->status = 0;
                 st = transport_err(c, err, method, path, rc, x.errbuf, c->timeout_ms);
