@@ -132,30 +132,22 @@ hr_qerr hr_quantity_parse(const char *s, size_t len, int scale, int64_t *out)
 
     /* result = ceil(mant * 2^(10*bin) * 10^(exp10 - scale)) */
     long e = exp10 - scale;
+    int shift = 10 * bin;
     hr_u128 v = mant;
     const hr_u128 limit = (hr_u128)INT64_MAX;
-    if (bin > 0) {
-        /* Keep the shift inside 128 bits: a mantissa this long only ever
-         * meets a binary suffix in absurd input, and the digits dropped
-         * here are worth less than half a unit whenever the result fits. */
-        while (v > (hr_u128)UINT64_MAX) {
-            if (v % 10 != 0) inexact = true;
-            v /= 10;
-            e++;
-        }
-        v <<= 10 * bin;
-    }
     if (e >= 0) {
+        if (v > limit) return HR_Q_RANGE; /* every factor left is >= 1 */
+        v <<= shift;                      /* < 2^63 · 2^60: fits */
         if (v > limit) return HR_Q_RANGE;
         for (long k = 0; k < e; k++) {
             v *= 10;
             if (v > limit) return HR_Q_RANGE;
         }
         if (inexact) {
-            /* Dropped digits are a fraction of one unit only when e == 0;
-             * beyond that the value has more than 38 significant whole
-             * digits and cannot fit anyway. */
-            if (e > 0) return HR_Q_RANGE;
+            /* Dropped digits are a fraction of one unit only when e == 0
+             * and there is no binary suffix; otherwise the value has more
+             * than 38 significant whole digits and cannot fit anyway. */
+            if (e > 0 || shift > 0) return HR_Q_RANGE;
             if (up) {
                 if (v == limit) return HR_Q_RANGE;
                 v += 1;
@@ -163,15 +155,30 @@ hr_qerr hr_quantity_parse(const char *s, size_t len, int scale, int64_t *out)
         }
     } else {
         long d = -e;
-        while (d > 38) { /* 10^39 does not fit in 128 bits */
+        while (d > 38) { /* 10^39 does not fit in 128 bits; what is dropped
+                            is far below one unit of the result */
             if (v % 10 != 0) inexact = true;
             v /= 10;
             d--;
         }
         hr_u128 p = 1;
         for (long k = 0; k < d; k++) p *= 10;
-        hr_u128 q = v / p;
-        if (up && (v % p != 0 || inexact)) q += 1;
+        /* Exact long division of v·2^shift by p, one bit of the shift at a
+         * time: the remainder stays below p < 2^127, so doubling it never
+         * overflows, and the quotient is checked against the range as it
+         * grows. */
+        hr_u128 q = v / p, r = v % p;
+        if (q > limit) return HR_Q_RANGE;
+        for (int k = 0; k < shift; k++) {
+            q <<= 1;
+            r <<= 1;
+            if (r >= p) {
+                r -= p;
+                q += 1;
+            }
+            if (q > limit) return HR_Q_RANGE;
+        }
+        if (up && (r != 0 || inexact)) q += 1;
         if (q > limit) return HR_Q_RANGE;
         v = q;
     }

@@ -178,6 +178,21 @@ static void test_exponent(void **state)
     expect_mem("2E-1", 1);
 }
 
+/* Binary suffixes on 20+ significant digits: exact ceilings, computed with
+ * Python's Decimal (the parser once dropped digits before the shift and
+ * came out one unit low). */
+static void test_binary_suffix_long_mantissa(void **state)
+{
+    (void)state;
+    int64_t v = 0;
+    assert_int_equal(hr_mem_parse_bytes("2511771992.0359760767Gi", 23, &v), HR_Q_OK);
+    CHECK_I64("2511771992.0359760767Gi bytes", v, 2696994640200822427LL);
+    assert_int_equal(hr_cpu_parse_milli("7.53236771956514665487Pi", 24, &v), HR_Q_OK);
+    CHECK_I64("7.53236771956514665487Pi millicores", v, 8480692113762786797LL);
+    assert_int_equal(hr_cpu_parse_milli("2091691840.0692996493Mi", 23, &v), HR_Q_OK);
+    CHECK_I64("2091691840.0692996493Mi millicores", v, 2193297862892505950LL);
+}
+
 static void test_general_parse_scale_and_sign(void **state)
 {
     (void)state;
@@ -402,6 +417,7 @@ int main(void)
         cmocka_unit_test(test_binary_si),
         cmocka_unit_test(test_exponent),
         cmocka_unit_test(test_general_parse_scale_and_sign),
+        cmocka_unit_test(test_binary_suffix_long_mantissa),
         cmocka_unit_test(test_length_is_respected),
         cmocka_unit_test(test_rejections),
         cmocka_unit_test(test_range),
