@@ -524,7 +524,7 @@ hr_status hr_watch_run(hr_watch *w, const volatile bool *stop)
             w->stats.synced = true;
             pthread_mutex_unlock(&w->mu);
             wlog(w, HR_LOG_INFO,
-                 "listed at resourceVersion %s in %llu ms (%llu objects so far)",
+                 "listed at resourceVersion %s in %llu ms (%llu objects listed in all)",
                  rv, (unsigned long long)(now_ms() - t0),
                  (unsigned long long)n);
             need_list = false;
@@ -560,6 +560,9 @@ hr_status hr_watch_run(hr_watch *w, const volatile bool *stop)
         if (stopped(stop))
             break;
         if (w->line_result == HR_WL_GONE || res.status == 410) {
+            if (res.status == 410)
+                wlog(w, HR_LOG_INFO, "watch from %s refused with 410 Gone: relist",
+                     rv);
             need_list = true;
             continue;
         }

@@ -198,9 +198,9 @@ static apipod *list_pods(hr_kclient *kc, size_t *n, unsigned long long *list_rv)
             if (*n == cap)
                 v = realloc(v, (cap *= 2) * sizeof *v);
             apipod *p = &v[(*n)++];
-            snprintf(p->key, sizeof p->key, "%s/%s",
-                     yyjson_get_str(yyjson_obj_get(m, "namespace")),
-                     yyjson_get_str(yyjson_obj_get(m, "name")));
+            const char *pns = yyjson_get_str(yyjson_obj_get(m, "namespace"));
+            const char *pn = yyjson_get_str(yyjson_obj_get(m, "name"));
+            snprintf(p->key, sizeof p->key, "%s/%s", pns ? pns : "", pn ? pn : "");
             const char *node =
                 yyjson_get_str(yyjson_obj_get(yyjson_obj_get(it, "spec"), "nodeName"));
             snprintf(p->node, sizeof p->node, "%s", node ? node : "");
@@ -338,11 +338,11 @@ static void churn(hr_kclient *kc, int round, int scale)
         size_t n = pod_names(kc, ns, names, 2000);
         for (size_t i = 0; i < n; i++) {
             if (i % 17 == (size_t)round % 17 && deleted < 60 * scale) {
-                snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s", ns, names[i]);
+                snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%.127s", ns, names[i]);
                 if (!req(kc, "DELETE", path, NULL, NULL, NULL))
                     deleted++;
             } else if (i % 13 == (size_t)round % 13 && patched < 60 * scale) {
-                snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s", ns, names[i]);
+                snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%.127s", ns, names[i]);
                 snprintf(body, sizeof body,
                          "{\"metadata\":{\"annotations\":{\"kube-headroom.dev/max-cpu\":"
                          "\"%dm\"}}}", 500 + round * 10 + (int)i % 7);
@@ -580,12 +580,22 @@ int main(void)
              "'%s' --nodes 100 --node-prefix " NODE_PREFIX " --workloads 500 --replicas 10 "
              "--namespaces %d --ns-prefix " NS_PREFIX " --managed --wait 900 >/dev/null",
              mkload, N_NS);
+    /* The load takes minutes to create on a busy machine; a rerun on the
+     * same cluster reuses it. */
+    size_t have = 0, n_all = 0;
+    apipod *existing = list_pods(kc, &n_all, NULL);
+    for (size_t i = 0; existing && i < n_all; i++)
+        have += strncmp(existing[i].key, NS_PREFIX "-", strlen(NS_PREFIX "-")) == 0;
+    free(existing);
     double t_load = now_s();
-    if (run(cmd) != 0) {
+    if (have >= 5000) {
+        say("load: %zu pods already there, reused", have);
+    } else if (run(cmd) != 0) {
         fprintf(stderr, "it_watch: mkload failed\n");
         return 1;
+    } else {
+        say("load: 100 nodes, 5000 pods Running after %.0f s", now_s() - t_load);
     }
-    say("load: 100 nodes, 5000 pods Running after %.0f s", now_s() - t_load);
 
     hr_cache *c;
     if (hr_cache_new(&c, &err))
