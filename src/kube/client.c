@@ -161,21 +161,35 @@ out:
 
 hr_status hr_kclient_new(const hr_kclient_opts *o, hr_kclient **out, hr_err *err)
 {
+    hr_kconfig_opts ko = {.kubeconfig = o ? o->kubeconfig : NULL,
+                          .context = o ? o->context : NULL};
+    hr_kconfig *cfg = NULL;
+    *out = NULL;
+    hr_status st = hr_kconfig_load(&ko, &cfg, err);
+    if (st)
+        return st;
+    return hr_kclient_new_from_config(cfg, o, out, err);
+}
+
+hr_status hr_kclient_new_from_config(hr_kconfig *cfg, const hr_kclient_opts *o,
+                                     hr_kclient **out, hr_err *err)
+{
     static const hr_kclient_opts none = {0};
     if (!o)
         o = &none;
     *out = NULL;
     pthread_once(&g_once, global_init);
-    if (g_init_rc != CURLE_OK)
+    if (g_init_rc != CURLE_OK) {
+        hr_kconfig_free(cfg);
         return curl_fail(err, "curl_global_init", g_init_rc);
-
+    }
     hr_kclient *c = calloc(1, sizeof *c);
-    if (!c)
+    if (!c) {
+        hr_kconfig_free(cfg);
         return hr_err_set(err, HR_E_NOMEM, "client: out of memory");
+    }
+    c->cfg = cfg;
     hr_status st;
-    hr_kconfig_opts ko = {.kubeconfig = o->kubeconfig, .context = o->context};
-    if ((st = hr_kconfig_load(&ko, &c->cfg, err)))
-        goto fail;
     if (hr_kcred_init(&c->cred, c->cfg) != 0) {
         st = hr_err_set(err, HR_E_NOMEM, "client: cannot create a mutex");
         goto fail;

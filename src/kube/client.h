@@ -48,6 +48,14 @@ typedef struct hr_kclient_opts {
 } hr_kclient_opts;
 
 hr_status hr_kclient_new(const hr_kclient_opts *o, hr_kclient **out, hr_err *err);
+
+/* The same from settings resolved already (kube/kubeconfig.h: a kubeconfig
+ * held in a Secret, or tests pointing in-cluster config at another
+ * directory). o->kubeconfig and o->context are ignored. The client takes
+ * cfg over, also on failure (it is freed then). */
+struct hr_kconfig;
+hr_status hr_kclient_new_from_config(struct hr_kconfig *cfg, const hr_kclient_opts *o,
+                                     hr_kclient **out, hr_err *err);
 void hr_kclient_free(hr_kclient *c);
 
 /* The API server URL, e.g. "https://127.0.0.1:16443" (for messages). */

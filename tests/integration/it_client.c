@@ -930,6 +930,41 @@ static void test_auth_exec_client_cert(void **state)
     expect_identity(kc, admin);
 }
 
+/* In-cluster configuration, as a pod sees it: KUBERNETES_SERVICE_HOST/PORT
+ * and a service-account directory with token, ca.crt and namespace (here a
+ * temporary directory holding the reader account's token). */
+static void test_in_cluster_config(void **state)
+{
+    (void)state;
+    char sa[300], cmd[1024];
+    snprintf(sa, sizeof sa, "%s/serviceaccount", g_dir);
+    assert_int_equal(mkdir(sa, 0700), 0);
+    put_file("serviceaccount/token", g_sa_token, 0600);
+    put_file("serviceaccount/namespace", g_ns, 0600);
+    const char *dir = getenv("HEADROOM_CLUSTER_DIR");
+    snprintf(cmd, sizeof cmd, "cp '%s/pki/ca.crt' '%s/ca.crt'",
+             dir ? dir : "/tmp/kube-headroom-cluster", sa);
+    assert_int_equal(system(cmd), 0);
+    const char *port = strrchr(g_server, ':') + 1;
+    hr_kconfig_opts ko = {.env_kubeconfig = path_of("no-such-kubeconfig"), .home = g_dir,
+                          .sa_dir = sa, .svc_host = "127.0.0.1", .svc_port = port};
+    hr_kconfig *cfg = NULL;
+    hr_err e;
+    if (hr_kconfig_load(&ko, &cfg, &e) != HR_OK)
+        fail_msg("in-cluster config: %s", e.msg);
+    assert_true(cfg->in_cluster);
+    hr_kclient *c = NULL;
+    if (hr_kclient_new_from_config(cfg, NULL, &c, &e) != HR_OK)
+        fail_msg("in-cluster client: %s", e.msg);
+    assert_string_equal(hr_kclient_namespace(c), g_ns);
+    assert_string_equal(hr_kclient_origin(c), "in-cluster config");
+    char who[256], want[256];
+    snprintf(want, sizeof want, "system:serviceaccount:%s:reader", g_ns);
+    whoami(c, who, sizeof who);
+    assert_string_equal(who, want);
+    hr_kclient_free(c);
+}
+
 /* API Priority and Fairness throttling: a priority level with no shares
  * that rejects instead of queueing, for one service account, turns a burst
  * of its requests into 429s carrying Retry-After (SPEC §7: back off for
@@ -1101,6 +1136,7 @@ int main(void)
         cmocka_unit_test(test_auth_token_tokenfile),
         cmocka_unit_test(test_auth_exec),
         cmocka_unit_test(test_auth_exec_client_cert),
+        cmocka_unit_test(test_in_cluster_config),
         cmocka_unit_test(test_tls_options),
         cmocka_unit_test(test_throttled_429),
     };
