@@ -23,6 +23,9 @@
 #     --dry-run            print the YAML instead of applying it
 #     --delete             delete the namespaces (P-*) and nodes (node-prefix-*) instead
 #
+# Environment: KUBECTL (default: the cluster's kubectl), MKLOAD_PARALLEL (kubectl processes creating
+# objects at once, default 8), MKLOAD_DELETE_TIMEOUT (seconds --delete waits for namespaces, 600).
+#
 # Every object gets the label app.kubernetes.io/managed-by=mkload. Nodes carry the annotation
 # kwok.x-k8s.io/node=fake (kwok manages them) and labels type=kwok, kubernetes.io/hostname=NAME,
 # node.kubernetes.io/instance-type=kwok-<cpu>-<memory>.
@@ -37,7 +40,7 @@ KUBECTL=${KUBECTL:-$("$HERE/cluster.sh" bin kubectl)}
 nodes=10 node_prefix=kwok-node cpu=32 memory=128Gi podcap=110 node_labels=()
 workloads=0 replicas=10 kind=deployment namespaces=1 ns_prefix=load managed=0 mix=6:3:1
 sidecar_every=4 wait_s="" dry=0 delete=0
-usage() { sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 while [ $# -gt 0 ]; do
   case $1 in
     --nodes) nodes=$2; shift ;;
@@ -78,10 +81,12 @@ if [ "$delete" = 1 ]; then
   if [ -n "$nss" ]; then
     # shellcheck disable=SC2086
     "$KUBECTL" delete $nss --wait=false >/dev/null
-    for _ in $(seq 1 900); do
+    deadline=$(($(date +%s) + ${MKLOAD_DELETE_TIMEOUT:-600}))
+    while [ "$(date +%s)" -lt "$deadline" ]; do
+      # a failed list (API server busy) is not "gone"
       # shellcheck disable=SC2086
-      [ "$("$KUBECTL" get $nss --ignore-not-found -o name 2>/dev/null | wc -l)" -eq 0 ] && break
-      sleep 0.2
+      left=$("$KUBECTL" get $nss --ignore-not-found -o name 2>/dev/null) && [ -z "$left" ] && break
+      sleep 1
     done
   fi
   # shellcheck disable=SC2086
