@@ -40,7 +40,7 @@ KUBECTL=${KUBECTL:-$("$HERE/cluster.sh" bin kubectl)}
 nodes=10 node_prefix=kwok-node cpu=32 memory=128Gi podcap=110 node_labels=()
 workloads=0 replicas=10 kind=deployment namespaces=1 ns_prefix=load managed=0 mix=6:3:1
 sidecar_every=4 wait_s="" dry=0 delete=0
-usage() { sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 while [ $# -gt 0 ]; do
   case $1 in
     --nodes) nodes=$2; shift ;;
