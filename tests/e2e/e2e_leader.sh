@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# e2e_leader.sh — two replicas of `headroom run --leader-elect` on the real
+# control plane (SPEC §10): exactly one writes; SIGTERM releases the Lease
+# and the other takes over; a leader frozen past its lease (SIGSTOP) wakes up
+# not leading, before its election thread runs, and the two never write at
+# the same time. Prints PASS/FAIL per check and "N passed, N failed".
+set -uo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+CLUSTER=$ROOT/test/cluster/cluster.sh
+STATE=${HEADROOM_CLUSTER_DIR:-/tmp/kube-headroom-cluster}
+export KUBECONFIG=${KUBECONFIG:-$STATE/admin.kubeconfig}
+KUBECTL=${KUBECTL:-$("$CLUSTER" bin kubectl)}
+HEADROOM=${HEADROOM_BIN:-$ROOT/build/release/headroom}
+P1=${HEADROOM_E2E_LEADER_PORT1:-28111} P2=${HEADROOM_E2E_LEADER_PORT2:-28112} P3=${HEADROOM_E2E_LEADER_PORT3:-28113}
+WORK=$(mktemp -d /tmp/headroom-le.XXXXXX)
+S=$$
+NS=e2e-le-$S NODE=e2e-le-n-$S
+k() { "$KUBECTL" "$@"; }
+passed=0 failed=0
+pass() { printf 'PASS  %s\n' "$1"; passed=$((passed + 1)); }
+fail() { printf 'FAIL  %s: %s\n' "$1" "$2"; failed=$((failed + 1)); }
+wait_until() {
+  local end=$(($(date +%s) + $1)); shift
+  until "$@" >/dev/null 2>&1; do [ "$(date +%s)" -lt "$end" ] || return 1; sleep 0.2; done
+}
+leader() { curl -sf "http://127.0.0.1:$1/metrics" | awk '$1 == "headroom_leader" {print $2}'; }
+is_leader() { [ "$(leader "$1")" = 1 ]; }
+writes() { curl -sf "http://127.0.0.1:$1/metrics" | awk '$1 ~ /^headroom_writes_total/ {s += $2} END {print s + 0}'; }
+declare -A PID
+start() { # port
+  "$HEADROOM" run --namespace kube-headroom --leader-elect --metrics-addr "127.0.0.1:$1" \
+    --webhook-addr "" >>"$WORK/r$1.log" 2>&1 &
+  PID[$1]=$!
+  wait_until 60 curl -sf "http://127.0.0.1:$1/readyz"
+}
+cleanup() {
+  for p in "${PID[@]}"; do kill -CONT "$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null; done
+  k delete namespace "$NS" --wait=false >/dev/null 2>&1
+  k delete node "$NODE" --wait=false >/dev/null 2>&1
+  k delete headroomconfig cluster --ignore-not-found >/dev/null 2>&1
+  k -n kube-headroom delete lease kube-headroom --ignore-not-found >/dev/null 2>&1
+  [ "$failed" -gt 0 ] && tail -n 20 "$WORK"/r*.log
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+k get --raw /readyz >/dev/null 2>&1 || { echo "FAIL  cluster: API server not ready"; echo "0 passed, 1 failed"; exit 1; }
+
+k apply -f "$ROOT/deploy/crd-headroomconfig.yaml" >/dev/null
+k wait --for condition=established crd/headroomconfigs.kube-headroom.dev --timeout=30s >/dev/null
+k create namespace kube-headroom >/dev/null 2>&1
+k -n kube-headroom delete lease kube-headroom --ignore-not-found >/dev/null 2>&1
+k apply -f - >/dev/null <<EOF
+apiVersion: kube-headroom.dev/v1alpha1
+kind: HeadroomConfig
+metadata: {name: cluster}
+spec: {dryRun: false}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: $NODE, annotations: {kwok.x-k8s.io/node: fake}}
+status: {allocatable: {cpu: "8", memory: 8Gi, pods: "110"}, capacity: {cpu: "8", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: $NS, labels: {kube-headroom.dev/mode: managed}}
+EOF
+mkpod() { # name cpu
+  k apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: $1, namespace: $NS}
+spec:
+  nodeName: $NODE
+  containers: [{name: app, image: registry.invalid/app:1, resources: {requests: {cpu: "$2", memory: 32Mi}}}]
+EOF
+}
+limit() { k -n "$NS" get pod "$1" -o jsonpath='{.spec.containers[0].resources.limits.cpu}'; }
+limit_is() { [ "$(limit "$1")" = "$2" ]; }
+
+start "$P1" && start "$P2" || fail "start" "replicas not ready"
+some_leader() { is_leader "$P1" || is_leader "$P2"; }
+wait_until 30 some_leader
+l1=$(leader "$P1") l2=$(leader "$P2")
+[ "$l1$l2" = 10 ] || [ "$l1$l2" = 01 ] && pass "exactly one of two replicas leads ($l1/$l2)" || fail "one leader" "leader metrics $l1/$l2"
+if [ "$l1" = 1 ]; then LEAD=$P1 FOLLOW=$P2; else LEAD=$P2 FOLLOW=$P1; fi
+
+mkpod a 200m
+wait_until 15 limit_is a 2 && pass "the leader writes (a: 2 cores)" || fail "leader writes" "limit '$(limit a)'"
+wf=$(writes "$FOLLOW")
+[ "$wf" = 0 ] && pass "the follower wrote nothing" || fail "follower writes" "$wf writes"
+mgrs=$(k -n "$NS" get pod a --show-managed-fields -o json | jq -r '[.metadata.managedFields[] | select(.manager == "headroom")] | length')
+[ "$mgrs" -ge 1 ] && pass "managedFields show the headroom manager" || fail "managedFields" "$mgrs entries"
+
+# SIGTERM: the leader releases the Lease; the follower takes over at once.
+t0=$(date +%s%N)
+kill -TERM "${PID[$LEAD]}"; wait "${PID[$LEAD]}" 2>/dev/null; unset "PID[$LEAD]"
+if wait_until 15 is_leader "$FOLLOW"; then
+  dt=$(( ($(date +%s%N) - t0) / 1000000 ))
+  [ "$dt" -le 5000 ] && pass "SIGTERM releases the Lease: the other leads after ${dt} ms" || fail "takeover time" "${dt} ms"
+else
+  fail "takeover" "the follower never led"
+fi
+mkpod b 400m
+wait_until 15 limit_is b 4 && pass "the new leader writes (b: 4 cores)" || fail "new leader writes" "limit '$(limit b)'"
+
+# SIGSTOP past the lease: a third replica takes over; the frozen one wakes
+# up not leading and writes nothing until it has re-acquired the Lease.
+OLD=$FOLLOW
+start "$P3" || fail "start replica 3" "not ready"
+kill -STOP "${PID[$OLD]}"
+t0=$(date +%s)
+wait_until 40 is_leader "$P3" && pass "a replica frozen past its lease is replaced ($(( $(date +%s) - t0 )) s)" || fail "takeover after SIGSTOP" "replica 3 never led"
+kill -CONT "${PID[$OLD]}"
+sleep 0.3
+lo=$(leader "$OLD")
+[ "$lo" = 0 ] && pass "the frozen replica wakes up not leading" || fail "woken replica" "headroom_leader $lo"
+w_before=$(writes "$OLD")
+mkpod c 800m
+# R 1400, S 6600, M 1400: c = 800 + 6600*800/1400 = 4571 -> 4570m
+wait_until 15 limit_is c 4570m && pass "only the new leader writes after the wake-up (c: 4570m)" || fail "writes after wake-up" "limit '$(limit c)'"
+sleep 3
+w_after=$(writes "$OLD")
+[ "$w_before" = "$w_after" ] && pass "the woken replica made no write ($w_after total before and after)" || fail "woken replica wrote" "$w_before -> $w_after"
+both=$(( $(leader "$OLD") + $(leader "$P3") ))
+[ "$both" = 1 ] && pass "still exactly one leader" || fail "leaders" "$both"
+
+echo
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
