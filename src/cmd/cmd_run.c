@@ -44,6 +44,7 @@
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/procmetrics.h"
+#include "util/logfmt.h"
 #include "webhook/config_holder.h"
 #include "webhook/endpoint.h"
 
@@ -64,6 +65,7 @@ typedef struct run_opts {
     bool leader_elect;          /* --leader-elect: hold a Lease to write */
     bool controller;            /* --controller=false: webhook + metrics only */
     int verbosity;              /* 0 info, 1 debug */
+    bool log_json;              /* --log-format=json */
 } run_opts;
 
 /* Everything the daemon's parts share; the controller gets it too. */
@@ -102,10 +104,23 @@ static void log_sink(void *ud, int level, const char *msg)
     gmtime_r(&ts.tv_sec, &tm);
     char when[32];
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
+    const char *lv = names[level < 0 ? 0 : level > 3 ? 3 : level];
+    if (o->log_json) {
+        char stamp[48];
+        snprintf(stamp, sizeof stamp, "%s.%03ldZ", when, ts.tv_nsec / 1000000L);
+        hr_buf b;
+        hr_buf_init(&b, 64 * 1024);
+        hr_log_json(&b, stamp, lv, msg);
+        if (!hr_buf_failed(&b)) {
+            ssize_t w = write(STDERR_FILENO, b.data, b.len);
+            (void)w;
+        }
+        hr_buf_free(&b);
+        return;
+    }
     char line[1400];
     int n = snprintf(line, sizeof line, "time=%s.%03ldZ level=%s %s\n", when,
-                     ts.tv_nsec / 1000000L,
-                     names[level < 0 ? 0 : level > 3 ? 3 : level], msg);
+                     ts.tv_nsec / 1000000L, lv, msg);
     if (n < 0)
         return;
     if ((size_t)n >= sizeof line) {
@@ -351,6 +366,7 @@ static void run_usage(FILE *f, const char *prog)
             "  --leader-elect           write only while holding the Lease \"kube-headroom\"\n"
             "                           in --namespace (run several replicas)\n"
             "  --controller=false       no controller: webhook, metrics and health only\n"
+            "  --log-format=logfmt|json one line per event (default logfmt)\n"
             "  -v                       debug logs\n",
             prog);
 }
@@ -380,8 +396,11 @@ static bool flag_value(int argc, char **argv, int *i, const char *name,
 
 static int parse_flags(const char *prog, int argc, char **argv, run_opts *o)
 {
-    *o = (run_opts){":8080", ":9443", "/tmp/k8s-webhook-server/serving-certs",
-                    NULL, NULL, NULL, -1, false, true, 0};
+    *o = (run_opts){.metrics_addr = ":8080",
+                    .webhook_addr = ":9443",
+                    .cert_dir = "/tmp/k8s-webhook-server/serving-certs",
+                    .dry_run = -1,
+                    .controller = true};
     const char *env_ns = getenv("POD_NAMESPACE");
     if (env_ns && env_ns[0])
         o->ns = env_ns;
@@ -406,6 +425,10 @@ static int parse_flags(const char *prog, int argc, char **argv, run_opts *o)
             o->dry_run = 1;
         } else if (!strcmp(a, "--dry-run=false")) {
             o->dry_run = 0;
+        } else if (!strcmp(a, "--log-format=json")) {
+            o->log_json = true;
+        } else if (!strcmp(a, "--log-format=logfmt")) {
+            o->log_json = false;
         } else if (!strcmp(a, "--leader-elect") || !strcmp(a, "--leader-elect=true")) {
             o->leader_elect = true;
         } else if (!strcmp(a, "--leader-elect=false")) {
