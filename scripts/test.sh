@@ -37,7 +37,17 @@ configure build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo
 configure build/asan -DCMAKE_BUILD_TYPE=Debug -DHR_SANITIZE=ON -DCMAKE_C_COMPILER=clang-14
 configure build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHR_FUZZ=ON -DCMAKE_C_COMPILER=clang-14 \
   -DHR_FUZZ_SECONDS="$HR_FUZZ_SECONDS"
-for d in build/release build/asan build/fuzz; do ninja -C "$d" -j "$jobs" >/dev/null; done
+build() { # dir [targets...]: quiet when it works, the errors when it does not
+  local dir=$1; shift
+  if ! ninja -C "$dir" -j "$jobs" "$@" >"$dir/ninja.log" 2>&1; then
+    grep -E -B2 -A6 'error|FAILED' "$dir/ninja.log" | head -80
+    echo "build of $dir failed (full log: $dir/ninja.log)"
+    exit 1
+  fi
+}
+build build/release
+build build/asan
+build build/fuzz fuzzers
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
