@@ -9,8 +9,9 @@
  * Three figures per workload, measured in this process on the same bytes:
  *   reference  yyjson parsing alone (the floor: no decoder can beat it);
  *   decode     parse + the pod decoder (kube/decode.h);
- *   full       the production path: watch line handling (watch.c) →
- *              cache sink → decoder → compact cache upsert, change feed.
+ *   full       the production path: the splitter's copy of the line,
+ *              watch line handling (watch.c, parsing in place) → cache
+ *              sink → decoder → compact cache upsert, change feed.
  * The ratio full/reference says what our work costs on top of parsing.
  * Every event of the watch workload changes something the cache keeps
  * (requests alternate), so the cache's slow path is what is timed.
@@ -113,40 +114,9 @@ static void bench_events(long events)
     make_lines(&L);
     double avg = (double)L.bytes / (double)L.n;
     printf("watch events: %ld events over %zu distinct pod objects, %.0f bytes each "
-           "on average (managedFields included)\n", events, L.n, avg);
+           "on average (managedFields included), best of 3 alternating runs\n", events,
+           L.n, avg);
 
-    /* reference: yyjson alone */
-    yyjson_alc *alc = yyjson_alc_dyn_new();
-    double t0 = cpu_now();
-    size_t bytes = 0;
-    for (long e = 0; e < events; e++) {
-        size_t k = (size_t)e % L.n;
-        yyjson_doc *d = yyjson_read_opts(L.buf + L.off[k], L.len[k], 0, alc, NULL);
-        if (!d)
-            abort();
-        bytes += L.len[k];
-        yyjson_doc_free(d);
-    }
-    double t_ref = cpu_now() - t0;
-
-    /* decode: parse + pod decoder */
-    hr_arena a;
-    hr_arena_init(&a, 16384);
-    t0 = cpu_now();
-    for (long e = 0; e < events; e++) {
-        size_t k = (size_t)e % L.n;
-        yyjson_doc *d = yyjson_read_opts(L.buf + L.off[k], L.len[k], 0, alc, NULL);
-        hr_kpod p;
-        hr_err err;
-        if (hr_decode_pod(yyjson_obj_get(yyjson_doc_get_root(d), "object"), &a, &p, &err))
-            abort();
-        hr_arena_free(&a);
-        yyjson_doc_free(d);
-    }
-    double t_dec = cpu_now() - t0;
-    yyjson_alc_dyn_free(alc);
-
-    /* full: watch line → sink → decoder → cache */
     hr_cache *c;
     hr_csink *s;
     hr_watch *w;
@@ -155,24 +125,71 @@ static void bench_events(long events)
         abort();
     hr_watch_opts o = {.resource = "pods", .path = "/api/v1/pods",
                        .sink = hr_csink_wsink(s),
-                       .transport = {NULL, no_get, no_stream, NULL},
+                       .transport = {NULL, no_get, no_stream, NULL, false},
                        .log = count_log, .seed = 1};
     if (hr_watch_new(&o, &w, &err))
         abort();
-    t0 = cpu_now();
-    for (long e = 0; e < events; e++) {
-        /* pod i, then its other version on the next pass: every event
-         * after the first DISTINCT is a real change */
-        size_t k = (size_t)e % L.n;
-        if (hr_watch_feed_line(w, L.buf + L.off[k], L.len[k]) != HR_WL_OK)
-            abort();
-        if ((e & 1023) == 0) {
-            hr_cache_lock(c);
-            hr_cache_drain(c, NULL, NULL);
-            hr_cache_unlock(c);
+    yyjson_alc *alc = yyjson_alc_dyn_new();
+    hr_arena a;
+    hr_arena_init(&a, 16384);
+    /* As in production: the transport's line splitter copies each line
+     * into its own zero-padded buffer, which the watch parses in place. */
+    char *line = malloc(65536);
+    size_t bytes = 0;
+    /* The three runs alternate, three times, and the best of each counts:
+     * on a shared machine that is the figure least blurred by neighbours. */
+    double t_ref = 1e9, t_dec = 1e9, t_full = 1e9;
+    for (int rep = 0; rep < 3; rep++) {
+        /* reference: yyjson alone */
+        double t0 = cpu_now();
+        bytes = 0;
+        for (long e = 0; e < events; e++) {
+            size_t k = (size_t)e % L.n;
+            yyjson_doc *d = yyjson_read_opts(L.buf + L.off[k], L.len[k], 0, alc, NULL);
+            if (!d)
+                abort();
+            bytes += L.len[k];
+            yyjson_doc_free(d);
         }
+        double t = cpu_now() - t0;
+        t_ref = t < t_ref ? t : t_ref;
+
+        /* decode: parse + pod decoder */
+        t0 = cpu_now();
+        for (long e = 0; e < events; e++) {
+            size_t k = (size_t)e % L.n;
+            yyjson_doc *d = yyjson_read_opts(L.buf + L.off[k], L.len[k], 0, alc, NULL);
+            hr_kpod p;
+            if (hr_decode_pod(yyjson_obj_get(yyjson_doc_get_root(d), "object"), &a, &p,
+                              &err))
+                abort();
+            hr_arena_free(&a);
+            yyjson_doc_free(d);
+        }
+        t = cpu_now() - t0;
+        t_dec = t < t_dec ? t : t_dec;
+
+        /* full: splitter copy → watch line → sink → decoder → cache */
+        t0 = cpu_now();
+        for (long e = 0; e < events; e++) {
+            /* pod i, then its other version on the next pass: every
+             * event after the first DISTINCT is a real change */
+            size_t k = (size_t)e % L.n;
+            memcpy(line, L.buf + L.off[k], L.len[k]);
+            memset(line + L.len[k], 0, 8);
+            if (hr_watch_feed_line_mut(w, line, L.len[k]) != HR_WL_OK)
+                abort();
+            if ((e & 1023) == 0) {
+                hr_cache_lock(c);
+                hr_cache_drain(c, NULL, NULL);
+                hr_cache_unlock(c);
+            }
+        }
+        t = cpu_now() - t0;
+        t_full = t < t_full ? t : t_full;
     }
-    double t_full = cpu_now() - t0;
+    yyjson_alc_dyn_free(alc);
+    free(line);
     hr_cache_stats st;
     hr_cache_lock(c);
     hr_cache_get_stats(c, &st);
@@ -188,7 +205,7 @@ static void bench_events(long events)
     printf("  ratio full / reference: %.2f x the time of parsing alone "
            "(budget >= 100000 events/s: %s)\n", t_full / t_ref,
            events / t_full >= 100000 ? "met" : "MISSED");
-    printf("  cache after the run: %zu pods, %llu changes, %lu warnings\n", st.pods,
+    printf("  cache after the runs: %zu pods, %llu changes, %lu warnings\n", st.pods,
            (unsigned long long)st.changes[HR_CK_POD], skipped);
     hr_watch_free(w);
     hr_csink_free(s);
@@ -223,7 +240,7 @@ static void bench_relist(unsigned pods)
         abort();
     hr_watch_opts o = {.resource = "pods", .path = "/api/v1/pods",
                        .sink = hr_csink_wsink(s),
-                       .transport = {NULL, no_get, no_stream, NULL},
+                       .transport = {NULL, no_get, no_stream, NULL, false},
                        .log = count_log, .seed = 1};
     if (hr_watch_new(&o, &w, &err))
         abort();

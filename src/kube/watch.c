@@ -218,17 +218,21 @@ static const char *excerpt(char *dst, size_t cap, const char *s, size_t len)
     return hr_err_quote(dst, cap, s, len, 80);
 }
 
-hr_wline hr_watch_feed_line(hr_watch *w, const char *line, size_t len)
+static hr_wline feed(hr_watch *w, char *line, size_t len, bool insitu)
 {
-    while (len && (line[len - 1] == '\r' || line[len - 1] == ' '))
+    while (len && (line[len - 1] == '\r' || line[len - 1] == ' ')) {
         len--;
+        if (insitu)
+            line[len] = '\0'; /* keep the padding zero */
+    }
     if (len == 0)
         return HR_WL_OK; /* keep-alive blank line */
     yyjson_read_err rerr;
-    /* Without YYJSON_READ_INSITU the input is only read; the cast is
-     * yyjson's signature, not a write. */
-    yyjson_doc *doc = yyjson_read_opts((char *)(uintptr_t)line, len,
-                                       YYJSON_READ_NOFLAG, w->alc, &rerr);
+    /* Without YYJSON_READ_INSITU the input is only read (yyjson copies
+     * it); with it, strings are unescaped in the caller's buffer. */
+    yyjson_doc *doc = yyjson_read_opts(
+        line, len, insitu ? YYJSON_READ_INSITU : YYJSON_READ_NOFLAG, w->alc,
+        &rerr);
     char ex[100];
     if (!doc) {
         count(w, &w->stats.malformed, 1);
@@ -292,6 +296,18 @@ hr_wline hr_watch_feed_line(hr_watch *w, const char *line, size_t len)
     }
     yyjson_doc_free(doc);
     return res;
+}
+
+hr_wline hr_watch_feed_line(hr_watch *w, const char *line, size_t len)
+{
+    /* Not in situ, so the buffer is only read: the cast is yyjson's
+     * signature, not a write. */
+    return feed(w, (char *)(uintptr_t)line, len, false);
+}
+
+hr_wline hr_watch_feed_line_mut(hr_watch *w, char *line, size_t len)
+{
+    return feed(w, line, len, true);
 }
 
 hr_status hr_watch_feed_page(hr_watch *w, const char *body, size_t len,
@@ -476,7 +492,11 @@ static hr_status do_list(hr_watch *w, const volatile bool *stop,
 static int on_line(void *ud, const char *line, size_t len)
 {
     hr_watch *w = ud;
-    hr_wline r = hr_watch_feed_line(w, line, len);
+    /* hr_kline_fn hands a const pointer; the transport said the line is a
+     * private padded copy (hr_wtransport.lines_writable). */
+    hr_wline r = w->tr.lines_writable
+                     ? hr_watch_feed_line_mut(w, (char *)(uintptr_t)line, len)
+                     : hr_watch_feed_line(w, line, len);
     if (r != HR_WL_OK) {
         w->line_result = r;
         return 1;

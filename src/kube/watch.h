@@ -61,6 +61,10 @@ typedef struct hr_wtransport {
      * with the same shape, seeded by hr_watch_opts.seed. */
     long (*backoff_ms)(int attempt, long base_ms, long max_ms,
                        long retry_after_ms);
+    /* The lines stream hands over are private, writable copies followed by
+     * at least YYJSON_PADDING_SIZE zero bytes (linesplit.h guarantees it),
+     * so they can be parsed in place, saving a copy of every event. */
+    bool lines_writable;
 } hr_wtransport;
 
 /* The real client (watch_http.c). */
@@ -128,6 +132,10 @@ typedef enum hr_wline {
 
 /* One line of a watch stream (without its newline). */
 hr_wline hr_watch_feed_line(hr_watch *w, const char *line, size_t len);
+
+/* The same, parsing in place: line is modified, and line[len] up to
+ * line[len + YYJSON_PADDING_SIZE) must be readable zero bytes. */
+hr_wline hr_watch_feed_line_mut(hr_watch *w, char *line, size_t len);
 
 /* One page of a list response. *cont receives the continue token (""
  * when this was the last page). Objects go to the sink's upsert. */

@@ -6,6 +6,12 @@
  */
 #include "kube/watch.h"
 
+#include "kube/linesplit.h"
+
+/* The client's lines come from linesplit.c: writable, zero-padded. */
+_Static_assert(HR_KLINE_PAD >= YYJSON_PADDING_SIZE,
+               "watch lines must be parseable in place");
+
 static hr_status kc_get(void *ud, const char *path, hr_buf *resp,
                         hr_kresult *res, hr_err *err)
 {
@@ -23,5 +29,5 @@ static hr_status kc_stream(void *ud, const char *path, long timeout_s,
 
 hr_wtransport hr_watch_transport_kclient(hr_kclient *c)
 {
-    return (hr_wtransport){c, kc_get, kc_stream, hr_kbackoff_ms};
+    return (hr_wtransport){c, kc_get, kc_stream, hr_kbackoff_ms, true};
 }
