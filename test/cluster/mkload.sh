@@ -24,7 +24,7 @@
 #     --delete             delete the namespaces (P-*) and nodes (node-prefix-*) instead
 #
 # Environment: KUBECTL (default: the cluster's kubectl), MKLOAD_PARALLEL (kubectl processes creating
-# objects at once, default 8), MKLOAD_DELETE_TIMEOUT (seconds --delete waits for namespaces, 600).
+# objects at once, default 24), MKLOAD_DELETE_TIMEOUT (seconds --delete waits for namespaces, 600).
 #
 # Every object gets the label app.kubernetes.io/managed-by=mkload. Nodes carry the annotation
 # kwok.x-k8s.io/node=fake (kwok manages them) and labels type=kwok, kubernetes.io/hostname=NAME,
@@ -188,7 +188,7 @@ par_kubectl() { # verb prefix
   if cat "$2".*.err | grep -v AlreadyExists | grep . >&2; then return 1; fi
   return 0
 }
-PAR=${MKLOAD_PARALLEL:-8}
+PAR=${MKLOAD_PARALLEL:-24}
 t0=$(now_ms)
 # Nodes go in with `create` (status, i.e. allocatable/capacity, is kept on create; existing nodes
 # are left alone); namespaces with `apply`; then the workloads with `create` (one request per object,
