@@ -16,7 +16,8 @@
 #   cluster.sh bin NAME              print the path of a built binary (kubectl, kwok, ...)
 #
 # `up` while the cluster is already up and healthy prints the status and exits 0; `up` over a
-# partly running or stale state fails and asks for `down`.  `down` when nothing runs exits 0.
+# partly running cluster fails and asks for `down` (stale state with nothing running is removed).
+# `down` when nothing runs exits 0.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -488,7 +489,7 @@ main() {
     user-kubeconfig) cmd_user_kubeconfig "$@" ;;
     kubectl) exec "$(bin_path kubectl)" --kubeconfig "$STATE/admin.kubeconfig" "$@" ;;
     bin) [ $# -eq 1 ] || die "usage: cluster.sh bin NAME"; echo "$(bin_path "$1")" ;;
-    *) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; [ -n "$cmd" ] && [ "$cmd" != help ] && [ "$cmd" != -h ] && exit 2; return 0 ;;
+    *) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; [ -n "$cmd" ] && [ "$cmd" != help ] && [ "$cmd" != -h ] && exit 2; return 0 ;;
   esac
 }
 main "$@"
