@@ -14,6 +14,7 @@ STATE=${HEADROOM_CLUSTER_DIR:-/tmp/kube-headroom-cluster}
 export KUBECONFIG=${KUBECONFIG:-$STATE/admin.kubeconfig}
 KUBECTL=${KUBECTL:-$("$CLUSTER" bin kubectl)}
 HEADROOM=${HEADROOM_BIN:-$ROOT/build/release/headroom}
+PROMCHECK=${PROMCHECK:-$(dirname "$HEADROOM")/tests/promcheck}
 MPORT=${HEADROOM_E2E_METRICS_PORT:-28091}
 WORK=$(mktemp -d /tmp/headroom-e2e.XXXXXX)
 S=$$ # every namespace and node of this run carries it: reruns never collide
@@ -141,9 +142,26 @@ mkns e2e-plain-$S plain
 mknode e2e-n0-$S 8
 mknode e2e-n1-$S 8
 
+# ------------------------------------- readiness: 503 until the caches synced
+# An API server that cannot be reached: the process is alive but never ready.
+sed "s#server: .*#server: https://127.0.0.1:1#" "$USER_KC" >"$WORK/unreachable.kubeconfig"
+"$HEADROOM" run --kubeconfig "$WORK/unreachable.kubeconfig" --namespace kube-headroom \
+  --metrics-addr "127.0.0.1:$((MPORT + 1))" --webhook-addr "" >"$WORK/unready.log" 2>&1 &
+UNREADY=$!
+wait_until 20 curl -sf "http://127.0.0.1:$((MPORT + 1))/healthz"
+sleep 2
+rz=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$((MPORT + 1))/readyz")
+hz=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$((MPORT + 1))/healthz")
+kill "$UNREADY" 2>/dev/null; wait "$UNREADY" 2>/dev/null
+WHY="/readyz $rz /healthz $hz"
+check "/readyz is 503 before the caches have synced, /healthz 200" test "$rz" = 503 -a "$hz" = 200
+
 # ---------------------------------------------- 4. no HeadroomConfig: dry-run
 k delete headroomconfig cluster --ignore-not-found >/dev/null 2>&1
 start_controller || fail "controller start" "not ready within 60 s"
+rz=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$MPORT/readyz")
+WHY="/readyz $rz"
+check "/readyz is 200 once every watch has listed" test "$rz" = 200
 mkpod e2e-a-$S dry e2e-n1-$S 200m
 wait_until 30 running e2e-a-$S dry
 dry_annotated() { annotation e2e-a-$S dry | grep -q '"dryRun":true'; }
@@ -328,6 +346,31 @@ WHY="controller writes $w0 -> $w1"
 check "3a. steady state: zero writes in ${HEADROOM_E2E_STEADY_S:-60} s (controller counters)" [ "$w0" = "$w1" ]
 WHY="resourceVersions moved: $(diff <(echo "$rv0" | jq -c '.[]') <(echo "$rv1" | jq -c '.[]') | head -4 | tr '\n' ' ')"
 check "3b. steady state: no pod's resourceVersion moved (independent check)" [ "$rv0" = "$rv1" ]
+
+# ------------------------------------------------- /metrics (SPEC §9)
+curl -sf "http://127.0.0.1:$MPORT/metrics" >"$WORK/metrics.txt"
+pc=$("$PROMCHECK" headroom_node_factor headroom_node_slack_cores headroom_node_booked_ratio \
+  headroom_pod_limit_cores headroom_resizes_total headroom_resizes_deferred headroom_capacity_skip_total \
+  headroom_reconcile_duration_seconds headroom_pods_managed headroom_nodes_managed \
+  headroom_watch_events_total headroom_relists_total headroom_leader headroom_webhook_requests_total \
+  headroom_webhook_duration_seconds process_resident_memory_bytes process_cpu_seconds_total \
+  process_start_time_seconds <"$WORK/metrics.txt" 2>&1)
+WHY="$pc"
+check "/metrics passes a strict text-format check and has every SPEC §9 name" \
+  sh -c "echo \"\$0\" | grep -q ': valid$'" "$pc"
+series() { awk -v m="$1" '$1 == m {print $2}' "$WORK/metrics.txt"; }
+# Node e2e-n0: A 8, R 2 (solo 200m + big 1800m), S 6, M 2: factor 4, booked 0.25.
+got="$(series "headroom_node_factor{node=\"e2e-n0-$S\"}")/$(series "headroom_node_slack_cores{node=\"e2e-n0-$S\"}")/$(series "headroom_node_booked_ratio{node=\"e2e-n0-$S\"}")/$(series "headroom_pod_limit_cores{namespace=\"e2e-a-$S\",pod=\"solo\"}")"
+WHY="factor/slack/booked/solo limit = $got"
+check "metric values for a known node: factor 4, slack 6 cores, booked 0.25, solo limit 1.2" test "$got" = "4.000/6.000/0.250/1.200"
+k -n e2e-a-$S delete pod big --wait=false >/dev/null
+big_gone() {
+  curl -sf "http://127.0.0.1:$MPORT/metrics" >"$WORK/metrics.txt" &&
+    ! grep -q "headroom_pod_limit_cores{namespace=\"e2e-a-$S\",pod=\"big\"}" "$WORK/metrics.txt" &&
+    [ "$(series "headroom_node_factor{node=\"e2e-n0-$S\"}")" = 40.000 ]
+}
+WHY="$(grep "e2e-n0-$S\|pod=\"big\"" "$WORK/metrics.txt" | tr '\n' ' ')"
+check "a deleted pod's series disappears; the node's factor follows (40)" wait_until 30 big_gone
 
 # ------------------------------------- 9. SIGKILL in the middle of a wave
 mkns e2e-w-$S managed
