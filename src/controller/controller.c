@@ -14,21 +14,13 @@
 
 #include "controller/backoff.h"
 #include "controller/executor.h"
+#include "controller/gauges.h"
 #include "controller/nodequeue.h"
 #include "controller/reconcile.h"
 #include "controller/nodesnap.h"
-#include "server/metrics.h"
-#include "util/strmap.h"
 
 #define FEED_INTERVAL_MS 10
 #define MAX_WORKERS 8
-
-/* What the last reconcile of a node found, for the gauges. */
-typedef struct node_gauges {
-    int64_t allocatable, booked, slack, factor_milli;
-    uint32_t n_managed, n_deferred;
-    hr_strmap pod_limit; /* "ns/name" -> current limit of a managed pod, milli */
-} node_gauges;
 
 struct hr_controller {
     hr_controller_opts o;
@@ -41,8 +33,7 @@ struct hr_controller {
     bool feeder_started;
     atomic_bool stop;
     uint64_t rng; /* jitter; only the feeder thread draws from it */
-    pthread_mutex_t gmu;
-    hr_strmap gauges; /* node -> node_gauges* */
+    hr_gauges *gauges;
 };
 
 static void ctl_log(hr_controller *c, int level, const char *fmt, ...)
@@ -113,55 +104,24 @@ static void *feeder_main(void *ud)
     return NULL;
 }
 
-static void node_gauges_free(node_gauges *g)
-{
-    if (g == NULL) return;
-    hr_strmap_free(&g->pod_limit);
-    free(g);
-}
-
-/* Replace a node's gauges with what this reconcile saw. */
+/* What this reconcile saw replaces what the gauges held for the node. */
 static void record_gauges(hr_controller *c, const hr_nodesnap *s, const hr_reconcile *r)
 {
-    node_gauges *g = calloc(1, sizeof *g);
-    if (g == NULL) return;
-    hr_strmap_init(&g->pod_limit);
-    g->allocatable = r->plan.allocatable;
-    g->booked = r->plan.booked;
-    g->slack = r->plan.slack;
-    g->factor_milli = hr_node_factor_milli(&r->plan);
-    g->n_managed = r->plan.n_managed;
-    g->n_deferred = r->n_deferred;
-    char key[512];
+    hr_gauge_pod *pods = calloc(s->node.n ? s->node.n : 1, sizeof *pods);
+    if (pods == NULL) return; /* the gauges stay as they were: stale, not wrong */
+    size_t n = 0;
     for (size_t i = 0; i < s->node.n; i++) {
         if (r->pods[i].reason != HR_MANAGED) continue;
-        snprintf(key, sizeof key, "%s/%s", s->node.pods[i].ns, s->node.pods[i].name);
-        hr_strmap_put(&g->pod_limit, key, (uint64_t)r->pods[i].current);
+        pods[n++] = (hr_gauge_pod){s->node.pods[i].ns, s->node.pods[i].name, r->pods[i].current};
     }
-
-    pthread_mutex_lock(&c->gmu);
-    uint64_t *old = hr_strmap_get(&c->gauges, s->node.name);
-    node_gauges *prev = old != NULL ? (node_gauges *)(uintptr_t)*old : NULL;
-    int64_t d_pods = (int64_t)g->n_managed - (prev ? (int64_t)prev->n_managed : 0);
-    int64_t d_nodes = (g->n_managed > 0) - (prev ? prev->n_managed > 0 : 0);
-    int64_t d_def = (int64_t)g->n_deferred - (prev ? (int64_t)prev->n_deferred : 0);
     bool gone = !s->node_present && s->node.n == 0;
-    if (gone) {
-        hr_strmap_del(&c->gauges, s->node.name, NULL);
-        node_gauges_free(g);
-        d_pods = prev ? -(int64_t)prev->n_managed : 0;
-        d_nodes = prev ? -(int64_t)(prev->n_managed > 0) : 0;
-        d_def = prev ? -(int64_t)prev->n_deferred : 0;
-    } else if (!hr_strmap_put(&c->gauges, s->node.name, (uint64_t)(uintptr_t)g)) {
-        node_gauges_free(g);
-        pthread_mutex_unlock(&c->gmu);
-        return;
+    hr_gauge_delta d;
+    if (hr_gauges_record(c->gauges, s->node.name, gone ? NULL : &r->plan, r->n_deferred, pods, n, &d)) {
+        atomic_fetch_add(&c->metrics.pods_managed, d.pods);
+        atomic_fetch_add(&c->metrics.nodes_managed, d.nodes);
+        atomic_fetch_add(&c->metrics.deferred, d.deferred);
     }
-    node_gauges_free(prev);
-    atomic_fetch_add(&c->metrics.pods_managed, d_pods);
-    atomic_fetch_add(&c->metrics.nodes_managed, d_nodes);
-    atomic_fetch_add(&c->metrics.deferred, d_def);
-    pthread_mutex_unlock(&c->gmu);
+    free(pods);
 }
 
 static int64_t mono_ns(void)
@@ -233,8 +193,11 @@ hr_status hr_controller_start(const hr_controller_opts *o, hr_controller **out, 
     c->o = *o;
     hr_ctlmetrics_init(&c->metrics);
     atomic_init(&c->stop, false);
-    pthread_mutex_init(&c->gmu, NULL);
-    hr_strmap_init(&c->gauges);
+    c->gauges = hr_gauges_new();
+    if (c->gauges == NULL) {
+        free(c);
+        return hr_err_set(err, HR_E_NOMEM, "controller: out of memory");
+    }
     c->rng = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
     hr_status st = hr_nodequeue_new(&c->q, err);
     if (st == HR_OK) st = hr_backoff_new(&c->backoff, err);
@@ -276,11 +239,7 @@ void hr_controller_stop(hr_controller *c)
     hr_executor_free(c->exec);
     hr_backoff_free(c->backoff);
     hr_nodequeue_free(c->q);
-    size_t i = 0;
-    uint64_t v;
-    while (hr_strmap_next(&c->gauges, &i, NULL, &v)) node_gauges_free((node_gauges *)(uintptr_t)v);
-    hr_strmap_free(&c->gauges);
-    pthread_mutex_destroy(&c->gmu);
+    hr_gauges_free(c->gauges);
     free(c);
 }
 
@@ -302,60 +261,8 @@ void hr_controller_enqueue_all(hr_controller *c)
 
 hr_ctlmetrics *hr_controller_metrics(hr_controller *c) { return &c->metrics; }
 
-static void put_cores(hr_buf *out, int64_t milli)
-{
-    hr_buf_printf(out, "%s%" PRId64 ".%03" PRId64 "\n", milli < 0 ? "-" : "",
-                  (milli < 0 ? -milli : milli) / 1000, (milli < 0 ? -milli : milli) % 1000);
-}
-
 void hr_controller_render_gauges(void *ud, hr_buf *out)
 {
     hr_controller *c = ud;
-    static const char *const fams[] = {
-        "headroom_node_factor", "Limit/request factor of managed pods on the node (1 + S/M).",
-        "headroom_node_slack_cores", "Allocatable CPU not booked by any request (may be negative).",
-        "headroom_node_booked_ratio", "Booked requests over allocatable CPU.",
-    };
-    pthread_mutex_lock(&c->gmu);
-    for (int f = 0; f < 3; f++) {
-        hr_buf_printf(out, "# HELP %s %s\n# TYPE %s gauge\n", fams[2 * f], fams[2 * f + 1], fams[2 * f]);
-        size_t i = 0;
-        const char *node;
-        uint64_t v;
-        while (hr_strmap_next(&c->gauges, &i, &node, &v)) {
-            const node_gauges *g = (const node_gauges *)(uintptr_t)v;
-            hr_buf_printf(out, "%s{node=\"", fams[2 * f]);
-            hr_metrics_label_value(out, node);
-            hr_buf_puts(out, "\"} ");
-            if (f == 0) put_cores(out, g->factor_milli);
-            else if (f == 1) put_cores(out, g->slack);
-            else if (g->allocatable > 0) put_cores(out, g->booked * 1000 / g->allocatable);
-            else hr_buf_puts(out, "0\n");
-        }
-    }
-    hr_buf_puts(out, "# HELP headroom_pod_limit_cores CPU limit of a managed pod (sum over managed containers).\n"
-                     "# TYPE headroom_pod_limit_cores gauge\n");
-    size_t i = 0;
-    uint64_t v;
-    while (hr_strmap_next(&c->gauges, &i, NULL, &v)) {
-        const node_gauges *g = (const node_gauges *)(uintptr_t)v;
-        size_t j = 0;
-        const char *key;
-        uint64_t lim;
-        while (hr_strmap_next(&g->pod_limit, &j, &key, &lim)) {
-            const char *slash = strchr(key, '/');
-            if (slash == NULL) continue;
-            char ns[256];
-            size_t nl = (size_t)(slash - key) < sizeof ns - 1 ? (size_t)(slash - key) : sizeof ns - 1;
-            memcpy(ns, key, nl);
-            ns[nl] = '\0';
-            hr_buf_puts(out, "headroom_pod_limit_cores{namespace=\"");
-            hr_metrics_label_value(out, ns);
-            hr_buf_puts(out, "\",pod=\"");
-            hr_metrics_label_value(out, slash + 1);
-            hr_buf_puts(out, "\"} ");
-            put_cores(out, (int64_t)lim);
-        }
-    }
-    pthread_mutex_unlock(&c->gmu);
+    hr_gauges_render(c->gauges, out);
 }

@@ -1,0 +1,81 @@
+/*
+ * test_gauges.c — the per-node and per-pod gauges: values as SPEC §9 names
+ * them, a pod that left its node loses its series, a gone node loses all
+ * of its own, label values are escaped, and the managed totals move by the
+ * right deltas.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "controller/gauges.h"
+
+static char *page(hr_gauges *g)
+{
+    hr_buf b;
+    hr_buf_init(&b, 0);
+    hr_gauges_render(g, &b);
+    return b.data;
+}
+
+static void record_render_remove(void **state)
+{
+    (void)state;
+    hr_gauges *g = hr_gauges_new();
+    assert_non_null(g);
+    hr_node_plan plan = {.allocatable = 8000, .booked = 2000, .slack = 6000, .managed = 2000, .n_managed = 2};
+    hr_gauge_pod pods[] = {{"team-a", "solo", 1200}, {"team-a", "big", 7200}};
+    hr_gauge_delta d;
+    assert_true(hr_gauges_record(g, "n0", &plan, 1, pods, 2, &d));
+    assert_int_equal(d.pods, 2);
+    assert_int_equal(d.nodes, 1);
+    assert_int_equal(d.deferred, 1);
+    char *p = page(g);
+    assert_non_null(strstr(p, "\nheadroom_node_factor{node=\"n0\"} 4.000\n"));
+    assert_non_null(strstr(p, "\nheadroom_node_slack_cores{node=\"n0\"} 6.000\n"));
+    assert_non_null(strstr(p, "\nheadroom_node_booked_ratio{node=\"n0\"} 0.250\n"));
+    assert_non_null(strstr(p, "\nheadroom_pod_limit_cores{namespace=\"team-a\",pod=\"big\"} 7.200\n"));
+    free(p);
+
+    /* big left the node: its series goes with the next record */
+    plan = (hr_node_plan){.allocatable = 8000, .booked = 200, .slack = 7800, .managed = 200, .n_managed = 1};
+    assert_true(hr_gauges_record(g, "n0", &plan, 0, pods, 1, &d));
+    assert_int_equal(d.pods, -1);
+    assert_int_equal(d.nodes, 0);
+    assert_int_equal(d.deferred, -1);
+    p = page(g);
+    assert_null(strstr(p, "pod=\"big\""));
+    assert_non_null(strstr(p, "headroom_node_factor{node=\"n0\"} 40.000\n"));
+    free(p);
+
+    /* an over-booked node has a negative slack; odd names are escaped */
+    plan = (hr_node_plan){.allocatable = 4000, .booked = 5000, .slack = -1000, .managed = 500, .n_managed = 1};
+    hr_gauge_pod odd[] = {{"ns", "we\"ird\\name", 510}};
+    assert_true(hr_gauges_record(g, "n\"1", &plan, 0, odd, 1, &d));
+    p = page(g);
+    assert_non_null(strstr(p, "headroom_node_slack_cores{node=\"n\\\"1\"} -1.000\n"));
+    assert_non_null(strstr(p, "pod=\"we\\\"ird\\\\name\"} 0.510\n"));
+    assert_non_null(strstr(p, "headroom_node_factor{node=\"n\\\"1\"} 1.000\n"));
+    free(p);
+
+    /* n0 is gone */
+    assert_true(hr_gauges_record(g, "n0", NULL, 0, NULL, 0, &d));
+    assert_int_equal(d.pods, -1);
+    assert_int_equal(d.nodes, -1);
+    p = page(g);
+    assert_null(strstr(p, "node=\"n0\""));
+    assert_null(strstr(p, "pod=\"solo\""));
+    free(p);
+    hr_gauges_free(g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(record_render_remove)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
