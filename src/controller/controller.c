@@ -203,7 +203,7 @@ hr_status hr_controller_start(const hr_controller_opts *o, hr_controller **out, 
     if (st == HR_OK) st = hr_backoff_new(&c->backoff, err);
     if (st == HR_OK) {
         hr_executor_opts eo = {o->client, c->backoff, &c->metrics, o->leading, o->leading_ud,
-                               o->instance, o->log, o->log_ud};
+                               &c->stop, o->instance, o->log, o->log_ud};
         st = hr_executor_new(&eo, &c->exec, err);
     }
     if (st != HR_OK) {

@@ -291,6 +291,7 @@ hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r
     hr_node live = {0};
     for (size_t i = 0; i < r->n_actions; i++) {
         if (!is_leader(e)) return HR_OK; /* lost the lease: stop at once */
+        if (e->o.stop != NULL && atomic_load(e->o.stop)) return HR_OK; /* shutting down */
         const hr_action *a = &r->actions[i];
         const hr_rpod *p = &rn->pods[a->pod];
         char key[512];

@@ -13,6 +13,7 @@
 #ifndef HR_CONTROLLER_EXECUTOR_H
 #define HR_CONTROLLER_EXECUTOR_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -34,6 +35,9 @@ typedef struct hr_executor_opts {
     /* May we write now? Asked before every write (NULL: always). */
     bool (*leading)(void *ud);
     void *leading_ud;
+    /* Shutdown: checked before every write; the rest of a wave is
+     * abandoned (SPEC §10: finish or abandon in-flight work in 10 s). */
+    const atomic_bool *stop;
     const char *instance;        /* reportingInstance of events (hostname) */
     hr_exec_log_fn log;          /* NULL: logfmt on stderr */
     void *log_ud;
