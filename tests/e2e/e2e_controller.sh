@@ -337,10 +337,13 @@ check "6b. Infeasible: one ResizeInfeasible, counted, and no retry" test "$i_ev"
 # ------------------------------------------------ 3. steady state: zero writes
 sleep 5
 w0=$(writes)
+cpu0=$(metric process_cpu_seconds_total)
 ours() { k get pods -A -o json | jq -c --arg s "-$S" '[.items[] | select(.metadata.namespace | endswith($s)) | {n: (.metadata.namespace + "/" + .metadata.name), rv: .metadata.resourceVersion}] | sort_by(.n)'; }
 rv0=$(ours)
 sleep "${HEADROOM_E2E_STEADY_S:-60}"
 w1=$(writes)
+cpu1=$(metric process_cpu_seconds_total)
+echo "figure: idle daemon CPU $(awk -v a="$cpu0" -v b="$cpu1" -v t="${HEADROOM_E2E_STEADY_S:-60}" 'BEGIN {printf "%.3f s over %d s (%.2f%% of a core)", b - a, t, 100 * (b - a) / t}')"
 rv1=$(ours)
 WHY="controller writes $w0 -> $w1"
 check "3a. steady state: zero writes in ${HEADROOM_E2E_STEADY_S:-60} s (controller counters)" [ "$w0" = "$w1" ]
