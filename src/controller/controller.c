@@ -14,6 +14,7 @@
 
 #include "controller/backoff.h"
 #include "controller/executor.h"
+#include "controller/ctllog.h"
 #include "controller/gauges.h"
 #include "controller/nodequeue.h"
 #include "controller/reconcile.h"
@@ -36,19 +37,7 @@ struct hr_controller {
     hr_gauges *gauges;
 };
 
-static void ctl_log(hr_controller *c, int level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void ctl_log(hr_controller *c, int level, const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (c->o.log != NULL) c->o.log(c->o.log_ud, level, msg);
-    else fprintf(stderr, "level=%d component=controller %s\n", level, msg);
-}
+#define ctl_log(c, level, ...) hr_ctl_logf((c)->o.log, (c)->o.log_ud, "controller", (level), __VA_ARGS__)
 
 static uint64_t next_rand(uint64_t *s)
 {

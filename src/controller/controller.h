@@ -19,13 +19,13 @@
 #include <stdbool.h>
 
 #include "cache/cache.h"
+#include "controller/ctllog.h"
 #include "controller/ctlmetrics.h"
 #include "kube/client.h"
 #include "util/err.h"
 
 typedef struct hr_controller hr_controller;
 
-typedef void (*hr_ctl_log_fn)(void *ud, int level, const char *msg);
 
 typedef struct hr_controller_opts {
     hr_kclient *client;

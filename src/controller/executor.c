@@ -16,6 +16,7 @@
 #include <string.h>
 #include <yyjson.h>
 
+#include "controller/ctllog.h"
 #include "controller/nodequeue.h"
 #include "core/names.h"
 #include "kube/decode.h"
@@ -42,23 +43,7 @@ struct hr_executor {
     int node_pps;
 };
 
-static void logf_(hr_executor *e, int level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void logf_(hr_executor *e, int level, const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (e->o.log != NULL) {
-        e->o.log(e->o.log_ud, level, msg);
-    } else {
-        static const char *lv[] = {"error", "warn", "info", "debug"};
-        fprintf(stderr, "level=%s component=executor %s\n", lv[level & 3], msg);
-    }
-}
+#define logf_(e, level, ...) hr_ctl_logf((e)->o.log, (e)->o.log_ud, "executor", (level), __VA_ARGS__)
 
 hr_status hr_executor_new(const hr_executor_opts *o, hr_executor **out, hr_err *err)
 {

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "controller/backoff.h"
+#include "controller/ctllog.h"
 #include "controller/ctlmetrics.h"
 #include "controller/reconcile.h"
 #include "controller/nodesnap.h"
@@ -25,8 +26,6 @@
 #include "util/err.h"
 
 typedef struct hr_executor hr_executor;
-
-typedef void (*hr_exec_log_fn)(void *ud, int level, const char *msg);
 
 typedef struct hr_executor_opts {
     hr_kclient *client;
@@ -39,7 +38,7 @@ typedef struct hr_executor_opts {
      * abandoned (SPEC §10: finish or abandon in-flight work in 10 s). */
     const atomic_bool *stop;
     const char *instance;        /* reportingInstance of events (hostname) */
-    hr_exec_log_fn log;          /* NULL: logfmt on stderr */
+    hr_ctl_log_fn log;          /* NULL: logfmt on stderr */
     void *log_ud;
 } hr_executor_opts;
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "controller/ctllog.h"
 #include "kube/ktime.h"
 #include "kube/lease.h"
 
@@ -35,17 +36,7 @@ static int64_t mono_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void llog(hr_leader *l, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void llog(hr_leader *l, int level, const char *fmt, ...)
-{
-    char msg[600];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (l->o.log) l->o.log(l->o.log_ud, level, msg);
-    else fprintf(stderr, "level=%d component=leader %s\n", level, msg);
-}
+#define llog(l, level, ...) hr_ctl_logf((l)->o.log, (l)->o.log_ud, "leader", (level), __VA_ARGS__)
 
 bool hr_leader_leading(void *ud)
 {

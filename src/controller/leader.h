@@ -22,12 +22,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "controller/ctllog.h"
 #include "kube/client.h"
 #include "util/err.h"
 
 typedef struct hr_leader hr_leader;
-
-typedef void (*hr_leader_log_fn)(void *ud, int level, const char *msg);
 
 typedef struct hr_leader_opts {
     hr_kclient *client;
@@ -41,7 +40,7 @@ typedef struct hr_leader_opts {
      * reconcile every node) and lost. */
     void (*on_change)(void *ud, bool leading);
     void *ud;
-    hr_leader_log_fn log;
+    hr_ctl_log_fn log;
     void *log_ud;
 } hr_leader_opts;
 
