@@ -614,16 +614,19 @@ static hr_status normalize_server(kctx *k, const char *where, const char *s)
     bool has_scheme = strncmp(s, "https://", 8) == 0 || strncmp(s, "http://", 7) == 0;
     if (!has_scheme && strstr(s, "://"))
         return kerr(k, where, "server: \"%.80s\": only https:// and http:// are supported", s);
+    /* Trailing slashes go, but never into the scheme: "https://" alone has no
+     * host and must not shrink to "https:". */
+    size_t skip = has_scheme ? (s[4] == 's' ? 8 : 7) : 0;
     size_t len = strlen(s);
-    while (len && s[len - 1] == '/')
+    while (len > skip && s[len - 1] == '/')
         len--;
+    if (len == skip || s[skip] == '/')
+        return kerr(k, where, "server: no host");
     /* kubectl defaults a bare host[:port] to https. */
     char *r = hr_arena_alloc(&c->arena, len + 9);
     if (!r)
         return hr_err_set(k->err, HR_E_NOMEM, "kubeconfig: out of memory");
     snprintf(r, len + 9, "%s%.*s", has_scheme ? "" : "https://", (int)len, s);
-    if (strcmp(r, "https://") == 0 || strcmp(r, "http://") == 0)
-        return kerr(k, where, "server: no host");
     c->server = r;
     return HR_OK;
 }

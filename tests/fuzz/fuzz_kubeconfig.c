@@ -19,8 +19,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void check(const hr_kconfig *c)
 {
-    if (!c->server || (strncmp(c->server, "https://", 8) && strncmp(c->server, "http://", 7)))
+    if (!c->server)
         abort();
+    size_t host = strncmp(c->server, "https://", 8) == 0  ? 8
+                  : strncmp(c->server, "http://", 7) == 0 ? 7
+                                                          : 0;
+    if (!host || c->server[host] == '\0' || c->server[host] == '/')
+        abort(); /* a scheme, then a host */
     if (!c->cert != !c->key)
         abort();
     if (c->insecure && c->ca)

@@ -201,6 +201,18 @@ static void test_errors_name_field(void **state)
     parse_fails("current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\n"
                 "clusters:\n- name: c\n  cluster: {server: 'ftp://x'}\n",
                 NULL, "only https:// and http://");
+    /* A scheme with no host, however many slashes follow, is refused (the
+     * fuzzer found "https://" shrinking to "https:" and being accepted). */
+    static const char *const hostless[] = {"https://", "http://", "https:///", "https:////x",
+                                           "/", "//"};
+    for (size_t i = 0; i < sizeof hostless / sizeof *hostless; i++) {
+        char doc[256];
+        snprintf(doc, sizeof doc,
+                 "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\n"
+                 "clusters:\n- name: c\n  cluster: {server: '%s'}\n",
+                 hostless[i]);
+        parse_fails(doc, NULL, "server: no host");
+    }
     /* kubectl refuses a CA together with insecure. */
     parse_fails("current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\n"
                 "clusters:\n- name: c\n  cluster: {server: 'https://x', insecure-skip-tls-verify: "
