@@ -23,6 +23,7 @@ done
 step() { printf '\n==> %s\n' "$*"; }
 jobs=$(nproc 2>/dev/null || echo 2)
 : "${HR_FUZZ_SECONDS:=20}"
+: "${HR_FUZZ_SEED:=1}" # fixed: the same tree gets the same verdict (0 = a random seed)
 
 step "installing build dependencies"
 scripts/setup.sh
@@ -36,7 +37,7 @@ step "building: release (gcc), sanitizers (clang ASan+UBSan), fuzzers (clang lib
 configure build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo
 configure build/asan -DCMAKE_BUILD_TYPE=Debug -DHR_SANITIZE=ON -DCMAKE_C_COMPILER=clang-14
 configure build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHR_FUZZ=ON -DCMAKE_C_COMPILER=clang-14 \
-  -DHR_FUZZ_SECONDS="$HR_FUZZ_SECONDS"
+  -DHR_FUZZ_SECONDS="$HR_FUZZ_SECONDS" -DHR_FUZZ_SEED="$HR_FUZZ_SEED"
 build() { # dir [targets...]: quiet when it works, the errors when it does not
   local dir=$1; shift
   if ! ninja -C "$dir" -j "$jobs" "$@" >"$dir/ninja.log" 2>&1; then
@@ -58,7 +59,7 @@ ctest --test-dir build/release -LE 'e2e|fuzz' --output-on-failure -j "$jobs"
 step "unit, property and golden tests under ASan+UBSan"
 ctest --test-dir build/asan -LE 'e2e|fuzz' --output-on-failure -j "$jobs"
 
-step "fuzzing each parser for ${HR_FUZZ_SECONDS}s"
+step "fuzzing each parser for ${HR_FUZZ_SECONDS}s (seed ${HR_FUZZ_SEED})"
 ctest --test-dir build/fuzz -L fuzz --output-on-failure
 
 if [ "$quick" -eq 1 ]; then
