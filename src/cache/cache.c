@@ -212,6 +212,14 @@ typedef struct clr {
     hr_limit_bounds bounds;
 } clr;
 
+typedef struct cquota {
+    uint32_t ns; /* interned */
+    char *name;
+    uint32_t mark;
+    uint64_t rv;
+    bool limits_cpu;
+} cquota;
+
 struct hr_cache {
     pthread_mutex_t mu;
     hr_intern str;
@@ -241,12 +249,17 @@ struct hr_cache {
     clr *lrs;
     uint32_t n_lrs, lrs_cap;
 
+    cquota *quotas;
+    uint32_t n_quotas, quotas_cap;
+
     hr_config cfg;
     hr_arena cfg_arena;
     int64_t cfg_generation;
     uint64_t cfg_rv;
     uint32_t cfg_mark;
     char cfg_invalid[HR_ERR_MSG_MAX];
+    hr_kcfg_status cfgst; /* the object's status, strings in cfgst_arena */
+    hr_arena cfgst_arena;
 
     uint32_t epoch[HR_CK_COUNT_];
     uint64_t changes[HR_CK_COUNT_];
@@ -261,7 +274,7 @@ struct hr_cache {
 const char *hr_ckind_str(hr_ckind k)
 {
     static const char *n[] = {"pods", "nodes", "namespaces", "limitranges",
-                              "headroomconfigs"};
+                              "headroomconfigs", "resourcequotas"};
     return (unsigned)k < HR_CK_COUNT_ ? n[k] : "?";
 }
 
@@ -287,6 +300,9 @@ hr_status hr_cache_new(hr_cache **out, hr_err *err)
     c->pod_free = NIL;
     hr_config_defaults(&c->cfg);
     hr_arena_init(&c->cfg_arena, 4096);
+    hr_arena_init(&c->cfgst_arena, 1024);
+    c->cfgst = (hr_kcfg_status){.generation = -1, .observed_generation = -1,
+                                .managed_pods = -1, .managed_nodes = -1};
     for (int k = 0; k < HR_CK_COUNT_; k++)
         c->epoch[k] = 1;
     *out = c;
@@ -328,7 +344,11 @@ void hr_cache_free(hr_cache *c)
     for (uint32_t i = 0; i < c->n_lrs; i++)
         free(c->lrs[i].name);
     free(c->lrs);
+    for (uint32_t i = 0; i < c->n_quotas; i++)
+        free(c->quotas[i].name);
+    free(c->quotas);
     hr_arena_free(&c->cfg_arena);
+    hr_arena_free(&c->cfgst_arena);
     free(c->enc);
     hr_intern_free(&c->str);
     pthread_mutex_destroy(&c->mu);
@@ -1245,6 +1265,76 @@ static void lr_delete(hr_cache *c, uint32_t i)
     c->all_dirty = true;
 }
 
+/* ---------------------------------------------------------- ResourceQuotas */
+
+static uint32_t quota_find(const hr_cache *c, uint32_t ns, const char *name)
+{
+    for (uint32_t i = 0; i < c->n_quotas; i++)
+        if (c->quotas[i].ns == ns && strcmp(c->quotas[i].name, name) == 0)
+            return i;
+    return NIL;
+}
+
+/* Quotas change no plan (the policy does not read them): no node is made
+ * dirty, only the change is reported. */
+static hr_status put_quota_locked(hr_cache *c, const hr_kquota *k, hr_err *err)
+{
+    const char *ns = k->meta.ns, *name = k->meta.name;
+    if (!ns[0] || !name[0])
+        return hr_err_set(err, HR_E_INPUT, "resourcequota without namespace or name");
+    uint32_t nsid = intern_s(c, ns);
+    if (nsid == UINT32_MAX)
+        return hr_err_set(err, HR_E_NOMEM, "resourcequota %s/%s: out of memory", ns, name);
+    uint32_t i = quota_find(c, nsid, name);
+    if (i != NIL) {
+        cquota *q = &c->quotas[i];
+        hr_intern_unref(&c->str, nsid);
+        q->rv = parse_rv(k->meta.resource_version);
+        q->mark = c->epoch[HR_CK_QUOTA];
+        if (q->limits_cpu == k->limits_cpu)
+            return HR_OK;
+        q->limits_cpu = k->limits_cpu;
+        report(c, HR_CK_QUOTA, HR_CC_UPDATED, ns, name);
+        return HR_OK;
+    }
+    if (c->n_quotas >= c->quotas_cap) {
+        uint32_t nc = c->quotas_cap ? c->quotas_cap * 2 : 16;
+        cquota *p = realloc(c->quotas, (size_t)nc * sizeof *p);
+        if (!p) {
+            hr_intern_unref(&c->str, nsid);
+            return hr_err_set(err, HR_E_NOMEM, "resourcequota %s/%s: out of memory", ns, name);
+        }
+        c->quotas = p;
+        c->quotas_cap = nc;
+    }
+    char *nm = strdup(name);
+    if (!nm) {
+        hr_intern_unref(&c->str, nsid);
+        return hr_err_set(err, HR_E_NOMEM, "resourcequota %s/%s: out of memory", ns, name);
+    }
+    c->quotas[c->n_quotas++] = (cquota){nsid, nm, c->epoch[HR_CK_QUOTA],
+                                        parse_rv(k->meta.resource_version), k->limits_cpu};
+    report(c, HR_CK_QUOTA, HR_CC_ADDED, ns, name);
+    return HR_OK;
+}
+
+hr_status hr_cache_put_quota(hr_cache *c, const hr_kquota *q, hr_err *err)
+{
+    pthread_mutex_lock(&c->mu);
+    hr_status st = put_quota_locked(c, q, err);
+    pthread_mutex_unlock(&c->mu);
+    return st;
+}
+
+static void quota_delete(hr_cache *c, uint32_t i)
+{
+    cquota *q = &c->quotas[i];
+    report(c, HR_CK_QUOTA, HR_CC_DELETED, hr_intern_str(&c->str, q->ns), q->name);
+    hr_intern_unref(&c->str, q->ns);
+    free(q->name);
+    c->quotas[i] = c->quotas[--c->n_quotas];
+}
+
 /* ---------------------------------------------------------- config */
 
 hr_status hr_cache_put_config(hr_cache *c, const hr_kconfig *k,
@@ -1289,8 +1379,42 @@ void hr_cache_config_invalid(hr_cache *c, const char *msg)
     pthread_mutex_unlock(&c->mu);
 }
 
+static void cfgst_reset(hr_cache *c)
+{
+    hr_arena_free(&c->cfgst_arena);
+    c->cfgst = (hr_kcfg_status){.generation = -1, .observed_generation = -1,
+                                .managed_pods = -1, .managed_nodes = -1};
+}
+
+hr_status hr_cache_put_config_status(hr_cache *c, const hr_kcfg_status *s, hr_err *err)
+{
+    /* Copied into a fresh arena, swapped in only when whole. */
+    hr_arena a;
+    hr_arena_init(&a, 1024);
+    hr_arena_set_limit(&a, (size_t)4 << 20);
+    hr_kcfg_status t = *s;
+    for (size_t i = 0; i < t.n_cond; i++) {
+        hr_kcondition *k = &t.cond[i];
+        const char **f[] = {&k->type, &k->status, &k->reason, &k->message,
+                            &k->last_transition};
+        for (size_t j = 0; j < sizeof f / sizeof *f; j++) {
+            if (!(*f[j] = hr_arena_strdup(&a, *f[j] ? *f[j] : ""))) {
+                hr_arena_free(&a);
+                return hr_err_set(err, HR_E_NOMEM, "headroomconfig status: out of memory");
+            }
+        }
+    }
+    pthread_mutex_lock(&c->mu);
+    hr_arena_free(&c->cfgst_arena);
+    c->cfgst_arena = a;
+    c->cfgst = t;
+    pthread_mutex_unlock(&c->mu);
+    return HR_OK;
+}
+
 static void config_delete(hr_cache *c)
 {
+    cfgst_reset(c);
     if (!c->cfg.present && !c->cfg_invalid[0])
         return;
     bool was = c->cfg.present;
@@ -1336,6 +1460,12 @@ static void del_locked(hr_cache *c, hr_ckind kind, const char *ns,
     case HR_CK_CONFIG:
         if (strcmp(name, HR_CONFIG_NAME) == 0)
             config_delete(c);
+        break;
+    case HR_CK_QUOTA:
+        id = hr_intern_find(&c->str, ns, strlen(ns));
+        i = id ? quota_find(c, id, name) : NIL;
+        if (i != NIL)
+            quota_delete(c, i);
         break;
     default:
         break;
@@ -1387,6 +1517,12 @@ void hr_cache_touch(hr_cache *c, hr_ckind kind, const char *ns,
         break;
     case HR_CK_CONFIG:
         c->cfg_mark = e;
+        break;
+    case HR_CK_QUOTA:
+        id = hr_intern_find(&c->str, ns, strlen(ns));
+        i = id ? quota_find(c, id, name) : NIL;
+        if (i != NIL)
+            c->quotas[i].mark = e;
         break;
     default:
         break;
@@ -1449,6 +1585,15 @@ size_t hr_cache_relist_end(hr_cache *c, hr_ckind kind, bool complete)
             config_delete(c);
             n++;
         }
+        break;
+    case HR_CK_QUOTA:
+        for (uint32_t i = 0; i < c->n_quotas;)
+            if (c->quotas[i].mark != e) {
+                quota_delete(c, i); /* moves the last one into i */
+                n++;
+            } else {
+                i++;
+            }
         break;
     default:
         break;
@@ -1652,6 +1797,32 @@ const hr_config *hr_cache_config(const hr_cache *c, const char **invalid)
     return &c->cfg;
 }
 
+bool hr_cache_config_object(const hr_cache *c, int64_t *gen_in_force,
+                            const hr_kcfg_status **status)
+{
+    *gen_in_force = c->cfg.present ? c->cfg_generation : -1;
+    *status = &c->cfgst;
+    return c->cfg.present || c->cfg_invalid[0];
+}
+
+size_t hr_cache_quota_namespaces(const hr_cache *c, const char **out, size_t cap)
+{
+    size_t n = 0;
+    for (uint32_t i = 0; i < c->n_quotas; i++) {
+        if (!c->quotas[i].limits_cpu)
+            continue;
+        bool seen = false;
+        for (uint32_t j = 0; j < i && !seen; j++)
+            seen = c->quotas[j].limits_cpu && c->quotas[j].ns == c->quotas[i].ns;
+        if (seen)
+            continue;
+        if (n < cap)
+            out[n] = hr_intern_str(&c->str, c->quotas[i].ns);
+        n++;
+    }
+    return n;
+}
+
 size_t hr_cache_dirty_count(const hr_cache *c)
 {
     if (!c->all_dirty)
@@ -1722,6 +1893,7 @@ void hr_cache_get_stats(const hr_cache *c, hr_cache_stats *o)
     }
     o->namespaces = c->ns_by_name.n;
     o->limitranges = c->n_lrs;
+    o->quotas = c->n_quotas;
     o->strings = c->str.live;
     o->string_bytes = c->str.bytes;
     o->pod_bytes = (size_t)c->pods_cap * sizeof(cpod) +
@@ -1735,9 +1907,10 @@ void hr_cache_get_stats(const hr_cache *c, hr_cache_stats *o)
     o->bytes = sizeof *c + o->pod_bytes + o->string_bytes + label_bytes +
                (size_t)c->nodes_cap * (sizeof(cnode) + 4) +
                (size_t)c->nss_cap * (sizeof(cns) + 4) +
-               (size_t)c->lrs_cap * sizeof(clr) + map_bytes(&c->ns_pods) +
+               (size_t)c->lrs_cap * sizeof(clr) + (size_t)c->quotas_cap * sizeof(cquota) +
+               map_bytes(&c->ns_pods) +
                map_bytes(&c->node_by_name) + map_bytes(&c->ns_by_name) +
                (size_t)c->dirty_cap * 4 + c->enc_cap +
-               hr_arena_bytes(&c->cfg_arena);
+               hr_arena_bytes(&c->cfg_arena) + hr_arena_bytes(&c->cfgst_arena);
     memcpy(o->changes, c->changes, sizeof o->changes);
 }

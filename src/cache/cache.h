@@ -1,6 +1,6 @@
 /*
  * cache.h — the compact cache of the cluster: pods, nodes, namespaces,
- * LimitRanges and the HeadroomConfig, reduced to what the policy,
+ * LimitRanges, ResourceQuotas and the HeadroomConfig, reduced to what the policy,
  * eligibility, gates and `explain` need (SPEC §2–§9). Never whole objects.
  *
  * Why so small: a cache of whole Pod objects costs 7–40 KB per pod; the
@@ -51,6 +51,7 @@ typedef enum hr_ckind {
     HR_CK_NAMESPACE,
     HR_CK_LIMITRANGE,
     HR_CK_CONFIG,
+    HR_CK_QUOTA,
     HR_CK_COUNT_
 } hr_ckind;
 
@@ -110,6 +111,11 @@ hr_status hr_cache_put_config(hr_cache *c, const hr_kconfig *k,
 /* The config object exists but cannot be used: keep the last good one and
  * remember why (SPEC §11: Ready=False with the reason). */
 void hr_cache_config_invalid(hr_cache *c, const char *msg);
+/* The status the config object carries (copied), valid or not: what the
+ * status writer compares its own view against. */
+hr_status hr_cache_put_config_status(hr_cache *c, const hr_kcfg_status *s, hr_err *err);
+/* Quotas are kept only as "bounds limits.cpu or not". */
+hr_status hr_cache_put_quota(hr_cache *c, const hr_kquota *q, hr_err *err);
 
 /* Deletes; a missing object is not an error. ns is "" for cluster-scoped
  * kinds. */
@@ -201,6 +207,16 @@ size_t hr_cache_limitrange_count(const hr_cache *c);
  * NULL) receives the reason the last seen config was refused, or NULL. */
 const hr_config *hr_cache_config(const hr_cache *c, const char **invalid);
 
+/* Does the HeadroomConfig object exist (valid or not)? *gen_in_force is the
+ * generation of the config in force (-1: defaults), *status what the object's
+ * status says (numbers -1 when absent). */
+bool hr_cache_config_object(const hr_cache *c, int64_t *gen_in_force,
+                            const hr_kcfg_status **status);
+
+/* Namespaces with a ResourceQuota on limits.cpu, each once, in no order.
+ * Returns how many there are, writing at most cap. */
+size_t hr_cache_quota_namespaces(const hr_cache *c, const char **out, size_t cap);
+
 /* The change feed: calls fn once per dirty node and clears the set. All
  * nodes count as dirty after a LimitRange or config change. Returns the
  * number of nodes reported. */
@@ -209,7 +225,7 @@ size_t hr_cache_drain(hr_cache *c, void (*fn)(void *ud, const char *node),
 size_t hr_cache_dirty_count(const hr_cache *c);
 
 typedef struct hr_cache_stats {
-    size_t pods, nodes, node_placeholders, namespaces, limitranges;
+    size_t pods, nodes, node_placeholders, namespaces, limitranges, quotas;
     size_t strings;       /* distinct interned strings */
     size_t bytes;         /* memory the cache holds, by its own accounting */
     size_t pod_bytes;     /* of which pod records and blobs (with malloc overhead) */

@@ -32,6 +32,8 @@ const char *hr_ckind_path(hr_ckind k)
         return "/api/v1/limitranges";
     case HR_CK_CONFIG:
         return "/apis/" HR_GROUP "/" HR_VERSION "/headroomconfigs";
+    case HR_CK_QUOTA:
+        return "/api/v1/resourcequotas";
     default:
         return NULL;
     }
@@ -143,7 +145,29 @@ static hr_status decode_put(hr_csink *s, yyjson_val *obj, hr_err *err)
             return st;
         return hr_cache_put_limitrange(s->c, &l, err);
     }
+    case HR_CK_QUOTA: {
+        hr_kquota q;
+        if ((st = hr_decode_resourcequota(obj, &s->a, &q, err)))
+            return st;
+        return hr_cache_put_quota(s->c, &q, err);
+    }
     case HR_CK_CONFIG: {
+        /* Its status first, whatever the spec says: a refused spec is when
+         * the status has most to tell. A status we cannot read counts as
+         * none (the writer then rewrites it whole). */
+        const char *cns, *cname;
+        if (obj_key(s, obj, &cns, &cname) && strcmp(cname, HR_CONFIG_NAME) == 0) {
+            hr_kcfg_status cs;
+            hr_err serr;
+            if (hr_decode_config_status(obj, &s->a, &cs, &serr) != HR_OK) {
+                yyjson_val *g = yyjson_obj_get(yyjson_obj_get(obj, "metadata"), "generation");
+                cs = (hr_kcfg_status){.generation = yyjson_is_int(g) ? yyjson_get_sint(g) : -1,
+                                      .observed_generation = -1, .managed_pods = -1,
+                                      .managed_nodes = -1};
+            }
+            if ((st = hr_cache_put_config_status(s->c, &cs, err)))
+                return st;
+        }
         /* The config's pointers must outlive this call: its own arena,
          * handed over to the cache. */
         hr_arena ca;

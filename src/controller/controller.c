@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "controller/backoff.h"
+#include "controller/cfgstatus.h"
 #include "controller/executor.h"
 #include "controller/ctllog.h"
 #include "controller/gauges.h"
@@ -35,6 +36,7 @@ struct hr_controller {
     atomic_bool stop;
     uint64_t rng; /* jitter; only the feeder thread draws from it */
     hr_gauges *gauges;
+    hr_cfgstatus *cfgstatus;
 };
 
 #define ctl_log(c, level, ...) hr_ctl_logf((c)->o.log, (c)->o.log_ud, "controller", (level), __VA_ARGS__)
@@ -195,6 +197,16 @@ hr_status hr_controller_start(const hr_controller_opts *o, hr_controller **out, 
                                &c->stop, o->instance, o->log, o->log_ud};
         st = hr_executor_new(&eo, &c->exec, err);
     }
+    if (st == HR_OK) {
+        hr_cfgstatus_opts so = {
+            .client = o->client, .cache = o->cache, .metrics = &c->metrics, .own_ns = o->own_ns,
+            .force_dry_run = o->force_dry_run, .force_live = o->force_live,
+            .leading = o->leading, .leading_ud = o->leading_ud,
+            .synced = o->synced, .synced_ud = o->synced_ud,
+            .interval_ms = o->status_interval_ms, .log = o->log, .log_ud = o->log_ud,
+        };
+        st = hr_cfgstatus_start(&so, &c->cfgstatus, err);
+    }
     if (st != HR_OK) {
         hr_controller_stop(c);
         return st;
@@ -225,6 +237,7 @@ void hr_controller_stop(hr_controller *c)
     if (c->q != NULL) hr_nodequeue_shutdown(c->q);
     if (c->feeder_started) pthread_join(c->feeder, NULL);
     for (int i = 0; i < c->n_workers; i++) pthread_join(c->workers[i], NULL);
+    hr_cfgstatus_stop(c->cfgstatus);
     hr_executor_free(c->exec);
     hr_backoff_free(c->backoff);
     hr_nodequeue_free(c->q);

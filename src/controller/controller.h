@@ -37,6 +37,7 @@ typedef struct hr_controller_opts {
     void *leading_ud;
     const char *instance;      /* events' reportingInstance */
     int workers;               /* <= 0: 2 */
+    int status_interval_ms;    /* HeadroomConfig status check; <= 0: 2000 */
     /* Nothing is reconciled before every watch has listed once: a cache
      * that has the pods but not yet their namespaces or their Node would
      * compute the wrong slack. NULL: treat as synced. */

@@ -8,7 +8,8 @@
 static const char *const result_names[HR_RES_COUNT_] = {
     "applied", "infeasible", "quota-denied", "invalid", "conflict", "gone", "error",
 };
-static const char *const write_names[HR_WK_COUNT_] = {"resize", "annotation", "event"};
+static const char *const write_names[HR_WK_COUNT_] = {"resize", "annotation", "event",
+                                                               "configstatus"};
 
 /* Reconciles take microseconds to a few seconds (rate-limited writes). */
 static const double reconcile_bounds[] = {0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05,

@@ -33,6 +33,7 @@ typedef enum hr_write_kind {
     HR_WK_RESIZE = 0,
     HR_WK_ANNOTATION,
     HR_WK_EVENT,
+    HR_WK_CONFIG_STATUS, /* the HeadroomConfig's status (cfgstatus.h) */
     HR_WK_COUNT_
 } hr_write_kind;
 

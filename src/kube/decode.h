@@ -83,6 +83,35 @@ typedef struct hr_kconfig {
     hr_config cfg; /* defaults, present = true, dry_run = spec.dryRun */
 } hr_kconfig;
 
+/* A ResourceQuota, reduced to the one thing that matters to us: whether it
+ * bounds limits.cpu in its namespace (then every raise there that would
+ * cross the quota is refused with 403, SPEC §7, §12). */
+typedef struct hr_kquota {
+    hr_kmeta meta;
+    bool limits_cpu; /* spec.hard has limits.cpu */
+} hr_kquota;
+
+/* One metav1.Condition as found in an object's status. Strings are never
+ * NULL ("" when absent). */
+typedef struct hr_kcondition {
+    const char *type, *status, *reason, *message;
+    const char *last_transition; /* RFC 3339, kept verbatim */
+    int64_t observed_generation; /* -1 when absent */
+} hr_kcondition;
+
+/* The HeadroomConfig's status as the API server holds it: what the status
+ * writer compares against, so that it writes only what changed and keeps
+ * lastTransitionTime across restarts and leader changes. Numbers are -1
+ * when absent. Only the first HR_KCOND_MAX conditions are kept. */
+#define HR_KCOND_MAX 8
+typedef struct hr_kcfg_status {
+    int64_t generation;          /* metadata.generation */
+    int64_t observed_generation; /* status.observedGeneration */
+    int64_t managed_pods, managed_nodes;
+    size_t n_cond;
+    hr_kcondition cond[HR_KCOND_MAX];
+} hr_kcfg_status;
+
 hr_status hr_decode_pod(yyjson_val *obj, hr_arena *a, hr_kpod *out,
                         hr_err *err);
 hr_status hr_decode_node(yyjson_val *obj, hr_arena *a, hr_knode *out,
@@ -94,6 +123,13 @@ hr_status hr_decode_limitrange(yyjson_val *obj, hr_arena *a,
 /* Also runs hr_config_validate: a config the core would refuse is an error. */
 hr_status hr_decode_config(yyjson_val *obj, hr_arena *a, hr_kconfig *out,
                            hr_err *err);
+
+hr_status hr_decode_resourcequota(yyjson_val *obj, hr_arena *a,
+                                  hr_kquota *out, hr_err *err);
+/* Reads metadata.generation and status only, so it works on a config whose
+ * spec hr_decode_config refuses. */
+hr_status hr_decode_config_status(yyjson_val *obj, hr_arena *a,
+                                  hr_kcfg_status *out, hr_err *err);
 
 /* A metav1.LabelSelector (matchLabels + matchExpressions). NULL or JSON
  * null gives an unset selector (matches nothing); {} an empty one (matches

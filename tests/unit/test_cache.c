@@ -447,6 +447,91 @@ static void test_limitrange_and_config(void **state)
     hr_cache_unlock(f->c);
 }
 
+/* ResourceQuotas: kept as "bounds limits.cpu", never a reason to replan;
+ * the HeadroomConfig's status: read whether or not its spec is valid. */
+static void test_quotas_and_config_status(void **state)
+{
+    fx *f = *state;
+    char d[4096];
+    put_pod(f, "a", "p1", "n1", "Running", 100, -1, "1");
+    drain(f, d);
+    const char *q1 = "{\"metadata\":{\"namespace\":\"a\",\"name\":\"q1\",\"resourceVersion\":\"2\"},"
+                     "\"spec\":{\"hard\":{\"limits.cpu\":\"4\",\"pods\":\"10\"}}}";
+    const char *q2 = "{\"metadata\":{\"namespace\":\"a\",\"name\":\"q2\",\"resourceVersion\":\"3\"},"
+                     "\"spec\":{\"hard\":{\"limits.cpu\":\"8\"}}}";
+    const char *q3 = "{\"metadata\":{\"namespace\":\"b\",\"name\":\"q3\",\"resourceVersion\":\"4\"},"
+                     "\"spec\":{\"hard\":{\"requests.cpu\":\"8\"}}}";
+    const char *bad = "{\"metadata\":{\"namespace\":\"b\",\"name\":\"q4\"},"
+                      "\"spec\":{\"hard\":{\"limits.cpu\":\"lots\"}}}";
+    assert_int_equal(feed(f, HR_CK_QUOTA, false, q1), HR_OK);
+    assert_int_equal(feed(f, HR_CK_QUOTA, false, q2), HR_OK);
+    assert_int_equal(feed(f, HR_CK_QUOTA, false, q3), HR_OK);
+    assert_int_not_equal(feed(f, HR_CK_QUOTA, false, bad), HR_OK);
+    assert_int_equal(f->changes[HR_CK_QUOTA][HR_CC_ADDED], 3);
+    assert_string_equal(drain(f, d), ""); /* no node replans for a quota */
+    const char *ns[4];
+    hr_cache_lock(f->c);
+    assert_int_equal(hr_cache_quota_namespaces(f->c, ns, 4), 1); /* "a" once; b bounds requests */
+    assert_string_equal(ns[0], "a");
+    hr_cache_unlock(f->c);
+    /* A relist that no longer has q1 and q2 sweeps them. */
+    hr_cache_relist_begin(f->c, HR_CK_QUOTA);
+    assert_int_equal(feed(f, HR_CK_QUOTA, false, q3), HR_OK);
+    assert_int_equal(hr_cache_relist_end(f->c, HR_CK_QUOTA, true), 2);
+    hr_cache_lock(f->c);
+    assert_int_equal(hr_cache_quota_namespaces(f->c, ns, 4), 0);
+    hr_cache_unlock(f->c);
+
+    /* The config status, from a valid then an invalid spec. */
+    int64_t gen;
+    const hr_kcfg_status *st;
+    hr_cache_lock(f->c);
+    assert_false(hr_cache_config_object(f->c, &gen, &st));
+    hr_cache_unlock(f->c);
+    const char *good =
+        "{\"metadata\":{\"name\":\"cluster\",\"resourceVersion\":\"9\",\"generation\":2},"
+        "\"spec\":{},\"status\":{\"observedGeneration\":1,\"managedPods\":7,\"conditions\":"
+        "[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"Applied\",\"message\":\"m\","
+        "\"lastTransitionTime\":\"2026-11-30T08:00:00Z\",\"observedGeneration\":1}]}}";
+    assert_int_equal(feed(f, HR_CK_CONFIG, false, good), HR_OK);
+    hr_cache_lock(f->c);
+    assert_true(hr_cache_config_object(f->c, &gen, &st));
+    assert_int_equal(gen, 2);
+    assert_int_equal(st->generation, 2);
+    assert_int_equal(st->observed_generation, 1);
+    assert_int_equal(st->managed_pods, 7);
+    assert_int_equal(st->managed_nodes, -1);
+    assert_int_equal(st->n_cond, 1);
+    assert_string_equal(st->cond[0].last_transition, "2026-11-30T08:00:00Z");
+    hr_cache_unlock(f->c);
+    const char *invalid_spec =
+        "{\"metadata\":{\"name\":\"cluster\",\"resourceVersion\":\"10\",\"generation\":3},"
+        "\"spec\":{\"minBurstFloor\":\"lots\"},\"status\":{\"observedGeneration\":2}}";
+    assert_int_not_equal(feed(f, HR_CK_CONFIG, false, invalid_spec), HR_OK);
+    hr_cache_lock(f->c);
+    assert_true(hr_cache_config_object(f->c, &gen, &st));
+    assert_int_equal(gen, 2); /* the last good one stays in force */
+    assert_int_equal(st->generation, 3);
+    assert_int_equal(st->observed_generation, 2);
+    assert_int_equal(st->n_cond, 0);
+    hr_cache_unlock(f->c);
+    /* A status of the wrong shape counts as none. */
+    const char *garbled =
+        "{\"metadata\":{\"name\":\"cluster\",\"resourceVersion\":\"11\",\"generation\":4},"
+        "\"spec\":{},\"status\":{\"conditions\":\"yes\"}}";
+    assert_int_equal(feed(f, HR_CK_CONFIG, false, garbled), HR_OK);
+    hr_cache_lock(f->c);
+    assert_true(hr_cache_config_object(f->c, &gen, &st));
+    assert_int_equal(st->generation, 4);
+    assert_int_equal(st->observed_generation, -1);
+    hr_cache_unlock(f->c);
+    del_obj(f, HR_CK_CONFIG, "", "cluster");
+    hr_cache_lock(f->c);
+    assert_false(hr_cache_config_object(f->c, &gen, &st));
+    assert_int_equal(st->generation, -1);
+    hr_cache_unlock(f->c);
+}
+
 static void test_relist_by_difference(void **state)
 {
     fx *f = *state;
@@ -606,6 +691,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_nodes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_namespace_labels, setup, teardown),
         cmocka_unit_test_setup_teardown(test_limitrange_and_config, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_quotas_and_config_status, setup, teardown),
         cmocka_unit_test_setup_teardown(test_relist_by_difference, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resize_conditions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_churn_against_model, setup, teardown),

@@ -1,0 +1,307 @@
+/*
+ * cfgstatus.c — builds and writes the HeadroomConfig status (cfgstatus.h).
+ */
+#include "cfgstatus.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "controller/nodequeue.h"
+#include "core/eligibility.h"
+#include "core/names.h"
+#include "util/jsonstr.h"
+
+/* A namespace list in a message stops here ("… and 12 more"): a condition
+ * message is for people, and the API caps it at 32 KiB. */
+#define QUOTA_NS_SHOWN 20
+#define QUOTA_NS_MAX 4096
+
+/* A body the watch has not echoed back yet is not written again sooner. */
+#define ECHO_WAIT_MS 30000
+
+typedef struct cond {
+    const char *type, *status, *reason;
+    hr_buf msg;
+} cond;
+
+static const hr_kcondition *observed_cond(const hr_kcfg_status *o, const char *type)
+{
+    for (size_t i = 0; o && i < o->n_cond; i++)
+        if (strcmp(o->cond[i].type, type) == 0)
+            return &o->cond[i];
+    return NULL;
+}
+
+static void ready_cond(const hr_cfgstatus_in *in, cond *c)
+{
+    c->type = HR_COND_READY;
+    if (in->invalid) {
+        c->status = "False";
+        c->reason = "InvalidSpec";
+        if (in->gen_in_force >= 0)
+            hr_buf_printf(&c->msg, "%s; generation %" PRId64 " stays in force", in->invalid,
+                          in->gen_in_force);
+        else
+            hr_buf_printf(&c->msg, "%s; defaults stay in force, in dry run", in->invalid);
+        return;
+    }
+    c->status = "True";
+    if (!in->dry_run) {
+        c->reason = "Applied";
+        hr_buf_puts(&c->msg, "CPU limits of managed containers are written through pods/resize");
+    } else {
+        c->reason = "DryRun";
+        hr_buf_printf(&c->msg, "dry run (%s): limits are computed and annotated on pods, not written",
+                      in->dry_run_flag ? "--dry-run flag" : "spec.dryRun");
+    }
+}
+
+static void quota_cond(const hr_cfgstatus_in *in, cond *c)
+{
+    c->type = HR_COND_QUOTA;
+    if (in->n_quota_ns == 0) {
+        c->status = "False";
+        c->reason = "NoQuotaOnLimitsCPU";
+        hr_buf_puts(&c->msg, "no managed namespace has a ResourceQuota on limits.cpu");
+        return;
+    }
+    c->status = "True";
+    c->reason = "QuotaOnLimitsCPU";
+    hr_buf_puts(&c->msg, "raises past the quota are refused (403, ResizeForbidden) in managed "
+                         "namespaces with a ResourceQuota on limits.cpu: ");
+    for (size_t i = 0; i < in->n_quota_ns && i < QUOTA_NS_SHOWN; i++)
+        hr_buf_printf(&c->msg, "%s%s", i ? ", " : "", in->quota_ns[i]);
+    if (in->n_quota_ns > QUOTA_NS_SHOWN)
+        hr_buf_printf(&c->msg, " and %zu more", in->n_quota_ns - QUOTA_NS_SHOWN);
+}
+
+static bool cond_same(const cond *c, const hr_kcondition *o, int64_t generation)
+{
+    return o && strcmp(o->status, c->status) == 0 && strcmp(o->reason, c->reason) == 0 &&
+           strcmp(o->message, hr_buf_str(&c->msg)) == 0 && o->observed_generation == generation &&
+           o->last_transition[0];
+}
+
+static void put_cond(hr_buf *b, const cond *c, const hr_cfgstatus_in *in)
+{
+    const hr_kcondition *o = observed_cond(in->observed, c->type);
+    char when[32];
+    /* The transition time moves only when the status flips. */
+    if (o && strcmp(o->status, c->status) == 0 && o->last_transition[0]) {
+        snprintf(when, sizeof when, "%s", o->last_transition);
+    } else {
+        time_t t = (time_t)in->now_unix;
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    }
+    hr_buf_puts(b, "{\"type\":");
+    hr_buf_json_str(b, c->type);
+    hr_buf_puts(b, ",\"status\":");
+    hr_buf_json_str(b, c->status);
+    hr_buf_printf(b, ",\"observedGeneration\":%" PRId64 ",\"lastTransitionTime\":",
+                  in->generation);
+    hr_buf_json_str(b, when);
+    hr_buf_puts(b, ",\"reason\":");
+    hr_buf_json_str(b, c->reason);
+    hr_buf_puts(b, ",\"message\":");
+    hr_buf_json_str(b, hr_buf_str(&c->msg));
+    hr_buf_putc(b, '}');
+}
+
+hr_cfgstatus_diff hr_cfgstatus_build(const hr_cfgstatus_in *in, hr_buf *b)
+{
+    cond cs[2];
+    hr_buf_init(&cs[0].msg, 0);
+    hr_buf_init(&cs[1].msg, 0);
+    ready_cond(in, &cs[0]);
+    quota_cond(in, &cs[1]);
+
+    hr_buf_puts(b, "{\"apiVersion\":\"" HR_GROUP "/" HR_VERSION "\",\"kind\":\"HeadroomConfig\","
+                   "\"metadata\":{\"name\":\"" HR_CONFIG_NAME "\"},\"status\":{");
+    hr_buf_printf(b, "\"observedGeneration\":%" PRId64 ",\"managedPods\":%" PRId64
+                     ",\"managedNodes\":%" PRId64 ",\"conditions\":[",
+                  in->generation, in->managed_pods, in->managed_nodes);
+    for (size_t i = 0; i < 2; i++) {
+        if (i) hr_buf_putc(b, ',');
+        put_cond(b, &cs[i], in);
+    }
+    hr_buf_puts(b, "]}}");
+
+    const hr_kcfg_status *o = in->observed;
+    hr_cfgstatus_diff d = HR_CFGST_SAME;
+    if (!o || o->observed_generation != in->generation)
+        d = HR_CFGST_CHANGED;
+    for (size_t i = 0; i < 2 && d != HR_CFGST_CHANGED; i++)
+        if (!cond_same(&cs[i], observed_cond(o, cs[i].type), in->generation))
+            d = HR_CFGST_CHANGED;
+    if (d == HR_CFGST_SAME &&
+        (o->managed_pods != in->managed_pods || o->managed_nodes != in->managed_nodes))
+        d = HR_CFGST_COUNTS;
+    hr_buf_free(&cs[0].msg);
+    hr_buf_free(&cs[1].msg);
+    return d;
+}
+
+/* ------------------------------------------------------------ the writer */
+
+struct hr_cfgstatus {
+    hr_cfgstatus_opts o;
+    pthread_t thread;
+    atomic_bool stop;
+    char *last_key;        /* what was last written, built with now = 0 */
+    int64_t last_write_ms; /* 0: never */
+    int64_t retry_at_ms;
+    int fails;
+};
+
+#define st_log(s, level, ...) hr_ctl_logf((s)->o.log, (s)->o.log_ud, "configstatus", (level), __VA_ARGS__)
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Under the cache lock: the body, its key (the same with now = 0, for
+ * "already written"), and how it differs. false: no config object. */
+static bool build_locked(hr_cfgstatus *s, hr_buf *body, hr_buf *key, hr_cfgstatus_diff *diff,
+                         bool *ready_false)
+{
+    hr_cache *c = s->o.cache;
+    int64_t gen_in_force;
+    const hr_kcfg_status *obs;
+    if (!hr_cache_config_object(c, &gen_in_force, &obs))
+        return false;
+    const char *invalid = NULL;
+    const hr_config *cfg = hr_cache_config(c, &invalid);
+
+    const char **ns = calloc(QUOTA_NS_MAX, sizeof *ns);
+    size_t n = 0;
+    if (ns != NULL) {
+        size_t total = hr_cache_quota_namespaces(c, ns, QUOTA_NS_MAX);
+        if (total > QUOTA_NS_MAX) total = QUOTA_NS_MAX;
+        for (size_t i = 0; i < total; i++) {
+            hr_cns_view v;
+            if (hr_cache_ns_get(c, ns[i], &v) &&
+                hr_namespace_state(cfg, ns[i], &v.labels, s->o.own_ns) == HR_NS_MANAGED)
+                ns[n++] = ns[i];
+        }
+        qsort(ns, n, sizeof *ns, cmp_str);
+    }
+    hr_cfgstatus_in in = {
+        .generation = obs->generation >= 0 ? obs->generation : 0,
+        .gen_in_force = gen_in_force,
+        .invalid = invalid,
+        .dry_run = s->o.force_dry_run || (cfg->dry_run && !s->o.force_live),
+        .dry_run_flag = s->o.force_dry_run || s->o.force_live,
+        .managed_pods = atomic_load(&s->o.metrics->pods_managed),
+        .managed_nodes = atomic_load(&s->o.metrics->nodes_managed),
+        .quota_ns = ns,
+        .n_quota_ns = n,
+        .observed = obs,
+        .now_unix = (int64_t)time(NULL),
+    };
+    *diff = hr_cfgstatus_build(&in, body);
+    in.now_unix = 0;
+    hr_cfgstatus_build(&in, key);
+    *ready_false = invalid != NULL;
+    free(ns);
+    return true;
+}
+
+static void tick(hr_cfgstatus *s)
+{
+    int64_t now = hr_now_ms();
+    if (now < s->retry_at_ms) return;
+    hr_buf body, key;
+    hr_buf_init(&body, 0);
+    hr_buf_init(&key, 0);
+    hr_cfgstatus_diff d = HR_CFGST_SAME;
+    bool ready_false = false;
+    hr_cache_lock(s->o.cache);
+    bool have = build_locked(s, &body, &key, &d, &ready_false);
+    hr_cache_unlock(s->o.cache);
+    bool write = have && d != HR_CFGST_SAME && !hr_buf_failed(&body) && !hr_buf_failed(&key);
+    if (write && d == HR_CFGST_COUNTS && s->last_write_ms &&
+        now - s->last_write_ms < HR_CFGSTATUS_COUNTS_EVERY_S * 1000)
+        write = false;
+    if (write && s->last_key && strcmp(s->last_key, hr_buf_str(&key)) == 0 &&
+        now - s->last_write_ms < ECHO_WAIT_MS)
+        write = false; /* written; the watch has not brought it back yet */
+    if (write) {
+        hr_err err;
+        hr_kresult res;
+        hr_status st = hr_kclient_apply(
+            s->o.client, "/apis/" HR_GROUP "/" HR_VERSION "/headroomconfigs/" HR_CONFIG_NAME "/status",
+            HR_FIELD_MANAGER, true, hr_buf_str(&body), body.len, NULL, &res, &err);
+        if (st == HR_OK) {
+            atomic_fetch_add(&s->o.metrics->writes[HR_WK_CONFIG_STATUS], 1);
+            free(s->last_key);
+            s->last_key = strdup(hr_buf_str(&key));
+            s->last_write_ms = now;
+            s->fails = 0;
+            st_log(s, d == HR_CFGST_COUNTS ? 3 : 1,
+                   "msg=\"HeadroomConfig status written\" ready=%s change=%s",
+                   ready_false ? "False" : "True", d == HR_CFGST_COUNTS ? "counts" : "conditions");
+        } else {
+            /* 404: the object went away between the cache and the write. */
+            long backoff = hr_kclient_backoff_ms(s->o.client, s->fails++, 1000, 60000,
+                                                 res.retry_after_ms);
+            s->retry_at_ms = now + backoff;
+            st_log(s, res.status == 404 ? 2 : 0,
+                   "msg=\"HeadroomConfig status not written\" status=%ld retryInMs=%ld error=\"%s\"",
+                   res.status, backoff, err.msg);
+        }
+    }
+    hr_buf_free(&body);
+    hr_buf_free(&key);
+}
+
+static void *cfgstatus_main(void *ud)
+{
+    hr_cfgstatus *s = ud;
+    int interval = s->o.interval_ms > 0 ? s->o.interval_ms : 2000;
+    while (!atomic_load(&s->stop)) {
+        for (int waited = 0; waited < interval && !atomic_load(&s->stop); waited += 100) {
+            struct timespec ts = {0, 100 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+        if (atomic_load(&s->stop)) break;
+        if (s->o.synced && !s->o.synced(s->o.synced_ud)) continue;
+        if (s->o.leading && !s->o.leading(s->o.leading_ud)) {
+            /* A new term compares afresh against the object. */
+            free(s->last_key);
+            s->last_key = NULL;
+            continue;
+        }
+        tick(s);
+    }
+    return NULL;
+}
+
+hr_status hr_cfgstatus_start(const hr_cfgstatus_opts *o, hr_cfgstatus **out, hr_err *err)
+{
+    *out = NULL;
+    hr_cfgstatus *s = calloc(1, sizeof *s);
+    if (s == NULL) return hr_err_set(err, HR_E_NOMEM, "config status: out of memory");
+    s->o = *o;
+    atomic_init(&s->stop, false);
+    if (pthread_create(&s->thread, NULL, cfgstatus_main, s) != 0) {
+        free(s);
+        return hr_err_set(err, HR_E_NOMEM, "config status: cannot start its thread");
+    }
+    *out = s;
+    return HR_OK;
+}
+
+void hr_cfgstatus_stop(hr_cfgstatus *s)
+{
+    if (s == NULL) return;
+    atomic_store(&s->stop, true);
+    pthread_join(s->thread, NULL);
+    free(s->last_key);
+    free(s);
+}
