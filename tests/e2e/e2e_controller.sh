@@ -53,7 +53,17 @@ stop_controller() { # signal
 metric() { # 'name{labels}' -> value (0 when absent)
   curl -sf "http://127.0.0.1:$MPORT/metrics" | awk -v m="$1" '$1 == m {print $2; f=1} END {if (!f) print 0}'
 }
-writes() { echo $(( $(metric 'headroom_writes_total{kind="resize"}') + $(metric 'headroom_writes_total{kind="annotation"}') )); }
+writes() { # every write the controller makes, whatever its kind
+  curl -sf "http://127.0.0.1:$MPORT/metrics" | awk '$1 ~ /^headroom_writes_total[{]/ {s += $2} END {print s + 0}'
+}
+# Writes to pods only (resize + status annotation): what a retry storm would move.
+pod_writes() { echo $(( $(metric 'headroom_writes_total{kind="resize"}') + $(metric 'headroom_writes_total{kind="annotation"}') )); }
+# The HeadroomConfig's status as the API server holds it.
+hcfg_cond() { # type -> "status/reason/observedGeneration"
+  k get headroomconfig cluster -o json | jq -r --arg t "$1" \
+    '(.status.conditions // [])[] | select(.type == $t) | "\(.status)/\(.reason)/\(.observedGeneration)"'
+}
+hcfg_gen() { k get headroomconfig cluster -o jsonpath='{.metadata.generation}'; }
 
 NODES=() NSS=()
 cleanup() {
@@ -180,6 +190,15 @@ spec: {dryRun: false}
 EOF
 WHY="limit '$(cpu_limit e2e-a-$S dry)'"
 check "4b. dryRun: false applies without a restart (200m alone on 8 cores -> 2)" wait_until 15 limit_is e2e-a-$S dry 2
+status_ok() {
+  [ "$(hcfg_cond Ready)" = "True/Applied/$(hcfg_gen)" ] &&
+    [ "$(k get headroomconfig cluster -o jsonpath='{.status.observedGeneration}')" = "$(hcfg_gen)" ] &&
+    [ "$(k get headroomconfig cluster -o jsonpath='{.status.managedPods}')" -ge 1 ] &&
+    [ "$(k get headroomconfig cluster -o jsonpath='{.status.managedNodes}')" -ge 1 ]
+}
+WHY="status: $(k get headroomconfig cluster -o jsonpath='{.status}')"
+check "4c. HeadroomConfig status: Ready=True (Applied) at its generation, managed pods and nodes counted" \
+  wait_until 20 status_ok
 
 # --------------------- 1. alone on an 8-core node: min(request x 10, allocatable)
 t0=$(now_ms)
@@ -321,6 +340,14 @@ q_ev=$(events_for e2e-q-$S quota ResizeForbidden); q_lim=$(cpu_limit e2e-q-$S qu
 WHY="quota-denied $qd in ~10 s, ResizeForbidden events $q_ev, limit $q_lim"
 check "6a. limits.cpu quota: 403 -> one ResizeForbidden, backed off (no retry storm)" \
   test "$qd" -eq 1 -a "$q_ev" = 1 -a "$q_lim" = 1
+quota_named() {
+  [ "$(hcfg_cond LimitsCPUQuota | cut -d/ -f1-2)" = True/QuotaOnLimitsCPU ] &&
+    k get headroomconfig cluster -o json |
+      jq -e --arg ns "e2e-q-$S" '.status.conditions[] | select(.type == "LimitsCPUQuota") | .message | contains($ns)'
+}
+WHY="LimitsCPUQuota: $(hcfg_cond LimitsCPUQuota)"
+check "6c. the HeadroomConfig status names the managed namespace whose quota bounds limits.cpu" \
+  wait_until 20 quota_named
 
 mknode e2e-n5-$S 8
 mkpod e2e-a-$S infeasible e2e-n5-$S 500m "" "annotations: {kwok.x-k8s.io/resize: Infeasible}"
@@ -328,10 +355,10 @@ pending_infeasible() { [ "$(k -n e2e-a-$S get pod infeasible -o jsonpath='{.stat
 wait_until 30 pending_infeasible
 infeasible_reported() { [ "$(events_for e2e-a-$S infeasible ResizeInfeasible)" -ge 1 ]; }
 wait_until 15 infeasible_reported
-w0=$(writes)
+w0=$(pod_writes)
 sleep 8
-i_ev=$(events_for e2e-a-$S infeasible ResizeInfeasible); i_m=$(metric 'headroom_resizes_total{result="infeasible"}'); i_w=$(( $(writes) - w0 ))
-WHY="ResizeInfeasible events $i_ev, infeasible count $i_m, writes +$i_w in 8 s"
+i_ev=$(events_for e2e-a-$S infeasible ResizeInfeasible); i_m=$(metric 'headroom_resizes_total{result="infeasible"}'); i_w=$(( $(pod_writes) - w0 ))
+WHY="ResizeInfeasible events $i_ev, infeasible count $i_m, pod writes +$i_w in 8 s"
 check "6b. Infeasible: one ResizeInfeasible, counted, and no retry" test "$i_ev" = 1 -a "$i_m" -ge 1 -a "$i_w" -eq 0
 
 # ------------------------------------------------ 3. steady state: zero writes
@@ -340,8 +367,10 @@ w0=$(writes)
 cpu0=$(metric process_cpu_seconds_total)
 ours() { k get pods -A -o json | jq -c --arg s "-$S" '[.items[] | select(.metadata.namespace | endswith($s)) | {n: (.metadata.namespace + "/" + .metadata.name), rv: .metadata.resourceVersion}] | sort_by(.n)'; }
 rv0=$(ours)
+crv0=$(k get headroomconfig cluster -o jsonpath='{.metadata.resourceVersion}')
 sleep "${HEADROOM_E2E_STEADY_S:-60}"
 w1=$(writes)
+crv1=$(k get headroomconfig cluster -o jsonpath='{.metadata.resourceVersion}')
 cpu1=$(metric process_cpu_seconds_total)
 echo "figure: idle daemon CPU $(awk -v a="$cpu0" -v b="$cpu1" -v t="${HEADROOM_E2E_STEADY_S:-60}" 'BEGIN {printf "%.3f s over %d s (%.2f%% of a core)", b - a, t, 100 * (b - a) / t}')"
 rv1=$(ours)
@@ -349,6 +378,30 @@ WHY="controller writes $w0 -> $w1"
 check "3a. steady state: zero writes in ${HEADROOM_E2E_STEADY_S:-60} s (controller counters)" [ "$w0" = "$w1" ]
 WHY="resourceVersions moved: $(diff <(echo "$rv0" | jq -c '.[]') <(echo "$rv1" | jq -c '.[]') | head -4 | tr '\n' ' ')"
 check "3b. steady state: no pod's resourceVersion moved (independent check)" [ "$rv0" = "$rv1" ]
+WHY="HeadroomConfig resourceVersion $crv0 -> $crv1"
+check "3c. steady state: the HeadroomConfig (status included) is not rewritten" [ "$crv0" = "$crv1" ]
+
+# -------------------- SPEC §11: a spec the schema lets through but we refuse
+# The CRD's pattern admits this duration; the controller cannot represent it.
+ltt() { k get headroomconfig cluster -o json | jq -r '.status.conditions[] | select(.type == "Ready") | .lastTransitionTime'; }
+lim_before=$(cpu_limit e2e-a-$S solo)
+k patch headroomconfig cluster --type merge -p '{"spec":{"debouncePeriod":"9999999999999h"}}' >/dev/null
+refused() {
+  [ "$(hcfg_cond Ready)" = "False/InvalidSpec/$(hcfg_gen)" ] &&
+    k get headroomconfig cluster -o json |
+      jq -e '.status.conditions[] | select(.type == "Ready") | .message | contains("debouncePeriod")'
+}
+WHY="Ready: $(hcfg_cond Ready)"
+check "11a. a refused spec: Ready=False (InvalidSpec) naming the field" wait_until 20 refused
+WHY="limit $lim_before -> $(cpu_limit e2e-a-$S solo)"
+check "11b. the last good config stays in force (limits unchanged)" [ "$(cpu_limit e2e-a-$S solo)" = "$lim_before" ]
+t_false=$(ltt)
+k patch headroomconfig cluster --type merge -p '{"spec":{"debouncePeriod":"2s"}}' >/dev/null
+WHY="Ready: $(hcfg_cond Ready)"
+check "11c. fixed: Ready=True again, with a new transition time" wait_until 20 status_ok
+WHY="lastTransitionTime $t_false -> $(ltt)"
+moved() { [ -n "$t_false" ] && [ "$(ltt)" \> "$t_false" ]; }
+check "11d. lastTransitionTime moved forward when Ready flipped back" moved
 
 # ------------------------------------------------- /metrics (SPEC §9)
 curl -sf "http://127.0.0.1:$MPORT/metrics" >"$WORK/metrics.txt"
