@@ -14,6 +14,9 @@
 #                                    print the path of a kubeconfig using it (no RBAC is granted)
 #   cluster.sh kubectl ARGS...       run the cluster's kubectl with the admin kubeconfig
 #   cluster.sh bin NAME              print the path of a built binary (kubectl, kwok, ...)
+#   cluster.sh restart-apiserver [SECONDS]
+#                                    SIGKILL the API server, keep it down SECONDS (default 3),
+#                                    start it again with the same flags, wait until ready
 #
 # `up` while the cluster is already up and healthy prints the status and exits 0; `up` over a
 # partly running cluster fails and asks for `down` (stale state with nothing running is removed).
@@ -476,6 +479,30 @@ cmd_status() {
   return $rc
 }
 
+# For fault tests: the same command line the running API server was started with, read back
+# from /proc so that nothing about its flags is repeated here.
+cmd_restart_apiserver() {
+  local down=${1:-3} pid bin args=()
+  pid=$(cat "$STATE/pids/kube-apiserver" 2>/dev/null) || die "no API server recorded in $STATE"
+  bin=$(cat "$STATE/pids/kube-apiserver.bin")
+  pid_is_ours "$pid" "$bin" || die "the recorded API server (pid $pid) is not running"
+  mapfile -d '' -t args <"/proc/$pid/cmdline"
+  kill -KILL "$pid"
+  while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+  log "kube-apiserver killed; down for ${down}s"
+  sleep "$down"
+  setsid "${args[@]}" >>"$STATE/logs/kube-apiserver.log" 2>&1 </dev/null &
+  echo "$!" >"$STATE/pids/kube-apiserver"
+  local t0 deadline
+  t0=$(now_ms)
+  deadline=$(($(date +%s) + READY_TIMEOUT))
+  until api_ready; do
+    [ "$(date +%s)" -lt "$deadline" ] || die "kube-apiserver not ready ${READY_TIMEOUT}s after the restart"
+    sleep 0.2
+  done
+  log "kube-apiserver ready again in $(secs_since "$t0")s"
+}
+
 main() {
   local cmd=${1:-}
   [ $# -eq 0 ] || shift
@@ -489,7 +516,8 @@ main() {
     user-kubeconfig) cmd_user_kubeconfig "$@" ;;
     kubectl) exec "$(bin_path kubectl)" --kubeconfig "$STATE/admin.kubeconfig" "$@" ;;
     bin) [ $# -eq 1 ] || die "usage: cluster.sh bin NAME"; echo "$(bin_path "$1")" ;;
-    *) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; [ -n "$cmd" ] && [ "$cmd" != help ] && [ "$cmd" != -h ] && exit 2; return 0 ;;
+    restart-apiserver) cmd_restart_apiserver "$@" ;;
+    *) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; [ -n "$cmd" ] && [ "$cmd" != help ] && [ "$cmd" != -h ] && exit 2; return 0 ;;
   esac
 }
 main "$@"

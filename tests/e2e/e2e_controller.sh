@@ -7,55 +7,11 @@
 # per check and a closing "N passed, N failed" line; exits non-zero on any
 # failure. Needs `test/cluster/cluster.sh up` (the CTest fixture does it).
 set -uo pipefail
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-CLUSTER=$ROOT/test/cluster/cluster.sh
-STATE=${HEADROOM_CLUSTER_DIR:-/tmp/kube-headroom-cluster}
-export KUBECONFIG=${KUBECONFIG:-$STATE/admin.kubeconfig}
-KUBECTL=${KUBECTL:-$("$CLUSTER" bin kubectl)}
-HEADROOM=${HEADROOM_BIN:-$ROOT/build/release/headroom}
-PROMCHECK=${PROMCHECK:-$(dirname "$HEADROOM")/tests/promcheck}
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 MPORT=${HEADROOM_E2E_METRICS_PORT:-28091}
 WORK=$(mktemp -d /tmp/headroom-e2e.XXXXXX)
-S=$$ # every namespace and node of this run carries it: reruns never collide
-k() { "$KUBECTL" "$@"; }
 
-passed=0 failed=0
-pass() { printf 'PASS  %s\n' "$1"; passed=$((passed + 1)); }
-fail() { printf 'FAIL  %s: %s\n' "$1" "$2"; failed=$((failed + 1)); }
-check() { # name, condition-as-command...
-  local name=$1; shift
-  if "$@"; then pass "$name"; else fail "$name" "${WHY:-condition false}"; fi
-  WHY=""
-}
-wait_until() { # seconds, cmd...
-  local end=$(($(date +%s%N) / 1000000 + $1 * 1000)); shift
-  until "$@" >/dev/null 2>&1; do
-    [ "$(($(date +%s%N) / 1000000))" -lt "$end" ] || return 1
-    sleep 0.2
-  done
-}
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-
-CTL_PID=""
-start_controller() {
-  "$HEADROOM" run --kubeconfig "$USER_KC" --namespace kube-headroom \
-    --metrics-addr "127.0.0.1:$MPORT" --webhook-addr "" -v "$@" >>"$WORK/controller.log" 2>&1 &
-  CTL_PID=$!
-  wait_until 60 curl -sf "http://127.0.0.1:$MPORT/readyz"
-}
-stop_controller() { # signal
-  [ -n "$CTL_PID" ] || return 0
-  kill "-${1:-TERM}" "$CTL_PID" 2>/dev/null
-  wait "$CTL_PID" 2>/dev/null
-  CTL_PID=""
-}
-metric() { # 'name{labels}' -> value (0 when absent)
-  curl -sf "http://127.0.0.1:$MPORT/metrics" | awk -v m="$1" '$1 == m {print $2; f=1} END {if (!f) print 0}'
-}
-writes() { # every write the controller makes, whatever its kind
-  curl -sf "http://127.0.0.1:$MPORT/metrics" | awk '$1 ~ /^headroom_writes_total[{]/ {s += $2} END {print s + 0}'
-}
 # Writes to pods only (resize + status annotation): what a retry storm would move.
 pod_writes() { echo $(( $(metric 'headroom_writes_total{kind="resize"}') + $(metric 'headroom_writes_total{kind="annotation"}') )); }
 # The HeadroomConfig's status as the API server holds it.
@@ -65,65 +21,17 @@ hcfg_cond() { # type -> "status/reason/observedGeneration"
 }
 hcfg_gen() { k get headroomconfig cluster -o jsonpath='{.metadata.generation}'; }
 
-NODES=() NSS=()
 cleanup() {
   stop_controller KILL
-  k delete namespace "${NSS[@]}" --ignore-not-found --wait=false >/dev/null 2>&1
-  k delete node "${NODES[@]}" --ignore-not-found --wait=false >/dev/null 2>&1
+  delete_objects
   k delete headroomconfig cluster --ignore-not-found >/dev/null 2>&1
-  k delete clusterrolebinding headroom-e2e >/dev/null 2>&1
-  k -n kube-headroom delete rolebinding headroom-e2e >/dev/null 2>&1
+  remove_identity headroom-e2e
   if [ "$failed" -gt 0 ]; then echo "--- controller log (tail)"; tail -n 60 "$WORK/controller.log"; fi
   rm -rf "$WORK"
 }
 trap cleanup EXIT
 
-mknode() { # name cpu
-  NODES+=("$1")
-  k apply -f - >/dev/null <<EOF
-apiVersion: v1
-kind: Node
-metadata:
-  name: $1
-  annotations: {kwok.x-k8s.io/node: fake}
-  labels: {type: kwok, kubernetes.io/hostname: $1}
-status:
-  allocatable: {cpu: "$2", memory: 64Gi, pods: "110"}
-  capacity: {cpu: "$2", memory: 64Gi, pods: "110"}
-EOF
-}
-mkns() { # name managed|plain
-  NSS+=("$1")
-  k create namespace "$1" >/dev/null
-  [ "$2" = managed ] && k label namespace "$1" kube-headroom.dev/mode=managed >/dev/null
-  wait_until 30 k -n "$1" get serviceaccount default
-}
-mkpod() { # ns name node cpu-request [cpu-limit] [extra metadata yaml]
-  local lim=""
-  [ -n "${5:-}" ] && lim="limits: {cpu: \"$5\"}"
-  k apply -f - >/dev/null <<EOF
-apiVersion: v1
-kind: Pod
-metadata:
-  name: $2
-  namespace: $1
-  ${6:-}
-spec:
-  nodeName: $3
-  containers:
-  - name: app
-    image: registry.invalid/app:1
-    resources:
-      requests: {cpu: "$4", memory: 64Mi}
-      $lim
-EOF
-}
-cpu_limit() { # ns pod [container]
-  k -n "$1" get pod "$2" -o jsonpath="{.spec.containers[?(@.name==\"${3:-app}\")].resources.limits.cpu}" 2>/dev/null
-}
-limit_is() { [ "$(cpu_limit "$1" "$2" "${4:-app}")" = "$3" ]; }
 annotation() { k -n "$1" get pod "$2" -o jsonpath='{.metadata.annotations.kube-headroom\.dev/status}' 2>/dev/null; }
-running() { [ "$(k -n "$1" get pod "$2" -o jsonpath='{.status.phase}')" = Running ]; }
 events_for() { # ns pod reason -> count
   k -n "$1" get events.events.k8s.io -o json 2>/dev/null |
     jq --arg p "$2" --arg r "$3" '[.items[] | select(.regarding.name == $p and .reason == $r)] | length'
@@ -132,17 +40,10 @@ headroom_managed() { # ns pod -> true when field manager "headroom" appears
   k -n "$1" get pod "$2" --show-managed-fields -o json | jq -e '[.metadata.managedFields[]?.manager] | index("headroom") != null' >/dev/null
 }
 
-k get --raw /readyz >/dev/null 2>&1 || { echo "FAIL  cluster: API server not ready"; echo "0 passed, 1 failed"; exit 1; }
-[ -x "$HEADROOM" ] || { echo "FAIL  no headroom binary at $HEADROOM"; echo "0 passed, 1 failed"; exit 1; }
+require_cluster
 
 # ------------------------------------------------------------------ install
-k apply -f "$ROOT/deploy/crd-headroomconfig.yaml" >/dev/null
-k wait --for condition=established crd/headroomconfigs.kube-headroom.dev --timeout=30s >/dev/null
-k create namespace kube-headroom >/dev/null 2>&1
-k apply -f "$ROOT/deploy/rbac.yaml" >/dev/null
-USER_KC=$("$CLUSTER" user-kubeconfig headroom-e2e)
-k create clusterrolebinding headroom-e2e --clusterrole=kube-headroom --user=headroom-e2e >/dev/null
-k -n kube-headroom create rolebinding headroom-e2e --role=kube-headroom-leader-election --user=headroom-e2e >/dev/null
+install_identity headroom-e2e
 can=$(KUBECONFIG=$USER_KC k auth can-i patch pods --subresource=resize -A)/$(KUBECONFIG=$USER_KC k auth can-i update pods -A)/$(KUBECONFIG=$USER_KC k auth can-i create pods -A)
 WHY="can-i patch resize/update pods/create pods = $can"
 check "the controller's identity is least-privilege (resize yes, update/create pods no)" [ "$can" = "yes/no/no" ]
@@ -448,7 +349,7 @@ converged() { [ "$(k -n e2e-w-$S get pods -o json | jq '[.items[] | select(.spec
 if wait_until 30 converged; then
   sleep 2 # let the wave's last writes be logged
   applied=$(tail -n +"$((log_mark + 1))" "$WORK/controller.log" | grep -c "limit applied\" pod=e2e-w-$S/")
-  restarts=$(k -n e2e-w-$S get pods -o json | jq '[.items[].status.containerStatuses[]?.restartCount] | add')
+  restarts=$(restarts e2e-w-$S)
   WHY="killed with $left pods still to write; after restart applied $applied, restarts $restarts"
   check "9. SIGKILL mid-wave: converges to 1 core each, no restarts, writes only what was left ($left)" \
     test "$applied" -le "$left" -a "$applied" -ge 1 -a "$restarts" = 0
@@ -466,5 +367,4 @@ check "9b. every CPU limit is at least its request" test "$below" = 0
 stop_controller TERM
 
 echo
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

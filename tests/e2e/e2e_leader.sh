@@ -5,25 +5,11 @@
 # not leading, before its election thread runs, and the two never write at
 # the same time. Prints PASS/FAIL per check and "N passed, N failed".
 set -uo pipefail
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-CLUSTER=$ROOT/test/cluster/cluster.sh
-STATE=${HEADROOM_CLUSTER_DIR:-/tmp/kube-headroom-cluster}
-export KUBECONFIG=${KUBECONFIG:-$STATE/admin.kubeconfig}
-KUBECTL=${KUBECTL:-$("$CLUSTER" bin kubectl)}
-HEADROOM=${HEADROOM_BIN:-$ROOT/build/release/headroom}
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 P1=${HEADROOM_E2E_LEADER_PORT1:-28111} P2=${HEADROOM_E2E_LEADER_PORT2:-28112} P3=${HEADROOM_E2E_LEADER_PORT3:-28113}
 WORK=$(mktemp -d /tmp/headroom-le.XXXXXX)
-S=$$
 NS=e2e-le-$S NODE=e2e-le-n-$S
-k() { "$KUBECTL" "$@"; }
-passed=0 failed=0
-pass() { printf 'PASS  %s\n' "$1"; passed=$((passed + 1)); }
-fail() { printf 'FAIL  %s: %s\n' "$1" "$2"; failed=$((failed + 1)); }
-wait_until() {
-  local end=$(($(date +%s) + $1)); shift
-  until "$@" >/dev/null 2>&1; do [ "$(date +%s)" -lt "$end" ] || return 1; sleep 0.2; done
-}
 leader() { curl -sf "http://127.0.0.1:$1/metrics" | awk '$1 == "headroom_leader" {print $2}'; }
 is_leader() { [ "$(leader "$1")" = 1 ]; }
 writes() { curl -sf "http://127.0.0.1:$1/metrics" | awk '$1 ~ /^headroom_writes_total/ {s += $2} END {print s + 0}'; }
@@ -44,7 +30,7 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
-k get --raw /readyz >/dev/null 2>&1 || { echo "FAIL  cluster: API server not ready"; echo "0 passed, 1 failed"; exit 1; }
+require_cluster
 
 k apply -f "$ROOT/deploy/crd-headroomconfig.yaml" >/dev/null
 k wait --for condition=established crd/headroomconfigs.kube-headroom.dev --timeout=30s >/dev/null
@@ -126,5 +112,4 @@ both=$(( $(leader "$OLD") + $(leader "$P3") ))
 [ "$both" = 1 ] && pass "still exactly one leader" || fail "leaders" "$both"
 
 echo
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

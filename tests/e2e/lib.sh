@@ -1,0 +1,133 @@
+# lib.sh — what the end-to-end scripts share: where the cluster and the
+# binaries are, PASS/FAIL bookkeeping, waiting, and the few objects every
+# test makes (simulated nodes, namespaces, single-container pods), plus the
+# least-privilege identity the controller runs as (deploy/rbac.yaml).
+#
+# Sourced, not run. Each script sets its own traps and ports; every object
+# it makes carries $S (its PID), so reruns and parallel runs never collide.
+# shellcheck shell=bash
+HERE=$(cd "$(dirname "${BASH_SOURCE[1]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+CLUSTER=$ROOT/test/cluster/cluster.sh
+STATE=${HEADROOM_CLUSTER_DIR:-/tmp/kube-headroom-cluster}
+export KUBECONFIG=${KUBECONFIG:-$STATE/admin.kubeconfig}
+KUBECTL=${KUBECTL:-$("$CLUSTER" bin kubectl)}
+HEADROOM=${HEADROOM_BIN:-$ROOT/build/release/headroom}
+PROMCHECK=${PROMCHECK:-$(dirname "$HEADROOM")/tests/promcheck}
+S=$$
+k() { "$KUBECTL" "$@"; }
+
+passed=0 failed=0
+WHY=""
+pass() { printf 'PASS  %s\n' "$1"; passed=$((passed + 1)); }
+fail() { printf 'FAIL  %s: %s\n' "$1" "$2"; failed=$((failed + 1)); }
+check() { # name, condition-as-command...
+  local name=$1; shift
+  if "$@"; then pass "$name"; else fail "$name" "${WHY:-condition false}"; fi
+  WHY=""
+}
+finish() { echo "$passed passed, $failed failed"; [ "$failed" -eq 0 ]; }
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+wait_until() { # seconds, cmd...
+  local end=$(($(now_ms) + $1 * 1000)); shift
+  until "$@" >/dev/null 2>&1; do
+    [ "$(now_ms)" -lt "$end" ] || return 1
+    sleep 0.2
+  done
+}
+require_cluster() {
+  k get --raw /readyz >/dev/null 2>&1 || { echo "FAIL  cluster: API server not ready"; echo "0 passed, 1 failed"; exit 1; }
+  [ -x "$HEADROOM" ] || { echo "FAIL  no headroom binary at $HEADROOM"; echo "0 passed, 1 failed"; exit 1; }
+}
+
+# ------------------------------------------------------------- the daemon
+# metric and writes read the daemon on $MPORT.
+metric() { # 'name{labels}' -> value (0 when absent)
+  curl -sf "http://127.0.0.1:$MPORT/metrics" | awk -v m="$1" '$1 == m {print $2; f=1} END {if (!f) print 0}'
+}
+writes() { # every write the controller makes, whatever its kind
+  curl -sf "http://127.0.0.1:$MPORT/metrics" | awk '$1 ~ /^headroom_writes_total[{]/ {s += $2} END {print s + 0}'
+}
+CTL_PID=""
+start_controller() { # extra flags... (as $USER_KC, logging to $WORK/controller.log)
+  "$HEADROOM" run --kubeconfig "$USER_KC" --namespace kube-headroom \
+    --metrics-addr "127.0.0.1:$MPORT" --webhook-addr "" -v "$@" >>"$WORK/controller.log" 2>&1 &
+  CTL_PID=$!
+  wait_until 60 curl -sf "http://127.0.0.1:$MPORT/readyz"
+}
+stop_controller() { # signal
+  [ -n "$CTL_PID" ] || return 0
+  kill "-${1:-TERM}" "$CTL_PID" 2>/dev/null
+  wait "$CTL_PID" 2>/dev/null
+  CTL_PID=""
+}
+
+# The CRD, deploy/rbac.yaml, and a user bound to its roles: sets USER_KC.
+install_identity() { # user name
+  k apply -f "$ROOT/deploy/crd-headroomconfig.yaml" >/dev/null
+  k wait --for condition=established crd/headroomconfigs.kube-headroom.dev --timeout=30s >/dev/null
+  k create namespace kube-headroom >/dev/null 2>&1
+  k apply -f "$ROOT/deploy/rbac.yaml" >/dev/null
+  USER_KC=$("$CLUSTER" user-kubeconfig "$1")
+  k create clusterrolebinding "$1" --clusterrole=kube-headroom --user="$1" >/dev/null 2>&1
+  k -n kube-headroom create rolebinding "$1" --role=kube-headroom-leader-election --user="$1" >/dev/null 2>&1
+}
+remove_identity() { # user name
+  k delete clusterrolebinding "$1" >/dev/null 2>&1
+  k -n kube-headroom delete rolebinding "$1" >/dev/null 2>&1
+}
+
+# ------------------------------------------------------------- objects
+NODES=() NSS=()
+delete_objects() {
+  [ ${#NSS[@]} -eq 0 ] || k delete namespace "${NSS[@]}" --ignore-not-found --wait=false >/dev/null 2>&1
+  [ ${#NODES[@]} -eq 0 ] || k delete node "${NODES[@]}" --ignore-not-found --wait=false >/dev/null 2>&1
+}
+mknode() { # name cpu
+  NODES+=("$1")
+  k apply -f - >/dev/null <<NODE
+apiVersion: v1
+kind: Node
+metadata:
+  name: $1
+  annotations: {kwok.x-k8s.io/node: fake}
+  labels: {type: kwok, kubernetes.io/hostname: $1}
+status:
+  allocatable: {cpu: "$2", memory: 64Gi, pods: "110"}
+  capacity: {cpu: "$2", memory: 64Gi, pods: "110"}
+NODE
+}
+mkns() { # name managed|plain
+  NSS+=("$1")
+  k create namespace "$1" >/dev/null
+  [ "$2" = managed ] && k label namespace "$1" kube-headroom.dev/mode=managed >/dev/null
+  wait_until 30 k -n "$1" get serviceaccount default
+}
+mkpod() { # ns name node cpu-request [cpu-limit] [extra metadata yaml]
+  local lim=""
+  [ -n "${5:-}" ] && lim="limits: {cpu: \"$5\"}"
+  k apply -f - >/dev/null <<POD
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $2
+  namespace: $1
+  ${6:-}
+spec:
+  nodeName: $3
+  containers:
+  - name: app
+    image: registry.invalid/app:1
+    resources:
+      requests: {cpu: "$4", memory: 64Mi}
+      $lim
+POD
+}
+cpu_limit() { # ns pod [container]
+  k -n "$1" get pod "$2" -o jsonpath="{.spec.containers[?(@.name==\"${3:-app}\")].resources.limits.cpu}" 2>/dev/null
+}
+limit_is() { [ "$(cpu_limit "$1" "$2" "${4:-app}")" = "$3" ]; }
+running() { [ "$(k -n "$1" get pod "$2" -o jsonpath='{.status.phase}')" = Running ]; }
+restarts() { # ns -> total container restarts in the namespace
+  k -n "$1" get pods -o json | jq '[.items[].status.containerStatuses[]?.restartCount] | add // 0'
+}
