@@ -142,21 +142,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (ok) {
         check(c, s);
         /* Everything out again: nothing may be left behind. */
-        hr_watch_relist_begin(w[HR_CK_POD]);
-        hr_watch_relist_end(w[HR_CK_POD], true);
-        hr_watch_relist_begin(w[HR_CK_NODE]);
-        hr_watch_relist_end(w[HR_CK_NODE], true);
-        hr_watch_relist_begin(w[HR_CK_NAMESPACE]);
-        hr_watch_relist_end(w[HR_CK_NAMESPACE], true);
-        hr_watch_relist_begin(w[HR_CK_LIMITRANGE]);
-        hr_watch_relist_end(w[HR_CK_LIMITRANGE], true);
+        for (int k = 0; k < HR_CK_COUNT_; k++) {
+            hr_watch_relist_begin(w[k]);
+            hr_watch_relist_end(w[k], true);
+        }
         hr_cache_lock(c);
         hr_cache_drain(c, NULL, NULL);
         hr_cache_stats cs;
         hr_cache_get_stats(c, &cs);
         hr_cache_unlock(c);
         if (cs.pods || cs.nodes || cs.node_placeholders || cs.namespaces ||
-            cs.limitranges || cs.strings)
+            cs.limitranges || cs.quotas || cs.strings)
             abort();
     }
     for (int k = 0; k < HR_CK_COUNT_; k++) {
