@@ -22,6 +22,12 @@
 /* A body the watch has not echoed back yet is not written again sooner. */
 #define ECHO_WAIT_MS 30000
 
+/* Until every node has been reconciled once the managed counts are still
+ * climbing from zero; publishing them would write a wrong number and then
+ * the right one. The first wave spreads over two debounce periods plus one
+ * (controller.c), so this waits at least that long. */
+#define WARMUP_MIN_MS 10000
+
 typedef struct cond {
     const char *type, *status, *reason;
     hr_buf msg;
@@ -156,6 +162,7 @@ struct hr_cfgstatus {
     int64_t last_write_ms; /* 0: never */
     int64_t retry_at_ms;
     int fails;
+    int64_t synced_at_ms;  /* 0: caches not synced yet */
 };
 
 #define st_log(s, level, ...) hr_ctl_logf((s)->o.log, (s)->o.log_ud, "configstatus", (level), __VA_ARGS__)
@@ -191,14 +198,24 @@ static bool build_locked(hr_cfgstatus *s, hr_buf *body, hr_buf *key, hr_cfgstatu
         }
         qsort(ns, n, sizeof *ns, cmp_str);
     }
+    /* While warming up, the counts the object already holds stand. */
+    int64_t debounce = cfg->debounce_ms > 0 ? cfg->debounce_ms : 0;
+    int64_t warmup = 3 * debounce > WARMUP_MIN_MS ? 3 * debounce : WARMUP_MIN_MS;
+    bool warm = hr_now_ms() - s->synced_at_ms >= warmup;
+    int64_t pods = atomic_load(&s->o.metrics->pods_managed);
+    int64_t nodes = atomic_load(&s->o.metrics->nodes_managed);
+    if (!warm && obs->managed_pods >= 0 && obs->managed_nodes >= 0) {
+        pods = obs->managed_pods;
+        nodes = obs->managed_nodes;
+    }
     hr_cfgstatus_in in = {
         .generation = obs->generation >= 0 ? obs->generation : 0,
         .gen_in_force = gen_in_force,
         .invalid = invalid,
         .dry_run = s->o.force_dry_run || (cfg->dry_run && !s->o.force_live),
         .dry_run_flag = s->o.force_dry_run || s->o.force_live,
-        .managed_pods = atomic_load(&s->o.metrics->pods_managed),
-        .managed_nodes = atomic_load(&s->o.metrics->nodes_managed),
+        .managed_pods = pods,
+        .managed_nodes = nodes,
         .quota_ns = ns,
         .n_quota_ns = n,
         .observed = obs,
@@ -271,6 +288,7 @@ static void *cfgstatus_main(void *ud)
         }
         if (atomic_load(&s->stop)) break;
         if (s->o.synced && !s->o.synced(s->o.synced_ud)) continue;
+        if (s->synced_at_ms == 0) s->synced_at_ms = hr_now_ms();
         if (s->o.leading && !s->o.leading(s->o.leading_ud)) {
             /* A new term compares afresh against the object. */
             free(s->last_key);
