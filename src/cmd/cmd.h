@@ -17,5 +17,6 @@ int hr_cmd_plan(const char *prog, int argc, char **argv);
 int hr_cmd_node(const char *prog, int argc, char **argv);
 int hr_cmd_run(const char *prog, int argc, char **argv); /* cmd_run.c */
 int hr_cmd_explain(const char *prog, int argc, char **argv); /* explain.c */
+int hr_cmd_preflight(const char *prog, int argc, char **argv); /* preflight.c */
 
 #endif

@@ -120,6 +120,25 @@ static hr_status to_sink(void *ud, yyjson_val *item, hr_err *err)
     return st;
 }
 
+hr_status hr_live_each(hr_kclient *k, const char *path, const char *query, bool optional,
+                       hr_status (*fn)(void *ud, yyjson_val *item, hr_err *err), void *ud,
+                       hr_err *err)
+{
+    return each_item(k, path, query, optional, fn, ud, err);
+}
+
+hr_status hr_live_load_kind(hr_kclient *k, hr_cache *c, hr_ckind kind, hr_err *err)
+{
+    hr_csink *s = NULL;
+    hr_status st = hr_csink_new(c, kind, &s, err);
+    if (st != HR_OK) return st;
+    hr_wsink ws = hr_csink_wsink(s);
+    st = each_item(k, hr_ckind_path(kind), hr_ckind_query(kind), kind == HR_CK_CONFIG, to_sink,
+                   &ws, err);
+    hr_csink_free(s);
+    return st;
+}
+
 hr_status hr_live_load(hr_kclient *k, hr_cache *c, const char *node, hr_err *err)
 {
     kind_list l[8];

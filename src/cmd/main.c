@@ -3,9 +3,8 @@
  * (kubectl finds plugins by file name, so the same binary answers to both;
  * only the name shown in messages differs).
  *
- * Dispatch is by argv[1]. Commands that need the Kubernetes access layer
- * (run, explain, preflight, plan/node without -f) say plainly that this
- * build does not have it yet and exit 2, rather than half-working.
+ * Dispatch is by argv[1]; each command lives in its own file (cmd.h).
+ * Exit codes: 0 done, 1 bad input or a failed check, 2 usage.
  */
 #include <libgen.h>
 #include <stdio.h>
@@ -48,15 +47,6 @@ static void usage(FILE *f, const char *prog)
             prog);
 }
 
-static int not_yet(const char *prog, const char *what)
-{
-    fprintf(stderr,
-            "%s: %s is not available in this build yet (needs the "
-            "Kubernetes access layer)\n",
-            prog, what);
-    return HR_EXIT_USAGE;
-}
-
 int main(int argc, char **argv)
 {
     char self[256];
@@ -88,7 +78,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "explain"))
         return hr_cmd_explain(prog, argc - 2, argv + 2);
     if (!strcmp(cmd, "preflight"))
-        return not_yet(prog, cmd);
+        return hr_cmd_preflight(prog, argc - 2, argv + 2);
     fprintf(stderr, "%s: unknown command \"%s\" (try \"%s help\")\n", prog,
             cmd, prog);
     return HR_EXIT_USAGE;

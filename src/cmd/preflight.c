@@ -1,0 +1,459 @@
+/*
+ * preflight.c — `headroom preflight`: is this cluster ready for kube-headroom
+ * (SPEC §12)?
+ *
+ * One line per check, PASS / WARN / FAIL, each saying what was found and
+ * what to do; exit 1 when anything fails. Read-only: lists, discovery and
+ * SelfSubjectAccessReviews (which write nothing). It reads through the same
+ * decoders and cache as the controller, so "managed namespace" means exactly
+ * what it means to the controller — including the HeadroomConfig's
+ * namespaceSelector when one exists.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yyjson.h>
+
+#include "cmd/cmd.h"
+#include "cmd/live.h"
+#include "core/eligibility.h"
+#include "core/names.h"
+#include "util/jsonstr.h"
+#include "util/strmap.h"
+
+#define MIN_MINOR 35 /* in-place resize through pods/resize (SPEC §12) */
+#define MAX_LISTED 8 /* names shown per line, then "and N more" */
+
+typedef enum verdict { V_PASS, V_WARN, V_FAIL } verdict;
+
+typedef struct pf {
+    hr_kclient *k;
+    hr_cache *c;
+    const char *own_ns;
+    int fails, warns;
+} pf;
+
+static void line(pf *p, verdict v, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void line(pf *p, verdict v, const char *fmt, ...)
+{
+    static const char *const tag[] = {"PASS", "WARN", "FAIL"};
+    if (v == V_FAIL) p->fails++;
+    if (v == V_WARN) p->warns++;
+    printf("%s  ", tag[v]);
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    putchar('\n');
+}
+
+/* A list of names for one line: "a, b, c and 4 more". */
+typedef struct names {
+    hr_buf b;
+    size_t n;
+} names;
+
+static void names_add(names *l, const char *s)
+{
+    if (l->n < MAX_LISTED) hr_buf_printf(&l->b, "%s%s", l->n ? ", " : "", s);
+    l->n++;
+}
+
+static const char *names_str(names *l)
+{
+    if (l->n > MAX_LISTED) hr_buf_printf(&l->b, " and %zu more", l->n - MAX_LISTED);
+    return hr_buf_str(&l->b);
+}
+
+/* ------------------------------------------------------------ checks */
+
+static void check_version(pf *p)
+{
+    hr_buf b;
+    hr_buf_init(&b, 1 << 20);
+    hr_err err;
+    if (hr_live_get(p->k, "/version", &b, &err) != HR_OK) {
+        line(p, V_FAIL, "server version: %s", err.msg);
+        hr_buf_free(&b);
+        return;
+    }
+    yyjson_doc *d = yyjson_read(hr_buf_str(&b), b.len, 0);
+    yyjson_val *r = yyjson_doc_get_root(d);
+    const char *git = yyjson_get_str(yyjson_obj_get(r, "gitVersion"));
+    const char *minor = yyjson_get_str(yyjson_obj_get(r, "minor"));
+    const char *major = yyjson_get_str(yyjson_obj_get(r, "major"));
+    /* "minor" may carry a "+" on managed distributions ("35+"). */
+    long mj = major ? strtol(major, NULL, 10) : 0, mn = minor ? strtol(minor, NULL, 10) : 0;
+    if (!git || !major || !minor)
+        line(p, V_FAIL, "server version: /version does not say (%.80s)", hr_buf_str(&b));
+    else if (mj > 1 || (mj == 1 && mn >= MIN_MINOR))
+        line(p, V_PASS, "server version %s (1.%d or later resizes running pods in place)", git,
+             MIN_MINOR);
+    else
+        line(p, V_FAIL, "server version %s: in-place resize through pods/resize needs 1.%d or later",
+             git, MIN_MINOR);
+    yyjson_doc_free(d);
+    hr_buf_free(&b);
+}
+
+static void check_resize(pf *p)
+{
+    hr_buf b;
+    hr_buf_init(&b, 16 << 20);
+    hr_err err;
+    if (hr_live_get(p->k, "/api/v1", &b, &err) != HR_OK) {
+        line(p, V_FAIL, "pods/resize: cannot read the core API's discovery: %s", err.msg);
+        hr_buf_free(&b);
+        return;
+    }
+    yyjson_doc *d = yyjson_read(hr_buf_str(&b), b.len, 0);
+    yyjson_val *res = yyjson_obj_get(yyjson_doc_get_root(d), "resources");
+    bool found = false, patch = false;
+    size_t i, max;
+    yyjson_val *e;
+    yyjson_arr_foreach(res, i, max, e) {
+        if (!yyjson_equals_str(yyjson_obj_get(e, "name"), "pods/resize")) continue;
+        found = true;
+        size_t j, vmax;
+        yyjson_val *v;
+        yyjson_arr_foreach(yyjson_obj_get(e, "verbs"), j, vmax, v) patch |= yyjson_equals_str(v, "patch");
+    }
+    if (found && patch)
+        line(p, V_PASS, "the pods/resize subresource is served and takes patch");
+    else
+        line(p, V_FAIL, "the pods/resize subresource is %s: limits cannot be changed in place",
+             found ? "served without patch" : "not served (InPlacePodVerticalScaling off?)");
+    yyjson_doc_free(d);
+    hr_buf_free(&b);
+}
+
+typedef struct need {
+    const char *group, *resource, *sub, *verb;
+    bool in_own_ns; /* leases live in the controller's namespace */
+} need;
+
+/* What the controller does with each permission is in deploy/rbac.yaml. */
+static const need NEEDS[] = {
+    {"", "pods", NULL, "list", false},
+    {"", "pods", NULL, "watch", false},
+    {"", "pods", NULL, "patch", false},
+    {"", "pods", "resize", "patch", false},
+    {"", "nodes", NULL, "get", false},
+    {"", "nodes", NULL, "watch", false},
+    {"", "namespaces", NULL, "watch", false},
+    {"", "limitranges", NULL, "watch", false},
+    {"", "resourcequotas", NULL, "watch", false},
+    {"events.k8s.io", "events", NULL, "create", false},
+    {HR_GROUP, "headroomconfigs", NULL, "watch", false},
+    {HR_GROUP, "headroomconfigs", "status", "patch", false},
+    {"coordination.k8s.io", "leases", NULL, "update", true},
+};
+
+/* A SelfSubjectAccessReview: 1 allowed, 0 denied, -1 could not ask. */
+static int allowed(pf *p, const need *n, hr_err *err)
+{
+    hr_buf body, resp;
+    hr_buf_init(&body, 0);
+    hr_buf_init(&resp, 1 << 20);
+    hr_buf_puts(&body, "{\"apiVersion\":\"authorization.k8s.io/v1\",\"kind\":\"SelfSubjectAccessReview\","
+                       "\"spec\":{\"resourceAttributes\":{\"group\":");
+    hr_buf_json_str(&body, n->group);
+    hr_buf_puts(&body, ",\"resource\":");
+    hr_buf_json_str(&body, n->resource);
+    hr_buf_puts(&body, ",\"verb\":");
+    hr_buf_json_str(&body, n->verb);
+    if (n->sub) {
+        hr_buf_puts(&body, ",\"subresource\":");
+        hr_buf_json_str(&body, n->sub);
+    }
+    if (n->in_own_ns) {
+        hr_buf_puts(&body, ",\"namespace\":");
+        hr_buf_json_str(&body, p->own_ns);
+    }
+    hr_buf_puts(&body, "}}}");
+    hr_kresult res = {0};
+    int out = -1;
+    /* A create that stores nothing; it goes through the write limiter like
+     * any POST, which at a dozen requests does not matter. */
+    if (hr_kclient_do(p->k, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+                      "application/json", hr_buf_str(&body), body.len, &resp, &res, err) == HR_OK) {
+        yyjson_doc *d = yyjson_read(hr_buf_str(&resp), resp.len, 0);
+        yyjson_val *a = yyjson_ptr_get(yyjson_doc_get_root(d), "/status/allowed");
+        out = yyjson_is_true(a) ? 1 : 0;
+        yyjson_doc_free(d);
+    }
+    hr_buf_free(&body);
+    hr_buf_free(&resp);
+    return out;
+}
+
+static void check_rbac(pf *p)
+{
+    names missing = {0};
+    hr_buf_init(&missing.b, 0);
+    hr_err err;
+    for (size_t i = 0; i < sizeof NEEDS / sizeof *NEEDS; i++) {
+        const need *n = &NEEDS[i];
+        int a = allowed(p, n, &err);
+        if (a < 0) {
+            line(p, V_FAIL, "RBAC: cannot ask the API server (SelfSubjectAccessReview): %s", err.msg);
+            hr_buf_free(&missing.b);
+            return;
+        }
+        if (a == 0) {
+            char what[160];
+            snprintf(what, sizeof what, "%s %s%s%s%s%s%s", n->verb, n->resource, n->sub ? "/" : "",
+                     n->sub ? n->sub : "", n->group[0] ? "." : "", n->group,
+                     n->in_own_ns ? " (in --namespace)" : "");
+            names_add(&missing, what);
+        }
+    }
+    if (missing.n == 0)
+        line(p, V_PASS, "RBAC: this identity may do all %zu things the controller does",
+             sizeof NEEDS / sizeof *NEEDS);
+    else
+        line(p, V_FAIL, "RBAC: this identity may not %s (bind deploy/rbac.yaml's roles to it)",
+             names_str(&missing));
+    hr_buf_free(&missing.b);
+}
+
+static bool ns_managed(pf *p, const char *ns)
+{
+    hr_cns_view v;
+    const hr_config *cfg = hr_cache_config(p->c, NULL);
+    return hr_cache_ns_get(p->c, ns, &v) &&
+           hr_namespace_state(cfg, ns, &v.labels, p->own_ns) == HR_NS_MANAGED;
+}
+
+static void check_namespaces(pf *p)
+{
+    hr_cache_lock(p->c);
+    names managed = {0}, quota = {0}, capped = {0};
+    hr_buf_init(&managed.b, 0);
+    hr_buf_init(&quota.b, 0);
+    hr_buf_init(&capped.b, 0);
+    uint32_t it = 0;
+    hr_cns_view v;
+    while (hr_cache_ns_next(p->c, &it, &v)) {
+        if (!ns_managed(p, v.name)) continue;
+        names_add(&managed, v.name);
+        hr_limit_bounds b = hr_cache_ns_bounds(p->c, v.name);
+        if (b.ctr_max != HR_NONE || b.pod_max != HR_NONE || b.ctr_ratio_milli != HR_NONE)
+            names_add(&capped, v.name);
+    }
+    const char **qns = calloc(4096, sizeof *qns);
+    size_t nq = qns ? hr_cache_quota_namespaces(p->c, qns, 4096) : 0;
+    for (size_t i = 0; i < nq && i < 4096; i++)
+        if (ns_managed(p, qns[i])) names_add(&quota, qns[i]);
+    free(qns);
+    hr_cache_unlock(p->c);
+
+    if (managed.n == 0)
+        line(p, V_WARN, "no namespace is managed yet (label one %s=%s)", HR_LABEL_MODE, HR_MODE_MANAGED);
+    else
+        line(p, V_PASS, "%zu managed namespace%s: %s", managed.n, managed.n == 1 ? "" : "s",
+             names_str(&managed));
+    if (quota.n)
+        line(p, V_FAIL, "a ResourceQuota bounds limits.cpu in managed namespace%s %s: raises past it "
+                        "are refused (403); drop limits.cpu from the quota or leave the namespace out",
+             quota.n == 1 ? "" : "s", names_str(&quota));
+    else
+        line(p, V_PASS, "no managed namespace has a ResourceQuota on limits.cpu");
+    if (capped.n)
+        line(p, V_WARN, "LimitRanges cap CPU limits in %s: limits there stop at the cap",
+             names_str(&capped));
+    else
+        line(p, V_PASS, "no LimitRange caps CPU limits in a managed namespace");
+    hr_buf_free(&managed.b);
+    hr_buf_free(&quota.b);
+    hr_buf_free(&capped.b);
+}
+
+static void check_nodes(pf *p)
+{
+    hr_cache_lock(p->c);
+    names win = {0};
+    hr_buf_init(&win.b, 0);
+    size_t n = 0;
+    uint32_t it = 0;
+    hr_cnode_view v;
+    while (hr_cache_node_next(p->c, &it, &v)) {
+        if (!v.present) continue;
+        n++;
+        if (v.windows) names_add(&win, v.name);
+    }
+    hr_cache_unlock(p->c);
+    if (win.n)
+        line(p, V_WARN, "%zu Windows node%s (%s): pods there are never managed", win.n,
+             win.n == 1 ? "" : "s", names_str(&win));
+    else
+        line(p, V_PASS, "%zu node%s, none running Windows", n, n == 1 ? "" : "s");
+    hr_buf_free(&win.b);
+}
+
+/* Running pods whose status has no container resources: their kubelet
+ * does not report them, and the API server refuses to resize such pods. */
+typedef struct no_res {
+    names nodes;
+    hr_strmap seen; /* nodes already named */
+    size_t running;
+} no_res;
+
+static hr_status pod_reports(void *ud, yyjson_val *pod, hr_err *err)
+{
+    no_res *r = ud;
+    yyjson_val *st = yyjson_obj_get(pod, "status");
+    if (!yyjson_equals_str(yyjson_obj_get(st, "phase"), "Running")) return HR_OK;
+    r->running++;
+    size_t i, max;
+    yyjson_val *cs;
+    bool all = true;
+    yyjson_arr_foreach(yyjson_obj_get(st, "containerStatuses"), i, max, cs)
+        all &= yyjson_is_obj(yyjson_obj_get(cs, "resources"));
+    if (all) return HR_OK;
+    const char *node = yyjson_get_str(yyjson_ptr_get(pod, "/spec/nodeName"));
+    if (!node) return HR_OK;
+    if (hr_strmap_get(&r->seen, node)) return HR_OK;
+    if (!hr_strmap_put(&r->seen, node, 1))
+        return hr_err_set(err, HR_E_NOMEM, "preflight: out of memory");
+    names_add(&r->nodes, node);
+    return HR_OK;
+}
+
+static void check_kubelets(pf *p)
+{
+    no_res r;
+    memset(&r, 0, sizeof r);
+    hr_buf_init(&r.nodes.b, 0);
+    hr_strmap_init(&r.seen);
+    hr_err err;
+    if (hr_live_each(p->k, "/api/v1/pods", "fieldSelector=status.phase%3DRunning", false,
+                     pod_reports, &r, &err) != HR_OK)
+        line(p, V_FAIL, "kubelets: cannot list pods: %s", err.msg);
+    else if (r.nodes.n)
+        line(p, V_WARN, "kubelets on %s do not report container resources: pods there cannot be "
+                        "resized", names_str(&r.nodes));
+    else
+        line(p, V_PASS, "every kubelet reports container resources (%zu running pods)", r.running);
+    hr_buf_free(&r.nodes.b);
+    hr_strmap_free(&r.seen);
+}
+
+/* A VPA that sets limits on a managed workload is a second writer of the
+ * same field (its updates and ours would undo each other). */
+static hr_status vpa_item(void *ud, yyjson_val *vpa, hr_err *err)
+{
+    (void)err;
+    names *l = ((void **)ud)[0];
+    pf *p = ((void **)ud)[1];
+    const char *ns = yyjson_get_str(yyjson_ptr_get(vpa, "/metadata/namespace"));
+    const char *name = yyjson_get_str(yyjson_ptr_get(vpa, "/metadata/name"));
+    if (!ns || !name) return HR_OK;
+    const char *mode = yyjson_get_str(yyjson_ptr_get(vpa, "/spec/updatePolicy/updateMode"));
+    if (mode && strcmp(mode, "Off") == 0) return HR_OK;
+    /* controlledValues defaults to RequestsAndLimits. */
+    bool limits = false;
+    size_t i, max;
+    yyjson_val *cp;
+    yyjson_val *pols = yyjson_ptr_get(vpa, "/spec/resourcePolicy/containerPolicies");
+    if (yyjson_arr_size(pols) == 0) limits = true;
+    yyjson_arr_foreach(pols, i, max, cp) {
+        const char *cv = yyjson_get_str(yyjson_obj_get(cp, "controlledValues"));
+        const char *m = yyjson_get_str(yyjson_obj_get(cp, "mode"));
+        if (m && strcmp(m, "Off") == 0) continue;
+        if (!cv || strcmp(cv, "RequestsAndLimits") == 0) limits = true;
+    }
+    if (!limits) return HR_OK;
+    hr_cache_lock(p->c);
+    bool managed = ns_managed(p, ns);
+    hr_cache_unlock(p->c);
+    if (managed) {
+        char who[300];
+        snprintf(who, sizeof who, "%s/%s", ns, name);
+        names_add(l, who);
+    }
+    return HR_OK;
+}
+
+static void check_vpa(pf *p)
+{
+    names l = {0};
+    hr_buf_init(&l.b, 0);
+    void *ud[2] = {&l, p};
+    hr_err err;
+    bool installed = true;
+    hr_buf probe;
+    hr_buf_init(&probe, 1 << 20);
+    if (hr_live_get(p->k, "/apis/autoscaling.k8s.io/v1", &probe, &err) != HR_OK) installed = false;
+    hr_buf_free(&probe);
+    if (!installed)
+        line(p, V_PASS, "no VerticalPodAutoscaler API (VPA not installed)");
+    else if (hr_live_each(p->k, "/apis/autoscaling.k8s.io/v1/verticalpodautoscalers", NULL, true,
+                          vpa_item, ud, &err) != HR_OK)
+        line(p, V_FAIL, "VerticalPodAutoscalers: cannot list them: %s", err.msg);
+    else if (l.n)
+        line(p, V_FAIL, "VerticalPodAutoscalers set limits in managed namespaces (%s): two writers "
+                        "of one field; use controlledValues: RequestsOnly or opt those pods out",
+             names_str(&l));
+    else
+        line(p, V_PASS, "no VerticalPodAutoscaler sets CPU limits in a managed namespace");
+    hr_buf_free(&l.b);
+}
+
+/* ------------------------------------------------------------ command */
+
+static int usage(const char *prog, const char *why)
+{
+    if (why) fprintf(stderr, "%s preflight: %s\n", prog, why);
+    fprintf(stderr, "usage: %s preflight [--namespace NS] [--kubeconfig FILE] [--context NAME]\n"
+                    "  --namespace NS   where the controller will run (its Lease; never managed),\n"
+                    "                   default kube-headroom\n",
+            prog);
+    return HR_EXIT_USAGE;
+}
+
+int hr_cmd_preflight(const char *prog, int argc, char **argv)
+{
+    const char *kubeconfig = NULL, *context = NULL, *own_ns = "kube-headroom";
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        const char **dst = !strcmp(a, "--kubeconfig") ? &kubeconfig
+                           : !strcmp(a, "--context")  ? &context
+                           : !strcmp(a, "--namespace") || !strcmp(a, "-n") ? &own_ns
+                                                                           : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) return usage(prog, NULL), HR_EXIT_OK;
+        if (!dst) return usage(prog, "unknown argument");
+        if (++i >= argc) return usage(prog, "a flag needs a value");
+        *dst = argv[i];
+    }
+    hr_err err;
+    pf p = {.own_ns = own_ns};
+    if (hr_live_client(kubeconfig, context, &p.k, &err) != HR_OK) {
+        fprintf(stderr, "%s preflight: %s\n", prog, err.msg);
+        return HR_EXIT_INPUT;
+    }
+    printf("preflight of %s (%s)\n", hr_kclient_server(p.k), hr_kclient_origin(p.k));
+    check_version(&p);
+    check_resize(&p);
+    check_rbac(&p);
+    /* Pods are not cached: only the kubelet check reads them, page by page. */
+    static const hr_ckind kinds[] = {HR_CK_CONFIG, HR_CK_NAMESPACE, HR_CK_NODE, HR_CK_LIMITRANGE,
+                                     HR_CK_QUOTA};
+    hr_status st = hr_cache_new(&p.c, &err);
+    for (size_t i = 0; st == HR_OK && i < sizeof kinds / sizeof *kinds; i++)
+        st = hr_live_load_kind(p.k, p.c, kinds[i], &err);
+    if (st != HR_OK) {
+        line(&p, V_FAIL, "cannot read the cluster: %s", err.msg);
+    } else {
+        check_namespaces(&p);
+        check_nodes(&p);
+        check_kubelets(&p);
+        check_vpa(&p);
+    }
+    printf("%d failed, %d warning%s\n", p.fails, p.warns, p.warns == 1 ? "" : "s");
+    hr_cache_free(p.c);
+    hr_kclient_free(p.k);
+    return p.fails ? HR_EXIT_INPUT : HR_EXIT_OK;
+}

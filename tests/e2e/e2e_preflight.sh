@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# e2e_preflight.sh — `headroom preflight` on the real control plane
+# (SPEC §12): each line it must print, for the cluster it looks at.
+#
+# The cluster is shared with the other tests, so checks look for the lines
+# about this run's own objects (suffix $S) rather than for a clean bill of
+# health, and the exit code is checked against the lines: 1 exactly when a
+# line says FAIL.
+set -uo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+WORK=$(mktemp -d /tmp/headroom-pf.XXXXXX)
+NS=e2e-pf-$S QNS=e2e-pf-q-$S
+
+cleanup() {
+  delete_objects
+  k delete crd verticalpodautoscalers.autoscaling.k8s.io --ignore-not-found --wait=false >/dev/null 2>&1
+  remove_identity headroom-pf
+  [ "$failed" -gt 0 ] && cat "$WORK"/*.out 2>/dev/null | tail -n 30
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+require_cluster
+
+preflight() { # name [flags...]: output in $WORK/name.out, exit code in $WORK/name.rc
+  local name=$1; shift
+  "$HEADROOM" preflight "$@" >"$WORK/$name.out" 2>&1
+  echo $? >"$WORK/$name.rc"
+}
+has() { grep -q -- "$2" "$WORK/$1.out"; } # name, regex
+consistent() { # exit code 1 exactly when a line failed
+  local want=0
+  grep -q '^FAIL' "$WORK/$1.out" && want=1
+  [ "$(cat "$WORK/$1.rc")" = "$want" ]
+}
+
+# ---------------------------------------------------------- the basics
+preflight admin
+check "server version and pods/resize pass on the test cluster" has admin '^PASS  server version v1\.'
+check "the pods/resize subresource is found with patch" has admin '^PASS  the pods/resize subresource'
+check "the admin may do everything the controller does" has admin '^PASS  RBAC:'
+WHY="rc $(cat "$WORK/admin.rc")"
+check "exit code 1 exactly when a line says FAIL" consistent admin
+
+# ---------------------------------------------------------- RBAC
+install_identity headroom-pf
+preflight user --kubeconfig "$USER_KC"
+check "deploy/rbac.yaml's roles grant every permission preflight checks" has user '^PASS  RBAC:'
+NOBODY_KC=$("$CLUSTER" user-kubeconfig headroom-pf-nobody)
+preflight nobody --kubeconfig "$NOBODY_KC"
+WHY="$(grep RBAC "$WORK/nobody.out")"
+check "an identity with no roles fails RBAC, naming what it lacks" has nobody '^FAIL  RBAC: this identity may not list pods'
+WHY="rc $(cat "$WORK/nobody.rc")"
+check "... and preflight exits 1" [ "$(cat "$WORK/nobody.rc")" = 1 ]
+
+# ---------------------------------------------------------- namespaces
+mkns "$NS" managed
+mkns "$QNS" managed
+k -n "$QNS" create quota cpu --hard=limits.cpu=4 >/dev/null
+k -n "$NS" create quota pods-only --hard=pods=10 >/dev/null
+k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: LimitRange
+metadata: {name: cap, namespace: $NS}
+spec:
+  limits:
+  - type: Container
+    max: {cpu: "2"}
+YAML
+mknode "e2e-pf-win-$S" 4
+k label node "e2e-pf-win-$S" kubernetes.io/os=windows --overwrite >/dev/null
+preflight ns
+WHY="$(grep -i quota "$WORK/ns.out")"
+check "a managed namespace with a limits.cpu quota fails, named" has ns "^FAIL  a ResourceQuota bounds limits.cpu in .*$QNS"
+quota_only_q() { ! grep '^FAIL  a ResourceQuota' "$WORK/ns.out" | grep -q -- "$NS[,: ]\|$NS\$"; }
+check "a quota without limits.cpu is not named" quota_only_q
+WHY="$(grep -i limitrange "$WORK/ns.out")"
+check "a LimitRange capping CPU limits warns, naming the namespace" has ns "^WARN  LimitRanges cap CPU limits in .*$NS"
+WHY="$(grep -i windows "$WORK/ns.out")"
+check "a Windows node warns, named" has ns "^WARN  .*Windows node.*e2e-pf-win-$S"
+WHY="rc $(cat "$WORK/ns.rc")"
+check "exit code 1 with a failing line" [ "$(cat "$WORK/ns.rc")" = 1 ]
+
+# ---------------------------------------------------------- VerticalPodAutoscalers
+# A stand-in CRD with the VPA's group and name (the schema is not ours to
+# check): enough for preflight's list.
+k apply -f - >/dev/null <<'YAML'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: verticalpodautoscalers.autoscaling.k8s.io
+  annotations: {api-approved.kubernetes.io: "unapproved, test stand-in"}
+spec:
+  group: autoscaling.k8s.io
+  scope: Namespaced
+  names: {plural: verticalpodautoscalers, singular: verticalpodautoscaler, kind: VerticalPodAutoscaler}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+YAML
+k wait --for condition=established crd/verticalpodautoscalers.autoscaling.k8s.io --timeout=30s >/dev/null
+k apply -f - >/dev/null <<YAML
+apiVersion: autoscaling.k8s.io/v1
+kind: VerticalPodAutoscaler
+metadata: {name: limits, namespace: $NS}
+spec:
+  targetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+---
+apiVersion: autoscaling.k8s.io/v1
+kind: VerticalPodAutoscaler
+metadata: {name: requests-only, namespace: $NS}
+spec:
+  targetRef: {apiVersion: apps/v1, kind: Deployment, name: api}
+  resourcePolicy:
+    containerPolicies: [{containerName: "*", controlledValues: RequestsOnly}]
+---
+apiVersion: autoscaling.k8s.io/v1
+kind: VerticalPodAutoscaler
+metadata: {name: "off", namespace: $NS}
+spec:
+  targetRef: {apiVersion: apps/v1, kind: Deployment, name: batch}
+  updatePolicy: {updateMode: "Off"}
+YAML
+preflight vpa
+vpas=$(k -n "$NS" get verticalpodautoscalers -o name | wc -l)
+WHY="$vpas VPAs created"
+check "three stand-in VPAs exist" [ "$vpas" = 3 ]
+sed 's/^/    | /' "$WORK/vpa.out" # what a user sees, for the log
+WHY="$(grep -i vertical "$WORK/vpa.out")"
+check "a VPA that sets limits in a managed namespace fails, named" has vpa "^FAIL  VerticalPodAutoscalers set limits .*$NS/limits"
+only_limits() { ! grep '^FAIL  VerticalPodAutoscalers' "$WORK/vpa.out" | grep -q "$NS/requests-only\|$NS/off"; }
+check "RequestsOnly and updateMode Off VPAs are not named" only_limits
+
+echo
+finish
