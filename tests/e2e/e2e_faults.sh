@@ -50,12 +50,18 @@ converged() {
 
 install_identity headroom-faults
 mkns "$NS" managed
+k label namespace "$NS" "e2e-faults=$S" >/dev/null
 mknode "$NODE" 8
+# Only this run's namespace is managed: pods other tests leave behind (their
+# namespaces still terminating) would otherwise be written too, and blur the
+# write count that tells a storm from the work the change needs.
 k apply -f - >/dev/null <<YAML
 apiVersion: kube-headroom.dev/v1alpha1
 kind: HeadroomConfig
 metadata: {name: cluster}
-spec: {dryRun: false}
+spec:
+  dryRun: false
+  namespaceSelector: {matchLabels: {e2e-faults: "$S"}}
 YAML
 start_controller || { fail "controller start" "not ready within 60 s"; finish; exit; }
 mkpod "$NS" a "$NODE" 200m
