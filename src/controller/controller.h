@@ -10,7 +10,9 @@
  * not reconcile in lockstep. Workers take nodes from the queue; a node is
  * never reconciled by two workers at once; rate-limited or failed work is
  * requeued, never dropped. Only the leader writes (the executor checks the
- * flag before every write); followers keep their caches warm.
+ * flag before every write); followers keep their caches warm. Beside the
+ * workers, one thread keeps the HeadroomConfig's status current
+ * (cfgstatus.h).
  */
 #ifndef HR_CONTROLLER_CONTROLLER_H
 #define HR_CONTROLLER_CONTROLLER_H
