@@ -69,17 +69,27 @@ static const char *names_str(names *l)
 
 /* ------------------------------------------------------------ checks */
 
-static void check_version(pf *p)
+/* GET path as a JSON document; NULL (with err set) when it cannot be had. */
+static yyjson_doc *get_doc(pf *p, const char *path, hr_err *err)
 {
     hr_buf b;
-    hr_buf_init(&b, 1 << 20);
+    hr_buf_init(&b, 16 << 20);
+    yyjson_doc *d = NULL;
+    if (hr_live_get(p->k, path, &b, err) == HR_OK &&
+        !(d = yyjson_read(hr_buf_str(&b), b.len, 0)))
+        hr_err_set(err, HR_E_INPUT, "GET %s: not JSON", path);
+    hr_buf_free(&b);
+    return d;
+}
+
+static void check_version(pf *p)
+{
     hr_err err;
-    if (hr_live_get(p->k, "/version", &b, &err) != HR_OK) {
+    yyjson_doc *d = get_doc(p, "/version", &err);
+    if (!d) {
         line(p, V_FAIL, "server version: %s", err.msg);
-        hr_buf_free(&b);
         return;
     }
-    yyjson_doc *d = yyjson_read(hr_buf_str(&b), b.len, 0);
     yyjson_val *r = yyjson_doc_get_root(d);
     const char *git = yyjson_get_str(yyjson_obj_get(r, "gitVersion"));
     const char *minor = yyjson_get_str(yyjson_obj_get(r, "minor"));
@@ -87,7 +97,7 @@ static void check_version(pf *p)
     /* "minor" may carry a "+" on managed distributions ("35+"). */
     long mj = major ? strtol(major, NULL, 10) : 0, mn = minor ? strtol(minor, NULL, 10) : 0;
     if (!git || !major || !minor)
-        line(p, V_FAIL, "server version: /version does not say (%.80s)", hr_buf_str(&b));
+        line(p, V_FAIL, "server version: /version has no gitVersion, major and minor");
     else if (mj > 1 || (mj == 1 && mn >= MIN_MINOR))
         line(p, V_PASS, "server version %s (1.%d or later resizes running pods in place)", git,
              MIN_MINOR);
@@ -95,20 +105,16 @@ static void check_version(pf *p)
         line(p, V_FAIL, "server version %s: in-place resize through pods/resize needs 1.%d or later",
              git, MIN_MINOR);
     yyjson_doc_free(d);
-    hr_buf_free(&b);
 }
 
 static void check_resize(pf *p)
 {
-    hr_buf b;
-    hr_buf_init(&b, 16 << 20);
     hr_err err;
-    if (hr_live_get(p->k, "/api/v1", &b, &err) != HR_OK) {
+    yyjson_doc *d = get_doc(p, "/api/v1", &err);
+    if (!d) {
         line(p, V_FAIL, "pods/resize: cannot read the core API's discovery: %s", err.msg);
-        hr_buf_free(&b);
         return;
     }
-    yyjson_doc *d = yyjson_read(hr_buf_str(&b), b.len, 0);
     yyjson_val *res = yyjson_obj_get(yyjson_doc_get_root(d), "resources");
     bool found = false, patch = false;
     size_t i, max;
@@ -126,7 +132,6 @@ static void check_resize(pf *p)
         line(p, V_FAIL, "the pods/resize subresource is %s: limits cannot be changed in place",
              found ? "served without patch" : "not served (InPlacePodVerticalScaling off?)");
     yyjson_doc_free(d);
-    hr_buf_free(&b);
 }
 
 typedef struct need {
@@ -383,11 +388,9 @@ static void check_vpa(pf *p)
     hr_buf_init(&l.b, 0);
     void *ud[2] = {&l, p};
     hr_err err;
-    bool installed = true;
-    hr_buf probe;
-    hr_buf_init(&probe, 1 << 20);
-    if (hr_live_get(p->k, "/apis/autoscaling.k8s.io/v1", &probe, &err) != HR_OK) installed = false;
-    hr_buf_free(&probe);
+    yyjson_doc *group = get_doc(p, "/apis/autoscaling.k8s.io/v1", &err);
+    bool installed = group != NULL;
+    yyjson_doc_free(group);
     if (!installed)
         line(p, V_PASS, "no VerticalPodAutoscaler API (VPA not installed)");
     else if (hr_live_each(p->k, "/apis/autoscaling.k8s.io/v1/verticalpodautoscalers", NULL, true,
