@@ -97,8 +97,13 @@ sleep 12 # past the config status's count-only pace, so its write is counted too
 dw=$(( $(writes) - w0 ))
 by_kind=$(curl -sf "http://127.0.0.1:$MPORT/metrics" | awk '$1 ~ /^headroom_writes_total[{]/ {printf "%s%s=%s", sep, $1, $2; sep=" "}' | sed 's/headroom_writes_total{kind="\([a-z]*\)"}/\1/g')
 echo "figure: writes from the restart to convergence: $dw (since start: $by_kind); pods relists $(( $(metric 'headroom_relists_total{resource="pods"}') - rl0 ))"
+reasons=$(k -n "$NS" get events.events.k8s.io -o json | jq -r '[.items[] | select(.reportingController == "kube-headroom.dev/headroom") | .reason] | group_by(.) | map("\(.[0])=\(length)") | join(" ")')
+echo "figure: events in the namespace by reason: ${reasons:-none}"
+# Two pods changed: a resize, an annotation and an event each, a count-only
+# status write or two, and perhaps one ResizeSkipped for a Node read that
+# hit the outage. A storm is dozens.
 WHY="$dw writes"
-check "A4. no write storm: at most 8 writes for two pods that changed" [ "$dw" -le 8 ]
+check "A4. no write storm: at most 12 writes for two pods that changed" [ "$dw" -le 12 ]
 
 # ---------------------------------------------------- B. frozen with a change pending
 mkpod "$NS" c "$NODE" 2000m
