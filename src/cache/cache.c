@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "cache/intern.h"
+#include "core/eligibility.h"
 #include "core/names.h"
 
 #define NIL UINT32_MAX
@@ -1821,6 +1822,36 @@ size_t hr_cache_quota_namespaces(const hr_cache *c, const char **out, size_t cap
         n++;
     }
     return n;
+}
+
+static int cmp_cstr(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+hr_status hr_cache_managed_quota_ns(const hr_cache *c, const char *own_ns, const char ***out,
+                                    size_t *n, hr_err *err)
+{
+    *out = NULL;
+    *n = 0;
+    size_t total = hr_cache_quota_namespaces(c, NULL, 0);
+    if (total == 0)
+        return HR_OK;
+    const char **ns = malloc(total * sizeof *ns);
+    if (!ns)
+        return hr_err_set(err, HR_E_NOMEM, "cache: out of memory");
+    hr_cache_quota_namespaces(c, ns, total);
+    size_t kept = 0;
+    for (size_t i = 0; i < total; i++) {
+        hr_cns_view v;
+        if (hr_cache_ns_get(c, ns[i], &v) &&
+            hr_namespace_state(&c->cfg, ns[i], &v.labels, own_ns) == HR_NS_MANAGED)
+            ns[kept++] = ns[i];
+    }
+    qsort(ns, kept, sizeof *ns, cmp_cstr);
+    *out = ns;
+    *n = kept;
+    return HR_OK;
 }
 
 size_t hr_cache_dirty_count(const hr_cache *c)

@@ -217,6 +217,13 @@ bool hr_cache_config_object(const hr_cache *c, int64_t *gen_in_force,
  * Returns how many there are, writing at most cap. */
 size_t hr_cache_quota_namespaces(const hr_cache *c, const char **out, size_t cap);
 
+/* Of those, the ones the config in force manages (own_ns, the controller's
+ * namespace, never is), sorted: what the HeadroomConfig status and
+ * `preflight` name. *out is malloc'ed (free it; NULL when none), its strings
+ * valid while the lock is held. */
+hr_status hr_cache_managed_quota_ns(const hr_cache *c, const char *own_ns, const char ***out,
+                                    size_t *n, hr_err *err);
+
 /* The change feed: calls fn once per dirty node and clears the set. All
  * nodes count as dirty after a LimitRange or config change. Returns the
  * number of nodes reported. */

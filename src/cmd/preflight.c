@@ -248,10 +248,11 @@ static void check_namespaces(pf *p)
         if (b.ctr_max != HR_NONE || b.pod_max != HR_NONE || b.ctr_ratio_milli != HR_NONE)
             names_add(&capped, v.name);
     }
-    const char **qns = calloc(4096, sizeof *qns);
-    size_t nq = qns ? hr_cache_quota_namespaces(p->c, qns, 4096) : 0;
-    for (size_t i = 0; i < nq && i < 4096; i++)
-        if (ns_managed(p, qns[i])) names_add(&quota, qns[i]);
+    const char **qns;
+    size_t nq;
+    hr_err err;
+    hr_status qst = hr_cache_managed_quota_ns(p->c, p->own_ns, &qns, &nq, &err);
+    for (size_t i = 0; qst == HR_OK && i < nq; i++) names_add(&quota, qns[i]);
     free(qns);
     hr_cache_unlock(p->c);
 
@@ -260,7 +261,9 @@ static void check_namespaces(pf *p)
     else
         line(p, V_PASS, "%zu managed namespace%s: %s", managed.n, managed.n == 1 ? "" : "s",
              names_str(&managed));
-    if (quota.n)
+    if (qst != HR_OK)
+        line(p, V_FAIL, "ResourceQuotas: %s", err.msg);
+    else if (quota.n)
         line(p, V_FAIL, "a ResourceQuota bounds limits.cpu in managed namespace%s %s: raises past it "
                         "are refused (403); drop limits.cpu from the quota or leave the namespace out",
              quota.n == 1 ? "" : "s", names_str(&quota));

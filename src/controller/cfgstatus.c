@@ -10,14 +10,12 @@
 #include <time.h>
 
 #include "controller/nodequeue.h"
-#include "core/eligibility.h"
 #include "core/names.h"
 #include "util/jsonstr.h"
 
 /* A namespace list in a message stops here ("… and 12 more"): a condition
  * message is for people, and the API caps it at 32 KiB. */
 #define QUOTA_NS_SHOWN 20
-#define QUOTA_NS_MAX 4096
 
 /* A body the watch has not echoed back yet is not written again sooner. */
 #define ECHO_WAIT_MS 30000
@@ -167,13 +165,10 @@ struct hr_cfgstatus {
 
 #define st_log(s, level, ...) hr_ctl_logf((s)->o.log, (s)->o.log_ud, "configstatus", (level), __VA_ARGS__)
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* Under the cache lock: the body, its key (the same with now = 0, for
- * "already written"), and how it differs. false: no config object. */
+/* Under the cache lock: the body, how it differs from the object and, when
+ * it does, its key (the same body with now = 0, for "already written").
+ * false: no config object, or no memory to build it (nothing is written
+ * then: a status missing its quota list would be a wrong one). */
 static bool build_locked(hr_cfgstatus *s, hr_buf *body, hr_buf *key, hr_cfgstatus_diff *diff,
                          bool *ready_false)
 {
@@ -185,18 +180,12 @@ static bool build_locked(hr_cfgstatus *s, hr_buf *body, hr_buf *key, hr_cfgstatu
     const char *invalid = NULL;
     const hr_config *cfg = hr_cache_config(c, &invalid);
 
-    const char **ns = calloc(QUOTA_NS_MAX, sizeof *ns);
-    size_t n = 0;
-    if (ns != NULL) {
-        size_t total = hr_cache_quota_namespaces(c, ns, QUOTA_NS_MAX);
-        if (total > QUOTA_NS_MAX) total = QUOTA_NS_MAX;
-        for (size_t i = 0; i < total; i++) {
-            hr_cns_view v;
-            if (hr_cache_ns_get(c, ns[i], &v) &&
-                hr_namespace_state(cfg, ns[i], &v.labels, s->o.own_ns) == HR_NS_MANAGED)
-                ns[n++] = ns[i];
-        }
-        qsort(ns, n, sizeof *ns, cmp_str);
+    const char **ns;
+    size_t n;
+    hr_err err;
+    if (hr_cache_managed_quota_ns(c, s->o.own_ns, &ns, &n, &err) != HR_OK) {
+        st_log(s, 0, "msg=\"HeadroomConfig status not built\" error=\"%s\"", err.msg);
+        return false;
     }
     /* While warming up, the counts the object already holds stand. */
     int64_t debounce = cfg->debounce_ms > 0 ? cfg->debounce_ms : 0;
@@ -222,8 +211,10 @@ static bool build_locked(hr_cfgstatus *s, hr_buf *body, hr_buf *key, hr_cfgstatu
         .now_unix = (int64_t)time(NULL),
     };
     *diff = hr_cfgstatus_build(&in, body);
-    in.now_unix = 0;
-    hr_cfgstatus_build(&in, key);
+    if (*diff != HR_CFGST_SAME) {
+        in.now_unix = 0;
+        hr_cfgstatus_build(&in, key);
+    }
     *ready_false = invalid != NULL;
     free(ns);
     return true;

@@ -474,6 +474,26 @@ static void test_quotas_and_config_status(void **state)
     assert_int_equal(hr_cache_quota_namespaces(f->c, ns, 4), 1); /* "a" once; b bounds requests */
     assert_string_equal(ns[0], "a");
     hr_cache_unlock(f->c);
+    /* Which of them the config manages: "a" once it is labelled managed,
+     * never the controller's own namespace; sorted, each once. */
+    const char **mq;
+    size_t nmq;
+    hr_err err;
+    hr_cache_lock(f->c);
+    assert_int_equal(hr_cache_managed_quota_ns(f->c, NULL, &mq, &nmq, &err), HR_OK);
+    hr_cache_unlock(f->c);
+    assert_int_equal(nmq, 0); /* namespace "a" is not known yet */
+    free(mq);
+    put_ns(f, "a", "managed", "20");
+    hr_cache_lock(f->c);
+    assert_int_equal(hr_cache_managed_quota_ns(f->c, NULL, &mq, &nmq, &err), HR_OK);
+    assert_int_equal(nmq, 1);
+    assert_string_equal(mq[0], "a");
+    free(mq);
+    assert_int_equal(hr_cache_managed_quota_ns(f->c, "a", &mq, &nmq, &err), HR_OK);
+    assert_int_equal(nmq, 0);
+    free(mq);
+    hr_cache_unlock(f->c);
     /* A relist that no longer has q1 and q2 sweeps them. */
     hr_cache_relist_begin(f->c, HR_CK_QUOTA);
     assert_int_equal(feed(f, HR_CK_QUOTA, false, q3), HR_OK);
