@@ -12,7 +12,6 @@ WORK=$(mktemp -d /tmp/headroom-le.XXXXXX)
 NS=e2e-le-$S NODE=e2e-le-n-$S
 leader() { curl -sf "http://127.0.0.1:$1/metrics" | awk '$1 == "headroom_leader" {print $2}'; }
 is_leader() { [ "$(leader "$1")" = 1 ]; }
-writes() { curl -sf "http://127.0.0.1:$1/metrics" | awk '$1 ~ /^headroom_writes_total/ {s += $2} END {print s + 0}'; }
 declare -A PID
 start() { # port
   "$HEADROOM" run --namespace kube-headroom --leader-elect --metrics-addr "127.0.0.1:$1" \

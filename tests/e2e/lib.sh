@@ -45,8 +45,8 @@ require_cluster() {
 metric() { # 'name{labels}' -> value (0 when absent)
   curl -sf "http://127.0.0.1:$MPORT/metrics" | awk -v m="$1" '$1 == m {print $2; f=1} END {if (!f) print 0}'
 }
-writes() { # every write the controller makes, whatever its kind
-  curl -sf "http://127.0.0.1:$MPORT/metrics" | awk '$1 ~ /^headroom_writes_total[{]/ {s += $2} END {print s + 0}'
+writes() { # [port]: every write the daemon made, whatever its kind
+  curl -sf "http://127.0.0.1:${1:-$MPORT}/metrics" | awk '$1 ~ /^headroom_writes_total[{]/ {s += $2} END {print s + 0}'
 }
 CTL_PID=""
 start_controller() { # extra flags... (as $USER_KC, logging to $WORK/controller.log)
