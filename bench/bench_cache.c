@@ -28,7 +28,7 @@
 
 #include "cache/cache.h"
 #include "cache/sink.h"
-#include "kube/decode.h"
+#include "kube/decode/decode.h"
 #include "podgen.h"
 
 #define N_NS 500

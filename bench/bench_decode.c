@@ -14,7 +14,7 @@
 #include <time.h>
 #include <yyjson.h>
 
-#include "kube/decode.h"
+#include "kube/decode/decode.h"
 
 static double now(void)
 {

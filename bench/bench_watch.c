@@ -8,7 +8,7 @@
  *
  * Three figures per workload, measured in this process on the same bytes:
  *   reference  yyjson parsing alone (the floor: no decoder can beat it);
- *   decode     parse + the pod decoder (kube/decode.h);
+ *   decode     parse + the pod decoder (kube/decode/decode.h);
  *   full       the production path: the splitter's copy of the line,
  *              watch line handling (watch.c, parsing in place) → cache
  *              sink → decoder → compact cache upsert, change feed.
@@ -28,8 +28,8 @@
 
 #include "cache/cache.h"
 #include "cache/sink.h"
-#include "kube/decode.h"
-#include "kube/watch.h"
+#include "kube/decode/decode.h"
+#include "kube/watch/watch.h"
 #include "podgen.h"
 
 #define N_NS 500

@@ -166,7 +166,7 @@ typedef struct cpod {
     uint32_t blob_len;
     uint16_t flags;
     uint16_t n_ctr;
-    uint32_t status_hash; /* of our status annotation (kube/status_note.h) */
+    uint32_t status_hash; /* of our status annotation (kube/write/status_note.h) */
 } cpod;
 
 enum {

@@ -39,7 +39,7 @@
 #include "core/gates.h"
 #include "core/pod.h"
 #include "core/selector.h"
-#include "kube/decode.h"
+#include "kube/decode/decode.h"
 #include "util/arena.h"
 #include "util/err.h"
 

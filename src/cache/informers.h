@@ -12,8 +12,8 @@
 
 #include "cache/cache.h"
 #include "cache/sink.h"
-#include "kube/client.h"
-#include "kube/watch.h"
+#include "kube/transport/client.h"
+#include "kube/watch/watch.h"
 
 typedef struct hr_informers hr_informers;
 

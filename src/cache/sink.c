@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "core/names.h"
-#include "kube/status_note.h"
+#include "kube/write/status_note.h"
 
 struct hr_csink {
     hr_cache *c;

@@ -1,8 +1,8 @@
 /*
- * sink.h — feeds the cache from list/watch (kube/watch.h).
+ * sink.h — feeds the cache from list/watch (kube/watch/watch.h).
  *
  * One sink per watched kind: it decodes each object with the shared
- * decoders (kube/decode.h) into a scratch arena, hands the compact result
+ * decoders (kube/decode/decode.h) into a scratch arena, hands the compact result
  * to the cache, and throws the JSON and the scratch away. Deletions need
  * only the object's namespace and name, so a DELETED event whose body the
  * decoder would refuse still deletes. An object that cannot be decoded
@@ -13,7 +13,7 @@
 #define HR_CACHE_SINK_H
 
 #include "cache/cache.h"
-#include "kube/watch.h"
+#include "kube/watch/watch.h"
 
 typedef struct hr_csink hr_csink;
 

@@ -37,7 +37,7 @@
 #include "controller/leader.h"
 #include "cmd/cmd.h"
 #include "core/config.h"
-#include "kube/client.h"
+#include "kube/transport/client.h"
 #include "server/certs.h"
 #include "server/health.h"
 #include "server/http.h"

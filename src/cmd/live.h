@@ -13,7 +13,7 @@
 #include <yyjson.h>
 
 #include "cache/cache.h"
-#include "kube/client.h"
+#include "kube/transport/client.h"
 #include "util/buf.h"
 #include "util/err.h"
 

@@ -31,8 +31,8 @@
 #include "cache/cache.h"
 #include "controller/ctllog.h"
 #include "controller/ctlmetrics.h"
-#include "kube/client.h"
-#include "kube/decode.h"
+#include "kube/transport/client.h"
+#include "kube/decode/decode.h"
 #include "util/buf.h"
 
 #define HR_CFGSTATUS_COUNTS_EVERY_S 10

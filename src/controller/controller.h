@@ -23,7 +23,7 @@
 #include "cache/cache.h"
 #include "controller/ctllog.h"
 #include "controller/ctlmetrics.h"
-#include "kube/client.h"
+#include "kube/transport/client.h"
 #include "util/err.h"
 
 typedef struct hr_controller hr_controller;

@@ -19,9 +19,9 @@
 #include "controller/ctllog.h"
 #include "controller/nodequeue.h"
 #include "core/names.h"
-#include "kube/decode.h"
-#include "kube/events.h"
-#include "kube/limiter.h"
+#include "kube/decode/decode.h"
+#include "kube/write/events.h"
+#include "kube/transport/limiter.h"
 #include "util/strmap.h"
 
 /* Bits of the "already reported" mask. */

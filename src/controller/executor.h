@@ -22,7 +22,7 @@
 #include "controller/ctlmetrics.h"
 #include "controller/reconcile.h"
 #include "controller/nodesnap.h"
-#include "kube/client.h"
+#include "kube/transport/client.h"
 #include "util/err.h"
 
 typedef struct hr_executor hr_executor;

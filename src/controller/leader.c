@@ -13,7 +13,7 @@
 
 #include "controller/ctllog.h"
 #include "kube/ktime.h"
-#include "kube/lease.h"
+#include "kube/write/lease.h"
 
 struct hr_leader {
     hr_leader_opts o;

@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #include "controller/ctllog.h"
-#include "kube/client.h"
+#include "kube/transport/client.h"
 #include "util/err.h"
 
 typedef struct hr_leader hr_leader;

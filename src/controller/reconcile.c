@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "controller/writes.h"
-#include "kube/status_note.h"
+#include "kube/write/status_note.h"
 #include "util/buf.h"
 
 /* Copy a finished buffer into the arena; NULL on failure. */

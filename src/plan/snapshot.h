@@ -20,7 +20,7 @@
 #include <stddef.h>
 
 #include "core/config.h"
-#include "kube/decode.h"
+#include "kube/decode/decode.h"
 #include "util/arena.h"
 #include "util/err.h"
 

@@ -7,7 +7,7 @@
  * preformatted key=value line. No sink: nothing is logged.
  *
  * The level numbers and the sink's signature are the same as the watch
- * layer's (kube/watch.h), so the daemon passes one function to both; the
+ * layer's (kube/watch/watch.h), so the daemon passes one function to both; the
  * names differ only because both headers meet in cmd/.
  */
 #ifndef HR_SERVER_LOG_H

@@ -2,7 +2,7 @@
  * admission.c — the AdmissionReview v1 handler for pods (see admission.h
  * for the rules and why each exists).
  *
- * The pod is read here rather than through kube/decode_pod.c because
+ * The pod is read here rather than through kube/decode/pod.c because
  * admission sees objects the stored-object decoder rightly refuses (no
  * metadata.name yet when generateName is used, often no
  * metadata.namespace), and because the patch must know the exact JSON

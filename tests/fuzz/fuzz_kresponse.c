@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/execcred.h"
-#include "kube/kstatus.h"
+#include "kube/config/execcred.h"
+#include "kube/transport/kstatus.h"
 #include "kube/ktime.h"
-#include "kube/lease.h"
+#include "kube/write/lease.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

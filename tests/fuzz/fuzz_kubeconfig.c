@@ -1,6 +1,6 @@
 /*
  * fuzz_kubeconfig.c — libFuzzer target for kubeconfig resolution
- * (kube/kubeconfig.h), which reads YAML written by people and by tools.
+ * (kube/config/kubeconfig.h), which reads YAML written by people and by tools.
  *
  * Files named in the input are never opened (HR_KCONFIG_NO_FILES): the
  * fuzzer would otherwise read /dev/stdin or a FIFO it names and hang. The
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/kubeconfig.h"
+#include "kube/config/kubeconfig.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 /*
  * fuzz_linesplit.c — libFuzzer target for the watch stream splitter
- * (kube/linesplit.h).
+ * (kube/transport/linesplit.h).
  *
  * The first bytes choose where the stream is cut into pieces and the line
  * limit; the rest is the stream. Whatever the cuts, the delivered lines
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/linesplit.h"
+#include "kube/transport/linesplit.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

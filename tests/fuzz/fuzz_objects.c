@@ -13,7 +13,7 @@
 #include <yyjson.h>
 
 #include "controller/cfgstatus.h"
-#include "kube/decode.h"
+#include "kube/decode/decode.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

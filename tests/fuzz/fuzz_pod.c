@@ -14,7 +14,7 @@
 
 #include "core/eligibility.h"
 #include "core/pod.h"
-#include "kube/decode.h"
+#include "kube/decode/decode.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -20,8 +20,8 @@
 
 #include "cache/cache.h"
 #include "cache/sink.h"
-#include "kube/linesplit.h"
-#include "kube/watch.h"
+#include "kube/transport/linesplit.h"
+#include "kube/watch/watch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /*
- * it_client.c — the Kubernetes client (kube/client.h, kubeconfig.h,
+ * it_client.c — the Kubernetes client (kube/transport/client.h, kubeconfig.h,
  * events.h, lease.h) against the REAL test control plane (test/cluster:
  * kube-apiserver + etcd + kwok). No imitation server anywhere: what the
  * client must survive is what a real API server says.
@@ -35,12 +35,12 @@
 #include <yyjson.h>
 
 #include "kube/base64.h"
-#include "kube/client.h"
-#include "kube/events.h"
+#include "kube/transport/client.h"
+#include "kube/write/events.h"
 #include "kube/ktime.h"
-#include "kube/kubeconfig.h"
-#include "kube/lease.h"
-#include "kube/limiter.h"
+#include "kube/config/kubeconfig.h"
+#include "kube/write/lease.h"
+#include "kube/transport/limiter.h"
 
 static hr_kclient *g_admin;
 static char g_ns[64], g_node[64], g_pod[64] = "web-0", g_crb[64];

@@ -36,8 +36,8 @@
 
 #include "cache/cache.h"
 #include "cache/sink.h"
-#include "kube/client.h"
-#include "kube/watch.h"
+#include "kube/transport/client.h"
+#include "kube/watch/watch.h"
 
 #define NS_PREFIX "itw"
 #define NODE_PREFIX "itw-node"

@@ -18,7 +18,7 @@
 #include <yyjson.h>
 
 #include "controller/cfgstatus.h"
-#include "kube/decode.h"
+#include "kube/decode/decode.h"
 
 typedef struct world {
     hr_arena a;

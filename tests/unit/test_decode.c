@@ -1,5 +1,5 @@
 /*
- * test_decode.c — the Kubernetes object decoders (src/kube/decode.h).
+ * test_decode.c — the Kubernetes object decoders (src/kube/decode/decode.h).
  *
  * Good objects decode to the fields SPEC §3–§4 need; bad ones give one
  * error naming the object and the field. The mutation test replaces every
@@ -15,7 +15,7 @@
 #include "hr_check.h"
 
 #include "core/names.h"
-#include "kube/decode.h"
+#include "kube/decode/decode.h"
 
 typedef struct parsed {
     yyjson_doc *doc;

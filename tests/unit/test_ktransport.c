@@ -22,11 +22,11 @@
 #include <cmocka.h>
 
 #include "hr_check.h"
-#include "kube/backoff.h"
-#include "kube/client.h"
-#include "kube/kstatus.h"
-#include "kube/limiter.h"
-#include "kube/linesplit.h"
+#include "kube/transport/backoff.h"
+#include "kube/transport/client.h"
+#include "kube/transport/kstatus.h"
+#include "kube/transport/limiter.h"
+#include "kube/transport/linesplit.h"
 
 /* ------------------------------------------------------------- back-off */
 

@@ -1,7 +1,7 @@
 /*
- * test_kubeconfig.c — kubeconfig loading (kube/kubeconfig.h), base64, exec
- * credential plugins (kube/execcred.h) and the credential cache
- * (kube/cred.h).
+ * test_kubeconfig.c — kubeconfig loading (kube/config/kubeconfig.h), base64, exec
+ * credential plugins (kube/config/execcred.h) and the credential cache
+ * (kube/config/cred.h).
  *
  * The expectations are kubectl's behaviour, because users switch between
  * the two with the same files: the first file of $KUBECONFIG to name an
@@ -25,9 +25,9 @@
 #include <cmocka.h>
 
 #include "kube/base64.h"
-#include "kube/cred.h"
-#include "kube/execcred.h"
-#include "kube/kubeconfig.h"
+#include "kube/config/cred.h"
+#include "kube/config/execcred.h"
+#include "kube/config/kubeconfig.h"
 #include "util/file.h"
 
 static char g_dir[256];

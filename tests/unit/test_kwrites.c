@@ -21,9 +21,9 @@
 #include <yyjson.h>
 
 #include "hr_check.h"
-#include "kube/events.h"
+#include "kube/write/events.h"
 #include "kube/ktime.h"
-#include "kube/lease.h"
+#include "kube/write/lease.h"
 
 static void test_micro_time(void **state)
 {

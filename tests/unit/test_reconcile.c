@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "controller/reconcile.h"
-#include "kube/status_note.h"
+#include "kube/write/status_note.h"
 
 /* Two single-container managed pods on a 16-core node: 1000m with a 2000m
  * limit and 3000m with none. S = 12000, M = 4000: targets 4000 and 12000. */

@@ -20,7 +20,7 @@
 
 #include "cache/cache.h"
 #include "cache/sink.h"
-#include "kube/watch.h"
+#include "kube/watch/watch.h"
 
 /* ------------------------------------------------------------ script */
 

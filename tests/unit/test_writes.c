@@ -14,7 +14,7 @@
 #include <yyjson.h>
 
 #include "controller/writes.h"
-#include "kube/status_note.h"
+#include "kube/write/status_note.h"
 
 static void apply_body_names_only_our_fields(void **state)
 {

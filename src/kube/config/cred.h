@@ -1,0 +1,66 @@
+/*
+ * cred.h — the credentials a request carries right now.
+ *
+ * Some credentials never change (a client certificate from the kubeconfig,
+ * a static token); others do: a token file is rotated by the kubelet
+ * (in-cluster tokens live about an hour), an exec plugin's token expires.
+ * This keeps the current ones, refreshes them when they are due (token
+ * file: every 60 s; exec: at expirationTimestamp) and after a 401 — a 401
+ * with credentials that were already replaced triggers nothing, so a burst
+ * of failing requests runs the plugin once, not once per request.
+ *
+ * Thread-safe: one mutex, held while a refresh runs, so concurrent
+ * requests wait for one plugin run instead of starting several.
+ */
+#ifndef HR_KUBE_CRED_H
+#define HR_KUBE_CRED_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "kube/config/execcred.h"
+#include "kube/config/kubeconfig.h"
+#include "util/err.h"
+
+#define HR_KCRED_FILE_REREAD_S 60
+
+typedef struct hr_kcred {
+    pthread_mutex_t mu;
+    const hr_kconfig *cfg;  /* borrowed; outlives this */
+    long exec_timeout_ms;
+    int file_reread_s;      /* HR_KCRED_FILE_REREAD_S; tests shorten it */
+    char *file_token;       /* last good token from cfg->token_file */
+    int64_t file_read_ns;   /* when it was read (monotonic); 0: never */
+    hr_kexec_result ex;     /* last plugin answer */
+    bool ex_valid;
+    uint64_t gen;           /* bumped whenever the credentials change */
+    unsigned long exec_runs, file_reads; /* for tests and metrics */
+} hr_kcred;
+
+/* What one request uses: private copies, so a refresh by another thread
+ * cannot pull them away mid-request. */
+typedef struct hr_kcred_snap {
+    char *authorization;      /* "Bearer …" or "Basic …", NULL: none */
+    const unsigned char *cert; /* client certificate PEM or NULL */
+    size_t cert_len;
+    const unsigned char *key;
+    size_t key_len;
+    unsigned char *owned_cert, *owned_key; /* copies of exec results */
+    uint64_t gen;
+    bool refreshable;          /* a 401 may be cured by hr_kcred_unauthorized */
+} hr_kcred_snap;
+
+int hr_kcred_init(hr_kcred *c, const hr_kconfig *cfg);
+void hr_kcred_destroy(hr_kcred *c);
+
+hr_status hr_kcred_get(hr_kcred *c, hr_kcred_snap *s, hr_err *err);
+void hr_kcred_snap_free(hr_kcred_snap *s);
+
+/* A request made with credentials of generation gen got 401. Returns true
+ * when fresh credentials were fetched (or were already newer), i.e. a
+ * retry is worth it. */
+bool hr_kcred_unauthorized(hr_kcred *c, uint64_t gen);
+
+#endif

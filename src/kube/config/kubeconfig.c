@@ -1,0 +1,991 @@
+/*
+ * kubeconfig.c — finding, merging and resolving kubeconfig files, and the
+ * in-cluster configuration (see kubeconfig.h for the rules).
+ *
+ * Files are parsed with libfyaml into documents that stay alive until the
+ * configuration is resolved; the merge never builds a merged document: a
+ * lookup of a named cluster, user or context walks the files in order and
+ * takes the first that has it, which is exactly "first file wins, whole
+ * entry" without copying anything.
+ *
+ * YAML aliases are refused: kubeconfigs have no use for them and expanding
+ * them is the classic way to make a small file cost gigabytes.
+ */
+#include "kube/config/kubeconfig.h"
+
+#include <errno.h>
+#include <libfyaml.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <openssl/crypto.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kube/base64.h"
+#include "util/file.h"
+
+#define MAX_FILES 64
+#define MAX_FILE_BYTES ((size_t)16 << 20)  /* a kubeconfig, a CA bundle */
+#define MAX_LIST 100000                    /* entries in one list */
+#define MAX_ARGS 1024
+
+typedef struct kfile {
+    char *text; /* libfyaml builds documents over this; it must outlive doc */
+    size_t len;
+    struct fy_document *doc;
+    struct fy_node *root; /* NULL for an empty file */
+    char *path;           /* as given, for messages */
+    char *dir;            /* base for relative paths; NULL: cwd */
+} kfile;
+
+typedef struct kset {
+    kfile f[MAX_FILES];
+    size_t n;
+} kset;
+
+/* The resolution of one entry: which file it came from, for messages and
+ * relative paths. */
+typedef struct kctx {
+    hr_kconfig *c;
+    const kfile *file;
+    hr_err *err;
+    bool no_files;
+} kctx;
+
+static hr_status kerr(const kctx *k, const char *where, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static hr_status kerr(const kctx *k, const char *where, const char *fmt, ...)
+{
+    char msg[HR_ERR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return hr_err_set(k->err, HR_E_INPUT, "kubeconfig %s: %s: %s",
+                      k->file ? k->file->path : "?", where, msg);
+}
+
+/* ------------------------------------------------------------------ YAML */
+
+static int line_of(struct fy_node *n)
+{
+    struct fy_token *t = fy_node_get_scalar_token(n);
+    const struct fy_mark *m = t ? fy_token_start_mark(t) : NULL;
+    return m ? m->line + 1 : 0;
+}
+
+static void diag_sink(struct fy_diag *d, void *user, const char *buf, size_t len)
+{
+    (void)d, (void)user, (void)buf, (void)len; /* errors are collected instead (their line/column are 1-based) */
+}
+
+/* Offset of the first byte that is not valid UTF-8 (or a NUL), len when
+ * all is well. YAML is Unicode text; and libfyaml 0.7.12 loops for ever
+ * on invalid UTF-8 inside a directive line (found by fuzz_kubeconfig), so
+ * nothing it has not been checked reaches it. */
+static size_t bad_utf8(const unsigned char *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        unsigned char c = s[i];
+        if (c < 0x80) {
+            if (c == 0)
+                return i;
+            i++;
+            continue;
+        }
+        size_t n;
+        uint32_t cp;
+        if (c >= 0xC2 && c <= 0xDF)
+            n = 1, cp = c & 0x1F;
+        else if (c >= 0xE0 && c <= 0xEF)
+            n = 2, cp = c & 0x0F;
+        else if (c >= 0xF0 && c <= 0xF4)
+            n = 3, cp = c & 0x07;
+        else
+            return i;
+        if (len - i <= n)
+            return i;
+        for (size_t k = 1; k <= n; k++) {
+            if ((s[i + k] & 0xC0) != 0x80)
+                return i;
+            cp = cp << 6 | (s[i + k] & 0x3F);
+        }
+        /* Overlong forms, UTF-16 surrogates, beyond U+10FFFF. */
+        if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10FFFF ||
+            (cp >= 0xD800 && cp <= 0xDFFF))
+            return i;
+        i += n + 1;
+    }
+    return len;
+}
+
+static hr_status parse_doc(kfile *f, hr_err *err)
+{
+    size_t bad = bad_utf8((const unsigned char *)f->text, f->len);
+    if (bad != f->len)
+        return hr_err_set(err, HR_E_INPUT, "kubeconfig %s: byte %zu: not UTF-8 text%s", f->path,
+                          bad, f->text[bad] == '\0' ? " (a NUL byte)" : "");
+    struct fy_diag_cfg dc;
+    fy_diag_cfg_default(&dc);
+    dc.fp = NULL;
+    dc.output_fn = diag_sink;
+    dc.level = FYET_ERROR;
+    struct fy_diag *diag = fy_diag_create(&dc);
+    if (!diag)
+        return hr_err_set(err, HR_E_NOMEM, "kubeconfig %s: cannot create YAML parser", f->path);
+    fy_diag_set_collect_errors(diag, true);
+    struct fy_parse_cfg pc = {.flags = FYPCF_QUIET, .diag = diag};
+    f->doc = fy_document_build_from_string(&pc, f->text, f->len);
+    hr_status st = HR_OK;
+    if (!f->doc) {
+        void *it = NULL;
+        struct fy_diag_error *e = fy_diag_errors_iterate(diag, &it);
+        char msg[200];
+        const char *m = e && e->msg ? e->msg : "invalid YAML";
+        hr_err_quote(msg, sizeof msg, m, strlen(m), 150);
+        if (e)
+            st = hr_err_set(err, HR_E_INPUT, "kubeconfig %s: line %d, column %d: %s", f->path,
+                            e->line, e->column, msg);
+        else
+            st = hr_err_set(err, HR_E_INPUT, "kubeconfig %s: %s", f->path, msg);
+    } else {
+        f->root = fy_document_root(f->doc);
+        if (f->root && fy_node_get_type(f->root) == FYNT_SCALAR &&
+            fy_node_get_scalar_length(f->root) == 0)
+            f->root = NULL; /* "" or "---": an empty file */
+        if (f->root && fy_node_get_type(f->root) != FYNT_MAPPING)
+            st = hr_err_set(err, HR_E_INPUT,
+                            "kubeconfig %s: the top level must be a mapping (apiVersion, "
+                            "clusters, users, contexts, current-context)", f->path);
+    }
+    fy_diag_destroy(diag);
+    return st;
+}
+
+static bool is_null_scalar(struct fy_node *n)
+{
+    if (fy_node_get_style(n) != FYNS_PLAIN)
+        return false;
+    size_t len;
+    const char *s = fy_node_get_scalar(n, &len);
+    return !s || len == 0 || (len == 1 && s[0] == '~') ||
+           (len == 4 && (!memcmp(s, "null", 4) || !memcmp(s, "Null", 4) ||
+                         !memcmp(s, "NULL", 4)));
+}
+
+/* The text of a scalar node. libfyaml 0.7.12 leaks its work buffer when
+ * it unescapes a single-quoted scalar with several '' escapes (4-8 KiB per
+ * call, found by fuzz_kubeconfig), so those are decoded here from the
+ * source text with YAML's folding rules; everything else comes from
+ * libfyaml. *tmp receives memory the caller frees (NULL when none). */
+static const char *scalar_text(const kctx *k, struct fy_node *n, size_t *len, char **tmp)
+{
+    *tmp = NULL;
+    struct fy_token *t = fy_node_get_scalar_token(n);
+    const struct fy_mark *sm = t ? fy_token_start_mark(t) : NULL;
+    const struct fy_mark *em = t ? fy_token_end_mark(t) : NULL;
+    const char *src = k->file ? k->file->text : NULL;
+    /* The marks span the content, between the quotes. */
+    if (fy_node_get_style(n) != FYNS_SINGLE_QUOTED || !sm || !em || !src ||
+        em->input_pos >= k->file->len || sm->input_pos == 0 ||
+        sm->input_pos > em->input_pos || src[sm->input_pos - 1] != '\'' ||
+        src[em->input_pos] != '\'')
+        return fy_node_get_scalar(n, len);
+    size_t i = sm->input_pos, end = em->input_pos;
+    char *o = malloc(end - i + 1);
+    if (!o)
+        return NULL;
+    size_t ol = 0, keep = 0; /* keep: length up to the last non-blank */
+    while (i < end) {
+        char c = src[i];
+        if (c == '\'' && i + 1 < end && src[i + 1] == '\'') {
+            o[ol++] = '\'';
+            keep = ol;
+            i += 2;
+        } else if (c == '\n' || c == '\r') {
+            ol = keep; /* trailing blanks of the line go */
+            size_t empty = 0;
+            i += (c == '\r' && i + 1 < end && src[i + 1] == '\n') ? 2 : 1;
+            for (;;) {
+                while (i < end && (src[i] == ' ' || src[i] == '\t'))
+                    i++;
+                if (i < end && (src[i] == '\n' || src[i] == '\r')) {
+                    empty++;
+                    i += (src[i] == '\r' && i + 1 < end && src[i + 1] == '\n') ? 2 : 1;
+                    continue;
+                }
+                break;
+            }
+            /* One break folds to a space; each empty line is a newline. */
+            if (empty == 0)
+                o[ol++] = ' ';
+            for (size_t e = 0; e < empty; e++)
+                o[ol++] = '\n';
+            keep = ol;
+        } else {
+            o[ol++] = c;
+            if (c != ' ' && c != '\t')
+                keep = ol;
+            i++;
+        }
+    }
+    o[ol] = '\0';
+    *tmp = o;
+    *len = ol;
+    return o;
+}
+
+/* The node under key, NULL when absent or null. Aliases are errors. */
+static hr_status child(const kctx *k, struct fy_node *map, const char *where, const char *key,
+                       struct fy_node **out)
+{
+    *out = NULL;
+    if (!map)
+        return HR_OK;
+    struct fy_node *n = fy_node_mapping_lookup_by_string(map, key, FY_NT);
+    if (!n)
+        return HR_OK;
+    if (fy_node_get_type(n) == FYNT_SCALAR && fy_node_get_style(n) == FYNS_ALIAS)
+        return kerr(k, where, "%s: YAML aliases are not supported", key);
+    if (fy_node_get_type(n) == FYNT_SCALAR && is_null_scalar(n))
+        return HR_OK;
+    *out = n;
+    return HR_OK;
+}
+
+static hr_status want_type(const kctx *k, struct fy_node *n, enum fy_node_type t,
+                           const char *where, const char *key)
+{
+    if (!n || fy_node_get_type(n) == t)
+        return HR_OK;
+    const char *names[] = {"a string", "a list", "a mapping"};
+    return kerr(k, where, "%s: expected %s (line %d)", key, names[t], line_of(n));
+}
+
+/* A string field, copied into the arena; NULL when absent, null or "". */
+static hr_status get_str(const kctx *k, struct fy_node *map, const char *where, const char *key,
+                         const char **out)
+{
+    struct fy_node *n;
+    *out = NULL;
+    hr_status st = child(k, map, where, key, &n);
+    if (st || !n)
+        return st;
+    if ((st = want_type(k, n, FYNT_SCALAR, where, key)))
+        return st;
+    size_t len = 0;
+    char *tmp;
+    const char *s = scalar_text(k, n, &len, &tmp);
+    if (!s || !len) {
+        free(tmp);
+        return HR_OK;
+    }
+    if (memchr(s, '\0', len)) {
+        free(tmp);
+        return kerr(k, where, "%s: contains a NUL byte (line %d)", key, line_of(n));
+    }
+    char *d = hr_arena_strndup(&k->c->arena, s, len);
+    free(tmp);
+    if (!d)
+        return hr_err_set(k->err, HR_E_NOMEM, "kubeconfig: out of memory");
+    *out = d;
+    return HR_OK;
+}
+
+static hr_status get_bool(const kctx *k, struct fy_node *map, const char *where, const char *key,
+                          bool *out)
+{
+    struct fy_node *n;
+    *out = false;
+    hr_status st = child(k, map, where, key, &n);
+    if (st || !n)
+        return st;
+    if ((st = want_type(k, n, FYNT_SCALAR, where, key)))
+        return st;
+    size_t len = 0;
+    char *tmp;
+    const char *s = scalar_text(k, n, &len, &tmp);
+    bool v = false, known = false;
+    static const char *const yes[] = {"true", "True", "TRUE"};
+    static const char *const no[] = {"false", "False", "FALSE"};
+    for (size_t i = 0; s && i < 3; i++) {
+        if (len == strlen(yes[i]) && !memcmp(s, yes[i], len))
+            v = known = true;
+        if (len == strlen(no[i]) && !memcmp(s, no[i], len))
+            known = true;
+    }
+    char q[40];
+    hr_err_quote(q, sizeof q, s ? s : "", s ? len : 0, 30);
+    free(tmp);
+    if (!known)
+        return kerr(k, where, "%s: expected true or false, got \"%s\" (line %d)", key, q,
+                    line_of(n));
+    *out = v;
+    return HR_OK;
+}
+
+/* A base64 *-data field, decoded into the arena. */
+static hr_status get_data(const kctx *k, struct fy_node *map, const char *where,
+                          const char *key, const unsigned char **out, size_t *out_len)
+{
+    const char *s;
+    *out = NULL;
+    *out_len = 0;
+    hr_status st = get_str(k, map, where, key, &s);
+    if (st || !s)
+        return st;
+    size_t len = strlen(s);
+    unsigned char *d = hr_arena_alloc(&k->c->arena, hr_b64_max(len) + 1);
+    if (!d)
+        return hr_err_set(k->err, HR_E_NOMEM, "kubeconfig: out of memory");
+    size_t bad = 0;
+    size_t n = hr_b64_decode(s, len, d, &bad);
+    if (n == (size_t)-1)
+        return kerr(k, where, "%s: invalid base64 at byte %zu", key, bad);
+    if (n == 0)
+        return kerr(k, where, "%s: decodes to nothing", key);
+    d[n] = '\0';
+    *out = d;
+    *out_len = n;
+    return HR_OK;
+}
+
+/* Relative to the file's directory, as kubectl resolves them. */
+static hr_status resolve_path(const kctx *k, const char *p, const char **out)
+{
+    if (!p || p[0] == '/' || !k->file || !k->file->dir) {
+        *out = p;
+        return HR_OK;
+    }
+    size_t dl = strlen(k->file->dir), pl = strlen(p);
+    char *r = hr_arena_alloc(&k->c->arena, dl + pl + 2);
+    if (!r)
+        return hr_err_set(k->err, HR_E_NOMEM, "kubeconfig: out of memory");
+    memcpy(r, k->file->dir, dl);
+    r[dl] = '/';
+    memcpy(r + dl + 1, p, pl + 1);
+    *out = r;
+    return HR_OK;
+}
+
+static hr_status read_into_arena(const kctx *k, const char *where, const char *key,
+                                 const char *path, const unsigned char **out, size_t *out_len)
+{
+    *out = NULL;
+    *out_len = 0;
+    if (k->no_files)
+        return HR_OK;
+    char *buf;
+    size_t len;
+    hr_err e;
+    /* "-" means stdin to hr_file_slurp; here it is a file name. */
+    const char *p = strcmp(path, "-") == 0 ? "./-" : path;
+    if (hr_file_slurp(p, MAX_FILE_BYTES, 1, &buf, &len, &e) != HR_OK) {
+        return kerr(k, where, "%s: %s", key, e.msg);
+    }
+    unsigned char *d = hr_arena_alloc(&k->c->arena, len + 1);
+    if (d) {
+        memcpy(d, buf, len);
+        d[len] = '\0';
+    }
+    OPENSSL_cleanse(buf, len);
+    free(buf);
+    if (!d)
+        return hr_err_set(k->err, HR_E_NOMEM, "kubeconfig: out of memory");
+    if (len == 0)
+        return kerr(k, where, "%s: %s is empty", key, path);
+    *out = d;
+    *out_len = len;
+    return HR_OK;
+}
+
+/* The file or the inline data of one credential; both at once is an error
+ * in kubectl too. */
+static hr_status file_or_data(const kctx *k, struct fy_node *map, const char *where,
+                              const char *fkey, const char *dkey,
+                              const unsigned char **out, size_t *out_len)
+{
+    const char *path;
+    hr_status st = get_data(k, map, where, dkey, out, out_len);
+    if (st)
+        return st;
+    if ((st = get_str(k, map, where, fkey, &path)))
+        return st;
+    if (path && *out)
+        return kerr(k, where, "both %s and %s are set; use one", fkey, dkey);
+    if (!path)
+        return HR_OK;
+    if ((st = resolve_path(k, path, &path)))
+        return st;
+    return read_into_arena(k, where, fkey, path, out, out_len);
+}
+
+/* Find the entry called name in list_key ("clusters") of the first file
+ * that has one; *payload is its inner mapping (entry[inner]). */
+static hr_status find_entry(kset *ks, kctx *k, const char *list_key, const char *inner,
+                            const char *name, struct fy_node **payload, char *where,
+                            size_t where_cap)
+{
+    *payload = NULL;
+    for (size_t i = 0; i < ks->n; i++) {
+        k->file = &ks->f[i];
+        struct fy_node *list;
+        hr_status st = child(k, ks->f[i].root, "top level", list_key, &list);
+        if (st)
+            return st;
+        if (!list)
+            continue;
+        if ((st = want_type(k, list, FYNT_SEQUENCE, "top level", list_key)))
+            return st;
+        void *it = NULL;
+        struct fy_node *item;
+        size_t idx = 0;
+        while ((item = fy_node_sequence_iterate(list, &it)) != NULL) {
+            char w[64];
+            snprintf(w, sizeof w, "%s[%zu]", list_key, idx);
+            if (++idx > MAX_LIST)
+                return kerr(k, list_key, "more than %d entries", MAX_LIST);
+            if (fy_node_get_type(item) != FYNT_MAPPING)
+                return kerr(k, w, "expected a mapping with name and %s", inner);
+            const char *n;
+            if ((st = get_str(k, item, w, "name", &n)))
+                return st;
+            if (!n || strcmp(n, name) != 0)
+                continue;
+            char q[80];
+            snprintf(where, where_cap, "%s[name=%s]", list_key,
+                     hr_err_quote(q, sizeof q, name, strlen(name), 60));
+            struct fy_node *p;
+            if ((st = child(k, item, where, inner, &p)))
+                return st;
+            if ((st = want_type(k, p, FYNT_MAPPING, where, inner)))
+                return st;
+            *payload = p;
+            size_t wl = strlen(where);
+            snprintf(where + wl, where_cap - wl, ".%s", inner);
+            return HR_OK;
+        }
+    }
+    return HR_E_NOTFOUND;
+}
+
+/* ------------------------------------------------------------ resolution */
+
+static hr_status resolve_exec(kctx *k, struct fy_node *user, const char *uwhere)
+{
+    struct fy_node *ex;
+    hr_status st = child(k, user, uwhere, "exec", &ex);
+    if (st || !ex)
+        return st;
+    char where[200];
+    if (snprintf(where, sizeof where, "%s.exec", uwhere) >= (int)sizeof where)
+        where[sizeof where - 1] = '\0'; /* a long path only shortens messages */
+    if ((st = want_type(k, ex, FYNT_MAPPING, uwhere, "exec")))
+        return st;
+    hr_arena *a = &k->c->arena;
+    hr_kexec *e = hr_arena_calloc(a, 1, sizeof *e);
+    if (!e)
+        return hr_err_set(k->err, HR_E_NOMEM, "kubeconfig: out of memory");
+    const char *mode;
+    if ((st = get_str(k, ex, where, "apiVersion", &e->api_version)) ||
+        (st = get_str(k, ex, where, "command", &e->command)) ||
+        (st = get_str(k, ex, where, "installHint", &e->install_hint)) ||
+        (st = get_str(k, ex, where, "interactiveMode", &mode)) ||
+        (st = get_bool(k, ex, where, "provideClusterInfo", &e->provide_cluster_info)))
+        return st;
+    if (!e->command)
+        return kerr(k, where, "command is required");
+    if (!e->api_version)
+        return kerr(k, where, "apiVersion is required (client.authentication.k8s.io/v1)");
+    if (strcmp(e->api_version, "client.authentication.k8s.io/v1") != 0 &&
+        strcmp(e->api_version, "client.authentication.k8s.io/v1beta1") != 0)
+        return kerr(k, where,
+                    "apiVersion: \"%.80s\" is not supported (client.authentication.k8s.io/v1 "
+                    "or v1beta1)", e->api_version);
+    if (mode && strcmp(mode, "Never") != 0 && strcmp(mode, "IfAvailable") != 0 &&
+        strcmp(mode, "Always") != 0)
+        return kerr(k, where, "interactiveMode: \"%.40s\" is not Never, IfAvailable or Always",
+                    mode);
+    e->interactive_always = mode && strcmp(mode, "Always") == 0;
+    /* kubectl resolves the command against the file only when it is a path. */
+    if (strchr(e->command, '/') && (st = resolve_path(k, e->command, &e->command)))
+        return st;
+
+    struct fy_node *args, *env;
+    if ((st = child(k, ex, where, "args", &args)) ||
+        (st = want_type(k, args, FYNT_SEQUENCE, where, "args")) ||
+        (st = child(k, ex, where, "env", &env)) ||
+        (st = want_type(k, env, FYNT_SEQUENCE, where, "env")))
+        return st;
+    int na = args ? fy_node_sequence_item_count(args) : 0;
+    int ne = env ? fy_node_sequence_item_count(env) : 0;
+    if (na > MAX_ARGS || ne > MAX_ARGS)
+        return kerr(k, where, "more than %d args or env entries", MAX_ARGS);
+    const char **av = hr_arena_calloc(a, (size_t)na + 1, sizeof *av);
+    const char **en = hr_arena_calloc(a, (size_t)ne + 1, sizeof *en);
+    const char **ev = hr_arena_calloc(a, (size_t)ne + 1, sizeof *ev);
+    if (!av || !en || !ev)
+        return hr_err_set(k->err, HR_E_NOMEM, "kubeconfig: out of memory");
+    for (int i = 0; i < na; i++) {
+        struct fy_node *n = fy_node_sequence_get_by_index(args, i);
+        char w[220];
+        snprintf(w, sizeof w, "%s.args[%d]", where, i);
+        if (fy_node_get_type(n) != FYNT_SCALAR || fy_node_get_style(n) == FYNS_ALIAS)
+            return kerr(k, w, "expected a string");
+        size_t len = 0;
+        char *tmp;
+        const char *s = scalar_text(k, n, &len, &tmp);
+        if (!s)
+            s = "";
+        bool nul = memchr(s, '\0', len) != NULL;
+        av[i] = nul ? NULL : hr_arena_strndup(a, s, len);
+        free(tmp);
+        if (nul)
+            return kerr(k, w, "contains a NUL byte");
+        if (!av[i])
+            return hr_err_set(k->err, HR_E_NOMEM, "kubeconfig: out of memory");
+    }
+    for (int i = 0; i < ne; i++) {
+        struct fy_node *n = fy_node_sequence_get_by_index(env, i);
+        char w[220];
+        snprintf(w, sizeof w, "%s.env[%d]", where, i);
+        if (fy_node_get_type(n) != FYNT_MAPPING)
+            return kerr(k, w, "expected a mapping with name and value");
+        if ((st = get_str(k, n, w, "name", &en[i])) || (st = get_str(k, n, w, "value", &ev[i])))
+            return st;
+        if (!en[i] || strchr(en[i], '='))
+            return kerr(k, w, "name: must be set and must not contain '='");
+        if (!ev[i])
+            ev[i] = "";
+    }
+    e->args = av;
+    e->n_args = (size_t)na;
+    e->env_names = en;
+    e->env_values = ev;
+    e->n_env = (size_t)ne;
+    k->c->exec = e;
+    return HR_OK;
+}
+
+static hr_status resolve_user(kctx *k, struct fy_node *u, const char *where)
+{
+    hr_kconfig *c = k->c;
+    hr_status st;
+    struct fy_node *ap;
+    if ((st = child(k, u, where, "auth-provider", &ap)))
+        return st;
+    if (ap)
+        return kerr(k, where,
+                    "auth-provider plugins are not supported (they were removed from "
+                    "kubectl too); use an exec credential plugin");
+    if ((st = file_or_data(k, u, where, "client-certificate", "client-certificate-data",
+                           &c->cert, &c->cert_len)) ||
+        (st = file_or_data(k, u, where, "client-key", "client-key-data", &c->key,
+                           &c->key_len)) ||
+        (st = get_str(k, u, where, "token", &c->token)) ||
+        (st = get_str(k, u, where, "tokenFile", &c->token_file)) ||
+        (st = get_str(k, u, where, "username", &c->username)) ||
+        (st = get_str(k, u, where, "password", &c->password)))
+        return st;
+    if (!c->cert != !c->key)
+        return kerr(k, where, "%s is set without %s",
+                    c->cert ? "client-certificate(-data)" : "client-key(-data)",
+                    c->cert ? "client-key(-data)" : "client-certificate(-data)");
+    if ((c->token || c->token_file) && (c->username || c->password))
+        return kerr(k, where, "more than one authentication method (token and basic auth)");
+    if (c->token_file && (st = resolve_path(k, c->token_file, &c->token_file)))
+        return st;
+    return resolve_exec(k, u, where);
+}
+
+static hr_status normalize_server(kctx *k, const char *where, const char *s)
+{
+    hr_kconfig *c = k->c;
+    if (!s)
+        return kerr(k, where, "server: no server is set");
+    for (const char *p = s; *p; p++)
+        if ((unsigned char)*p <= ' ' || *p == 0x7f)
+            return kerr(k, where, "server: contains a space or control character");
+    bool has_scheme = strncmp(s, "https://", 8) == 0 || strncmp(s, "http://", 7) == 0;
+    if (!has_scheme && strstr(s, "://"))
+        return kerr(k, where, "server: \"%.80s\": only https:// and http:// are supported", s);
+    /* Trailing slashes go, but never into the scheme: "https://" alone has no
+     * host and must not shrink to "https:". */
+    size_t skip = has_scheme ? (s[4] == 's' ? 8 : 7) : 0;
+    size_t len = strlen(s);
+    while (len > skip && s[len - 1] == '/')
+        len--;
+    if (len == skip || s[skip] == '/')
+        return kerr(k, where, "server: no host");
+    /* kubectl defaults a bare host[:port] to https. */
+    char *r = hr_arena_alloc(&c->arena, len + 9);
+    if (!r)
+        return hr_err_set(k->err, HR_E_NOMEM, "kubeconfig: out of memory");
+    snprintf(r, len + 9, "%s%.*s", has_scheme ? "" : "https://", (int)len, s);
+    c->server = r;
+    return HR_OK;
+}
+
+static hr_status resolve_cluster(kctx *k, struct fy_node *cl, const char *where)
+{
+    hr_kconfig *c = k->c;
+    const char *server;
+    hr_status st;
+    if ((st = get_str(k, cl, where, "server", &server)) ||
+        (st = get_str(k, cl, where, "tls-server-name", &c->tls_server_name)) ||
+        (st = get_str(k, cl, where, "proxy-url", &c->proxy_url)) ||
+        (st = get_bool(k, cl, where, "insecure-skip-tls-verify", &c->insecure)) ||
+        (st = file_or_data(k, cl, where, "certificate-authority", "certificate-authority-data",
+                           &c->ca, &c->ca_len)))
+        return st;
+    if (c->insecure && c->ca)
+        return kerr(k, where,
+                    "insecure-skip-tls-verify is set together with a certificate authority; "
+                    "kubectl refuses that too (drop one)");
+    if (c->tls_server_name)
+        for (const char *p = c->tls_server_name; *p; p++)
+            if ((unsigned char)*p <= ' ' || *p == ':' || *p == '/' || *p == 0x7f)
+                return kerr(k, where, "tls-server-name: not a host name");
+    return normalize_server(k, where, server);
+}
+
+static hr_status resolve(kset *ks, const char *context, hr_kconfig *c, bool no_files,
+                         hr_err *err)
+{
+    kctx k = {c, NULL, err, no_files};
+    hr_status st;
+    const char *ctx_name = context && *context ? context : NULL;
+    /* current-context: the first file that sets it. */
+    for (size_t i = 0; !ctx_name && i < ks->n; i++) {
+        k.file = &ks->f[i];
+        if ((st = get_str(&k, ks->f[i].root, "top level", "current-context", &ctx_name)))
+            return st;
+    }
+    k.file = ks->n ? &ks->f[0] : NULL;
+    if (!ctx_name)
+        return kerr(&k, "current-context", "not set, and no --context given");
+    char where[200];
+    struct fy_node *cx;
+    st = find_entry(ks, &k, "contexts", "context", ctx_name, &cx, where, sizeof where);
+    if (st == HR_E_NOTFOUND) {
+        k.file = &ks->f[0];
+        return kerr(&k, "contexts", "context \"%.100s\" not found", ctx_name);
+    }
+    if (st)
+        return st;
+    const char *cl_name, *user_name;
+    if ((st = get_str(&k, cx, where, "cluster", &cl_name)) ||
+        (st = get_str(&k, cx, where, "user", &user_name)) ||
+        (st = get_str(&k, cx, where, "namespace", &c->ns)))
+        return st;
+    if (!(c->context = hr_arena_strdup(&c->arena, ctx_name)))
+        return hr_err_set(err, HR_E_NOMEM, "kubeconfig: out of memory");
+    if (!cl_name)
+        return kerr(&k, where, "cluster: not set");
+    c->cluster_name = cl_name;
+    c->user_name = user_name ? user_name : "";
+    if (!c->ns)
+        c->ns = "default";
+
+    struct fy_node *cl;
+    st = find_entry(ks, &k, "clusters", "cluster", cl_name, &cl, where, sizeof where);
+    if (st == HR_E_NOTFOUND) {
+        k.file = &ks->f[0];
+        return kerr(&k, "clusters", "cluster \"%.100s\" (of context \"%.100s\") not found",
+                    cl_name, ctx_name);
+    }
+    if (st || (st = resolve_cluster(&k, cl, where)))
+        return st;
+
+    if (user_name) {
+        struct fy_node *u;
+        st = find_entry(ks, &k, "users", "user", user_name, &u, where, sizeof where);
+        if (st == HR_E_NOTFOUND) {
+            k.file = &ks->f[0];
+            return kerr(&k, "users", "user \"%.100s\" (of context \"%.100s\") not found",
+                        user_name, ctx_name);
+        }
+        if (st || (st = resolve_user(&k, u, where)))
+            return st;
+    }
+    return HR_OK;
+}
+
+/* --------------------------------------------------------------- loading */
+
+static void kset_free(kset *ks)
+{
+    for (size_t i = 0; i < ks->n; i++) {
+        fy_document_destroy(ks->f[i].doc);
+        if (ks->f[i].text)
+            OPENSSL_cleanse(ks->f[i].text, ks->f[i].len);
+        free(ks->f[i].text);
+        free(ks->f[i].path);
+        free(ks->f[i].dir);
+    }
+    ks->n = 0;
+}
+
+static hr_kconfig *kconfig_new(void)
+{
+    hr_kconfig *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    hr_arena_init(&c->arena, 16 * 1024);
+    return c;
+}
+
+static void cleanse_str(const char *s)
+{
+    if (s)
+        OPENSSL_cleanse((void *)(uintptr_t)s, strlen(s));
+}
+
+void hr_kconfig_free(hr_kconfig *c)
+{
+    if (!c)
+        return;
+    if (c->key)
+        OPENSSL_cleanse((void *)(uintptr_t)c->key, c->key_len);
+    cleanse_str(c->token);
+    cleanse_str(c->password);
+    hr_arena_free(&c->arena);
+    free(c);
+}
+
+/* Take ownership of text; parse it as file i of ks. */
+static hr_status kset_add(kset *ks, char *text, size_t len, const char *path, const char *dir,
+                          hr_err *err)
+{
+    if (ks->n == MAX_FILES) {
+        free(text);
+        return hr_err_set(err, HR_E_LIMIT, "more than %d kubeconfig files", MAX_FILES);
+    }
+    kfile *f = &ks->f[ks->n++];
+    memset(f, 0, sizeof *f);
+    f->text = text;
+    f->len = len;
+    f->path = strdup(path);
+    f->dir = dir ? strdup(dir) : NULL;
+    if (!f->path || (dir && !f->dir))
+        return hr_err_set(err, HR_E_NOMEM, "kubeconfig: out of memory");
+    return parse_doc(f, err);
+}
+
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return NULL; /* relative to the working directory */
+    if (slash == path)
+        return strdup("/");
+    return strndup(path, (size_t)(slash - path));
+}
+
+static hr_status kset_load_file(kset *ks, const char *path, hr_err *err)
+{
+    char *text;
+    size_t len;
+    hr_err e;
+    if (hr_file_slurp(path, MAX_FILE_BYTES, 1, &text, &len, &e) != HR_OK)
+        return hr_err_set(err, e.code, "kubeconfig %s", e.msg);
+    char *dir = dir_of(path);
+    hr_status st = kset_add(ks, text, len, path, dir, err);
+    free(dir);
+    return st;
+}
+
+hr_status hr_kconfig_parse(const char *yaml, size_t len, const char *origin,
+                           const char *base_dir, const char *context, unsigned flags,
+                           hr_kconfig **out, hr_err *err)
+{
+    *out = NULL;
+    kset ks = {.n = 0};
+    char *text = malloc(len + 1);
+    if (!text)
+        return hr_err_set(err, HR_E_NOMEM, "kubeconfig: out of memory");
+    memcpy(text, yaml, len);
+    text[len] = '\0';
+    hr_kconfig *c = kconfig_new();
+    hr_status st = c ? HR_OK : hr_err_set(err, HR_E_NOMEM, "kubeconfig: out of memory");
+    if (!st)
+        st = kset_add(&ks, text, len, origin ? origin : "<memory>", base_dir, err);
+    else
+        free(text);
+    if (!st)
+        st = resolve(&ks, context, c, (flags & HR_KCONFIG_NO_FILES) != 0, err);
+    if (!st) {
+        char o[300];
+        snprintf(o, sizeof o, "kubeconfig %s", origin ? origin : "<memory>");
+        if (!(c->origin = hr_arena_strdup(&c->arena, o)))
+            st = hr_err_set(err, HR_E_NOMEM, "kubeconfig: out of memory");
+    }
+    kset_free(&ks);
+    if (st) {
+        hr_kconfig_free(c);
+        return st;
+    }
+    *out = c;
+    return HR_OK;
+}
+
+static bool file_exists(const char *p)
+{
+    struct stat sb;
+    return stat(p, &sb) == 0 && !S_ISDIR(sb.st_mode);
+}
+
+static hr_status in_cluster(const hr_kconfig_opts *o, const char *host, const char *port,
+                            hr_kconfig **out, hr_err *err)
+{
+    const char *dir = o->sa_dir ? o->sa_dir : HR_KSA_DIR;
+    hr_kconfig *c = kconfig_new();
+    if (!c)
+        return hr_err_set(err, HR_E_NOMEM, "in-cluster config: out of memory");
+    hr_arena *a = &c->arena;
+    c->in_cluster = true;
+    c->origin = "in-cluster config";
+    c->context = c->cluster_name = c->user_name = "";
+    size_t n = strlen(dir) + 32;
+    char *tok = hr_arena_alloc(a, n), *ca = hr_arena_alloc(a, n), *nsf = hr_arena_alloc(a, n);
+    size_t sl = strlen(host) + strlen(port) + 16;
+    char *server = hr_arena_alloc(a, sl);
+    hr_status st = HR_OK;
+    if (!tok || !ca || !nsf || !server) {
+        st = hr_err_set(err, HR_E_NOMEM, "in-cluster config: out of memory");
+        goto out;
+    }
+    snprintf(tok, n, "%s/token", dir);
+    snprintf(ca, n, "%s/ca.crt", dir);
+    snprintf(nsf, n, "%s/namespace", dir);
+    /* An IPv6 service address needs brackets in a URL. */
+    bool v6 = strchr(host, ':') != NULL;
+    snprintf(server, sl, "https://%s%s%s:%s", v6 ? "[" : "", host, v6 ? "]" : "", port);
+    c->server = server;
+    if (!file_exists(tok)) {
+        st = hr_err_set(err, HR_E_IO, "in-cluster config: %s: no service-account token", tok);
+        goto out;
+    }
+    c->token_file = tok;
+    kctx k = {c, NULL, err, false};
+    kfile pseudo = {.path = "in-cluster"};
+    k.file = &pseudo;
+    if ((st = read_into_arena(&k, "service account", "ca.crt", ca, &c->ca, &c->ca_len)))
+        goto out;
+    c->ns = "default";
+    char *nsb;
+    size_t nsl;
+    hr_err e;
+    if (file_exists(nsf) && hr_file_slurp(nsf, 1024, 1, &nsb, &nsl, &e) == HR_OK) {
+        while (nsl && (nsb[nsl - 1] == '\n' || nsb[nsl - 1] == ' '))
+            nsl--;
+        if (nsl && !(c->ns = hr_arena_strndup(a, nsb, nsl)))
+            st = hr_err_set(err, HR_E_NOMEM, "in-cluster config: out of memory");
+        free(nsb);
+    }
+out:
+    if (st) {
+        hr_kconfig_free(c);
+        return st;
+    }
+    *out = c;
+    return HR_OK;
+}
+
+hr_status hr_kconfig_load(const hr_kconfig_opts *o, hr_kconfig **out, hr_err *err)
+{
+    static const hr_kconfig_opts none = {0};
+    if (!o)
+        o = &none;
+    *out = NULL;
+    kset ks = {.n = 0};
+    hr_status st = HR_OK;
+    char origin[1024];
+    size_t ol = 0;
+    origin[0] = '\0';
+
+    const char *env = o->env_kubeconfig ? o->env_kubeconfig : getenv("KUBECONFIG");
+    char looked[600] = "";
+    if (o->kubeconfig && *o->kubeconfig) {
+        /* An explicit file must exist: a typo must not silently pick
+         * another cluster. */
+        if ((st = kset_load_file(&ks, o->kubeconfig, err)))
+            goto out;
+        snprintf(origin, sizeof origin, "%.1000s", o->kubeconfig);
+    } else if (env && *env) {
+        char *list = strdup(env);
+        if (!list) {
+            st = hr_err_set(err, HR_E_NOMEM, "kubeconfig: out of memory");
+            goto out;
+        }
+        char *save = NULL;
+        for (char *p = strtok_r(list, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
+            bool dup = false;
+            for (size_t i = 0; i < ks.n; i++)
+                dup |= strcmp(ks.f[i].path, p) == 0;
+            if (dup || !file_exists(p))
+                continue; /* kubectl skips missing entries of $KUBECONFIG */
+            if ((st = kset_load_file(&ks, p, err)))
+                break;
+            ol += (size_t)snprintf(origin + ol, ol < sizeof origin ? sizeof origin - ol : 0,
+                                   "%s%s", ol ? ":" : "", p);
+            if (ol >= sizeof origin)
+                ol = sizeof origin - 1;
+        }
+        free(list);
+        if (st)
+            goto out;
+        snprintf(looked, sizeof looked, "$KUBECONFIG=%.500s", env);
+    } else {
+        const char *home = o->home ? o->home : getenv("HOME");
+        if (home && *home) {
+            char p[4096];
+            snprintf(p, sizeof p, "%s/.kube/config", home);
+            if (file_exists(p)) {
+                if ((st = kset_load_file(&ks, p, err)))
+                    goto out;
+                snprintf(origin, sizeof origin, "%.1000s", p);
+            }
+            snprintf(looked, sizeof looked, "%.500s", p);
+        }
+    }
+
+    if (ks.n == 0) {
+        const char *host = o->svc_host ? o->svc_host : getenv("KUBERNETES_SERVICE_HOST");
+        const char *port = o->svc_port ? o->svc_port : getenv("KUBERNETES_SERVICE_PORT");
+        if (!o->no_in_cluster && host && *host && port && *port) {
+            st = in_cluster(o, host, port, out, err);
+            goto out;
+        }
+        st = hr_err_set(err, HR_E_NOTFOUND,
+                        "no kubeconfig found (looked at %s) and not running in a cluster "
+                        "(KUBERNETES_SERVICE_HOST unset); use --kubeconfig",
+                        looked[0] ? looked : "nothing: $HOME unset");
+        goto out;
+    }
+
+    hr_kconfig *c = kconfig_new();
+    if (!c) {
+        st = hr_err_set(err, HR_E_NOMEM, "kubeconfig: out of memory");
+        goto out;
+    }
+    st = resolve(&ks, o->context, c, false, err);
+    if (!st) {
+        char o2[1100];
+        snprintf(o2, sizeof o2, "kubeconfig %s", origin);
+        if (!(c->origin = hr_arena_strdup(&c->arena, o2)))
+            st = hr_err_set(err, HR_E_NOMEM, "kubeconfig: out of memory");
+    }
+    if (st)
+        hr_kconfig_free(c);
+    else
+        *out = c;
+out:
+    kset_free(&ks);
+    return st;
+}

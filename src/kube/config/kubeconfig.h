@@ -1,0 +1,109 @@
+/*
+ * kubeconfig.h — where to connect and who to be: kubectl's rules for
+ * finding and merging kubeconfig files, and the in-cluster fallback.
+ *
+ * Users expect `headroom` to reach exactly the cluster `kubectl` reaches
+ * with the same flags and environment, so the rules are kubectl's:
+ *   --kubeconfig FILE        only that file (it must exist);
+ *   else $KUBECONFIG         colon-separated list, missing files skipped,
+ *                            merged: for every cluster/user/context name and
+ *                            for current-context the FIRST file that sets
+ *                            it wins, as a whole entry;
+ *   else ~/.kube/config;
+ *   none of these exists and KUBERNETES_SERVICE_HOST/PORT are set
+ *                          ⇒ in-cluster (service-account token, CA and
+ *                            namespace under /var/run/secrets/...).
+ * The context is --context, else current-context. Relative file paths in a
+ * file are relative to that file's directory (exec commands only when they
+ * contain a '/', as kubectl).
+ *
+ * Everything is resolved here, once: files named by certificate-authority,
+ * client-certificate and client-key are read into memory (they reach
+ * libcurl as blobs; nothing secret is ever written to a temporary file).
+ * Tokens from tokenFile and exec plugins change over time, so they are only
+ * described here and fetched by kube/config/cred.h.
+ *
+ * Errors name the file and the field: "kubeconfig /x/config:
+ * users[name=dev].user.client-key-data: invalid base64 at byte 17".
+ */
+#ifndef HR_KUBE_KUBECONFIG_H
+#define HR_KUBE_KUBECONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "util/arena.h"
+#include "util/err.h"
+
+#define HR_KSA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
+
+/* An exec credential plugin (client.authentication.k8s.io/v1 or v1beta1). */
+typedef struct hr_kexec {
+    const char *api_version;
+    const char *command;
+    const char *const *args;       /* n_args entries */
+    size_t n_args;
+    const char *const *env_names;  /* n_env entries each */
+    const char *const *env_values;
+    size_t n_env;
+    bool provide_cluster_info;
+    bool interactive_always;       /* interactiveMode: Always (we cannot) */
+    const char *install_hint;      /* NULL when absent */
+} hr_kexec;
+
+typedef struct hr_kconfig {
+    hr_arena arena;            /* owns every string and blob below */
+    const char *origin;        /* "kubeconfig /a:/b" or "in-cluster config" */
+    const char *context;       /* "" in-cluster */
+    const char *cluster_name;
+    const char *user_name;
+    const char *ns;            /* context namespace, "default" when unset */
+
+    const char *server;        /* scheme://host[:port][/prefix], no trailing '/' */
+    const char *tls_server_name; /* NULL: the server's host */
+    const char *proxy_url;     /* NULL: libcurl's environment rules */
+    bool insecure;             /* insecure-skip-tls-verify: true */
+    const unsigned char *ca;   /* PEM; NULL: the system trust store */
+    size_t ca_len;
+
+    const unsigned char *cert; /* client certificate PEM, NULL when none */
+    size_t cert_len;
+    const unsigned char *key;  /* client key PEM */
+    size_t key_len;
+
+    const char *token;         /* static bearer token, NULL when none */
+    const char *token_file;    /* re-read periodically; NULL when none */
+    const char *username, *password; /* basic auth (kept for old clusters) */
+    const hr_kexec *exec;      /* NULL when none */
+    bool in_cluster;
+} hr_kconfig;
+
+typedef struct hr_kconfig_opts {
+    const char *kubeconfig;   /* --kubeconfig; NULL: the rules above */
+    const char *context;      /* --context; NULL: current-context */
+    /* For tests; NULL means the real thing. */
+    const char *env_kubeconfig; /* instead of getenv("KUBECONFIG"); "" = unset */
+    const char *home;         /* instead of $HOME */
+    const char *sa_dir;       /* instead of HR_KSA_DIR */
+    const char *svc_host, *svc_port; /* instead of KUBERNETES_SERVICE_HOST/PORT */
+    bool no_in_cluster;       /* never fall back to in-cluster */
+} hr_kconfig_opts;
+
+/* Find, merge and resolve. *out is freed with hr_kconfig_free. */
+hr_status hr_kconfig_load(const hr_kconfig_opts *o, hr_kconfig **out, hr_err *err);
+
+/* Files named in the document are not read (blobs stay NULL): for the
+ * fuzzer, which must not open whatever path it invents. */
+#define HR_KCONFIG_NO_FILES 1u
+
+/* Resolve from one in-memory document (the fuzz target's entry, and a way
+ * to use a kubeconfig held in a Secret). Relative paths resolve against
+ * base_dir (NULL: the working directory); origin names it in errors. */
+hr_status hr_kconfig_parse(const char *yaml, size_t len, const char *origin,
+                           const char *base_dir, const char *context, unsigned flags,
+                           hr_kconfig **out, hr_err *err);
+
+/* Clears secrets (key, tokens, password) before freeing. NULL is fine. */
+void hr_kconfig_free(hr_kconfig *c);
+
+#endif

@@ -1,0 +1,921 @@
+/*
+ * client.c — the Kubernetes API client on libcurl (the contract is
+ * kube/transport/client.h).
+ *
+ * Connections. Every request runs on an easy handle taken from a small
+ * pool and given back afterwards; an easy handle keeps its own idle
+ * connections, so the next request from the pool reuses a warm TLS (and
+ * HTTP/2) connection. A CURLSH share adds the TLS session cache and the DNS
+ * cache across all handles, so even a new connection resumes a session
+ * instead of a full handshake. The connection cache is deliberately NOT
+ * put in the share: libcurl documents sharing it between concurrently
+ * running threads as unsupported (curl issue #4915 — the cache walks
+ * connections that another thread is using), and this client runs a watch
+ * per thread.
+ *
+ * Streams (watches) run on a private multi handle instead of
+ * curl_easy_perform, so the loop wakes at least every 200 ms to look at the
+ * caller's stop flag however quiet the stream is; the xferinfo callback
+ * aborts the transfer as soon as it sees the flag while data flows.
+ *
+ * Credentials come from kube/config/cred.h per request; a 401 lets it refresh a
+ * rotating token or rerun an exec plugin, and the request is repeated once.
+ * Certificates and keys reach libcurl as blobs (copied by libcurl), never
+ * as files.
+ */
+#include "kube/transport/client.h"
+
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "kube/transport/backoff.h"
+#include "kube/config/cred.h"
+#include "kube/transport/kstatus.h"
+#include "kube/config/kubeconfig.h"
+#include "kube/transport/limiter.h"
+#include "kube/transport/linesplit.h"
+
+#ifndef HR_VERSION_STRING
+#define HR_VERSION_STRING "0.1.0"
+#endif
+
+#define POOL_MAX 16
+#define ERR_BODY_MAX (64 * 1024)
+#define CONNECT_TIMEOUT_MS 10000L
+#define STREAM_POLL_MS 200
+
+struct hr_kclient {
+    hr_kconfig *cfg;
+    hr_kcred cred;
+    bool cred_ok, lim_ok, pool_ok, rand_ok;
+    int n_locks;
+    CURLSH *share;
+    pthread_mutex_t locks[CURL_LOCK_DATA_LAST];
+    pthread_mutex_t pool_mu;
+    CURL *pool[POOL_MAX];
+    int n_pool;
+    hr_klimiter lim;
+    pthread_mutex_t rand_mu;
+    hr_krand rand;
+    char *ua;
+    long timeout_ms;
+    char *base;                  /* URL prefix requests are made against */
+    struct curl_slist *connect_to; /* tls-server-name: real address */
+    _Atomic uint64_t n_responses, n_http2, n_connects;
+};
+
+/* ------------------------------------------------------------- process */
+
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static CURLcode g_init_rc = CURLE_FAILED_INIT;
+
+static void global_init(void)
+{
+    /* Once per process, and undone once at exit: libcurl's global state
+     * (and OpenSSL's under it) is truly process-wide. */
+    g_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+    /* Without the exit hook libcurl's globals are merely not freed at
+     * exit; not worth failing for. */
+    if (g_init_rc == CURLE_OK && atexit(curl_global_cleanup) != 0)
+        fprintf(stderr, "headroom: cannot register libcurl cleanup at exit\n");
+}
+
+/* --------------------------------------------------------------- share */
+
+static void share_lock(CURL *h, curl_lock_data data, curl_lock_access acc, void *ud)
+{
+    (void)h, (void)acc;
+    hr_kclient *c = ud;
+    if ((int)data >= 0 && data < CURL_LOCK_DATA_LAST)
+        pthread_mutex_lock(&c->locks[data]);
+}
+
+static void share_unlock(CURL *h, curl_lock_data data, void *ud)
+{
+    (void)h;
+    hr_kclient *c = ud;
+    if ((int)data >= 0 && data < CURL_LOCK_DATA_LAST)
+        pthread_mutex_unlock(&c->locks[data]);
+}
+
+/* -------------------------------------------------------------- lifecycle */
+
+static hr_status curl_fail(hr_err *err, const char *what, CURLcode rc)
+{
+    return hr_err_set(err, rc == CURLE_OUT_OF_MEMORY ? HR_E_NOMEM : HR_E_IO,
+                      "libcurl: %s: %s", what, curl_easy_strerror(rc));
+}
+
+/* Requests go to base; with tls-server-name the URL names that host (so it
+ * is what SNI and certificate verification see) and CONNECT_TO sends the
+ * connection to the real address. */
+static hr_status make_base(hr_kclient *c, hr_err *err)
+{
+    const hr_kconfig *k = c->cfg;
+    if (!k->tls_server_name) {
+        c->base = strdup(k->server);
+        return c->base ? HR_OK : hr_err_set(err, HR_E_NOMEM, "client: out of memory");
+    }
+    CURLU *u = curl_url();
+    char *host = NULL, *port = NULL, *url = NULL;
+    hr_status st = HR_OK;
+    if (!u) {
+        return hr_err_set(err, HR_E_NOMEM, "client: out of memory");
+    }
+    CURLUcode uc = curl_url_set(u, CURLUPART_URL, k->server, 0);
+    if (uc == CURLUE_OK)
+        uc = curl_url_get(u, CURLUPART_HOST, &host, 0);
+    if (uc == CURLUE_OK)
+        uc = curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT);
+    if (uc == CURLUE_OK)
+        uc = curl_url_set(u, CURLUPART_HOST, k->tls_server_name, 0);
+    if (uc == CURLUE_OK)
+        uc = curl_url_get(u, CURLUPART_URL, &url, 0);
+    if (uc != CURLUE_OK) {
+        st = hr_err_set(err, HR_E_INPUT, "%s: server %s with tls-server-name %s: %s",
+                        k->origin, k->server, k->tls_server_name, curl_url_strerror(uc));
+        goto out;
+    }
+    size_t n = strlen(url);
+    while (n && url[n - 1] == '/')
+        url[--n] = '\0';
+    char ct[600];
+    snprintf(ct, sizeof ct, "%.250s:%.10s:%.250s:%.10s", k->tls_server_name, port, host, port);
+    c->base = strdup(url);
+    c->connect_to = curl_slist_append(NULL, ct);
+    if (!c->base || !c->connect_to)
+        st = hr_err_set(err, HR_E_NOMEM, "client: out of memory");
+out:
+    curl_free(host);
+    curl_free(port);
+    curl_free(url);
+    curl_url_cleanup(u);
+    return st;
+}
+
+hr_status hr_kclient_new(const hr_kclient_opts *o, hr_kclient **out, hr_err *err)
+{
+    hr_kconfig_opts ko = {.kubeconfig = o ? o->kubeconfig : NULL,
+                          .context = o ? o->context : NULL};
+    hr_kconfig *cfg = NULL;
+    *out = NULL;
+    hr_status st = hr_kconfig_load(&ko, &cfg, err);
+    if (st)
+        return st;
+    return hr_kclient_new_from_config(cfg, o, out, err);
+}
+
+hr_status hr_kclient_new_from_config(hr_kconfig *cfg, const hr_kclient_opts *o,
+                                     hr_kclient **out, hr_err *err)
+{
+    static const hr_kclient_opts none = {0};
+    if (!o)
+        o = &none;
+    *out = NULL;
+    pthread_once(&g_once, global_init);
+    if (g_init_rc != CURLE_OK) {
+        hr_kconfig_free(cfg);
+        return curl_fail(err, "curl_global_init", g_init_rc);
+    }
+    hr_kclient *c = calloc(1, sizeof *c);
+    if (!c) {
+        hr_kconfig_free(cfg);
+        return hr_err_set(err, HR_E_NOMEM, "client: out of memory");
+    }
+    c->cfg = cfg;
+    hr_status st;
+    if (hr_kcred_init(&c->cred, c->cfg) != 0) {
+        st = hr_err_set(err, HR_E_NOMEM, "client: cannot create a mutex");
+        goto fail;
+    }
+    c->cred_ok = true;
+    if (hr_klimiter_init(&c->lim, o->qps, o->burst, hr_kmono_ns()) != 0) {
+        st = hr_err_set(err, HR_E_NOMEM, "client: cannot create a mutex");
+        goto fail;
+    }
+    c->lim_ok = true;
+    if (pthread_mutex_init(&c->pool_mu, NULL) != 0) {
+        st = hr_err_set(err, HR_E_NOMEM, "client: cannot create a mutex");
+        goto fail;
+    }
+    c->pool_ok = true;
+    if (pthread_mutex_init(&c->rand_mu, NULL) != 0) {
+        st = hr_err_set(err, HR_E_NOMEM, "client: cannot create a mutex");
+        goto fail;
+    }
+    c->rand_ok = true;
+    hr_krand_seed(&c->rand, 0);
+    for (; c->n_locks < CURL_LOCK_DATA_LAST; c->n_locks++)
+        if (pthread_mutex_init(&c->locks[c->n_locks], NULL) != 0) {
+            st = hr_err_set(err, HR_E_NOMEM, "client: cannot create a mutex");
+            goto fail;
+        }
+    c->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 30000;
+    c->ua = strdup(o->user_agent ? o->user_agent : "headroom/" HR_VERSION_STRING);
+    if (!c->ua) {
+        st = hr_err_set(err, HR_E_NOMEM, "client: out of memory");
+        goto fail;
+    }
+    if ((st = make_base(c, err)))
+        goto fail;
+
+    c->share = curl_share_init();
+    if (!c->share) {
+        st = hr_err_set(err, HR_E_NOMEM, "libcurl: curl_share_init failed");
+        goto fail;
+    }
+    CURLSHcode sc = curl_share_setopt(c->share, CURLSHOPT_LOCKFUNC, share_lock);
+    if (sc == CURLSHE_OK)
+        sc = curl_share_setopt(c->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
+    if (sc == CURLSHE_OK)
+        sc = curl_share_setopt(c->share, CURLSHOPT_USERDATA, c);
+    if (sc == CURLSHE_OK)
+        sc = curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    if (sc == CURLSHE_OK)
+        sc = curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    if (sc != CURLSHE_OK) {
+        st = hr_err_set(err, HR_E_IO, "libcurl: share setup: %s", curl_share_strerror(sc));
+        goto fail;
+    }
+    *out = c;
+    return HR_OK;
+fail:
+    hr_kclient_free(c);
+    return st;
+}
+
+void hr_kclient_free(hr_kclient *c)
+{
+    if (!c)
+        return;
+    /* Handles first: a share cannot go while handles still use it. */
+    for (int i = 0; i < c->n_pool; i++)
+        curl_easy_cleanup(c->pool[i]);
+    /* CURLSHE_IN_USE would mean a stream still runs on this client: a
+     * caller bug; the share is then leaked rather than freed under it. */
+    if (c->share && curl_share_cleanup(c->share) != CURLSHE_OK)
+        fprintf(stderr, "headroom: client freed while a request still runs\n");
+    for (int i = 0; i < c->n_locks; i++)
+        pthread_mutex_destroy(&c->locks[i]);
+    if (c->pool_ok)
+        pthread_mutex_destroy(&c->pool_mu);
+    if (c->rand_ok)
+        pthread_mutex_destroy(&c->rand_mu);
+    if (c->lim_ok)
+        hr_klimiter_destroy(&c->lim);
+    if (c->cred_ok)
+        hr_kcred_destroy(&c->cred);
+    curl_slist_free_all(c->connect_to);
+    free(c->base);
+    free(c->ua);
+    hr_kconfig_free(c->cfg);
+    free(c);
+}
+
+const char *hr_kclient_server(const hr_kclient *c)
+{
+    return c->cfg->server;
+}
+
+const char *hr_kclient_namespace(const hr_kclient *c)
+{
+    return c->cfg->ns;
+}
+
+const char *hr_kclient_origin(const hr_kclient *c)
+{
+    return c->cfg->origin;
+}
+
+void hr_kclient_set_rate(hr_kclient *c, double qps, int burst)
+{
+    hr_klimiter_set(&c->lim, qps, burst, hr_kmono_ns());
+}
+
+long hr_kclient_backoff_ms(hr_kclient *c, int attempt, long base_ms, long max_ms,
+                           long retry_after_ms)
+{
+    pthread_mutex_lock(&c->rand_mu);
+    long r = hr_kbackoff_ms_r(&c->rand, attempt, base_ms, max_ms, retry_after_ms);
+    pthread_mutex_unlock(&c->rand_mu);
+    return r;
+}
+
+/* ---------------------------------------------------------------- handles */
+
+static CURL *take_handle(hr_kclient *c)
+{
+    CURL *h = NULL;
+    pthread_mutex_lock(&c->pool_mu);
+    if (c->n_pool)
+        h = c->pool[--c->n_pool];
+    pthread_mutex_unlock(&c->pool_mu);
+    if (h) {
+        /* Options go, idle connections and caches stay. */
+        curl_easy_reset(h);
+        return h;
+    }
+    return curl_easy_init();
+}
+
+static void give_handle(hr_kclient *c, CURL *h)
+{
+    if (!h)
+        return;
+    pthread_mutex_lock(&c->pool_mu);
+    if (c->n_pool < POOL_MAX) {
+        c->pool[c->n_pool++] = h;
+        h = NULL;
+    }
+    pthread_mutex_unlock(&c->pool_mu);
+    if (h)
+        curl_easy_cleanup(h);
+}
+
+/* --------------------------------------------------------------- transfer */
+
+typedef struct xfer {
+    CURL *h;
+    long http;             /* known once headers are in */
+    hr_buf *resp;
+    hr_buf ebody;          /* body of a non-2xx answer, bounded */
+    char retry_after[64];
+    size_t ra_len;
+    bool resp_full;        /* resp refused more data */
+    /* streams */
+    hr_klines lines;
+    hr_kline_fn fn;
+    void *ud;
+    const volatile bool *stop;
+    bool cb_stopped;       /* on_line asked to stop */
+    bool line_failed;
+    bool delivered;        /* at least one line went out */
+    hr_err line_err;
+    char errbuf[CURL_ERROR_SIZE];
+} xfer;
+
+static long http_code(xfer *x)
+{
+    if (!x->http) {
+        long code = 0;
+        if (curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK)
+            x->http = code;
+    }
+    return x->http;
+}
+
+/* Protocol and connection reuse of a finished transfer, for the stats. */
+static void count(hr_kclient *c, CURL *h)
+{
+    long v = 0, conns = 0;
+    if (curl_easy_getinfo(h, CURLINFO_HTTP_VERSION, &v) != CURLE_OK || v == 0)
+        return;
+    atomic_fetch_add(&c->n_responses, 1);
+    if (v == CURL_HTTP_VERSION_2_0)
+        atomic_fetch_add(&c->n_http2, 1);
+    if (curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &conns) == CURLE_OK && conns > 0)
+        atomic_fetch_add(&c->n_connects, (uint64_t)conns);
+}
+
+void hr_kclient_get_stats(const hr_kclient *c, hr_kclient_stats *out)
+{
+    out->responses = atomic_load(&c->n_responses);
+    out->http2 = atomic_load(&c->n_http2);
+    out->new_connections = atomic_load(&c->n_connects);
+}
+
+static bool ok2xx(long s) { return s >= 200 && s < 300; }
+
+static size_t on_write(char *p, size_t sz, size_t n, void *ud)
+{
+    xfer *x = ud;
+    size_t len = sz * n;
+    long s = http_code(x);
+    if (!ok2xx(s)) {
+        if (x->ebody.len < ERR_BODY_MAX)
+            hr_buf_append(&x->ebody, p, len < ERR_BODY_MAX - x->ebody.len
+                                            ? len : ERR_BODY_MAX - x->ebody.len);
+        return len;
+    }
+    if (x->fn) {
+        int r = hr_klines_feed(&x->lines, p, len, x->fn, x->ud, &x->line_err);
+        if (r == 0) {
+            x->delivered = true;
+            return len;
+        }
+        if (r > 0)
+            x->cb_stopped = true;
+        else
+            x->line_failed = true;
+        return 0; /* abort the transfer */
+    }
+    if (x->resp) {
+        hr_buf_append(x->resp, p, len);
+        if (hr_buf_failed(x->resp)) {
+            x->resp_full = true;
+            return 0;
+        }
+    }
+    return len;
+}
+
+static size_t on_header(char *p, size_t sz, size_t n, void *ud)
+{
+    xfer *x = ud;
+    size_t len = sz * n;
+    static const char ra[] = "retry-after:";
+    if (len > 5 && !memcmp(p, "HTTP/", 5)) {
+        /* A new response (after 100-continue): forget the last one's. */
+        x->ra_len = 0;
+        x->http = 0;
+    } else if (len > sizeof ra - 1 && !strncasecmp(p, ra, sizeof ra - 1)) {
+        size_t v = len - (sizeof ra - 1);
+        if (v >= sizeof x->retry_after)
+            v = sizeof x->retry_after - 1;
+        memcpy(x->retry_after, p + sizeof ra - 1, v);
+        x->ra_len = v;
+    }
+    return len;
+}
+
+/* The caller's stop flag, read atomically: it is written by another
+ * thread (see hr_kclient_stream). */
+static bool stop_requested(const xfer *x)
+{
+    return x->stop && __atomic_load_n(x->stop, __ATOMIC_ACQUIRE);
+}
+
+static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+    (void)dt, (void)dn, (void)ut, (void)un;
+    return stop_requested(ud) ? 1 : 0;
+}
+
+#define SET(opt, val)                                                            \
+    do {                                                                         \
+        CURLcode rc_ = curl_easy_setopt(h, (opt), (val));                        \
+        if (rc_ != CURLE_OK)                                                     \
+            return curl_fail(err, #opt, rc_);                                    \
+    } while (0)
+
+static hr_status setup(hr_kclient *c, xfer *x, const char *method, const char *url,
+                       const hr_kcred_snap *snap, struct curl_slist *hdrs, const void *body,
+                       size_t body_len, long timeout_ms, bool stream, hr_err *err)
+{
+    CURL *h = x->h;
+    const hr_kconfig *k = c->cfg;
+    SET(CURLOPT_URL, url);
+    SET(CURLOPT_SHARE, c->share);
+    SET(CURLOPT_NOSIGNAL, 1L); /* threads: no SIGALRM-based DNS timeouts */
+    SET(CURLOPT_PROTOCOLS_STR, "https,http");
+    SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+    SET(CURLOPT_TCP_KEEPALIVE, 1L);
+    SET(CURLOPT_TCP_KEEPIDLE, 30L);
+    SET(CURLOPT_TCP_KEEPINTVL, 15L);
+    SET(CURLOPT_CONNECTTIMEOUT_MS,
+        timeout_ms > 0 && timeout_ms < CONNECT_TIMEOUT_MS ? timeout_ms : CONNECT_TIMEOUT_MS);
+    SET(CURLOPT_TIMEOUT_MS, timeout_ms > 0 ? timeout_ms : 0L);
+    SET(CURLOPT_USERAGENT, c->ua);
+    SET(CURLOPT_HTTPHEADER, hdrs);
+    SET(CURLOPT_ERRORBUFFER, x->errbuf);
+    SET(CURLOPT_WRITEFUNCTION, on_write);
+    SET(CURLOPT_WRITEDATA, x);
+    SET(CURLOPT_HEADERFUNCTION, on_header);
+    SET(CURLOPT_HEADERDATA, x);
+    SET(CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
+    if (stream) {
+        SET(CURLOPT_XFERINFOFUNCTION, on_progress);
+        SET(CURLOPT_XFERINFODATA, x);
+        SET(CURLOPT_NOPROGRESS, 0L);
+    }
+    if (k->insecure) {
+        SET(CURLOPT_SSL_VERIFYPEER, 0L);
+        SET(CURLOPT_SSL_VERIFYHOST, 0L);
+    } else if (k->ca) {
+        struct curl_blob b = {(void *)(uintptr_t)k->ca, k->ca_len, CURL_BLOB_COPY};
+        SET(CURLOPT_CAINFO_BLOB, &b);
+        /* Only the kubeconfig's CA, as kubectl: not the system directory. */
+        SET(CURLOPT_CAPATH, (char *)NULL);
+    }
+    if (snap->cert) {
+        struct curl_blob cb = {(void *)(uintptr_t)snap->cert, snap->cert_len, CURL_BLOB_COPY};
+        struct curl_blob kb = {(void *)(uintptr_t)snap->key, snap->key_len, CURL_BLOB_COPY};
+        SET(CURLOPT_SSLCERT_BLOB, &cb);
+        SET(CURLOPT_SSLCERTTYPE, "PEM");
+        SET(CURLOPT_SSLKEY_BLOB, &kb);
+        SET(CURLOPT_SSLKEYTYPE, "PEM");
+    }
+    if (c->connect_to)
+        SET(CURLOPT_CONNECT_TO, c->connect_to);
+    if (k->proxy_url)
+        SET(CURLOPT_PROXY, k->proxy_url);
+    if (strcmp(method, "GET") == 0) {
+        SET(CURLOPT_HTTPGET, 1L);
+    } else {
+        if (body || strcmp(method, "DELETE") != 0) {
+            SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
+            SET(CURLOPT_POSTFIELDS, body ? (const char *)body : "");
+        }
+        SET(CURLOPT_CUSTOMREQUEST, method);
+    }
+    return HR_OK;
+}
+
+#undef SET
+
+static bool path_ok(const char *p)
+{
+    if (!p || p[0] != '/')
+        return false;
+    for (; *p; p++)
+        if ((unsigned char)*p <= ' ' || *p == 0x7f || *p == '#')
+            return false;
+    return true;
+}
+
+static hr_status build_headers(const hr_kcred_snap *snap, const char *content_type,
+                               struct curl_slist **out, hr_err *err)
+{
+    struct curl_slist *l = NULL, *t;
+    char ctb[160];
+    *out = NULL;
+    /* Expect: off — a body waits for no 100-continue round trip. */
+    const char *fixed[] = {"Accept: application/json", "Expect:"};
+    for (size_t i = 0; i < 2; i++) {
+        if (!(t = curl_slist_append(l, fixed[i])))
+            goto nomem;
+        l = t;
+    }
+    if (content_type) {
+        snprintf(ctb, sizeof ctb, "Content-Type: %.130s", content_type);
+        if (!(t = curl_slist_append(l, ctb)))
+            goto nomem;
+        l = t;
+    }
+    if (snap->authorization) {
+        size_t n = strlen(snap->authorization) + sizeof "Authorization: ";
+        char *a = malloc(n);
+        if (!a)
+            goto nomem;
+        snprintf(a, n, "Authorization: %s", snap->authorization);
+        t = curl_slist_append(l, a);
+        memset(a, 0, n);
+        free(a);
+        if (!t)
+            goto nomem;
+        l = t;
+    }
+    *out = l;
+    return HR_OK;
+nomem:
+    curl_slist_free_all(l);
+    return hr_err_set(err, HR_E_NOMEM, "client: out of memory");
+}
+
+/* The slist holds the bearer token: wipe it before freeing. */
+static void free_headers(struct curl_slist *l)
+{
+    for (struct curl_slist *i = l; i; i = i->next)
+        if (!strncasecmp(i->data, "Authorization:", 14))
+            memset(i->data, 0, strlen(i->data));
+    curl_slist_free_all(l);
+}
+
+static hr_status transport_err(hr_kclient *c, hr_err *err, const char *method, const char *path,
+                               CURLcode rc, const char *detail, long timeout_ms)
+{
+    char p[120];
+    hr_err_quote(p, sizeof p, path, strlen(path), 100);
+    const char *d = detail && *detail ? detail : curl_easy_strerror(rc);
+    /* curl's detail says which limit hit (connect, TLS, whole request);
+     * naming our total here would misreport a connect timeout. */
+    if (rc == CURLE_OPERATION_TIMEDOUT && timeout_ms > 0)
+        return hr_err_set(err, HR_E_IO, "%s %s: timed out (%s, request limit %ld ms): %s",
+                          method, p, c->cfg->server, timeout_ms, d);
+    if (rc == CURLE_OPERATION_TIMEDOUT)
+        return hr_err_set(err, HR_E_IO, "%s %s: timed out (%s): %s", method, p,
+                          c->cfg->server, d);
+    return hr_err_set(err, rc == CURLE_OUT_OF_MEMORY ? HR_E_NOMEM : HR_E_IO, "%s %s: %s: %s",
+                      method, p, c->cfg->server, d);
+}
+
+static char *join_url(hr_kclient *c, const char *path)
+{
+    size_t n = strlen(c->base) + strlen(path) + 1;
+    char *u = malloc(n);
+    if (u)
+        snprintf(u, n, "%s%s", c->base, path);
+    return u;
+}
+
+/* The server answered with an error status and then cut the connection
+ * (kube-apiserver closes it after a 401, often while curl still sends the
+ * request body). The status and whatever body arrived are the answer; only
+ * for a 2xx would a cut body mean a failed request. */
+static bool error_answered(const xfer *x, CURLcode rc)
+{
+    if (x->http < 400)
+        return false;
+    switch (rc) {
+    case CURLE_PARTIAL_FILE:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Fill res and err for a finished exchange that was not 2xx. */
+static hr_status http_err(xfer *x, const char *method, const char *path, hr_kresult *res,
+                          hr_err *err)
+{
+    hr_kstatus st;
+    hr_kstatus_parse(hr_buf_failed(&x->ebody) ? NULL : x->ebody.data, x->ebody.len, &st);
+    long ra = hr_kretry_after_ms(x->retry_after, x->ra_len, time(NULL));
+    if (st.retry_after_s * 1000 > ra)
+        ra = st.retry_after_s * 1000;
+    if (res)
+        res->retry_after_ms = ra;
+    return hr_kstatus_err(err, method, path, x->http, &st);
+}
+
+static hr_status request(hr_kclient *c, const char *method, const char *path,
+                         const char *content_type, const void *body, size_t body_len,
+                         hr_buf *resp, hr_kresult *res, bool limited, hr_err *err);
+
+hr_status hr_kclient_do(hr_kclient *c, const char *method, const char *path,
+                        const char *content_type, const void *body, size_t body_len,
+                        hr_buf *resp, hr_kresult *res, hr_err *err)
+{
+    bool write = method && strcmp(method, "GET") != 0;
+    return request(c, method, path, content_type, body, body_len, resp, res, write, err);
+}
+
+hr_status hr_kclient_do_unlimited(hr_kclient *c, const char *method, const char *path,
+                                  const char *content_type, const void *body,
+                                  size_t body_len, hr_buf *resp, hr_kresult *res,
+                                  hr_err *err)
+{
+    return request(c, method, path, content_type, body, body_len, resp, res, false, err);
+}
+
+static hr_status request(hr_kclient *c, const char *method, const char *path,
+                         const char *content_type, const void *body, size_t body_len,
+                         hr_buf *resp, hr_kresult *res, bool limited, hr_err *err)
+{
+    hr_kresult dummy;
+    if (!res)
+        res = &dummy;
+    res->status = 0;
+    res->retry_after_ms = 0;
+    if (!path_ok(path))
+        return hr_err_set(err, HR_E_INPUT, "request path must start with '/' and contain no "
+                                           "spaces or control characters");
+    if (!method || !*method)
+        return hr_err_set(err, HR_E_INPUT, "request without a method");
+    if (limited)
+        hr_klimiter_wait(&c->lim);
+    char *url = join_url(c, path);
+    if (!url)
+        return hr_err_set(err, HR_E_NOMEM, "client: out of memory");
+    size_t resp_len0 = resp ? resp->len : 0;
+    hr_status st = HR_OK;
+    for (int attempt = 0;; attempt++) {
+        xfer x;
+        memset(&x, 0, sizeof x);
+        hr_buf_init(&x.ebody, ERR_BODY_MAX + 1);
+        x.resp = resp;
+        hr_kcred_snap snap;
+        struct curl_slist *hdrs = NULL;
+        bool again = false;
+        if ((st = hr_kcred_get(&c->cred, &snap, err)))
+            break;
+        if ((st = build_headers(&snap, content_type, &hdrs, err))) {
+            hr_kcred_snap_free(&snap);
+            break;
+        }
+        x.h = take_handle(c);
+        if (!x.h) {
+            st = hr_err_set(err, HR_E_NOMEM, "libcurl: curl_easy_init failed");
+        } else if (!(st = setup(c, &x, method, url, &snap, hdrs, body, body_len, c->timeout_ms,
+                                false, err))) {
+            CURLcode rc = curl_easy_perform(x.h);
+            http_code(&x);
+            res->status = x.http;
+            count(c, x.h);
+            if (x.resp_full) {
+                st = hr_err_set(err, HR_E_LIMIT, "%s %s: response larger than the buffer "
+                                "allows (%zu bytes)", method, path, resp ? resp->limit : 0);
+            } else if (rc != CURLE_OK && !error_answered(&x, rc)) {
+                res->status = 0;
+                st = transport_err(c, err, method, path, rc, x.errbuf, c->timeout_ms);
+            } else if (!ok2xx(x.http)) {
+                if (x.http == 401 && attempt == 0 && snap.refreshable &&
+                    hr_kcred_unauthorized(&c->cred, snap.gen)) {
+                    again = true;
+                    if (resp) {
+                        resp->len = resp_len0;
+                        if (resp->data)
+                            resp->data[resp_len0] = '\0';
+                    }
+                } else {
+                    st = http_err(&x, method, path, res, err);
+                }
+            }
+        }
+        give_handle(c, x.h);
+        free_headers(hdrs);
+        hr_kcred_snap_free(&snap);
+        hr_buf_free(&x.ebody);
+        if (!again)
+            break;
+    }
+    free(url);
+    return st;
+}
+
+/* Run one stream transfer on a private multi handle; *rc gets the result. */
+static hr_status run_stream(xfer *x, CURLcode *rc, hr_err *err)
+{
+    CURLM *m = curl_multi_init();
+    if (!m)
+        return hr_err_set(err, HR_E_NOMEM, "libcurl: curl_multi_init failed");
+    CURLMcode mc = curl_multi_add_handle(m, x->h);
+    if (mc != CURLM_OK) {
+        (void)curl_multi_cleanup(m); /* nothing added: cannot fail usefully */
+        return hr_err_set(err, HR_E_IO, "libcurl: %s", curl_multi_strerror(mc));
+    }
+    *rc = CURLE_OK;
+    int running = 1;
+    while (running) {
+        mc = curl_multi_perform(m, &running);
+        if (mc != CURLM_OK)
+            break;
+        if (stop_requested(x))
+            break;
+        if (running)
+            mc = curl_multi_poll(m, NULL, 0, STREAM_POLL_MS, NULL);
+        if (mc != CURLM_OK)
+            break;
+    }
+    hr_status st = HR_OK;
+    if (mc != CURLM_OK)
+        st = hr_err_set(err, HR_E_IO, "libcurl: %s", curl_multi_strerror(mc));
+    else if (running)
+        *rc = CURLE_ABORTED_BY_CALLBACK; /* left the loop on the stop flag */
+    int q;
+    CURLMsg *msg;
+    while ((msg = curl_multi_info_read(m, &q)) != NULL)
+        if (msg->msg == CURLMSG_DONE && msg->easy_handle == x->h)
+            *rc = msg->data.result;
+    /* Removal aborts a transfer still running (stop flag) and closes its
+     * connection; failures here leave nothing to undo. */
+    mc = curl_multi_remove_handle(m, x->h);
+    if (mc == CURLM_OK)
+        mc = curl_multi_cleanup(m);
+    if (mc != CURLM_OK && !st)
+        st = hr_err_set(err, HR_E_IO, "libcurl: ending a stream: %s", curl_multi_strerror(mc));
+    return st;
+}
+
+hr_status hr_kclient_stream(hr_kclient *c, const char *path, long timeout_s,
+                            hr_kline_fn on_line, void *ud, const volatile bool *stop,
+                            hr_kresult *res, hr_err *err)
+{
+    hr_kresult dummy;
+    if (!res)
+        res = &dummy;
+    res->status = 0;
+    res->retry_after_ms = 0;
+    if (!path_ok(path))
+        return hr_err_set(err, HR_E_INPUT, "stream path must start with '/' and contain no "
+                                           "spaces or control characters");
+    if (!on_line)
+        return hr_err_set(err, HR_E_INPUT, "stream without a line callback");
+    char *url = join_url(c, path);
+    if (!url)
+        return hr_err_set(err, HR_E_NOMEM, "client: out of memory");
+    long timeout_ms = timeout_s > 0 ? timeout_s * 1000 : 0;
+    hr_status st = HR_OK;
+    for (int attempt = 0;; attempt++) {
+        xfer x;
+        memset(&x, 0, sizeof x);
+        hr_buf_init(&x.ebody, ERR_BODY_MAX + 1);
+        hr_klines_init(&x.lines, 0);
+        x.fn = on_line;
+        x.ud = ud;
+        x.stop = stop;
+        hr_kcred_snap snap;
+        struct curl_slist *hdrs = NULL;
+        bool again = false;
+        if ((st = hr_kcred_get(&c->cred, &snap, err)))
+            break;
+        if ((st = build_headers(&snap, NULL, &hdrs, err))) {
+            hr_kcred_snap_free(&snap);
+            break;
+        }
+        /* A fresh handle, not a pooled one: joining a multi handle would
+         * close a pooled handle's warm connection, and a stream's own
+         * connection is closed with its private multi anyway. */
+        x.h = curl_easy_init();
+        CURLcode rc = CURLE_OK;
+        if (!x.h)
+            st = hr_err_set(err, HR_E_NOMEM, "libcurl: curl_easy_init failed");
+        else if (!(st = setup(c, &x, "GET", url, &snap, hdrs, NULL, 0, timeout_ms, true, err)))
+            st = run_stream(&x, &rc, err);
+        if (!st) {
+            http_code(&x);
+            res->status = x.http;
+            count(c, x.h);
+            if (x.cb_stopped || stop_requested(&x)) {
+                st = HR_OK;
+            } else if (x.line_failed) {
+                st = x.line_err.code;
+                if (err)
+                    *err = x.line_err;
+                hr_err_prefix(err, "GET %.100s", path);
+            } else if (rc != CURLE_OK && !error_answered(&x, rc)) {
+                if (!ok2xx(x.http))
+                    res->status = 0;
+                st = transport_err(c, err, "GET", path, rc, x.errbuf, timeout_ms);
+                if (hr_klines_pending(&x.lines))
+                    hr_err_prefix(err, "stream cut inside a line (%zu bytes dropped)",
+                                  hr_klines_pending(&x.lines));
+            } else if (!ok2xx(x.http)) {
+                if (x.http == 401 && attempt == 0 && snap.refreshable &&
+                    hr_kcred_unauthorized(&c->cred, snap.gen))
+                    again = true;
+                else
+                    st = http_err(&x, "GET", path, res, err);
+            } else if (hr_klines_finish(&x.lines, on_line, ud, err) < 0) {
+                st = err ? err->code : HR_E_IO;
+            }
+        }
+        if (x.h)
+            curl_easy_cleanup(x.h);
+        free_headers(hdrs);
+        hr_kcred_snap_free(&snap);
+        hr_buf_free(&x.ebody);
+        hr_klines_free(&x.lines);
+        if (!again)
+            break;
+    }
+    free(url);
+    return st;
+}
+
+/* ----------------------------------------------------------------- writes */
+
+/* Percent-encode a query value (RFC 3986 unreserved pass through). */
+static void put_escaped(hr_buf *b, const char *s)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+            ch == '-' || ch == '.' || ch == '_' || ch == '~') {
+            hr_buf_putc(b, (char)ch);
+        } else {
+            hr_buf_putc(b, '%');
+            hr_buf_putc(b, hex[ch >> 4]);
+            hr_buf_putc(b, hex[ch & 15]);
+        }
+    }
+}
+
+hr_status hr_kclient_apply(hr_kclient *c, const char *path, const char *field_manager,
+                           bool force, const char *body, size_t len, hr_buf *resp,
+                           hr_kresult *res, hr_err *err)
+{
+    if (!field_manager || !*field_manager)
+        return hr_err_set(err, HR_E_INPUT, "server-side apply needs a field manager");
+    hr_buf p;
+    hr_buf_init(&p, 0);
+    hr_buf_puts(&p, path);
+    hr_buf_puts(&p, strchr(path, '?') ? "&fieldManager=" : "?fieldManager=");
+    put_escaped(&p, field_manager);
+    if (force)
+        hr_buf_puts(&p, "&force=true");
+    hr_status st = hr_buf_failed(&p)
+                       ? hr_err_set(err, HR_E_NOMEM, "client: out of memory")
+                       : hr_kclient_do(c, "PATCH", hr_buf_str(&p), "application/apply-patch+yaml",
+                                       body, len, resp, res, err);
+    hr_buf_free(&p);
+    return st;
+}
+
+hr_status hr_kclient_merge_patch(hr_kclient *c, const char *path, const char *body,
+                                 size_t len, hr_buf *resp, hr_kresult *res, hr_err *err)
+{
+    return hr_kclient_do(c, "PATCH", path, "application/merge-patch+json", body, len, resp, res,
+                         err);
+}

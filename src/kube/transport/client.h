@@ -1,0 +1,151 @@
+/*
+ * client.h — the Kubernetes API client: configuration, transport, writes.
+ *
+ * CONTRACT between the transport (client.c, kubeconfig.c, ...) and the
+ * list/watch layer (watch.c, informer.c) — both build on exactly this API.
+ *
+ * One hr_kclient per process. It holds the resolved connection settings
+ * (server, CA, client certificate and key in memory, bearer token or token
+ * file or exec plugin), a libcurl share handle (connections, TLS sessions,
+ * DNS) and the client-side write limiter (QPS/burst). Every function is
+ * safe to call from several threads at once: each call uses its own easy
+ * handle, so a watch per resource can run on its own thread while writes go
+ * out on others.
+ *
+ * Errors are hr_err values (util/err.h). For an HTTP error the status code
+ * is in hr_kresult.status and the server's Status.message is in the error
+ * message; a transport failure (connect, TLS, timeout) has status 0.
+ * The hr_status of an HTTP error is HR_E_NOTFOUND for 404, HR_E_INPUT for
+ * other 4xx except 429, HR_E_IO for 429, 5xx and transport failures; a
+ * response that does not fit the caller's hr_buf limit is HR_E_LIMIT.
+ * A 401 makes the client refresh rotating credentials (token file, exec
+ * plugin) and repeat the request once.
+ */
+#ifndef HR_KUBE_CLIENT_H
+#define HR_KUBE_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/buf.h"
+#include "util/err.h"
+
+typedef struct hr_kclient hr_kclient;
+
+/* Where the connection settings come from (kubectl's rules):
+ * kubeconfig (NULL: $KUBECONFIG, colon-separated and merged, else
+ * ~/.kube/config), context (NULL: current-context); when neither a
+ * kubeconfig file nor $KUBECONFIG exists and KUBERNETES_SERVICE_HOST is set,
+ * in-cluster config (service-account token re-read periodically). */
+typedef struct hr_kclient_opts {
+    const char *kubeconfig;
+    const char *context;
+    double qps;          /* write limiter; <= 0: 50 */
+    int burst;           /* <= 0: 100 */
+    long timeout_ms;     /* per non-watch request; <= 0: 30000 */
+    const char *user_agent; /* NULL: "headroom/<version>" */
+} hr_kclient_opts;
+
+hr_status hr_kclient_new(const hr_kclient_opts *o, hr_kclient **out, hr_err *err);
+
+/* The same from settings resolved already (kube/config/kubeconfig.h: a kubeconfig
+ * held in a Secret, or tests pointing in-cluster config at another
+ * directory). o->kubeconfig and o->context are ignored. The client takes
+ * cfg over, also on failure (it is freed then). */
+struct hr_kconfig;
+hr_status hr_kclient_new_from_config(struct hr_kconfig *cfg, const hr_kclient_opts *o,
+                                     hr_kclient **out, hr_err *err);
+void hr_kclient_free(hr_kclient *c);
+
+/* The API server URL, e.g. "https://127.0.0.1:16443" (for messages). */
+const char *hr_kclient_server(const hr_kclient *c);
+
+/* The context's namespace ("default" when unset; the pod's own namespace
+ * in-cluster): the default for -n. */
+const char *hr_kclient_namespace(const hr_kclient *c);
+
+/* Where the settings came from, e.g. "kubeconfig /a:/b" or "in-cluster
+ * config" (for messages). */
+const char *hr_kclient_origin(const hr_kclient *c);
+
+/* Change the write limiter live (HeadroomConfig rateLimits). */
+void hr_kclient_set_rate(hr_kclient *c, double qps, int burst);
+
+typedef struct hr_kresult {
+    long status;           /* HTTP status, 0 when no response arrived */
+    long retry_after_ms;   /* from Retry-After on 429/503, else 0 */
+} hr_kresult;
+
+/* Counters since hr_kclient_new (for metrics and tests): responses
+ * received, how many came over HTTP/2, and how many needed a new
+ * connection (the rest reused a warm one). */
+typedef struct hr_kclient_stats {
+    uint64_t responses;
+    uint64_t http2;
+    uint64_t new_connections;
+} hr_kclient_stats;
+void hr_kclient_get_stats(const hr_kclient *c, hr_kclient_stats *out);
+
+/* One request. path is absolute with its query ("/api/v1/pods?limit=500").
+ * body may be NULL. The response body is appended to resp (may be NULL).
+ * Returns HR_OK for 2xx; otherwise an error whose message carries the
+ * server's Status message, with res->status set. Writes (any method but
+ * GET) first take a token from the limiter, waiting for it. No retries
+ * here: callers decide (see hr_kbackoff). */
+hr_status hr_kclient_do(hr_kclient *c, const char *method, const char *path,
+                        const char *content_type, const void *body, size_t body_len,
+                        hr_buf *resp, hr_kresult *res, hr_err *err);
+
+/* As hr_kclient_do, but never waits on the write limiter: for
+ * leader-election renewals, which must not queue behind a burst of
+ * resizes (a renewal that comes late loses the lease). */
+hr_status hr_kclient_do_unlimited(hr_kclient *c, const char *method, const char *path,
+                                  const char *content_type, const void *body,
+                                  size_t body_len, hr_buf *resp, hr_kresult *res,
+                                  hr_err *err);
+
+/* A streaming GET (a watch): every complete line of the body is handed to
+ * on_line as it arrives — never buffered whole. The line is a private copy,
+ * line[len] == '\0' followed by at least 8 more zero bytes (enough for
+ * yyjson's in-place parsing; the callback may modify the bytes, they are
+ * reused after it returns); '\r' before '\n' is removed, empty lines are
+ * skipped, a line over 16 MiB ends the stream with HR_E_LIMIT, and a last
+ * line without '\n' is delivered when the server ends the body cleanly. on_line returning non-zero
+ * stops the stream (HR_OK is returned). *stop, when non-NULL, is polled at
+ * least every 500 ms and ends the stream when it becomes true (shutdown);
+ * it is read with __atomic_load_n, so set it from another thread with
+ * __atomic_store_n(stop, true, __ATOMIC_RELEASE) (a plain store works on
+ * every target we build for, but is a data race to C11 and to TSan).
+ * timeout_s bounds the whole stream (0: none) — callers also pass the
+ * server-side timeoutSeconds in the query. A stream cut mid-line drops the
+ * partial line and returns an HR_E_IO error; a stream that breaks after its
+ * 200 (API server killed, connection reset) returns HR_E_IO with
+ * res->status still 200, while a failure before any response has 0. */
+typedef int (*hr_kline_fn)(void *ud, const char *line, size_t len);
+hr_status hr_kclient_stream(hr_kclient *c, const char *path, long timeout_s,
+                            hr_kline_fn on_line, void *ud,
+                            const volatile bool *stop, hr_kresult *res, hr_err *err);
+
+/* Jittered exponential back-off: attempt 0,1,2… → base·2^attempt capped at
+ * max, times a random factor in [0.5, 1.5); Retry-After wins when larger. */
+long hr_kbackoff_ms(int attempt, long base_ms, long max_ms, long retry_after_ms);
+/* The same on the client's own generator (hr_kbackoff_ms uses one per
+ * thread, since it has no client to keep one in). */
+long hr_kclient_backoff_ms(hr_kclient *c, int attempt, long base_ms, long max_ms,
+                           long retry_after_ms);
+
+/* Writes used by the controller (all through the limiter). */
+
+/* Server-side apply to a (sub)resource path, e.g.
+ * "/api/v1/namespaces/NS/pods/NAME/resize": PATCH with
+ * application/apply-patch+yaml, ?fieldManager=...&force=true. */
+hr_status hr_kclient_apply(hr_kclient *c, const char *path, const char *field_manager,
+                           bool force, const char *body, size_t len, hr_buf *resp,
+                           hr_kresult *res, hr_err *err);
+
+/* JSON merge patch (application/merge-patch+json), e.g. annotations. */
+hr_status hr_kclient_merge_patch(hr_kclient *c, const char *path, const char *body,
+                                 size_t len, hr_buf *resp, hr_kresult *res, hr_err *err);
+
+#endif

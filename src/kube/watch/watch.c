@@ -1,0 +1,638 @@
+/*
+ * watch.c — the list/watch state machine of one resource (see watch.h).
+ *
+ * States: LIST (paginated, framed by relist_begin/relist_end) → WATCH from
+ * the list's resourceVersion → on a clean end (the server's timeoutSeconds)
+ * WATCH again from the last resourceVersion seen; on 410 Gone back to LIST;
+ * on any other failure WATCH again after a jittered back-off. The back-off
+ * resets after a success so one bad minute does not slow the next hour.
+ *
+ * Every watch line is its own yyjson document: parsing a growing buffer
+ * with STOP_WHEN_DONE goes quadratic (c-deps-facts.md). Documents come from
+ * one yyjson dynamic allocator per watch, so steady state does no malloc
+ * for parsing after the first few events.
+ */
+#include "kube/watch/watch.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define RV_MAX 128
+#define CONT_MAX 4096
+
+struct hr_watch {
+    char *resource, *path, *query;
+    hr_wsink sink;
+    hr_wtransport tr;
+    int page_limit, tmin, tmax;
+    long bo_base, bo_max;
+    size_t max_page;
+    hr_log_fn log;
+    void *log_ud;
+    uint64_t rng;
+
+    yyjson_alc *alc; /* parse memory, reused across lines */
+
+    pthread_mutex_t mu; /* guards rv and stats (read by other threads) */
+    char rv[RV_MAX];
+    hr_watch_stats stats;
+
+    /* Written by the line handler, read by the loop (same thread). */
+    hr_wline line_result;
+    uint64_t line_events;
+
+    pthread_t thread;
+    bool started;
+    const volatile bool *stop;
+};
+
+static void default_log(void *ud, int level, const char *msg)
+{
+    static const char *names[] = {"error", "warn", "info", "debug"};
+    (void)ud;
+    fprintf(stderr, "level=%s component=watch %s\n",
+            names[level < 0 || level > 3 ? 0 : level], msg);
+}
+
+static void wlog(hr_watch *w, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void wlog(hr_watch *w, int level, const char *fmt, ...)
+{
+    char msg[HR_ERR_MSG_MAX + 200];
+    int n = snprintf(msg, sizeof msg, "resource=%s msg=\"", w->resource);
+    if (n < 0 || (size_t)n >= sizeof msg)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    char body[HR_ERR_MSG_MAX + 100];
+    vsnprintf(body, sizeof body, fmt, ap);
+    va_end(ap);
+    /* logfmt: quotes inside the message must not end the value. */
+    size_t o = (size_t)n;
+    for (const char *p = body; *p && o + 3 < sizeof msg; p++) {
+        if (*p == '"' || *p == '\\')
+            msg[o++] = '\\';
+        msg[o++] = (*p == '\n') ? ' ' : *p;
+    }
+    msg[o++] = '"';
+    msg[o] = '\0';
+    w->log(w->log_ud, level, msg);
+}
+
+/* xorshift64*: jitter only, never security. */
+static uint64_t rnd(hr_watch *w)
+{
+    uint64_t x = w->rng;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    w->rng = x;
+    return x * UINT64_C(2685821657736338717);
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+hr_status hr_watch_new(const hr_watch_opts *o, hr_watch **out, hr_err *err)
+{
+    *out = NULL;
+    if (!o || !o->path || !o->path[0] || o->path[0] != '/' ||
+        !o->sink.upsert || !o->sink.remove || !o->transport.do_get ||
+        !o->transport.stream)
+        return hr_err_set(err, HR_E_INPUT,
+                          "watch: path, sink and transport are required");
+    hr_watch *w = calloc(1, sizeof *w);
+    if (!w)
+        return hr_err_set(err, HR_E_NOMEM, "watch: out of memory");
+    w->resource = strdup(o->resource ? o->resource : o->path);
+    w->path = strdup(o->path);
+    w->query = (o->query && o->query[0]) ? dup_or_null(o->query) : NULL;
+    w->alc = yyjson_alc_dyn_new();
+    if (!w->resource || !w->path || (o->query && o->query[0] && !w->query) ||
+        !w->alc || pthread_mutex_init(&w->mu, NULL) != 0) {
+        if (w->alc)
+            yyjson_alc_dyn_free(w->alc);
+        free(w->resource);
+        free(w->path);
+        free(w->query);
+        free(w);
+        return hr_err_set(err, HR_E_NOMEM, "watch: out of memory");
+    }
+    w->sink = o->sink;
+    w->tr = o->transport;
+    w->page_limit = o->page_limit > 0 ? o->page_limit : 500;
+    w->tmin = o->timeout_min_s > 0 ? o->timeout_min_s : 240;
+    w->tmax = o->timeout_max_s >= w->tmin ? o->timeout_max_s : 2 * w->tmin;
+    w->bo_base = o->backoff_base_ms > 0 ? o->backoff_base_ms : 500;
+    w->bo_max = o->backoff_max_ms > 0 ? o->backoff_max_ms : 30000;
+    w->max_page = o->max_page_bytes > 0 ? o->max_page_bytes : (size_t)256 << 20;
+    w->log = o->log ? o->log : default_log;
+    w->log_ud = o->log_ud;
+    if (o->seed) {
+        w->rng = o->seed;
+    } else {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        w->rng = (uint64_t)ts.tv_nsec * 6364136223846793005u ^
+                 (uint64_t)ts.tv_sec ^ (uint64_t)(uintptr_t)w;
+    }
+    if (!w->rng)
+        w->rng = 0x9e3779b97f4a7c15u;
+    *out = w;
+    return HR_OK;
+}
+
+void hr_watch_free(hr_watch *w)
+{
+    if (!w)
+        return;
+    hr_watch_join(w);
+    yyjson_alc_dyn_free(w->alc);
+    pthread_mutex_destroy(&w->mu);
+    free(w->resource);
+    free(w->path);
+    free(w->query);
+    free(w);
+}
+
+void hr_watch_get_stats(hr_watch *w, hr_watch_stats *out)
+{
+    pthread_mutex_lock(&w->mu);
+    *out = w->stats;
+    pthread_mutex_unlock(&w->mu);
+}
+
+void hr_watch_get_rv(hr_watch *w, char *dst, size_t cap)
+{
+    if (!cap)
+        return;
+    pthread_mutex_lock(&w->mu);
+    snprintf(dst, cap, "%s", w->rv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+static void count(hr_watch *w, uint64_t *field, uint64_t n)
+{
+    pthread_mutex_lock(&w->mu);
+    *field += n;
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* metadata.resourceVersion of obj, when it is a sane string. */
+static bool obj_rv(yyjson_val *obj, const char **rv, size_t *len)
+{
+    yyjson_val *v = yyjson_obj_get(yyjson_obj_get(obj, "metadata"),
+                                   "resourceVersion");
+    if (!yyjson_is_str(v))
+        return false;
+    *rv = yyjson_get_str(v);
+    *len = yyjson_get_len(v);
+    return *len > 0 && *len < RV_MAX && !memchr(*rv, '\0', *len);
+}
+
+static void set_rv(hr_watch *w, const char *rv, size_t len)
+{
+    pthread_mutex_lock(&w->mu);
+    memcpy(w->rv, rv, len);
+    w->rv[len] = '\0';
+    pthread_mutex_unlock(&w->mu);
+}
+
+static void skipped(hr_watch *w, const char *what, const hr_err *e)
+{
+    count(w, &w->stats.malformed, 1);
+    wlog(w, HR_LOG_WARN, "%s skipped: %s", what, e->msg);
+}
+
+/* Short, printable excerpt of untrusted bytes for a log line. */
+static const char *excerpt(char *dst, size_t cap, const char *s, size_t len)
+{
+    return hr_err_quote(dst, cap, s, len, 80);
+}
+
+static hr_wline feed(hr_watch *w, char *line, size_t len, bool insitu)
+{
+    while (len && (line[len - 1] == '\r' || line[len - 1] == ' ')) {
+        len--;
+        if (insitu)
+            line[len] = '\0'; /* keep the padding zero */
+    }
+    if (len == 0)
+        return HR_WL_OK; /* keep-alive blank line */
+    yyjson_read_err rerr;
+    /* Without YYJSON_READ_INSITU the input is only read (yyjson copies
+     * it); with it, strings are unescaped in the caller's buffer. */
+    yyjson_doc *doc = yyjson_read_opts(
+        line, len, insitu ? YYJSON_READ_INSITU : YYJSON_READ_NOFLAG, w->alc,
+        &rerr);
+    char ex[100];
+    if (!doc) {
+        count(w, &w->stats.malformed, 1);
+        wlog(w, HR_LOG_WARN, "unparseable watch line at byte %zu (%s): %s",
+             rerr.pos, rerr.msg, excerpt(ex, sizeof ex, line, len));
+        return HR_WL_BAD;
+    }
+    yyjson_val *root = yyjson_doc_get_root(doc);
+    yyjson_val *type = yyjson_obj_get(root, "type");
+    yyjson_val *obj = yyjson_obj_get(root, "object");
+    hr_wline res = HR_WL_OK;
+    if (!yyjson_is_str(type) || !yyjson_is_obj(obj)) {
+        count(w, &w->stats.malformed, 1);
+        wlog(w, HR_LOG_WARN, "watch line is not an event: %s",
+             excerpt(ex, sizeof ex, line, len));
+        yyjson_doc_free(doc);
+        return HR_WL_BAD;
+    }
+    count(w, &w->stats.events, 1);
+    w->line_events++;
+    hr_err e;
+    hr_err_clear(&e);
+    const char *rv;
+    size_t rvl;
+    if (yyjson_equals_str(type, "ADDED") ||
+        yyjson_equals_str(type, "MODIFIED")) {
+        if (w->sink.upsert(w->sink.ud, obj, &e) != HR_OK)
+            skipped(w, "object", &e);
+        if (obj_rv(obj, &rv, &rvl))
+            set_rv(w, rv, rvl);
+    } else if (yyjson_equals_str(type, "DELETED")) {
+        if (w->sink.remove(w->sink.ud, obj, &e) != HR_OK)
+            skipped(w, "deleted object", &e);
+        if (obj_rv(obj, &rv, &rvl))
+            set_rv(w, rv, rvl);
+    } else if (yyjson_equals_str(type, "BOOKMARK")) {
+        if (obj_rv(obj, &rv, &rvl))
+            set_rv(w, rv, rvl);
+    } else if (yyjson_equals_str(type, "ERROR")) {
+        /* A metav1.Status. 410 (reason Expired or Gone) means our
+         * resourceVersion was compacted away: only a relist helps. */
+        yyjson_val *code = yyjson_obj_get(obj, "code");
+        yyjson_val *msg = yyjson_obj_get(obj, "message");
+        int64_t c = yyjson_is_int(code) ? yyjson_get_sint(code) : 0;
+        const char *m = yyjson_is_str(msg) ? yyjson_get_str(msg) : "";
+        char mq[200];
+        hr_err_quote(mq, sizeof mq, m, strlen(m), 160);
+        if (c == 410) {
+            wlog(w, HR_LOG_INFO, "watch expired (410): %s", mq);
+            res = HR_WL_GONE;
+        } else {
+            wlog(w, HR_LOG_WARN, "watch error event %lld: %s", (long long)c,
+                 mq);
+            res = HR_WL_ERROR;
+        }
+    } else {
+        count(w, &w->stats.malformed, 1);
+        wlog(w, HR_LOG_WARN, "unknown watch event type: %s",
+             excerpt(ex, sizeof ex, yyjson_get_str(type),
+                     yyjson_get_len(type)));
+    }
+    yyjson_doc_free(doc);
+    return res;
+}
+
+hr_wline hr_watch_feed_line(hr_watch *w, const char *line, size_t len)
+{
+    /* Not in situ, so the buffer is only read: the cast is yyjson's
+     * signature, not a write. */
+    return feed(w, (char *)(uintptr_t)line, len, false);
+}
+
+hr_wline hr_watch_feed_line_mut(hr_watch *w, char *line, size_t len)
+{
+    return feed(w, line, len, true);
+}
+
+hr_status hr_watch_feed_page(hr_watch *w, const char *body, size_t len,
+                             char *cont, size_t cont_cap, hr_err *err)
+{
+    if (cont_cap)
+        cont[0] = '\0';
+    yyjson_read_err rerr;
+    yyjson_doc *doc = yyjson_read_opts((char *)(uintptr_t)body, len,
+                                       YYJSON_READ_NOFLAG, w->alc, &rerr);
+    if (!doc)
+        return hr_err_set(err, HR_E_INPUT,
+                          "%s list: unparseable response at byte %zu: %s",
+                          w->resource, rerr.pos, rerr.msg);
+    yyjson_val *root = yyjson_doc_get_root(doc);
+    yyjson_val *meta = yyjson_obj_get(root, "metadata");
+    yyjson_val *items = yyjson_obj_get(root, "items");
+    yyjson_val *c = yyjson_obj_get(meta, "continue");
+    hr_status st = HR_OK;
+    if (!yyjson_is_obj(root) ||
+        !(yyjson_is_arr(items) || yyjson_is_null(items) || !items)) {
+        st = hr_err_set(err, HR_E_INPUT, "%s list: not a list", w->resource);
+        goto out;
+    }
+    if (yyjson_is_str(c) && yyjson_get_len(c) > 0) {
+        if (yyjson_get_len(c) >= cont_cap) {
+            st = hr_err_set(err, HR_E_LIMIT,
+                            "%s list: continue token of %zu bytes",
+                            w->resource, yyjson_get_len(c));
+            goto out;
+        }
+        memcpy(cont, yyjson_get_str(c), yyjson_get_len(c));
+        cont[yyjson_get_len(c)] = '\0';
+    }
+    yyjson_val *rvv = yyjson_obj_get(meta, "resourceVersion");
+    if (yyjson_is_str(rvv) && yyjson_get_len(rvv) > 0 &&
+        yyjson_get_len(rvv) < RV_MAX)
+        set_rv(w, yyjson_get_str(rvv), yyjson_get_len(rvv));
+    size_t i, max, n = 0;
+    yyjson_val *it;
+    yyjson_arr_foreach(items, i, max, it) {
+        hr_err e;
+        hr_err_clear(&e);
+        n++;
+        if (w->sink.upsert(w->sink.ud, it, &e) != HR_OK)
+            skipped(w, "listed object", &e);
+    }
+    count(w, &w->stats.listed, n);
+out:
+    yyjson_doc_free(doc);
+    return st;
+}
+
+void hr_watch_relist_begin(hr_watch *w)
+{
+    if (w->sink.relist_begin)
+        w->sink.relist_begin(w->sink.ud);
+}
+
+void hr_watch_relist_end(hr_watch *w, bool complete)
+{
+    if (w->sink.relist_end)
+        w->sink.relist_end(w->sink.ud, complete);
+}
+
+/* ------------------------------------------------------------- the loop */
+
+static bool stopped(const volatile bool *stop)
+{
+    return stop && *stop;
+}
+
+/* Sleep ms, waking early when *stop becomes true. */
+static void nap(long ms, const volatile bool *stop)
+{
+    while (ms > 0 && !stopped(stop)) {
+        long step = ms < 50 ? ms : 50;
+        struct timespec ts = {0, step * 1000000L};
+        while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+            ;
+        ms -= step;
+    }
+}
+
+static long backoff(hr_watch *w, int attempt, long retry_after)
+{
+    if (w->tr.backoff_ms)
+        return w->tr.backoff_ms(attempt, w->bo_base, w->bo_max, retry_after);
+    long d = w->bo_base;
+    for (int i = 0; i < attempt && d < w->bo_max; i++)
+        d *= 2;
+    if (d > w->bo_max)
+        d = w->bo_max;
+    /* × [0.5, 1.5): spreads many watches that failed together. */
+    d = d / 2 + (long)(rnd(w) % (uint64_t)(d > 0 ? d : 1));
+    return retry_after > d ? retry_after : d;
+}
+
+static void urlenc(hr_buf *b, const char *s)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
+            (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.' ||
+            ch == '~') {
+            hr_buf_putc(b, (char)ch);
+        } else {
+            hr_buf_putc(b, '%');
+            hr_buf_putc(b, hex[ch >> 4]);
+            hr_buf_putc(b, hex[ch & 15]);
+        }
+    }
+}
+
+static void start_query(hr_watch *w, hr_buf *p)
+{
+    hr_buf_reset(p);
+    hr_buf_puts(p, w->path);
+    hr_buf_putc(p, strchr(w->path, '?') ? '&' : '?');
+    if (w->query) {
+        hr_buf_puts(p, w->query);
+        hr_buf_putc(p, '&');
+    }
+}
+
+/* One complete list, framed for the sink. */
+static hr_status do_list(hr_watch *w, const volatile bool *stop,
+                         long *retry_after, hr_err *err)
+{
+    hr_buf path, body;
+    hr_buf_init(&path, 0);
+    hr_buf_init(&body, w->max_page);
+    char *cont = malloc(CONT_MAX);
+    if (!cont)
+        return hr_err_set(err, HR_E_NOMEM, "%s list: out of memory",
+                          w->resource);
+    cont[0] = '\0';
+    hr_status st = HR_OK;
+    hr_watch_relist_begin(w);
+    for (;;) {
+        if (stopped(stop)) {
+            st = hr_err_set(err, HR_E_IO, "%s list: stopped", w->resource);
+            break;
+        }
+        start_query(w, &path);
+        hr_buf_printf(&path, "limit=%d", w->page_limit);
+        if (cont[0]) {
+            hr_buf_puts(&path, "&continue=");
+            urlenc(&path, cont);
+        }
+        if (hr_buf_failed(&path)) {
+            st = hr_err_set(err, HR_E_NOMEM, "%s list: out of memory",
+                            w->resource);
+            break;
+        }
+        hr_buf_reset(&body);
+        hr_kresult res = {0, 0};
+        st = w->tr.do_get(w->tr.ud, hr_buf_str(&path), &body, &res, err);
+        if (st == HR_OK && hr_buf_failed(&body))
+            st = hr_err_set(err, HR_E_LIMIT,
+                            "%s list: a page is larger than %zu bytes",
+                            w->resource, w->max_page);
+        if (st != HR_OK) {
+            *retry_after = res.retry_after_ms;
+            /* A 410 here is an expired continue token: the next attempt
+             * starts a new list (a new snapshot), never a half of one. */
+            break;
+        }
+        st = hr_watch_feed_page(w, body.data ? body.data : "", body.len, cont,
+                                CONT_MAX, err);
+        if (st != HR_OK || !cont[0])
+            break;
+    }
+    hr_watch_relist_end(w, st == HR_OK);
+    free(cont);
+    hr_buf_free(&path);
+    hr_buf_free(&body);
+    return st;
+}
+
+static int on_line(void *ud, const char *line, size_t len)
+{
+    hr_watch *w = ud;
+    /* hr_kline_fn hands a const pointer; the transport said the line is a
+     * private padded copy (hr_wtransport.lines_writable). */
+    hr_wline r = w->tr.lines_writable
+                     ? hr_watch_feed_line_mut(w, (char *)(uintptr_t)line, len)
+                     : hr_watch_feed_line(w, line, len);
+    if (r != HR_WL_OK) {
+        w->line_result = r;
+        return 1;
+    }
+    return 0;
+}
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+hr_status hr_watch_run(hr_watch *w, const volatile bool *stop)
+{
+    bool need_list = true, first_list = true, first_watch = true;
+    int attempt = 0;
+    hr_buf path;
+    hr_buf_init(&path, 0);
+    while (!stopped(stop)) {
+        hr_err err;
+        hr_err_clear(&err);
+        long retry_after = 0;
+        if (need_list) {
+            if (!first_list)
+                count(w, &w->stats.relists, 1);
+            first_list = false;
+            uint64_t t0 = now_ms();
+            hr_status st = do_list(w, stop, &retry_after, &err);
+            if (stopped(stop))
+                break;
+            if (st != HR_OK) {
+                count(w, &w->stats.errors, 1);
+                long d = backoff(w, attempt++, retry_after);
+                wlog(w, HR_LOG_WARN, "list failed, retry in %ld ms: %s", d,
+                     err.msg);
+                nap(d, stop);
+                continue;
+            }
+            char rv[RV_MAX];
+            hr_watch_get_rv(w, rv, sizeof rv);
+            pthread_mutex_lock(&w->mu);
+            uint64_t n = w->stats.listed;
+            w->stats.synced = true;
+            pthread_mutex_unlock(&w->mu);
+            wlog(w, HR_LOG_INFO,
+                 "listed at resourceVersion %s in %llu ms (%llu objects listed in all)",
+                 rv, (unsigned long long)(now_ms() - t0),
+                 (unsigned long long)n);
+            need_list = false;
+            attempt = 0;
+        }
+        char rv[RV_MAX];
+        hr_watch_get_rv(w, rv, sizeof rv);
+        int span = w->tmax - w->tmin;
+        long timeout = w->tmin + (span > 0 ? (long)(rnd(w) % (uint64_t)(span + 1)) : 0);
+        start_query(w, &path);
+        hr_buf_printf(&path,
+                      "watch=1&allowWatchBookmarks=true&timeoutSeconds=%ld"
+                      "&resourceVersion=",
+                      timeout);
+        urlenc(&path, rv);
+        if (hr_buf_failed(&path)) {
+            nap(backoff(w, attempt++, 0), stop);
+            hr_buf_free(&path);
+            hr_buf_init(&path, 0);
+            continue;
+        }
+        if (!first_watch)
+            count(w, &w->stats.reconnects, 1);
+        first_watch = false;
+        w->line_result = HR_WL_OK;
+        w->line_events = 0;
+        hr_kresult res = {0, 0};
+        uint64_t t0 = now_ms();
+        /* The client-side bound is a little longer than the server's, so
+         * a healthy stream ends on the server's side, cleanly. */
+        hr_status st = w->tr.stream(w->tr.ud, hr_buf_str(&path), timeout + 30,
+                                    on_line, w, stop, &res, &err);
+        if (stopped(stop))
+            break;
+        if (w->line_result == HR_WL_GONE || res.status == 410) {
+            if (res.status == 410)
+                wlog(w, HR_LOG_INFO, "watch from %s refused with 410 Gone: relist",
+                     rv);
+            need_list = true;
+            continue;
+        }
+        bool clean = st == HR_OK && w->line_result == HR_WL_OK;
+        /* A stream the server closes at once, with nothing in it, is a
+         * failure in disguise: without this it would spin. */
+        if (clean && (w->line_events > 0 || now_ms() - t0 >= 1000)) {
+            attempt = 0;
+            continue;
+        }
+        count(w, &w->stats.errors, 1);
+        long d = backoff(w, attempt++, res.retry_after_ms);
+        if (st != HR_OK)
+            wlog(w, HR_LOG_WARN,
+                 "watch from %s ended (status %ld), resume in %ld ms: %s", rv,
+                 res.status, d, err.msg);
+        else
+            wlog(w, HR_LOG_WARN, "watch from %s ended early, resume in %ld ms",
+                 rv, d);
+        nap(d, stop);
+    }
+    hr_buf_free(&path);
+    return HR_OK;
+}
+
+static void *thread_main(void *arg)
+{
+    hr_watch *w = arg;
+    hr_watch_run(w, w->stop);
+    return NULL;
+}
+
+hr_status hr_watch_start(hr_watch *w, const volatile bool *stop, hr_err *err)
+{
+    if (w->started)
+        return hr_err_set(err, HR_E_INPUT, "%s watch: already started",
+                          w->resource);
+    w->stop = stop;
+    int rc = pthread_create(&w->thread, NULL, thread_main, w);
+    if (rc != 0)
+        return hr_err_set(err, HR_E_IO, "%s watch: pthread_create: %s",
+                          w->resource, strerror(rc));
+    w->started = true;
+    return HR_OK;
+}
+
+void hr_watch_join(hr_watch *w)
+{
+    if (w && w->started) {
+        pthread_join(w->thread, NULL);
+        w->started = false;
+    }
+}

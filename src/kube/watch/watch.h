@@ -1,0 +1,149 @@
+/*
+ * watch.h — list + watch of one Kubernetes resource, kept in sync forever.
+ *
+ * The informer half of SPEC §5: a paginated list (limit=500, continue),
+ * then a watch from the list's resourceVersion with bookmarks and a
+ * jittered timeoutSeconds, resumed from the last resourceVersion seen after
+ * every disconnect, and a fresh list when the server says 410 Gone (as an
+ * HTTP status or as an ERROR event). Every watch line is parsed on its own
+ * as it arrives, so memory stays bounded by one object, never by a stream.
+ *
+ * The watch does not know what it watches: objects go to a sink as yyjson
+ * values, valid only during the call. The sink (the cache) decodes what it
+ * needs and drops the JSON. A relist is framed by relist_begin/relist_end so
+ * the sink can delete, and report, whatever vanished while the watch was
+ * broken — a reconcile by difference rather than a wipe-and-reload, so
+ * nothing is reported twice and nothing is lost.
+ *
+ * One hr_watch per resource; it runs on the calling thread (hr_watch_run)
+ * or on its own (hr_watch_start). The transport is a pair of functions so
+ * the state machine can be driven by tests; hr_watch_transport_kclient()
+ * (watch_http.c) binds it to the real client (client.h).
+ */
+#ifndef HR_KUBE_WATCH_H
+#define HR_KUBE_WATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <yyjson.h>
+
+#include "kube/transport/client.h"
+#include "util/buf.h"
+#include "util/err.h"
+
+/* What the watch hands over. Callbacks run on the watch's thread, one at a
+ * time. obj is the object (a list item or a watch event's object). A
+ * non-OK status from upsert/remove means "malformed, skipped": the watch
+ * logs the message (which names the object) and goes on. */
+typedef struct hr_wsink {
+    void *ud;
+    void (*relist_begin)(void *ud);
+    hr_status (*upsert)(void *ud, yyjson_val *obj, hr_err *err);
+    hr_status (*remove)(void *ud, yyjson_val *obj, hr_err *err);
+    /* complete: every page arrived (false when the relist was abandoned,
+     * in which case the sink must not delete what it did not see). */
+    void (*relist_end)(void *ud, bool complete);
+} hr_wsink;
+
+/* The two requests a watch makes. do_get: one GET with the whole body in
+ * resp. stream: a streaming GET with a line callback (client.h's
+ * semantics). Both fill res->status (0 when no response arrived). */
+typedef struct hr_wtransport {
+    void *ud;
+    hr_status (*do_get)(void *ud, const char *path, hr_buf *resp,
+                        hr_kresult *res, hr_err *err);
+    hr_status (*stream)(void *ud, const char *path, long timeout_s,
+                        hr_kline_fn on_line, void *line_ud,
+                        const volatile bool *stop, hr_kresult *res,
+                        hr_err *err);
+    /* Jittered back-off (client.h's hr_kbackoff_ms); NULL: a built-in one
+     * with the same shape, seeded by hr_watch_opts.seed. */
+    long (*backoff_ms)(int attempt, long base_ms, long max_ms,
+                       long retry_after_ms);
+    /* The lines stream hands over are private, writable copies followed by
+     * at least YYJSON_PADDING_SIZE zero bytes (linesplit.h guarantees it),
+     * so they can be parsed in place, saving a copy of every event. */
+    bool lines_writable;
+} hr_wtransport;
+
+/* The real client (watch_http.c). */
+hr_wtransport hr_watch_transport_kclient(hr_kclient *c);
+
+enum { HR_LOG_ERROR = 0, HR_LOG_WARN = 1, HR_LOG_INFO = 2, HR_LOG_DEBUG = 3 };
+
+typedef void (*hr_log_fn)(void *ud, int level, const char *msg);
+
+typedef struct hr_watch_opts {
+    const char *resource; /* for logs and metrics: "pods" */
+    const char *path;     /* collection path: "/api/v1/pods" */
+    const char *query;    /* extra query, e.g. "fieldSelector=metadata.name%3Dcluster"; may be NULL */
+    hr_wsink sink;
+    hr_wtransport transport;
+    int page_limit;       /* <= 0: 500 */
+    int timeout_min_s;    /* watch timeoutSeconds drawn from [min, max]; <= 0: 240 */
+    int timeout_max_s;    /* <= 0: 2 × min */
+    long backoff_base_ms; /* <= 0: 500 */
+    long backoff_max_ms;  /* <= 0: 30000 */
+    size_t max_page_bytes;/* <= 0: 256 MiB; a larger list page is an error */
+    hr_log_fn log;        /* NULL: logfmt lines on stderr */
+    void *log_ud;
+    uint64_t seed;        /* jitter; 0: from the clock */
+} hr_watch_opts;
+
+/* Counters, readable from any thread (metrics). */
+typedef struct hr_watch_stats {
+    uint64_t events;     /* watch events handled (bookmarks included) */
+    uint64_t listed;     /* objects received from list pages */
+    uint64_t relists;    /* lists started after the first */
+    uint64_t malformed;  /* objects or lines skipped */
+    uint64_t reconnects; /* watch streams opened after the first */
+    uint64_t errors;     /* failed requests */
+    bool synced;         /* the first list completed */
+} hr_watch_stats;
+
+typedef struct hr_watch hr_watch;
+
+hr_status hr_watch_new(const hr_watch_opts *o, hr_watch **out, hr_err *err);
+/* Joins the thread first when one was started. */
+void hr_watch_free(hr_watch *w);
+
+/* List, then watch, until *stop becomes true. Returns HR_OK on stop;
+ * failures are retried with back-off, never returned. */
+hr_status hr_watch_run(hr_watch *w, const volatile bool *stop);
+
+/* hr_watch_run on a thread of its own. */
+hr_status hr_watch_start(hr_watch *w, const volatile bool *stop, hr_err *err);
+void hr_watch_join(hr_watch *w);
+
+void hr_watch_get_stats(hr_watch *w, hr_watch_stats *out);
+
+/* The resourceVersion a resumed watch would start from ("" before a list). */
+void hr_watch_get_rv(hr_watch *w, char *dst, size_t cap);
+
+/* The steps, exposed for the unit tests and the fuzz target. */
+
+typedef enum hr_wline {
+    HR_WL_OK = 0,    /* handled (or skipped as malformed): keep reading */
+    HR_WL_GONE,      /* ERROR 410: the resourceVersion is too old, relist */
+    HR_WL_ERROR,     /* another ERROR event: reconnect after back-off */
+    HR_WL_BAD,       /* the line is not a watch event: reconnect */
+} hr_wline;
+
+/* One line of a watch stream (without its newline). */
+hr_wline hr_watch_feed_line(hr_watch *w, const char *line, size_t len);
+
+/* The same, parsing in place: line is modified, and line[len] up to
+ * line[len + YYJSON_PADDING_SIZE) must be readable zero bytes. */
+hr_wline hr_watch_feed_line_mut(hr_watch *w, char *line, size_t len);
+
+/* One page of a list response. *cont receives the continue token (""
+ * when this was the last page). Objects go to the sink's upsert. */
+hr_status hr_watch_feed_page(hr_watch *w, const char *body, size_t len,
+                             char *cont, size_t cont_cap, hr_err *err);
+
+/* Frame a relist from outside (tests). */
+void hr_watch_relist_begin(hr_watch *w);
+void hr_watch_relist_end(hr_watch *w, bool complete);
+
+#endif
