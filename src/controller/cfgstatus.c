@@ -11,6 +11,7 @@
 
 #include "controller/nodequeue.h"
 #include "core/names.h"
+#include "kube/write/patch.h"
 #include "util/jsonstr.h"
 
 /* A namespace list in a message stops here ("… and 12 more"): a condition

@@ -20,8 +20,9 @@
 #include "controller/nodequeue.h"
 #include "core/names.h"
 #include "kube/decode/decode.h"
-#include "kube/write/events.h"
 #include "kube/transport/limiter.h"
+#include "kube/write/events.h"
+#include "kube/write/patch.h"
 #include "util/strmap.h"
 
 /* Bits of the "already reported" mask. */

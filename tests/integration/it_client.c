@@ -35,12 +35,13 @@
 #include <yyjson.h>
 
 #include "kube/base64.h"
-#include "kube/transport/client.h"
-#include "kube/write/events.h"
-#include "kube/ktime.h"
 #include "kube/config/kubeconfig.h"
-#include "kube/write/lease.h"
+#include "kube/ktime.h"
+#include "kube/transport/client.h"
 #include "kube/transport/limiter.h"
+#include "kube/write/events.h"
+#include "kube/write/lease.h"
+#include "kube/write/patch.h"
 
 static hr_kclient *g_admin;
 static char g_ns[64], g_node[64], g_pod[64] = "web-0", g_crb[64];

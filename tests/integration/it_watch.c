@@ -36,8 +36,10 @@
 
 #include "cache/cache.h"
 #include "cache/sink.h"
+#include "kube/transport/backoff.h"
 #include "kube/transport/client.h"
 #include "kube/watch/watch.h"
+#include "kube/write/patch.h"
 
 #define NS_PREFIX "itw"
 #define NODE_PREFIX "itw-node"

@@ -27,6 +27,7 @@
 #include "kube/transport/kstatus.h"
 #include "kube/transport/limiter.h"
 #include "kube/transport/linesplit.h"
+#include "kube/write/patch.h"
 
 /* ------------------------------------------------------------- back-off */
 

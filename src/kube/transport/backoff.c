@@ -9,8 +9,6 @@
 #include <sys/random.h>
 #include <time.h>
 
-#include "kube/transport/client.h"
-
 void hr_krand_seed(hr_krand *r, uint64_t seed)
 {
     if (seed == 0) {

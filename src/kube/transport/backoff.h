@@ -5,8 +5,8 @@
  * recovery into a thundering herd; a random factor in [0.5, 1.5) spreads
  * them out. rand() is neither thread-safe nor private (any library may
  * reseed it), so each user keeps its own generator state: hr_kclient has
- * one (hr_kclient_backoff_ms), and the contract's hr_kbackoff_ms
- * (kube/transport/client.h), which takes no client, uses one per thread.
+ * one (hr_kclient_backoff_ms), and hr_kbackoff_ms, which takes no client,
+ * uses one per thread.
  */
 #ifndef HR_KUBE_BACKOFF_H
 #define HR_KUBE_BACKOFF_H
@@ -23,6 +23,10 @@ void hr_krand_seed(hr_krand *r, uint64_t seed);
 uint64_t hr_krand_next(hr_krand *r);
 /* Uniform in [0, 1). */
 double hr_krand_unit(hr_krand *r);
+
+/* Jittered exponential back-off: attempt 0,1,2… → base·2^attempt capped at
+ * max, times a random factor in [0.5, 1.5); Retry-After wins when larger. */
+long hr_kbackoff_ms(int attempt, long base_ms, long max_ms, long retry_after_ms);
 
 /* hr_kbackoff_ms with an explicit generator (deterministic in tests). */
 long hr_kbackoff_ms_r(hr_krand *r, int attempt, long base_ms, long max_ms,

@@ -127,25 +127,10 @@ hr_status hr_kclient_stream(hr_kclient *c, const char *path, long timeout_s,
                             hr_kline_fn on_line, void *ud,
                             const volatile bool *stop, hr_kresult *res, hr_err *err);
 
-/* Jittered exponential back-off: attempt 0,1,2… → base·2^attempt capped at
- * max, times a random factor in [0.5, 1.5); Retry-After wins when larger. */
-long hr_kbackoff_ms(int attempt, long base_ms, long max_ms, long retry_after_ms);
-/* The same on the client's own generator (hr_kbackoff_ms uses one per
- * thread, since it has no client to keep one in). */
+/* Jittered back-off (kube/transport/backoff.h's hr_kbackoff_ms) on the
+ * client's own generator (hr_kbackoff_ms uses one per thread, since it has
+ * no client to keep one in). */
 long hr_kclient_backoff_ms(hr_kclient *c, int attempt, long base_ms, long max_ms,
                            long retry_after_ms);
-
-/* Writes used by the controller (all through the limiter). */
-
-/* Server-side apply to a (sub)resource path, e.g.
- * "/api/v1/namespaces/NS/pods/NAME/resize": PATCH with
- * application/apply-patch+yaml, ?fieldManager=...&force=true. */
-hr_status hr_kclient_apply(hr_kclient *c, const char *path, const char *field_manager,
-                           bool force, const char *body, size_t len, hr_buf *resp,
-                           hr_kresult *res, hr_err *err);
-
-/* JSON merge patch (application/merge-patch+json), e.g. annotations. */
-hr_status hr_kclient_merge_patch(hr_kclient *c, const char *path, const char *body,
-                                 size_t len, hr_buf *resp, hr_kresult *res, hr_err *err);
 
 #endif

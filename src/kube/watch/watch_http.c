@@ -6,6 +6,7 @@
  */
 #include "kube/watch/watch.h"
 
+#include "kube/transport/backoff.h"
 #include "kube/transport/linesplit.h"
 
 /* The client's lines come from linesplit.c: writable, zero-padded. */
