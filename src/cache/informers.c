@@ -5,6 +5,8 @@
 
 #include <stdlib.h>
 
+#include "kube/watch/watch_http.h"
+
 struct hr_informers {
     volatile bool stop;
     hr_csink *sink[HR_CK_COUNT_];

@@ -18,7 +18,8 @@
  * One hr_watch per resource; it runs on the calling thread (hr_watch_run)
  * or on its own (hr_watch_start). The transport is a pair of functions so
  * the state machine can be driven by tests; hr_watch_transport_kclient()
- * (watch_http.c) binds it to the real client (client.h).
+ * (kube/watch/watch_http.h) binds it to the real client
+ * (kube/transport/client.h).
  */
 #ifndef HR_KUBE_WATCH_H
 #define HR_KUBE_WATCH_H
@@ -57,7 +58,7 @@ typedef struct hr_wtransport {
                         hr_kline_fn on_line, void *line_ud,
                         const volatile bool *stop, hr_kresult *res,
                         hr_err *err);
-    /* Jittered back-off (client.h's hr_kbackoff_ms); NULL: a built-in one
+    /* Jittered back-off (kube/transport/backoff.h's hr_kbackoff_ms); NULL: a built-in one
      * with the same shape, seeded by hr_watch_opts.seed. */
     long (*backoff_ms)(int attempt, long base_ms, long max_ms,
                        long retry_after_ms);
@@ -66,9 +67,6 @@ typedef struct hr_wtransport {
      * so they can be parsed in place, saving a copy of every event. */
     bool lines_writable;
 } hr_wtransport;
-
-/* The real client (watch_http.c). */
-hr_wtransport hr_watch_transport_kclient(hr_kclient *c);
 
 enum { HR_LOG_ERROR = 0, HR_LOG_WARN = 1, HR_LOG_INFO = 2, HR_LOG_DEBUG = 3 };
 

@@ -4,7 +4,7 @@
  * driving a watch with another transport (the unit tests, the fuzz target)
  * do not pull the libcurl client into their link.
  */
-#include "kube/watch/watch.h"
+#include "kube/watch/watch_http.h"
 
 #include "kube/transport/backoff.h"
 #include "kube/transport/linesplit.h"
