@@ -7,6 +7,7 @@
  */
 #include <string.h>
 
+#include "kube/decode/cfgstatus.h"
 #include "kube/decode/common.h"
 
 static hr_status decode_condition(hr_kctx *c, const hr_jpath *p, yyjson_val *e,

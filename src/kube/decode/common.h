@@ -1,5 +1,7 @@
 /*
- * decode_common.h — helpers shared by the decoders (not for other layers).
+ * common.h — what every decoder shares: the metadata all objects carry and
+ * label selectors, which other layers use too, then the helpers the
+ * decoders are written with (not for other layers).
  *
  * Field paths are a chain of stack frames (parent, key or index) rendered
  * only when an error is reported, so the happy path formats nothing: the
@@ -12,7 +14,27 @@
 #include <stdint.h>
 #include <yyjson.h>
 
-#include "kube/decode/decode.h"
+#include "core/pod.h"
+#include "core/selector.h"
+#include "util/arena.h"
+#include "util/err.h"
+
+/* What every object carries. Strings are never NULL ("" when absent). */
+typedef struct hr_kmeta {
+    const char *ns;               /* "" for cluster-scoped objects */
+    const char *name;
+    const char *uid;
+    const char *resource_version;
+    hr_labels labels;
+} hr_kmeta;
+
+/* A metav1.LabelSelector (matchLabels + matchExpressions). NULL or JSON
+ * null gives an unset selector (matches nothing); {} an empty one (matches
+ * everything). `what` names the field in error messages. */
+hr_status hr_decode_selector(yyjson_val *sel, hr_arena *a, const char *what,
+                             hr_selector *out, hr_err *err);
+
+/* The rest is for the decoders only. */
 
 typedef struct hr_jpath {
     const struct hr_jpath *up;

@@ -12,6 +12,7 @@
 
 #include "core/names.h"
 #include "kube/decode/common.h"
+#include "kube/decode/config.h"
 
 bool hr_parse_duration_ms(const char *s, size_t len, int64_t *ms)
 {

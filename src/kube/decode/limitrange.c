@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kube/decode/common.h"
+#include "kube/decode/limitrange.h"
 
 hr_status hr_decode_limitrange(yyjson_val *obj, hr_arena *a,
                                hr_klimitrange *out, hr_err *err)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "kube/decode/common.h"
+#include "kube/decode/node.h"
 
 static hr_status decode_conditions(const hr_kctx *c, yyjson_val *status,
                                    hr_knode *n)

@@ -14,6 +14,7 @@
 #include "core/names.h"
 #include "core/quantity.h"
 #include "kube/decode/common.h"
+#include "kube/decode/pod.h"
 
 #define ANN_MIRROR "kubernetes.io/config.mirror"
 

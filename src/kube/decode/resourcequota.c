@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "kube/decode/common.h"
+#include "kube/decode/resourcequota.h"
 
 hr_status hr_decode_resourcequota(yyjson_val *obj, hr_arena *a,
                                   hr_kquota *out, hr_err *err)

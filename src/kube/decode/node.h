@@ -1,0 +1,32 @@
+/*
+ * node.h — a Node into the core's hr_node (allocatable, pressures), and a
+ * Namespace (its metadata: labels decide selection).
+ */
+#ifndef HR_KUBE_DECODE_NODE_H
+#define HR_KUBE_DECODE_NODE_H
+
+#include <stdbool.h>
+
+#include "core/gates.h"
+#include "kube/decode/common.h"
+#include "util/arena.h"
+#include "util/err.h"
+
+typedef struct hr_knode {
+    hr_kmeta meta;
+    hr_node node;          /* allocatable (0 when absent), known, pressures */
+    bool has_allocatable;  /* status.allocatable.cpu was there */
+    bool ready;            /* condition Ready is True */
+    bool windows;          /* label kubernetes.io/os = windows */
+} hr_knode;
+
+typedef struct hr_knamespace {
+    hr_kmeta meta;
+} hr_knamespace;
+
+hr_status hr_decode_node(yyjson_val *obj, hr_arena *a, hr_knode *out,
+                         hr_err *err);
+hr_status hr_decode_namespace(yyjson_val *obj, hr_arena *a,
+                              hr_knamespace *out, hr_err *err);
+
+#endif

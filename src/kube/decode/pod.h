@@ -1,0 +1,38 @@
+/*
+ * pod.h — a Pod into the core's hr_pod, with the names and owner around it
+ * (decode/decode.h says how every decoder works).
+ */
+#ifndef HR_KUBE_DECODE_POD_H
+#define HR_KUBE_DECODE_POD_H
+
+#include <stdbool.h>
+
+#include "core/pod.h"
+#include "kube/decode/common.h"
+#include "util/arena.h"
+#include "util/err.h"
+
+/* The direct owner: the reference with controller: true, else the first. */
+typedef struct hr_kowner {
+    const char *kind;      /* NULL when the object has no owner */
+    const char *api_group; /* group of apiVersion: "apps" for apps/v1, "" for v1 */
+    const char *name;
+    bool controller;
+} hr_kowner;
+
+typedef struct hr_kpod {
+    hr_kmeta meta;
+    const char *node_name;         /* spec.nodeName, NULL when not bound */
+    hr_kowner owner;
+    bool deleting;                 /* metadata.deletionTimestamp set */
+    const char *const *ctr_names;  /* parallel to pod.ctr (pod.n_ctr entries) */
+    /* The core view. Context fields (ns_state, node_excluded, node_windows,
+     * owner_excluded, in_backoff, limits) are left neutral as hr_pod_init()
+     * sets them: they depend on other objects, the caller fills them. */
+    hr_pod pod;
+} hr_kpod;
+
+hr_status hr_decode_pod(yyjson_val *obj, hr_arena *a, hr_kpod *out,
+                        hr_err *err);
+
+#endif
