@@ -33,9 +33,9 @@
 
 #include "cache/cache.h"
 #include "cache/informers.h"
+#include "cmd/cmd_run.h"
 #include "controller/controller.h"
 #include "controller/leader.h"
-#include "cmd/cmd.h"
 #include "core/config.h"
 #include "kube/transport/client.h"
 #include "server/certs.h"

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <yyjson.h>
 
-#include "cmd/cmd.h"
+#include "cmd/explain.h"
 #include "cmd/live.h"
 #include "controller/nodesnap.h"
 #include "controller/reconcile.h"

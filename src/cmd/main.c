@@ -11,6 +11,10 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "cmd/cmd_run.h"
+#include "cmd/explain.h"
+#include "cmd/plan.h"
+#include "cmd/preflight.h"
 
 #ifndef HR_VERSION_STRING
 #define HR_VERSION_STRING "0.0.0"

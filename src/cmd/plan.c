@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd/cmd.h"
 #include "cmd/live.h"
+#include "cmd/plan.h"
 #include "plan/planner.h"
 #include "plan/render.h"
 #include "plan/snapshot.h"

@@ -16,8 +16,8 @@
 #include <string.h>
 #include <yyjson.h>
 
-#include "cmd/cmd.h"
 #include "cmd/live.h"
+#include "cmd/preflight.h"
 #include "core/eligibility.h"
 #include "core/names.h"
 #include "util/jsonstr.h"

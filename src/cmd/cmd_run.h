@@ -1,0 +1,12 @@
+/*
+ * cmd_run.h — `headroom run`, the daemon (cmd.h: arguments and exit
+ * status).
+ */
+#ifndef HR_CMD_CMD_RUN_H
+#define HR_CMD_CMD_RUN_H
+
+#include "cmd/cmd.h"
+
+int hr_cmd_run(const char *prog, int argc, char **argv);
+
+#endif

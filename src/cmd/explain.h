@@ -1,0 +1,11 @@
+/*
+ * explain.h — `headroom explain` (cmd.h: arguments and exit status).
+ */
+#ifndef HR_CMD_EXPLAIN_H
+#define HR_CMD_EXPLAIN_H
+
+#include "cmd/cmd.h"
+
+int hr_cmd_explain(const char *prog, int argc, char **argv);
+
+#endif

@@ -1,0 +1,11 @@
+/*
+ * preflight.h — `headroom preflight` (cmd.h: arguments and exit status).
+ */
+#ifndef HR_CMD_PREFLIGHT_H
+#define HR_CMD_PREFLIGHT_H
+
+#include "cmd/cmd.h"
+
+int hr_cmd_preflight(const char *prog, int argc, char **argv);
+
+#endif
