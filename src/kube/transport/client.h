@@ -1,8 +1,13 @@
 /*
- * client.h — the Kubernetes API client: configuration, transport, writes.
+ * client.h — the Kubernetes API client: connections, requests, streams.
  *
- * CONTRACT between the transport (client.c, kubeconfig.c, ...) and the
- * list/watch layer (watch.c, informer.c) — both build on exactly this API.
+ * Subsystem transport (src/kube/transport/: client, kstatus, limiter,
+ * backoff, linesplit): how a request travels — credentials attached, paced
+ * by the write limiter, errors carrying the server's Status, a stream cut
+ * into lines, retries spaced by jittered back-off. It builds on config
+ * (kube/config/) and knows no object's shape; list/watch (kube/watch/) and
+ * the writes (kube/write/) build on exactly this API, as do the layers
+ * above kube for their one-off reads.
  *
  * One hr_kclient per process. It holds the resolved connection settings
  * (server, CA, client certificate and key in memory, bearer token or token

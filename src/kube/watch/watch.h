@@ -20,6 +20,10 @@
  * the state machine can be driven by tests; hr_watch_transport_kclient()
  * (kube/watch/watch_http.h) binds it to the real client
  * (kube/transport/client.h).
+ *
+ * Subsystem watch (src/kube/watch/: watch, watch_http): reads only, on the
+ * transport (kube/transport/); it neither writes nor decodes (the sink
+ * does), so it depends on no other subsystem of kube.
  */
 #ifndef HR_KUBE_WATCH_H
 #define HR_KUBE_WATCH_H
