@@ -1,5 +1,5 @@
 /*
- * decode_common.c — typed field access with errors that name the object and
+ * common.c — typed field access with errors that name the object and
  * the field, plus metadata, labels and label selectors, shared by every
  * decoder.
  *

@@ -1,5 +1,5 @@
 /*
- * decode_node.c — Node and Namespace objects.
+ * node.c — Node and Namespace objects.
  *
  * For a Node the gates need allocatable CPU and the two pressure conditions
  * that block increases (SPEC §6); Ready and the OS label are kept for

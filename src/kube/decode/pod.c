@@ -1,5 +1,5 @@
 /*
- * decode_pod.c — a Pod object into hr_kpod (SPEC §3, §4).
+ * pod.c — a Pod object into hr_kpod (SPEC §3, §4).
  *
  * Container order matters to the core: init containers first (sidecars are
  * the ones with restartPolicy: Always), in spec order, then the app

@@ -1,5 +1,5 @@
 /*
- * decode_resourcequota.c — a ResourceQuota into "does it bound limits.cpu".
+ * resourcequota.c — a ResourceQuota into "does it bound limits.cpu".
  *
  * That is all the controller needs: a quota on limits.cpu turns raises into
  * 403s (SPEC §7), and the HeadroomConfig status names the managed
