@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/eligibility.h"
+#include "core/podctx.h"
 
 /* Pods of one node, gathered in a first pass under the lock. Nodes hold at
  * most a few hundred pods; the id array grows if a node holds more. */
@@ -32,23 +32,28 @@ static hr_status copy_pod(hr_arena *a, const hr_cache *c, const hr_cnode_view *n
     rp->resize = v->resize;
     rp->status_hash = v->status_hash;
 
-    /* The context the core cannot know from the pod alone. */
-    hr_cns_view nsv;
-    bool have_ns = hr_cache_ns_get(c, v->ns, &nsv);
-    rp->pod.ns_state = have_ns ? hr_namespace_state(cfg, v->ns, &nsv.labels, o->own_ns)
-                               : hr_namespace_state(cfg, v->ns, NULL, o->own_ns);
-    rp->pod.node_excluded = nv != NULL && nv->present &&
-                            cfg->excluded_nodes.set &&
-                            hr_selector_matches(&cfg->excluded_nodes, &nv->labels);
-    rp->pod.node_windows = nv != NULL && nv->windows;
-    rp->pod.owner_excluded =
-        hr_owner_excluded(cfg, v->owner_kind, v->owner_group, v->owner_name);
-    rp->pod.limits = hr_cache_ns_bounds(c, v->ns);
-    /* Refused resizes park the pod (the executor fills the table, from
+    /* The context the core cannot know from the pod alone. A placeholder
+     * node (known only from its pods) has no labels to judge: not excluded.
+     * Refused resizes park the pod (the executor fills the table, from
      * the API server's answers and from Infeasible in the pod's status,
      * which is how the back-off is rebuilt after a restart). */
-    rp->pod.in_backoff = o->backoff != NULL &&
-                         hr_backoff_active(o->backoff, v->ns, v->name, o->now_ms, NULL);
+    hr_cns_view nsv;
+    bool have_ns = hr_cache_ns_get(c, v->ns, &nsv);
+    hr_pod_ctx cx = {
+        .cfg = cfg,
+        .own_ns = o->own_ns,
+        .ns = v->ns,
+        .ns_labels = have_ns ? &nsv.labels : NULL,
+        .node_labels = nv != NULL && nv->present ? &nv->labels : NULL,
+        .node_windows = nv != NULL && nv->windows,
+        .owner_kind = v->owner_kind,
+        .owner_group = v->owner_group,
+        .owner_name = v->owner_name,
+        .limits = hr_cache_ns_bounds(c, v->ns),
+        .in_backoff = o->backoff != NULL &&
+                      hr_backoff_active(o->backoff, v->ns, v->name, o->now_ms, NULL),
+    };
+    rp->pod = hr_pod_in_context(&rp->pod, &cx);
     return HR_OK;
 }
 

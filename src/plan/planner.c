@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/eligibility.h"
+#include "core/podctx.h"
 #include "core/quantity.h"
 #include "core/selector.h"
 #include "core/wide.h"
@@ -128,32 +129,36 @@ static int cmp_bound(const void *x, const void *y)
     return c ? c : strcmp(a->meta.name, b->meta.name);
 }
 
-/* The core view of one pod with everything around it filled in. */
+/* The core view of one pod with everything around it filled in. A dump
+ * carries no resize history (no back-off) and no controller namespace. */
 static hr_pod pod_in_context(const hr_snapshot *s, const hr_kpod *kp,
                              const hr_knode *kn, const override *ovs,
                              size_t n_ovs)
 {
     static const hr_labels no_labels = {NULL, 0};
-    const hr_config *cfg = &s->cfg;
-    hr_pod p = kp->pod;
+    hr_pod bare = kp->pod;
     for (size_t i = 0; i < n_ovs; i++)
         if (ovs[i].kp == kp)
-            p.ctr = ovs[i].ctr;
+            bare.ctr = ovs[i].ctr;
     const hr_knamespace *ns = hr_snapshot_namespace(s, kp->meta.ns);
-    /* A namespace missing from the dump has no labels: it is not selected
-     * unless the selector selects everything (fail closed). */
-    p.ns_state = (uint8_t)hr_namespace_state(
-        cfg, kp->meta.ns, ns ? &ns->meta.labels : &no_labels, NULL);
-    const hr_labels *nl = kn ? &kn->meta.labels : &no_labels;
-    p.node_excluded = hr_selector_matches(&cfg->excluded_nodes, nl);
-    p.node_windows = kn && kn->windows;
-    p.owner_excluded = kp->owner.kind &&
-                       hr_owner_excluded(cfg, kp->owner.kind,
-                                         kp->owner.api_group,
-                                         kp->owner.name);
-    p.in_backoff = false; /* a dump carries no resize history */
-    p.limits = hr_snapshot_bounds(s, kp->meta.ns);
-    return p;
+    /* A node the dump does not hold is judged on no labels (not as
+     * "unknown"): an excludedNodeSelector that matches a node without
+     * labels excludes it. The controller's snapshot does the opposite for
+     * a Node it has not seen; kept as it was, see hr_pod_ctx. */
+    hr_pod_ctx cx = {
+        .cfg = &s->cfg,
+        .own_ns = NULL,
+        .ns = kp->meta.ns,
+        .ns_labels = ns ? &ns->meta.labels : NULL,
+        .node_labels = kn ? &kn->meta.labels : &no_labels,
+        .node_windows = kn && kn->windows,
+        .owner_kind = kp->owner.kind,
+        .owner_group = kp->owner.api_group,
+        .owner_name = kp->owner.name,
+        .limits = hr_snapshot_bounds(s, kp->meta.ns),
+        .in_backoff = false,
+    };
+    return hr_pod_in_context(&bare, &cx);
 }
 
 static hr_status plan_one(const hr_snapshot *s, hr_plan_node_out *no,

@@ -1,0 +1,21 @@
+/*
+ * podctx.c — the context fields of a pod, decided once (podctx.h).
+ */
+#include "podctx.h"
+
+#include "eligibility.h"
+
+hr_pod hr_pod_in_context(const hr_pod *bare, const hr_pod_ctx *cx)
+{
+    const hr_config *cfg = cx->cfg;
+    hr_pod p = *bare;
+    /* hr_selector_matches reads NULL labels as no labels. */
+    p.ns_state = (uint8_t)hr_namespace_state(cfg, cx->ns, cx->ns_labels, cx->own_ns);
+    p.node_excluded =
+        cx->node_labels != NULL && hr_selector_matches(&cfg->excluded_nodes, cx->node_labels);
+    p.node_windows = cx->node_windows;
+    p.owner_excluded = hr_owner_excluded(cfg, cx->owner_kind, cx->owner_group, cx->owner_name);
+    p.limits = cx->limits;
+    p.in_backoff = cx->in_backoff;
+    return p;
+}

@@ -1,0 +1,47 @@
+/*
+ * podctx.h — a pod in its context: the one place that decides the fields of
+ * hr_pod the pod's own spec cannot tell (design §4).
+ *
+ * Whether a pod is managed depends on more than the pod: its namespace
+ * (labels, excludedNamespaces, the controller's own namespace), its node
+ * (excludedNodeSelector, the node's OS), its direct owner (excludedOwners),
+ * the LimitRanges of its namespace (design §3.4) and the resize history
+ * (back-off, design §7). Every reader that turns a pod into a plan — the
+ * controller's node snapshot, the offline planner, `explain`, `node` —
+ * gathers those facts from wherever it keeps objects and hands them here,
+ * so the rules are written once. Pure: no I/O, no allocation; the pointers
+ * are only read during the call.
+ */
+#ifndef HR_CORE_PODCTX_H
+#define HR_CORE_PODCTX_H
+
+#include <stdbool.h>
+
+#include "config.h"
+#include "pod.h"
+#include "selector.h"
+
+typedef struct hr_pod_ctx {
+    const hr_config *cfg;        /* required: the config in force */
+    const char *own_ns;          /* the controller's namespace (never
+                                    managed); NULL: none */
+    const char *ns;              /* required: the pod's namespace */
+    const hr_labels *ns_labels;  /* NULL: the Namespace object is unknown,
+                                    read as "no labels" (fail closed: only a
+                                    selector that selects everything selects
+                                    it) */
+    const hr_labels *node_labels;/* NULL: the Node object is unknown, and an
+                                    unknown node is never node-excluded */
+    bool node_windows;           /* node label kubernetes.io/os=windows */
+    const char *owner_kind;      /* the direct owner; NULL: none */
+    const char *owner_group;     /* "" or NULL: the core group */
+    const char *owner_name;
+    hr_limit_bounds limits;      /* folded over the namespace's LimitRanges */
+    bool in_backoff;             /* a recent resize was refused (design §7) */
+} hr_pod_ctx;
+
+/* The context fields of hr_pod filled from cx; everything else is the
+ * bare pod's. The returned copy shares bare's container array. */
+hr_pod hr_pod_in_context(const hr_pod *bare, const hr_pod_ctx *cx);
+
+#endif
