@@ -1,6 +1,6 @@
 /*
- * config.c — HeadroomConfig defaults (SPEC §1) and the checks the CRD
- * schema cannot make for us.
+ * config.c — HeadroomConfig defaults (SPEC §1), the checks the CRD
+ * schema cannot make for us, and the precedence of design §11.
  */
 #include "config.h"
 
@@ -37,6 +37,28 @@ void hr_config_defaults(hr_config *c)
         .n_excluded_owners = 0,
         .excluded_nodes = {false, NULL, 0},
     };
+}
+
+void hr_config_effective(const hr_config *cluster, hr_dry_run_flag dry_run,
+                         hr_config *out)
+{
+    if (cluster == NULL)
+        hr_config_defaults(out);
+    else if (out != cluster)
+        *out = *cluster;
+    /* No HeadroomConfig: the safe adoption path. */
+    if (!out->present)
+        out->dry_run = true;
+    /* --dry-run beats spec.dryRun, both ways. */
+    if (dry_run == HR_DRY_RUN_ON)
+        out->dry_run = true;
+    else if (dry_run == HR_DRY_RUN_OFF)
+        out->dry_run = false;
+}
+
+bool hr_dry_run_from_flag(hr_dry_run_flag dry_run)
+{
+    return dry_run == HR_DRY_RUN_ON || dry_run == HR_DRY_RUN_OFF;
 }
 
 const char *hr_config_validate(const hr_config *c)

@@ -1,6 +1,7 @@
 /*
  * config.h — the policy knobs of HeadroomConfig "cluster" (SPEC §1), as
- * plain values. Quantities are already in millicores; multipliers are
+ * plain values, and the one rule that turns flags, the HeadroomConfig and
+ * the defaults into the configuration in force (design §11). Quantities are already in millicores; multipliers are
  * fixed-point x1000 so "1.5" stays exact. The arrays point into memory the
  * caller owns (the dump reader's or the cache's arena).
  */
@@ -45,6 +46,27 @@ typedef struct hr_config {
  * (SPEC §1: no config means the safe adoption path). The selector and the
  * excluded-namespace list point to static storage. */
 void hr_config_defaults(hr_config *c);
+
+/* --dry-run as given on the command line (design §11). The one
+ * representation of the flag: every layer that needs it carries this. */
+typedef enum hr_dry_run_flag {
+    HR_DRY_RUN_UNSET = 0, /* not given: the HeadroomConfig decides */
+    HR_DRY_RUN_ON,        /* --dry-run, --dry-run=true */
+    HR_DRY_RUN_OFF,       /* --dry-run=false */
+} hr_dry_run_flag;
+
+/* The configuration in force (design §11): flags, then the HeadroomConfig,
+ * then defaults. cluster is the HeadroomConfig in force, NULL when there is
+ * none (all defaults). With no HeadroomConfig (NULL, or present=false) the
+ * result is in dry run; a --dry-run flag then beats whatever that says.
+ * out may be cluster itself; its selectors and lists point where
+ * cluster's do (or to static storage). */
+void hr_config_effective(const hr_config *cluster, hr_dry_run_flag dry_run,
+                         hr_config *out);
+
+/* Did a flag decide the dry-run setting in force (rather than spec.dryRun
+ * or the absence of a HeadroomConfig)? What status messages name. */
+bool hr_dry_run_from_flag(hr_dry_run_flag dry_run);
 
 /* Check values the CRD schema may not have caught. Returns NULL when valid,
  * otherwise a static sentence naming the field. */
