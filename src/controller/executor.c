@@ -77,11 +77,12 @@ void hr_executor_free(hr_executor *e)
     free(e);
 }
 
-void hr_executor_set_node_rate(hr_executor *e, int per_node_pps)
+bool hr_executor_set_node_rate(hr_executor *e, int per_node_pps)
 {
     if (per_node_pps < 1) per_node_pps = 1;
     pthread_mutex_lock(&e->mu);
-    if (per_node_pps != e->node_pps) {
+    bool changed = per_node_pps != e->node_pps;
+    if (changed) {
         e->node_pps = per_node_pps;
         size_t i = 0;
         uint64_t v;
@@ -90,6 +91,15 @@ void hr_executor_set_node_rate(hr_executor *e, int per_node_pps)
             hr_klimiter_set((hr_klimiter *)(uintptr_t)v, per_node_pps, per_node_pps, now);
     }
     pthread_mutex_unlock(&e->mu);
+    return changed;
+}
+
+int hr_executor_node_rate(hr_executor *e)
+{
+    pthread_mutex_lock(&e->mu);
+    int pps = e->node_pps;
+    pthread_mutex_unlock(&e->mu);
+    return pps;
 }
 
 static void pod_key(char *k, size_t cap, const char *ns, const char *name)
@@ -298,7 +308,8 @@ hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r
             continue;
         }
         if (!take_node_token(e, rn->name)) {
-            out->requeue_ms = 1000 / (e->node_pps > 0 ? e->node_pps : 1) + 1;
+            int pps = hr_executor_node_rate(e);
+            out->requeue_ms = 1000 / (pps > 0 ? pps : 1) + 1;
             return HR_OK; /* the rest of the wave waits; nothing is dropped */
         }
 

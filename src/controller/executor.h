@@ -45,8 +45,15 @@ typedef struct hr_executor_opts {
 hr_status hr_executor_new(const hr_executor_opts *o, hr_executor **out, hr_err *err);
 void hr_executor_free(hr_executor *e);
 
-/* Change the per-node rate (HeadroomConfig rateLimits.perNodePatchesPerSecond). */
-void hr_executor_set_node_rate(hr_executor *e, int per_node_pps);
+/* Change the per-node rate (HeadroomConfig rateLimits.perNodePatchesPerSecond;
+ * below 1 counts as 1); every node's bucket is retuned. The controller calls
+ * it when the configuration changes (hr_controller_config_changed), never
+ * on a poll. Returns whether the rate changed. Thread-safe (the executor's
+ * lock); the rate starts at 10, the default. */
+bool hr_executor_set_node_rate(hr_executor *e, int per_node_pps);
+
+/* The per-node rate in force. A plain read, under the executor's lock. */
+int hr_executor_node_rate(hr_executor *e);
 
 typedef struct hr_exec_outcome {
     int64_t requeue_ms;  /* -1: node done; else run it again this far from now */
