@@ -17,8 +17,14 @@
  * dropped review), then the informers (each notices within 0.5 s). A
  * watchdog exits the process if all that takes longer than 10 s.
  *
- * Precedence (SPEC §11): flags, then the HeadroomConfig, then defaults;
- * --dry-run=true|false overrides the config's dryRun.
+ * Precedence (design §11): flags, then the HeadroomConfig, then defaults;
+ * --dry-run=true|false overrides the config's dryRun (hr_config_effective).
+ *
+ * A HeadroomConfig change is pushed when the cache applies it: the cache's
+ * observer runs apply_config under the cache lock, which hands the
+ * configuration in force to the config holder (the webhook's) and to the
+ * controller once. The main loop only logs it, and re-applies every
+ * CONFIG_RESYNC_S as a safety net (the controller ignores values it has).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -61,7 +67,7 @@ typedef struct run_opts {
     const char *kubeconfig;
     const char *context;
     const char *ns;             /* our own namespace (always excluded) */
-    int dry_run;                /* -1: from the config; 0/1: override */
+    hr_dry_run_flag dry_run;    /* --dry-run as given */
     bool leader_elect;          /* --leader-elect: hold a Lease to write */
     bool controller;            /* --controller=false: webhook + metrics only */
     int verbosity;              /* 0 info, 1 debug */
@@ -83,6 +89,8 @@ typedef struct run_ctx {
     hr_listener *metrics_l, *webhook_l;
     hr_controller *ctl;
     hr_leader *leader;          /* NULL without --leader-elect */
+    /* x->ctl is set and cleared under the cache lock: the observer, which
+     * runs with that lock held, pushes config changes to it. */
     atomic_bool cfg_dirty;
     volatile bool stop;
     /* What was last published, to log changes only. */
@@ -134,6 +142,19 @@ static void log_sink(void *ud, int level, const char *msg)
 
 /* ------------------------------------------------------------- config */
 
+/* The one "config changed" path. Called with the cache lock held (the
+ * cache owns the strings the holder deep-copies, and the push reaches the
+ * controller before any reconcile can see the new config). *eff receives
+ * the configuration in force. */
+static hr_status apply_config_locked(run_ctx *x, hr_config *eff, hr_err *err)
+{
+    hr_config_effective(hr_cache_config(x->cache, NULL), x->o.dry_run, eff);
+    hr_status st = hr_cfg_holder_set(x->cfg, eff, err);
+    if (x->ctl != NULL)
+        hr_controller_config_changed(x->ctl, eff);
+    return st;
+}
+
 static void on_cache_change(void *ud, hr_ckind kind, hr_cchange what,
                             const char *ns, const char *name)
 {
@@ -141,31 +162,47 @@ static void on_cache_change(void *ud, hr_ckind kind, hr_cchange what,
     (void)ns;
     (void)name;
     run_ctx *x = ud;
-    /* Called with the cache lock held: only note it, publish from main. */
-    if (kind == HR_CK_CONFIG)
-        atomic_store(&x->cfg_dirty, true);
+    /* Called with the cache lock held: apply now, log from main. */
+    if (kind != HR_CK_CONFIG)
+        return;
+    hr_config eff;
+    hr_err err;
+    hr_err_clear(&err);
+    if (apply_config_locked(x, &eff, &err) != HR_OK)
+        hr_logf(&x->log, HR_LV_ERROR, "msg=\"config not applied\" error=\"%s\"",
+                err.msg);
+    atomic_store(&x->cfg_dirty, true);
 }
 
-static void publish_config(run_ctx *x)
+/* Log the configuration in force when it changed; with reapply, apply it
+ * again first (the periodic resync). */
+static void publish_config(run_ctx *x, bool reapply)
 {
     hr_err err;
+    hr_err_clear(&err);
     const char *invalid = NULL;
+    hr_config c;
+    hr_status st = HR_OK;
     hr_cache_lock(x->cache);
-    hr_config c = *hr_cache_config(x->cache, &invalid);
-    if (x->o.dry_run >= 0)
-        c.dry_run = x->o.dry_run == 1;
-    /* Deep-copied by the holder while the cache still owns the strings. */
-    hr_status st = hr_cfg_holder_set(x->cfg, &c, &err);
+    if (reapply)
+        st = apply_config_locked(x, &c, &err);
+    else
+        hr_config_effective(hr_cache_config(x->cache, NULL), x->o.dry_run, &c);
+    hr_cache_config(x->cache, &invalid);
+    /* The strings are the cache's: only scalars leave the lock. */
+    bool refused = invalid != NULL;
+    char reason[HR_ERR_MSG_MAX];
+    snprintf(reason, sizeof reason, "%s", refused ? invalid : "");
     hr_cache_unlock(x->cache);
     if (st) {
         hr_logf(&x->log, HR_LV_ERROR, "msg=\"config not applied\" error=\"%s\"",
                 err.msg);
         return;
     }
-    if (invalid)
+    if (refused)
         hr_logf(&x->log, HR_LV_WARN,
                 "msg=\"HeadroomConfig refused, keeping the last good one\" "
-                "reason=\"%s\"", invalid);
+                "reason=\"%s\"", reason);
     if (x->have_last && x->last.present == c.present &&
         x->last.dry_run == c.dry_run &&
         x->last.webhook_enabled == c.webhook_enabled &&
@@ -306,11 +343,18 @@ static hr_status controller_start(run_ctx *x, hr_err *err)
     char host[256] = "headroom";
     if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "headroom");
     host[sizeof host - 1] = '\0';
+    /* The config in force now; a change between this read and x->ctl
+     * being set is pushed just below (the observer cannot reach a
+     * controller it does not know yet). */
+    hr_config eff;
+    hr_cache_lock(x->cache);
+    hr_config_effective(hr_cache_config(x->cache, NULL), x->o.dry_run, &eff);
+    hr_cache_unlock(x->cache);
     hr_controller_opts co = {.client = x->k,
                              .cache = x->cache,
                              .own_ns = x->o.ns,
-                             .force_dry_run = x->o.dry_run == 1,
-                             .force_live = x->o.dry_run == 0,
+                             .dry_run = x->o.dry_run,
+                             .config = &eff,
                              .leading = x->leader ? hr_leader_leading : NULL,
                              .leading_ud = x->leader,
                              .instance = host,
@@ -319,9 +363,15 @@ static hr_status controller_start(run_ctx *x, hr_err *err)
                              .synced_ud = x,
                              .log = log_sink,
                              .log_ud = &x->o};
-    hr_status st = hr_controller_start(&co, &x->ctl, err);
+    hr_controller *ctl = NULL;
+    hr_status st = hr_controller_start(&co, &ctl, err);
     if (st)
         return st;
+    hr_cache_lock(x->cache);
+    x->ctl = ctl;
+    hr_config_effective(hr_cache_config(x->cache, NULL), x->o.dry_run, &eff);
+    hr_controller_config_changed(x->ctl, &eff);
+    hr_cache_unlock(x->cache);
     if ((st = hr_metrics_add(&x->metrics, hr_ctlmetrics_render,
                              hr_controller_metrics(x->ctl), err)) ||
         (st = hr_metrics_add(&x->metrics, hr_controller_render_gauges, x->ctl,
@@ -336,8 +386,11 @@ static void controller_stop(run_ctx *x)
 {
     /* Stop writing first: the Lease is released only once no worker can
      * write any more, so a successor never overlaps with us. */
-    hr_controller_stop(x->ctl);
-    x->ctl = NULL;
+    hr_controller *ctl = x->ctl;
+    if (x->cache != NULL) hr_cache_lock(x->cache);
+    x->ctl = NULL; /* the observer pushes no more */
+    if (x->cache != NULL) hr_cache_unlock(x->cache);
+    hr_controller_stop(ctl);
     hr_leader_stop(x->leader);
     x->leader = NULL;
 }
@@ -399,7 +452,7 @@ static int parse_flags(const char *prog, int argc, char **argv, run_opts *o)
     *o = (run_opts){.metrics_addr = ":8080",
                     .webhook_addr = ":9443",
                     .cert_dir = "/tmp/k8s-webhook-server/serving-certs",
-                    .dry_run = -1,
+                    .dry_run = HR_DRY_RUN_UNSET,
                     .controller = true};
     const char *env_ns = getenv("POD_NAMESPACE");
     if (env_ns && env_ns[0])
@@ -422,9 +475,9 @@ static int parse_flags(const char *prog, int argc, char **argv, run_opts *o)
             continue;
         }
         if (!strcmp(a, "--dry-run") || !strcmp(a, "--dry-run=true")) {
-            o->dry_run = 1;
+            o->dry_run = HR_DRY_RUN_ON;
         } else if (!strcmp(a, "--dry-run=false")) {
-            o->dry_run = 0;
+            o->dry_run = HR_DRY_RUN_OFF;
         } else if (!strcmp(a, "--log-format=json")) {
             o->log_json = true;
         } else if (!strcmp(a, "--log-format=logfmt")) {
@@ -490,9 +543,7 @@ static hr_status start_all(run_ctx *x, hr_err *err)
 {
     hr_status st;
     hr_config dflt;
-    hr_config_defaults(&dflt);
-    if (x->o.dry_run >= 0)
-        dflt.dry_run = x->o.dry_run == 1;
+    hr_config_effective(NULL, x->o.dry_run, &dflt); /* nothing read yet */
     if ((st = hr_cfg_holder_new(&dflt, &x->cfg, err)))
         return st;
 
@@ -616,7 +667,9 @@ int hr_cmd_run(const char *prog, int argc, char **argv)
         return HR_EXIT_INPUT;
     }
     hr_logf(&x->log, HR_LV_INFO, "msg=\"started\" dry_run_flag=%s namespace=%s",
-            x->o.dry_run < 0 ? "unset" : x->o.dry_run ? "true" : "false",
+            x->o.dry_run == HR_DRY_RUN_UNSET ? "unset"
+            : x->o.dry_run == HR_DRY_RUN_ON  ? "true"
+                                             : "false",
             x->o.ns ? x->o.ns : "");
 
     time_t last_resync = 0;
@@ -630,12 +683,14 @@ int hr_cmd_run(const char *prog, int argc, char **argv)
         }
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
-        /* The observer says when the config changed; a slow periodic
-         * resync covers anything it cannot see (a second observer). */
-        if (atomic_exchange(&x->cfg_dirty, false) ||
-            now.tv_sec - last_resync >= CONFIG_RESYNC_S) {
-            last_resync = now.tv_sec;
-            publish_config(x);
+        /* The observer applied a change and says so, for the log; a slow
+         * periodic resync re-applies, covering anything it cannot see (a
+         * second observer) — the controller takes only what differs. */
+        bool resync = now.tv_sec - last_resync >= CONFIG_RESYNC_S;
+        if (atomic_exchange(&x->cfg_dirty, false) || resync) {
+            if (resync)
+                last_resync = now.tv_sec;
+            publish_config(x, resync);
         }
     }
     hr_logf(&x->log, HR_LV_INFO, "msg=\"shutting down\" signal=%s",

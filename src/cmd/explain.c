@@ -227,7 +227,7 @@ int hr_cmd_explain(const char *prog, int argc, char **argv)
         goto out;
     }
     hr_nodesnap s;
-    hr_nodesnap_opts so = {NULL, NULL, 0, false};
+    hr_nodesnap_opts so = {NULL, NULL, 0, HR_DRY_RUN_UNSET};
     hr_reconcile r;
     if (hr_nodesnap_take(c, node, &so, &a, &s, &err) != HR_OK ||
         hr_reconcile_node(&s.cfg, &s.node, 0, &a, &r, &err) != HR_OK) {

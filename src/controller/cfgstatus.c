@@ -180,6 +180,8 @@ static bool build_locked(hr_cfgstatus *s, hr_buf *body, hr_buf *key, hr_cfgstatu
         return false;
     const char *invalid = NULL;
     const hr_config *cfg = hr_cache_config(c, &invalid);
+    hr_config eff;
+    hr_config_effective(cfg, s->o.dry_run, &eff);
 
     const char **ns;
     size_t n;
@@ -189,7 +191,7 @@ static bool build_locked(hr_cfgstatus *s, hr_buf *body, hr_buf *key, hr_cfgstatu
         return false;
     }
     /* While warming up, the counts the object already holds stand. */
-    int64_t debounce = cfg->debounce_ms > 0 ? cfg->debounce_ms : 0;
+    int64_t debounce = eff.debounce_ms > 0 ? eff.debounce_ms : 0;
     int64_t warmup = 3 * debounce > WARMUP_MIN_MS ? 3 * debounce : WARMUP_MIN_MS;
     bool warm = hr_now_ms() - s->synced_at_ms >= warmup;
     int64_t pods = atomic_load(&s->o.metrics->pods_managed);
@@ -202,8 +204,8 @@ static bool build_locked(hr_cfgstatus *s, hr_buf *body, hr_buf *key, hr_cfgstatu
         .generation = obs->generation >= 0 ? obs->generation : 0,
         .gen_in_force = gen_in_force,
         .invalid = invalid,
-        .dry_run = s->o.force_dry_run || (cfg->dry_run && !s->o.force_live),
-        .dry_run_flag = s->o.force_dry_run || s->o.force_live,
+        .dry_run = eff.dry_run,
+        .dry_run_flag = hr_dry_run_from_flag(s->o.dry_run),
         .managed_pods = pods,
         .managed_nodes = nodes,
         .quota_ns = ns,

@@ -70,7 +70,7 @@ typedef struct hr_cfgstatus_opts {
     hr_cache *cache;
     hr_ctlmetrics *metrics;    /* managed counts in, writes counted */
     const char *own_ns;
-    bool force_dry_run, force_live; /* --dry-run=true / =false */
+    hr_dry_run_flag dry_run;   /* --dry-run as given */
     bool (*leading)(void *ud); /* NULL: always */
     void *leading_ud;
     bool (*synced)(void *ud);  /* NULL: always */

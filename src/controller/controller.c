@@ -37,6 +37,10 @@ struct hr_controller {
     uint64_t rng; /* jitter; only the feeder thread draws from it */
     hr_gauges *gauges;
     hr_cfgstatus *cfgstatus;
+    /* The settings pushed by hr_controller_config_changed (controller.h). */
+    pthread_mutex_t cfg_mu;
+    int64_t debounce_ms;       /* spec.debouncePeriod */
+    int per_node_pps;          /* as last handed to the executor */
 };
 
 #define ctl_log(c, level, ...) hr_ctl_logf((c)->o.log, (c)->o.log_ud, "controller", (level), __VA_ARGS__)
@@ -56,14 +60,34 @@ static int64_t jittered(hr_controller *c, int64_t period_ms)
     return period_ms / 2 + (int64_t)(next_rand(&c->rng) % (uint64_t)(period_ms + 1));
 }
 
-static int64_t debounce_ms(hr_controller *c)
+int64_t hr_controller_debounce_ms(hr_controller *c)
 {
-    hr_cache_lock(c->o.cache);
-    int64_t d = hr_cache_config(c->o.cache, NULL)->debounce_ms;
-    int pps = hr_cache_config(c->o.cache, NULL)->per_node_pps;
-    hr_cache_unlock(c->o.cache);
-    hr_executor_set_node_rate(c->exec, pps);
+    pthread_mutex_lock(&c->cfg_mu);
+    int64_t d = c->debounce_ms;
+    pthread_mutex_unlock(&c->cfg_mu);
     return d;
+}
+
+int hr_controller_node_rate(hr_controller *c)
+{
+    return hr_executor_node_rate(c->exec);
+}
+
+unsigned hr_controller_config_changed(hr_controller *c, const hr_config *eff)
+{
+    unsigned pushed = 0;
+    pthread_mutex_lock(&c->cfg_mu);
+    if (eff->debounce_ms != c->debounce_ms) {
+        c->debounce_ms = eff->debounce_ms;
+        pushed |= HR_CTL_PUSHED_DEBOUNCE;
+    }
+    if (eff->per_node_pps != c->per_node_pps) {
+        c->per_node_pps = eff->per_node_pps;
+        hr_executor_set_node_rate(c->exec, c->per_node_pps);
+        pushed |= HR_CTL_PUSHED_NODE_RATE;
+    }
+    pthread_mutex_unlock(&c->cfg_mu);
+    return pushed;
 }
 
 typedef struct feed_ctx {
@@ -83,7 +107,7 @@ static void *feeder_main(void *ud)
     hr_controller *c = ud;
     bool synced = false;
     while (!atomic_load(&c->stop)) {
-        feed_ctx f = {c, hr_now_ms(), debounce_ms(c)};
+        feed_ctx f = {c, hr_now_ms(), hr_controller_debounce_ms(c)};
         if (!synced) synced = c->o.synced == NULL || c->o.synced(c->o.synced_ud);
         /* Until then the dirty set just accumulates: the first drain after
          * the sync reports every node, each with its own jittered delay. */
@@ -128,13 +152,12 @@ static int64_t reconcile_one(hr_controller *c, const char *node, hr_arena *a)
     int64_t t0 = mono_ns();
     hr_err err;
     hr_err_clear(&err);
-    hr_nodesnap_opts so = {c->o.own_ns, c->backoff, hr_now_ms(), c->o.force_dry_run};
+    hr_nodesnap_opts so = {c->o.own_ns, c->backoff, hr_now_ms(), c->o.dry_run};
     hr_nodesnap s;
     if (hr_nodesnap_take(c->o.cache, node, &so, a, &s, &err) != HR_OK) {
         ctl_log(c, 0, "msg=\"snapshot failed\" node=%s error=\"%s\"", node, err.msg);
         return 1000;
     }
-    if (c->o.force_live) s.cfg.dry_run = false;
     hr_reconcile r;
     if (hr_reconcile_node(&s.cfg, &s.node, (int64_t)time(NULL), a, &r, &err) != HR_OK) {
         ctl_log(c, 0, "msg=\"reconcile failed\" node=%s error=\"%s\"", node, err.msg);
@@ -170,7 +193,7 @@ static void *worker_main(void *ud)
         const char *node = hr_nodequeue_wait(c->q);
         if (node == NULL) break;
         int64_t requeue = reconcile_one(c, node, &a);
-        hr_nodequeue_done(c->q, node, hr_now_ms(), requeue, debounce_ms(c));
+        hr_nodequeue_done(c->q, node, hr_now_ms(), requeue, hr_controller_debounce_ms(c));
         hr_arena_free(&a); /* everything of one reconcile dies together */
     }
     hr_arena_free(&a);
@@ -182,10 +205,21 @@ hr_status hr_controller_start(const hr_controller_opts *o, hr_controller **out, 
     hr_controller *c = calloc(1, sizeof *c);
     if (c == NULL) return hr_err_set(err, HR_E_NOMEM, "controller: out of memory");
     c->o = *o;
+    c->o.config = NULL; /* read below, not kept */
+    if (pthread_mutex_init(&c->cfg_mu, NULL) != 0) {
+        free(c);
+        return hr_err_set(err, HR_E_NOMEM, "controller: cannot create a lock");
+    }
+    hr_config dflt;
+    hr_config_defaults(&dflt);
+    const hr_config *cfg = o->config != NULL ? o->config : &dflt;
+    c->debounce_ms = cfg->debounce_ms;
+    c->per_node_pps = cfg->per_node_pps;
     hr_ctlmetrics_init(&c->metrics);
     atomic_init(&c->stop, false);
     c->gauges = hr_gauges_new();
     if (c->gauges == NULL) {
+        pthread_mutex_destroy(&c->cfg_mu);
         free(c);
         return hr_err_set(err, HR_E_NOMEM, "controller: out of memory");
     }
@@ -196,11 +230,12 @@ hr_status hr_controller_start(const hr_controller_opts *o, hr_controller **out, 
         hr_executor_opts eo = {o->client, c->backoff, &c->metrics, o->leading, o->leading_ud,
                                &c->stop, o->instance, o->log, o->log_ud};
         st = hr_executor_new(&eo, &c->exec, err);
+        if (st == HR_OK) hr_executor_set_node_rate(c->exec, c->per_node_pps);
     }
     if (st == HR_OK) {
         hr_cfgstatus_opts so = {
             .client = o->client, .cache = o->cache, .metrics = &c->metrics, .own_ns = o->own_ns,
-            .force_dry_run = o->force_dry_run, .force_live = o->force_live,
+            .dry_run = o->dry_run,
             .leading = o->leading, .leading_ud = o->leading_ud,
             .synced = o->synced, .synced_ud = o->synced_ud,
             .interval_ms = o->status_interval_ms, .log = o->log, .log_ud = o->log_ud,
@@ -242,13 +277,14 @@ void hr_controller_stop(hr_controller *c)
     hr_backoff_free(c->backoff);
     hr_nodequeue_free(c->q);
     hr_gauges_free(c->gauges);
+    pthread_mutex_destroy(&c->cfg_mu);
     free(c);
 }
 
 void hr_controller_enqueue_all(hr_controller *c)
 {
     int64_t now = hr_now_ms();
-    int64_t period = debounce_ms(c);
+    int64_t period = hr_controller_debounce_ms(c);
     /* Spread the initial wave over a few periods (SPEC §5: jittered). */
     hr_cache_lock(c->o.cache);
     uint32_t it = 0;

@@ -13,6 +13,17 @@
  * flag before every write); followers keep their caches warm. Beside the
  * workers, one thread keeps the HeadroomConfig's status current
  * (cfgstatus.h).
+ *
+ * Configuration is pushed, not polled (design §11): whoever applies a new
+ * HeadroomConfig calls hr_controller_config_changed with the configuration
+ * in force, and the values the threads run with (debounce period for the
+ * feeder's jitter, the node queue's redo delay and the start-up wave; the
+ * executor's per-node patch rate) change then, once. Those values live
+ * under one mutex of the controller (cfg_mu in controller.c), taken only
+ * for the copy in and the copy out; the push calls into the executor
+ * while holding it (lock order: caller's locks, e.g. the cache lock, then
+ * cfg_mu, then the executor's lock), so two pushes never reach the
+ * executor out of order. No getter changes anything.
  */
 #ifndef HR_CONTROLLER_CONTROLLER_H
 #define HR_CONTROLLER_CONTROLLER_H
@@ -23,6 +34,7 @@
 #include "cache/cache.h"
 #include "controller/ctllog.h"
 #include "controller/ctlmetrics.h"
+#include "core/config.h"
 #include "kube/transport/client.h"
 #include "util/err.h"
 
@@ -33,8 +45,10 @@ typedef struct hr_controller_opts {
     hr_kclient *client;
     hr_cache *cache;
     const char *own_ns;        /* never managed */
-    bool force_dry_run;        /* --dry-run=true */
-    bool force_live;           /* --dry-run=false */
+    hr_dry_run_flag dry_run;   /* --dry-run as given */
+    /* The configuration in force at start (hr_config_effective); NULL:
+     * defaults. Later changes come through hr_controller_config_changed. */
+    const hr_config *config;
     bool (*leading)(void *ud); /* NULL: no leader election, always write */
     void *leading_ud;
     const char *instance;      /* events' reportingInstance */
@@ -53,6 +67,25 @@ hr_status hr_controller_start(const hr_controller_opts *o, hr_controller **out, 
 
 /* Stop taking work, finish the node in hand, join the threads. */
 void hr_controller_stop(hr_controller *c);
+
+/* What hr_controller_config_changed pushed (a bit mask). */
+enum {
+    HR_CTL_PUSHED_DEBOUNCE = 1u << 0, /* spec.debouncePeriod */
+    HR_CTL_PUSHED_NODE_RATE = 1u << 1, /* spec.rateLimits.perNodePatchesPerSecond */
+};
+
+/* The configuration in force changed (eff: hr_config_effective's result;
+ * only its scalars are read, during the call). Values that differ from
+ * what the controller runs with are taken over and passed on — the node
+ * rate to the executor — and the mask of those is returned; the same
+ * values again push nothing (0). Thread-safe; see the contract above. */
+unsigned hr_controller_config_changed(hr_controller *c, const hr_config *eff);
+
+/* The debounce period in force, in milliseconds. A plain read. */
+int64_t hr_controller_debounce_ms(hr_controller *c);
+
+/* The per-node patch rate the executor runs with. A plain read. */
+int hr_controller_node_rate(hr_controller *c);
 
 /* Every node, each with its own jittered delay (start-up, new leader). */
 void hr_controller_enqueue_all(hr_controller *c);

@@ -68,8 +68,7 @@ hr_status hr_nodesnap_take(hr_cache *c, const char *name, const hr_nodesnap_opts
     hr_cache_lock(c);
     const hr_config *cfg = hr_cache_config(c, &out->cfg_invalid);
     if (out->cfg_invalid != NULL) out->cfg_invalid = hr_arena_strdup(a, out->cfg_invalid);
-    out->cfg = *cfg;
-    if (o->force_dry_run) out->cfg.dry_run = true;
+    hr_config_effective(cfg, o->dry_run, &out->cfg);
 
     hr_cnode_view nv;
     bool have_node = hr_cache_node_get(c, name, &nv);
