@@ -1,7 +1,7 @@
 /*
  * config_holder.h — the live HeadroomConfig, shared between the thread that
  * learns about changes (the config watch) and the threads that read it on
- * every request (webhook connections, the controller).
+ * every request (webhook connections).
  *
  * A reader must never see a config half-way through an update, and an
  * admission request must not wait behind a slow writer. So the config is
@@ -9,6 +9,12 @@
  * into a snapshot with its own arena and swaps a pointer under a short
  * write lock; readers take a reference under a read lock and use their
  * snapshot for as long as they like. The last reference frees it.
+ *
+ * What is published is the configuration in force — hr_config_effective's
+ * result, --dry-run already applied — so a reader never re-derives the
+ * precedence of design §11. `headroom run` publishes from its one
+ * "config changed" path (cmd_run.c, apply_config_locked), which also
+ * pushes the change to the controller.
  */
 #ifndef HR_WEBHOOK_CONFIG_HOLDER_H
 #define HR_WEBHOOK_CONFIG_HOLDER_H
