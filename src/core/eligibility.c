@@ -4,6 +4,9 @@
  * The order matters only for which reason is reported: structural facts a
  * user cannot change (bound, terminal) come first, then the operator's
  * choices (namespace, opt-out), then what the API server would refuse.
+ * The controller and the admission webhook run the same list (the webhook
+ * without the rules a pod being created cannot meet yet), so a pod is
+ * given a birth limit exactly when the controller would manage it.
  */
 #include "eligibility.h"
 
@@ -36,10 +39,17 @@ const char *hr_reason_str(hr_reason r)
     return reason_names[r];
 }
 
-hr_reason hr_pod_eligibility(const hr_pod *p)
+/* The rules, in order. At birth (a pod being created, design §8) the rules
+ * about the pod's life on a node are skipped: it is not bound or terminal
+ * yet, has no node to be excluded, no kubelet status to prove a resize and
+ * no resize history. Windows is skipped too: it is refused because its
+ * kubelet cannot resize in place, and a birth limit needs no resize (the
+ * webhook has never refused it). Every other rule is the same line for the
+ * controller and the webhook, so they give the same reason. */
+static hr_reason rules(const hr_pod *p, bool birth)
 {
-    if (!p->bound) return HR_R_NOT_BOUND;
-    if (hr_pod_terminal(p)) return HR_R_TERMINAL;
+    if (!birth && !p->bound) return HR_R_NOT_BOUND;
+    if (!birth && hr_pod_terminal(p)) return HR_R_TERMINAL;
     if (p->ns_state == HR_NS_EXCLUDED) return HR_R_NS_EXCLUDED;
     if (p->ns_state != HR_NS_MANAGED) return HR_R_NS_NOT_SELECTED;
     if (p->opted_out) return HR_R_OPTED_OUT;
@@ -60,22 +70,32 @@ hr_reason hr_pod_eligibility(const hr_pod *p)
     if (!any) return HR_R_NO_CPU_REQUEST;
 
     if (p->mirror) return HR_R_MIRROR;
-    if (p->windows || p->node_windows) return HR_R_WINDOWS;
+    if (!birth && (p->windows || p->node_windows)) return HR_R_WINDOWS;
     if (p->pod_resources) return HR_R_POD_RESOURCES;
-    if (p->node_excluded) return HR_R_NODE_EXCLUDED;
+    if (!birth && p->node_excluded) return HR_R_NODE_EXCLUDED;
     if (p->owner_excluded) return HR_R_OWNER_EXCLUDED;
-    if (p->phase == HR_PHASE_RUNNING && !p->status_resources) return HR_R_NO_STATUS_RESOURCES;
+    if (!birth && p->phase == HR_PHASE_RUNNING && !p->status_resources) return HR_R_NO_STATUS_RESOURCES;
     if (p->max_cpu_invalid) return HR_R_BAD_MAX_CPU;
-    if (p->in_backoff) return HR_R_BACKOFF;
+    if (!birth && p->in_backoff) return HR_R_BACKOFF;
     return HR_MANAGED;
+}
+
+hr_reason hr_pod_eligibility(const hr_pod *p) { return rules(p, false); }
+
+hr_reason hr_pod_birth_eligibility(const hr_pod *p) { return rules(p, true); }
+
+bool hr_namespace_excluded(const hr_config *c, const char *ns, const char *own_ns)
+{
+    if (own_ns != NULL && strcmp(ns, own_ns) == 0) return true;
+    for (uint32_t i = 0; i < c->n_excluded_ns; i++)
+        if (strcmp(c->excluded_ns[i], ns) == 0) return true;
+    return false;
 }
 
 hr_ns_state hr_namespace_state(const hr_config *c, const char *ns,
                                const hr_labels *labels, const char *own_ns)
 {
-    if (own_ns != NULL && strcmp(ns, own_ns) == 0) return HR_NS_EXCLUDED;
-    for (uint32_t i = 0; i < c->n_excluded_ns; i++)
-        if (strcmp(c->excluded_ns[i], ns) == 0) return HR_NS_EXCLUDED;
+    if (hr_namespace_excluded(c, ns, own_ns)) return HR_NS_EXCLUDED;
     return hr_selector_matches(&c->ns_selector, labels) ? HR_NS_MANAGED : HR_NS_NOT_SELECTED;
 }
 

@@ -39,6 +39,18 @@ const char *hr_reason_str(hr_reason r);
 /* SPEC §4 applied to one pod (its context fields included). */
 hr_reason hr_pod_eligibility(const hr_pod *p);
 
+/* The same rules for a pod being created (design §8: the webhook's birth
+ * limits). Those about a pod's life on a node — bound, terminal, Windows
+ * (no in-place resize there; a birth limit needs none), node excluded,
+ * kubelet resize status, back-off — do not apply, and the fields they read
+ * are ignored. Every other rule, RestartContainer included, is the
+ * controller's, in its order, with its reason. */
+hr_reason hr_pod_birth_eligibility(const hr_pod *p);
+
+/* Is ns out whatever its labels: in excludedNamespaces, or the
+ * controller's own namespace (own_ns may be NULL)? */
+bool hr_namespace_excluded(const hr_config *c, const char *ns, const char *own_ns);
+
 /* Namespace state under a config: excluded (the excludedNamespaces list or
  * the controller's own namespace, own_ns may be NULL) wins over selected. */
 hr_ns_state hr_namespace_state(const hr_config *c, const char *ns,

@@ -1,0 +1,89 @@
+/*
+ * admission.c — design §8 for one pod: the webhook's decision and its
+ * birth-limit arithmetic (see admission.h for the rules).
+ *
+ * Integer millicores throughout; products go through 128 bits and saturate,
+ * so a request or annotation a user can type never wraps around. The pod
+ * budget is shared pro-rata with floor division, so the limits given never
+ * sum above it (unless the floor at the request lifts one).
+ */
+#include "admission.h"
+
+#include "wide.h"
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* a*b/d in 128 bits, saturated to int64 (d > 0, a, b >= 0). */
+static int64_t muldiv(int64_t a, int64_t b, int64_t d)
+{
+    hr_i128 v = (hr_i128)a * b / d;
+    return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+uint32_t hr_birth_limits(const hr_config *cfg, const hr_pod *p, int64_t *lim)
+{
+    const hr_limit_bounds *lb = &p->limits;
+    int64_t mult = cfg->initial_multiplier_milli;
+    if (cfg->max_multiplier_milli > 0 && cfg->max_multiplier_milli < mult)
+        mult = cfg->max_multiplier_milli;
+    if (mult < 1000) mult = 1000; /* the floor at the request would win anyway */
+
+    /* A budget for the whole pod: max-cpu and a LimitRange's Pod max bound
+     * the sum of the limits, and limits already set are part of it. */
+    int64_t budget = HR_NONE;
+    if (p->max_cpu != HR_NONE) budget = p->max_cpu;
+    if (lb->pod_max != HR_NONE)
+        budget = budget == HR_NONE ? lb->pod_max : min64(budget, lb->pod_max);
+    int64_t sum_new_req = 0;
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < p->n_ctr; k++) {
+        const hr_container *c = &p->ctr[k];
+        lim[k] = HR_NONE;
+        if (!hr_ctr_resizable(c)) continue;
+        if (c->cpu_lim != HR_NONE) {
+            if (budget != HR_NONE) budget -= min64(c->cpu_lim, budget);
+            continue;
+        }
+        if (c->cpu_req <= 0) continue;
+        lim[k] = muldiv(c->cpu_req, mult, 1000);
+        sum_new_req += c->cpu_req; /* each <= 2^63/1000: no overflow */
+        n++;
+    }
+    if (n == 0) return 0;
+    int64_t sum_lim = 0;
+    for (uint32_t k = 0; k < p->n_ctr; k++)
+        if (lim[k] != HR_NONE)
+            sum_lim = sum_lim > INT64_MAX - lim[k] ? INT64_MAX : sum_lim + lim[k];
+    for (uint32_t k = 0; k < p->n_ctr; k++) {
+        if (lim[k] == HR_NONE) continue;
+        int64_t r = p->ctr[k].cpu_req;
+        /* Pro-rata share of the budget; floor division keeps the sum
+         * within it. */
+        if (budget != HR_NONE && sum_lim > budget)
+            lim[k] = min64(lim[k], muldiv(r, budget, sum_new_req));
+        if (lb->ctr_max != HR_NONE) lim[k] = min64(lim[k], lb->ctr_max);
+        if (lb->ctr_ratio_milli != HR_NONE)
+            lim[k] = min64(lim[k], muldiv(r, lb->ctr_ratio_milli, 1000));
+        if (lim[k] < r) lim[k] = r; /* never below the request: that would be invalid */
+    }
+    return n;
+}
+
+hr_birth hr_admit_pod(const hr_config *cfg, const hr_pod *p, int64_t *lim)
+{
+    hr_birth b = {HR_BIRTH_INELIGIBLE, HR_MANAGED, HR_QOS_BURSTABLE, HR_QOS_BURSTABLE, 0};
+    b.qos_before = b.qos_after = hr_pod_qos(p, NULL);
+    b.reason = hr_pod_birth_eligibility(p);
+    if (b.reason != HR_MANAGED) {
+        for (uint32_t k = 0; k < p->n_ctr; k++) lim[k] = HR_NONE;
+        return b;
+    }
+    b.n_limits = hr_birth_limits(cfg, p, lim);
+    if (b.n_limits == 0) {
+        b.verdict = HR_BIRTH_NOTHING_DUE;
+        return b;
+    }
+    b.qos_after = hr_pod_qos(p, lim);
+    b.verdict = b.qos_after == b.qos_before ? HR_BIRTH_LIMITS : HR_BIRTH_QOS_CHANGE;
+    return b;
+}
