@@ -298,8 +298,8 @@ hr_status hr_decode_labels(const hr_kctx *c, const hr_jpath *p,
     return HR_OK;
 }
 
-hr_status hr_decode_meta(hr_kctx *c, yyjson_val *obj, bool namespaced,
-                         hr_kmeta *m, yyjson_val **meta_out)
+static hr_status decode_meta(hr_kctx *c, yyjson_val *obj, bool namespaced,
+                             bool named, hr_kmeta *m, yyjson_val **meta_out)
 {
     m->ns = "";
     m->name = "";
@@ -325,10 +325,12 @@ hr_status hr_decode_meta(hr_kctx *c, yyjson_val *obj, bool namespaced,
     const char *name;
     if ((st = hr_jstr(c, &pname, hr_jget(meta, "name"), NULL, &name)))
         return st;
-    if (!name || !name[0])
+    if (named && (!name || !name[0]))
         return hr_kfail(c, &pname, HR_E_INPUT, "missing");
-    m->name = name;
-    c->name = name;
+    if (name && name[0]) {
+        m->name = name;
+        c->name = name;
+    }
     if (namespaced && !m->ns[0])
         return hr_kfail(c, &pns, HR_E_INPUT, "missing");
     hr_jpath puid = HR_JP_KEY(&pm, "uid");
@@ -342,6 +344,18 @@ hr_status hr_decode_meta(hr_kctx *c, yyjson_val *obj, bool namespaced,
         return st;
     *meta_out = meta;
     return HR_OK;
+}
+
+hr_status hr_decode_meta(hr_kctx *c, yyjson_val *obj, bool namespaced,
+                         hr_kmeta *m, yyjson_val **meta_out)
+{
+    return decode_meta(c, obj, namespaced, true, m, meta_out);
+}
+
+hr_status hr_decode_meta_unnamed(hr_kctx *c, yyjson_val *obj, hr_kmeta *m,
+                                 yyjson_val **meta_out)
+{
+    return decode_meta(c, obj, false, false, m, meta_out);
 }
 
 static hr_status decode_values(const hr_kctx *c, const hr_jpath *p,

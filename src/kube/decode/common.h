@@ -96,6 +96,12 @@ hr_status hr_jquantity(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
 hr_status hr_decode_meta(hr_kctx *c, yyjson_val *obj, bool namespaced,
                          hr_kmeta *m, yyjson_val **meta_out);
 
+/* The same for an object being created (an admission request's object):
+ * metadata.name may be absent (generateName) and so may metadata.namespace
+ * (the request names it); both are then "". */
+hr_status hr_decode_meta_unnamed(hr_kctx *c, yyjson_val *obj, hr_kmeta *m,
+                                 yyjson_val **meta_out);
+
 /* A string-to-string map (labels) copied into the arena. */
 hr_status hr_decode_labels(const hr_kctx *c, const hr_jpath *p,
                            yyjson_val *v, hr_labels *out);

@@ -8,6 +8,10 @@
  * kube-headroom.dev/mode value other than "managed" opts the pod out, and a
  * max-cpu annotation that is not a CPU quantity is remembered as invalid
  * (eligibility then refuses the pod) rather than ignored.
+ *
+ * The admission webhook reads the pod of a CREATE request through here too
+ * (hr_decode_pod_created), so the webhook and the controller see the same
+ * fields the same way — resizePolicy included.
  */
 #include <string.h>
 
@@ -221,15 +225,18 @@ static uint8_t parse_phase(yyjson_val *v)
     return HR_PHASE_UNKNOWN;
 }
 
-hr_status hr_decode_pod(yyjson_val *obj, hr_arena *a, hr_kpod *out,
-                        hr_err *err)
+/* created: the object of a CREATE request (no name or namespace yet). */
+static hr_status decode_pod(yyjson_val *obj, hr_arena *a, bool created,
+                            hr_kpod *out, hr_err *err)
 {
     hr_kctx c = {a, err, "pod", NULL, NULL};
     memset(out, 0, sizeof *out);
     out->pod = hr_pod_init();
     hr_pod *pod = &out->pod;
     yyjson_val *meta;
-    hr_status st = hr_decode_meta(&c, obj, true, &out->meta, &meta);
+    hr_status st = created
+                       ? hr_decode_meta_unnamed(&c, obj, &out->meta, &meta)
+                       : hr_decode_meta(&c, obj, true, &out->meta, &meta);
     if (st)
         return st;
     hr_jpath pm = HR_JP_KEY(NULL, "metadata");
@@ -377,4 +384,16 @@ hr_status hr_decode_pod(yyjson_val *obj, hr_arena *a, hr_kpod *out,
         }
     }
     return HR_OK;
+}
+
+hr_status hr_decode_pod(yyjson_val *obj, hr_arena *a, hr_kpod *out,
+                        hr_err *err)
+{
+    return decode_pod(obj, a, false, out, err);
+}
+
+hr_status hr_decode_pod_created(yyjson_val *obj, hr_arena *a, hr_kpod *out,
+                                hr_err *err)
+{
+    return decode_pod(obj, a, true, out, err);
 }
