@@ -2,14 +2,16 @@
  * admission.c — the AdmissionReview v1 handler for pods (see admission.h
  * for the rules and why each exists).
  *
- * The pod is read here rather than through kube/decode/pod.c because
- * admission sees objects the stored-object decoder rightly refuses (no
- * metadata.name yet when generateName is used, often no
- * metadata.namespace), and because the patch must know the exact JSON
- * shape of each container (is there a limits map to add into?), which the
- * core view deliberately forgets. The arithmetic and the QoS class are the
- * core's (hr_cpu_parse_milli, hr_pod_qos, hr_namespace_state,
- * hr_owner_excluded), so the webhook and the controller agree.
+ * This layer is the JSON at both ends and nothing between: the envelope is
+ * checked here (apiVersion, uid, a pods CREATE, the namespace), the pod is
+ * read by the kube layer's pod decoder (hr_decode_pod_created: the one the
+ * controller's cache uses, told that a pod being created may have no name
+ * or namespace yet), its context is filled in (namespace state, owner
+ * exclusion, LimitRange bounds), and the decision — eligibility, the birth
+ * limits, the QoS guard — is the core's (hr_admit_pod, core/admission.h),
+ * so the webhook and the controller apply the same rules. What stays here
+ * is what the core deliberately forgets: the JSON shape of each container
+ * (its index, whether it has a limits map to add into), for the patch.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -17,14 +19,14 @@
 #include <string.h>
 #include <yyjson.h>
 
+#include "core/admission.h"
 #include "core/eligibility.h"
 #include "core/names.h"
 #include "core/quantity.h"
-#include "core/wide.h"
+#include "kube/decode/pod.h"
 #include "webhook/admission.h"
 
 #define REVIEW_API "admission.k8s.io/v1"
-#define MAX_CONTAINERS 4096
 #define MAX_UID 1024
 /* Per-review scratch: a pod spec's strings and arrays fit many times over;
  * the bound only stops a hostile review from growing it without end. */
@@ -132,371 +134,113 @@ static void base64(hr_buf *b, const unsigned char *s, size_t len)
 
 /* ------------------------------------------------------------ the pod */
 
-/* Where a container lives in the JSON, for the patch. */
+/* Where container k of the core view is in the JSON, for the patch: the
+ * core view forgets the JSON's shape, the patch must not. */
 typedef struct wh_ctr {
     uint32_t index;   /* in its array */
     bool init;        /* spec.initContainers (else spec.containers) */
     bool has_limits;  /* resources.limits is an object */
 } wh_ctr;
 
-typedef struct wh_pod {
-    hr_pod pod;           /* the core's view (QoS) */
-    hr_container *ctr;    /* = pod.ctr, writable */
-    wh_ctr *at;           /* parallel to ctr */
-    bool opted_out;
-    bool mirror;
-    bool pod_resources;
-    int64_t max_cpu;      /* HR_NONE when not annotated */
-    bool max_cpu_invalid;
-    const char *owner_kind, *owner_group, *owner_name;
-} wh_pod;
-
-/* A quantity field: absent/null → HR_NONE; false (with *bad) when it cannot
- * be read. Stored objects carry quantities as strings; a bare integer is
- * taken too, as the API server would. */
-static bool read_qty(yyjson_val *v, bool cpu, int64_t *out, const char **bad)
+/* The shape of one container array, from k on in the core view's order. */
+static void read_shape(yyjson_val *arr, bool init, wh_ctr *at, size_t k)
 {
-    *out = HR_NONE;
-    if (v == NULL || yyjson_is_null(v))
-        return true;
-    if (yyjson_is_str(v)) {
-        hr_qerr e = cpu ? hr_cpu_parse_milli(yyjson_get_str(v),
-                                             yyjson_get_len(v), out)
-                        : hr_mem_parse_bytes(yyjson_get_str(v),
-                                             yyjson_get_len(v), out);
-        if (e != HR_Q_OK) {
-            *out = HR_NONE;
-            *bad = hr_qerr_str(e);
-            return false;
-        }
-        return true;
-    }
-    if (yyjson_is_uint(v)) {
-        uint64_t u = yyjson_get_uint(v);
-        if (u > (uint64_t)INT64_MAX / 1000) {
-            *bad = "out of range";
-            return false;
-        }
-        *out = cpu ? (int64_t)u * 1000 : (int64_t)u;
-        return true;
-    }
-    *bad = "not a quantity";
-    return false;
-}
-
-/* Read spec.<field>[i] into c/at. On failure writes why and returns false. */
-static bool read_container(yyjson_val *e, const char *field, size_t i,
-                           bool init, hr_container *c, wh_ctr *at,
-                           hr_wh_result *r)
-{
-    *c = (hr_container){HR_NONE, HR_NONE, HR_NONE, HR_NONE, HR_CTR_APP, false};
-    *at = (wh_ctr){(uint32_t)i, init, false};
-    if (!yyjson_is_obj(e)) {
-        why(r, "cannot decide: spec.%s[%zu]: not an object", field, i);
-        return false;
-    }
-    if (init) {
-        yyjson_val *rp = yyjson_obj_get(e, "restartPolicy");
-        c->kind = yyjson_equals_str(rp, "Always") ? HR_CTR_SIDECAR
-                                                   : HR_CTR_INIT;
-    }
-    yyjson_val *res = yyjson_obj_get(e, "resources");
-    if (res == NULL || yyjson_is_null(res))
-        return true;
-    if (!yyjson_is_obj(res)) {
-        why(r, "cannot decide: spec.%s[%zu].resources: not an object", field,
-            i);
-        return false;
-    }
-    yyjson_val *req = yyjson_obj_get(res, "requests");
-    yyjson_val *lim = yyjson_obj_get(res, "limits");
-    if ((req && !yyjson_is_null(req) && !yyjson_is_obj(req)) ||
-        (lim && !yyjson_is_null(lim) && !yyjson_is_obj(lim))) {
-        why(r, "cannot decide: spec.%s[%zu].resources: requests/limits not "
-               "objects", field, i);
-        return false;
-    }
-    at->has_limits = yyjson_is_obj(lim);
-    const char *bad = NULL, *what = NULL;
-    if (!read_qty(yyjson_obj_get(req, "cpu"), true, &c->cpu_req, &bad))
-        what = "requests.cpu";
-    else if (!read_qty(yyjson_obj_get(req, "memory"), false, &c->mem_req,
-                       &bad))
-        what = "requests.memory";
-    else if (!read_qty(yyjson_obj_get(lim, "cpu"), true, &c->cpu_lim, &bad))
-        what = "limits.cpu";
-    else if (!read_qty(yyjson_obj_get(lim, "memory"), false, &c->mem_lim,
-                       &bad))
-        what = "limits.memory";
-    if (what) {
-        why(r, "cannot decide: spec.%s[%zu].resources.%s: %s", field, i, what,
-            bad);
-        return false;
-    }
-    /* The API server defaults a missing request to the limit before
-     * admission; do the same for reviews built by hand. */
-    if (c->cpu_req == HR_NONE && c->cpu_lim != HR_NONE)
-        c->cpu_req = c->cpu_lim;
-    if (c->mem_req == HR_NONE && c->mem_lim != HR_NONE)
-        c->mem_req = c->mem_lim;
-    return true;
-}
-
-/* A string label/annotation value; false when present but not a string. */
-static bool str_or_absent(yyjson_val *map, const char *key, yyjson_val **out)
-{
-    *out = map ? yyjson_obj_get(map, key) : NULL;
-    if (*out && yyjson_is_null(*out))
-        *out = NULL;
-    return *out == NULL || yyjson_is_str(*out);
-}
-
-static bool read_owner(yyjson_val *meta, hr_arena *a, wh_pod *p,
-                       hr_wh_result *r)
-{
-    yyjson_val *refs = yyjson_obj_get(meta, "ownerReferences");
-    if (refs == NULL || yyjson_is_null(refs))
-        return true;
-    if (!yyjson_is_arr(refs)) {
-        why(r, "cannot decide: metadata.ownerReferences: not an array");
-        return false;
-    }
-    yyjson_val *pick = NULL, *e;
     size_t i, max;
-    yyjson_arr_foreach(refs, i, max, e) {
-        if (!yyjson_is_obj(e))
-            continue;
-        if (pick == NULL)
-            pick = e;
-        if (yyjson_get_bool(yyjson_obj_get(e, "controller"))) {
-            pick = e;
-            break;
-        }
+    yyjson_val *e;
+    yyjson_arr_foreach(arr, i, max, e) {
+        yyjson_val *lim = yyjson_obj_get(yyjson_obj_get(e, "resources"),
+                                         "limits");
+        at[k + i] = (wh_ctr){(uint32_t)i, init, yyjson_is_obj(lim)};
     }
-    if (pick == NULL)
-        return true;
-    p->owner_kind = yyjson_get_str(yyjson_obj_get(pick, "kind"));
-    p->owner_name = yyjson_get_str(yyjson_obj_get(pick, "name"));
-    const char *av = yyjson_get_str(yyjson_obj_get(pick, "apiVersion"));
-    p->owner_group = "";
-    const char *slash = av ? strchr(av, '/') : NULL;
-    if (slash) {
-        p->owner_group = hr_arena_strndup(a, av, (size_t)(slash - av));
-        if (p->owner_group == NULL)
-            return false;
-    }
-    return true;
 }
 
-/* Read the parts of the pod the rules need. false: why is set (or out of
- * memory, which the caller tells apart by checking the arena). */
-static bool read_pod(yyjson_val *obj, hr_arena *a, wh_pod *p, hr_wh_result *r)
+/* request.object into the core's view, through the decoder the controller
+ * uses (so both read resizePolicy, opt-outs, quantities alike), plus the
+ * shape the patch needs. false: why is set, or out of memory (why empty). */
+static bool read_pod(yyjson_val *obj, hr_arena *a, hr_kpod *kp, wh_ctr **at,
+                     hr_wh_result *r)
 {
-    memset(p, 0, sizeof *p);
-    p->pod = hr_pod_init();
-    p->max_cpu = HR_NONE;
-    if (!yyjson_is_obj(obj)) {
-        why(r, "cannot decide: request.object: not an object");
-        return false;
-    }
     yyjson_val *meta = yyjson_obj_get(obj, "metadata");
-    if (meta != NULL && !yyjson_is_obj(meta)) {
-        why(r, "cannot decide: metadata: not an object");
-        return false;
-    }
     yyjson_val *name = yyjson_obj_get(meta, "name");
     if (yyjson_is_str(name) && yyjson_get_len(name) > 0)
         copy_field(r->pod, sizeof r->pod, name, "");
     else
         copy_field(r->pod, sizeof r->pod, yyjson_obj_get(meta, "generateName"),
                    "*");
-    yyjson_val *labels = yyjson_obj_get(meta, "labels");
-    yyjson_val *ann = yyjson_obj_get(meta, "annotations");
-    if ((labels && !yyjson_is_null(labels) && !yyjson_is_obj(labels)) ||
-        (ann && !yyjson_is_null(ann) && !yyjson_is_obj(ann))) {
-        why(r, "cannot decide: metadata.labels/annotations: not objects");
+    hr_err err;
+    hr_status st = hr_decode_pod_created(obj, a, kp, &err);
+    if (st == HR_E_NOMEM)
+        return false;
+    if (st != HR_OK) {
+        why(r, "cannot decide: %s", err.msg);
         return false;
     }
-    if (!yyjson_is_obj(labels))
-        labels = NULL;
-    if (!yyjson_is_obj(ann))
-        ann = NULL;
-    yyjson_val *ml, *ma, *mc;
-    if (!str_or_absent(labels, HR_LABEL_MODE, &ml) ||
-        !str_or_absent(ann, HR_LABEL_MODE, &ma) ||
-        !str_or_absent(ann, HR_ANN_MAX_CPU, &mc)) {
-        why(r, "cannot decide: a " HR_GROUP " label or annotation is not a "
-               "string");
-        return false;
-    }
-    /* Fail closed: only an absent mode or "managed" keeps the pod in. */
-    p->opted_out = (ml && !yyjson_equals_str(ml, HR_MODE_MANAGED)) ||
-                   (ma && !yyjson_equals_str(ma, HR_MODE_MANAGED));
-    p->mirror = ann && yyjson_obj_get(ann, "kubernetes.io/config.mirror");
-    if (mc) {
-        int64_t v;
-        if (hr_cpu_parse_milli(yyjson_get_str(mc), yyjson_get_len(mc), &v) ==
-            HR_Q_OK)
-            p->max_cpu = v;
-        else
-            p->max_cpu_invalid = true;
-    }
-    if (!read_owner(meta, a, p, r))
-        return false;
-
+    /* The decoder has checked the types: spec is an object, the arrays are
+     * arrays (or initContainers absent), init containers come first. */
     yyjson_val *spec = yyjson_obj_get(obj, "spec");
-    if (!yyjson_is_obj(spec)) {
-        why(r, "cannot decide: spec: missing or not an object");
-        return false;
-    }
-    yyjson_val *pres = yyjson_obj_get(spec, "resources");
-    p->pod_resources = pres && !yyjson_is_null(pres);
     yyjson_val *ic = yyjson_obj_get(spec, "initContainers");
-    yyjson_val *ac = yyjson_obj_get(spec, "containers");
-    if (ic && yyjson_is_null(ic))
-        ic = NULL;
-    if ((ic && !yyjson_is_arr(ic)) || !yyjson_is_arr(ac) ||
-        yyjson_arr_size(ac) == 0) {
-        why(r, "cannot decide: spec.containers/initContainers: missing or "
-               "not arrays");
+    size_t n_ic = yyjson_is_arr(ic) ? yyjson_arr_size(ic) : 0;
+    *at = hr_arena_calloc(a, kp->pod.n_ctr, sizeof **at);
+    if (*at == NULL)
         return false;
-    }
-    size_t n_ic = ic ? yyjson_arr_size(ic) : 0, n_ac = yyjson_arr_size(ac);
-    if (n_ic + n_ac > MAX_CONTAINERS) {
-        why(r, "cannot decide: %zu containers", n_ic + n_ac);
-        return false;
-    }
-    size_t n = n_ic + n_ac;
-    p->ctr = hr_arena_calloc(a, n, sizeof *p->ctr);
-    p->at = hr_arena_calloc(a, n, sizeof *p->at);
-    if (p->ctr == NULL || p->at == NULL)
-        return false;
-    size_t i, max, k = 0;
-    yyjson_val *e;
-    /* Init containers first, as the core's view wants them. */
-    if (ic) {
-        yyjson_arr_foreach(ic, i, max, e) {
-            if (!read_container(e, "initContainers", i, true, &p->ctr[k],
-                                &p->at[k], r))
-                return false;
-            k++;
-        }
-    }
-    yyjson_arr_foreach(ac, i, max, e) {
-        if (!read_container(e, "containers", i, false, &p->ctr[k], &p->at[k],
-                            r))
-            return false;
-        k++;
-    }
-    p->pod.ctr = p->ctr;
-    p->pod.n_ctr = (uint32_t)n;
+    if (n_ic)
+        read_shape(ic, true, *at, 0);
+    read_shape(yyjson_obj_get(spec, "containers"), false, *at, n_ic);
     return true;
 }
 
 /* ------------------------------------------------------------ the rules */
 
-static bool ns_listed(const hr_config *cfg, const char *ns, const char *own)
+/* The log line for a pod the core leaves alone. */
+static void why_not(hr_wh_result *r, hr_reason reason)
 {
-    if (own != NULL && strcmp(own, ns) == 0)
-        return true;
-    for (uint32_t i = 0; i < cfg->n_excluded_ns; i++)
-        if (cfg->excluded_ns[i] && strcmp(cfg->excluded_ns[i], ns) == 0)
-            return true;
-    return false;
-}
-
-static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
-
-/* a*b/d in 128 bits, saturated to int64 (d > 0, a, b >= 0). */
-static int64_t muldiv(int64_t a, int64_t b, int64_t d)
-{
-    hr_i128 v = (hr_i128)a * b / d;
-    return v > INT64_MAX ? INT64_MAX : (int64_t)v;
-}
-
-/* The birth limits: lim[k] = the new CPU limit of container k, or HR_NONE.
- * Returns how many containers get one. */
-static int compute_limits(const hr_config *cfg, const wh_pod *p,
-                          const hr_limit_bounds *lb, int64_t *lim)
-{
-    int64_t mult = cfg->initial_multiplier_milli;
-    if (cfg->max_multiplier_milli > 0 && cfg->max_multiplier_milli < mult)
-        mult = cfg->max_multiplier_milli;
-    if (mult < 1000)
-        mult = 1000; /* the floor at the request would win anyway */
-
-    /* A budget for the whole pod: max-cpu and a LimitRange's Pod max bound
-     * the sum of the limits, and limits already set are part of it. */
-    int64_t budget = HR_NONE;
-    if (p->max_cpu != HR_NONE)
-        budget = p->max_cpu;
-    if (lb->pod_max != HR_NONE)
-        budget = budget == HR_NONE ? lb->pod_max : min64(budget, lb->pod_max);
-    int64_t sum_new_req = 0;
-    int n = 0;
-    for (uint32_t k = 0; k < p->pod.n_ctr; k++) {
-        const hr_container *c = &p->ctr[k];
-        lim[k] = HR_NONE;
-        if (!hr_ctr_resizable(c))
-            continue;
-        if (c->cpu_lim != HR_NONE) {
-            if (budget != HR_NONE)
-                budget -= min64(c->cpu_lim, budget);
-            continue;
-        }
-        if (c->cpu_req <= 0)
-            continue;
-        lim[k] = muldiv(c->cpu_req, mult, 1000);
-        sum_new_req += c->cpu_req; /* each <= 2^63/1000: no overflow */
-        n++;
+    switch (reason) {
+    case HR_R_NS_EXCLUDED: why(r, "namespace excluded"); return;
+    case HR_R_NS_NOT_SELECTED: why(r, "namespace not selected"); return;
+    case HR_R_OPTED_OUT: why(r, "pod opted out (" HR_LABEL_MODE ")"); return;
+    case HR_R_BEST_EFFORT:
+    case HR_R_GUARANTEED:
+        why(r, "QoS %s", hr_qos_str(reason == HR_R_BEST_EFFORT
+                                        ? HR_QOS_BEST_EFFORT
+                                        : HR_QOS_GUARANTEED));
+        return;
+    case HR_R_NO_CPU_REQUEST:
+        why(r, "no container with a CPU request and no CPU limit");
+        return;
+    case HR_R_RESTART_POLICY:
+        why(r, "a container's CPU resizePolicy is RestartContainer");
+        return;
+    case HR_R_MIRROR: why(r, "mirror pod"); return;
+    case HR_R_POD_RESOURCES: why(r, "pod-level resources"); return;
+    case HR_R_OWNER_EXCLUDED: why(r, "owner excluded"); return;
+    case HR_R_BAD_MAX_CPU: why(r, HR_ANN_MAX_CPU " is not a CPU quantity"); return;
+    default: why(r, "not eligible: %s", hr_reason_str(reason)); return;
     }
-    if (n == 0)
-        return 0;
-    int64_t sum_lim = 0;
-    for (uint32_t k = 0; k < p->pod.n_ctr; k++)
-        if (lim[k] != HR_NONE)
-            sum_lim = sum_lim > INT64_MAX - lim[k] ? INT64_MAX
-                                                   : sum_lim + lim[k];
-    for (uint32_t k = 0; k < p->pod.n_ctr; k++) {
-        if (lim[k] == HR_NONE)
-            continue;
-        int64_t r = p->ctr[k].cpu_req;
-        /* Pro-rata share of the budget; floor division keeps the sum
-         * within it. */
-        if (budget != HR_NONE && sum_lim > budget)
-            lim[k] = min64(lim[k], muldiv(r, budget, sum_new_req));
-        if (lb->ctr_max != HR_NONE)
-            lim[k] = min64(lim[k], lb->ctr_max);
-        if (lb->ctr_ratio_milli != HR_NONE)
-            lim[k] = min64(lim[k], muldiv(r, lb->ctr_ratio_milli, 1000));
-        if (lim[k] < r)
-            lim[k] = r; /* never below the request: that would be invalid */
-    }
-    return n;
 }
 
-static void render_patch(const wh_pod *p, const int64_t *lim, hr_buf *b)
+static void render_patch(const hr_pod *p, const wh_ctr *at, const int64_t *lim,
+                         hr_buf *b)
 {
     hr_buf_putc(b, '[');
     bool first = true;
-    for (uint32_t k = 0; k < p->pod.n_ctr; k++) {
+    for (uint32_t k = 0; k < p->n_ctr; k++) {
         if (lim[k] == HR_NONE)
             continue;
         char q[HR_CPU_FMT_MAX], idx[24];
         hr_cpu_format_milli(lim[k], q, sizeof q);
-        snprintf(idx, sizeof idx, "%" PRIu32, p->at[k].index);
+        snprintf(idx, sizeof idx, "%" PRIu32, at[k].index);
         if (!first)
             hr_buf_putc(b, ',');
         first = false;
         hr_buf_puts(b, "{\"op\":\"add\",\"path\":\"");
         ptr_token(b, "spec");
-        ptr_token(b, p->at[k].init ? "initContainers" : "containers");
+        ptr_token(b, at[k].init ? "initContainers" : "containers");
         ptr_token(b, idx);
         ptr_token(b, "resources");
         ptr_token(b, "limits");
         /* "add" into a map that exists; otherwise create the map itself
          * (an "add" below a missing member fails the whole patch). */
-        if (p->at[k].has_limits) {
+        if (at[k].has_limits) {
             ptr_token(b, "cpu");
             hr_buf_puts(b, "\",\"value\":");
             json_str(b, q, strlen(q));
@@ -511,7 +255,8 @@ static void render_patch(const wh_pod *p, const int64_t *lim, hr_buf *b)
 }
 
 /* Decide for a well-formed review. Returns false only when out of memory.
- * On return r->outcome, r->why and (when due) r->patch are set. */
+ * On return r->outcome, r->why and (when due) r->patch are set. The request
+ * is checked here (operation, kind, namespace); the pod is the core's. */
 static bool decide(const hr_wh_env *env, yyjson_val *req, hr_arena *a,
                    hr_wh_result *r)
 {
@@ -552,68 +297,59 @@ static bool decide(const hr_wh_env *env, yyjson_val *req, hr_arena *a,
         why(r, "cannot decide: bad namespace");
         return true;
     }
+    /* The namespace first: a pod in a namespace not ours is not read. When
+     * the caller cannot tell the labels, the registration's
+     * namespaceSelector has chosen and only the excluded names are out. */
     hr_labels labels = {NULL, 0};
     hr_limit_bounds lb = HR_LIMIT_BOUNDS_NONE;
     bool known = env->ns_lookup &&
                  env->ns_lookup(env->ns_ud, ns, a, &labels, &lb);
-    if (known) {
-        hr_ns_state st = hr_namespace_state(cfg, ns, &labels, env->own_ns);
-        if (st != HR_NS_MANAGED) {
-            why(r, "namespace %s", st == HR_NS_EXCLUDED ? "excluded"
-                                                        : "not selected");
-            return true;
-        }
-    } else if (ns_listed(cfg, ns, env->own_ns)) {
-        why(r, "namespace excluded");
+    hr_ns_state nst = known ? hr_namespace_state(cfg, ns, &labels, env->own_ns)
+                      : hr_namespace_excluded(cfg, ns, env->own_ns)
+                          ? HR_NS_EXCLUDED
+                          : HR_NS_MANAGED;
+    if (nst != HR_NS_MANAGED) {
+        hr_pod none = hr_pod_init();
+        none.ns_state = (uint8_t)nst;
+        r->has_reason = true;
+        r->reason = hr_pod_birth_eligibility(&none);
+        why_not(r, r->reason);
         return true;
     }
 
-    wh_pod p;
-    if (!read_pod(obj, a, &p, r))
+    hr_kpod kp;
+    wh_ctr *at;
+    if (!read_pod(obj, a, &kp, &at, r))
         return r->why[0] != '\0'; /* no reason given: out of memory */
-    if (p.opted_out) {
-        why(r, "pod opted out (" HR_LABEL_MODE ")");
-        return true;
-    }
-    if (p.mirror) {
-        why(r, "mirror pod");
-        return true;
-    }
-    if (p.pod_resources) {
-        why(r, "pod-level resources");
-        return true;
-    }
-    if (p.max_cpu_invalid) {
-        why(r, HR_ANN_MAX_CPU " is not a CPU quantity");
-        return true;
-    }
-    if (cfg->n_excluded_owners > 0 &&
-        hr_owner_excluded(cfg, p.owner_kind, p.owner_group, p.owner_name)) {
-        why(r, "owner excluded");
-        return true;
-    }
-    hr_qos before = hr_pod_qos(&p.pod, NULL);
-    if (before != HR_QOS_BURSTABLE) {
-        why(r, "QoS %s", hr_qos_str(before));
-        return true;
-    }
-    int64_t *lim = hr_arena_calloc(a, p.pod.n_ctr, sizeof *lim);
+    hr_pod *pod = &kp.pod;
+    pod->ns_state = (uint8_t)nst;
+    pod->owner_excluded = hr_owner_excluded(cfg, kp.owner.kind,
+                                            kp.owner.api_group, kp.owner.name);
+    pod->limits = lb;
+    int64_t *lim = hr_arena_calloc(a, pod->n_ctr, sizeof *lim);
     if (lim == NULL)
         return false;
-    int n = compute_limits(cfg, &p, &lb, lim);
-    if (n == 0) {
+    hr_birth b = hr_admit_pod(cfg, pod, lim);
+    r->has_reason = true;
+    r->reason = b.reason;
+    switch (b.verdict) {
+    case HR_BIRTH_INELIGIBLE:
+        why_not(r, b.reason);
+        return true;
+    case HR_BIRTH_NOTHING_DUE:
         why(r, "no container with a CPU request and no CPU limit");
         return true;
-    }
-    hr_qos after = hr_pod_qos(&p.pod, lim);
-    if (after != before) {
-        why(r, "would change QoS %s -> %s", hr_qos_str(before),
-            hr_qos_str(after));
+    case HR_BIRTH_QOS_CHANGE:
+        why(r, "would change QoS %s -> %s", hr_qos_str(b.qos_before),
+            hr_qos_str(b.qos_after));
         return true;
+    case HR_BIRTH_LIMITS:
+        break;
     }
-    render_patch(&p, lim, &r->patch);
+    render_patch(pod, at, lim, &r->patch);
     if (hr_buf_failed(&r->patch))
         return false;
+    int n = (int)b.n_limits;
     r->n_patched = n;
     if (cfg->dry_run) {
         r->outcome = HR_WH_DRY_RUN;

@@ -15,12 +15,15 @@
  * in the config; the operation is not a pods CREATE; the namespace is not
  * managed (checked when the caller can tell the namespace's labels,
  * otherwise the registration's namespaceSelector is trusted and only the
- * excluded names are checked); the pod opts out (kube-headroom.dev/mode
- * label or annotation other than "managed"); it is BestEffort or
- * Guaranteed; the patch would change its QoS class; it is a mirror pod or
- * has pod-level resources; its owner is excluded; its max-cpu annotation is
- * not a quantity; or anything in the object cannot be read (a review we
- * cannot decide must never block a pod).
+ * excluded names are checked); the pod fails the controller's eligibility
+ * (design §4, as it applies to a pod not yet on a node: opt-out by the
+ * kube-headroom.dev/mode label or annotation, BestEffort or Guaranteed, a
+ * CPU resizePolicy of RestartContainer, no CPU request, a mirror pod,
+ * pod-level resources, an excluded owner, a max-cpu annotation that is not
+ * a quantity); the patch would change its QoS class; or anything in the
+ * object cannot be read (a review we cannot decide must never block a
+ * pod). Those decisions and the arithmetic are the core's
+ * (core/admission.h); this is the JSON around them.
  *
  * Dry-run (config dryRun, which is also what "no HeadroomConfig" means)
  * changes nothing: the patch is computed and returned in result.patch for
@@ -37,6 +40,7 @@
 #include <stddef.h>
 
 #include "core/config.h"
+#include "core/eligibility.h"
 #include "core/pod.h"
 #include "core/selector.h"
 #include "util/arena.h"
@@ -77,6 +81,13 @@ typedef struct hr_wh_result {
     hr_buf body;             /* the response body */
     hr_buf patch;            /* the JSONPatch (not base64), "" when none */
     int n_patched;           /* containers given a limit */
+    /* The core's eligibility answer, once the review got that far (a pods
+     * CREATE with a namespace, and for a managed namespace a pod that could
+     * be read): HR_MANAGED when the pod is one the controller would manage
+     * (a patch may still not be due), else the first rule it fails — the
+     * reason the controller gives for the same pod. */
+    bool has_reason;
+    hr_reason reason;
     char why[HR_WH_WHY_MAX]; /* one line for the log */
     char uid[64];            /* request.uid (cut), for the log */
     char ns[64];             /* namespace (cut), for the log */

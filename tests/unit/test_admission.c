@@ -3,8 +3,9 @@
  * the patch shapes (limits map missing vs present, sidecars, untouched
  * containers), the caps (maxMultiplier, max-cpu shared over the pod,
  * LimitRange), every reason to leave a pod alone (namespace, opt-out,
- * BestEffort, Guaranteed, a QoS change, disabled, dry-run, not a CREATE,
- * an object it cannot read), the uid echo, and malformed reviews → 400.
+ * BestEffort, Guaranteed, a QoS change, a RestartContainer resize policy,
+ * disabled, dry-run, not a CREATE, an object it cannot read), the uid echo,
+ * and malformed reviews → 400.
  * Plus the config holder's snapshot semantics.
  */
 #include <setjmp.h>
@@ -402,6 +403,40 @@ static void mirror_and_pod_level_resources(void **state)
            "\"containers\":[" C("a", REQ("500m")) "]", HR_WH_UNCHANGED, NULL);
 }
 
+/* The controller's rule (design §4): a limit change must never restart a
+ * container, so a pod with a CPU resizePolicy of RestartContainer on a
+ * container the policy would resize is not managed — and not given a birth
+ * limit either. A plain init container is never resized: its policy does
+ * not count. */
+static void restart_container_policy(void **state)
+{
+    (void)state;
+    hr_config cfg = cfg_live();
+#define RESTART_CPU "\"resizePolicy\":[{\"resourceName\":\"cpu\",\"restartPolicy\":\"RestartContainer\"}]"
+    expect(&cfg, "",
+           "\"containers\":[{\"name\":\"a\"," RESTART_CPU ",\"resources\":" REQ("500m") "}]",
+           HR_WH_UNCHANGED, NULL);
+    expect(&cfg, "",
+           "\"initContainers\":[{\"name\":\"s\",\"restartPolicy\":\"Always\"," RESTART_CPU
+           ",\"resources\":" REQ("50m") "}],\"containers\":[" C("a", REQ("500m")) "]",
+           HR_WH_UNCHANGED, NULL);
+    expect(&cfg, "",
+           "\"initContainers\":[{\"name\":\"i\"," RESTART_CPU ",\"resources\":" REQ("50m")
+           "}],\"containers\":[" C("a", REQ("500m")) "]",
+           HR_WH_MUTATED,
+           "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits\","
+           "\"value\":{\"cpu\":\"1\"}}]");
+    /* NotRequired (the default) and memory's policy do not matter. */
+    expect(&cfg, "",
+           "\"containers\":[{\"name\":\"a\",\"resizePolicy\":[{\"resourceName\":\"cpu\","
+           "\"restartPolicy\":\"NotRequired\"},{\"resourceName\":\"memory\","
+           "\"restartPolicy\":\"RestartContainer\"}],\"resources\":" REQ("500m") "}]",
+           HR_WH_MUTATED,
+           "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits\","
+           "\"value\":{\"cpu\":\"1\"}}]");
+#undef RESTART_CPU
+}
+
 static void excluded_owner(void **state)
 {
     (void)state;
@@ -667,6 +702,7 @@ int main(void)
         cmocka_unit_test(qos_change_refused),
         cmocka_unit_test(opt_out),
         cmocka_unit_test(mirror_and_pod_level_resources),
+        cmocka_unit_test(restart_container_policy),
         cmocka_unit_test(excluded_owner),
         cmocka_unit_test(namespaces),
         cmocka_unit_test(disabled_and_dry_run),
