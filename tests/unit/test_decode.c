@@ -5,7 +5,8 @@
  * error naming the object and the field. The mutation test replaces every
  * value of a realistic pod, one at a time, by every JSON type: the decoder
  * must either accept the result or reject it with a message about that
- * pod — never crash (run it under ASan to mean it).
+ * pod — never crash (run it under ASan to mean it). A pod of a CREATE
+ * request (no name yet) decodes like the stored one.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -223,6 +224,54 @@ static void test_pod_deleting_and_pod_level(void **state)
     if (pod_with("\"phase\":\"Running\"", "\"phase\":\"Succeeded\"", &kp, &p))
         fail_msg("%s", p.err.msg);
     CHECK_I64("succeeded", kp.pod.phase, HR_PHASE_SUCCEEDED);
+    done(&p);
+}
+
+/* A CREATE request's pod (admission): no name yet, maybe no namespace; the
+ * rest is read exactly as for a stored pod. */
+static void test_pod_created(void **state)
+{
+    (void)state;
+    const char *from = "\"name\":\"web-1\",\"namespace\":\"team-a\",";
+    const char *at = strstr(GOOD_POD, from);
+    assert_non_null(at);
+    char json[4096];
+    snprintf(json, sizeof json, "%.*s\"generateName\":\"web-\",%s",
+             (int)(at - GOOD_POD), GOOD_POD, at + strlen(from));
+    parsed p;
+    yyjson_val *root = parse(&p, json);
+    hr_kpod kp, stored;
+    assert_int_equal(hr_decode_pod(root, &p.arena, &kp, &p.err), HR_E_INPUT);
+    assert_string_equal(p.err.msg, "pod <unnamed>: metadata.name: missing");
+    if (hr_decode_pod_created(root, &p.arena, &kp, &p.err))
+        fail_msg("%s", p.err.msg);
+    assert_string_equal(kp.meta.name, "");
+    assert_string_equal(kp.meta.ns, "");
+    yyjson_doc *d2 = yyjson_read(GOOD_POD, strlen(GOOD_POD), 0);
+    assert_non_null(d2);
+    if (hr_decode_pod(yyjson_doc_get_root(d2), &p.arena, &stored, &p.err))
+        fail_msg("%s", p.err.msg);
+    assert_int_equal(kp.pod.n_ctr, stored.pod.n_ctr);
+    for (uint32_t i = 0; i < kp.pod.n_ctr; i++) {
+        const hr_container *a = &kp.pod.ctr[i], *b = &stored.pod.ctr[i];
+        CHECK_TRUE("same container",
+                   a->cpu_req == b->cpu_req && a->cpu_lim == b->cpu_lim &&
+                       a->mem_req == b->mem_req && a->mem_lim == b->mem_lim &&
+                       a->kind == b->kind && a->cpu_restart == b->cpu_restart);
+    }
+    CHECK_TRUE("opted out alike", kp.pod.opted_out == stored.pod.opted_out);
+    assert_string_equal(kp.owner.kind ? kp.owner.kind : "",
+                        stored.owner.kind ? stored.owner.kind : "");
+    yyjson_doc_free(d2);
+    /* Errors still name the field. */
+    done(&p);
+    root = parse(&p, "{\"metadata\":{},\"spec\":{\"containers\":[{\"name\":"
+                     "\"a\",\"resources\":{\"requests\":{\"cpu\":\"1x\"}}}]}}");
+    assert_int_equal(hr_decode_pod_created(root, &p.arena, &kp, &p.err),
+                     HR_E_INPUT);
+    assert_string_equal(p.err.msg,
+                        "pod <unnamed>: spec.containers[0].resources.requests.cpu: "
+                        "unknown suffix \"1x\"");
     done(&p);
 }
 
@@ -622,6 +671,7 @@ int main(void)
         cmocka_unit_test(test_pod_good),
         cmocka_unit_test(test_pod_flags),
         cmocka_unit_test(test_pod_deleting_and_pod_level),
+        cmocka_unit_test(test_pod_created),
         cmocka_unit_test(test_pod_errors),
         cmocka_unit_test(test_pod_mutations),
         cmocka_unit_test(test_node),
