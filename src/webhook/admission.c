@@ -309,6 +309,8 @@ static bool decide(const hr_wh_env *env, yyjson_val *req, hr_arena *a,
                           ? HR_NS_EXCLUDED
                           : HR_NS_MANAGED;
     if (nst != HR_NS_MANAGED) {
+        /* The reason is still the core's: the namespace rules come first,
+         * so any pod there gets this one. */
         hr_pod none = hr_pod_init();
         none.ns_state = (uint8_t)nst;
         r->has_reason = true;
