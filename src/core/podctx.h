@@ -7,7 +7,8 @@
  * (excludedNodeSelector, the node's OS), its direct owner (excludedOwners),
  * the LimitRanges of its namespace (design §3.4) and the resize history
  * (back-off, design §7). Every reader that turns a pod into a plan — the
- * controller's node snapshot, the offline planner, `explain`, `node` —
+ * controller's node snapshot, the offline planner, `explain`, `node` — and
+ * the admission webhook, for a pod being created (no node, no history yet),
  * gathers those facts from wherever it keeps objects and hands them here,
  * so the rules are written once. Pure: no I/O, no allocation; the pointers
  * are only read during the call.

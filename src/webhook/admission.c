@@ -6,12 +6,13 @@
  * checked here (apiVersion, uid, a pods CREATE, the namespace), the pod is
  * read by the kube layer's pod decoder (hr_decode_pod_created: the one the
  * controller's cache uses, told that a pod being created may have no name
- * or namespace yet), its context is filled in (namespace state, owner
- * exclusion, LimitRange bounds), and the decision — eligibility, the birth
- * limits, the QoS guard — is the core's (hr_admit_pod, core/admission.h),
- * so the webhook and the controller apply the same rules. What stays here
- * is what the core deliberately forgets: the JSON shape of each container
- * (its index, whether it has a limits map to add into), for the patch.
+ * or namespace yet), its context is filled in by the one pod-in-context
+ * builder (hr_pod_in_context: namespace state, owner exclusion, LimitRange
+ * bounds), and the decision — eligibility, the birth limits, the QoS guard
+ * — is the core's (hr_admit_pod, core/admission.h), so the webhook and the
+ * controller apply the same rules. What stays here is what the core
+ * deliberately forgets: the JSON shape of each container (its index,
+ * whether it has a limits map to add into), for the patch.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -22,6 +23,7 @@
 #include "core/admission.h"
 #include "core/eligibility.h"
 #include "core/names.h"
+#include "core/podctx.h"
 #include "core/quantity.h"
 #include "kube/decode/pod.h"
 #include "webhook/admission.h"
@@ -323,11 +325,24 @@ static bool decide(const hr_wh_env *env, yyjson_val *req, hr_arena *a,
     wh_ctr *at;
     if (!read_pod(obj, a, &kp, &at, r))
         return r->why[0] != '\0'; /* no reason given: out of memory */
-    hr_pod *pod = &kp.pod;
-    pod->ns_state = (uint8_t)nst;
-    pod->owner_excluded = hr_owner_excluded(cfg, kp.owner.kind,
-                                            kp.owner.api_group, kp.owner.name);
-    pod->limits = lb;
+    /* The pod in its context, by the one builder every reader uses. There
+     * is no node yet (node rules do not apply at birth), no history. */
+    hr_pod_ctx cx = {
+        .cfg = cfg,
+        .own_ns = env->own_ns,
+        .ns = ns,
+        .ns_labels = &labels,
+        .node_labels = NULL,
+        .owner_kind = kp.owner.kind,
+        .owner_group = kp.owner.api_group,
+        .owner_name = kp.owner.name,
+        .limits = lb,
+    };
+    hr_pod in_ctx = hr_pod_in_context(&kp.pod, &cx);
+    /* Managed, as decided above: from the labels when the caller knew them
+     * (the builder agrees), else on the registration's word. */
+    in_ctx.ns_state = (uint8_t)nst;
+    const hr_pod *pod = &in_ctx;
     int64_t *lim = hr_arena_calloc(a, pod->n_ctr, sizeof *lim);
     if (lim == NULL)
         return false;
