@@ -1,0 +1,295 @@
+/*
+ * cache_int.h — the insides of the compact cache. PRIVATE to src/cache/:
+ * no file outside this folder includes it (cache.h is the API; a test that
+ * wants a figure asks hr_cache_get_stats).
+ *
+ * Why one private header: the cache is split by concern (store.c the
+ * machinery every kind shares, one file per kind, feed.c the change feed,
+ * varint.c the pod blob codec), and those files must agree on the records
+ * and on struct hr_cache. Declaring them here, once, keeps cache.h the
+ * contract other layers compile against, unchanged by how the inside is cut.
+ *
+ * Layout, chosen for bytes per pod:
+ *  - pods live in fixed chunks of fixed 88-byte records (asserted below),
+ *    addressed by index (32-bit links instead of 64-bit pointers); free
+ *    slots are chained;
+ *  - a pod's variable part (name, containers, rare optional fields) is one
+ *    malloc'd blob of varints (varint.h): requests like 250m or 512Mi take
+ *    2–5 bytes instead of 8, and equality of two blobs is one memcmp —
+ *    which is how an update that changed nothing we keep is recognised (no
+ *    enqueue);
+ *  - strings that repeat are interned (intern.h) and named by 32-bit ids;
+ *  - the pods of a node form a doubly-linked list through the records, so
+ *    moving a pod between nodes is O(1) and costs no per-node array;
+ *  - (namespace, name) → pod is a chained hash through the records.
+ * Nodes and namespaces are few (thousands): plain records in a slot table
+ * found through a small open-addressing map keyed by the interned name id.
+ * LimitRanges and ResourceQuotas are fewer still (tens): rows of a small
+ * table, found by a scan.
+ *
+ * Every kind is a *store* (cstore below): whatever its records look like,
+ * it can find an object by (namespace, name), tell the relist mark of a
+ * slot, and remove a slot. store.c writes delete, touch and the relist
+ * sweep once over those operations; the kind files write only what is
+ * particular to their kind (what is kept, what a change dirties).
+ *
+ * Locking: every function declared here expects the cache lock held (see
+ * cache.h); only the public entry points take it.
+ */
+#ifndef HR_CACHE_CACHE_INT_H
+#define HR_CACHE_CACHE_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cache/cache.h"
+#include "cache/intern.h"
+#include "cache/u32map.h"
+#include "cache/varint.h"
+
+#define NIL UINT32_MAX
+
+/* ---------------------------------------------------------- pod records */
+
+enum {
+    PF_PHASE = 0x7, /* hr_phase */
+    PF_BOUND = 1 << 3,
+    PF_MIRROR = 1 << 4,
+    PF_WINDOWS = 1 << 5,
+    PF_OPTED_OUT = 1 << 6,
+    PF_STATUS_RES = 1 << 7,
+    PF_MAXCPU_BAD = 1 << 8,
+    PF_POD_RES = 1 << 9,
+    PF_DELETING = 1 << 10,
+    PF_RESIZE_SHIFT = 11, /* 2 bits: hr_resize_state */
+    PF_RESIZING = 1 << 13,
+    PF_OWNER_CTRL = 1 << 14,
+};
+
+typedef struct cpod {
+    uint8_t *blob;     /* name, containers, optional fields (varint.h) */
+    uint64_t rv;
+    uint8_t uid[16];
+    uint32_t hash;     /* of (ns, name), kept for rehashing */
+    uint32_t hnext;    /* hash chain; free-list link when the slot is free */
+    uint32_t nprev, nnext; /* the node's pod list */
+    uint32_t ns;       /* interned; 0 marks a free slot */
+    uint32_t node;     /* node slot, NIL when unbound */
+    uint32_t okind, ogroup, oname; /* interned owner reference */
+    uint32_t mark;     /* relist epoch last seen */
+    uint32_t blob_len;
+    uint16_t flags;
+    uint16_t n_ctr;
+    uint32_t status_hash; /* of our status annotation (kube/write/status_note.h) */
+} cpod;
+
+_Static_assert(sizeof(cpod) == 88, "the pod record is the budget's core");
+
+#define CHUNK_SHIFT 12
+#define CHUNK_PODS (1u << CHUNK_SHIFT)
+#define PA(c, i) (&(c)->chunks[(i) >> CHUNK_SHIFT][(i) & (CHUNK_PODS - 1)])
+
+/* ---------------------------------------------------------- slot tables */
+
+/* Records found by an interned name (nodes, namespaces): each record's
+ * first field is its uint32_t name id, 0 marking a free slot; released
+ * slots are reused before the array grows. The table does not know the
+ * record type: callers pass its size and cast recs. */
+typedef struct cslots {
+    void *recs;         /* cap records */
+    uint32_t cap, used; /* slots below used have been handed out */
+    uint32_t *free;     /* released slots (room for cap) */
+    uint32_t free_n;
+    u32map by_name;     /* name id -> slot */
+} cslots;
+
+enum {
+    NF_PRESENT = 1 << 0,
+    NF_HAS_ALLOC = 1 << 1,
+    NF_READY = 1 << 2,
+    NF_DISK = 1 << 3,
+    NF_PID = 1 << 4,
+    NF_WINDOWS = 1 << 5,
+    NF_DIRTY = 1 << 6,
+};
+
+typedef struct cnode {
+    uint32_t name;     /* interned; 0 marks a free slot */
+    uint32_t head;     /* first pod, NIL */
+    uint32_t n_pods;
+    uint32_t mark;
+    uint32_t n_labels; /* pairs */
+    uint8_t flags;
+    const char **labels; /* kv pointers to interned strings */
+    uint64_t rv;
+    int64_t allocatable;
+} cnode;
+
+typedef struct cns {
+    uint32_t name;     /* interned; 0 marks a free slot */
+    uint32_t mark;
+    uint32_t n_labels;
+    const char **labels;
+    uint64_t rv;
+} cns;
+
+/* ---------------------------------------------------------- row tables */
+
+/* A namespaced object kept by name in a small table (LimitRanges,
+ * ResourceQuotas): the header, then the kind's payload right after it. */
+typedef struct crow {
+    uint32_t ns;   /* interned */
+    uint32_t mark; /* relist epoch last seen */
+    char *name;
+    uint64_t rv;
+} crow;
+
+typedef struct crows {
+    uint8_t *rows;    /* n rows of `size` bytes */
+    uint32_t n, cap;
+    size_t size;      /* of one row, header included */
+    const char *what; /* "limitrange": the kind in messages */
+    bool dirties_all; /* a change (add, update, delete) dirties every node */
+} crows;
+
+typedef struct clr {
+    crow h;
+    hr_limit_bounds bounds;
+} clr;
+
+typedef struct cquota {
+    crow h;
+    bool limits_cpu;
+} cquota;
+
+/* ---------------------------------------------------------- the cache */
+
+struct hr_cache {
+    pthread_mutex_t mu;
+    hr_intern str;
+
+    cpod **chunks; /* pods in fixed chunks: growth never copies or doubles */
+    uint32_t n_chunks, chunks_cap;
+    uint32_t pods_cap, pods_used, n_pods, pod_free;
+    uint32_t *pbuckets;
+    uint32_t n_pbuckets;
+    size_t blob_bytes;
+    u32map ns_pods; /* ns id -> number of cached pods in it */
+
+    cslots nodes;   /* of cnode */
+    uint32_t *dirty;
+    uint32_t n_dirty, dirty_cap;
+    bool all_dirty;
+
+    cslots nss;     /* of cns */
+
+    crows lrs;      /* of clr */
+    crows quotas;   /* of cquota */
+
+    hr_config cfg;
+    hr_arena cfg_arena;
+    int64_t cfg_generation;
+    uint64_t cfg_rv;
+    uint32_t cfg_mark;
+    char cfg_invalid[HR_ERR_MSG_MAX];
+    hr_kcfg_status cfgst; /* the object's status, strings in cfgst_arena */
+    hr_arena cfgst_arena;
+
+    uint32_t epoch[HR_CK_COUNT_];
+    uint64_t changes[HR_CK_COUNT_];
+
+    hr_cenc enc; /* scratch for encoding a blob */
+
+    hr_cache_observer obs;
+    void *obs_ud;
+};
+
+static inline cnode *node_at(const hr_cache *c, uint32_t i)
+{
+    return &((cnode *)c->nodes.recs)[i];
+}
+
+static inline cns *ns_at(const hr_cache *c, uint32_t i)
+{
+    return &((cns *)c->nss.recs)[i];
+}
+
+static inline crow *row_at(const crows *t, uint32_t i)
+{
+    return (crow *)(void *)(t->rows + (size_t)i * t->size);
+}
+
+/* ---------------------------------------------------------- stores */
+
+/* What store.c needs of a kind to delete, touch and sweep its objects. */
+typedef struct cstore {
+    /* The slot of (ns, name) — ns is "" for cluster-scoped kinds — or NIL.
+     * Never creates anything. */
+    uint32_t (*find)(const hr_cache *c, hr_ckind k, const char *ns,
+                     const char *name);
+    /* One past the last slot a sweep visits (read again after a remove). */
+    uint32_t (*end)(const hr_cache *c, hr_ckind k);
+    /* The relist mark of the object in slot i; NULL when the slot holds no
+     * object (a free slot, a node known only from its pods, no config). */
+    uint32_t *(*mark)(hr_cache *c, hr_ckind k, uint32_t i);
+    /* Delete the object in slot i and report it. True when another object
+     * now sits in slot i (a row table moves its last row there). */
+    bool (*remove)(hr_cache *c, hr_ckind k, uint32_t i);
+} cstore;
+
+extern const cstore hr_cpods_store, hr_cnodes_store, hr_cnss_store,
+    hr_ccfg_store, hr_crows_store;
+
+/* cache.c: count a change and tell the observer. */
+void hr_cache_report(hr_cache *c, hr_ckind k, hr_cchange what, const char *ns,
+                     const char *name);
+
+/* store.c: what every kind shares. */
+uint64_t hr_cstore_parse_rv(const char *s);   /* 0 unless decimal */
+void hr_cstore_parse_uid(const char *s, uint8_t out[16]); /* zeros unless a UUID */
+uint32_t hr_cstore_intern(hr_cache *c, const char *s); /* 0 for NULL/"", NIL: no memory */
+/* A label set as a kv array of interned strings (NULL when empty); -1 on
+ * out of memory. */
+int hr_cstore_labels(hr_cache *c, const hr_labels *l, const char ***out);
+void hr_cstore_labels_free(hr_cache *c, const char **kv, uint32_t n);
+bool hr_cstore_labels_equal(const char **a, uint32_t na, const char **b,
+                            uint32_t nb);
+
+/* store.c: slot tables. take: a slot for name (not yet in the table),
+ * entered in the map, its record left for the caller to fill; NIL on out of
+ * memory. give: the slot back (map entry dropped, record zeroed). */
+uint32_t hr_cslots_take(cslots *t, size_t size, uint32_t name);
+void hr_cslots_give(cslots *t, size_t size, uint32_t i);
+void hr_cslots_free(cslots *t);
+
+/* store.c: row tables. put: insert or update the row of m's namespace and
+ * name with the payload (len bytes right after the header, compared as
+ * bytes); an update that leaves the payload as it was moves only the
+ * resourceVersion and reports nothing. */
+hr_status hr_crows_put(hr_cache *c, hr_ckind k, const hr_kmeta *m,
+                       const void *payload, size_t len, hr_err *err);
+crows *hr_crows_of(hr_cache *c, hr_ckind k);
+void hr_crows_free(crows *t);
+
+/* feed.c: the change feed. */
+void hr_cfeed_mark(hr_cache *c, uint32_t node); /* NIL: nothing */
+
+/* nodes.c: the node slot of an interned name, created as a placeholder
+ * when unknown. Takes over the caller's reference to name when it creates
+ * the slot, drops it otherwise. NIL on out of memory. */
+uint32_t hr_cnodes_slot(hr_cache *c, uint32_t name);
+/* The slot of a node by name (NULL: none), NIL when unknown. */
+uint32_t hr_cnodes_find(const hr_cache *c, const char *name);
+/* A placeholder node nobody points to any more goes away. */
+void hr_cnodes_gc(hr_cache *c, uint32_t i);
+
+/* pods.c */
+void hr_cpods_free(hr_cache *c);
+
+/* config.c */
+void hr_ccfg_init(hr_cache *c);
+void hr_ccfg_free(hr_cache *c);
+
+#endif

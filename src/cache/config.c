@@ -1,0 +1,175 @@
+/*
+ * config.c — the HeadroomConfig store: the singleton "cluster" config in
+ * force (defaults with dry-run while there is none), why the last one seen
+ * was refused, and the status the object carries.
+ *
+ * Why the status is kept apart from the spec: the status writer compares
+ * the status it would write with the one the watch brought back, and must
+ * see it even when the spec is refused (design §11: Ready=False with the
+ * reason), so a refused spec keeps the last good config in force while its
+ * status still comes in. An update with the generation already in force (a
+ * status write) moves only the resourceVersion, so the controller's own
+ * status writes do not make every node dirty.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cache/cache_int.h"
+#include "core/names.h"
+
+void hr_ccfg_init(hr_cache *c)
+{
+    hr_config_defaults(&c->cfg);
+    hr_arena_init(&c->cfg_arena, 4096);
+    hr_arena_init(&c->cfgst_arena, 1024);
+    c->cfgst = (hr_kcfg_status){.generation = -1, .observed_generation = -1,
+                                .managed_pods = -1, .managed_nodes = -1};
+}
+
+void hr_ccfg_free(hr_cache *c)
+{
+    hr_arena_free(&c->cfg_arena);
+    hr_arena_free(&c->cfgst_arena);
+}
+
+hr_status hr_cache_put_config(hr_cache *c, const hr_kconfig *k,
+                              int64_t generation, hr_arena *a, hr_err *err)
+{
+    (void)err;
+    if (strcmp(k->meta.name, HR_CONFIG_NAME) != 0) {
+        hr_arena_free(a);
+        return HR_OK;
+    }
+    pthread_mutex_lock(&c->mu);
+    bool was = c->cfg.present;
+    c->cfg_rv = hr_cstore_parse_rv(k->meta.resource_version);
+    c->cfg_mark = c->epoch[HR_CK_CONFIG];
+    if (was && generation > 0 && generation == c->cfg_generation &&
+        !c->cfg_invalid[0]) {
+        pthread_mutex_unlock(&c->mu);
+        hr_arena_free(a);
+        return HR_OK;
+    }
+    c->cfg_generation = generation;
+    c->cfg_invalid[0] = '\0';
+    hr_arena_free(&c->cfg_arena);
+    c->cfg_arena = *a;
+    hr_arena_init(a, a->chunk_size);
+    c->cfg = k->cfg;
+    c->cfg.present = true;
+    /* Recompute everything on any change: the knobs touch every node. The
+     * caller filters out status-only updates by generation. */
+    c->all_dirty = true;
+    hr_cache_report(c, HR_CK_CONFIG, was ? HR_CC_UPDATED : HR_CC_ADDED, "",
+                    HR_CONFIG_NAME);
+    pthread_mutex_unlock(&c->mu);
+    return HR_OK;
+}
+
+void hr_cache_config_invalid(hr_cache *c, const char *msg)
+{
+    pthread_mutex_lock(&c->mu);
+    snprintf(c->cfg_invalid, sizeof c->cfg_invalid, "%s", msg ? msg : "");
+    c->cfg_mark = c->epoch[HR_CK_CONFIG];
+    pthread_mutex_unlock(&c->mu);
+}
+
+static void cfgst_reset(hr_cache *c)
+{
+    hr_arena_free(&c->cfgst_arena);
+    c->cfgst = (hr_kcfg_status){.generation = -1, .observed_generation = -1,
+                                .managed_pods = -1, .managed_nodes = -1};
+}
+
+hr_status hr_cache_put_config_status(hr_cache *c, const hr_kcfg_status *s, hr_err *err)
+{
+    /* Copied into a fresh arena, swapped in only when whole. */
+    hr_arena a;
+    hr_arena_init(&a, 1024);
+    hr_arena_set_limit(&a, (size_t)4 << 20);
+    hr_kcfg_status t = *s;
+    for (size_t i = 0; i < t.n_cond; i++) {
+        hr_kcondition *k = &t.cond[i];
+        const char **f[] = {&k->type, &k->status, &k->reason, &k->message,
+                            &k->last_transition};
+        for (size_t j = 0; j < sizeof f / sizeof *f; j++) {
+            if (!(*f[j] = hr_arena_strdup(&a, *f[j] ? *f[j] : ""))) {
+                hr_arena_free(&a);
+                return hr_err_set(err, HR_E_NOMEM, "headroomconfig status: out of memory");
+            }
+        }
+    }
+    pthread_mutex_lock(&c->mu);
+    hr_arena_free(&c->cfgst_arena);
+    c->cfgst_arena = a;
+    c->cfgst = t;
+    pthread_mutex_unlock(&c->mu);
+    return HR_OK;
+}
+
+static void config_delete(hr_cache *c)
+{
+    cfgst_reset(c);
+    if (!c->cfg.present && !c->cfg_invalid[0])
+        return;
+    bool was = c->cfg.present;
+    hr_arena_free(&c->cfg_arena);
+    hr_config_defaults(&c->cfg);
+    c->cfg_invalid[0] = '\0';
+    c->cfg_rv = 0;
+    c->cfg_generation = 0;
+    if (was) {
+        c->all_dirty = true;
+        hr_cache_report(c, HR_CK_CONFIG, HR_CC_DELETED, "", HR_CONFIG_NAME);
+    }
+}
+
+/* ---------------------------------------------------------- readers */
+
+const hr_config *hr_cache_config(const hr_cache *c, const char **invalid)
+{
+    if (invalid)
+        *invalid = c->cfg_invalid[0] ? c->cfg_invalid : NULL;
+    return &c->cfg;
+}
+
+bool hr_cache_config_object(const hr_cache *c, int64_t *gen_in_force,
+                            const hr_kcfg_status **status)
+{
+    *gen_in_force = c->cfg.present ? c->cfg_generation : -1;
+    *status = &c->cfgst;
+    return c->cfg.present || c->cfg_invalid[0];
+}
+
+
+/* ---------------------------------------------------------- the store */
+
+/* One slot, 0, holding the config named "cluster"; any other name is not
+ * ours (hr_cache_put_config ignores it). */
+static uint32_t cfg_find(const hr_cache *c, hr_ckind k, const char *ns,
+                         const char *name)
+{
+    (void)c, (void)k, (void)ns;
+    return strcmp(name, HR_CONFIG_NAME) == 0 ? 0 : NIL;
+}
+
+static uint32_t cfg_end(const hr_cache *c, hr_ckind k)
+{
+    (void)c, (void)k;
+    return 1;
+}
+
+static uint32_t *cfg_mark(hr_cache *c, hr_ckind k, uint32_t i)
+{
+    (void)k, (void)i;
+    return c->cfg.present || c->cfg_invalid[0] ? &c->cfg_mark : NULL;
+}
+
+static bool cfg_remove(hr_cache *c, hr_ckind k, uint32_t i)
+{
+    (void)k, (void)i;
+    config_delete(c);
+    return false;
+}
+
+const cstore hr_ccfg_store = {cfg_find, cfg_end, cfg_mark, cfg_remove};

@@ -1,0 +1,112 @@
+/*
+ * varint.c — the pod blob codec (format and why in varint.h).
+ *
+ * Kept apart from pods.c so the format is read in one place: what goes in
+ * (hr_cblob_encode) and what comes out (hr_cblob_decode) sit side by side,
+ * and a change to one is seen next to the other.
+ */
+#include "cache/varint.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void hr_cenc_free(hr_cenc *e)
+{
+    free(e->buf);
+    e->buf = NULL;
+    e->cap = 0;
+}
+
+static int enc_reserve(hr_cenc *e, size_t n)
+{
+    if (n <= e->cap)
+        return 0;
+    size_t nc = e->cap ? e->cap : 256;
+    while (nc < n)
+        nc *= 2;
+    uint8_t *p = realloc(e->buf, nc);
+    if (!p)
+        return -1;
+    e->buf = p;
+    e->cap = nc;
+    return 0;
+}
+
+/* Quantities are ≥ 0 or HR_NONE (-1): +1 makes them unsigned and puts
+ * "none" in one byte. */
+static uint64_t q_enc(int64_t v)
+{
+    return (uint64_t)v + 1;
+}
+
+static int64_t q_dec(uint64_t v)
+{
+    return (int64_t)(v - 1);
+}
+
+size_t hr_cblob_encode(hr_cenc *e, hr_intern *str, const hr_kpod *p,
+                       uint32_t *ids)
+{
+    size_t nl = strlen(p->meta.name);
+    /* Upper bound: 10 bytes per varint. */
+    size_t need = 11 + nl + (size_t)p->pod.n_ctr * (10 + 1 + 40) + 30;
+    if (enc_reserve(e, need) != 0)
+        return 0;
+    uint8_t *o = e->buf;
+    size_t n = hr_varint_put(o, nl);
+    /* NUL-terminated, so readers get the name without a copy. */
+    memcpy(o + n, p->meta.name, nl + 1);
+    n += nl + 1;
+    for (uint32_t i = 0; i < p->pod.n_ctr; i++) {
+        const hr_container *k = &p->pod.ctr[i];
+        const char *cn = p->ctr_names ? p->ctr_names[i] : "";
+        uint32_t id = hr_intern_get(str, cn, strlen(cn));
+        if (id == UINT32_MAX) {
+            for (uint32_t j = 0; j < i; j++)
+                hr_intern_unref(str, ids[j]);
+            return 0;
+        }
+        ids[i] = id;
+        n += hr_varint_put(o + n, id);
+        o[n++] = (uint8_t)((k->kind & 3) | (k->cpu_restart ? 4 : 0));
+        n += hr_varint_put(o + n, q_enc(k->cpu_req));
+        n += hr_varint_put(o + n, q_enc(k->cpu_lim));
+        n += hr_varint_put(o + n, q_enc(k->mem_req));
+        n += hr_varint_put(o + n, q_enc(k->mem_lim));
+    }
+    n += hr_varint_put(o + n, q_enc(p->pod.overhead_cpu));
+    n += hr_varint_put(o + n, q_enc(p->pod.pod_cpu_req));
+    n += hr_varint_put(o + n, q_enc(p->pod.max_cpu));
+    return n;
+}
+
+void hr_cblob_decode(const uint8_t *blob, uint32_t n_ctr, uint32_t *ids,
+                     hr_container *ctr, hr_pod *pod)
+{
+    const uint8_t *q = blob;
+    uint64_t nl = hr_varint_get(&q);
+    q += nl + 1;
+    for (uint32_t i = 0; i < n_ctr; i++) {
+        uint32_t id = (uint32_t)hr_varint_get(&q);
+        uint8_t f = *q++;
+        hr_container k;
+        k.kind = f & 3;
+        k.cpu_restart = (f & 4) != 0;
+        k.cpu_req = q_dec(hr_varint_get(&q));
+        k.cpu_lim = q_dec(hr_varint_get(&q));
+        k.mem_req = q_dec(hr_varint_get(&q));
+        k.mem_lim = q_dec(hr_varint_get(&q));
+        if (ids)
+            ids[i] = id;
+        if (ctr)
+            ctr[i] = k;
+    }
+    int64_t ov = q_dec(hr_varint_get(&q));
+    int64_t pr = q_dec(hr_varint_get(&q));
+    int64_t mc = q_dec(hr_varint_get(&q));
+    if (pod) {
+        pod->overhead_cpu = ov;
+        pod->pod_cpu_req = pr;
+        pod->max_cpu = mc;
+    }
+}
