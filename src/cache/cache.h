@@ -70,13 +70,8 @@ typedef enum hr_cchange {
 typedef void (*hr_cache_observer)(void *ud, hr_ckind kind, hr_cchange what,
                                   const char *ns, const char *name);
 
-/* The kubelet's verdict on a pending resize (pod condition PodResizePending),
- * SPEC §7. */
-typedef enum hr_resize_state {
-    HR_RS_NONE = 0,
-    HR_RS_DEFERRED,
-    HR_RS_INFEASIBLE,
-} hr_resize_state;
+/* hr_resize_state, the kubelet's verdict on a pending resize (HR_RS_NONE,
+ * HR_RS_DEFERRED, HR_RS_INFEASIBLE), is the decoder's (kube/decode/pod.h). */
 
 hr_status hr_cache_new(hr_cache **out, hr_err *err);
 void hr_cache_free(hr_cache *c);
@@ -88,7 +83,8 @@ void hr_cache_unlock(hr_cache *c);
 
 /* ------------------------------------------------------------ writers */
 
-/* Extra pod status the decoder does not extract (see sink.c). */
+/* Extra pod status hr_decode_pod leaves out (hr_decode_pod_status reads
+ * it; cache/sink.c hands it over). */
 typedef struct hr_cpod_status {
     uint8_t resize;   /* hr_resize_state */
     bool resizing;    /* condition PodResizeInProgress present */

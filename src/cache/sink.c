@@ -1,5 +1,9 @@
 /*
- * sink.c — JSON objects from the watch into the compact cache (sink.h).
+ * sink.c — objects from the watch into the compact cache (sink.h): each
+ * one through its kind's decoder (kube/decode/), the result into the
+ * cache. It reads no JSON itself: every field it needs, down to an
+ * object's key and a pod's resize verdict, comes from a decoder, so there
+ * is one place where the shape of a Kubernetes object is known.
  *
  * The scratch arena is freed after every object: decoding a pod takes a
  * few hundred bytes, and nothing of it may outlive the call (the cache
@@ -77,43 +81,7 @@ void hr_csink_free(hr_csink *s)
 static bool obj_key(hr_csink *s, yyjson_val *obj, const char **ns,
                     const char **name)
 {
-    yyjson_val *m = yyjson_obj_get(obj, "metadata");
-    yyjson_val *n = yyjson_obj_get(m, "name");
-    yyjson_val *x = yyjson_obj_get(m, "namespace");
-    if (!yyjson_is_str(n) || !yyjson_get_len(n))
-        return false;
-    *name = hr_arena_strndup(&s->a, yyjson_get_str(n), yyjson_get_len(n));
-    *ns = yyjson_is_str(x)
-              ? hr_arena_strndup(&s->a, yyjson_get_str(x), yyjson_get_len(x))
-              : "";
-    return *name && *ns;
-}
-
-/* The kubelet's resize verdict, which the pod decoder leaves out. */
-static hr_cpod_status pod_status(yyjson_val *obj)
-{
-    hr_cpod_status st = {HR_RS_NONE, false, 0};
-    yyjson_val *note = yyjson_obj_get(
-        yyjson_obj_get(yyjson_obj_get(obj, "metadata"), "annotations"), HR_ANN_STATUS);
-    if (yyjson_is_str(note))
-        st.status_hash = hr_status_note_hash(yyjson_get_str(note), yyjson_get_len(note));
-    yyjson_val *conds =
-        yyjson_obj_get(yyjson_obj_get(obj, "status"), "conditions");
-    size_t i, max;
-    yyjson_val *e;
-    yyjson_arr_foreach(conds, i, max, e) {
-        yyjson_val *t = yyjson_obj_get(e, "type");
-        if (yyjson_equals_str(t, "PodResizePending")) {
-            yyjson_val *r = yyjson_obj_get(e, "reason");
-            if (yyjson_equals_str(r, "Infeasible"))
-                st.resize = HR_RS_INFEASIBLE;
-            else if (yyjson_equals_str(r, "Deferred"))
-                st.resize = HR_RS_DEFERRED;
-        } else if (yyjson_equals_str(t, "PodResizeInProgress")) {
-            st.resizing = true;
-        }
-    }
-    return st;
+    return hr_decode_key(obj, &s->a, ns, name);
 }
 
 static hr_status decode_put(hr_csink *s, yyjson_val *obj, hr_err *err)
@@ -124,7 +92,10 @@ static hr_status decode_put(hr_csink *s, yyjson_val *obj, hr_err *err)
         hr_kpod p;
         if ((st = hr_decode_pod(obj, &s->a, &p, err)))
             return st;
-        hr_cpod_status ps = pod_status(obj);
+        hr_kpod_status ks;
+        hr_decode_pod_status(obj, &ks);
+        hr_cpod_status ps = {(uint8_t)ks.resize, ks.resizing,
+                             hr_status_note_hash(ks.status_note, ks.status_note_len)};
         return hr_cache_put_pod(s->c, &p, &ps, err);
     }
     case HR_CK_NODE: {
@@ -160,8 +131,7 @@ static hr_status decode_put(hr_csink *s, yyjson_val *obj, hr_err *err)
             hr_kcfg_status cs;
             hr_err serr;
             if (hr_decode_config_status(obj, &s->a, &cs, &serr) != HR_OK) {
-                yyjson_val *g = yyjson_obj_get(yyjson_obj_get(obj, "metadata"), "generation");
-                cs = (hr_kcfg_status){.generation = yyjson_is_int(g) ? yyjson_get_sint(g) : -1,
+                cs = (hr_kcfg_status){.generation = hr_decode_generation(obj, -1),
                                       .observed_generation = -1, .managed_pods = -1,
                                       .managed_nodes = -1};
             }
@@ -183,10 +153,7 @@ static hr_status decode_put(hr_csink *s, yyjson_val *obj, hr_err *err)
                 hr_cache_config_invalid(s->c, err->msg);
             return st;
         }
-        yyjson_val *g = yyjson_obj_get(yyjson_obj_get(obj, "metadata"),
-                                       "generation");
-        int64_t gen = yyjson_is_int(g) ? yyjson_get_sint(g) : 0;
-        return hr_cache_put_config(s->c, &k, gen, &ca, err);
+        return hr_cache_put_config(s->c, &k, hr_decode_generation(obj, 0), &ca, err);
     }
     default:
         return hr_err_set(err, HR_E_INPUT, "sink: unknown kind");

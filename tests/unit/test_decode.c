@@ -643,6 +643,57 @@ static void test_duration(void **state)
     }
 }
 
+/* The never-failing readings (decode/common.c, decode/pod.c): what the
+ * watch sink used to read from the JSON itself. */
+static void test_watch_readings(void **state)
+{
+    (void)state;
+    parsed p;
+    const char *ns = NULL, *name = NULL;
+    yyjson_val *o = parse(&p, "{\"metadata\":{\"name\":\"web-1\",\"namespace\":\"team-a\","
+                              "\"generation\":7,\"annotations\":{\"" HR_ANN_STATUS "\":\"x\"}},"
+                              "\"spec\":{\"containers\":7},"
+                              "\"status\":{\"conditions\":[{\"type\":\"PodResizePending\","
+                              "\"reason\":\"Infeasible\"},{\"type\":\"PodResizeInProgress\"},7]}}");
+    assert_true(hr_decode_key(o, &p.arena, &ns, &name));
+    assert_string_equal(ns, "team-a");
+    assert_string_equal(name, "web-1");
+    assert_int_equal(hr_decode_generation(o, -1), 7);
+    hr_kpod_status st;
+    hr_decode_pod_status(o, &st);
+    assert_int_equal(st.resize, HR_RS_INFEASIBLE);
+    assert_true(st.resizing);
+    assert_int_equal(st.status_note_len, 1);
+    assert_memory_equal(st.status_note, "x", 1);
+    done(&p);
+
+    o = parse(&p, "{\"metadata\":{\"name\":\"cluster\",\"generation\":\"7\"},"
+                  "\"status\":{\"conditions\":[{\"type\":\"PodResizePending\","
+                  "\"reason\":\"Deferred\"}]}}");
+    assert_true(hr_decode_key(o, &p.arena, &ns, &name));
+    assert_string_equal(ns, "");
+    assert_string_equal(name, "cluster");
+    assert_int_equal(hr_decode_generation(o, -1), -1); /* not an integer */
+    hr_decode_pod_status(o, &st);
+    assert_int_equal(st.resize, HR_RS_DEFERRED);
+    assert_false(st.resizing);
+    assert_null(st.status_note);
+    done(&p);
+
+    const char *bad[] = {"{}", "[]", "{\"metadata\":{\"name\":\"\"}}",
+                         "{\"metadata\":{\"name\":7}}", "{\"metadata\":[]}"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        o = parse(&p, bad[i]);
+        assert_false(hr_decode_key(o, &p.arena, &ns, &name));
+        assert_int_equal(hr_decode_generation(o, 0), 0);
+        hr_decode_pod_status(o, &st);
+        assert_int_equal(st.resize, HR_RS_NONE);
+        assert_false(st.resizing);
+        assert_null(st.status_note);
+        done(&p);
+    }
+}
+
 static void test_arena(void **state)
 {
     (void)state;
@@ -679,6 +730,7 @@ int main(void)
         cmocka_unit_test(test_config),
         cmocka_unit_test(test_selector),
         cmocka_unit_test(test_duration),
+        cmocka_unit_test(test_watch_readings),
         cmocka_unit_test(test_arena),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

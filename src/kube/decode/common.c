@@ -358,6 +358,25 @@ hr_status hr_decode_meta_unnamed(hr_kctx *c, yyjson_val *obj, hr_kmeta *m,
     return decode_meta(c, obj, false, false, m, meta_out);
 }
 
+bool hr_decode_key(yyjson_val *obj, hr_arena *a, const char **ns,
+                   const char **name)
+{
+    yyjson_val *m = yyjson_obj_get(obj, "metadata");
+    yyjson_val *n = yyjson_obj_get(m, "name");
+    yyjson_val *x = yyjson_obj_get(m, "namespace");
+    if (!yyjson_is_str(n) || !yyjson_get_len(n))
+        return false;
+    *name = hr_arena_strndup(a, yyjson_get_str(n), yyjson_get_len(n));
+    *ns = yyjson_is_str(x) ? hr_arena_strndup(a, yyjson_get_str(x), yyjson_get_len(x)) : "";
+    return *name && *ns;
+}
+
+int64_t hr_decode_generation(yyjson_val *obj, int64_t dflt)
+{
+    yyjson_val *g = yyjson_obj_get(yyjson_obj_get(obj, "metadata"), "generation");
+    return yyjson_is_int(g) ? yyjson_get_sint(g) : dflt;
+}
+
 static hr_status decode_values(const hr_kctx *c, const hr_jpath *p,
                                yyjson_val *v, hr_requirement *r)
 {

@@ -34,6 +34,18 @@ typedef struct hr_kmeta {
 hr_status hr_decode_selector(yyjson_val *sel, hr_arena *a, const char *what,
                              hr_selector *out, hr_err *err);
 
+/* Readings that never fail, for the watch cache (cache/sink.c), which must
+ * name objects the decoders refuse: a DELETED event, or a relist entry the
+ * cache keeps as it was, still names its object.
+ * hr_decode_key: metadata.namespace ("" when absent) and metadata.name,
+ * copied into the arena; false when the name is missing or empty or the
+ * arena cannot grow.
+ * hr_decode_generation: metadata.generation when it is an integer, else
+ * dflt. */
+bool hr_decode_key(yyjson_val *obj, hr_arena *a, const char **ns,
+                   const char **name);
+int64_t hr_decode_generation(yyjson_val *obj, int64_t dflt);
+
 /* The rest is for the decoders only. */
 
 typedef struct hr_jpath {

@@ -12,6 +12,11 @@
  * The admission webhook reads the pod of a CREATE request through here too
  * (hr_decode_pod_created), so the webhook and the controller see the same
  * fields the same way — resizePolicy included.
+ *
+ * hr_decode_pod_status reads, apart, what only the watch cache keeps: the
+ * resize conditions of the status and our status annotation. It never
+ * fails, because it runs after hr_decode_pod has accepted the object and
+ * nothing in it may turn a good pod into a refused one.
  */
 #include <string.h>
 
@@ -396,4 +401,30 @@ hr_status hr_decode_pod_created(yyjson_val *obj, hr_arena *a, hr_kpod *out,
                                 hr_err *err)
 {
     return decode_pod(obj, a, true, out, err);
+}
+
+void hr_decode_pod_status(yyjson_val *obj, hr_kpod_status *out)
+{
+    *out = (hr_kpod_status){HR_RS_NONE, false, NULL, 0};
+    yyjson_val *note = yyjson_obj_get(
+        yyjson_obj_get(yyjson_obj_get(obj, "metadata"), "annotations"), HR_ANN_STATUS);
+    if (yyjson_is_str(note)) {
+        out->status_note = yyjson_get_str(note);
+        out->status_note_len = yyjson_get_len(note);
+    }
+    yyjson_val *conds = yyjson_obj_get(yyjson_obj_get(obj, "status"), "conditions");
+    size_t i, max;
+    yyjson_val *e;
+    yyjson_arr_foreach(conds, i, max, e) {
+        yyjson_val *t = yyjson_obj_get(e, "type");
+        if (yyjson_equals_str(t, "PodResizePending")) {
+            yyjson_val *r = yyjson_obj_get(e, "reason");
+            if (yyjson_equals_str(r, "Infeasible"))
+                out->resize = HR_RS_INFEASIBLE;
+            else if (yyjson_equals_str(r, "Deferred"))
+                out->resize = HR_RS_DEFERRED;
+        } else if (yyjson_equals_str(t, "PodResizeInProgress")) {
+            out->resizing = true;
+        }
+    }
 }

@@ -6,6 +6,7 @@
 #define HR_KUBE_DECODE_POD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "core/pod.h"
 #include "kube/decode/common.h"
@@ -39,5 +40,28 @@ hr_status hr_decode_pod(yyjson_val *obj, hr_arena *a, hr_kpod *out,
  * (the request names it); meta.name and meta.ns are then "". */
 hr_status hr_decode_pod_created(yyjson_val *obj, hr_arena *a, hr_kpod *out,
                                 hr_err *err);
+
+/* The kubelet's verdict on a pending resize (pod condition PodResizePending),
+ * SPEC §7. */
+typedef enum hr_resize_state {
+    HR_RS_NONE = 0,
+    HR_RS_DEFERRED,
+    HR_RS_INFEASIBLE,
+} hr_resize_state;
+
+/* What the watch cache keeps of a pod beyond hr_kpod: read apart, so the
+ * planner and the webhook, which share hr_decode_pod, do not pay for it. */
+typedef struct hr_kpod_status {
+    hr_resize_state resize; /* condition PodResizePending's reason */
+    bool resizing;          /* condition PodResizeInProgress present */
+    /* The kube-headroom.dev/status annotation, left in the document (valid
+     * while it lives; NULL when absent or not a string). The cache keeps
+     * only its fingerprint (write/status_note.h). */
+    const char *status_note;
+    size_t status_note_len;
+} hr_kpod_status;
+
+/* Never fails: whatever is malformed reads as absent. */
+void hr_decode_pod_status(yyjson_val *obj, hr_kpod_status *out);
 
 #endif
