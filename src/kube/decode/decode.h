@@ -2,7 +2,11 @@
  * decode.h — Kubernetes objects (as yyjson values) into the core's views.
  *
  * One decoder per kind the planner and the watch cache need: Pod, Node,
- * Namespace, LimitRange, HeadroomConfig, and label selectors. Each takes a
+ * Namespace, LimitRange, ResourceQuota, HeadroomConfig (spec and status),
+ * and label selectors; plus the few readings that never fail which the
+ * watch cache needs besides them (an object's key and generation:
+ * common.h; a pod's resize verdict and status annotation: pod.h), so the
+ * cache reads no JSON of its own. Each takes a
  * yyjson_val* holding one object and an arena; everything it returns
  * (strings, label pairs, container arrays) is copied into that arena, so the
  * yyjson document can be freed right after decoding — the cache keeps the
