@@ -141,7 +141,6 @@ bool hr_cache_config_object(const hr_cache *c, int64_t *gen_in_force,
     return c->cfg.present || c->cfg_invalid[0];
 }
 
-
 /* ---------------------------------------------------------- the store */
 
 /* One slot, 0, holding the config named "cluster"; any other name is not

@@ -116,7 +116,6 @@ static void node_delete(hr_cache *c, uint32_t i)
     hr_cache_report(c, HR_CK_NODE, HR_CC_DELETED, "", hr_intern_str(&c->str, n->name));
 }
 
-
 /* ---------------------------------------------------------- readers */
 
 static void fill_node_view(const hr_cache *c, uint32_t i, hr_cnode_view *v)
@@ -159,7 +158,6 @@ bool hr_cache_node_next(const hr_cache *c, uint32_t *iter, hr_cnode_view *out)
     *iter = c->nodes.used;
     return false;
 }
-
 
 /* ---------------------------------------------------------- the store */
 

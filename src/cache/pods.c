@@ -57,7 +57,6 @@ static int pod_rehash(hr_cache *c, uint32_t nb)
     return 0;
 }
 
-
 /* ------------------------------------------------- the per-node index */
 
 static void node_link(hr_cache *c, uint32_t node, uint32_t pi)
@@ -441,7 +440,6 @@ size_t hr_cache_node_pods(const hr_cache *c, const char *node, uint32_t *ids,
     }
     return n;
 }
-
 
 /* ---------------------------------------------------------- the store */
 
