@@ -701,6 +701,97 @@ static void test_churn_against_model(void **state)
     assert_int_equal(s.strings, 0);
 }
 
+/* Delete, touch and the relist sweep are written once for every kind
+ * (cache/store.c): each kind sweeps what a relist did not see, keeps what
+ * was touched, ignores deletes of what it does not hold, and reports its
+ * own deletions. */
+static void test_every_kind_through_the_store(void **state)
+{
+    fx *f = *state;
+    char d[4096], lr[512];
+    put_pod(f, "a", "p1", "n1", "Running", 100, -1, "1");
+    put_ns(f, "a", "managed", "2");
+    put_ns(f, "b", "managed", "3");
+    put_ns(f, "c", "managed", "4");
+    for (int i = 1; i <= 3; i++) {
+        snprintf(lr, sizeof lr,
+                 "{\"metadata\":{\"namespace\":\"a\",\"name\":\"lr%d\",\"resourceVersion\":\"%d\"},"
+                 "\"spec\":{\"limits\":[{\"type\":\"Container\",\"max\":{\"cpu\":\"%d\"}}]}}",
+                 i, 10 + i, i);
+        assert_int_equal(feed(f, HR_CK_LIMITRANGE, false, lr), HR_OK);
+    }
+    const char *cfg = "{\"metadata\":{\"name\":\"cluster\",\"resourceVersion\":\"20\","
+                      "\"generation\":1},\"spec\":{}}";
+    assert_int_equal(feed(f, HR_CK_CONFIG, false, cfg), HR_OK);
+    drain(f, d);
+    memset(f->changes, 0, sizeof f->changes);
+
+    /* Deletes of objects the cache does not hold change nothing. */
+    hr_cache_del(f->c, HR_CK_POD, "a", "nope");
+    hr_cache_del(f->c, HR_CK_POD, "zz", "p1");
+    hr_cache_del(f->c, HR_CK_NODE, "", "nope");
+    hr_cache_del(f->c, HR_CK_NODE, "", "n1"); /* known only from its pod */
+    hr_cache_del(f->c, HR_CK_NAMESPACE, "", "nope");
+    hr_cache_del(f->c, HR_CK_LIMITRANGE, "a", "nope");
+    hr_cache_del(f->c, HR_CK_LIMITRANGE, "b", "lr1");
+    hr_cache_del(f->c, HR_CK_QUOTA, "a", "nope");
+    hr_cache_del(f->c, HR_CK_CONFIG, "", "other");
+    hr_cache_del(f->c, HR_CK_POD, NULL, NULL);
+    for (int k = 0; k < HR_CK_COUNT_; k++)
+        for (int w = 0; w < 3; w++)
+            assert_int_equal(f->changes[k][w], 0);
+    assert_string_equal(drain(f, d), "");
+
+    /* Namespaces: a seen, b touched (listed but undecodable), c gone. */
+    hr_cache_relist_begin(f->c, HR_CK_NAMESPACE);
+    put_ns(f, "a", "managed", "2");
+    hr_cache_touch(f->c, HR_CK_NAMESPACE, "", "b");
+    assert_int_equal(hr_cache_relist_end(f->c, HR_CK_NAMESPACE, true), 1);
+    assert_int_equal(f->changes[HR_CK_NAMESPACE][HR_CC_DELETED], 1);
+    assert_string_equal(f->last, "namespaces 2 /c");
+    hr_cns_view nv;
+    hr_cache_lock(f->c);
+    assert_true(hr_cache_ns_get(f->c, "b", &nv));
+    assert_false(hr_cache_ns_get(f->c, "c", &nv));
+    hr_cache_unlock(f->c);
+
+    /* LimitRanges: the first two vanish; the row table moves the last row
+     * into the hole, and the sweep still sees every row once. */
+    hr_cache_relist_begin(f->c, HR_CK_LIMITRANGE);
+    assert_int_equal(feed(f, HR_CK_LIMITRANGE, false, lr), HR_OK); /* lr3 */
+    assert_int_equal(hr_cache_relist_end(f->c, HR_CK_LIMITRANGE, true), 2);
+    assert_int_equal(f->changes[HR_CK_LIMITRANGE][HR_CC_DELETED], 2);
+    hr_cache_lock(f->c);
+    assert_int_equal(hr_cache_limitrange_count(f->c), 1);
+    assert_int_equal(hr_cache_ns_bounds(f->c, "a").ctr_max, 3000);
+    hr_cache_unlock(f->c);
+    assert_string_equal(drain(f, d), "n1"); /* bounds changed: every node */
+
+    /* The config: touched, it stays; unseen, it goes (defaults again). */
+    hr_cache_relist_begin(f->c, HR_CK_CONFIG);
+    hr_cache_touch(f->c, HR_CK_CONFIG, "", "cluster");
+    assert_int_equal(hr_cache_relist_end(f->c, HR_CK_CONFIG, true), 0);
+    hr_cache_relist_begin(f->c, HR_CK_CONFIG);
+    assert_int_equal(hr_cache_relist_end(f->c, HR_CK_CONFIG, true), 1);
+    assert_int_equal(f->changes[HR_CK_CONFIG][HR_CC_DELETED], 1);
+    hr_cache_lock(f->c);
+    assert_false(hr_cache_config(f->c, NULL)->present);
+    hr_cache_unlock(f->c);
+    hr_cache_relist_begin(f->c, HR_CK_CONFIG);
+    assert_int_equal(hr_cache_relist_end(f->c, HR_CK_CONFIG, true), 0); /* nothing to sweep */
+
+    /* Pods: touched pods stay, the rest go, and take their node along. */
+    put_pod(f, "a", "p2", "n2", "Running", 100, -1, "30");
+    drain(f, d);
+    hr_cache_relist_begin(f->c, HR_CK_POD);
+    hr_cache_touch(f->c, HR_CK_POD, "a", "p1");
+    assert_int_equal(hr_cache_relist_end(f->c, HR_CK_POD, true), 1);
+    assert_string_equal(f->last, "pods 2 a/p2");
+    assert_string_equal(drain(f, d), "n2");
+    assert_int_equal(node_pod_count(f, "n2"), 0);
+    assert_int_equal(node_pod_count(f, "n1"), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -715,6 +806,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_relist_by_difference, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resize_conditions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_churn_against_model, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_every_kind_through_the_store, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
