@@ -1,30 +1,38 @@
 /*
- * cache.c — the cache object itself: creation and teardown, the lock, the
- * observer and the change counters, and the cache's own memory accounting.
+ * cache.c — the cache's API: every entry point cache.h declares, the
+ * object's creation and teardown, and its own memory accounting.
+ *
+ * Why every entry point is here: the locking contract of cache.h (writers
+ * take the lock themselves, readers run between hr_cache_lock and
+ * hr_cache_unlock) is then kept in one file, and the files behind it are
+ * free of locking: each writer here takes the lock and calls the work of
+ * its kind, each reader only forwards.
  *
  * What the cache is and why it is small: cache.h. How it is laid out and
  * cut into files: cache_int.h. Each kind's records live in their own file
  * (pods.c, nodes.c, namespaces.c, limitranges.c, quotas.c, config.c); the
  * machinery they share in store.c; the change feed in feed.c.
  */
+#include "cache/cache.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 #include "cache/cache_int.h"
+#include "cache/config.h"
+#include "cache/feed.h"
+#include "cache/limitranges.h"
+#include "cache/namespaces.h"
+#include "cache/nodes.h"
+#include "cache/pods.h"
+#include "cache/quotas.h"
+#include "cache/store.h"
 
 const char *hr_ckind_str(hr_ckind k)
 {
     static const char *n[] = {"pods", "nodes", "namespaces", "limitranges",
                               "headroomconfigs", "resourcequotas"};
     return (unsigned)k < HR_CK_COUNT_ ? n[k] : "?";
-}
-
-void hr_cache_report(hr_cache *c, hr_ckind k, hr_cchange what, const char *ns,
-                     const char *name)
-{
-    c->changes[k]++;
-    if (c->obs)
-        c->obs(c->obs_ud, k, what, ns, name);
 }
 
 hr_status hr_cache_new(hr_cache **out, hr_err *err)
@@ -88,6 +96,201 @@ void hr_cache_lock(hr_cache *c)
 void hr_cache_unlock(hr_cache *c)
 {
     pthread_mutex_unlock(&c->mu);
+}
+
+/* ------------------------------------------------------------ writers */
+
+hr_status hr_cache_put_pod(hr_cache *c, const hr_kpod *p, const hr_cpod_status *s,
+                           hr_err *err)
+{
+    pthread_mutex_lock(&c->mu);
+    hr_status st = hr_cpods_put(c, p, s, err);
+    pthread_mutex_unlock(&c->mu);
+    return st;
+}
+
+hr_status hr_cache_put_node(hr_cache *c, const hr_knode *n, hr_err *err)
+{
+    pthread_mutex_lock(&c->mu);
+    hr_status st = hr_cnodes_put(c, n, err);
+    pthread_mutex_unlock(&c->mu);
+    return st;
+}
+
+hr_status hr_cache_put_namespace(hr_cache *c, const hr_knamespace *n, hr_err *err)
+{
+    pthread_mutex_lock(&c->mu);
+    hr_status st = hr_cnss_put(c, n, err);
+    pthread_mutex_unlock(&c->mu);
+    return st;
+}
+
+hr_status hr_cache_put_limitrange(hr_cache *c, const hr_klimitrange *l, hr_err *err)
+{
+    pthread_mutex_lock(&c->mu);
+    hr_status st = hr_clrs_put(c, l, err);
+    pthread_mutex_unlock(&c->mu);
+    return st;
+}
+
+hr_status hr_cache_put_config(hr_cache *c, const hr_kconfig *k, int64_t generation,
+                              hr_arena *a, hr_err *err)
+{
+    (void)err;
+    pthread_mutex_lock(&c->mu);
+    bool taken = hr_ccfg_put(c, k, generation, a);
+    pthread_mutex_unlock(&c->mu);
+    if (!taken)
+        hr_arena_free(a);
+    return HR_OK;
+}
+
+void hr_cache_config_invalid(hr_cache *c, const char *msg)
+{
+    pthread_mutex_lock(&c->mu);
+    hr_ccfg_invalid(c, msg);
+    pthread_mutex_unlock(&c->mu);
+}
+
+hr_status hr_cache_put_config_status(hr_cache *c, const hr_kcfg_status *s, hr_err *err)
+{
+    /* Copied into a fresh arena, swapped in only when whole. */
+    hr_arena a;
+    hr_kcfg_status t;
+    hr_status st = hr_ccfg_copy_status(s, &a, &t, err);
+    if (st != HR_OK)
+        return st;
+    pthread_mutex_lock(&c->mu);
+    hr_ccfg_set_status(c, &a, &t);
+    pthread_mutex_unlock(&c->mu);
+    return HR_OK;
+}
+
+hr_status hr_cache_put_quota(hr_cache *c, const hr_kquota *q, hr_err *err)
+{
+    pthread_mutex_lock(&c->mu);
+    hr_status st = hr_cquotas_put(c, q, err);
+    pthread_mutex_unlock(&c->mu);
+    return st;
+}
+
+void hr_cache_del(hr_cache *c, hr_ckind kind, const char *ns, const char *name)
+{
+    pthread_mutex_lock(&c->mu);
+    hr_cstore_del(c, kind, ns ? ns : "", name ? name : "");
+    pthread_mutex_unlock(&c->mu);
+}
+
+void hr_cache_touch(hr_cache *c, hr_ckind kind, const char *ns, const char *name)
+{
+    if (!name)
+        return;
+    pthread_mutex_lock(&c->mu);
+    hr_cstore_touch(c, kind, ns ? ns : "", name);
+    pthread_mutex_unlock(&c->mu);
+}
+
+void hr_cache_relist_begin(hr_cache *c, hr_ckind kind)
+{
+    pthread_mutex_lock(&c->mu);
+    hr_cstore_relist_begin(c, kind);
+    pthread_mutex_unlock(&c->mu);
+}
+
+size_t hr_cache_relist_end(hr_cache *c, hr_ckind kind, bool complete)
+{
+    if (!complete)
+        return 0;
+    pthread_mutex_lock(&c->mu);
+    size_t n = hr_cstore_relist_end(c, kind);
+    pthread_mutex_unlock(&c->mu);
+    return n;
+}
+
+/* ---------------------------------------------- readers (lock held) */
+
+bool hr_cache_pod_get(const hr_cache *c, const char *ns, const char *name,
+                      hr_cpod_view *out, hr_cpod_scratch *s)
+{
+    return hr_cpods_get(c, ns, name, out, s);
+}
+
+bool hr_cache_pod_at(const hr_cache *c, uint32_t id, hr_cpod_view *out, hr_cpod_scratch *s)
+{
+    return hr_cpods_at(c, id, out, s);
+}
+
+size_t hr_cache_node_pods(const hr_cache *c, const char *node, uint32_t *ids, size_t cap)
+{
+    return hr_cpods_of_node(c, node, ids, cap);
+}
+
+bool hr_cache_pod_next(const hr_cache *c, uint32_t *iter, hr_cpod_view *out,
+                       hr_cpod_scratch *s)
+{
+    return hr_cpods_next(c, iter, out, s);
+}
+
+bool hr_cache_node_get(const hr_cache *c, const char *name, hr_cnode_view *out)
+{
+    return hr_cnodes_get(c, name, out);
+}
+
+bool hr_cache_node_next(const hr_cache *c, uint32_t *iter, hr_cnode_view *out)
+{
+    return hr_cnodes_next(c, iter, out);
+}
+
+bool hr_cache_ns_get(const hr_cache *c, const char *name, hr_cns_view *out)
+{
+    return hr_cnss_get(c, name, out);
+}
+
+bool hr_cache_ns_next(const hr_cache *c, uint32_t *iter, hr_cns_view *out)
+{
+    return hr_cnss_next(c, iter, out);
+}
+
+hr_limit_bounds hr_cache_ns_bounds(const hr_cache *c, const char *ns)
+{
+    return hr_clrs_bounds(c, ns);
+}
+
+size_t hr_cache_limitrange_count(const hr_cache *c)
+{
+    return hr_clrs_count(c);
+}
+
+const hr_config *hr_cache_config(const hr_cache *c, const char **invalid)
+{
+    return hr_ccfg_get(c, invalid);
+}
+
+bool hr_cache_config_object(const hr_cache *c, int64_t *gen_in_force,
+                            const hr_kcfg_status **status)
+{
+    return hr_ccfg_object(c, gen_in_force, status);
+}
+
+size_t hr_cache_quota_namespaces(const hr_cache *c, const char **out, size_t cap)
+{
+    return hr_cquotas_namespaces(c, out, cap);
+}
+
+hr_status hr_cache_managed_quota_ns(const hr_cache *c, const char *own_ns, const char ***out,
+                                    size_t *n, hr_err *err)
+{
+    return hr_cquotas_managed(c, own_ns, out, n, err);
+}
+
+size_t hr_cache_drain(hr_cache *c, void (*fn)(void *ud, const char *node), void *ud)
+{
+    return hr_cfeed_drain(c, fn, ud);
+}
+
+size_t hr_cache_dirty_count(const hr_cache *c)
+{
+    return hr_cfeed_dirty_count(c);
 }
 
 void hr_cache_get_stats(const hr_cache *c, hr_cache_stats *o)

@@ -3,11 +3,12 @@
  * no file outside this folder includes it (cache.h is the API; a test that
  * wants a figure asks hr_cache_get_stats).
  *
- * Why one private header: the cache is split by concern (store.c the
- * machinery every kind shares, one file per kind, feed.c the change feed,
- * varint.c the pod blob codec), and those files must agree on the records
- * and on struct hr_cache. Declaring them here, once, keeps cache.h the
- * contract other layers compile against, unchanged by how the inside is cut.
+ * Why a private header: the cache is split by concern (cache.c the API,
+ * store.c the machinery every kind shares, one file per kind, feed.c the
+ * change feed, varint.c the pod blob codec), and those files must agree on
+ * the records and on struct hr_cache. Declaring the types here, once,
+ * keeps cache.h the contract other layers compile against, unchanged by
+ * how the inside is cut. It declares no function (see the end).
  *
  * Layout, chosen for bytes per pod:
  *  - pods live in fixed chunks of fixed 88-byte records (asserted below),
@@ -33,8 +34,11 @@
  * sweep once over those operations; the kind files write only what is
  * particular to their kind (what is kept, what a change dirties).
  *
- * Locking: every function declared here expects the cache lock held (see
- * cache.h); only the public entry points take it.
+ * The functions of each file are declared in the header of the same name
+ * (store.h, pods.h, ...), as private as this one; all of them expect the
+ * cache lock held. Only cache.c, where every entry point of cache.h is,
+ * takes it, so the locking contract cache.h documents is kept in one
+ * place.
  */
 #ifndef HR_CACHE_CACHE_INT_H
 #define HR_CACHE_CACHE_INT_H
@@ -223,7 +227,8 @@ static inline crow *row_at(const crows *t, uint32_t i)
 
 /* ---------------------------------------------------------- stores */
 
-/* What store.c needs of a kind to delete, touch and sweep its objects. */
+/* What store.c needs of a kind to delete, touch and sweep its objects; each
+ * kind's file defines one (declared in its header). */
 typedef struct cstore {
     /* The slot of (ns, name) — ns is "" for cluster-scoped kinds — or NIL.
      * Never creates anything. */
@@ -238,58 +243,5 @@ typedef struct cstore {
      * now sits in slot i (a row table moves its last row there). */
     bool (*remove)(hr_cache *c, hr_ckind k, uint32_t i);
 } cstore;
-
-extern const cstore hr_cpods_store, hr_cnodes_store, hr_cnss_store,
-    hr_ccfg_store, hr_crows_store;
-
-/* cache.c: count a change and tell the observer. */
-void hr_cache_report(hr_cache *c, hr_ckind k, hr_cchange what, const char *ns,
-                     const char *name);
-
-/* store.c: what every kind shares. */
-uint64_t hr_cstore_parse_rv(const char *s);   /* 0 unless decimal */
-void hr_cstore_parse_uid(const char *s, uint8_t out[16]); /* zeros unless a UUID */
-uint32_t hr_cstore_intern(hr_cache *c, const char *s); /* 0 for NULL/"", NIL: no memory */
-/* A label set as a kv array of interned strings (NULL when empty); -1 on
- * out of memory. */
-int hr_cstore_labels(hr_cache *c, const hr_labels *l, const char ***out);
-void hr_cstore_labels_free(hr_cache *c, const char **kv, uint32_t n);
-bool hr_cstore_labels_equal(const char **a, uint32_t na, const char **b,
-                            uint32_t nb);
-
-/* store.c: slot tables. take: a slot for name (not yet in the table),
- * entered in the map, its record left for the caller to fill; NIL on out of
- * memory. give: the slot back (map entry dropped, record zeroed). */
-uint32_t hr_cslots_take(cslots *t, size_t size, uint32_t name);
-void hr_cslots_give(cslots *t, size_t size, uint32_t i);
-void hr_cslots_free(cslots *t);
-
-/* store.c: row tables. put: insert or update the row of m's namespace and
- * name with the payload (len bytes right after the header, compared as
- * bytes); an update that leaves the payload as it was moves only the
- * resourceVersion and reports nothing. */
-hr_status hr_crows_put(hr_cache *c, hr_ckind k, const hr_kmeta *m,
-                       const void *payload, size_t len, hr_err *err);
-crows *hr_crows_of(hr_cache *c, hr_ckind k);
-void hr_crows_free(crows *t);
-
-/* feed.c: the change feed. */
-void hr_cfeed_mark(hr_cache *c, uint32_t node); /* NIL: nothing */
-
-/* nodes.c: the node slot of an interned name, created as a placeholder
- * when unknown. Takes over the caller's reference to name when it creates
- * the slot, drops it otherwise. NIL on out of memory. */
-uint32_t hr_cnodes_slot(hr_cache *c, uint32_t name);
-/* The slot of a node by name (NULL: none), NIL when unknown. */
-uint32_t hr_cnodes_find(const hr_cache *c, const char *name);
-/* A placeholder node nobody points to any more goes away. */
-void hr_cnodes_gc(hr_cache *c, uint32_t i);
-
-/* pods.c */
-void hr_cpods_free(hr_cache *c);
-
-/* config.c */
-void hr_ccfg_init(hr_cache *c);
-void hr_ccfg_free(hr_cache *c);
 
 #endif

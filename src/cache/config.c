@@ -11,10 +11,12 @@
  * status write) moves only the resourceVersion, so the controller's own
  * status writes do not make every node dirty.
  */
+#include "cache/config.h"
+
 #include <stdio.h>
 #include <string.h>
 
-#include "cache/cache_int.h"
+#include "cache/store.h"
 #include "core/names.h"
 
 void hr_ccfg_init(hr_cache *c)
@@ -32,24 +34,15 @@ void hr_ccfg_free(hr_cache *c)
     hr_arena_free(&c->cfgst_arena);
 }
 
-hr_status hr_cache_put_config(hr_cache *c, const hr_kconfig *k,
-                              int64_t generation, hr_arena *a, hr_err *err)
+bool hr_ccfg_put(hr_cache *c, const hr_kconfig *k, int64_t generation, hr_arena *a)
 {
-    (void)err;
-    if (strcmp(k->meta.name, HR_CONFIG_NAME) != 0) {
-        hr_arena_free(a);
-        return HR_OK;
-    }
-    pthread_mutex_lock(&c->mu);
+    if (strcmp(k->meta.name, HR_CONFIG_NAME) != 0)
+        return false;
     bool was = c->cfg.present;
     c->cfg_rv = hr_cstore_parse_rv(k->meta.resource_version);
     c->cfg_mark = c->epoch[HR_CK_CONFIG];
-    if (was && generation > 0 && generation == c->cfg_generation &&
-        !c->cfg_invalid[0]) {
-        pthread_mutex_unlock(&c->mu);
-        hr_arena_free(a);
-        return HR_OK;
-    }
+    if (was && generation > 0 && generation == c->cfg_generation && !c->cfg_invalid[0])
+        return false;
     c->cfg_generation = generation;
     c->cfg_invalid[0] = '\0';
     hr_arena_free(&c->cfg_arena);
@@ -60,18 +53,14 @@ hr_status hr_cache_put_config(hr_cache *c, const hr_kconfig *k,
     /* Recompute everything on any change: the knobs touch every node. The
      * caller filters out status-only updates by generation. */
     c->all_dirty = true;
-    hr_cache_report(c, HR_CK_CONFIG, was ? HR_CC_UPDATED : HR_CC_ADDED, "",
-                    HR_CONFIG_NAME);
-    pthread_mutex_unlock(&c->mu);
-    return HR_OK;
+    hr_cstore_report(c, HR_CK_CONFIG, was ? HR_CC_UPDATED : HR_CC_ADDED, "", HR_CONFIG_NAME);
+    return true;
 }
 
-void hr_cache_config_invalid(hr_cache *c, const char *msg)
+void hr_ccfg_invalid(hr_cache *c, const char *msg)
 {
-    pthread_mutex_lock(&c->mu);
     snprintf(c->cfg_invalid, sizeof c->cfg_invalid, "%s", msg ? msg : "");
     c->cfg_mark = c->epoch[HR_CK_CONFIG];
-    pthread_mutex_unlock(&c->mu);
 }
 
 static void cfgst_reset(hr_cache *c)
@@ -81,30 +70,31 @@ static void cfgst_reset(hr_cache *c)
                                 .managed_pods = -1, .managed_nodes = -1};
 }
 
-hr_status hr_cache_put_config_status(hr_cache *c, const hr_kcfg_status *s, hr_err *err)
+hr_status hr_ccfg_copy_status(const hr_kcfg_status *s, hr_arena *a, hr_kcfg_status *t,
+                              hr_err *err)
 {
-    /* Copied into a fresh arena, swapped in only when whole. */
-    hr_arena a;
-    hr_arena_init(&a, 1024);
-    hr_arena_set_limit(&a, (size_t)4 << 20);
-    hr_kcfg_status t = *s;
-    for (size_t i = 0; i < t.n_cond; i++) {
-        hr_kcondition *k = &t.cond[i];
+    hr_arena_init(a, 1024);
+    hr_arena_set_limit(a, (size_t)4 << 20);
+    *t = *s;
+    for (size_t i = 0; i < t->n_cond; i++) {
+        hr_kcondition *k = &t->cond[i];
         const char **f[] = {&k->type, &k->status, &k->reason, &k->message,
                             &k->last_transition};
         for (size_t j = 0; j < sizeof f / sizeof *f; j++) {
-            if (!(*f[j] = hr_arena_strdup(&a, *f[j] ? *f[j] : ""))) {
-                hr_arena_free(&a);
+            if (!(*f[j] = hr_arena_strdup(a, *f[j] ? *f[j] : ""))) {
+                hr_arena_free(a);
                 return hr_err_set(err, HR_E_NOMEM, "headroomconfig status: out of memory");
             }
         }
     }
-    pthread_mutex_lock(&c->mu);
-    hr_arena_free(&c->cfgst_arena);
-    c->cfgst_arena = a;
-    c->cfgst = t;
-    pthread_mutex_unlock(&c->mu);
     return HR_OK;
+}
+
+void hr_ccfg_set_status(hr_cache *c, const hr_arena *a, const hr_kcfg_status *t)
+{
+    hr_arena_free(&c->cfgst_arena);
+    c->cfgst_arena = *a;
+    c->cfgst = *t;
 }
 
 static void config_delete(hr_cache *c)
@@ -120,21 +110,20 @@ static void config_delete(hr_cache *c)
     c->cfg_generation = 0;
     if (was) {
         c->all_dirty = true;
-        hr_cache_report(c, HR_CK_CONFIG, HR_CC_DELETED, "", HR_CONFIG_NAME);
+        hr_cstore_report(c, HR_CK_CONFIG, HR_CC_DELETED, "", HR_CONFIG_NAME);
     }
 }
 
 /* ---------------------------------------------------------- readers */
 
-const hr_config *hr_cache_config(const hr_cache *c, const char **invalid)
+const hr_config *hr_ccfg_get(const hr_cache *c, const char **invalid)
 {
     if (invalid)
         *invalid = c->cfg_invalid[0] ? c->cfg_invalid : NULL;
     return &c->cfg;
 }
 
-bool hr_cache_config_object(const hr_cache *c, int64_t *gen_in_force,
-                            const hr_kcfg_status **status)
+bool hr_ccfg_object(const hr_cache *c, int64_t *gen_in_force, const hr_kcfg_status **status)
 {
     *gen_in_force = c->cfg.present ? c->cfg_generation : -1;
     *status = &c->cfgst;

@@ -9,9 +9,11 @@
  * config), the cache remembers "all nodes" instead. Draining also collects
  * the placeholder nodes nobody points to any more.
  */
+#include "cache/feed.h"
+
 #include <stdlib.h>
 
-#include "cache/cache_int.h"
+#include "cache/nodes.h"
 
 void hr_cfeed_mark(hr_cache *c, uint32_t node)
 {
@@ -35,7 +37,7 @@ void hr_cfeed_mark(hr_cache *c, uint32_t node)
     c->dirty[c->n_dirty++] = node;
 }
 
-size_t hr_cache_dirty_count(const hr_cache *c)
+size_t hr_cfeed_dirty_count(const hr_cache *c)
 {
     if (!c->all_dirty)
         return c->n_dirty;
@@ -45,8 +47,7 @@ size_t hr_cache_dirty_count(const hr_cache *c)
     return n;
 }
 
-size_t hr_cache_drain(hr_cache *c, void (*fn)(void *ud, const char *node),
-                      void *ud)
+size_t hr_cfeed_drain(hr_cache *c, void (*fn)(void *ud, const char *node), void *ud)
 {
     size_t n = 0;
     if (c->all_dirty) {

@@ -7,24 +7,22 @@
  * its namespace, and those pods may sit on any node; LimitRanges change
  * rarely, so recomputing everything is cheaper than an index.
  */
-#include <stddef.h>
+#include "cache/limitranges.h"
 
-#include "cache/cache_int.h"
+#include <stddef.h>
+#include <string.h>
+
+#include "cache/store.h"
 
 _Static_assert(offsetof(clr, bounds) == sizeof(crow),
                "a row's payload follows its header");
 
-hr_status hr_cache_put_limitrange(hr_cache *c, const hr_klimitrange *l,
-                                  hr_err *err)
+hr_status hr_clrs_put(hr_cache *c, const hr_klimitrange *l, hr_err *err)
 {
-    pthread_mutex_lock(&c->mu);
-    hr_status st = hr_crows_put(c, HR_CK_LIMITRANGE, &l->meta, &l->bounds,
-                                sizeof l->bounds, err);
-    pthread_mutex_unlock(&c->mu);
-    return st;
+    return hr_crows_put(c, HR_CK_LIMITRANGE, &l->meta, &l->bounds, sizeof l->bounds, err);
 }
 
-hr_limit_bounds hr_cache_ns_bounds(const hr_cache *c, const char *ns)
+hr_limit_bounds hr_clrs_bounds(const hr_cache *c, const char *ns)
 {
     hr_limit_bounds b = HR_LIMIT_BOUNDS_NONE;
     uint32_t id = hr_intern_find(&c->str, ns, strlen(ns));
@@ -38,7 +36,7 @@ hr_limit_bounds hr_cache_ns_bounds(const hr_cache *c, const char *ns)
     return b;
 }
 
-size_t hr_cache_limitrange_count(const hr_cache *c)
+size_t hr_clrs_count(const hr_cache *c)
 {
     return c->lrs.n;
 }

@@ -7,10 +7,12 @@
  * it dirties every node holding one of its pods. The pod store counts pods
  * per namespace, so a namespace without pods costs no scan.
  */
-#include <stdlib.h>
+#include "cache/namespaces.h"
+
 #include <string.h>
 
-#include "cache/cache_int.h"
+#include "cache/feed.h"
+#include "cache/store.h"
 
 /* A namespace's labels decide whether its pods are managed: every node
  * with one of its pods must look again. */
@@ -23,8 +25,7 @@ static void dirty_ns_nodes(hr_cache *c, uint32_t nsid)
             hr_cfeed_mark(c, (*PA(c, i)).node);
 }
 
-static hr_status put_ns_locked(hr_cache *c, const hr_knamespace *k,
-                               hr_err *err)
+hr_status hr_cnss_put(hr_cache *c, const hr_knamespace *k, hr_err *err)
 {
     const char *name = k->meta.name;
     uint32_t id = hr_cstore_intern(c, name);
@@ -53,7 +54,7 @@ static hr_status put_ns_locked(hr_cache *c, const hr_knamespace *k,
         n->labels = kv;
         n->n_labels = k->meta.labels.n;
         dirty_ns_nodes(c, id);
-        hr_cache_report(c, HR_CK_NAMESPACE, HR_CC_UPDATED, "", name);
+        hr_cstore_report(c, HR_CK_NAMESPACE, HR_CC_UPDATED, "", name);
         return HR_OK;
     }
     i = hr_cslots_take(&c->nss, sizeof(cns), id);
@@ -66,17 +67,8 @@ static hr_status put_ns_locked(hr_cache *c, const hr_knamespace *k,
     *ns_at(c, i) = (cns){id, c->epoch[HR_CK_NAMESPACE], k->meta.labels.n, kv,
                          hr_cstore_parse_rv(k->meta.resource_version)};
     dirty_ns_nodes(c, id);
-    hr_cache_report(c, HR_CK_NAMESPACE, HR_CC_ADDED, "", name);
+    hr_cstore_report(c, HR_CK_NAMESPACE, HR_CC_ADDED, "", name);
     return HR_OK;
-}
-
-hr_status hr_cache_put_namespace(hr_cache *c, const hr_knamespace *n,
-                                 hr_err *err)
-{
-    pthread_mutex_lock(&c->mu);
-    hr_status st = put_ns_locked(c, n, err);
-    pthread_mutex_unlock(&c->mu);
-    return st;
 }
 
 static void ns_delete(hr_cache *c, uint32_t i)
@@ -84,7 +76,7 @@ static void ns_delete(hr_cache *c, uint32_t i)
     cns *n = ns_at(c, i);
     uint32_t id = n->name;
     dirty_ns_nodes(c, id);
-    hr_cache_report(c, HR_CK_NAMESPACE, HR_CC_DELETED, "", hr_intern_str(&c->str, id));
+    hr_cstore_report(c, HR_CK_NAMESPACE, HR_CC_DELETED, "", hr_intern_str(&c->str, id));
     hr_cstore_labels_free(c, n->labels, n->n_labels);
     hr_cslots_give(&c->nss, sizeof(cns), i);
     hr_intern_unref(&c->str, id);
@@ -103,7 +95,7 @@ static void fill_ns_view(const hr_cache *c, uint32_t i, hr_cns_view *v)
 static uint32_t nss_find(const hr_cache *c, hr_ckind k, const char *ns,
                          const char *name);
 
-bool hr_cache_ns_get(const hr_cache *c, const char *name, hr_cns_view *out)
+bool hr_cnss_get(const hr_cache *c, const char *name, hr_cns_view *out)
 {
     uint32_t i = nss_find(c, HR_CK_NAMESPACE, "", name);
     if (i == NIL)
@@ -112,7 +104,7 @@ bool hr_cache_ns_get(const hr_cache *c, const char *name, hr_cns_view *out)
     return true;
 }
 
-bool hr_cache_ns_next(const hr_cache *c, uint32_t *iter, hr_cns_view *out)
+bool hr_cnss_next(const hr_cache *c, uint32_t *iter, hr_cns_view *out)
 {
     for (uint32_t i = *iter; i < c->nss.used; i++) {
         if (ns_at(c, i)->name) {

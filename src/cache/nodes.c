@@ -9,10 +9,13 @@
  * change feed is drained (feed.c). Heartbeats that move only condition
  * timestamps change nothing kept and report nothing.
  */
+#include "cache/nodes.h"
+
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache/cache_int.h"
+#include "cache/feed.h"
+#include "cache/store.h"
 
 uint32_t hr_cnodes_slot(hr_cache *c, uint32_t name)
 {
@@ -57,7 +60,7 @@ static void node_clear(hr_cache *c, cnode *n)
     n->rv = 0;
 }
 
-static hr_status put_node_locked(hr_cache *c, const hr_knode *k, hr_err *err)
+hr_status hr_cnodes_put(hr_cache *c, const hr_knode *k, hr_err *err)
 {
     const char *name = k->meta.name;
     uint32_t id = hr_cstore_intern(c, name);
@@ -94,16 +97,8 @@ static hr_status put_node_locked(hr_cache *c, const hr_knode *k, hr_err *err)
     n->flags = (uint8_t)((n->flags & NF_DIRTY) | flags);
     n->allocatable = k->node.allocatable;
     hr_cfeed_mark(c, i);
-    hr_cache_report(c, HR_CK_NODE, was ? HR_CC_UPDATED : HR_CC_ADDED, "", name);
+    hr_cstore_report(c, HR_CK_NODE, was ? HR_CC_UPDATED : HR_CC_ADDED, "", name);
     return HR_OK;
-}
-
-hr_status hr_cache_put_node(hr_cache *c, const hr_knode *n, hr_err *err)
-{
-    pthread_mutex_lock(&c->mu);
-    hr_status st = put_node_locked(c, n, err);
-    pthread_mutex_unlock(&c->mu);
-    return st;
 }
 
 static void node_delete(hr_cache *c, uint32_t i)
@@ -113,7 +108,7 @@ static void node_delete(hr_cache *c, uint32_t i)
         return;
     node_clear(c, n);
     hr_cfeed_mark(c, i);
-    hr_cache_report(c, HR_CK_NODE, HR_CC_DELETED, "", hr_intern_str(&c->str, n->name));
+    hr_cstore_report(c, HR_CK_NODE, HR_CC_DELETED, "", hr_intern_str(&c->str, n->name));
 }
 
 /* ---------------------------------------------------------- readers */
@@ -136,8 +131,7 @@ static void fill_node_view(const hr_cache *c, uint32_t i, hr_cnode_view *v)
     v->n_pods = n->n_pods;
 }
 
-bool hr_cache_node_get(const hr_cache *c, const char *name,
-                       hr_cnode_view *out)
+bool hr_cnodes_get(const hr_cache *c, const char *name, hr_cnode_view *out)
 {
     uint32_t i = hr_cnodes_find(c, name);
     if (i == NIL)
@@ -146,7 +140,7 @@ bool hr_cache_node_get(const hr_cache *c, const char *name,
     return true;
 }
 
-bool hr_cache_node_next(const hr_cache *c, uint32_t *iter, hr_cnode_view *out)
+bool hr_cnodes_next(const hr_cache *c, uint32_t *iter, hr_cnode_view *out)
 {
     for (uint32_t i = *iter; i < c->nodes.used; i++) {
         if (node_at(c, i)->name) {

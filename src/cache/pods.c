@@ -8,10 +8,14 @@
  * both in one place, and the change feed learns of every node a pod
  * enters or leaves (feed.c). Layout and budget: cache_int.h.
  */
+#include "cache/pods.h"
+
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache/cache_int.h"
+#include "cache/feed.h"
+#include "cache/nodes.h"
+#include "cache/store.h"
 
 static uint32_t pod_hash(uint32_t ns, const char *name, size_t len)
 {
@@ -122,7 +126,7 @@ static void pod_remove(hr_cache *c, uint32_t pi)
     while (*pp != pi)
         pp = &(*PA(c, *pp)).hnext;
     *pp = p->hnext;
-    hr_cache_report(c, HR_CK_POD, HR_CC_DELETED, hr_intern_str(&c->str, p->ns), name);
+    hr_cstore_report(c, HR_CK_POD, HR_CC_DELETED, hr_intern_str(&c->str, p->ns), name);
     release_pod_strings(c, p);
     ns_count(c, p->ns, -1);
     hr_intern_unref(&c->str, p->ns);
@@ -184,8 +188,8 @@ static uint16_t pod_flags(const hr_kpod *p, const hr_cpod_status *s)
 static uint32_t pods_find(const hr_cache *c, hr_ckind k, const char *ns,
                           const char *name);
 
-static hr_status put_pod_locked(hr_cache *c, const hr_kpod *p,
-                                const hr_cpod_status *s, hr_err *err)
+hr_status hr_cpods_put(hr_cache *c, const hr_kpod *p, const hr_cpod_status *s,
+                       hr_err *err)
 {
     const char *ns = p->meta.ns, *name = p->meta.name;
     if (!ns[0] || !name[0])
@@ -276,7 +280,7 @@ static hr_status put_pod_locked(hr_cache *c, const hr_kpod *p,
         } else {
             hr_cfeed_mark(c, node);
         }
-        hr_cache_report(c, HR_CK_POD, HR_CC_UPDATED, ns, name);
+        hr_cstore_report(c, HR_CK_POD, HR_CC_UPDATED, ns, name);
         return HR_OK;
     }
     if (c->n_pods + 1 > c->n_pbuckets) {
@@ -317,7 +321,7 @@ static hr_status put_pod_locked(hr_cache *c, const hr_kpod *p,
     ns_count(c, nsid, +1);
     if (node != NIL)
         node_link(c, node, pi);
-    hr_cache_report(c, HR_CK_POD, HR_CC_ADDED, ns, name);
+    hr_cstore_report(c, HR_CK_POD, HR_CC_ADDED, ns, name);
     return HR_OK;
 nomem_ids:
     /* hr_cnodes_slot kept the node reference in its slot (harmless: the
@@ -337,15 +341,6 @@ nomem:
     hr_intern_unref(&c->str, og);
     hr_intern_unref(&c->str, on);
     return hr_err_set(err, HR_E_NOMEM, "pod %s/%s: out of memory", ns, name);
-}
-
-hr_status hr_cache_put_pod(hr_cache *c, const hr_kpod *p,
-                           const hr_cpod_status *s, hr_err *err)
-{
-    pthread_mutex_lock(&c->mu);
-    hr_status st = put_pod_locked(c, p, s, err);
-    pthread_mutex_unlock(&c->mu);
-    return st;
 }
 
 /* ---------------------------------------------------------- readers */
@@ -389,8 +384,8 @@ static void fill_pod_view(const hr_cache *c, uint32_t i, hr_cpod_view *v,
     v->pod.pod_resources = (p->flags & PF_POD_RES) != 0;
 }
 
-bool hr_cache_pod_get(const hr_cache *c, const char *ns, const char *name,
-                      hr_cpod_view *out, hr_cpod_scratch *s)
+bool hr_cpods_get(const hr_cache *c, const char *ns, const char *name,
+                  hr_cpod_view *out, hr_cpod_scratch *s)
 {
     uint32_t id = hr_intern_find(&c->str, ns, strlen(ns));
     if (!id)
@@ -403,8 +398,8 @@ bool hr_cache_pod_get(const hr_cache *c, const char *ns, const char *name,
     return true;
 }
 
-bool hr_cache_pod_at(const hr_cache *c, uint32_t id, hr_cpod_view *out,
-                     hr_cpod_scratch *s)
+bool hr_cpods_at(const hr_cache *c, uint32_t id, hr_cpod_view *out,
+                 hr_cpod_scratch *s)
 {
     if (id >= c->pods_used || !(*PA(c, id)).ns)
         return false;
@@ -412,8 +407,8 @@ bool hr_cache_pod_at(const hr_cache *c, uint32_t id, hr_cpod_view *out,
     return true;
 }
 
-bool hr_cache_pod_next(const hr_cache *c, uint32_t *iter, hr_cpod_view *out,
-                       hr_cpod_scratch *s)
+bool hr_cpods_next(const hr_cache *c, uint32_t *iter, hr_cpod_view *out,
+                   hr_cpod_scratch *s)
 {
     for (uint32_t i = *iter; i < c->pods_used; i++) {
         if ((*PA(c, i)).ns) {
@@ -426,8 +421,8 @@ bool hr_cache_pod_next(const hr_cache *c, uint32_t *iter, hr_cpod_view *out,
     return false;
 }
 
-size_t hr_cache_node_pods(const hr_cache *c, const char *node, uint32_t *ids,
-                          size_t cap)
+size_t hr_cpods_of_node(const hr_cache *c, const char *node, uint32_t *ids,
+                        size_t cap)
 {
     uint32_t i = hr_cnodes_find(c, node);
     if (i == NIL)

@@ -8,23 +8,22 @@
  * outcome, design §7); the HeadroomConfig status and `preflight` name the
  * managed namespaces with such a quota so an operator sees it coming.
  */
+#include "cache/quotas.h"
+
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache/cache_int.h"
+#include "cache/namespaces.h"
+#include "cache/store.h"
 #include "core/eligibility.h"
 
 _Static_assert(offsetof(cquota, limits_cpu) == sizeof(crow),
                "a row's payload follows its header");
 
-hr_status hr_cache_put_quota(hr_cache *c, const hr_kquota *q, hr_err *err)
+hr_status hr_cquotas_put(hr_cache *c, const hr_kquota *q, hr_err *err)
 {
-    pthread_mutex_lock(&c->mu);
-    hr_status st = hr_crows_put(c, HR_CK_QUOTA, &q->meta, &q->limits_cpu,
-                                sizeof q->limits_cpu, err);
-    pthread_mutex_unlock(&c->mu);
-    return st;
+    return hr_crows_put(c, HR_CK_QUOTA, &q->meta, &q->limits_cpu, sizeof q->limits_cpu, err);
 }
 
 static const cquota *quota_at(const hr_cache *c, uint32_t i)
@@ -32,7 +31,7 @@ static const cquota *quota_at(const hr_cache *c, uint32_t i)
     return (const cquota *)row_at(&c->quotas, i);
 }
 
-size_t hr_cache_quota_namespaces(const hr_cache *c, const char **out, size_t cap)
+size_t hr_cquotas_namespaces(const hr_cache *c, const char **out, size_t cap)
 {
     size_t n = 0;
     for (uint32_t i = 0; i < c->quotas.n; i++) {
@@ -55,22 +54,22 @@ static int cmp_cstr(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-hr_status hr_cache_managed_quota_ns(const hr_cache *c, const char *own_ns, const char ***out,
-                                    size_t *n, hr_err *err)
+hr_status hr_cquotas_managed(const hr_cache *c, const char *own_ns, const char ***out, size_t *n,
+                             hr_err *err)
 {
     *out = NULL;
     *n = 0;
-    size_t total = hr_cache_quota_namespaces(c, NULL, 0);
+    size_t total = hr_cquotas_namespaces(c, NULL, 0);
     if (total == 0)
         return HR_OK;
     const char **ns = malloc(total * sizeof *ns);
     if (!ns)
         return hr_err_set(err, HR_E_NOMEM, "cache: out of memory");
-    hr_cache_quota_namespaces(c, ns, total);
+    hr_cquotas_namespaces(c, ns, total);
     size_t kept = 0;
     for (size_t i = 0; i < total; i++) {
         hr_cns_view v;
-        if (hr_cache_ns_get(c, ns[i], &v) &&
+        if (hr_cnss_get(c, ns[i], &v) &&
             hr_namespace_state(&c->cfg, ns[i], &v.labels, own_ns) == HR_NS_MANAGED)
             ns[kept++] = ns[i];
     }

@@ -6,22 +6,41 @@
  * an object by (namespace, name), tells the relist mark of a slot and
  * removes a slot. Over those four operations this file implements, for
  * every kind alike:
- *  - hr_cache_del: a delete (a missing object is not an error);
- *  - hr_cache_touch: "seen in this relist, keep what you have";
+ *  - delete (a missing object is not an error);
+ *  - touch: "seen in this relist, keep what you have";
  *  - relist by difference: relist_begin opens an epoch, every put and
  *    touch marks its object with it, relist_end removes what is unmarked.
- * and it holds what the records share: resourceVersion and uid parsing,
- * interned label sets, the slot table (nodes, namespaces) and the row table
- * (LimitRanges and ResourceQuotas, whose whole put is written here: the two
- * differ only in their payload and in whether a change dirties every node).
+ * and it holds what the records share: change reports, resourceVersion and
+ * uid parsing, interned label sets, the slot table (nodes, namespaces) and
+ * the row table (LimitRanges and ResourceQuotas, whose whole put is written
+ * here: the two differ only in their payload and in whether a change
+ * dirties every node).
+ *
+ * Everything here runs with the cache lock held: cache.c, where every
+ * entry point of cache.h is, takes it.
  *
  * Why here and not per kind: the sweep, the delete and the touch were six
  * copies of one switch, and a seventh kind would have been a seventh copy.
  */
+#include "cache/store.h"
+
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache/cache_int.h"
+#include "cache/config.h"
+#include "cache/namespaces.h"
+#include "cache/nodes.h"
+#include "cache/pods.h"
+
+/* ---------------------------------------------------------- changes */
+
+void hr_cstore_report(hr_cache *c, hr_ckind k, hr_cchange what, const char *ns,
+                      const char *name)
+{
+    c->changes[k]++;
+    if (c->obs)
+        c->obs(c->obs_ud, k, what, ns, name);
+}
 
 /* ---------------------------------------------------------- metadata */
 
@@ -209,7 +228,7 @@ hr_status hr_crows_put(hr_cache *c, hr_ckind k, const hr_kmeta *m,
         memcpy(r + 1, payload, len);
         if (t->dirties_all)
             c->all_dirty = true;
-        hr_cache_report(c, k, HR_CC_UPDATED, ns, name);
+        hr_cstore_report(c, k, HR_CC_UPDATED, ns, name);
         return HR_OK;
     }
     if (t->n >= t->cap) {
@@ -233,7 +252,7 @@ hr_status hr_crows_put(hr_cache *c, hr_ckind k, const hr_kmeta *m,
     memcpy(r + 1, payload, len);
     if (t->dirties_all)
         c->all_dirty = true;
-    hr_cache_report(c, k, HR_CC_ADDED, ns, name);
+    hr_cstore_report(c, k, HR_CC_ADDED, ns, name);
     return HR_OK;
 }
 
@@ -268,7 +287,7 @@ static bool rows_remove(hr_cache *c, hr_ckind k, uint32_t i)
 {
     crows *t = hr_crows_of(c, k);
     crow *r = row_at(t, i);
-    hr_cache_report(c, k, HR_CC_DELETED, hr_intern_str(&c->str, r->ns), r->name);
+    hr_cstore_report(c, k, HR_CC_DELETED, hr_intern_str(&c->str, r->ns), r->name);
     hr_intern_unref(&c->str, r->ns);
     free(r->name);
     memmove(r, row_at(t, --t->n), t->size);
@@ -277,7 +296,7 @@ static bool rows_remove(hr_cache *c, hr_ckind k, uint32_t i)
     return true;
 }
 
-const cstore hr_crows_store = {rows_find, rows_end, rows_mark, rows_remove};
+static const cstore rows_store = {rows_find, rows_end, rows_mark, rows_remove};
 
 /* ---------------------------------------------------------- every kind */
 
@@ -292,7 +311,7 @@ static const cstore *store_of(hr_ckind k)
         return &hr_cnss_store;
     case HR_CK_LIMITRANGE:
     case HR_CK_QUOTA:
-        return &hr_crows_store;
+        return &rows_store;
     case HR_CK_CONFIG:
         return &hr_ccfg_store;
     default:
@@ -300,51 +319,36 @@ static const cstore *store_of(hr_ckind k)
     }
 }
 
-void hr_cache_del(hr_cache *c, hr_ckind kind, const char *ns,
-                  const char *name)
+void hr_cstore_del(hr_cache *c, hr_ckind kind, const char *ns, const char *name)
 {
     const cstore *s = store_of(kind);
-    if (!s)
-        return;
-    pthread_mutex_lock(&c->mu);
-    uint32_t i = s->find(c, kind, ns ? ns : "", name ? name : "");
+    uint32_t i = s ? s->find(c, kind, ns, name) : NIL;
     if (i != NIL)
         s->remove(c, kind, i);
-    pthread_mutex_unlock(&c->mu);
 }
 
-void hr_cache_touch(hr_cache *c, hr_ckind kind, const char *ns,
-                    const char *name)
+void hr_cstore_touch(hr_cache *c, hr_ckind kind, const char *ns, const char *name)
 {
     const cstore *s = store_of(kind);
-    if (!name || !s)
-        return;
-    pthread_mutex_lock(&c->mu);
-    uint32_t i = s->find(c, kind, ns ? ns : "", name);
+    uint32_t i = s ? s->find(c, kind, ns, name) : NIL;
     uint32_t *m = i != NIL ? s->mark(c, kind, i) : NULL;
     if (m)
         *m = c->epoch[kind];
-    pthread_mutex_unlock(&c->mu);
 }
 
-void hr_cache_relist_begin(hr_cache *c, hr_ckind kind)
+void hr_cstore_relist_begin(hr_cache *c, hr_ckind kind)
 {
-    pthread_mutex_lock(&c->mu);
     c->epoch[kind]++;
     if (!c->epoch[kind])
         c->epoch[kind] = 1;
-    pthread_mutex_unlock(&c->mu);
 }
 
-size_t hr_cache_relist_end(hr_cache *c, hr_ckind kind, bool complete)
+size_t hr_cstore_relist_end(hr_cache *c, hr_ckind kind)
 {
     const cstore *s = store_of(kind);
-    if (!complete || !s)
-        return 0;
     size_t n = 0;
-    pthread_mutex_lock(&c->mu);
     uint32_t e = c->epoch[kind];
-    for (uint32_t i = 0; i < s->end(c, kind);) {
+    for (uint32_t i = 0; s && i < s->end(c, kind);) {
         uint32_t *m = s->mark(c, kind, i);
         if (m && *m != e) {
             n++;
@@ -353,6 +357,5 @@ size_t hr_cache_relist_end(hr_cache *c, hr_ckind kind, bool complete)
         }
         i++;
     }
-    pthread_mutex_unlock(&c->mu);
     return n;
 }

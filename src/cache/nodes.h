@@ -1,0 +1,25 @@
+/*
+ * nodes.h — the node store (nodes.c). PRIVATE to src/cache/; every
+ * function expects the cache lock held.
+ */
+#ifndef HR_CACHE_NODES_H
+#define HR_CACHE_NODES_H
+
+#include "cache/cache_int.h"
+
+extern const cstore hr_cnodes_store;
+
+hr_status hr_cnodes_put(hr_cache *c, const hr_knode *k, hr_err *err);
+bool hr_cnodes_get(const hr_cache *c, const char *name, hr_cnode_view *out);
+bool hr_cnodes_next(const hr_cache *c, uint32_t *iter, hr_cnode_view *out);
+
+/* The node slot of an interned name, created as a placeholder when
+ * unknown. Takes over the caller's reference to name when it creates the
+ * slot, drops it otherwise. NIL on out of memory. */
+uint32_t hr_cnodes_slot(hr_cache *c, uint32_t name);
+/* The slot of a node by name (NULL: none), NIL when unknown. */
+uint32_t hr_cnodes_find(const hr_cache *c, const char *name);
+/* A placeholder node nobody points to any more goes away. */
+void hr_cnodes_gc(hr_cache *c, uint32_t i);
+
+#endif

@@ -1,0 +1,15 @@
+/*
+ * quotas.h — the ResourceQuota store (quotas.c), rows of a small table.
+ * PRIVATE to src/cache/; every function expects the cache lock held.
+ */
+#ifndef HR_CACHE_QUOTAS_H
+#define HR_CACHE_QUOTAS_H
+
+#include "cache/cache_int.h"
+
+hr_status hr_cquotas_put(hr_cache *c, const hr_kquota *q, hr_err *err);
+size_t hr_cquotas_namespaces(const hr_cache *c, const char **out, size_t cap);
+hr_status hr_cquotas_managed(const hr_cache *c, const char *own_ns, const char ***out, size_t *n,
+                             hr_err *err);
+
+#endif
