@@ -4,7 +4,7 @@
  * eligibility, gates and `explain` need (SPEC §2–§9). Never whole objects.
  *
  * Why so small: a cache of whole Pod objects costs 7–40 KB per pod; the
- * budget here is 256 bytes (SPEC §16). A pod is a fixed 88-byte record
+ * budget here is 256 bytes (design §16). A pod is a fixed 88-byte record
  * (ids of interned strings, flags, resourceVersion, uid, index links; the
  * size is asserted in cache_int.h, the cache's private header) plus
  * one varint-packed blob holding its name and its containers' requests and

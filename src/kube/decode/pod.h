@@ -42,7 +42,7 @@ hr_status hr_decode_pod_created(yyjson_val *obj, hr_arena *a, hr_kpod *out,
                                 hr_err *err);
 
 /* The kubelet's verdict on a pending resize (pod condition PodResizePending),
- * SPEC §7. */
+ * design §7. */
 typedef enum hr_resize_state {
     HR_RS_NONE = 0,
     HR_RS_DEFERRED,
