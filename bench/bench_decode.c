@@ -15,13 +15,9 @@
 #include <yyjson.h>
 
 #include "kube/decode/decode.h"
+#include "util/clock.h"
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+static double now(void) { return (double)hr_mono_ns() / 1e9; }
 
 /* One watch event, ~8 KB, shaped like the API server's. */
 static char *make_event(size_t *len)

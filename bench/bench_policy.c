@@ -34,6 +34,7 @@
 #include "core/gates.h"
 #include "core/pod.h"
 #include "core/policy.h"
+#include "util/clock.h"
 
 /* ---- allocation counting ------------------------------------------------ */
 
@@ -242,12 +243,7 @@ static double cpu_ns(void)
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-static double wall_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
+static double wall_ns(void) { return (double)hr_mono_ns(); }
 
 static int cmp_double(const void *a, const void *b)
 {

@@ -30,6 +30,7 @@
 #include "core/config.h"
 #include "server/certs.h"
 #include "server/http.h"
+#include "util/clock.h"
 #include "webhook/admission.h"
 #include "webhook/config_holder.h"
 #include "webhook/endpoint.h"
@@ -89,12 +90,7 @@ static const char review[] =
     "\"oldObject\":null,\"dryRun\":false,\"options\":{\"kind\":\"CreateOptions\","
     "\"apiVersion\":\"meta.k8s.io/v1\"}}}";
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+static double now_s(void) { return (double)hr_mono_ns() / 1e9; }
 
 static double cpu_s(clockid_t id)
 {
@@ -103,14 +99,7 @@ static double cpu_s(clockid_t id)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void sleep_until(double t)
-{
-    struct timespec ts;
-    ts.tv_sec = (time_t)t;
-    ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0) {
-    }
-}
+static void sleep_until(double t) { hr_mono_sleep_until((int64_t)(t * 1e9)); }
 
 static int cmp_d(const void *a, const void *b)
 {

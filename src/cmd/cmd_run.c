@@ -50,6 +50,7 @@
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/procmetrics.h"
+#include "util/clock.h"
 #include "util/logfmt.h"
 #include "webhook/config_holder.h"
 #include "webhook/endpoint.h"
@@ -681,15 +682,14 @@ int hr_cmd_run(const char *prog, int argc, char **argv)
             sig = s;
             break;
         }
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
+        time_t now_s = (time_t)(hr_mono_ms() / 1000);
         /* The observer applied a change and says so, for the log; a slow
          * periodic resync re-applies, covering anything it cannot see (a
          * second observer) — the controller takes only what differs. */
-        bool resync = now.tv_sec - last_resync >= CONFIG_RESYNC_S;
+        bool resync = now_s - last_resync >= CONFIG_RESYNC_S;
         if (atomic_exchange(&x->cfg_dirty, false) || resync) {
             if (resync)
-                last_resync = now.tv_sec;
+                last_resync = now_s;
             publish_config(x, resync);
         }
     }

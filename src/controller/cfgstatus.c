@@ -9,9 +9,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "controller/nodequeue.h"
 #include "core/names.h"
 #include "kube/write/patch.h"
+#include "util/clock.h"
 #include "util/jsonstr.h"
 
 /* A namespace list in a message stops here ("… and 12 more"): a condition
@@ -193,7 +193,7 @@ static bool build_locked(hr_cfgstatus *s, hr_buf *body, hr_buf *key, hr_cfgstatu
     /* While warming up, the counts the object already holds stand. */
     int64_t debounce = eff.debounce_ms > 0 ? eff.debounce_ms : 0;
     int64_t warmup = 3 * debounce > WARMUP_MIN_MS ? 3 * debounce : WARMUP_MIN_MS;
-    bool warm = hr_now_ms() - s->synced_at_ms >= warmup;
+    bool warm = hr_mono_ms() - s->synced_at_ms >= warmup;
     int64_t pods = atomic_load(&s->o.metrics->pods_managed);
     int64_t nodes = atomic_load(&s->o.metrics->nodes_managed);
     if (!warm && obs->managed_pods >= 0 && obs->managed_nodes >= 0) {
@@ -225,7 +225,7 @@ static bool build_locked(hr_cfgstatus *s, hr_buf *body, hr_buf *key, hr_cfgstatu
 
 static void tick(hr_cfgstatus *s)
 {
-    int64_t now = hr_now_ms();
+    int64_t now = hr_mono_ms();
     if (now < s->retry_at_ms) return;
     hr_buf body, key;
     hr_buf_init(&body, 0);
@@ -282,7 +282,7 @@ static void *cfgstatus_main(void *ud)
         }
         if (atomic_load(&s->stop)) break;
         if (s->o.synced && !s->o.synced(s->o.synced_ud)) continue;
-        if (s->synced_at_ms == 0) s->synced_at_ms = hr_now_ms();
+        if (s->synced_at_ms == 0) s->synced_at_ms = hr_mono_ms();
         if (s->o.leading && !s->o.leading(s->o.leading_ud)) {
             /* A new term compares afresh against the object. */
             free(s->last_key);

@@ -20,6 +20,7 @@
 #include "controller/nodequeue.h"
 #include "controller/reconcile.h"
 #include "controller/nodesnap.h"
+#include "util/clock.h"
 
 #define FEED_INTERVAL_MS 10
 #define MAX_WORKERS 8
@@ -107,7 +108,7 @@ static void *feeder_main(void *ud)
     hr_controller *c = ud;
     bool synced = false;
     while (!atomic_load(&c->stop)) {
-        feed_ctx f = {c, hr_now_ms(), hr_controller_debounce_ms(c)};
+        feed_ctx f = {c, hr_mono_ms(), hr_controller_debounce_ms(c)};
         if (!synced) synced = c->o.synced == NULL || c->o.synced(c->o.synced_ud);
         /* Until then the dirty set just accumulates: the first drain after
          * the sync reports every node, each with its own jittered delay. */
@@ -139,20 +140,13 @@ static void record_gauges(hr_controller *c, const hr_nodesnap *s, const hr_recon
     free(pods);
 }
 
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* One node, start to end. Returns the requeue delay (-1: done). */
 static int64_t reconcile_one(hr_controller *c, const char *node, hr_arena *a)
 {
-    int64_t t0 = mono_ns();
+    int64_t t0 = hr_mono_ns();
     hr_err err;
     hr_err_clear(&err);
-    hr_nodesnap_opts so = {c->o.own_ns, c->backoff, hr_now_ms(), c->o.dry_run};
+    hr_nodesnap_opts so = {c->o.own_ns, c->backoff, hr_mono_ms(), c->o.dry_run};
     hr_nodesnap s;
     if (hr_nodesnap_take(c->o.cache, node, &so, a, &s, &err) != HR_OK) {
         ctl_log(c, 0, "msg=\"snapshot failed\" node=%s error=\"%s\"", node, err.msg);
@@ -180,7 +174,7 @@ static int64_t reconcile_one(hr_controller *c, const char *node, hr_arena *a)
             ctl_log(c, 0, "msg=\"execute failed\" node=%s error=\"%s\"", node, err.msg);
     }
     atomic_fetch_add(&c->metrics.reconciles, 1);
-    hr_histogram_observe_ns(&c->metrics.reconcile_seconds, (uint64_t)(mono_ns() - t0));
+    hr_histogram_observe_ns(&c->metrics.reconcile_seconds, (uint64_t)(hr_mono_ns() - t0));
     return out.requeue_ms;
 }
 
@@ -193,7 +187,7 @@ static void *worker_main(void *ud)
         const char *node = hr_nodequeue_wait(c->q);
         if (node == NULL) break;
         int64_t requeue = reconcile_one(c, node, &a);
-        hr_nodequeue_done(c->q, node, hr_now_ms(), requeue, hr_controller_debounce_ms(c));
+        hr_nodequeue_done(c->q, node, hr_mono_ms(), requeue, hr_controller_debounce_ms(c));
         hr_arena_free(&a); /* everything of one reconcile dies together */
     }
     hr_arena_free(&a);
@@ -283,7 +277,7 @@ void hr_controller_stop(hr_controller *c)
 
 void hr_controller_enqueue_all(hr_controller *c)
 {
-    int64_t now = hr_now_ms();
+    int64_t now = hr_mono_ms();
     int64_t period = hr_controller_debounce_ms(c);
     /* Spread the initial wave over a few periods (SPEC §5: jittered). */
     hr_cache_lock(c->o.cache);

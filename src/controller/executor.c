@@ -23,6 +23,7 @@
 #include "kube/transport/limiter.h"
 #include "kube/write/events.h"
 #include "kube/write/patch.h"
+#include "util/clock.h"
 #include "util/strmap.h"
 
 /* Bits of the "already reported" mask. */
@@ -86,7 +87,7 @@ bool hr_executor_set_node_rate(hr_executor *e, int per_node_pps)
         e->node_pps = per_node_pps;
         size_t i = 0;
         uint64_t v;
-        int64_t now = hr_kmono_ns();
+        int64_t now = hr_mono_ns();
         while (hr_strmap_next(&e->buckets, &i, NULL, &v))
             hr_klimiter_set((hr_klimiter *)(uintptr_t)v, per_node_pps, per_node_pps, now);
     }
@@ -141,7 +142,7 @@ static void clear_reported(hr_executor *e, const char *key, unsigned bits)
 static bool take_node_token(hr_executor *e, const char *node)
 {
     pthread_mutex_lock(&e->mu);
-    int64_t now = hr_kmono_ns();
+    int64_t now = hr_mono_ns();
     uint64_t *v = hr_strmap_get(&e->buckets, node);
     hr_klimiter *l = v != NULL ? (hr_klimiter *)(uintptr_t)*v : NULL;
     if (l == NULL) {
@@ -274,8 +275,8 @@ hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r
             clear_reported(e, key, REP_INFEASIBLE);
             continue;
         }
-        if (e->o.backoff != NULL && !hr_backoff_active(e->o.backoff, p->ns, p->name, hr_now_ms(), NULL))
-            hr_backoff_park(e->o.backoff, p->ns, p->name, hr_now_ms(), HR_BACKOFF_PERIOD_MS, "infeasible");
+        if (e->o.backoff != NULL && !hr_backoff_active(e->o.backoff, p->ns, p->name, hr_mono_ms(), NULL))
+            hr_backoff_park(e->o.backoff, p->ns, p->name, hr_mono_ms(), HR_BACKOFF_PERIOD_MS, "infeasible");
         if (report_once(e, key, REP_INFEASIBLE)) {
             atomic_fetch_add(&e->o.metrics->resizes[HR_RES_INFEASIBLE], 1);
             post_event(e, p, "Warning", "ResizeInfeasible",
@@ -353,7 +354,7 @@ hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r
                 if (rr == HR_RES_QUOTA_DENIED || rr == HR_RES_INVALID) {
                     /* Refusals that retrying cannot fix: back off, say it once. */
                     if (e->o.backoff != NULL)
-                        hr_backoff_park(e->o.backoff, p->ns, p->name, hr_now_ms(), HR_BACKOFF_PERIOD_MS,
+                        hr_backoff_park(e->o.backoff, p->ns, p->name, hr_mono_ms(), HR_BACKOFF_PERIOD_MS,
                                         hr_result_str(rr));
                     unsigned bit = rr == HR_RES_QUOTA_DENIED ? REP_FORBIDDEN : REP_INVALID;
                     if (report_once(e, key, bit))

@@ -14,6 +14,7 @@
 #include "controller/ctllog.h"
 #include "kube/ktime.h"
 #include "kube/write/lease.h"
+#include "util/clock.h"
 
 struct hr_leader {
     hr_leader_opts o;
@@ -29,20 +30,13 @@ struct hr_leader {
     hr_klease held;              /* the record as we last wrote it */
 };
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 #define llog(l, level, ...) hr_ctl_logf((l)->o.log, (l)->o.log_ud, "leader", (level), __VA_ARGS__)
 
 bool hr_leader_leading(void *ud)
 {
     hr_leader *l = ud;
     if (l == NULL) return true;
-    return atomic_load(&l->leading) && mono_ms() < atomic_load(&l->valid_until_ms);
+    return atomic_load(&l->leading) && hr_mono_ms() < atomic_load(&l->valid_until_ms);
 }
 
 static void set_leading(hr_leader *l, bool on, int64_t renewed_at)
@@ -62,7 +56,7 @@ static void round_once(hr_leader *l)
 {
     hr_kresult res = {0};
     hr_err err;
-    int64_t t0 = mono_ms();
+    int64_t t0 = hr_mono_ms();
     hr_klease cur;
     hr_status st = hr_klease_get(l->o.client, l->ns, l->name, &cur, &res, &err);
     int64_t now_us = hr_ktime_now_us();
@@ -110,7 +104,7 @@ static void round_once(hr_leader *l)
     if (hr_klease_update(l->o.client, l->ns, l->name, &want, &got, &res, &err) == HR_OK) {
         l->held = got;
         snprintf(l->seen_rv, sizeof l->seen_rv, "%s", got.rv);
-        l->seen_at_ms = mono_ms();
+        l->seen_at_ms = hr_mono_ms();
         set_leading(l, true, t0);
     } else if (atomic_load(&l->leading)) {
         /* SPEC §10: stop writing as soon as a renewal fails. */

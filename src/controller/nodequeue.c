@@ -11,7 +11,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "util/clock.h"
 
 enum { ST_EMPTY = 0, ST_WAITING, ST_RUNNING, ST_IDLE };
 
@@ -32,13 +33,6 @@ struct hr_nodequeue {
     size_t waiting;
     bool shutdown;
 };
-
-int64_t hr_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static uint64_t hash_str(const char *s)
 {
@@ -81,11 +75,7 @@ hr_status hr_nodequeue_new(hr_nodequeue **out, hr_err *err)
         return hr_err_set(err, HR_E_NOMEM, "node queue: out of memory");
     }
     pthread_mutex_init(&q->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&q->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    hr_mono_cond_init(&q->cv);
     *out = q;
     return HR_OK;
 }
@@ -206,7 +196,7 @@ const char *hr_nodequeue_wait(hr_nodequeue *q)
     for (;;) {
         if (q->shutdown) break;
         int64_t next = -1;
-        const char *n = pop_locked(q, hr_now_ms(), &next);
+        const char *n = pop_locked(q, hr_mono_ms(), &next);
         if (n != NULL) {
             pthread_mutex_unlock(&q->mu);
             return n;
@@ -214,7 +204,7 @@ const char *hr_nodequeue_wait(hr_nodequeue *q)
         if (next < 0) {
             pthread_cond_wait(&q->cv, &q->mu);
         } else {
-            struct timespec ts = {.tv_sec = next / 1000, .tv_nsec = (next % 1000) * 1000000};
+            struct timespec ts = hr_mono_timespec(next * 1000000);
             pthread_cond_timedwait(&q->cv, &q->mu, &ts);
         }
     }

@@ -57,7 +57,4 @@ void hr_nodequeue_shutdown(hr_nodequeue *q);
 
 size_t hr_nodequeue_len(hr_nodequeue *q);
 
-/* Monotonic milliseconds (CLOCK_MONOTONIC). */
-int64_t hr_now_ms(void);
-
 #endif

@@ -15,6 +15,7 @@
 #include <gnutls/x509.h>
 
 #include "server/certs.h"
+#include "util/clock.h"
 #include "util/file.h"
 
 #define MAX_CHAIN 16
@@ -58,13 +59,6 @@ struct hr_certs {
     unsigned interval_ms;
     pthread_t th;
 };
-
-static time_t mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec;
-}
 
 static void pair_free(cert_pair *p)
 {
@@ -199,7 +193,7 @@ out:
 /* Free pairs retired longer ago than the grace period. */
 static void reap(hr_certs *c, bool all)
 {
-    time_t now = mono_s();
+    time_t now = (time_t)(hr_mono_ms() / 1000);
     pthread_mutex_lock(&c->mu);
     cert_pair **pp = &c->retired;
     cert_pair *dead = NULL;
@@ -254,7 +248,7 @@ int hr_certs_check(hr_certs *c)
     c->cur = p;
     uint64_t gen = ++c->generation;
     if (old) {
-        old->retired_at = mono_s();
+        old->retired_at = (time_t)(hr_mono_ms() / 1000);
         old->next = c->retired;
         c->retired = old;
     }
@@ -281,16 +275,11 @@ hr_status hr_certs_new(const char *dir, const hr_logger *log, hr_certs **out,
     }
     if (log)
         c->log = *log;
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     if (pthread_mutex_init(&c->mu, NULL) || pthread_mutex_init(&c->stop_mu, NULL) ||
-        pthread_cond_init(&c->stop_cv, &ca)) {
-        pthread_condattr_destroy(&ca);
+        hr_mono_cond_init(&c->stop_cv)) {
         free(c);
         return hr_err_set(err, HR_E_NOMEM, "certs: cannot create locks");
     }
-    pthread_condattr_destroy(&ca);
     hr_certs_check(c);
     *out = c;
     return HR_OK;
@@ -301,14 +290,8 @@ static void *poll_main(void *arg)
     hr_certs *c = arg;
     pthread_mutex_lock(&c->stop_mu);
     while (!c->stop) {
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_sec += c->interval_ms / 1000;
-        until.tv_nsec += (long)(c->interval_ms % 1000) * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
+        struct timespec until =
+            hr_mono_timespec(hr_mono_ns() + (int64_t)c->interval_ms * 1000000);
         int rc = 0;
         while (!c->stop && rc != ETIMEDOUT)
             rc = pthread_cond_timedwait(&c->stop_cv, &c->stop_mu, &until);

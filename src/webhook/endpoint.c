@@ -4,8 +4,8 @@
  */
 #include <stdint.h>
 #include <string.h>
-#include <time.h>
 
+#include "util/clock.h"
 #include "webhook/endpoint.h"
 
 static const double duration_bounds[] = {
@@ -27,13 +27,6 @@ void hr_wh_endpoint_init(hr_wh_endpoint *e, hr_cfg_holder *cfg,
                       sizeof duration_bounds / sizeof duration_bounds[0]);
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* A patch for a log field: quotes turned to ' so logfmt stays one value. */
 static void log_patch(char *dst, size_t cap, const hr_buf *patch)
 {
@@ -47,7 +40,7 @@ void hr_wh_endpoint_handle(void *ud, const hr_http_req *req,
                            hr_http_resp *resp)
 {
     hr_wh_endpoint *e = ud;
-    uint64_t t0 = now_ns();
+    int64_t t0 = hr_mono_ns();
     hr_cfg_snapshot *snap = hr_cfg_holder_get(e->cfg);
     hr_wh_env env = {
         .cfg = hr_cfg_snapshot_config(snap),
@@ -76,7 +69,7 @@ void hr_wh_endpoint_handle(void *ud, const hr_http_req *req,
         resp->body = r.body;
         hr_buf_init(&r.body, 0);
     }
-    uint64_t dt = now_ns() - t0;
+    uint64_t dt = (uint64_t)(hr_mono_ns() - t0);
     atomic_fetch_add_explicit(&e->requests[outcome], 1, memory_order_relaxed);
     hr_histogram_observe_ns(&e->duration, dt);
 

@@ -38,10 +38,10 @@
 #include "kube/config/kubeconfig.h"
 #include "kube/ktime.h"
 #include "kube/transport/client.h"
-#include "kube/transport/limiter.h"
 #include "kube/write/events.h"
 #include "kube/write/lease.h"
 #include "kube/write/patch.h"
+#include "util/clock.h"
 
 static hr_kclient *g_admin;
 static char g_ns[64], g_node[64], g_pod[64] = "web-0", g_crb[64];
@@ -154,7 +154,7 @@ static void whoami(hr_kclient *c, char *out, size_t cap)
 
 static double now_ms(void)
 {
-    return (double)hr_kmono_ns() / 1e6;
+    return (double)hr_mono_ns() / 1e6;
 }
 
 /* --------------------------------------------------------------- setup */

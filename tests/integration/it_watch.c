@@ -40,6 +40,7 @@
 #include "kube/transport/client.h"
 #include "kube/watch/watch.h"
 #include "kube/write/patch.h"
+#include "util/clock.h"
 
 #define NS_PREFIX "itw"
 #define NODE_PREFIX "itw-node"
@@ -72,12 +73,7 @@ static void say(const char *fmt, ...)
         }                                                                      \
     } while (0)
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+static double now_s(void) { return (double)hr_mono_ns() / 1e9; }
 
 static void sleep_ms(long ms)
 {

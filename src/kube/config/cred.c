@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "kube/base64.h"
-#include "kube/transport/limiter.h"
+#include "util/clock.h"
 #include "util/file.h"
 
 /* Tokens are refreshed this long before they expire, so a request that
@@ -56,7 +56,7 @@ void hr_kcred_snap_free(hr_kcred_snap *s)
  * (a rotation in progress), as client-go does. */
 static hr_status refresh_file(hr_kcred *c, bool force, hr_err *err)
 {
-    int64_t now = hr_kmono_ns();
+    int64_t now = hr_mono_ns();
     if (!force && c->file_token &&
         now - c->file_read_ns < (int64_t)c->file_reread_s * 1000000000)
         return HR_OK;

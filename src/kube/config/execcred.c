@@ -25,7 +25,7 @@
 #include <yyjson.h>
 
 #include "kube/base64.h"
-#include "kube/transport/limiter.h"
+#include "util/clock.h"
 
 extern char **environ;
 
@@ -305,9 +305,9 @@ hr_status hr_kexec_run(const hr_kconfig *cfg, const hr_kexec *e, long timeout_ms
     (void)close(pfd[1]); /* ours is a duplicate: the child holds its own */
     pfd[1] = -1;
 
-    int64_t deadline = hr_kmono_ns() + (int64_t)timeout_ms * 1000000;
+    int64_t deadline = hr_mono_ns() + (int64_t)timeout_ms * 1000000;
     for (;;) {
-        int64_t left = (deadline - hr_kmono_ns()) / 1000000;
+        int64_t left = (deadline - hr_mono_ns()) / 1000000;
         if (left <= 0) {
             st = hr_err_set(err, HR_E_IO, "exec plugin %s: no answer within %ld ms; killed",
                             e->command, timeout_ms);

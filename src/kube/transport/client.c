@@ -40,6 +40,7 @@
 #include "kube/config/kubeconfig.h"
 #include "kube/transport/limiter.h"
 #include "kube/transport/linesplit.h"
+#include "util/clock.h"
 
 #ifndef HR_VERSION_STRING
 #define HR_VERSION_STRING "0.1.0"
@@ -195,7 +196,7 @@ hr_status hr_kclient_new_from_config(hr_kconfig *cfg, const hr_kclient_opts *o,
         goto fail;
     }
     c->cred_ok = true;
-    if (hr_klimiter_init(&c->lim, o->qps, o->burst, hr_kmono_ns()) != 0) {
+    if (hr_klimiter_init(&c->lim, o->qps, o->burst, hr_mono_ns()) != 0) {
         st = hr_err_set(err, HR_E_NOMEM, "client: cannot create a mutex");
         goto fail;
     }
@@ -295,7 +296,7 @@ const char *hr_kclient_origin(const hr_kclient *c)
 
 void hr_kclient_set_rate(hr_kclient *c, double qps, int burst)
 {
-    hr_klimiter_set(&c->lim, qps, burst, hr_kmono_ns());
+    hr_klimiter_set(&c->lim, qps, burst, hr_mono_ns());
 }
 
 long hr_kclient_backoff_ms(hr_kclient *c, int attempt, long base_ms, long max_ms,

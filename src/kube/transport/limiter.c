@@ -3,15 +3,7 @@
  */
 #include "kube/transport/limiter.h"
 
-#include <errno.h>
-#include <time.h>
-
-int64_t hr_kmono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * INT64_C(1000000000) + ts.tv_nsec;
-}
+#include "util/clock.h"
 
 static void norm(double *qps, int *burst)
 {
@@ -88,14 +80,11 @@ bool hr_klimiter_try(hr_klimiter *l, int64_t now_ns)
 
 void hr_klimiter_wait(hr_klimiter *l)
 {
-    int64_t now = hr_kmono_ns();
+    int64_t now = hr_mono_ns();
     int64_t wait = hr_klimiter_reserve(l, now);
     if (wait <= 0)
         return;
-    int64_t until = now + wait;
-    struct timespec ts = {(time_t)(until / 1000000000), (long)(until % 1000000000)};
     /* Absolute deadline: a signal that interrupts the sleep does not
      * stretch it. */
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-        ;
+    hr_mono_sleep_until(now + wait);
 }

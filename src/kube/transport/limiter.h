@@ -43,9 +43,8 @@ int64_t hr_klimiter_reserve(hr_klimiter *l, int64_t now_ns);
 /* Take one token only if it is available now. */
 bool hr_klimiter_try(hr_klimiter *l, int64_t now_ns);
 
-/* Reserve and sleep on CLOCK_MONOTONIC until the token is ours. */
+/* Reserve and sleep on the monotonic clock (util/clock.h) until the token
+ * is ours. */
 void hr_klimiter_wait(hr_klimiter *l);
-
-int64_t hr_kmono_ns(void);
 
 #endif

@@ -22,6 +22,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/clock.h"
+
 #define RV_MAX 128
 #define CONT_MAX 4096
 
@@ -504,13 +506,6 @@ static int on_line(void *ud, const char *line, size_t len)
     return 0;
 }
 
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 hr_status hr_watch_run(hr_watch *w, const volatile bool *stop)
 {
     bool need_list = true, first_list = true, first_watch = true;
@@ -525,7 +520,7 @@ hr_status hr_watch_run(hr_watch *w, const volatile bool *stop)
             if (!first_list)
                 count(w, &w->stats.relists, 1);
             first_list = false;
-            uint64_t t0 = now_ms();
+            int64_t t0 = hr_mono_ms();
             hr_status st = do_list(w, stop, &retry_after, &err);
             if (stopped(stop))
                 break;
@@ -545,7 +540,7 @@ hr_status hr_watch_run(hr_watch *w, const volatile bool *stop)
             pthread_mutex_unlock(&w->mu);
             wlog(w, HR_LOG_INFO,
                  "listed at resourceVersion %s in %llu ms (%llu objects listed in all)",
-                 rv, (unsigned long long)(now_ms() - t0),
+                 rv, (unsigned long long)(hr_mono_ms() - t0),
                  (unsigned long long)n);
             need_list = false;
             attempt = 0;
@@ -572,7 +567,7 @@ hr_status hr_watch_run(hr_watch *w, const volatile bool *stop)
         w->line_result = HR_WL_OK;
         w->line_events = 0;
         hr_kresult res = {0, 0};
-        uint64_t t0 = now_ms();
+        int64_t t0 = hr_mono_ms();
         /* The client-side bound is a little longer than the server's, so
          * a healthy stream ends on the server's side, cleanly. */
         hr_status st = w->tr.stream(w->tr.ud, hr_buf_str(&path), timeout + 30,
@@ -589,7 +584,7 @@ hr_status hr_watch_run(hr_watch *w, const volatile bool *stop)
         bool clean = st == HR_OK && w->line_result == HR_WL_OK;
         /* A stream the server closes at once, with nothing in it, is a
          * failure in disguise: without this it would spin. */
-        if (clean && (w->line_events > 0 || now_ms() - t0 >= 1000)) {
+        if (clean && (w->line_events > 0 || hr_mono_ms() - t0 >= 1000)) {
             attempt = 0;
             continue;
         }
