@@ -21,6 +21,7 @@
 #include "controller/reconcile.h"
 #include "controller/nodesnap.h"
 #include "util/clock.h"
+#include "util/prng.h"
 
 #define FEED_INTERVAL_MS 10
 #define MAX_WORKERS 8
@@ -35,7 +36,7 @@ struct hr_controller {
     int n_workers;
     bool feeder_started;
     atomic_bool stop;
-    uint64_t rng; /* jitter; only the feeder thread draws from it */
+    hr_prng rng; /* jitter; only the feeder thread draws from it */
     hr_gauges *gauges;
     hr_cfgstatus *cfgstatus;
     /* The settings pushed by hr_controller_config_changed (controller.h). */
@@ -46,19 +47,10 @@ struct hr_controller {
 
 #define ctl_log(c, level, ...) hr_ctl_logf((c)->o.log, (c)->o.log_ud, "controller", (level), __VA_ARGS__)
 
-static uint64_t next_rand(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL); /* splitmix64 */
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
 /* debouncePeriod ±50% (SPEC §5). */
 static int64_t jittered(hr_controller *c, int64_t period_ms)
 {
-    if (period_ms <= 0) return 0;
-    return period_ms / 2 + (int64_t)(next_rand(&c->rng) % (uint64_t)(period_ms + 1));
+    return hr_prng_jitter(&c->rng, period_ms);
 }
 
 int64_t hr_controller_debounce_ms(hr_controller *c)
@@ -217,7 +209,7 @@ hr_status hr_controller_start(const hr_controller_opts *o, hr_controller **out, 
         free(c);
         return hr_err_set(err, HR_E_NOMEM, "controller: out of memory");
     }
-    c->rng = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+    hr_prng_seed_random(&c->rng);
     hr_status st = hr_nodequeue_new(&c->q, err);
     if (st == HR_OK) st = hr_backoff_new(&c->backoff, err);
     if (st == HR_OK) {
@@ -283,9 +275,9 @@ void hr_controller_enqueue_all(hr_controller *c)
     hr_cache_lock(c->o.cache);
     uint32_t it = 0;
     hr_cnode_view nv;
-    uint64_t rng = c->rng ^ 0x5DEECE66DULL;
+    hr_prng rng = {c->rng.s ^ 0x5DEECE66DULL};
     while (hr_cache_node_next(c->o.cache, &it, &nv)) {
-        int64_t d = period > 0 ? (int64_t)(next_rand(&rng) % (uint64_t)(2 * period + 1)) : 0;
+        int64_t d = period > 0 ? (int64_t)hr_prng_below(&rng, (uint64_t)(2 * period + 1)) : 0;
         hr_nodequeue_add(c->q, nv.name, now, d);
     }
     hr_cache_unlock(c->o.cache);

@@ -32,6 +32,7 @@
 #include "core/pod.h"
 #include "core/policy.h"
 #include "hr_check.h"
+#include "util/prng.h"
 
 #define CASES 10000
 #define MAXP 128 /* 110 pods plus the pieces a split or an added pod bring */
@@ -43,16 +44,9 @@
 static uint64_t g_seed;     /* the run's seed, printed on failure */
 static const char *g_prop;  /* the property being checked */
 static int g_case;          /* the case number within it */
-static uint64_t rng;
+static hr_prng rng;
 
-static uint64_t next_u64(void)
-{
-    /* splitmix64: full period, good enough mixing for test inputs. */
-    uint64_t z = (rng += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
+static uint64_t next_u64(void) { return hr_prng_next(&rng); }
 
 static int64_t below(int64_t n) { return n <= 1 ? 0 : (int64_t)(next_u64() % (uint64_t)n); }
 static bool chance(int pct) { return below(100) < pct; }
@@ -74,8 +68,8 @@ static void start_case(const char *prop, int k)
 {
     g_prop = prop;
     g_case = k;
-    rng = g_seed ^ (UINT64_C(0xd1b54a32d192ed03) * (uint64_t)(k + 1)) ^
-          (uint64_t)(uintptr_t)prop[0] << 56;
+    hr_prng_seed(&rng, g_seed ^ (UINT64_C(0xd1b54a32d192ed03) * (uint64_t)(k + 1)) ^
+                           (uint64_t)(uintptr_t)prop[0] << 56);
 }
 
 #define PFAIL(...)                                                                        \

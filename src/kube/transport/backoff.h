@@ -1,5 +1,5 @@
 /*
- * backoff.h — jittered exponential back-off and the small PRNG behind it.
+ * backoff.h — jittered exponential back-off.
  *
  * Many controllers retrying in lock-step after an API server restart turn a
  * recovery into a thundering herd; a random factor in [0.5, 1.5) spreads
@@ -11,25 +11,14 @@
 #ifndef HR_KUBE_BACKOFF_H
 #define HR_KUBE_BACKOFF_H
 
-#include <stdint.h>
-
-typedef struct hr_krand {
-    uint64_t s;
-} hr_krand;
-
-/* seed 0 draws a seed from the kernel (getrandom), falling back to the
- * clock and address-space layout when that fails. */
-void hr_krand_seed(hr_krand *r, uint64_t seed);
-uint64_t hr_krand_next(hr_krand *r);
-/* Uniform in [0, 1). */
-double hr_krand_unit(hr_krand *r);
+#include "util/prng.h"
 
 /* Jittered exponential back-off: attempt 0,1,2… → base·2^attempt capped at
  * max, times a random factor in [0.5, 1.5); Retry-After wins when larger. */
 long hr_kbackoff_ms(int attempt, long base_ms, long max_ms, long retry_after_ms);
 
 /* hr_kbackoff_ms with an explicit generator (deterministic in tests). */
-long hr_kbackoff_ms_r(hr_krand *r, int attempt, long base_ms, long max_ms,
+long hr_kbackoff_ms_r(hr_prng *r, int attempt, long base_ms, long max_ms,
                       long retry_after_ms);
 
 #endif

@@ -63,7 +63,7 @@ struct hr_kclient {
     int n_pool;
     hr_klimiter lim;
     pthread_mutex_t rand_mu;
-    hr_krand rand;
+    hr_prng rand;
     char *ua;
     long timeout_ms;
     char *base;                  /* URL prefix requests are made against */
@@ -211,7 +211,7 @@ hr_status hr_kclient_new_from_config(hr_kconfig *cfg, const hr_kclient_opts *o,
         goto fail;
     }
     c->rand_ok = true;
-    hr_krand_seed(&c->rand, 0);
+    hr_prng_seed_random(&c->rand);
     for (; c->n_locks < CURL_LOCK_DATA_LAST; c->n_locks++)
         if (pthread_mutex_init(&c->locks[c->n_locks], NULL) != 0) {
             st = hr_err_set(err, HR_E_NOMEM, "client: cannot create a mutex");

@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "util/clock.h"
+#include "util/prng.h"
 
 #define RV_MAX 128
 #define CONT_MAX 4096
@@ -36,7 +37,7 @@ struct hr_watch {
     size_t max_page;
     hr_log_fn log;
     void *log_ud;
-    uint64_t rng;
+    hr_prng rng;
 
     yyjson_alc *alc; /* parse memory, reused across lines */
 
@@ -87,17 +88,6 @@ static void wlog(hr_watch *w, int level, const char *fmt, ...)
     w->log(w->log_ud, level, msg);
 }
 
-/* xorshift64*: jitter only, never security. */
-static uint64_t rnd(hr_watch *w)
-{
-    uint64_t x = w->rng;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    w->rng = x;
-    return x * UINT64_C(2685821657736338717);
-}
-
 static char *dup_or_null(const char *s)
 {
     return s ? strdup(s) : NULL;
@@ -138,16 +128,10 @@ hr_status hr_watch_new(const hr_watch_opts *o, hr_watch **out, hr_err *err)
     w->max_page = o->max_page_bytes > 0 ? o->max_page_bytes : (size_t)256 << 20;
     w->log = o->log ? o->log : default_log;
     w->log_ud = o->log_ud;
-    if (o->seed) {
-        w->rng = o->seed;
-    } else {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        w->rng = (uint64_t)ts.tv_nsec * 6364136223846793005u ^
-                 (uint64_t)ts.tv_sec ^ (uint64_t)(uintptr_t)w;
-    }
-    if (!w->rng)
-        w->rng = 0x9e3779b97f4a7c15u;
+    if (o->seed)
+        hr_prng_seed(&w->rng, o->seed);
+    else
+        hr_prng_seed_random(&w->rng);
     *out = w;
     return HR_OK;
 }
@@ -404,7 +388,7 @@ static long backoff(hr_watch *w, int attempt, long retry_after)
     if (d > w->bo_max)
         d = w->bo_max;
     /* × [0.5, 1.5): spreads many watches that failed together. */
-    d = d / 2 + (long)(rnd(w) % (uint64_t)(d > 0 ? d : 1));
+    d = d / 2 + (long)hr_prng_below(&w->rng, (uint64_t)(d > 0 ? d : 1));
     return retry_after > d ? retry_after : d;
 }
 
@@ -548,7 +532,7 @@ hr_status hr_watch_run(hr_watch *w, const volatile bool *stop)
         char rv[RV_MAX];
         hr_watch_get_rv(w, rv, sizeof rv);
         int span = w->tmax - w->tmin;
-        long timeout = w->tmin + (span > 0 ? (long)(rnd(w) % (uint64_t)(span + 1)) : 0);
+        long timeout = w->tmin + (span > 0 ? (long)hr_prng_below(&w->rng, (uint64_t)span + 1) : 0);
         start_query(w, &path);
         hr_buf_printf(&path,
                       "watch=1&allowWatchBookmarks=true&timeoutSeconds=%ld"

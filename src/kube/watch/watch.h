@@ -90,7 +90,7 @@ typedef struct hr_watch_opts {
     size_t max_page_bytes;/* <= 0: 256 MiB; a larger list page is an error */
     hr_log_fn log;        /* NULL: logfmt lines on stderr */
     void *log_ud;
-    uint64_t seed;        /* jitter; 0: from the clock */
+    uint64_t seed;        /* jitter; 0: a random seed (util/prng.h) */
 } hr_watch_opts;
 
 /* Counters, readable from any thread (metrics). */
