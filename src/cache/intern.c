@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/hash.h"
+
 struct hr_istr {
     uint32_t id;
     uint32_t refs;
@@ -24,14 +26,7 @@ struct hr_istr {
 
 uint32_t hr_intern_hash(const char *s, size_t len)
 {
-    /* FNV-1a: short keys; the API server is trusted with names, and a
-     * degenerate chain costs time, not safety. */
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 16777619u;
-    }
-    return h;
+    return hr_fnv1a32(s, len);
 }
 
 void hr_intern_init(hr_intern *t)

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "util/clock.h"
+#include "util/hash.h"
 
 enum { ST_EMPTY = 0, ST_WAITING, ST_RUNNING, ST_IDLE };
 
@@ -34,12 +35,7 @@ struct hr_nodequeue {
     bool shutdown;
 };
 
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
+static uint64_t hash_str(const char *s) { return hr_fnv1a64_str(HR_FNV64_BASIS_TABLE, s); }
 
 static entry *find_slot(entry *slots, size_t cap, const char *name)
 {

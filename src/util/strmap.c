@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
+
 #define TOMB ((char *)&tomb_marker)
 static const char tomb_marker = 0;
 
@@ -15,12 +17,7 @@ struct hr_strmap_slot {
     uint64_t hash;
 };
 
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
+static uint64_t hash_str(const char *s) { return hr_fnv1a64_str(HR_FNV64_BASIS_TABLE, s); }
 
 void hr_strmap_init(hr_strmap *m) { memset(m, 0, sizeof *m); }
 

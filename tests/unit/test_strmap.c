@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "util/prng.h"
 #include "util/strmap.h"
 
 #define KEYS 300
@@ -23,10 +24,11 @@ static void against_model(void **state)
     hr_strmap_init(&m);
     uint64_t model[KEYS];
     bool present[KEYS] = {0};
-    uint64_t x = 88172645463325252ULL;
+    hr_prng rng;
+    hr_prng_seed(&rng, 88172645463325252ULL);
     char key[32];
     for (int step = 0; step < 200000; step++) {
-        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        uint64_t x = hr_prng_next(&rng);
         int k = (int)(x % KEYS);
         snprintf(key, sizeof key, "ns-%d/pod-%d", k % 7, k);
         switch ((x >> 20) % 3) {

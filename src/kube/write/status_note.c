@@ -5,21 +5,23 @@
 
 #include <string.h>
 
+#include "util/hash.h"
+
 uint32_t hr_status_note_hash(const char *s, size_t len)
 {
     static const char key[] = "\"computedAt\":\"";
     const size_t klen = sizeof key - 1;
     if (s == NULL) return 0;
-    uint32_t h = 2166136261u;
+    uint32_t h = HR_FNV32_BASIS;
     size_t i = 0;
     while (i < len) {
         if (len - i >= klen && memcmp(s + i, key, klen) == 0) {
-            for (size_t k = 0; k < klen; k++) h = (h ^ (unsigned char)s[i + k]) * 16777619u;
+            h = hr_fnv1a32_add(h, s + i, klen);
             i += klen;
             while (i < len && s[i] != '"') i++; /* the time itself */
             continue;
         }
-        h = (h ^ (unsigned char)s[i]) * 16777619u;
+        h = hr_fnv1a32_add(h, s + i, 1);
         i++;
     }
     return h ? h : 1;
