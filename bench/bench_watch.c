@@ -62,7 +62,7 @@ static unsigned long skipped;
 static void count_log(void *ud, int level, const char *msg)
 {
     (void)ud, (void)msg;
-    if (level <= HR_LOG_WARN) {
+    if (level <= HR_LV_WARN) {
         if (!skipped)
             fprintf(stderr, "first warning: %s\n", msg);
         skipped++;

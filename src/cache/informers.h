@@ -23,7 +23,7 @@ typedef struct hr_informers_opts {
     int timeout_max_s;
     long backoff_base_ms;
     long backoff_max_ms;
-    hr_log_fn log;        /* NULL: logfmt on stderr */
+    hr_log_sink log;      /* NULL: logfmt on stderr */
     void *log_ud;
 } hr_informers_opts;
 

@@ -47,10 +47,10 @@
 #include "server/certs.h"
 #include "server/health.h"
 #include "server/http.h"
-#include "server/log.h"
 #include "server/metrics.h"
 #include "server/procmetrics.h"
 #include "util/clock.h"
+#include "util/log.h"
 #include "util/logfmt.h"
 #include "webhook/config_holder.h"
 #include "webhook/endpoint.h"
@@ -106,14 +106,13 @@ static void log_sink(void *ud, int level, const char *msg)
     const run_opts *o = ud;
     if (level > HR_LV_INFO + o->verbosity)
         return;
-    static const char *const names[] = {"error", "warn", "info", "debug"};
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     struct tm tm;
     gmtime_r(&ts.tv_sec, &tm);
     char when[32];
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
-    const char *lv = names[level < 0 ? 0 : level > 3 ? 3 : level];
+    const char *lv = hr_log_level_name(level);
     if (o->log_json) {
         char stamp[48];
         snprintf(stamp, sizeof stamp, "%s.%03ldZ", when, ts.tv_nsec / 1000000L);

@@ -187,7 +187,7 @@ static bool build_locked(hr_cfgstatus *s, hr_buf *body, hr_buf *key, hr_cfgstatu
     size_t n;
     hr_err err;
     if (hr_cache_managed_quota_ns(c, s->o.own_ns, &ns, &n, &err) != HR_OK) {
-        st_log(s, 0, "msg=\"HeadroomConfig status not built\" error=\"%s\"", err.msg);
+        st_log(s, HR_LV_ERROR, "msg=\"HeadroomConfig status not built\" error=\"%s\"", err.msg);
         return false;
     }
     /* While warming up, the counts the object already holds stand. */
@@ -254,7 +254,7 @@ static void tick(hr_cfgstatus *s)
             s->last_key = strdup(hr_buf_str(&key));
             s->last_write_ms = now;
             s->fails = 0;
-            st_log(s, d == HR_CFGST_COUNTS ? 3 : 1,
+            st_log(s, d == HR_CFGST_COUNTS ? HR_LV_DEBUG : HR_LV_WARN,
                    "msg=\"HeadroomConfig status written\" ready=%s change=%s",
                    ready_false ? "False" : "True", d == HR_CFGST_COUNTS ? "counts" : "conditions");
         } else {
@@ -262,7 +262,7 @@ static void tick(hr_cfgstatus *s)
             long backoff = hr_kclient_backoff_ms(s->o.client, s->fails++, 1000, 60000,
                                                  res.retry_after_ms);
             s->retry_at_ms = now + backoff;
-            st_log(s, res.status == 404 ? 2 : 0,
+            st_log(s, res.status == 404 ? HR_LV_INFO : HR_LV_ERROR,
                    "msg=\"HeadroomConfig status not written\" status=%ld retryInMs=%ld error=\"%s\"",
                    res.status, backoff, err.msg);
         }

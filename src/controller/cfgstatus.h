@@ -76,7 +76,7 @@ typedef struct hr_cfgstatus_opts {
     bool (*synced)(void *ud);  /* NULL: always */
     void *synced_ud;
     int interval_ms;           /* how often to look; <= 0: 2000 */
-    hr_ctl_log_fn log;
+    hr_log_sink log;
     void *log_ud;
 } hr_cfgstatus_opts;
 

@@ -59,7 +59,7 @@ typedef struct hr_controller_opts {
      * compute the wrong slack. NULL: treat as synced. */
     bool (*synced)(void *ud);
     void *synced_ud;
-    hr_ctl_log_fn log;
+    hr_log_sink log;
     void *log_ud;
 } hr_controller_opts;
 

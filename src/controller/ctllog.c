@@ -6,7 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-void hr_ctl_logf(hr_ctl_log_fn fn, void *ud, const char *component, int level, const char *fmt, ...)
+void hr_ctl_logf(hr_log_sink fn, void *ud, const char *component, int level, const char *fmt, ...)
 {
     char msg[1024];
     va_list ap;
@@ -17,6 +17,5 @@ void hr_ctl_logf(hr_ctl_log_fn fn, void *ud, const char *component, int level, c
         fn(ud, level, msg);
         return;
     }
-    static const char *const lv[] = {"error", "warn", "info", "debug"};
-    fprintf(stderr, "level=%s component=%s %s\n", lv[level & 3], component, msg);
+    hr_log_stderr(component, level, msg);
 }

@@ -6,10 +6,10 @@
 #ifndef HR_CONTROLLER_CTLLOG_H
 #define HR_CONTROLLER_CTLLOG_H
 
-/* The same shape as the watch and server layers' sinks. */
-typedef void (*hr_ctl_log_fn)(void *ud, int level, const char *msg);
+#include "util/log.h"
 
-void hr_ctl_logf(hr_ctl_log_fn fn, void *ud, const char *component, int level, const char *fmt, ...)
+/* level is an hr_log_level (util/log.h). */
+void hr_ctl_logf(hr_log_sink fn, void *ud, const char *component, int level, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
 #endif

@@ -38,7 +38,7 @@ typedef struct hr_executor_opts {
      * abandoned (SPEC §10: finish or abandon in-flight work in 10 s). */
     const atomic_bool *stop;
     const char *instance;        /* reportingInstance of events (hostname) */
-    hr_ctl_log_fn log;          /* NULL: logfmt on stderr */
+    hr_log_sink log;            /* NULL: logfmt on stderr */
     void *log_ud;
 } hr_executor_opts;
 

@@ -45,7 +45,7 @@ static void set_leading(hr_leader *l, bool on, int64_t renewed_at)
     if (on) atomic_store(&l->valid_until_ms, renewed_at + l->o.renew_deadline_ms);
     atomic_store(&l->leading, on);
     if (was != on) {
-        llog(l, 2, "msg=\"%s\" lease=%s/%s identity=%s", on ? "became leader" : "stopped leading", l->ns,
+        llog(l, HR_LV_INFO, "msg=\"%s\" lease=%s/%s identity=%s", on ? "became leader" : "stopped leading", l->ns,
              l->name, l->id);
         if (l->o.on_change) l->o.on_change(l->o.ud, on);
     }
@@ -76,7 +76,7 @@ static void round_once(hr_leader *l)
     if (st != HR_OK) {
         /* Cannot read the Lease: a leader that cannot renew stops now. */
         if (atomic_load(&l->leading)) {
-            llog(l, 1, "msg=\"lease unreadable, stepping down\" status=%ld error=\"%s\"", res.status, err.msg);
+            llog(l, HR_LV_WARN, "msg=\"lease unreadable, stepping down\" status=%ld error=\"%s\"", res.status, err.msg);
             set_leading(l, false, 0);
         }
         return;
@@ -108,7 +108,7 @@ static void round_once(hr_leader *l)
         set_leading(l, true, t0);
     } else if (atomic_load(&l->leading)) {
         /* SPEC §10: stop writing as soon as a renewal fails. */
-        llog(l, 1, "msg=\"lease renewal failed, stepping down\" status=%ld error=\"%s\"", res.status, err.msg);
+        llog(l, HR_LV_WARN, "msg=\"lease renewal failed, stepping down\" status=%ld error=\"%s\"", res.status, err.msg);
         set_leading(l, false, 0);
     }
 }
@@ -167,9 +167,9 @@ void hr_leader_stop(hr_leader *l)
         hr_kresult res = {0};
         hr_err err;
         if (hr_klease_update(l->o.client, l->ns, l->name, &want, NULL, &res, &err) == HR_OK)
-            llog(l, 2, "msg=\"lease released\" lease=%s/%s", l->ns, l->name);
+            llog(l, HR_LV_INFO, "msg=\"lease released\" lease=%s/%s", l->ns, l->name);
         else
-            llog(l, 1, "msg=\"lease not released\" status=%ld error=\"%s\"", res.status, err.msg);
+            llog(l, HR_LV_WARN, "msg=\"lease not released\" status=%ld error=\"%s\"", res.status, err.msg);
     }
     free(l);
 }

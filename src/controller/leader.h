@@ -40,7 +40,7 @@ typedef struct hr_leader_opts {
      * reconcile every node) and lost. */
     void (*on_change)(void *ud, bool leading);
     void *ud;
-    hr_ctl_log_fn log;
+    hr_log_sink log;
     void *log_ud;
 } hr_leader_opts;
 

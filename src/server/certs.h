@@ -21,8 +21,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "server/log.h"
 #include "util/err.h"
+#include "util/log.h"
 
 typedef struct hr_certs hr_certs;
 

@@ -21,9 +21,9 @@
 #include <stdint.h>
 
 #include "server/certs.h"
-#include "server/log.h"
 #include "util/buf.h"
 #include "util/err.h"
+#include "util/log.h"
 
 typedef struct hr_http_req {
     const char *method;

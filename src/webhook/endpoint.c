@@ -83,7 +83,7 @@ void hr_wh_endpoint_handle(void *ud, const hr_http_req *req,
     } else {
         char patch[600];
         log_patch(patch, sizeof patch, &r.patch);
-        hr_log_lv lvl = outcome == HR_WH_UNCHANGED ? HR_LV_DEBUG
+        hr_log_level lvl = outcome == HR_WH_UNCHANGED ? HR_LV_DEBUG
                                                       : HR_LV_INFO;
         hr_logf(&e->log, lvl,
                 "msg=\"admission\" result=%s uid=%s namespace=%s pod=%s "

@@ -15,8 +15,8 @@
 #include <stdatomic.h>
 
 #include "server/http.h"
-#include "server/log.h"
 #include "server/metrics.h"
+#include "util/log.h"
 #include "webhook/admission.h"
 #include "webhook/config_holder.h"
 

@@ -35,7 +35,7 @@ struct hr_watch {
     int page_limit, tmin, tmax;
     long bo_base, bo_max;
     size_t max_page;
-    hr_log_fn log;
+    hr_log_sink log;
     void *log_ud;
     hr_prng rng;
 
@@ -56,10 +56,8 @@ struct hr_watch {
 
 static void default_log(void *ud, int level, const char *msg)
 {
-    static const char *names[] = {"error", "warn", "info", "debug"};
     (void)ud;
-    fprintf(stderr, "level=%s component=watch %s\n",
-            names[level < 0 || level > 3 ? 0 : level], msg);
+    hr_log_stderr("watch", level, msg);
 }
 
 static void wlog(hr_watch *w, int level, const char *fmt, ...)
@@ -195,7 +193,7 @@ static void set_rv(hr_watch *w, const char *rv, size_t len)
 static void skipped(hr_watch *w, const char *what, const hr_err *e)
 {
     count(w, &w->stats.malformed, 1);
-    wlog(w, HR_LOG_WARN, "%s skipped: %s", what, e->msg);
+    wlog(w, HR_LV_WARN, "%s skipped: %s", what, e->msg);
 }
 
 /* Short, printable excerpt of untrusted bytes for a log line. */
@@ -222,7 +220,7 @@ static hr_wline feed(hr_watch *w, char *line, size_t len, bool insitu)
     char ex[100];
     if (!doc) {
         count(w, &w->stats.malformed, 1);
-        wlog(w, HR_LOG_WARN, "unparseable watch line at byte %zu (%s): %s",
+        wlog(w, HR_LV_WARN, "unparseable watch line at byte %zu (%s): %s",
              rerr.pos, rerr.msg, excerpt(ex, sizeof ex, line, len));
         return HR_WL_BAD;
     }
@@ -232,7 +230,7 @@ static hr_wline feed(hr_watch *w, char *line, size_t len, bool insitu)
     hr_wline res = HR_WL_OK;
     if (!yyjson_is_str(type) || !yyjson_is_obj(obj)) {
         count(w, &w->stats.malformed, 1);
-        wlog(w, HR_LOG_WARN, "watch line is not an event: %s",
+        wlog(w, HR_LV_WARN, "watch line is not an event: %s",
              excerpt(ex, sizeof ex, line, len));
         yyjson_doc_free(doc);
         return HR_WL_BAD;
@@ -267,16 +265,16 @@ static hr_wline feed(hr_watch *w, char *line, size_t len, bool insitu)
         char mq[200];
         hr_err_quote(mq, sizeof mq, m, strlen(m), 160);
         if (c == 410) {
-            wlog(w, HR_LOG_INFO, "watch expired (410): %s", mq);
+            wlog(w, HR_LV_INFO, "watch expired (410): %s", mq);
             res = HR_WL_GONE;
         } else {
-            wlog(w, HR_LOG_WARN, "watch error event %lld: %s", (long long)c,
+            wlog(w, HR_LV_WARN, "watch error event %lld: %s", (long long)c,
                  mq);
             res = HR_WL_ERROR;
         }
     } else {
         count(w, &w->stats.malformed, 1);
-        wlog(w, HR_LOG_WARN, "unknown watch event type: %s",
+        wlog(w, HR_LV_WARN, "unknown watch event type: %s",
              excerpt(ex, sizeof ex, yyjson_get_str(type),
                      yyjson_get_len(type)));
     }
@@ -511,7 +509,7 @@ hr_status hr_watch_run(hr_watch *w, const volatile bool *stop)
             if (st != HR_OK) {
                 count(w, &w->stats.errors, 1);
                 long d = backoff(w, attempt++, retry_after);
-                wlog(w, HR_LOG_WARN, "list failed, retry in %ld ms: %s", d,
+                wlog(w, HR_LV_WARN, "list failed, retry in %ld ms: %s", d,
                      err.msg);
                 nap(d, stop);
                 continue;
@@ -522,7 +520,7 @@ hr_status hr_watch_run(hr_watch *w, const volatile bool *stop)
             uint64_t n = w->stats.listed;
             w->stats.synced = true;
             pthread_mutex_unlock(&w->mu);
-            wlog(w, HR_LOG_INFO,
+            wlog(w, HR_LV_INFO,
                  "listed at resourceVersion %s in %llu ms (%llu objects listed in all)",
                  rv, (unsigned long long)(hr_mono_ms() - t0),
                  (unsigned long long)n);
@@ -560,7 +558,7 @@ hr_status hr_watch_run(hr_watch *w, const volatile bool *stop)
             break;
         if (w->line_result == HR_WL_GONE || res.status == 410) {
             if (res.status == 410)
-                wlog(w, HR_LOG_INFO, "watch from %s refused with 410 Gone: relist",
+                wlog(w, HR_LV_INFO, "watch from %s refused with 410 Gone: relist",
                      rv);
             need_list = true;
             continue;
@@ -575,11 +573,11 @@ hr_status hr_watch_run(hr_watch *w, const volatile bool *stop)
         count(w, &w->stats.errors, 1);
         long d = backoff(w, attempt++, res.retry_after_ms);
         if (st != HR_OK)
-            wlog(w, HR_LOG_WARN,
+            wlog(w, HR_LV_WARN,
                  "watch from %s ended (status %ld), resume in %ld ms: %s", rv,
                  res.status, d, err.msg);
         else
-            wlog(w, HR_LOG_WARN, "watch from %s ended early, resume in %ld ms",
+            wlog(w, HR_LV_WARN, "watch from %s ended early, resume in %ld ms",
                  rv, d);
         nap(d, stop);
     }

@@ -36,6 +36,7 @@
 #include "kube/transport/client.h"
 #include "util/buf.h"
 #include "util/err.h"
+#include "util/log.h"
 
 /* What the watch hands over. Callbacks run on the watch's thread, one at a
  * time. obj is the object (a list item or a watch event's object). A
@@ -72,10 +73,6 @@ typedef struct hr_wtransport {
     bool lines_writable;
 } hr_wtransport;
 
-enum { HR_LOG_ERROR = 0, HR_LOG_WARN = 1, HR_LOG_INFO = 2, HR_LOG_DEBUG = 3 };
-
-typedef void (*hr_log_fn)(void *ud, int level, const char *msg);
-
 typedef struct hr_watch_opts {
     const char *resource; /* for logs and metrics: "pods" */
     const char *path;     /* collection path: "/api/v1/pods" */
@@ -88,7 +85,7 @@ typedef struct hr_watch_opts {
     long backoff_base_ms; /* <= 0: 500 */
     long backoff_max_ms;  /* <= 0: 30000 */
     size_t max_page_bytes;/* <= 0: 256 MiB; a larger list page is an error */
-    hr_log_fn log;        /* NULL: logfmt lines on stderr */
+    hr_log_sink log;      /* NULL: logfmt lines on stderr */
     void *log_ud;
     uint64_t seed;        /* jitter; 0: a random seed (util/prng.h) */
 } hr_watch_opts;
