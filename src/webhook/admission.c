@@ -26,6 +26,7 @@
 #include "core/podctx.h"
 #include "core/quantity.h"
 #include "kube/decode/pod.h"
+#include "util/base64.h"
 #include "webhook/admission.h"
 
 #define REVIEW_API "admission.k8s.io/v1"
@@ -108,29 +109,6 @@ static void ptr_token(hr_buf *b, const char *tok)
             hr_buf_puts(b, "~1");
         else
             hr_buf_putc(b, *p);
-    }
-}
-
-static void base64(hr_buf *b, const unsigned char *s, size_t len)
-{
-    static const char tab[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    size_t i = 0;
-    for (; i + 3 <= len; i += 3) {
-        uint32_t v = (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8 | s[i + 2];
-        char o[4] = {tab[v >> 18], tab[(v >> 12) & 63], tab[(v >> 6) & 63],
-                     tab[v & 63]};
-        hr_buf_append(b, o, 4);
-    }
-    if (len - i == 1) {
-        uint32_t v = (uint32_t)s[i] << 16;
-        char o[4] = {tab[v >> 18], tab[(v >> 12) & 63], '=', '='};
-        hr_buf_append(b, o, 4);
-    } else if (len - i == 2) {
-        uint32_t v = (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8;
-        char o[4] = {tab[v >> 18], tab[(v >> 12) & 63], tab[(v >> 6) & 63],
-                     '='};
-        hr_buf_append(b, o, 4);
     }
 }
 
@@ -450,7 +428,7 @@ hr_status hr_admission_review(const hr_wh_env *env, const char *in, size_t len,
     hr_buf_puts(b, ",\"allowed\":true");
     if (r->outcome == HR_WH_MUTATED) {
         hr_buf_puts(b, ",\"patchType\":\"JSONPatch\",\"patch\":\"");
-        base64(b, (const unsigned char *)hr_buf_str(&r->patch), r->patch.len);
+        hr_buf_b64(b, hr_buf_str(&r->patch), r->patch.len);
         hr_buf_putc(b, '"');
     }
     hr_buf_puts(b, "}}");

@@ -34,13 +34,13 @@
 #include <cmocka.h>
 #include <yyjson.h>
 
-#include "kube/base64.h"
 #include "kube/config/kubeconfig.h"
 #include "kube/ktime.h"
 #include "kube/transport/client.h"
 #include "kube/write/events.h"
 #include "kube/write/lease.h"
 #include "kube/write/patch.h"
+#include "util/base64.h"
 #include "util/clock.h"
 
 static hr_kclient *g_admin;

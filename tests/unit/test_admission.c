@@ -21,6 +21,7 @@
 
 #include "core/config.h"
 #include "core/names.h"
+#include "util/base64.h"
 #include "webhook/admission.h"
 #include "webhook/config_holder.h"
 
@@ -75,34 +76,15 @@ typedef struct answer {
     char *patch;          /* decoded JSONPatch from the response, or NULL */
 } answer;
 
-static int b64val(char c)
-{
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-}
-
+/* The patch as the API server would read it: padded standard base64. */
 static char *unbase64(const char *s)
 {
     size_t n = strlen(s);
     assert_int_equal(n % 4, 0);
-    char *out = calloc(n / 4 * 3 + 1, 1);
-    size_t o = 0;
-    for (size_t i = 0; i < n; i += 4) {
-        int v[4];
-        for (int k = 0; k < 4; k++)
-            v[k] = s[i + k] == '=' ? 0 : b64val(s[i + k]);
-        for (int k = 0; k < 4; k++)
-            assert_true(v[k] >= 0);
-        uint32_t w = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 |
-                     (uint32_t)v[2] << 6 | (uint32_t)v[3];
-        out[o++] = (char)(w >> 16);
-        if (s[i + 2] != '=') out[o++] = (char)(w >> 8);
-        if (s[i + 3] != '=') out[o++] = (char)w;
-    }
+    assert_int_equal(strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="), n);
+    char *out = calloc(hr_b64_max(n) + 1, 1);
+    size_t o = hr_b64_decode(s, n, (unsigned char *)out, NULL);
+    assert_true(o != (size_t)-1);
     out[o] = '\0';
     return out;
 }

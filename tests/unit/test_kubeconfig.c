@@ -24,10 +24,10 @@
 
 #include <cmocka.h>
 
-#include "kube/base64.h"
 #include "kube/config/cred.h"
 #include "kube/config/execcred.h"
 #include "kube/config/kubeconfig.h"
+#include "util/base64.h"
 #include "util/file.h"
 
 static char g_dir[256];

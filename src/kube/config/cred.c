@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/base64.h"
+#include "util/base64.h"
 #include "util/clock.h"
 #include "util/file.h"
 

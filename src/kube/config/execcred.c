@@ -24,7 +24,7 @@
 #include <unistd.h>
 #include <yyjson.h>
 
-#include "kube/base64.h"
+#include "util/base64.h"
 #include "util/clock.h"
 
 extern char **environ;

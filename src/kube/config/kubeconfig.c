@@ -24,7 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kube/base64.h"
+#include "util/base64.h"
 #include "util/file.h"
 
 #define MAX_FILES 64

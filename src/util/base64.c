@@ -2,7 +2,7 @@
  * base64.c — RFC 4648 standard alphabet, lenient on whitespace and padding
  * (see base64.h).
  */
-#include "kube/base64.h"
+#include "util/base64.h"
 
 #include <stdint.h>
 
@@ -80,4 +80,17 @@ size_t hr_b64_encode(const unsigned char *src, size_t len, char *dst)
     }
     dst[o] = '\0';
     return o;
+}
+
+void hr_buf_b64(hr_buf *b, const void *src, size_t len)
+{
+    /* In chunks of a multiple of 3 bytes, so only the last one pads. */
+    const unsigned char *s = src;
+    char out[1024 + 1];
+    while (len > 0) {
+        size_t n = len < 768 ? len : 768;
+        hr_buf_append(b, out, hr_b64_encode(s, n, out));
+        s += n;
+        len -= n;
+    }
 }
