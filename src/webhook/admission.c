@@ -27,6 +27,7 @@
 #include "core/quantity.h"
 #include "kube/decode/pod.h"
 #include "util/base64.h"
+#include "util/jsonstr.h"
 #include "webhook/admission.h"
 
 #define REVIEW_API "admission.k8s.io/v1"
@@ -73,29 +74,6 @@ static void copy_field(char *dst, size_t cap, yyjson_val *v, const char *sfx)
     hr_err_quote(dst, cap - strlen(sfx), yyjson_get_str(v), yyjson_get_len(v),
                  cap - strlen(sfx) - 4);
     strcat(dst, sfx);
-}
-
-static void json_str(hr_buf *b, const char *s, size_t len)
-{
-    static const char hex[] = "0123456789abcdef";
-    hr_buf_putc(b, '"');
-    size_t run = 0;
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c != '"' && c != '\\')
-            continue;
-        hr_buf_append(b, s + run, i - run);
-        run = i + 1;
-        if (c == '"' || c == '\\') {
-            hr_buf_putc(b, '\\');
-            hr_buf_putc(b, (char)c);
-        } else {
-            char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-            hr_buf_append(b, u, sizeof u);
-        }
-    }
-    hr_buf_append(b, s + run, len - run);
-    hr_buf_putc(b, '"');
 }
 
 /* One JSON-pointer reference token (RFC 6901: "~" is "~0", "/" is "~1"). */
@@ -223,10 +201,10 @@ static void render_patch(const hr_pod *p, const wh_ctr *at, const int64_t *lim,
         if (at[k].has_limits) {
             ptr_token(b, "cpu");
             hr_buf_puts(b, "\",\"value\":");
-            json_str(b, q, strlen(q));
+            hr_buf_json_str(b, q);
         } else {
             hr_buf_puts(b, "\",\"value\":{\"cpu\":");
-            json_str(b, q, strlen(q));
+            hr_buf_json_str(b, q);
             hr_buf_putc(b, '}');
         }
         hr_buf_putc(b, '}');
@@ -424,7 +402,7 @@ hr_status hr_admission_review(const hr_wh_env *env, const char *in, size_t len,
     hr_buf *b = &r->body;
     hr_buf_puts(b, "{\"apiVersion\":\"" REVIEW_API "\",\"kind\":"
                    "\"AdmissionReview\",\"response\":{\"uid\":");
-    json_str(b, yyjson_get_str(uid), yyjson_get_len(uid));
+    hr_buf_json_strn(b, yyjson_get_str(uid), yyjson_get_len(uid));
     hr_buf_puts(b, ",\"allowed\":true");
     if (r->outcome == HR_WH_MUTATED) {
         hr_buf_puts(b, ",\"patchType\":\"JSONPatch\",\"patch\":\"");
