@@ -136,10 +136,10 @@ static void print_explain(const hr_nodesnap *s, const hr_reconcile *r, size_t me
     printf("\npod request r                      %s\n", cpu(rq, a));
     int64_t burst = 0;
     if (np->slack > 0 && np->managed > 0) {
-        int64_t prop = (int64_t)(((hr_i128)np->slack * rq) / np->managed);
+        int64_t prop = hr_muldiv64(np->slack, rq, np->managed);
         int64_t share = np->slack / (np->n_managed ? np->n_managed : 1);
-        int64_t fl = cfg->min_burst_floor < share ? cfg->min_burst_floor : share;
-        burst = prop > fl ? prop : fl;
+        int64_t fl = hr_min64(cfg->min_burst_floor, share);
+        burst = hr_max64(prop, fl);
         printf("  proportional S·r/M                %s\n", cpu(prop, a));
         printf("  floor min(minBurstFloor %s, S/N %s) = %s\n", cpu(cfg->min_burst_floor, b), cpu(share, c),
                cpu(fl, d));

@@ -7,18 +7,8 @@
  * budget is shared pro-rata with floor division, so the limits given never
  * sum above it (unless the floor at the request lifts one).
  */
-#include "admission.h"
-
-#include "wide.h"
-
-static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
-
-/* a*b/d in 128 bits, saturated to int64 (d > 0, a, b >= 0). */
-static int64_t muldiv(int64_t a, int64_t b, int64_t d)
-{
-    hr_i128 v = (hr_i128)a * b / d;
-    return v > INT64_MAX ? INT64_MAX : (int64_t)v;
-}
+#include "core/admission.h"
+#include "core/wide.h"
 
 uint32_t hr_birth_limits(const hr_config *cfg, const hr_pod *p, int64_t *lim)
 {
@@ -33,7 +23,7 @@ uint32_t hr_birth_limits(const hr_config *cfg, const hr_pod *p, int64_t *lim)
     int64_t budget = HR_NONE;
     if (p->max_cpu != HR_NONE) budget = p->max_cpu;
     if (lb->pod_max != HR_NONE)
-        budget = budget == HR_NONE ? lb->pod_max : min64(budget, lb->pod_max);
+        budget = budget == HR_NONE ? lb->pod_max : hr_min64(budget, lb->pod_max);
     int64_t sum_new_req = 0;
     uint32_t n = 0;
     for (uint32_t k = 0; k < p->n_ctr; k++) {
@@ -41,11 +31,11 @@ uint32_t hr_birth_limits(const hr_config *cfg, const hr_pod *p, int64_t *lim)
         lim[k] = HR_NONE;
         if (!hr_ctr_resizable(c)) continue;
         if (c->cpu_lim != HR_NONE) {
-            if (budget != HR_NONE) budget -= min64(c->cpu_lim, budget);
+            if (budget != HR_NONE) budget -= hr_min64(c->cpu_lim, budget);
             continue;
         }
         if (c->cpu_req <= 0) continue;
-        lim[k] = muldiv(c->cpu_req, mult, 1000);
+        lim[k] = hr_muldiv64(c->cpu_req, mult, 1000);
         sum_new_req += c->cpu_req; /* each <= 2^63/1000: no overflow */
         n++;
     }
@@ -53,17 +43,17 @@ uint32_t hr_birth_limits(const hr_config *cfg, const hr_pod *p, int64_t *lim)
     int64_t sum_lim = 0;
     for (uint32_t k = 0; k < p->n_ctr; k++)
         if (lim[k] != HR_NONE)
-            sum_lim = sum_lim > INT64_MAX - lim[k] ? INT64_MAX : sum_lim + lim[k];
+            sum_lim = hr_sadd64(sum_lim, lim[k]);
     for (uint32_t k = 0; k < p->n_ctr; k++) {
         if (lim[k] == HR_NONE) continue;
         int64_t r = p->ctr[k].cpu_req;
         /* Pro-rata share of the budget; floor division keeps the sum
          * within it. */
         if (budget != HR_NONE && sum_lim > budget)
-            lim[k] = min64(lim[k], muldiv(r, budget, sum_new_req));
-        if (lb->ctr_max != HR_NONE) lim[k] = min64(lim[k], lb->ctr_max);
+            lim[k] = hr_min64(lim[k], hr_muldiv64(r, budget, sum_new_req));
+        if (lb->ctr_max != HR_NONE) lim[k] = hr_min64(lim[k], lb->ctr_max);
         if (lb->ctr_ratio_milli != HR_NONE)
-            lim[k] = min64(lim[k], muldiv(r, lb->ctr_ratio_milli, 1000));
+            lim[k] = hr_min64(lim[k], hr_muldiv64(r, lb->ctr_ratio_milli, 1000));
         if (lim[k] < r) lim[k] = r; /* never below the request: that would be invalid */
     }
     return n;

@@ -4,29 +4,22 @@
  */
 #include "pod.h"
 
-static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
-static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+#include "wide.h"
 
 /* Quantities are validated non-negative at decode time; HR_NONE is -1, so
  * this is "the value, or 0 when unset". */
 static int64_t val(int64_t q) { return q > 0 ? q : 0; }
 
-/* Saturating add: absurd but valid inputs must not wrap around. */
-static int64_t sadd(int64_t a, int64_t b)
-{
-    return a > INT64_MAX - b ? INT64_MAX : a + b;
-}
-
 void hr_limit_bounds_merge(hr_limit_bounds *b, const hr_limit_bounds *more)
 {
     if (more->ctr_max != HR_NONE)
-        b->ctr_max = b->ctr_max == HR_NONE ? more->ctr_max : min64(b->ctr_max, more->ctr_max);
+        b->ctr_max = b->ctr_max == HR_NONE ? more->ctr_max : hr_min64(b->ctr_max, more->ctr_max);
     if (more->ctr_ratio_milli != HR_NONE)
         b->ctr_ratio_milli = b->ctr_ratio_milli == HR_NONE
                                  ? more->ctr_ratio_milli
-                                 : min64(b->ctr_ratio_milli, more->ctr_ratio_milli);
+                                 : hr_min64(b->ctr_ratio_milli, more->ctr_ratio_milli);
     if (more->pod_max != HR_NONE)
-        b->pod_max = b->pod_max == HR_NONE ? more->pod_max : min64(b->pod_max, more->pod_max);
+        b->pod_max = b->pod_max == HR_NONE ? more->pod_max : hr_min64(b->pod_max, more->pod_max);
 }
 
 hr_pod hr_pod_init(void)
@@ -52,7 +45,7 @@ int64_t hr_pod_booked_cpu(const hr_pod *p)
 {
     if (hr_pod_terminal(p)) return 0;
     int64_t overhead = val(p->overhead_cpu);
-    if (p->pod_cpu_req != HR_NONE) return sadd(val(p->pod_cpu_req), overhead);
+    if (p->pod_cpu_req != HR_NONE) return hr_sadd64(val(p->pod_cpu_req), overhead);
 
     /* The scheduler's rule: app containers and sidecars run together; each
      * classic init container runs alone beside the sidecars started before
@@ -63,26 +56,26 @@ int64_t hr_pod_booked_cpu(const hr_pod *p)
         int64_t r = val(c->cpu_req);
         switch (c->kind) {
         case HR_CTR_APP:
-            steady = sadd(steady, r);
+            steady = hr_sadd64(steady, r);
             break;
         case HR_CTR_SIDECAR:
-            steady = sadd(steady, r);
-            sidecars = sadd(sidecars, r);
-            init_peak = max64(init_peak, sidecars);
+            steady = hr_sadd64(steady, r);
+            sidecars = hr_sadd64(sidecars, r);
+            init_peak = hr_max64(init_peak, sidecars);
             break;
         default:
-            init_peak = max64(init_peak, sadd(r, sidecars));
+            init_peak = hr_max64(init_peak, hr_sadd64(r, sidecars));
             break;
         }
     }
-    return sadd(max64(steady, init_peak), overhead);
+    return hr_sadd64(hr_max64(steady, init_peak), overhead);
 }
 
 int64_t hr_pod_managed_cpu(const hr_pod *p)
 {
     int64_t m = 0;
     for (uint32_t i = 0; i < p->n_ctr; i++)
-        if (hr_ctr_managed(&p->ctr[i])) m = sadd(m, p->ctr[i].cpu_req);
+        if (hr_ctr_managed(&p->ctr[i])) m = hr_sadd64(m, p->ctr[i].cpu_req);
     return m;
 }
 
@@ -93,7 +86,7 @@ int64_t hr_pod_current_limit(const hr_pod *p)
         const hr_container *c = &p->ctr[i];
         if (!hr_ctr_managed(c)) continue;
         if (c->cpu_lim <= 0) return 0;
-        sum = sadd(sum, c->cpu_lim);
+        sum = hr_sadd64(sum, c->cpu_lim);
     }
     return sum;
 }
@@ -112,11 +105,11 @@ hr_qos hr_pod_qos(const hr_pod *p, const int64_t *cpu_lim_override)
         const hr_container *c = &p->ctr[i];
         int64_t cl = c->cpu_lim;
         if (cpu_lim_override != NULL && cpu_lim_override[i] != HR_NONE) cl = cpu_lim_override[i];
-        if (c->cpu_req > 0) { req_cpu = sadd(req_cpu, c->cpu_req); has_req_cpu = true; }
-        if (c->mem_req > 0) { req_mem = sadd(req_mem, c->mem_req); has_req_mem = true; }
+        if (c->cpu_req > 0) { req_cpu = hr_sadd64(req_cpu, c->cpu_req); has_req_cpu = true; }
+        if (c->mem_req > 0) { req_mem = hr_sadd64(req_mem, c->mem_req); has_req_mem = true; }
         bool lc = cl > 0, lm = c->mem_lim > 0;
-        if (lc) { lim_cpu = sadd(lim_cpu, cl); has_lim_cpu = true; }
-        if (lm) { lim_mem = sadd(lim_mem, c->mem_lim); has_lim_mem = true; }
+        if (lc) { lim_cpu = hr_sadd64(lim_cpu, cl); has_lim_cpu = true; }
+        if (lm) { lim_mem = hr_sadd64(lim_mem, c->mem_lim); has_lim_mem = true; }
         if (!lc || !lm) guaranteed = false;
     }
     if (!has_req_cpu && !has_req_mem && !has_lim_cpu && !has_lim_mem) return HR_QOS_BEST_EFFORT;

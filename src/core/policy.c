@@ -11,23 +11,6 @@
 
 #include "wide.h"
 
-static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
-static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
-
-static int64_t sadd(int64_t a, int64_t b)
-{
-    if (b > 0 && a > INT64_MAX - b) return INT64_MAX;
-    if (b < 0 && a < INT64_MIN - b) return INT64_MIN;
-    return a + b;
-}
-
-/* floor(a * b / d) for a, b ≥ 0, d > 0, saturated to int64. */
-static int64_t muldiv(int64_t a, int64_t b, int64_t d)
-{
-    hr_i128 v = (hr_i128)a * b / d;
-    return v > INT64_MAX ? INT64_MAX : (int64_t)v;
-}
-
 static int64_t floor_q(int64_t v, int64_t q) { return v - v % q; }
 
 int64_t hr_node_factor_milli(const hr_node_plan *np)
@@ -46,7 +29,7 @@ static int64_t ctr_room(const hr_pod *p, const hr_container *c, int64_t q)
     int64_t cap = INT64_MAX;
     if (p->limits.ctr_max != HR_NONE) cap = p->limits.ctr_max;
     if (p->limits.ctr_ratio_milli != HR_NONE)
-        cap = min64(cap, muldiv(c->cpu_req, p->limits.ctr_ratio_milli, 1000));
+        cap = hr_min64(cap, hr_muldiv64(c->cpu_req, p->limits.ctr_ratio_milli, 1000));
     int64_t room = cap - c->cpu_req;
     return room > 0 ? floor_q(room, q) : 0;
 }
@@ -60,7 +43,7 @@ static int64_t container_caps_total(const hr_pod *p, int64_t q)
     int64_t sum = 0;
     for (uint32_t i = 0; i < p->n_ctr; i++) {
         const hr_container *c = &p->ctr[i];
-        if (hr_ctr_managed(c)) sum = sadd(sum, sadd(c->cpu_req, ctr_room(p, c, q)));
+        if (hr_ctr_managed(c)) sum = hr_sadd64(sum, hr_sadd64(c->cpu_req, ctr_room(p, c, q)));
     }
     return sum;
 }
@@ -72,7 +55,7 @@ static int64_t unmanaged_limits(const hr_pod *p)
     for (uint32_t i = 0; i < p->n_ctr; i++) {
         const hr_container *c = &p->ctr[i];
         if (hr_ctr_resizable(c) && !hr_ctr_managed(c) && c->cpu_lim > 0)
-            sum = sadd(sum, c->cpu_lim);
+            sum = hr_sadd64(sum, c->cpu_lim);
     }
     return sum;
 }
@@ -84,30 +67,30 @@ int64_t hr_pod_target(const hr_config *c, int64_t allocatable, int64_t slack,
     int64_t r = request;
     int64_t burst = 0;
     if (slack > 0 && managed > 0 && n_managed > 0) {
-        int64_t prop = muldiv(slack, r, managed);
-        int64_t floor = min64(c->min_burst_floor, slack / (int64_t)n_managed);
-        burst = max64(prop, floor);
+        int64_t prop = hr_muldiv64(slack, r, managed);
+        int64_t floor = hr_min64(c->min_burst_floor, slack / (int64_t)n_managed);
+        burst = hr_max64(prop, floor);
     }
-    int64_t t = sadd(r, burst);
+    int64_t t = hr_sadd64(r, burst);
 
     /* Caps, in SPEC order; they always win over the floor. */
     int64_t cap = INT64_MAX;
-    if (c->max_multiplier_milli > 0) cap = min64(cap, muldiv(r, c->max_multiplier_milli, 1000));
-    cap = min64(cap, max64(allocatable, r));
-    if (p->max_cpu != HR_NONE) cap = min64(cap, p->max_cpu);
-    if (p->limits.pod_max != HR_NONE) cap = min64(cap, p->limits.pod_max - unmanaged_limits(p));
+    if (c->max_multiplier_milli > 0) cap = hr_min64(cap, hr_muldiv64(r, c->max_multiplier_milli, 1000));
+    cap = hr_min64(cap, hr_max64(allocatable, r));
+    if (p->max_cpu != HR_NONE) cap = hr_min64(cap, p->max_cpu);
+    if (p->limits.pod_max != HR_NONE) cap = hr_min64(cap, p->limits.pod_max - unmanaged_limits(p));
     int64_t q = c->quantum > 0 ? c->quantum : 1;
-    cap = min64(cap, container_caps_total(p, q));
+    cap = hr_min64(cap, container_caps_total(p, q));
     /* A limit below the request is invalid: no cap may push under r. */
-    cap = max64(cap, r);
-    t = min64(t, cap);
+    cap = hr_max64(cap, r);
+    t = hr_min64(t, cap);
 
     /* Quantize the burst to the nearest quantum, stepping down when the
      * rounding would cross the cap. */
     int64_t b = t - r;
     int64_t bq = floor_q(b, q);
     if (b - bq >= q - (b - bq) && bq <= INT64_MAX - q) bq += q; /* half rounds up */
-    if (sadd(r, bq) > cap) bq -= q;
+    if (hr_sadd64(r, bq) > cap) bq -= q;
     if (bq < 0) bq = 0;
     if (cap_out != NULL) *cap_out = cap;
     return r + bq;
@@ -134,7 +117,7 @@ int64_t hr_split_target(const hr_config *c, const hr_pod *p, int64_t request,
         int64_t open_req = 0;
         for (uint32_t i = 0; i < p->n_ctr; i++)
             if (limits[i] != HR_NONE && limits[i] - p->ctr[i].cpu_req < ctr_room(p, &p->ctr[i], q))
-                open_req = sadd(open_req, p->ctr[i].cpu_req);
+                open_req = hr_sadd64(open_req, p->ctr[i].cpu_req);
         if (open_req == 0) break;
         int64_t added = 0;
         for (uint32_t i = 0; i < p->n_ctr; i++) {
@@ -142,7 +125,7 @@ int64_t hr_split_target(const hr_config *c, const hr_pod *p, int64_t request,
             int64_t have = limits[i] - p->ctr[i].cpu_req;
             int64_t room = ctr_room(p, &p->ctr[i], q) - have;
             if (room <= 0) continue;
-            int64_t add = min64(floor_q(muldiv(pool, p->ctr[i].cpu_req, open_req), q), room);
+            int64_t add = hr_min64(floor_q(hr_muldiv64(pool, p->ctr[i].cpu_req, open_req), q), room);
             limits[i] += add;
             added += add;
         }
@@ -159,7 +142,7 @@ int64_t hr_split_target(const hr_config *c, const hr_pod *p, int64_t request,
             if (limits[i] == HR_NONE) continue;
             int64_t have = limits[i] - p->ctr[i].cpu_req;
             if (have + q > ctr_room(p, &p->ctr[i], q)) continue;
-            int64_t gap = muldiv(burst, p->ctr[i].cpu_req, request) - have;
+            int64_t gap = hr_muldiv64(burst, p->ctr[i].cpu_req, request) - have;
             if (gap > best_gap) {
                 best_gap = gap;
                 best = (int)i;
@@ -178,14 +161,14 @@ int64_t hr_split_target(const hr_config *c, const hr_pod *p, int64_t request,
             if (limits[i] != HR_NONE && (best < 0 || p->ctr[i].cpu_req > p->ctr[best].cpu_req))
                 best = (int)i;
         if (best >= 0) {
-            limits[best] = sadd(p->ctr[best].cpu_req, q);
+            limits[best] = hr_sadd64(p->ctr[best].cpu_req, q);
             if (guarded != NULL) *guarded = true;
         }
     }
 
     int64_t total = 0;
     for (uint32_t i = 0; i < p->n_ctr; i++)
-        if (limits[i] != HR_NONE) total = sadd(total, limits[i]);
+        if (limits[i] != HR_NONE) total = hr_sadd64(total, limits[i]);
     return total;
 }
 
@@ -219,15 +202,15 @@ hr_node_plan hr_plan_node(const hr_config *c, const hr_node *node,
         pp->target = HR_NONE;
         pp->gate = HR_GATE_PASS;
         if (!hr_pod_terminal(p)) {
-            np.booked = sadd(np.booked, pp->booked);
+            np.booked = hr_sadd64(np.booked, pp->booked);
             np.n_pods++;
         }
         if (pp->reason == HR_MANAGED) {
-            np.managed = sadd(np.managed, pp->request);
+            np.managed = hr_sadd64(np.managed, pp->request);
             np.n_managed++;
         }
     }
-    np.slack = sadd(np.allocatable, -np.booked);
+    np.slack = hr_sadd64(np.allocatable, -np.booked);
 
     for (size_t i = 0; i < n; i++) {
         const hr_pod *p = &pods[i];
@@ -244,7 +227,7 @@ hr_node_plan hr_plan_node(const hr_config *c, const hr_node *node,
         if (pp->write) {
             np.n_write++;
             pp->gate = hr_gate_check(node, pp->current, pp->target,
-                                     sadd(pp->target, unmanaged_limits(p)));
+                                     hr_sadd64(pp->target, unmanaged_limits(p)));
         }
     }
     return np;

@@ -102,9 +102,9 @@ static hr_status make_override(const hr_snapshot *s, const hr_set_request *r,
         for (uint32_t k = 0; k < p->n_ctr; k++) {
             if (!hr_ctr_managed(&ctr[k]))
                 continue;
-            hr_i128 share = (hr_i128)r->cpu_milli * ctr[k].cpu_req / total;
-            ctr[k].cpu_req = (int64_t)share;
-            given += (int64_t)share;
+            int64_t share = hr_muldiv64(r->cpu_milli, ctr[k].cpu_req, total);
+            ctr[k].cpu_req = share;
+            given += share;
         }
         for (uint32_t k = 0; given < r->cpu_milli; k = (k + 1) % p->n_ctr) {
             if (hr_ctr_managed(&p->ctr[k])) {

@@ -31,6 +31,7 @@
 #include "core/gates.h"
 #include "core/pod.h"
 #include "core/policy.h"
+#include "core/wide.h"
 #include "hr_check.h"
 #include "util/prng.h"
 
@@ -281,11 +282,6 @@ static int64_t oracle_current(const hr_pod *p)
     return s;
 }
 
-__extension__ typedef __int128 i128; /* exact products, as the core promises */
-
-static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
-static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
-
 /* A container's LimitRange ceiling (INT64_MAX when none), floored: a limit
  * above req * ratio is rejected by the API server. */
 static int64_t ctr_bound(const hr_pod *p, const hr_container *c)
@@ -293,7 +289,7 @@ static int64_t ctr_bound(const hr_pod *p, const hr_container *c)
     int64_t b = INT64_MAX;
     if (p->limits.ctr_max != HR_NONE) b = p->limits.ctr_max;
     if (p->limits.ctr_ratio_milli != HR_NONE)
-        b = min64(b, (int64_t)((i128)c->cpu_req * p->limits.ctr_ratio_milli / 1000));
+        b = hr_min64(b, (int64_t)((hr_i128)c->cpu_req * p->limits.ctr_ratio_milli / 1000));
     return b;
 }
 
@@ -301,18 +297,18 @@ static int64_t ctr_bound(const hr_pod *p, const hr_container *c)
  * is not a limit the API server takes). */
 static int64_t pod_cap(const hr_config *c, int64_t A, const hr_pod *p, int64_t r)
 {
-    int64_t cap = max64(A, r);
+    int64_t cap = hr_max64(A, r);
     if (c->max_multiplier_milli > 0)
-        cap = min64(cap, (int64_t)((i128)r * c->max_multiplier_milli / 1000));
-    if (p->max_cpu != HR_NONE) cap = min64(cap, p->max_cpu);
-    if (p->limits.pod_max != HR_NONE) cap = min64(cap, p->limits.pod_max);
+        cap = hr_min64(cap, (int64_t)((hr_i128)r * c->max_multiplier_milli / 1000));
+    if (p->max_cpu != HR_NONE) cap = hr_min64(cap, p->max_cpu);
+    if (p->limits.pod_max != HR_NONE) cap = hr_min64(cap, p->limits.pod_max);
     if (p->limits.ctr_max != HR_NONE || p->limits.ctr_ratio_milli != HR_NONE) {
         int64_t sum = 0;
         for (uint32_t k = 0; k < p->n_ctr; k++)
-            if (hr_ctr_managed(&p->ctr[k])) sum += max64(ctr_bound(p, &p->ctr[k]), p->ctr[k].cpu_req);
-        cap = min64(cap, sum);
+            if (hr_ctr_managed(&p->ctr[k])) sum += hr_max64(ctr_bound(p, &p->ctr[k]), p->ctr[k].cpu_req);
+        cap = hr_min64(cap, sum);
     }
-    return max64(cap, r);
+    return hr_max64(cap, r);
 }
 
 /* ---- running and checking a plan ----------------------------------------- */
@@ -429,7 +425,7 @@ static void check_plan(const gen_node *g, const result *r)
             }
             if (l < ct->cpu_req) { dump_pod(p, pp, r->lim); PFAIL("pod %zu: container %u limit %" PRId64 " below request %" PRId64, i, k, l, ct->cpu_req); }
             if ((l - ct->cpu_req) % q != 0) { dump_node(g, r); dump_pod(p, pp, r->lim); PFAIL("pod %zu: container %u burst %" PRId64 " not a multiple of %" PRId64, i, k, l - ct->cpu_req, q); }
-            int64_t cb = max64(ctr_bound(p, ct), ct->cpu_req);
+            int64_t cb = hr_max64(ctr_bound(p, ct), ct->cpu_req);
             if (l > cb) {
                 if (pp->qos_guarded && l == ct->cpu_req + q && !lifted) lifted = 1;
                 else { dump_node(g, r); dump_pod(p, pp, r->lim); PFAIL("pod %zu: container %u limit %" PRId64 " above its LimitRange bound %" PRId64, i, k, l, cb); }
@@ -767,7 +763,7 @@ static void test_prop_absurd(void **state)
                 continue;
             }
             if (pp->target < pp->request) { dump_node(&G1, &R1); dump_pod(p, pp, R1.lim); PFAIL("pod %zu: target %" PRId64 " < request %" PRId64, i, pp->target, pp->request); }
-            i128 sum = 0;
+            hr_i128 sum = 0;
             for (uint32_t j = 0; j < p->n_ctr; j++) {
                 int64_t l = R1.lim[pp->ctr_off + j];
                 if (!hr_ctr_managed(&p->ctr[j])) {
