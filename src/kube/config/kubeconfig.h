@@ -28,10 +28,9 @@
  *
  * Subsystem config (src/kube/config/: kubeconfig, execcred, cred): where to
  * connect and who to be, resolved before any request is made. It is the
- * bottom of kube (only kube/ktime.h and kube/base64.h below it, and the
- * clock of transport/limiter.h until util/ has the one clock): it reads
- * files, the environment and plugins, never HTTP, so kubectl's rules are
- * tested and fuzzed without a server. The transport is its only user.
+ * bottom of kube (only kube/ktime.h below it, and util/'s base64 and
+ * clock): it reads files, the environment and plugins, never HTTP, so
+ * kubectl's rules are tested and fuzzed without a server. The transport is its only user.
  */
 #ifndef HR_KUBE_KUBECONFIG_H
 #define HR_KUBE_KUBECONFIG_H
