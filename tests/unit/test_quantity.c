@@ -364,7 +364,7 @@ static void test_format_capacity(void **state)
 
 static hr_prng rng_state;
 
-static uint64_t splitmix(void) { return hr_prng_next(&rng_state); }
+static uint64_t draw(void) { return hr_prng_next(&rng_state); }
 
 static uint64_t seed_from_env(void)
 {
@@ -383,8 +383,8 @@ static void test_round_trip(void **state)
     for (int i = 0; i < 10000; i++) {
         /* Uniform over bit lengths, so small values and whole cores are as
          * common as huge ones. */
-        int bits = (int)(splitmix() % 64);
-        int64_t v = bits == 0 ? 0 : (int64_t)(splitmix() >> (64 - bits));
+        int bits = (int)(draw() % 64);
+        int64_t v = bits == 0 ? 0 : (int64_t)(draw() >> (64 - bits));
         if (i % 4 == 1)
             v -= v % 1000; /* whole cores take the no-suffix path */
         char buf[HR_CPU_FMT_MAX];
