@@ -38,6 +38,7 @@ enum {
 
 struct hr_executor {
     hr_executor_opts o;
+    char instance[256]; /* our copy of o.instance: the caller's may not outlive us */
     pthread_mutex_t mu; /* guards the maps below */
     hr_strmap last_rv;  /* ns/name -> resourceVersion of our last write */
     hr_strmap reported; /* ns/name -> REP_* mask */
@@ -52,6 +53,8 @@ hr_status hr_executor_new(const hr_executor_opts *o, hr_executor **out, hr_err *
     hr_executor *e = calloc(1, sizeof *e);
     if (e == NULL) return hr_err_set(err, HR_E_NOMEM, "executor: out of memory");
     e->o = *o;
+    snprintf(e->instance, sizeof e->instance, "%s", o->instance != NULL ? o->instance : "headroom");
+    e->o.instance = e->instance;
     e->node_pps = 10;
     pthread_mutex_init(&e->mu, NULL);
     hr_strmap_init(&e->last_rv);
@@ -191,7 +194,7 @@ static void post_event(hr_executor *e, const hr_rpod *p, const char *type, const
                     .action = "Resize",
                     .note = note,
                     .controller = HR_GROUP "/" HR_FIELD_MANAGER,
-                    .instance = e->o.instance != NULL ? e->o.instance : "headroom"};
+                    .instance = e->o.instance};
     hr_kresult res = {0};
     hr_err err;
     hr_status st = hr_kevent_create(e->o.client, &ev, &res, &err);

@@ -37,7 +37,7 @@ typedef struct hr_executor_opts {
     /* Shutdown: checked before every write; the rest of a wave is
      * abandoned (SPEC §10: finish or abandon in-flight work in 10 s). */
     const atomic_bool *stop;
-    const char *instance;        /* reportingInstance of events (hostname) */
+    const char *instance;        /* reportingInstance of events (hostname); copied */
     hr_log_sink log;            /* NULL: logfmt on stderr */
     void *log_ud;
 } hr_executor_opts;
