@@ -654,8 +654,8 @@ int hr_cmd_run(const char *prog, int argc, char **argv)
     sigemptyset(&sigs);
     sigaddset(&sigs, SIGTERM);
     sigaddset(&sigs, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    (void)pthread_sigmask(SIG_BLOCK, &sigs, NULL); /* fails only for a bad `how` */
+    (void)signal(SIGPIPE, SIG_IGN);                /* fails only for a bad signal number */
 
     hr_err err;
     hr_err_clear(&err);

@@ -89,7 +89,7 @@ static int parse_args(const char *prog, const char *cmd, int argc,
         } else if ((r = opt_value(argc, argv, &i, "-o", "--output", &v))) {
             if (r < 0)
                 return usage_error(prog, cmd, "missing value for", argv[i]);
-            if (strcmp(v, "table") && strcmp(v, "json"))
+            if (strcmp(v, "table") != 0 && strcmp(v, "json") != 0)
                 return usage_error(prog, cmd,
                                    "-o takes table or json, not", v);
             pa->output = v;

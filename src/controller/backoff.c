@@ -28,7 +28,10 @@ hr_status hr_backoff_new(hr_backoff **out, hr_err *err)
 {
     hr_backoff *b = calloc(1, sizeof *b);
     if (b == NULL) return hr_err_set(err, HR_E_NOMEM, "backoff table: out of memory");
-    pthread_mutex_init(&b->mu, NULL);
+    if (pthread_mutex_init(&b->mu, NULL) != 0) {
+        free(b);
+        return hr_err_set(err, HR_E_NOMEM, "backoff table: cannot create a lock");
+    }
     *out = b;
     return HR_OK;
 }

@@ -56,7 +56,10 @@ hr_status hr_executor_new(const hr_executor_opts *o, hr_executor **out, hr_err *
     snprintf(e->instance, sizeof e->instance, "%s", o->instance != NULL ? o->instance : "headroom");
     e->o.instance = e->instance;
     e->node_pps = 10;
-    pthread_mutex_init(&e->mu, NULL);
+    if (pthread_mutex_init(&e->mu, NULL) != 0) {
+        free(e);
+        return hr_err_set(err, HR_E_NOMEM, "executor: cannot create a lock");
+    }
     hr_strmap_init(&e->last_rv);
     hr_strmap_init(&e->reported);
     hr_strmap_init(&e->buckets);

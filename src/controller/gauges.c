@@ -29,7 +29,10 @@ hr_gauges *hr_gauges_new(void)
 {
     hr_gauges *g = calloc(1, sizeof *g);
     if (g == NULL) return NULL;
-    pthread_mutex_init(&g->mu, NULL);
+    if (pthread_mutex_init(&g->mu, NULL) != 0) {
+        free(g);
+        return NULL;
+    }
     hr_strmap_init(&g->nodes);
     return g;
 }

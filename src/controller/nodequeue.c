@@ -70,8 +70,11 @@ hr_status hr_nodequeue_new(hr_nodequeue **out, hr_err *err)
         free(q);
         return hr_err_set(err, HR_E_NOMEM, "node queue: out of memory");
     }
-    pthread_mutex_init(&q->mu, NULL);
-    hr_mono_cond_init(&q->cv);
+    if (pthread_mutex_init(&q->mu, NULL) != 0 || hr_mono_cond_init(&q->cv) != 0) {
+        free(q->slots);
+        free(q);
+        return hr_err_set(err, HR_E_NOMEM, "node queue: cannot create locks");
+    }
     *out = q;
     return HR_OK;
 }

@@ -228,7 +228,7 @@ hr_status hr_plan_build(const hr_snapshot *s, const hr_set_request *sets,
     /* Nodes = dump nodes ∪ node names pods refer to; both lists sorted. */
     size_t n_groups = 0;
     for (size_t i = 0; i < nb; i++)
-        if (i == 0 || strcmp(bound[i - 1]->node_name, bound[i]->node_name))
+        if (i == 0 || strcmp(bound[i - 1]->node_name, bound[i]->node_name) != 0)
             n_groups++;
     size_t max_nodes = s->n_nodes + n_groups;
     out->nodes = hr_arena_calloc(a, max_nodes ? max_nodes : 1,
@@ -239,7 +239,7 @@ hr_status hr_plan_build(const hr_snapshot *s, const hr_set_request *sets,
     while (ni < s->n_nodes || pi < nb) {
         const hr_knode *kn = ni < s->n_nodes ? &s->nodes[ni] : NULL;
         const char *pod_node = pi < nb ? bound[pi]->node_name : NULL;
-        int c = !kn ? 1 : !pod_node ? -1 : strcmp(kn->meta.name, pod_node);
+        int c = !kn ? 1 : pi >= nb ? -1 : strcmp(kn->meta.name, pod_node);
         const char *name = c <= 0 ? kn->meta.name : pod_node;
         size_t first = pi;
         if (c >= 0)

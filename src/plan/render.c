@@ -101,7 +101,7 @@ hr_status hr_render_json(const hr_plan *p, const char *only_node,
     if (ok)
         yyjson_mut_doc_set_root(doc, root);
     for (size_t i = 0; ok && i < p->n_nodes; i++) {
-        if (only_node && strcmp(p->nodes[i].name, only_node))
+        if (only_node && strcmp(p->nodes[i].name, only_node) != 0)
             continue;
         ok = add_node_json(doc, nodes, &p->nodes[i]);
     }
@@ -239,7 +239,7 @@ hr_status hr_render_table(const hr_plan *p, const char *only_node,
     size_t pods = 0, managed = 0, writes = 0, nodes = 0;
     for (size_t i = 0; i < p->n_nodes; i++) {
         const hr_plan_node_out *no = &p->nodes[i];
-        if (only_node && strcmp(no->name, only_node))
+        if (only_node && strcmp(no->name, only_node) != 0)
             continue;
         render_node_table(no, out);
         nodes++;

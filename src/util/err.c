@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-hr_status hr_err_set(hr_err *err, hr_status code, const char *fmt, ...)
+hr_status(hr_err_set)(hr_err *err, hr_status code, const char *fmt, ...)
 {
     if (!err)
         return code;

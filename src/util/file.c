@@ -72,6 +72,6 @@ hr_status hr_file_slurp(const char *path, size_t max, size_t pad, char **out,
 done:
     free(buf);
     if (!is_stdin)
-        fclose(f);
+        (void)fclose(f); /* read-only: a failed close loses nothing */
     return st;
 }

@@ -767,7 +767,7 @@ static hr_status kset_add(kset *ks, char *text, size_t len, const char *path, co
         return hr_err_set(err, HR_E_LIMIT, "more than %d kubeconfig files", MAX_FILES);
     }
     kfile *f = &ks->f[ks->n++];
-    memset(f, 0, sizeof *f);
+    *f = (kfile){0}; /* not memset: the analyzer then loses ks->n and reports leaks */
     f->text = text;
     f->len = len;
     f->path = strdup(path);

@@ -75,7 +75,7 @@ const char *hr_jtype_str(yyjson_val *v)
     switch (yyjson_get_type(v)) {
     case YYJSON_TYPE_NULL: return "null";
     case YYJSON_TYPE_BOOL: return "a boolean";
-    case YYJSON_TYPE_NUM: return "a number";
+    case YYJSON_TYPE_NUM:
     case YYJSON_TYPE_RAW: return "a number";
     case YYJSON_TYPE_STR: return "a string";
     case YYJSON_TYPE_ARR: return "an array";

@@ -258,8 +258,8 @@ static hr_status decode_pod(yyjson_val *obj, hr_arena *a, bool created,
         return st;
     const char *mode_label = hr_labels_get(&out->meta.labels, HR_LABEL_MODE);
     /* Fail closed: only an absent mode or "managed" keeps the pod in. */
-    pod->opted_out = (mode_label && strcmp(mode_label, HR_MODE_MANAGED)) ||
-                     (mode_ann && strcmp(mode_ann, HR_MODE_MANAGED));
+    pod->opted_out = (mode_label && strcmp(mode_label, HR_MODE_MANAGED) != 0) ||
+                     (mode_ann && strcmp(mode_ann, HR_MODE_MANAGED) != 0);
 
     hr_jpath ps = HR_JP_KEY(NULL, "spec");
     yyjson_val *spec;
