@@ -73,7 +73,7 @@ typedef void (*hr_cache_observer)(void *ud, hr_ckind kind, hr_cchange what,
 /* hr_resize_state, the kubelet's verdict on a pending resize (HR_RS_NONE,
  * HR_RS_DEFERRED, HR_RS_INFEASIBLE), is the decoder's (kube/decode/pod.h). */
 
-hr_status hr_cache_new(hr_cache **out, hr_err *err);
+HR_MUST_CHECK hr_status hr_cache_new(hr_cache **out, hr_err *err);
 void hr_cache_free(hr_cache *c);
 
 void hr_cache_set_observer(hr_cache *c, hr_cache_observer fn, void *ud);
@@ -91,28 +91,27 @@ typedef struct hr_cpod_status {
     uint32_t status_hash; /* hr_status_note_hash of our annotation, 0: none */
 } hr_cpod_status;
 
-hr_status hr_cache_put_pod(hr_cache *c, const hr_kpod *p,
-                           const hr_cpod_status *s, hr_err *err);
-hr_status hr_cache_put_node(hr_cache *c, const hr_knode *n, hr_err *err);
-hr_status hr_cache_put_namespace(hr_cache *c, const hr_knamespace *n,
-                                 hr_err *err);
-hr_status hr_cache_put_limitrange(hr_cache *c, const hr_klimitrange *l,
-                                  hr_err *err);
+HR_MUST_CHECK hr_status hr_cache_put_pod(hr_cache *c, const hr_kpod *p, const hr_cpod_status *s,
+                                         hr_err *err);
+HR_MUST_CHECK hr_status hr_cache_put_node(hr_cache *c, const hr_knode *n, hr_err *err);
+HR_MUST_CHECK hr_status hr_cache_put_namespace(hr_cache *c, const hr_knamespace *n, hr_err *err);
+HR_MUST_CHECK hr_status hr_cache_put_limitrange(hr_cache *c, const hr_klimitrange *l, hr_err *err);
 /* Takes ownership of *a (the arena k's pointers live in) and leaves *a
  * empty. A config not named "cluster" is ignored. generation is
  * metadata.generation: an update with the generation already in force
  * (a status write) changes only the resourceVersion, so the controller's
  * own status updates do not make every node dirty. */
-hr_status hr_cache_put_config(hr_cache *c, const hr_kconfig *k,
-                              int64_t generation, hr_arena *a, hr_err *err);
+HR_MUST_CHECK hr_status hr_cache_put_config(hr_cache *c, const hr_kconfig *k, int64_t generation,
+                                            hr_arena *a, hr_err *err);
 /* The config object exists but cannot be used: keep the last good one and
  * remember why (SPEC §11: Ready=False with the reason). */
 void hr_cache_config_invalid(hr_cache *c, const char *msg);
 /* The status the config object carries (copied), valid or not: what the
  * status writer compares its own view against. */
-hr_status hr_cache_put_config_status(hr_cache *c, const hr_kcfg_status *s, hr_err *err);
+HR_MUST_CHECK hr_status hr_cache_put_config_status(hr_cache *c, const hr_kcfg_status *s,
+                                                   hr_err *err);
 /* Quotas are kept only as "bounds limits.cpu or not". */
-hr_status hr_cache_put_quota(hr_cache *c, const hr_kquota *q, hr_err *err);
+HR_MUST_CHECK hr_status hr_cache_put_quota(hr_cache *c, const hr_kquota *q, hr_err *err);
 
 /* Deletes; a missing object is not an error. ns is "" for cluster-scoped
  * kinds. */
@@ -218,8 +217,8 @@ size_t hr_cache_quota_namespaces(const hr_cache *c, const char **out, size_t cap
  * namespace, never is), sorted: what the HeadroomConfig status and
  * `preflight` name. *out is malloc'ed (free it; NULL when none), its strings
  * valid while the lock is held. */
-hr_status hr_cache_managed_quota_ns(const hr_cache *c, const char *own_ns, const char ***out,
-                                    size_t *n, hr_err *err);
+HR_MUST_CHECK hr_status hr_cache_managed_quota_ns(const hr_cache *c, const char *own_ns,
+                                                  const char ***out, size_t *n, hr_err *err);
 
 /* The change feed: calls fn once per dirty node and clears the set. All
  * nodes count as dirty after a LimitRange or config change. Returns the

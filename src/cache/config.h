@@ -19,8 +19,8 @@ bool hr_ccfg_put(hr_cache *c, const hr_kconfig *k, int64_t generation, hr_arena 
 void hr_ccfg_invalid(hr_cache *c, const char *msg);
 /* The status in two steps, so the copying happens outside the lock: copy
  * s into a fresh arena *a (no lock needed), then swap it in. */
-hr_status hr_ccfg_copy_status(const hr_kcfg_status *s, hr_arena *a, hr_kcfg_status *t,
-                              hr_err *err);
+HR_MUST_CHECK hr_status hr_ccfg_copy_status(const hr_kcfg_status *s, hr_arena *a, hr_kcfg_status *t,
+                                            hr_err *err);
 void hr_ccfg_set_status(hr_cache *c, const hr_arena *a, const hr_kcfg_status *t);
 const hr_config *hr_ccfg_get(const hr_cache *c, const char **invalid);
 bool hr_ccfg_object(const hr_cache *c, int64_t *gen_in_force, const hr_kcfg_status **status);

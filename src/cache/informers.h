@@ -27,9 +27,8 @@ typedef struct hr_informers_opts {
     void *log_ud;
 } hr_informers_opts;
 
-hr_status hr_informers_start(hr_cache *c, hr_kclient *k,
-                             const hr_informers_opts *o, hr_informers **out,
-                             hr_err *err);
+HR_MUST_CHECK hr_status hr_informers_start(hr_cache *c, hr_kclient *k, const hr_informers_opts *o,
+                                           hr_informers **out, hr_err *err);
 
 /* Every started kind has completed its first list. */
 bool hr_informers_synced(hr_informers *in);

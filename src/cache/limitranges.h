@@ -7,7 +7,7 @@
 
 #include "cache/cache_int.h"
 
-hr_status hr_clrs_put(hr_cache *c, const hr_klimitrange *l, hr_err *err);
+HR_MUST_CHECK hr_status hr_clrs_put(hr_cache *c, const hr_klimitrange *l, hr_err *err);
 hr_limit_bounds hr_clrs_bounds(const hr_cache *c, const char *ns);
 size_t hr_clrs_count(const hr_cache *c);
 

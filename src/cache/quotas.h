@@ -7,9 +7,9 @@
 
 #include "cache/cache_int.h"
 
-hr_status hr_cquotas_put(hr_cache *c, const hr_kquota *q, hr_err *err);
+HR_MUST_CHECK hr_status hr_cquotas_put(hr_cache *c, const hr_kquota *q, hr_err *err);
 size_t hr_cquotas_namespaces(const hr_cache *c, const char **out, size_t cap);
-hr_status hr_cquotas_managed(const hr_cache *c, const char *own_ns, const char ***out, size_t *n,
-                             hr_err *err);
+HR_MUST_CHECK hr_status hr_cquotas_managed(const hr_cache *c, const char *own_ns, const char ***out,
+                                           size_t *n, hr_err *err);
 
 #endif

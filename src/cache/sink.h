@@ -17,8 +17,7 @@
 
 typedef struct hr_csink hr_csink;
 
-hr_status hr_csink_new(hr_cache *c, hr_ckind kind, hr_csink **out,
-                       hr_err *err);
+HR_MUST_CHECK hr_status hr_csink_new(hr_cache *c, hr_ckind kind, hr_csink **out, hr_err *err);
 void hr_csink_free(hr_csink *s);
 
 /* The watch.h sink interface of this sink. */

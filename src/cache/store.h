@@ -39,8 +39,8 @@ void hr_cslots_free(cslots *t);
  * the payload (len bytes right after the header, compared as bytes); an
  * update that leaves the payload as it was moves only the resourceVersion
  * and reports nothing. */
-hr_status hr_crows_put(hr_cache *c, hr_ckind k, const hr_kmeta *m, const void *payload,
-                       size_t len, hr_err *err);
+HR_MUST_CHECK hr_status hr_crows_put(hr_cache *c, hr_ckind k, const hr_kmeta *m,
+                                     const void *payload, size_t len, hr_err *err);
 crows *hr_crows_of(hr_cache *c, hr_ckind k);
 void hr_crows_free(crows *t);
 

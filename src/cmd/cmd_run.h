@@ -6,7 +6,8 @@
 #define HR_CMD_CMD_RUN_H
 
 #include "cmd/cmd.h"
+#include "util/err.h"
 
-int hr_cmd_run(const char *prog, int argc, char **argv);
+HR_MUST_CHECK int hr_cmd_run(const char *prog, int argc, char **argv);
 
 #endif

@@ -18,27 +18,28 @@
 #include "util/err.h"
 
 /* Connect like kubectl (kubeconfig, context; NULL for the defaults). */
-hr_status hr_live_client(const char *kubeconfig, const char *context, hr_kclient **out,
-                         hr_err *err);
+HR_MUST_CHECK hr_status hr_live_client(const char *kubeconfig, const char *context,
+                                       hr_kclient **out, hr_err *err);
 
 /* Fill a cache with nodes, namespaces, LimitRanges, the HeadroomConfig and
  * the pods — only those bound to `node` when it is not NULL. */
-hr_status hr_live_load(hr_kclient *k, hr_cache *c, const char *node, hr_err *err);
+HR_MUST_CHECK hr_status hr_live_load(hr_kclient *k, hr_cache *c, const char *node, hr_err *err);
 
 /* The same objects as one kubectl-style List document (for the planner). */
-hr_status hr_live_dump(hr_kclient *k, const char *node, hr_buf *out, hr_err *err);
+HR_MUST_CHECK hr_status hr_live_dump(hr_kclient *k, const char *node, hr_buf *out, hr_err *err);
 
 /* One kind, whole cluster, into the cache (the HeadroomConfig may be
  * missing: its CRD not installed reads as no config). */
-hr_status hr_live_load_kind(hr_kclient *k, hr_cache *c, hr_ckind kind, hr_err *err);
+HR_MUST_CHECK hr_status hr_live_load_kind(hr_kclient *k, hr_cache *c, hr_ckind kind, hr_err *err);
 
 /* Every item of a list, page by page, never all in memory. optional: a 404
  * (the API is not installed) is an empty list. */
-hr_status hr_live_each(hr_kclient *k, const char *path, const char *query, bool optional,
-                       hr_status (*fn)(void *ud, yyjson_val *item, hr_err *err), void *ud,
-                       hr_err *err);
+HR_MUST_CHECK hr_status hr_live_each(hr_kclient *k, const char *path, const char *query,
+                                     bool optional,
+                                     hr_status (*fn)(void *ud, yyjson_val *item, hr_err *err),
+                                     void *ud, hr_err *err);
 
 /* GET one object as JSON (e.g. a pod, for its annotations and conditions). */
-hr_status hr_live_get(hr_kclient *k, const char *path, hr_buf *out, hr_err *err);
+HR_MUST_CHECK hr_status hr_live_get(hr_kclient *k, const char *path, hr_buf *out, hr_err *err);
 
 #endif

@@ -6,8 +6,9 @@
 #define HR_CMD_PLAN_H
 
 #include "cmd/cmd.h"
+#include "util/err.h"
 
-int hr_cmd_plan(const char *prog, int argc, char **argv);
-int hr_cmd_node(const char *prog, int argc, char **argv);
+HR_MUST_CHECK int hr_cmd_plan(const char *prog, int argc, char **argv);
+HR_MUST_CHECK int hr_cmd_node(const char *prog, int argc, char **argv);
 
 #endif

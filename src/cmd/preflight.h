@@ -5,7 +5,8 @@
 #define HR_CMD_PREFLIGHT_H
 
 #include "cmd/cmd.h"
+#include "util/err.h"
 
-int hr_cmd_preflight(const char *prog, int argc, char **argv);
+HR_MUST_CHECK int hr_cmd_preflight(const char *prog, int argc, char **argv);
 
 #endif

@@ -21,13 +21,13 @@
 
 typedef struct hr_backoff hr_backoff;
 
-hr_status hr_backoff_new(hr_backoff **out, hr_err *err);
+HR_MUST_CHECK hr_status hr_backoff_new(hr_backoff **out, hr_err *err);
 void hr_backoff_free(hr_backoff *b);
 
 /* Park pod ns/name until now + period_ms. reason is a static string
  * ("infeasible", "quota-denied", "invalid") kept for explain. */
-hr_status hr_backoff_park(hr_backoff *b, const char *ns, const char *name, int64_t now_ms,
-                          int64_t period_ms, const char *reason);
+HR_MUST_CHECK hr_status hr_backoff_park(hr_backoff *b, const char *ns, const char *name,
+                                        int64_t now_ms, int64_t period_ms, const char *reason);
 
 /* Is the pod parked at now? *reason (may be NULL) gets why. */
 bool hr_backoff_active(hr_backoff *b, const char *ns, const char *name, int64_t now_ms,

@@ -82,7 +82,8 @@ typedef struct hr_cfgstatus_opts {
 
 typedef struct hr_cfgstatus hr_cfgstatus;
 
-hr_status hr_cfgstatus_start(const hr_cfgstatus_opts *o, hr_cfgstatus **out, hr_err *err);
+HR_MUST_CHECK hr_status hr_cfgstatus_start(const hr_cfgstatus_opts *o, hr_cfgstatus **out,
+                                           hr_err *err);
 void hr_cfgstatus_stop(hr_cfgstatus *s);
 
 #endif

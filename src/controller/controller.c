@@ -278,7 +278,8 @@ void hr_controller_enqueue_all(hr_controller *c)
     hr_prng rng = {c->rng.s ^ 0x5DEECE66DULL};
     while (hr_cache_node_next(c->o.cache, &it, &nv)) {
         int64_t d = period > 0 ? (int64_t)hr_prng_below(&rng, (uint64_t)(2 * period + 1)) : 0;
-        hr_nodequeue_add(c->q, nv.name, now, d);
+        if (hr_nodequeue_add(c->q, nv.name, now, d) != HR_OK)
+            ctl_log(c, 0, "msg=\"node not queued: out of memory\" node=%s", nv.name);
     }
     hr_cache_unlock(c->o.cache);
 }

@@ -63,7 +63,8 @@ typedef struct hr_controller_opts {
     void *log_ud;
 } hr_controller_opts;
 
-hr_status hr_controller_start(const hr_controller_opts *o, hr_controller **out, hr_err *err);
+HR_MUST_CHECK hr_status hr_controller_start(const hr_controller_opts *o, hr_controller **out,
+                                            hr_err *err);
 
 /* Stop taking work, finish the node in hand, join the threads. */
 void hr_controller_stop(hr_controller *c);

@@ -131,7 +131,8 @@ static bool report_once(hr_executor *e, const char *key, unsigned bits)
     uint64_t *m = hr_strmap_get(&e->reported, key);
     bool fresh = m == NULL || (*m & bits) != bits;
     if (m != NULL) *m |= bits;
-    else hr_strmap_put(&e->reported, key, bits); /* out of memory: report again later */
+    else
+        HR_IGNORE(hr_strmap_put(&e->reported, key, bits)); /* out of memory: report again later */
     pthread_mutex_unlock(&e->mu);
     return fresh;
 }
@@ -281,8 +282,10 @@ hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r
             clear_reported(e, key, REP_INFEASIBLE);
             continue;
         }
+        /* (Out of memory: not parked, so looked at again on the next event.) */
         if (e->o.backoff != NULL && !hr_backoff_active(e->o.backoff, p->ns, p->name, hr_mono_ms(), NULL))
-            hr_backoff_park(e->o.backoff, p->ns, p->name, hr_mono_ms(), HR_BACKOFF_PERIOD_MS, "infeasible");
+            HR_IGNORE(hr_backoff_park(e->o.backoff, p->ns, p->name, hr_mono_ms(),
+                                      HR_BACKOFF_PERIOD_MS, "infeasible"));
         if (report_once(e, key, REP_INFEASIBLE)) {
             atomic_fetch_add(&e->o.metrics->resizes[HR_RES_INFEASIBLE], 1);
             post_event(e, p, "Warning", "ResizeInfeasible",
@@ -358,10 +361,11 @@ hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r
                             "m result=%s status=%ld error=\"%s\"",
                       p->ns, p->name, a->current, a->target, hr_result_str(rr), status, err->msg);
                 if (rr == HR_RES_QUOTA_DENIED || rr == HR_RES_INVALID) {
-                    /* Refusals that retrying cannot fix: back off, say it once. */
+                    /* Refusals that retrying cannot fix: back off, say it once
+                     * (out of memory: not parked, so tried again). */
                     if (e->o.backoff != NULL)
-                        hr_backoff_park(e->o.backoff, p->ns, p->name, hr_mono_ms(), HR_BACKOFF_PERIOD_MS,
-                                        hr_result_str(rr));
+                        HR_IGNORE(hr_backoff_park(e->o.backoff, p->ns, p->name, hr_mono_ms(),
+                                                  HR_BACKOFF_PERIOD_MS, hr_result_str(rr)));
                     unsigned bit = rr == HR_RES_QUOTA_DENIED ? REP_FORBIDDEN : REP_INVALID;
                     if (report_once(e, key, bit))
                         post_event(e, p, "Warning", rr == HR_RES_QUOTA_DENIED ? "ResizeForbidden" : "ResizeSkipped",
@@ -395,7 +399,9 @@ hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r
         if (st == HR_OK) {
             uint64_t rv = response_rv(&resp);
             pthread_mutex_lock(&e->mu);
-            if (rv != 0) hr_strmap_put(&e->last_rv, key, rv);
+            /* Out of memory: no stale-cache guard for this pod, as when rv is 0. */
+            if (rv != 0)
+                HR_IGNORE(hr_strmap_put(&e->last_rv, key, rv));
             pthread_mutex_unlock(&e->mu);
         } else {
             logf_(e, 1, "msg=\"status annotation not written\" pod=%s/%s status=%ld error=\"%s\"", p->ns,

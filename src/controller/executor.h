@@ -42,7 +42,7 @@ typedef struct hr_executor_opts {
     void *log_ud;
 } hr_executor_opts;
 
-hr_status hr_executor_new(const hr_executor_opts *o, hr_executor **out, hr_err *err);
+HR_MUST_CHECK hr_status hr_executor_new(const hr_executor_opts *o, hr_executor **out, hr_err *err);
 void hr_executor_free(hr_executor *e);
 
 /* Change the per-node rate (HeadroomConfig rateLimits.perNodePatchesPerSecond;
@@ -60,8 +60,8 @@ typedef struct hr_exec_outcome {
     uint32_t writes;     /* API writes made */
 } hr_exec_outcome;
 
-hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r,
-                     hr_exec_outcome *out, hr_err *err);
+HR_MUST_CHECK hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r,
+                                   hr_exec_outcome *out, hr_err *err);
 
 /* A pod left the cache: forget its last-write record and its dedup marks. */
 void hr_executor_forget_pod(hr_executor *e, const char *ns, const char *name);

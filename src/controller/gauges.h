@@ -16,6 +16,7 @@
 
 #include "core/policy.h"
 #include "util/buf.h"
+#include "util/err.h"
 
 typedef struct hr_gauges hr_gauges;
 
@@ -29,7 +30,7 @@ typedef struct hr_gauge_delta {
     int64_t pods, nodes, deferred;
 } hr_gauge_delta;
 
-hr_gauges *hr_gauges_new(void);
+HR_MUST_CHECK hr_gauges *hr_gauges_new(void);
 void hr_gauges_free(hr_gauges *g);
 
 /* Replace node's entry; plan NULL removes the node (it is gone). Returns

@@ -44,7 +44,7 @@ typedef struct hr_leader_opts {
     void *log_ud;
 } hr_leader_opts;
 
-hr_status hr_leader_start(const hr_leader_opts *o, hr_leader **out, hr_err *err);
+HR_MUST_CHECK hr_status hr_leader_start(const hr_leader_opts *o, hr_leader **out, hr_err *err);
 
 /* May this replica write right now? Safe from any thread; cheap. */
 bool hr_leader_leading(void *leader);

@@ -29,12 +29,12 @@
 
 typedef struct hr_nodequeue hr_nodequeue;
 
-hr_status hr_nodequeue_new(hr_nodequeue **out, hr_err *err);
+HR_MUST_CHECK hr_status hr_nodequeue_new(hr_nodequeue **out, hr_err *err);
 void hr_nodequeue_free(hr_nodequeue *q);
 
 /* Ask for node to be reconciled no later than now + delay_ms. */
-hr_status hr_nodequeue_add(hr_nodequeue *q, const char *node, int64_t now_ms,
-                           int64_t delay_ms);
+HR_MUST_CHECK hr_status hr_nodequeue_add(hr_nodequeue *q, const char *node, int64_t now_ms,
+                                         int64_t delay_ms);
 
 /* Non-blocking: the earliest node due at now, marked running; NULL when
  * none is due. *next_due_ms (may be NULL) receives the earliest future due

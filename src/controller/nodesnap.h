@@ -37,7 +37,7 @@ typedef struct hr_nodesnap_opts {
 } hr_nodesnap_opts;
 
 /* Copy node `name` and its pods. Takes and releases the cache lock. */
-hr_status hr_nodesnap_take(hr_cache *c, const char *name, const hr_nodesnap_opts *o,
-                           hr_arena *a, hr_nodesnap *out, hr_err *err);
+HR_MUST_CHECK hr_status hr_nodesnap_take(hr_cache *c, const char *name, const hr_nodesnap_opts *o,
+                                         hr_arena *a, hr_nodesnap *out, hr_err *err);
 
 #endif

@@ -68,7 +68,8 @@ typedef struct hr_reconcile {
 
 /* Decide for one node. Everything returned lives in arena a. now_unix is
  * the wall clock for computedAt. */
-hr_status hr_reconcile_node(const hr_config *cfg, const hr_rnode *rn, int64_t now_unix,
-                            hr_arena *a, hr_reconcile *out, hr_err *err);
+HR_MUST_CHECK hr_status hr_reconcile_node(const hr_config *cfg, const hr_rnode *rn,
+                                          int64_t now_unix, hr_arena *a, hr_reconcile *out,
+                                          hr_err *err);
 
 #endif

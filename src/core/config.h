@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "attr.h"
 #include "selector.h"
 
 typedef struct hr_owner_ref {
@@ -71,6 +72,6 @@ bool hr_dry_run_from_flag(hr_dry_run_flag dry_run);
 
 /* Check values the CRD schema may not have caught. Returns NULL when valid,
  * otherwise a static sentence naming the field. */
-const char *hr_config_validate(const hr_config *c);
+HR_CORE_MUST_CHECK const char *hr_config_validate(const hr_config *c);
 
 #endif

@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "attr.h"
+
 typedef enum hr_qerr {
     HR_Q_OK = 0,
     HR_Q_EMPTY,    /* no characters at all */
@@ -38,13 +40,13 @@ const char *hr_qerr_str(hr_qerr e);
 /* Parse s[0..len) and return ceil(value / 10^scale) in *out (towards +inf,
  * so negative values are allowed here and round towards zero).
  * scale is -3 for milli-units, 0 for whole units. */
-hr_qerr hr_quantity_parse(const char *s, size_t len, int scale, int64_t *out);
+HR_CORE_MUST_CHECK hr_qerr hr_quantity_parse(const char *s, size_t len, int scale, int64_t *out);
 
 /* CPU in millicores. Negative values are HR_Q_NEGATIVE. */
-hr_qerr hr_cpu_parse_milli(const char *s, size_t len, int64_t *milli);
+HR_CORE_MUST_CHECK hr_qerr hr_cpu_parse_milli(const char *s, size_t len, int64_t *milli);
 
 /* Memory (or any count) in whole units, rounded up. Negative: HR_Q_NEGATIVE. */
-hr_qerr hr_mem_parse_bytes(const char *s, size_t len, int64_t *bytes);
+HR_CORE_MUST_CHECK hr_qerr hr_mem_parse_bytes(const char *s, size_t len, int64_t *bytes);
 
 /* Canonical Kubernetes text for a millicore count: "1500m", "2", "0".
  * Writes at most cap bytes including the NUL; returns the length written

@@ -38,8 +38,8 @@ typedef struct hr_set_request {
 
 /* Parse "NS/POD=CPU" (CPU a Kubernetes quantity, > 0). The strings point
  * into arg's copy in the arena. HR_E_INPUT with a message on bad syntax. */
-hr_status hr_set_request_parse(const char *arg, hr_arena *a,
-                               hr_set_request *out, hr_err *err);
+HR_MUST_CHECK hr_status hr_set_request_parse(const char *arg, hr_arena *a, hr_set_request *out,
+                                             hr_err *err);
 
 typedef struct hr_plan_node_out {
     const char *name;
@@ -65,9 +65,8 @@ typedef struct hr_plan {
 
 /* Plan the whole snapshot into a (allocations live in it). Every set
  * request must name a pod of the snapshot, bound and not terminal. */
-hr_status hr_plan_build(const hr_snapshot *s, const hr_set_request *sets,
-                        size_t n_sets, hr_arena *a, hr_plan *out,
-                        hr_err *err);
+HR_MUST_CHECK hr_status hr_plan_build(const hr_snapshot *s, const hr_set_request *sets,
+                                      size_t n_sets, hr_arena *a, hr_plan *out, hr_err *err);
 
 const hr_plan_node_out *hr_plan_find_node(const hr_plan *p, const char *name);
 

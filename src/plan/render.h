@@ -17,10 +17,10 @@
 #include "util/err.h"
 
 /* only_node: NULL for every node, else just that one (it must exist). */
-hr_status hr_render_json(const hr_plan *p, const char *only_node,
-                         hr_buf *out, hr_err *err);
-hr_status hr_render_table(const hr_plan *p, const char *only_node,
-                          hr_buf *out, hr_err *err);
+HR_MUST_CHECK hr_status hr_render_json(const hr_plan *p, const char *only_node, hr_buf *out,
+                                       hr_err *err);
+HR_MUST_CHECK hr_status hr_render_table(const hr_plan *p, const char *only_node, hr_buf *out,
+                                        hr_err *err);
 
 /* "2.00": a x1000 factor rounded to two decimals (half up). */
 void hr_factor_str(int64_t factor_milli, char *buf, size_t cap);

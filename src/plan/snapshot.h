@@ -52,13 +52,13 @@ typedef struct hr_snapshot {
  * YYJSON_PADDING_SIZE zero bytes and is modified (parsed in place). `source`
  * names the input in messages ("dump.json", "<stdin>"). On error the
  * snapshot is empty (nothing to free, freeing is harmless). */
-hr_status hr_snapshot_parse(hr_snapshot *s, char *buf, size_t len,
-                            const hr_dump_limits *lim, const char *source,
-                            hr_err *err);
+HR_MUST_CHECK hr_status hr_snapshot_parse(hr_snapshot *s, char *buf, size_t len,
+                                          const hr_dump_limits *lim, const char *source,
+                                          hr_err *err);
 
 /* Read path ("-" for stdin) and parse it. */
-hr_status hr_snapshot_read(hr_snapshot *s, const char *path,
-                           const hr_dump_limits *lim, hr_err *err);
+HR_MUST_CHECK hr_status hr_snapshot_read(hr_snapshot *s, const char *path,
+                                         const hr_dump_limits *lim, hr_err *err);
 
 void hr_snapshot_free(hr_snapshot *s);
 

@@ -280,7 +280,7 @@ hr_status hr_certs_new(const char *dir, const hr_logger *log, hr_certs **out,
         free(c);
         return hr_err_set(err, HR_E_NOMEM, "certs: cannot create locks");
     }
-    hr_certs_check(c);
+    HR_IGNORE(hr_certs_check(c)); /* it logs a failure; the poll thread tries again */
     *out = c;
     return HR_OK;
 }
@@ -298,7 +298,7 @@ static void *poll_main(void *arg)
         if (c->stop)
             break;
         pthread_mutex_unlock(&c->stop_mu);
-        hr_certs_check(c);
+        HR_IGNORE(hr_certs_check(c)); /* it logs a failure; the next poll tries again */
         pthread_mutex_lock(&c->stop_mu);
     }
     pthread_mutex_unlock(&c->stop_mu);

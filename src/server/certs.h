@@ -29,18 +29,18 @@ typedef struct hr_certs hr_certs;
 /* Prepare for dir/tls.crt and dir/tls.key and try a first load. Missing or
  * bad files are not an error here (they may appear later): the holder is
  * simply not ready until they load. */
-hr_status hr_certs_new(const char *dir, const hr_logger *log, hr_certs **out,
-                       hr_err *err);
+HR_MUST_CHECK hr_status hr_certs_new(const char *dir, const hr_logger *log, hr_certs **out,
+                                     hr_err *err);
 
 /* Start the poll thread (interval in ms, 0: 1000). */
-hr_status hr_certs_start(hr_certs *c, unsigned interval_ms, hr_err *err);
+HR_MUST_CHECK hr_status hr_certs_start(hr_certs *c, unsigned interval_ms, hr_err *err);
 
 /* Stop the thread and free everything. */
 void hr_certs_free(hr_certs *c);
 
 /* One poll, as the thread does it: 1 when a new pair was loaded, 0 when
  * nothing changed, -1 when the files changed but could not be loaded. */
-int hr_certs_check(hr_certs *c);
+HR_MUST_CHECK int hr_certs_check(hr_certs *c);
 
 /* A readiness check (hr_ready_fn): a pair is loaded. ud = hr_certs. */
 bool hr_certs_ready(void *ud);
@@ -50,7 +50,7 @@ uint64_t hr_certs_generation(hr_certs *c);
 
 /* The current pair for a handshake; 0 on success, -1 when none is loaded.
  * The pointers stay valid for the grace period after a replacement. */
-int hr_certs_select(hr_certs *c, gnutls_pcert_st **pcert, unsigned *n,
-                    gnutls_privkey_t *key);
+HR_MUST_CHECK int hr_certs_select(hr_certs *c, gnutls_pcert_st **pcert, unsigned *n,
+                                  gnutls_privkey_t *key);
 
 #endif

@@ -33,8 +33,8 @@ typedef struct hr_readiness {
 void hr_readiness_init(hr_readiness *r);
 
 /* Register at start-up (before the server runs). */
-hr_status hr_readiness_add(hr_readiness *r, const char *name, hr_ready_fn fn,
-                           void *ud, hr_err *err);
+HR_MUST_CHECK hr_status hr_readiness_add(hr_readiness *r, const char *name, hr_ready_fn fn,
+                                         void *ud, hr_err *err);
 
 /* True when every check passes; *report lists each check with ok/failed. */
 bool hr_readiness_eval(const hr_readiness *r, hr_buf *report);

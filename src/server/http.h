@@ -66,11 +66,11 @@ typedef struct hr_listener hr_listener;
 
 /* Parse "host:port" / ":port" / "[v6]:port" into its parts; host "" means
  * every address. Exposed for flag validation. */
-hr_status hr_parse_addr(const char *addr, char *host, size_t host_cap,
-                        uint16_t *port, hr_err *err);
+HR_MUST_CHECK hr_status hr_parse_addr(const char *addr, char *host, size_t host_cap, uint16_t *port,
+                                      hr_err *err);
 
-hr_status hr_listener_start(const hr_listener_opts *o, hr_listener **out,
-                            hr_err *err);
+HR_MUST_CHECK hr_status hr_listener_start(const hr_listener_opts *o, hr_listener **out,
+                                          hr_err *err);
 
 /* The port actually bound (useful with port 0). */
 uint16_t hr_listener_port(const hr_listener *l);

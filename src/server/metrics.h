@@ -35,8 +35,8 @@ void hr_metrics_init(hr_metrics *m);
 
 /* Register a renderer. Meant for start-up, before the server runs
  * (registration is not synchronised with rendering beyond the count). */
-hr_status hr_metrics_add(hr_metrics *m, hr_metrics_render_fn fn, void *ud,
-                         hr_err *err);
+HR_MUST_CHECK hr_status hr_metrics_add(hr_metrics *m, hr_metrics_render_fn fn, void *ud,
+                                       hr_err *err);
 
 /* The whole page, in registration order. */
 void hr_metrics_render(const hr_metrics *m, hr_buf *out);

@@ -14,6 +14,8 @@
 
 #include <stddef.h>
 
+#include "util/err.h"
+
 typedef struct hr_arena_chunk hr_arena_chunk;
 
 typedef struct hr_arena {
@@ -32,16 +34,16 @@ void hr_arena_set_limit(hr_arena *a, size_t limit);
 
 /* size bytes aligned for any type; NULL when out of memory or over the
  * limit. size 0 returns a valid unique pointer. */
-void *hr_arena_alloc(hr_arena *a, size_t size);
+HR_MUST_CHECK void *hr_arena_alloc(hr_arena *a, size_t size);
 
 /* n*size zeroed bytes; NULL on overflow, out of memory or over the limit. */
-void *hr_arena_calloc(hr_arena *a, size_t n, size_t size);
+HR_MUST_CHECK void *hr_arena_calloc(hr_arena *a, size_t n, size_t size);
 
 /* A NUL-terminated copy of s[0..len) (embedded NULs end the string early
  * for readers, which is what C callers expect anyway). */
-char *hr_arena_strndup(hr_arena *a, const char *s, size_t len);
+HR_MUST_CHECK char *hr_arena_strndup(hr_arena *a, const char *s, size_t len);
 
-char *hr_arena_strdup(hr_arena *a, const char *s);
+HR_MUST_CHECK char *hr_arena_strdup(hr_arena *a, const char *s);
 
 /* Bytes taken from malloc (chunk headers included). */
 size_t hr_arena_bytes(const hr_arena *a);

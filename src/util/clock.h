@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "util/err.h"
+
 /* Monotonic time since an arbitrary start, in nanoseconds / milliseconds
  * (hr_mono_ms() == hr_mono_ns() / 1000000, truncated). */
 int64_t hr_mono_ns(void);
@@ -28,7 +30,7 @@ struct timespec hr_mono_timespec(int64_t ns);
 
 /* Initialise a condition variable whose timed waits use the monotonic
  * clock. Returns 0 or the error number pthread_cond_init returned. */
-int hr_mono_cond_init(pthread_cond_t *cv);
+HR_MUST_CHECK int hr_mono_cond_init(pthread_cond_t *cv);
 
 /* Sleep until the monotonic instant deadline_ns; a signal that interrupts
  * the sleep does not stretch it. Returns at once if it has passed. */

@@ -14,13 +14,29 @@
 
 #include <stddef.h>
 
-typedef enum hr_status {
+/* HR_MUST_CHECK on a function's declaration: a call that drops the result
+ * is a warning, and so (-Werror) a build failure. Every function returning
+ * hr_status carries it in its header, and so do the few others whose result
+ * says whether they worked. gcc warns even through a (void) cast; a status
+ * that is truly of no use is dropped with HR_IGNORE(call), the reason beside
+ * it. Under clang the enum itself carries the attribute, so static helpers
+ * and callbacks returning hr_status are covered too (the sanitizer and fuzz
+ * builds). */
+#define HR_MUST_CHECK __attribute__((warn_unused_result))
+#define HR_IGNORE(call) ((void)!(call))
+#ifdef __clang__
+#define HR_STATUS_MUST_CHECK_ __attribute__((warn_unused_result))
+#else
+#define HR_STATUS_MUST_CHECK_ /* gcc has no such attribute on a type */
+#endif
+
+typedef enum HR_STATUS_MUST_CHECK_ hr_status {
     HR_OK = 0,
-    HR_E_INPUT,   /* the input is malformed or inconsistent */
-    HR_E_NOMEM,   /* out of memory, or over a configured memory limit */
-    HR_E_IO,      /* reading a file or stream failed */
-    HR_E_LIMIT,   /* the input is larger than allowed */
-    HR_E_NOTFOUND,/* a named thing (node, pod) does not exist */
+    HR_E_INPUT,    /* the input is malformed or inconsistent */
+    HR_E_NOMEM,    /* out of memory, or over a configured memory limit */
+    HR_E_IO,       /* reading a file or stream failed */
+    HR_E_LIMIT,    /* the input is larger than allowed */
+    HR_E_NOTFOUND, /* a named thing (node, pod) does not exist */
 } hr_status;
 
 #define HR_ERR_MSG_MAX 400

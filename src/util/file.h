@@ -17,7 +17,7 @@
  * (+pad zero bytes, not counted in *len). Fails with HR_E_LIMIT when the
  * content exceeds max bytes, HR_E_IO when it cannot be opened or read.
  * The caller frees *out. */
-hr_status hr_file_slurp(const char *path, size_t max, size_t pad, char **out,
-                        size_t *len, hr_err *err);
+HR_MUST_CHECK hr_status hr_file_slurp(const char *path, size_t max, size_t pad, char **out,
+                                      size_t *len, hr_err *err);
 
 #endif

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/err.h"
+
 typedef struct hr_strmap {
     struct hr_strmap_slot *slots;
     size_t cap;  /* power of two, 0 before the first put */
@@ -24,7 +26,7 @@ void hr_strmap_init(hr_strmap *m);
 void hr_strmap_free(hr_strmap *m);
 
 /* Insert or replace. false when out of memory (the map is unchanged). */
-bool hr_strmap_put(hr_strmap *m, const char *key, uint64_t value);
+HR_MUST_CHECK bool hr_strmap_put(hr_strmap *m, const char *key, uint64_t value);
 
 /* The value's address, or NULL when absent (valid until the next put/del). */
 uint64_t *hr_strmap_get(const hr_strmap *m, const char *key);

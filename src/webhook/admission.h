@@ -97,8 +97,8 @@ typedef struct hr_wh_result {
 /* Answer one review. Only out-of-memory is an error return (HR_E_NOMEM);
  * every other problem is an answer in *out. *out must be freed with
  * hr_wh_result_free whatever is returned. */
-hr_status hr_admission_review(const hr_wh_env *env, const char *in, size_t len,
-                              hr_wh_result *out, hr_err *err);
+HR_MUST_CHECK hr_status hr_admission_review(const hr_wh_env *env, const char *in, size_t len,
+                                            hr_wh_result *out, hr_err *err);
 
 void hr_wh_result_free(hr_wh_result *r);
 

@@ -34,14 +34,13 @@ const hr_config *hr_cfg_snapshot_config(const hr_cfg_snapshot *s);
 uint64_t hr_cfg_snapshot_version(const hr_cfg_snapshot *s);
 
 /* A holder starting with `initial` (deep-copied). */
-hr_status hr_cfg_holder_new(const hr_config *initial, hr_cfg_holder **out,
-                            hr_err *err);
+HR_MUST_CHECK hr_status hr_cfg_holder_new(const hr_config *initial, hr_cfg_holder **out,
+                                          hr_err *err);
 void hr_cfg_holder_free(hr_cfg_holder *h);
 
 /* Publish a new config (deep-copied; the caller keeps ownership of c and
  * of everything it points to). On error the previous config stays. */
-hr_status hr_cfg_holder_set(hr_cfg_holder *h, const hr_config *c,
-                            hr_err *err);
+HR_MUST_CHECK hr_status hr_cfg_holder_set(hr_cfg_holder *h, const hr_config *c, hr_err *err);
 
 /* Take a reference to the current snapshot; never NULL. Pair with
  * hr_cfg_snapshot_release. */

@@ -78,11 +78,11 @@ static hr_status feed(fx *f, hr_ckind k, bool del, const char *json)
     return st;
 }
 
-/* A pod with one app container (cpu request/limit in millicores, -1 for
- * none), an optional sidecar, on node (NULL: unbound). */
-static hr_status put_pod(fx *f, const char *ns, const char *name,
-                         const char *node, const char *phase, int req, int lim,
-                         const char *rv)
+/* The fixture builders below feed one object and fail the test unless the
+ * sink takes it. A pod with one app container (cpu request/limit in
+ * millicores, -1 for none), an optional sidecar, on node (NULL: unbound). */
+static void put_pod(fx *f, const char *ns, const char *name, const char *node, const char *phase,
+                    int req, int lim, const char *rv)
 {
     char res[200] = "{}", nodef[120] = "", buf[2048];
     if (req >= 0 && lim >= 0)
@@ -106,11 +106,11 @@ static hr_status put_pod(fx *f, const char *ns, const char *name,
              "\"containers\":[{\"name\":\"app\",\"resources\":%s}]},"
              "\"status\":{\"phase\":\"%s\"}}",
              ns, name, rv, nodef, res, phase);
-    return feed(f, HR_CK_POD, false, buf);
+    assert_int_equal(feed(f, HR_CK_POD, false, buf), HR_OK);
 }
 
-static hr_status put_node(fx *f, const char *name, const char *cpu,
-                          const char *disk, const char *zone, const char *rv)
+static void put_node(fx *f, const char *name, const char *cpu, const char *disk, const char *zone,
+                     const char *rv)
 {
     char buf[1024];
     snprintf(buf, sizeof buf,
@@ -120,27 +120,26 @@ static hr_status put_node(fx *f, const char *name, const char *cpu,
              "{\"type\":\"Ready\",\"status\":\"True\",\"lastHeartbeatTime\":\"%s\"},"
              "{\"type\":\"DiskPressure\",\"status\":\"%s\"}]}}",
              name, rv, zone, cpu, rv, disk);
-    return feed(f, HR_CK_NODE, false, buf);
+    assert_int_equal(feed(f, HR_CK_NODE, false, buf), HR_OK);
 }
 
-static hr_status put_ns(fx *f, const char *name, const char *mode,
-                        const char *rv)
+static void put_ns(fx *f, const char *name, const char *mode, const char *rv)
 {
     char buf[512];
     snprintf(buf, sizeof buf,
              "{\"metadata\":{\"name\":\"%s\",\"resourceVersion\":\"%s\","
              "\"labels\":{\"kube-headroom.dev/mode\":\"%s\"}}}",
              name, rv, mode);
-    return feed(f, HR_CK_NAMESPACE, false, buf);
+    assert_int_equal(feed(f, HR_CK_NAMESPACE, false, buf), HR_OK);
 }
 
-static hr_status del_obj(fx *f, hr_ckind k, const char *ns, const char *name)
+static void del_obj(fx *f, hr_ckind k, const char *ns, const char *name)
 {
     char buf[512];
     snprintf(buf, sizeof buf,
              "{\"metadata\":{\"namespace\":\"%s\",\"name\":\"%s\"}}", ns,
              name);
-    return feed(f, k, true, buf);
+    assert_int_equal(feed(f, k, true, buf), HR_OK);
 }
 
 /* Drain the change feed into a sorted, comma-joined string. */
@@ -190,7 +189,7 @@ static void test_pod_roundtrip(void **state)
 {
     fx *f = *state;
     char d[4096];
-    assert_int_equal(put_pod(f, "team-a", "web-1", "n1", "Running", 250, 500, "1042"), HR_OK);
+    put_pod(f, "team-a", "web-1", "n1", "Running", 250, 500, "1042");
     hr_cpod_view v;
     hr_cache_lock(f->c);
     assert_true(hr_cache_pod_get(f->c, "team-a", "web-1", &v, f->scr));
@@ -267,11 +266,11 @@ static void test_bind_rebind_leave(void **state)
     assert_int_equal(node_pod_count(f, "n1"), 2);
     assert_int_equal(node_pod_count(f, "n2"), 1);
     /* deleted */
-    assert_int_equal(del_obj(f, HR_CK_POD, "a", "p"), HR_OK);
+    del_obj(f, HR_CK_POD, "a", "p");
     assert_string_equal(drain(f, d), "n1");
     assert_int_equal(node_pod_count(f, "n1"), 1);
     /* deleting what is not there changes nothing */
-    assert_int_equal(del_obj(f, HR_CK_POD, "a", "p"), HR_OK);
+    del_obj(f, HR_CK_POD, "a", "p");
     assert_string_equal(drain(f, d), "");
 }
 
@@ -618,9 +617,9 @@ static void test_resize_conditions(void **state)
         "{\"metadata\":{\"namespace\":\"a\",\"name\":\"p\",\"resourceVersion\":\"1\"},"
         "\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\",\"resources\":"
         "{\"requests\":{\"cpu\":\"1\"}}}]},\"status\":{\"phase\":\"Running\"}}";
-    feed(f, HR_CK_POD, false, plain);
+    assert_int_equal(feed(f, HR_CK_POD, false, plain), HR_OK);
     drain(f, d);
-    feed(f, HR_CK_POD, false, pending);
+    assert_int_equal(feed(f, HR_CK_POD, false, pending), HR_OK);
     assert_string_equal(drain(f, d), "n1"); /* SPEC §5: resize conditions */
     hr_cpod_view v;
     hr_cache_lock(f->c);
@@ -652,9 +651,7 @@ static void test_churn_against_model(void **state)
         } else {
             int nd = (int)((x >> 30) % 17);
             snprintf(node, sizeof node, "node-%d", nd);
-            assert_int_equal(put_pod(f, i % 2 ? "odd" : "even", name, node,
-                                     "Running", 10 * (op + 1), -1, rv),
-                             HR_OK);
+            put_pod(f, i % 2 ? "odd" : "even", name, node, "Running", 10 * (op + 1), -1, rv);
             model[i] = nd + 1;
         }
     }

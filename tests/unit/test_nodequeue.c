@@ -44,9 +44,9 @@ static void earliest_first(void **state)
 {
     (void)state;
     hr_nodequeue *q = mk();
-    hr_nodequeue_add(q, "late", 0, 500);
-    hr_nodequeue_add(q, "early", 0, 100);
-    hr_nodequeue_add(q, "mid", 0, 300);
+    assert_int_equal(hr_nodequeue_add(q, "late", 0, 500), HR_OK);
+    assert_int_equal(hr_nodequeue_add(q, "early", 0, 100), HR_OK);
+    assert_int_equal(hr_nodequeue_add(q, "mid", 0, 300), HR_OK);
     assert_string_equal(hr_nodequeue_pop(q, 1000, NULL), "early");
     assert_string_equal(hr_nodequeue_pop(q, 1000, NULL), "mid");
     assert_string_equal(hr_nodequeue_pop(q, 1000, NULL), "late");
@@ -57,9 +57,9 @@ static void add_while_running_is_not_lost(void **state)
 {
     (void)state;
     hr_nodequeue *q = mk();
-    hr_nodequeue_add(q, "n1", 0, 0);
+    assert_int_equal(hr_nodequeue_add(q, "n1", 0, 0), HR_OK);
     assert_string_equal(hr_nodequeue_pop(q, 0, NULL), "n1");
-    hr_nodequeue_add(q, "n1", 10, 0); /* event mid-run */
+    assert_int_equal(hr_nodequeue_add(q, "n1", 10, 0), HR_OK); /* event mid-run */
     assert_null(hr_nodequeue_pop(q, 20, NULL)); /* never two workers on one node */
     hr_nodequeue_done(q, "n1", 50, -1, 2000);
     assert_null(hr_nodequeue_pop(q, 2049, NULL));
@@ -71,7 +71,7 @@ static void requeue_after_failure(void **state)
 {
     (void)state;
     hr_nodequeue *q = mk();
-    hr_nodequeue_add(q, "n1", 0, 0);
+    assert_int_equal(hr_nodequeue_add(q, "n1", 0, 0), HR_OK);
     assert_non_null(hr_nodequeue_pop(q, 0, NULL));
     hr_nodequeue_done(q, "n1", 100, 700, 2000); /* rate-limited: come back */
     assert_null(hr_nodequeue_pop(q, 799, NULL));

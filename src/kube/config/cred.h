@@ -52,10 +52,10 @@ typedef struct hr_kcred_snap {
     bool refreshable;          /* a 401 may be cured by hr_kcred_unauthorized */
 } hr_kcred_snap;
 
-int hr_kcred_init(hr_kcred *c, const hr_kconfig *cfg);
+HR_MUST_CHECK int hr_kcred_init(hr_kcred *c, const hr_kconfig *cfg);
 void hr_kcred_destroy(hr_kcred *c);
 
-hr_status hr_kcred_get(hr_kcred *c, hr_kcred_snap *s, hr_err *err);
+HR_MUST_CHECK hr_status hr_kcred_get(hr_kcred *c, hr_kcred_snap *s, hr_err *err);
 void hr_kcred_snap_free(hr_kcred_snap *s);
 
 /* A request made with credentials of generation gen got 401. Returns true

@@ -31,13 +31,13 @@ typedef struct hr_kexec_result {
 
 /* Run e (cfg supplies the cluster for provideClusterInfo). timeout_ms <= 0:
  * 60 s. On success *out owns fresh memory (hr_kexec_result_free). */
-hr_status hr_kexec_run(const hr_kconfig *cfg, const hr_kexec *e, long timeout_ms,
-                       hr_kexec_result *out, hr_err *err);
+HR_MUST_CHECK hr_status hr_kexec_run(const hr_kconfig *cfg, const hr_kexec *e, long timeout_ms,
+                                     hr_kexec_result *out, hr_err *err);
 
 /* Parse a plugin's stdout; api_version is the one the kubeconfig asked
  * for, which the answer must repeat. */
-hr_status hr_kexec_parse(const char *json, size_t len, const char *api_version,
-                         hr_kexec_result *out, hr_err *err);
+HR_MUST_CHECK hr_status hr_kexec_parse(const char *json, size_t len, const char *api_version,
+                                       hr_kexec_result *out, hr_err *err);
 
 /* Frees and wipes. */
 void hr_kexec_result_free(hr_kexec_result *r);

@@ -96,7 +96,7 @@ typedef struct hr_kconfig_opts {
 } hr_kconfig_opts;
 
 /* Find, merge and resolve. *out is freed with hr_kconfig_free. */
-hr_status hr_kconfig_load(const hr_kconfig_opts *o, hr_kconfig **out, hr_err *err);
+HR_MUST_CHECK hr_status hr_kconfig_load(const hr_kconfig_opts *o, hr_kconfig **out, hr_err *err);
 
 /* Files named in the document are not read (blobs stay NULL): for the
  * fuzzer, which must not open whatever path it invents. */
@@ -105,9 +105,9 @@ hr_status hr_kconfig_load(const hr_kconfig_opts *o, hr_kconfig **out, hr_err *er
 /* Resolve from one in-memory document (the fuzz target's entry, and a way
  * to use a kubeconfig held in a Secret). Relative paths resolve against
  * base_dir (NULL: the working directory); origin names it in errors. */
-hr_status hr_kconfig_parse(const char *yaml, size_t len, const char *origin,
-                           const char *base_dir, const char *context, unsigned flags,
-                           hr_kconfig **out, hr_err *err);
+HR_MUST_CHECK hr_status hr_kconfig_parse(const char *yaml, size_t len, const char *origin,
+                                         const char *base_dir, const char *context, unsigned flags,
+                                         hr_kconfig **out, hr_err *err);
 
 /* Clears secrets (key, tokens, password) before freeing. NULL is fine. */
 void hr_kconfig_free(hr_kconfig *c);

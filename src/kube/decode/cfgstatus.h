@@ -35,7 +35,7 @@ typedef struct hr_kcfg_status {
 
 /* Reads metadata.generation and status only, so it works on a config whose
  * spec hr_decode_config refuses. */
-hr_status hr_decode_config_status(yyjson_val *obj, hr_arena *a,
-                                  hr_kcfg_status *out, hr_err *err);
+HR_MUST_CHECK hr_status hr_decode_config_status(yyjson_val *obj, hr_arena *a, hr_kcfg_status *out,
+                                                hr_err *err);
 
 #endif

@@ -31,8 +31,8 @@ typedef struct hr_kmeta {
 /* A metav1.LabelSelector (matchLabels + matchExpressions). NULL or JSON
  * null gives an unset selector (matches nothing); {} an empty one (matches
  * everything). `what` names the field in error messages. */
-hr_status hr_decode_selector(yyjson_val *sel, hr_arena *a, const char *what,
-                             hr_selector *out, hr_err *err);
+HR_MUST_CHECK hr_status hr_decode_selector(yyjson_val *sel, hr_arena *a, const char *what,
+                                           hr_selector *out, hr_err *err);
 
 /* Readings that never fail, for the watch cache (cache/sink.c), which must
  * name objects the decoders refuse: a DELETED event, or a relist entry the
@@ -67,10 +67,10 @@ typedef struct hr_kctx {
 } hr_kctx;
 
 /* Record "<kind> <ns>/<name>: <path>: <message>"; returns code. */
-hr_status hr_kfail(const hr_kctx *c, const hr_jpath *p, hr_status code,
-                   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+HR_MUST_CHECK hr_status hr_kfail(const hr_kctx *c, const hr_jpath *p, hr_status code,
+                                 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
-hr_status hr_knomem(const hr_kctx *c);
+HR_MUST_CHECK hr_status hr_knomem(const hr_kctx *c);
 
 /* "a string", "an array", ... for "expected X, got Y" messages. */
 const char *hr_jtype_str(yyjson_val *v);
@@ -80,45 +80,44 @@ const char *hr_jtype_str(yyjson_val *v);
  * null, and fail naming the field when it has the wrong type. */
 yyjson_val *hr_jget(yyjson_val *obj, const char *key);
 
-hr_status hr_jobj(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
-                  yyjson_val **out);
-hr_status hr_jarr(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
-                  yyjson_val **out);
+HR_MUST_CHECK hr_status hr_jobj(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
+                                yyjson_val **out);
+HR_MUST_CHECK hr_status hr_jarr(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
+                                yyjson_val **out);
 /* String copied into the arena; *out = dflt when absent. */
-hr_status hr_jstr(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
-                  const char *dflt, const char **out);
+HR_MUST_CHECK hr_status hr_jstr(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
+                                const char *dflt, const char **out);
 /* String left in the document (valid while it lives). */
-hr_status hr_jstr_ref(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
-                      const char **out, size_t *len);
-hr_status hr_jbool(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
-                   bool *out);
-hr_status hr_jint(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
-                  int64_t lo, int64_t hi, int64_t *out);
+HR_MUST_CHECK hr_status hr_jstr_ref(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
+                                    const char **out, size_t *len);
+HR_MUST_CHECK hr_status hr_jbool(const hr_kctx *c, const hr_jpath *p, yyjson_val *v, bool *out);
+HR_MUST_CHECK hr_status hr_jint(const hr_kctx *c, const hr_jpath *p, yyjson_val *v, int64_t lo,
+                                int64_t hi, int64_t *out);
 
 typedef enum hr_qkind { HR_QK_CPU, HR_QK_MEM, HR_QK_MILLI } hr_qkind;
 
 /* A quantity (string, or integer/raw number) in millicores (CPU), bytes
  * (MEM) or value x1000 (MILLI, for multipliers and ratios); HR_NONE when
  * absent. Negative values are refused. */
-hr_status hr_jquantity(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
-                       hr_qkind kind, int64_t *out);
+HR_MUST_CHECK hr_status hr_jquantity(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
+                                     hr_qkind kind, int64_t *out);
 
 /* metadata: name (required), namespace (required when namespaced), uid,
  * resourceVersion, labels. Sets c->ns and c->name as soon as known. */
-hr_status hr_decode_meta(hr_kctx *c, yyjson_val *obj, bool namespaced,
-                         hr_kmeta *m, yyjson_val **meta_out);
+HR_MUST_CHECK hr_status hr_decode_meta(hr_kctx *c, yyjson_val *obj, bool namespaced, hr_kmeta *m,
+                                       yyjson_val **meta_out);
 
 /* The same for an object being created (an admission request's object):
  * metadata.name may be absent (generateName) and so may metadata.namespace
  * (the request names it); both are then "". */
-hr_status hr_decode_meta_unnamed(hr_kctx *c, yyjson_val *obj, hr_kmeta *m,
-                                 yyjson_val **meta_out);
+HR_MUST_CHECK hr_status hr_decode_meta_unnamed(hr_kctx *c, yyjson_val *obj, hr_kmeta *m,
+                                               yyjson_val **meta_out);
 
 /* A string-to-string map (labels) copied into the arena. */
-hr_status hr_decode_labels(const hr_kctx *c, const hr_jpath *p,
-                           yyjson_val *v, hr_labels *out);
+HR_MUST_CHECK hr_status hr_decode_labels(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
+                                         hr_labels *out);
 
-hr_status hr_decode_selector_at(const hr_kctx *c, const hr_jpath *p,
-                                yyjson_val *sel, hr_selector *out);
+HR_MUST_CHECK hr_status hr_decode_selector_at(const hr_kctx *c, const hr_jpath *p, yyjson_val *sel,
+                                              hr_selector *out);
 
 #endif

@@ -20,11 +20,11 @@ typedef struct hr_kconfig {
 } hr_kconfig;
 
 /* Also runs hr_config_validate: a config the core would refuse is an error. */
-hr_status hr_decode_config(yyjson_val *obj, hr_arena *a, hr_kconfig *out,
-                           hr_err *err);
+HR_MUST_CHECK hr_status hr_decode_config(yyjson_val *obj, hr_arena *a, hr_kconfig *out,
+                                         hr_err *err);
 
 /* A Go duration ("2s", "1m30s", "500ms") in milliseconds, rounded down.
  * Returns false on bad syntax, negative values or overflow. */
-bool hr_parse_duration_ms(const char *s, size_t len, int64_t *ms);
+HR_MUST_CHECK bool hr_parse_duration_ms(const char *s, size_t len, int64_t *ms);
 
 #endif

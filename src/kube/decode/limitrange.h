@@ -14,7 +14,7 @@ typedef struct hr_klimitrange {
     hr_limit_bounds bounds; /* folded over spec.limits[] (tightest wins) */
 } hr_klimitrange;
 
-hr_status hr_decode_limitrange(yyjson_val *obj, hr_arena *a,
-                               hr_klimitrange *out, hr_err *err);
+HR_MUST_CHECK hr_status hr_decode_limitrange(yyjson_val *obj, hr_arena *a, hr_klimitrange *out,
+                                             hr_err *err);
 
 #endif

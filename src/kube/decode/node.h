@@ -24,9 +24,8 @@ typedef struct hr_knamespace {
     hr_kmeta meta;
 } hr_knamespace;
 
-hr_status hr_decode_node(yyjson_val *obj, hr_arena *a, hr_knode *out,
-                         hr_err *err);
-hr_status hr_decode_namespace(yyjson_val *obj, hr_arena *a,
-                              hr_knamespace *out, hr_err *err);
+HR_MUST_CHECK hr_status hr_decode_node(yyjson_val *obj, hr_arena *a, hr_knode *out, hr_err *err);
+HR_MUST_CHECK hr_status hr_decode_namespace(yyjson_val *obj, hr_arena *a, hr_knamespace *out,
+                                            hr_err *err);
 
 #endif

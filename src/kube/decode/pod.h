@@ -33,13 +33,12 @@ typedef struct hr_kpod {
     hr_pod pod;
 } hr_kpod;
 
-hr_status hr_decode_pod(yyjson_val *obj, hr_arena *a, hr_kpod *out,
-                        hr_err *err);
+HR_MUST_CHECK hr_status hr_decode_pod(yyjson_val *obj, hr_arena *a, hr_kpod *out, hr_err *err);
 /* A pod as a CREATE admission request carries it: the same reading, but
  * metadata.name may be absent (generateName) and so may metadata.namespace
  * (the request names it); meta.name and meta.ns are then "". */
-hr_status hr_decode_pod_created(yyjson_val *obj, hr_arena *a, hr_kpod *out,
-                                hr_err *err);
+HR_MUST_CHECK hr_status hr_decode_pod_created(yyjson_val *obj, hr_arena *a, hr_kpod *out,
+                                              hr_err *err);
 
 /* The kubelet's verdict on a pending resize (pod condition PodResizePending),
  * design §7. */

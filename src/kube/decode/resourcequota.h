@@ -18,7 +18,7 @@ typedef struct hr_kquota {
     bool limits_cpu; /* spec.hard has limits.cpu */
 } hr_kquota;
 
-hr_status hr_decode_resourcequota(yyjson_val *obj, hr_arena *a,
-                                  hr_kquota *out, hr_err *err);
+HR_MUST_CHECK hr_status hr_decode_resourcequota(yyjson_val *obj, hr_arena *a, hr_kquota *out,
+                                                hr_err *err);
 
 #endif

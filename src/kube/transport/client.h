@@ -52,15 +52,15 @@ typedef struct hr_kclient_opts {
     const char *user_agent; /* NULL: "headroom/<version>" */
 } hr_kclient_opts;
 
-hr_status hr_kclient_new(const hr_kclient_opts *o, hr_kclient **out, hr_err *err);
+HR_MUST_CHECK hr_status hr_kclient_new(const hr_kclient_opts *o, hr_kclient **out, hr_err *err);
 
 /* The same from settings resolved already (kube/config/kubeconfig.h: a kubeconfig
  * held in a Secret, or tests pointing in-cluster config at another
  * directory). o->kubeconfig and o->context are ignored. The client takes
  * cfg over, also on failure (it is freed then). */
 struct hr_kconfig;
-hr_status hr_kclient_new_from_config(struct hr_kconfig *cfg, const hr_kclient_opts *o,
-                                     hr_kclient **out, hr_err *err);
+HR_MUST_CHECK hr_status hr_kclient_new_from_config(struct hr_kconfig *cfg, const hr_kclient_opts *o,
+                                                   hr_kclient **out, hr_err *err);
 void hr_kclient_free(hr_kclient *c);
 
 /* The API server URL, e.g. "https://127.0.0.1:16443" (for messages). */
@@ -98,17 +98,17 @@ void hr_kclient_get_stats(const hr_kclient *c, hr_kclient_stats *out);
  * server's Status message, with res->status set. Writes (any method but
  * GET) first take a token from the limiter, waiting for it. No retries
  * here: callers decide (see hr_kbackoff). */
-hr_status hr_kclient_do(hr_kclient *c, const char *method, const char *path,
-                        const char *content_type, const void *body, size_t body_len,
-                        hr_buf *resp, hr_kresult *res, hr_err *err);
+HR_MUST_CHECK hr_status hr_kclient_do(hr_kclient *c, const char *method, const char *path,
+                                      const char *content_type, const void *body, size_t body_len,
+                                      hr_buf *resp, hr_kresult *res, hr_err *err);
 
 /* As hr_kclient_do, but never waits on the write limiter: for
  * leader-election renewals, which must not queue behind a burst of
  * resizes (a renewal that comes late loses the lease). */
-hr_status hr_kclient_do_unlimited(hr_kclient *c, const char *method, const char *path,
-                                  const char *content_type, const void *body,
-                                  size_t body_len, hr_buf *resp, hr_kresult *res,
-                                  hr_err *err);
+HR_MUST_CHECK hr_status hr_kclient_do_unlimited(hr_kclient *c, const char *method, const char *path,
+                                                const char *content_type, const void *body,
+                                                size_t body_len, hr_buf *resp, hr_kresult *res,
+                                                hr_err *err);
 
 /* A streaming GET (a watch): every complete line of the body is handed to
  * on_line as it arrives — never buffered whole. The line is a private copy,
@@ -128,9 +128,9 @@ hr_status hr_kclient_do_unlimited(hr_kclient *c, const char *method, const char 
  * 200 (API server killed, connection reset) returns HR_E_IO with
  * res->status still 200, while a failure before any response has 0. */
 typedef int (*hr_kline_fn)(void *ud, const char *line, size_t len);
-hr_status hr_kclient_stream(hr_kclient *c, const char *path, long timeout_s,
-                            hr_kline_fn on_line, void *ud,
-                            const volatile bool *stop, hr_kresult *res, hr_err *err);
+HR_MUST_CHECK hr_status hr_kclient_stream(hr_kclient *c, const char *path, long timeout_s,
+                                          hr_kline_fn on_line, void *ud, const volatile bool *stop,
+                                          hr_kresult *res, hr_err *err);
 
 /* Jittered back-off (kube/transport/backoff.h's hr_kbackoff_ms) on the
  * client's own generator (hr_kbackoff_ms uses one per thread, since it has

@@ -30,8 +30,8 @@ void hr_kstatus_parse(const char *body, size_t len, hr_kstatus *st);
 /* Fill err for a failed request: "<METHOD> <path>: <http> <reason>: <message>".
  * The code is HR_E_NOTFOUND for 404, HR_E_INPUT for other 4xx (the request
  * was wrong), HR_E_IO otherwise (the server or the network). Returns it. */
-hr_status hr_kstatus_err(hr_err *err, const char *method, const char *path, long http,
-                         const hr_kstatus *st);
+HR_MUST_CHECK hr_status hr_kstatus_err(hr_err *err, const char *method, const char *path, long http,
+                                       const hr_kstatus *st);
 
 /* Retry-After value (delta-seconds or an HTTP-date) in ms relative to now;
  * 0 when absent or unparsable, never negative. Capped at one hour so a

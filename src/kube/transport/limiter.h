@@ -19,6 +19,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "util/err.h"
+
 typedef struct hr_klimiter {
     pthread_mutex_t mu;
     double qps;      /* tokens per second, > 0 */
@@ -29,7 +31,7 @@ typedef struct hr_klimiter {
 
 /* qps <= 0 → 50, burst <= 0 → 100 (the SPEC's defaults). The bucket
  * starts full. Returns 0, or an errno value when the mutex cannot be made. */
-int hr_klimiter_init(hr_klimiter *l, double qps, int burst, int64_t now_ns);
+HR_MUST_CHECK int hr_klimiter_init(hr_klimiter *l, double qps, int burst, int64_t now_ns);
 void hr_klimiter_destroy(hr_klimiter *l);
 
 /* Change rate and size live; tokens earned so far at the old rate are

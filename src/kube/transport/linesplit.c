@@ -40,7 +40,8 @@ static int reserve(hr_klines *s, size_t need, hr_err *err)
         cap = hard;
     char *nb = realloc(s->buf, cap);
     if (!nb) {
-        hr_err_set(err, HR_E_NOMEM, "out of memory buffering a %zu-byte stream line", need);
+        HR_IGNORE(hr_err_set(err, HR_E_NOMEM, "out of memory buffering a %zu-byte stream line",
+                             need)); /* the code is in err; -1 says it */
         return -1;
     }
     s->buf = nb;
@@ -67,10 +68,11 @@ int hr_klines_feed(hr_klines *s, const char *p, size_t n, hr_kline_fn fn, void *
         const char *nl = memchr(p, '\n', n);
         size_t seg = nl ? (size_t)(nl - p) : n;
         if (seg > s->max - s->len) {
-            hr_err_set(err, HR_E_LIMIT,
-                       "stream line longer than %zu bytes (limit); the stream is not "
-                       "line-delimited JSON or an object is absurdly large", s->max);
-            return -1;
+            HR_IGNORE(hr_err_set(err, HR_E_LIMIT,
+                                 "stream line longer than %zu bytes (limit); the stream is not "
+                                 "line-delimited JSON or an object is absurdly large",
+                                 s->max));
+            return -1; /* the code is in err */
         }
         if (reserve(s, s->len + seg, err))
             return -1;

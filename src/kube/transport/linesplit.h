@@ -39,12 +39,12 @@ void hr_klines_init(hr_klines *s, size_t max_line); /* 0: default */
  * 1 when the callback asked to stop (later lines of this piece are not
  * delivered), -1 on error (HR_E_LIMIT for an over-long line, HR_E_NOMEM);
  * after an error the splitter must not be fed again. */
-int hr_klines_feed(hr_klines *s, const char *p, size_t n, hr_kline_fn fn, void *ud,
-                   hr_err *err);
+HR_MUST_CHECK int hr_klines_feed(hr_klines *s, const char *p, size_t n, hr_kline_fn fn, void *ud,
+                                 hr_err *err);
 
 /* The stream ended cleanly: deliver a last line that had no newline.
  * Same returns as hr_klines_feed. */
-int hr_klines_finish(hr_klines *s, hr_kline_fn fn, void *ud, hr_err *err);
+HR_MUST_CHECK int hr_klines_finish(hr_klines *s, hr_kline_fn fn, void *ud, hr_err *err);
 
 /* Bytes of an unfinished line held now. */
 static inline size_t hr_klines_pending(const hr_klines *s) { return s->len; }

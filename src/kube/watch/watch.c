@@ -588,7 +588,7 @@ hr_status hr_watch_run(hr_watch *w, const volatile bool *stop)
 static void *thread_main(void *arg)
 {
     hr_watch *w = arg;
-    hr_watch_run(w, w->stop);
+    HR_IGNORE(hr_watch_run(w, w->stop)); /* HR_OK on stop; failures are retried inside */
     return NULL;
 }
 

@@ -103,16 +103,16 @@ typedef struct hr_watch_stats {
 
 typedef struct hr_watch hr_watch;
 
-hr_status hr_watch_new(const hr_watch_opts *o, hr_watch **out, hr_err *err);
+HR_MUST_CHECK hr_status hr_watch_new(const hr_watch_opts *o, hr_watch **out, hr_err *err);
 /* Joins the thread first when one was started. */
 void hr_watch_free(hr_watch *w);
 
 /* List, then watch, until *stop becomes true. Returns HR_OK on stop;
  * failures are retried with back-off, never returned. */
-hr_status hr_watch_run(hr_watch *w, const volatile bool *stop);
+HR_MUST_CHECK hr_status hr_watch_run(hr_watch *w, const volatile bool *stop);
 
 /* hr_watch_run on a thread of its own. */
-hr_status hr_watch_start(hr_watch *w, const volatile bool *stop, hr_err *err);
+HR_MUST_CHECK hr_status hr_watch_start(hr_watch *w, const volatile bool *stop, hr_err *err);
 void hr_watch_join(hr_watch *w);
 
 void hr_watch_get_stats(hr_watch *w, hr_watch_stats *out);
@@ -138,8 +138,8 @@ hr_wline hr_watch_feed_line_mut(hr_watch *w, char *line, size_t len);
 
 /* One page of a list response. *cont receives the continue token (""
  * when this was the last page). Objects go to the sink's upsert. */
-hr_status hr_watch_feed_page(hr_watch *w, const char *body, size_t len,
-                             char *cont, size_t cont_cap, hr_err *err);
+HR_MUST_CHECK hr_status hr_watch_feed_page(hr_watch *w, const char *body, size_t len, char *cont,
+                                           size_t cont_cap, hr_err *err);
 
 /* Frame a relist from outside (tests). */
 void hr_watch_relist_begin(hr_watch *w);

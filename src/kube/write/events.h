@@ -36,9 +36,11 @@ typedef struct hr_kevent {
 
 /* The Event JSON for e at time now_us (µs since the epoch). The name is
  * "<object>.<hex time>", as client-go's recorder makes it. */
-hr_status hr_kevent_json(const hr_kevent *e, int64_t now_us, hr_buf *out, hr_err *err);
+HR_MUST_CHECK hr_status hr_kevent_json(const hr_kevent *e, int64_t now_us, hr_buf *out,
+                                       hr_err *err);
 
 /* POST /apis/events.k8s.io/v1/namespaces/<ns>/events. */
-hr_status hr_kevent_create(hr_kclient *c, const hr_kevent *e, hr_kresult *res, hr_err *err);
+HR_MUST_CHECK hr_status hr_kevent_create(hr_kclient *c, const hr_kevent *e, hr_kresult *res,
+                                         hr_err *err);
 
 #endif

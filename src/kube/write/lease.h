@@ -27,20 +27,22 @@ typedef struct hr_klease {
 } hr_klease;
 
 /* 404 → HR_E_NOTFOUND (res->status 404). */
-hr_status hr_klease_get(hr_kclient *c, const char *ns, const char *name, hr_klease *out,
-                        hr_kresult *res, hr_err *err);
+HR_MUST_CHECK hr_status hr_klease_get(hr_kclient *c, const char *ns, const char *name,
+                                      hr_klease *out, hr_kresult *res, hr_err *err);
 
 /* 409 when it exists. out (may be NULL, may be in) gets the stored Lease. */
-hr_status hr_klease_create(hr_kclient *c, const char *ns, const char *name,
-                           const hr_klease *in, hr_klease *out, hr_kresult *res, hr_err *err);
+HR_MUST_CHECK hr_status hr_klease_create(hr_kclient *c, const char *ns, const char *name,
+                                         const hr_klease *in, hr_klease *out, hr_kresult *res,
+                                         hr_err *err);
 
 /* PUT with in->rv as precondition: 409 when someone else wrote it first. */
-hr_status hr_klease_update(hr_kclient *c, const char *ns, const char *name,
-                           const hr_klease *in, hr_klease *out, hr_kresult *res, hr_err *err);
+HR_MUST_CHECK hr_status hr_klease_update(hr_kclient *c, const char *ns, const char *name,
+                                         const hr_klease *in, hr_klease *out, hr_kresult *res,
+                                         hr_err *err);
 
 /* The JSON body (exposed for tests) and the parser of a Lease object. */
-hr_status hr_klease_json(const char *ns, const char *name, const hr_klease *in, bool with_rv,
-                         hr_buf *out, hr_err *err);
-hr_status hr_klease_parse(const char *json, size_t len, hr_klease *out, hr_err *err);
+HR_MUST_CHECK hr_status hr_klease_json(const char *ns, const char *name, const hr_klease *in,
+                                       bool with_rv, hr_buf *out, hr_err *err);
+HR_MUST_CHECK hr_status hr_klease_parse(const char *json, size_t len, hr_klease *out, hr_err *err);
 
 #endif

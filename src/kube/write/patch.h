@@ -27,12 +27,13 @@
 /* Server-side apply to a (sub)resource path, e.g.
  * "/api/v1/namespaces/NS/pods/NAME/resize": PATCH with
  * application/apply-patch+yaml, ?fieldManager=...&force=true. */
-hr_status hr_kclient_apply(hr_kclient *c, const char *path, const char *field_manager,
-                           bool force, const char *body, size_t len, hr_buf *resp,
-                           hr_kresult *res, hr_err *err);
+HR_MUST_CHECK hr_status hr_kclient_apply(hr_kclient *c, const char *path, const char *field_manager,
+                                         bool force, const char *body, size_t len, hr_buf *resp,
+                                         hr_kresult *res, hr_err *err);
 
 /* JSON merge patch (application/merge-patch+json), e.g. annotations. */
-hr_status hr_kclient_merge_patch(hr_kclient *c, const char *path, const char *body,
-                                 size_t len, hr_buf *resp, hr_kresult *res, hr_err *err);
+HR_MUST_CHECK hr_status hr_kclient_merge_patch(hr_kclient *c, const char *path, const char *body,
+                                               size_t len, hr_buf *resp, hr_kresult *res,
+                                               hr_err *err);
 
 #endif
