@@ -33,8 +33,24 @@ configure() { # dir, extra cmake args...
   cmake -S . -B "$dir" -G Ninja -Wno-dev "$@" >/dev/null
 }
 
-step "building: release (gcc), sanitizers (clang ASan+UBSan), fuzzers (clang libFuzzer)"
 configure build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+# Before anything is built: a formatting difference, a clang-tidy finding or
+# an include that points up the layer order fails the run here. All three
+# run, each with its own message, so one run shows every problem; each also
+# runs alone. Tidy reads build/release/compile_commands.json, which
+# configuring just wrote.
+step "style and structure checks: format, clang-tidy, layers"
+checks_failed=()
+scripts/check-format.sh || checks_failed+=(check-format)
+scripts/check-layers.sh || checks_failed+=(check-layers)
+HR_TIDY_JOBS=$jobs scripts/check-tidy.sh build/release || checks_failed+=(check-tidy)
+if [ "${#checks_failed[@]}" -gt 0 ]; then
+  echo "style and structure checks failed: ${checks_failed[*]}"
+  exit 1
+fi
+
+step "building: release (gcc), sanitizers (clang ASan+UBSan), fuzzers (clang libFuzzer)"
 configure build/asan -DCMAKE_BUILD_TYPE=Debug -DHR_SANITIZE=ON -DCMAKE_C_COMPILER=clang-14
 configure build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHR_FUZZ=ON -DCMAKE_C_COMPILER=clang-14 \
   -DHR_FUZZ_SECONDS="$HR_FUZZ_SECONDS" -DHR_FUZZ_SEED="$HR_FUZZ_SEED"
