@@ -11,7 +11,7 @@ PACKAGES=(
   cmake ninja-build pkg-config gcc make git
   libcurl4-openssl-dev libssl-dev openssl
   libmicrohttpd-dev libfyaml-dev libcmocka-dev
-  clang-14 libclang-rt-14-dev llvm-14 clang-format-14 clang-tidy-14
+  clang-14 libclang-rt-14-dev llvm-14 clang-format-14 clang-tidy-14 universal-ctags
   valgrind jq curl ca-certificates
 )
 TRIXIE_PACKAGES=(libyyjson-dev)

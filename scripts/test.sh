@@ -35,15 +35,16 @@ configure() { # dir, extra cmake args...
 
 configure build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
-# Before anything is built: a formatting difference, a clang-tidy finding or
-# an include that points up the layer order fails the run here. All three
-# run, each with its own message, so one run shows every problem; each also
-# runs alone. Tidy reads build/release/compile_commands.json, which
-# configuring just wrote.
-step "style and structure checks: format, clang-tidy, layers"
+# Before anything is built: a formatting difference, a clang-tidy finding,
+# an include that points up the layer order or a header declaring what its
+# own .c does not define fails the run here. All run, each with its own
+# message, so one run shows every problem; each also runs alone. Tidy reads
+# build/release/compile_commands.json, which configuring just wrote.
+step "style and structure checks: format, layers, headers, clang-tidy"
 checks_failed=()
 scripts/check-format.sh || checks_failed+=(check-format)
 scripts/check-layers.sh || checks_failed+=(check-layers)
+scripts/check-headers.sh || checks_failed+=(check-headers)
 HR_TIDY_JOBS=$jobs scripts/check-tidy.sh build/release || checks_failed+=(check-tidy)
 if [ "${#checks_failed[@]}" -gt 0 ]; then
   echo "style and structure checks failed: ${checks_failed[*]}"
