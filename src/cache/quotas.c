@@ -65,7 +65,9 @@ hr_status hr_cquotas_managed(const hr_cache *c, const char *own_ns, const char *
     const char **ns = malloc(total * sizeof *ns);
     if (!ns)
         return hr_err_set(err, HR_E_NOMEM, "cache: out of memory");
-    hr_cquotas_namespaces(c, ns, total);
+    size_t got = hr_cquotas_namespaces(c, ns, total);
+    if (got < total)
+        total = got; /* the same set both times (the lock is held); read only what was written */
     size_t kept = 0;
     for (size_t i = 0; i < total; i++) {
         hr_cns_view v;
