@@ -1,4 +1,4 @@
-# kube-headroom runtime image (SPEC §13): the `headroom` binary on
+# kube-headroom runtime image (design §13): the `headroom` binary on
 # debian:bookworm-slim with only its runtime libraries, running as 65532.
 #
 #   docker build -t ghcr.io/kube-headroom/headroom:0.1.0 .

@@ -1,6 +1,6 @@
 /*
  * bench_cache.c — bytes per cached pod at 150,000 pods on 5,000 nodes
- * (SPEC §16: ≤ 256 B/pod, i.e. RSS ≤ 64 MB for the whole cache).
+ * (design §16: ≤ 256 B/pod, i.e. RSS ≤ 64 MB for the whole cache).
  *
  * Pods go in the production way (JSON object → cache sink → decoder →
  * compact cache), generated one at a time so the input never sits in

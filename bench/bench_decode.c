@@ -1,6 +1,6 @@
 /*
  * bench_decode.c — how fast the Pod decoder turns watch events into core
- * views (SPEC §16: ≥ 100k realistic pod events per second on one core,
+ * views (design §16: ≥ 100k realistic pod events per second on one core,
  * objects with managedFields, ~8 KB).
  *
  * Each round parses one event line with yyjson (as the watch reader will:

@@ -1,5 +1,5 @@
 /*
- * bench_metrics.c — how long /metrics takes to render (SPEC §16: ≤ 1 ms at
+ * bench_metrics.c — how long /metrics takes to render (design §16: ≤ 1 ms at
  * 5,000 nodes; issue 6: ≤ 50 ms with 150,000 pod series).
  *
  * Fills the controller's gauge table as 5,000 reconciles would, renders the

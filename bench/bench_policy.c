@@ -1,6 +1,6 @@
 /*
  * bench_policy.c — time and heap allocations of one node computation
- * (SPEC §16: policy + gates for a 110-pod node ≤ 20 µs, 0 allocations).
+ * (design §16: policy + gates for a 110-pod node ≤ 20 µs, 0 allocations).
  *
  * The node is a realistic full kubelet: 110 pods on 64 cores (about 70% booked), most with one
  * app container, many with a service-mesh sidecar, some with init

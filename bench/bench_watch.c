@@ -1,6 +1,6 @@
 /*
  * bench_watch.c — watch events decoded per second on one core, and the CPU
- * cost of ingesting a 150,000-pod relist (SPEC §16: ≥ 100,000 events/s for
+ * cost of ingesting a 150,000-pod relist (design §16: ≥ 100,000 events/s for
  * realistic ~8 KB pods carrying managedFields).
  *
  * (bench_decode.c times the pod decoder alone; this one times the whole

@@ -1,6 +1,6 @@
 /*
  * bench_webhook.c — admission latency at a steady request rate over TLS on
- * loopback (SPEC §16: webhook p99 ≤ 1 ms at 500 requests/s).
+ * loopback (design §16: webhook p99 ≤ 1 ms at 500 requests/s).
  *
  * The real server runs in this process (the same listener, certificate
  * loader and endpoint `headroom run` uses) on 127.0.0.1 with a fresh

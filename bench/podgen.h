@@ -6,7 +6,7 @@
  * entries (controller-manager, scheduler, kubelet status), containers with
  * env, ports, probes and volume mounts, a service-account volume,
  * tolerations, conditions and container statuses with resources. About
- * 8 KB compact, as SPEC §16 asks. Deterministic from its inputs, so runs
+ * 8 KB compact, as design §16 asks. Deterministic from its inputs, so runs
  * compare.
  */
 #ifndef HR_BENCH_PODGEN_H

@@ -40,11 +40,12 @@ configure build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo
 # own .c does not define fails the run here. All run, each with its own
 # message, so one run shows every problem; each also runs alone. Tidy reads
 # build/release/compile_commands.json, which configuring just wrote.
-step "style and structure checks: format, layers, headers, clang-tidy"
+step "style and structure checks: format, layers, headers, file size, clang-tidy"
 checks_failed=()
 scripts/check-format.sh || checks_failed+=(check-format)
 scripts/check-layers.sh || checks_failed+=(check-layers)
 scripts/check-headers.sh || checks_failed+=(check-headers)
+scripts/check-size.sh || checks_failed+=(check-size)
 HR_TIDY_JOBS=$jobs scripts/check-tidy.sh build/release || checks_failed+=(check-tidy)
 if [ "${#checks_failed[@]}" -gt 0 ]; then
   echo "style and structure checks failed: ${checks_failed[*]}"

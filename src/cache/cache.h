@@ -1,7 +1,7 @@
 /*
  * cache.h — the compact cache of the cluster: pods, nodes, namespaces,
  * LimitRanges, ResourceQuotas and the HeadroomConfig, reduced to what the policy,
- * eligibility, gates and `explain` need (SPEC §2–§9). Never whole objects.
+ * eligibility, gates and `explain` need (design §2–§9). Never whole objects.
  *
  * Why so small: a cache of whole Pod objects costs 7–40 KB per pod; the
  * budget here is 256 bytes (design §16). A pod is a fixed 88-byte record
@@ -15,9 +15,9 @@
  *  - O(1) lookup of a pod by namespace/name, and the pods of a node (a
  *    per-node intrusive list);
  *  - the resourceVersion of every object (never act on a cache older than
- *    our own write, SPEC §5);
+ *    our own write, design §5);
  *  - a change feed: the set of node names whose plan may have changed
- *    (SPEC §5's enqueue rules), drained by the controller;
+ *    (design §5's enqueue rules), drained by the controller;
  *  - relist by difference: between relist_begin and relist_end every put
  *    marks its object seen; at the end, what was not seen is deleted and
  *    reported. Objects that did not change produce no change, so a relist
@@ -104,7 +104,7 @@ HR_MUST_CHECK hr_status hr_cache_put_limitrange(hr_cache *c, const hr_klimitrang
 HR_MUST_CHECK hr_status hr_cache_put_config(hr_cache *c, const hr_kconfig *k, int64_t generation,
                                             hr_arena *a, hr_err *err);
 /* The config object exists but cannot be used: keep the last good one and
- * remember why (SPEC §11: Ready=False with the reason). */
+ * remember why (design §11: Ready=False with the reason). */
 void hr_cache_config_invalid(hr_cache *c, const char *msg);
 /* The status the config object carries (copied), valid or not: what the
  * status writer compares its own view against. */

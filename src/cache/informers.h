@@ -1,6 +1,6 @@
 /*
  * informers.h — one list/watch per cached kind, each on its own thread,
- * all feeding one cache (SPEC §5).
+ * all feeding one cache (design §5).
  *
  * The controller starts this once and reads the cache; hr_informers_free
  * stops and joins every thread (each notices within half a second).

@@ -1,5 +1,5 @@
 /*
- * cmd_run.c — `headroom run`, the daemon (SPEC §0, §8–§11).
+ * cmd_run.c — `headroom run`, the daemon (design §0, §8–§11).
  *
  * What runs: the node-scoped controller (controller/: cache change feed,
  * debounced node queue, reconcile, rate-limited writes to pods/resize), the
@@ -279,7 +279,7 @@ static void route_metrics(void *ud, const hr_http_req *req, hr_http_resp *r)
     hr_metrics_render(&x->metrics, &r->body);
 }
 
-/* Watch counters per resource, and leadership (SPEC §9). */
+/* Watch counters per resource, and leadership (design §9). */
 static void render_run_metrics(void *ud, hr_buf *out)
 {
     run_ctx *x = ud;

@@ -1,7 +1,7 @@
 /*
  * explain.c — `headroom explain POD [-n NS]`: the arithmetic behind one
  * pod's CPU limit, who booked its node, and why the last change was or was
- * not applied (design §8.1: every throttle explainable in two commands).
+ * not applied (design §0: every limit explainable in two commands).
  *
  * It reads the pod's node through the controller's own path — the cache's
  * sinks, the node snapshot, the reconcile — so the numbers it prints are

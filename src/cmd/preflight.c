@@ -1,6 +1,6 @@
 /*
  * preflight.c — `headroom preflight`: is this cluster ready for kube-headroom
- * (SPEC §12)?
+ * (design §12)?
  *
  * One line per check, PASS / WARN / FAIL, each saying what was found and
  * what to do; exit 1 when anything fails. Read-only: lists, discovery and
@@ -23,7 +23,7 @@
 #include "util/jsonstr.h"
 #include "util/strmap.h"
 
-#define MIN_MINOR 35 /* in-place resize through pods/resize (SPEC §12) */
+#define MIN_MINOR 35 /* in-place resize through pods/resize (design §12) */
 #define MAX_LISTED 8 /* names shown per line, then "and N more" */
 
 typedef enum verdict { V_PASS, V_WARN, V_FAIL } verdict;

@@ -1,5 +1,5 @@
 /*
- * backoff.h — pods the controller must leave alone for a while (SPEC §7).
+ * backoff.h — pods the controller must leave alone for a while (design §7).
  *
  * A resize the kubelet calls Infeasible, or the API server refuses with 403
  * (a limits.cpu quota) or 422 (invalid), is not retried on the next event:

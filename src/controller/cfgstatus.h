@@ -1,6 +1,6 @@
 /*
  * cfgstatus.h — the HeadroomConfig's status: what `kubectl get hcfg` shows
- * (SPEC §1, §11).
+ * (design §1, §11).
  *
  *   observedGeneration, managedPods, managedNodes, and two conditions:
  *   Ready           True (Applied | DryRun), or False (InvalidSpec) when the

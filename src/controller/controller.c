@@ -47,7 +47,7 @@ struct hr_controller {
 
 #define ctl_log(c, level, ...) hr_ctl_logf((c)->o.log, (c)->o.log_ud, "controller", (level), __VA_ARGS__)
 
-/* debouncePeriod ±50% (SPEC §5). */
+/* debouncePeriod ±50% (design §5). */
 static int64_t jittered(hr_controller *c, int64_t period_ms)
 {
     return hr_prng_jitter(&c->rng, period_ms);
@@ -271,7 +271,7 @@ void hr_controller_enqueue_all(hr_controller *c)
 {
     int64_t now = hr_mono_ms();
     int64_t period = hr_controller_debounce_ms(c);
-    /* Spread the initial wave over a few periods (SPEC §5: jittered). */
+    /* Spread the initial wave over a few periods (design §5: jittered). */
     hr_cache_lock(c->o.cache);
     uint32_t it = 0;
     hr_cnode_view nv;

@@ -1,5 +1,5 @@
 /*
- * controller.h — the node-scoped reconcile loop (SPEC §5).
+ * controller.h — the node-scoped reconcile loop (design §5).
  *
  *   cache change feed ──(jittered debounce)──▶ node queue ──▶ workers:
  *     snapshot (under the cache lock) → reconcile (pure) → execute (writes)
@@ -95,7 +95,7 @@ void hr_controller_enqueue_all(hr_controller *c);
  * hr_controller_render_gauges). */
 hr_ctlmetrics *hr_controller_metrics(hr_controller *c);
 
-/* Per-node and per-pod gauges of SPEC §9 (headroom_node_factor,
+/* Per-node and per-pod gauges of design §9 (headroom_node_factor,
  * headroom_node_slack_cores, headroom_node_booked_ratio,
  * headroom_pod_limit_cores); series of gone nodes and pods disappear. */
 void hr_controller_render_gauges(void *c, hr_buf *out);

@@ -1,5 +1,5 @@
 /*
- * ctlmetrics.h — the controller's counters (SPEC §6, §7, §9).
+ * ctlmetrics.h — the controller's counters (design §6, §7, §9).
  *
  * Lock-free atomics bumped on the write path and rendered on /metrics:
  * resize outcomes by result, capacity skips by gate, writes by kind (the

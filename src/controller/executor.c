@@ -209,7 +209,7 @@ static void post_event(hr_executor *e, const hr_rpod *p, const char *type, const
               p->name, reason, res.status, err.msg);
 }
 
-/* The Node as the API server has it right now (SPEC §6). */
+/* The Node as the API server has it right now (design §6). */
 static hr_status read_node_live(hr_executor *e, const char *name, hr_node *out)
 {
     char path[300];

@@ -1,13 +1,13 @@
 /*
  * executor.h — carrying out one node's actions against the API server
- * (SPEC §5–§7).
+ * (design §5–§7).
  *
  * For each action, in order: the per-node token bucket (a node's wave of
  * resizes is paced; what does not fit is requeued, never dropped), the
  * "never act on a cache older than our own write" check, the live Node
  * re-read before any increase (a condition that flipped mid-reconcile
  * cannot authorize a raise), then the write, and the outcome table of
- * SPEC §7. Only the leader writes: the flag is checked before every write,
+ * design §7. Only the leader writes: the flag is checked before every write,
  * so a replica that lost its lease stops at the next write.
  */
 #ifndef HR_CONTROLLER_EXECUTOR_H
@@ -35,7 +35,7 @@ typedef struct hr_executor_opts {
     bool (*leading)(void *ud);
     void *leading_ud;
     /* Shutdown: checked before every write; the rest of a wave is
-     * abandoned (SPEC §10: finish or abandon in-flight work in 10 s). */
+     * abandoned (design §10: finish or abandon in-flight work in 10 s). */
     const atomic_bool *stop;
     const char *instance;        /* reportingInstance of events (hostname); copied */
     hr_log_sink log;            /* NULL: logfmt on stderr */

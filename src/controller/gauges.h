@@ -1,5 +1,5 @@
 /*
- * gauges.h — the per-node and per-pod gauges of SPEC §9, as the last
+ * gauges.h — the per-node and per-pod gauges of design §9, as the last
  * reconcile of each node left them.
  *
  * Each reconcile replaces its node's entry whole, so a pod that left the

@@ -107,7 +107,7 @@ static void round_once(hr_leader *l)
         l->seen_at_ms = hr_mono_ms();
         set_leading(l, true, t0);
     } else if (atomic_load(&l->leading)) {
-        /* SPEC §10: stop writing as soon as a renewal fails. */
+        /* design §10: stop writing as soon as a renewal fails. */
         llog(l, HR_LV_WARN, "msg=\"lease renewal failed, stepping down\" status=%ld error=\"%s\"", res.status, err.msg);
         set_leading(l, false, 0);
     }

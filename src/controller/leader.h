@@ -1,5 +1,5 @@
 /*
- * leader.h — leader election on a coordination.k8s.io/v1 Lease (SPEC §10).
+ * leader.h — leader election on a coordination.k8s.io/v1 Lease (design §10).
  *
  * Every replica watches and serves; only the one holding the Lease writes.
  * Timings are client-go's: a 15 s lease, renewed every 2 s, and a leader

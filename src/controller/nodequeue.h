@@ -1,7 +1,7 @@
 /*
  * nodequeue.h — the controller's work queue: node names, debounced.
  *
- * The unit of work is a node (SPEC §5): every scheduling event on a node
+ * The unit of work is a node (design §5): every scheduling event on a node
  * changes every managed limit there, so events are collapsed per node. A
  * node is in one of three states:
  *

@@ -1,5 +1,5 @@
 /*
- * reconcile.h — one node's decisions, before any I/O (SPEC §5–§7, §9).
+ * reconcile.h — one node's decisions, before any I/O (design §5–§7, §9).
  *
  * The reconciler takes a consistent snapshot of one node — the Node, every
  * pod bound to it with the context the core needs already filled in — runs
@@ -41,7 +41,7 @@ typedef struct hr_rnode {
 typedef enum hr_action_kind {
     HR_ACT_RESIZE = 0, /* apply the new limits, then annotate, then the event */
     HR_ACT_ANNOTATE,   /* dry-run: only the status annotation changes */
-    HR_ACT_SKIP,       /* a gate refused an increase (SPEC §6) */
+    HR_ACT_SKIP,       /* a gate refused an increase (design §6) */
 } hr_action_kind;
 
 typedef struct hr_action {

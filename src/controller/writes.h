@@ -7,7 +7,7 @@
  *  - the server-side-apply body for pods/NAME/resize (field manager
  *    "headroom"): only the containers whose CPU limit we set, and only
  *    resources.limits.cpu in each — so requests, memory and every other
- *    field stay with their owners (SPEC §5);
+ *    field stay with their owners (design §5);
  *  - the merge patch that sets the kube-headroom.dev/status annotation
  *    (the resize subresource drops metadata, so it is a second write);
  *  - the CPULimitAdjusted event text ("1500m → 3000m (factor 2.00, slack
@@ -30,7 +30,7 @@
 void hr_resize_apply_body(hr_buf *b, const char *ns, const char *name, const hr_pod *p,
                           const char *const *ctr_names, const int64_t *limits);
 
-/* The status annotation value (SPEC §9), e.g.
+/* The status annotation value (design §9), e.g.
  * {"factor":"2.00","slack":"8000m","managedRequests":"8000m","nodePods":14,
  *  "computedAt":"2026-11-30T08:00:00Z","policy":"proportional-v1","dryRun":false}
  * unix_s is the computation time. */

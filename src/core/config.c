@@ -1,5 +1,5 @@
 /*
- * config.c — HeadroomConfig defaults (SPEC §1), the checks the CRD
+ * config.c — HeadroomConfig defaults (design §1), the checks the CRD
  * schema cannot make for us, and the precedence of design §11.
  */
 #include "config.h"

@@ -1,5 +1,5 @@
 /*
- * config.h — the policy knobs of HeadroomConfig "cluster" (SPEC §1), as
+ * config.h — the policy knobs of HeadroomConfig "cluster" (design §1), as
  * plain values, and the one rule that turns flags, the HeadroomConfig and
  * the defaults into the configuration in force (design §11). Quantities are already in millicores; multipliers are
  * fixed-point x1000 so "1.5" stays exact. The arrays point into memory the
@@ -44,7 +44,7 @@ typedef struct hr_config {
 } hr_config;
 
 /* All defaults, as with no HeadroomConfig: present=false and dry_run=true
- * (SPEC §1: no config means the safe adoption path). The selector and the
+ * (design §1: no config means the safe adoption path). The selector and the
  * excluded-namespace list point to static storage. */
 void hr_config_defaults(hr_config *c);
 

@@ -1,5 +1,5 @@
 /*
- * eligibility.c — SPEC §4, one rule per line, first failure wins.
+ * eligibility.c — design §4, one rule per line, first failure wins.
  *
  * The order matters only for which reason is reported: structural facts a
  * user cannot change (bound, terminal) come first, then the operator's

@@ -1,8 +1,8 @@
 /*
- * eligibility.h — is a pod managed, and if not, why (SPEC §4).
+ * eligibility.h — is a pod managed, and if not, why (design §4).
  *
  * Every rule yields one reason keyword; the first rule that fails wins, in
- * the order SPEC §4 lists them, so `headroom explain` and `headroom plan`
+ * the order design §4 lists them, so `headroom explain` and `headroom plan`
  * give one stable answer. Ineligible pods still book slack.
  */
 #ifndef HR_CORE_ELIGIBILITY_H
@@ -36,7 +36,7 @@ typedef enum hr_reason {
 /* The keyword printed for a reason: "managed", "namespace-not-selected"… */
 const char *hr_reason_str(hr_reason r);
 
-/* SPEC §4 applied to one pod (its context fields included). */
+/* design §4 applied to one pod (its context fields included). */
 hr_reason hr_pod_eligibility(const hr_pod *p);
 
 /* The same rules for a pod being created (design §8: the webhook's birth

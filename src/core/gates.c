@@ -1,5 +1,5 @@
 /*
- * gates.c — SPEC §6. The gates only ever stop increases: a decrease frees
+ * gates.c — design §6. The gates only ever stop increases: a decrease frees
  * capacity, so refusing one could only make a stressed node worse.
  */
 #include "gates.h"

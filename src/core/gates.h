@@ -1,5 +1,5 @@
 /*
- * gates.h — capacity and pressure gates in the write path (SPEC §6).
+ * gates.h — capacity and pressure gates in the write path (design §6).
  *
  * Decreases always pass: they free capacity. An increase passes only on a
  * node that is known, has no DiskPressure or PIDPressure, and where the

@@ -1,5 +1,5 @@
 /*
- * names.h — the names users put in manifests and dashboards (SPEC §1).
+ * names.h — the names users put in manifests and dashboards (design §1).
  * They are compatibility surface: never change one.
  */
 #ifndef HR_CORE_NAMES_H

@@ -1,5 +1,5 @@
 /*
- * pod.c — SPEC §3 accounting on a pod view: booked request, managed
+ * pod.c — design §3 accounting on a pod view: booked request, managed
  * request, current limit, and the QoS class the API server would compute.
  */
 #include "pod.h"

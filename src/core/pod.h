@@ -6,7 +6,7 @@
  * CPU is always in millicores, memory in bytes; HR_NONE marks a quantity the
  * pod does not set, which is different from an explicit zero.
  *
- * SPEC §3: the booked request (what the scheduler reserved: sidecars, init
+ * design §3: the booked request (what the scheduler reserved: sidecars, init
  * containers, overhead, pod-level resources), the managed request (what the
  * policy distributes over), and the QoS class as the API server computes it.
  */
@@ -84,7 +84,7 @@ typedef struct hr_pod {
     bool node_excluded;   /* node matched excludedNodeSelector */
     bool node_windows;    /* node label kubernetes.io/os=windows */
     bool owner_excluded;  /* direct owner in excludedOwners */
-    bool in_backoff;      /* a recent resize was refused (SPEC §7) */
+    bool in_backoff;      /* a recent resize was refused (design §7) */
     hr_limit_bounds limits;
 } hr_pod;
 
@@ -105,10 +105,10 @@ static inline bool hr_ctr_managed(const hr_container *c)
 
 bool hr_pod_terminal(const hr_pod *p);
 
-/* SPEC §3.1: CPU the scheduler booked for the pod (0 for terminal pods). */
+/* design §3.1: CPU the scheduler booked for the pod (0 for terminal pods). */
 int64_t hr_pod_booked_cpu(const hr_pod *p);
 
-/* SPEC §3.2: sum of CPU requests of the managed containers. */
+/* design §3.2: sum of CPU requests of the managed containers. */
 int64_t hr_pod_managed_cpu(const hr_pod *p);
 
 /* Sum of current CPU limits over the managed containers, 0 when any of

@@ -1,5 +1,5 @@
 /*
- * policy.c — SPEC §2 for one node, without allocation.
+ * policy.c — design §2 for one node, without allocation.
  *
  * Two passes over the node's pods: the first sums what is booked (R) and
  * what is managed (M, N); the second computes each managed pod's target,
@@ -73,7 +73,7 @@ int64_t hr_pod_target(const hr_config *c, int64_t allocatable, int64_t slack,
     }
     int64_t t = hr_sadd64(r, burst);
 
-    /* Caps, in SPEC order; they always win over the floor. */
+    /* Caps, in the order of design §2.3; they always win over the floor. */
     int64_t cap = INT64_MAX;
     if (c->max_multiplier_milli > 0) cap = hr_min64(cap, hr_muldiv64(r, c->max_multiplier_milli, 1000));
     cap = hr_min64(cap, hr_max64(allocatable, r));
@@ -153,7 +153,7 @@ int64_t hr_split_target(const hr_config *c, const hr_pod *p, int64_t request,
         placed += q;
     }
 
-    /* QoS guard (SPEC §3.3): the API server refuses a resize that would
+    /* QoS guard (design §3.3): the API server refuses a resize that would
      * turn the pod Guaranteed; keep the largest container one quantum up. */
     if (hr_pod_qos(p, limits) == HR_QOS_GUARANTEED) {
         int best = -1;

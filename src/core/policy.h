@@ -1,5 +1,5 @@
 /*
- * policy.h — the proportional policy for one node (SPEC §2).
+ * policy.h — the proportional policy for one node (design §2).
  *
  *   S = A − R, M = Σ managed requests, N = managed pods
  *   burst_i  = max(S·r_i/M, min(floor, S/N))      when S > 0 and M > 0
@@ -24,8 +24,8 @@
 
 typedef struct hr_pod_plan {
     hr_reason reason;   /* HR_MANAGED or why not */
-    int64_t booked;     /* SPEC §3.1 (0 for terminal pods) */
-    int64_t request;    /* SPEC §3.2 managed request, 0 when none */
+    int64_t booked;     /* design §3.1 (0 for terminal pods) */
+    int64_t request;    /* design §3.2 managed request, 0 when none */
     int64_t current;    /* current limit over managed containers, 0 if any is unset */
     int64_t target;     /* total target after split and guard; HR_NONE if unmanaged */
     bool write;         /* hysteresis verdict */
@@ -72,7 +72,7 @@ int64_t hr_pod_target(const hr_config *c, int64_t allocatable, int64_t slack,
 int64_t hr_split_target(const hr_config *c, const hr_pod *p, int64_t request,
                         int64_t target, int64_t *limits, bool *guarded);
 
-/* SPEC §2 hysteresis: should target replace current? current 0 means some
+/* design §2 hysteresis: should target replace current? current 0 means some
  * managed container has no limit yet: always write. */
 bool hr_should_write(const hr_config *c, int64_t current, int64_t target);
 

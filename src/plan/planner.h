@@ -1,5 +1,5 @@
 /*
- * planner.h — the offline planner: SPEC §2 applied to every node of a
+ * planner.h — the offline planner: design §2 applied to every node of a
  * snapshot, with optional what-if request overrides.
  *
  * For each node the pods bound to it are given their surroundings (the

@@ -264,7 +264,7 @@ static hr_status decode_items(hr_snapshot *s, yyjson_val *items,
                                       err);
             break;
         case K_CONFIG:
-            /* Only the singleton counts (SPEC §1); others are not ours. */
+            /* Only the singleton counts (design §1); others are not ours. */
             if (!is_cluster_config(it)) {
                 s->n_ignored++;
                 break;

@@ -6,7 +6,7 @@
  * LimitRange items and optionally the HeadroomConfig "cluster". Typed lists
  * (PodList, NodeList, as the raw API returns them, items without a kind)
  * and a single object are accepted too. Other kinds are skipped. Without a
- * HeadroomConfig the config is hr_config_defaults(): dry-run (SPEC §1).
+ * HeadroomConfig the config is hr_config_defaults(): dry-run (design §1).
  *
  * Everything decoded lives in the snapshot's arena; the JSON document and
  * the file buffer are freed before hr_snapshot_read returns. Memory is

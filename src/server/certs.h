@@ -1,7 +1,7 @@
 /*
  * certs.h — the webhook's serving certificate, read from tls.crt and
  * tls.key in a directory and re-read when they change, without a restart
- * (SPEC §8: cert-manager rotates them in place).
+ * (design §8: cert-manager rotates them in place).
  *
  * A poll thread stats both files every interval (inode, size, mtime: a
  * Secret volume swaps a symlink, so the inode changes; a plain rewrite

@@ -6,7 +6,7 @@
  * There is no Prometheus client library for C worth depending on (see
  * notes/c-deps-facts.md), and the text exposition format is small, so each
  * owner of metrics registers a callback that appends its families to the
- * page; the server only concatenates. The observability work (SPEC §9)
+ * page; the server only concatenates. The observability work (design §9)
  * plugs its node/pod/process families in the same way.
  */
 #ifndef HR_SERVER_METRICS_H

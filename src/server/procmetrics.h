@@ -1,6 +1,6 @@
 /*
  * procmetrics.h — the standard process_* series of a Prometheus exporter
- * (SPEC §9): resident memory, CPU seconds, start time. Read from /proc and
+ * (design §9): resident memory, CPU seconds, start time. Read from /proc and
  * getrusage at render time; nothing to update in between.
  */
 #ifndef HR_SERVER_PROCMETRICS_H

@@ -1,5 +1,5 @@
 /*
- * logfmt.h — one log line as logfmt or as JSON (SPEC §9: "logfmt or JSON
+ * logfmt.h — one log line as logfmt or as JSON (design §9: "logfmt or JSON
  * by flag").
  *
  * Every component logs one preformatted logfmt fragment

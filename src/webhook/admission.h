@@ -1,5 +1,5 @@
 /*
- * admission.h — the mutating admission review for pods (SPEC §8), as a pure
+ * admission.h — the mutating admission review for pods (design §8), as a pure
  * function: the bytes of an AdmissionReview v1 in, the bytes of the answer
  * out. No I/O, no clock, no global state, so it can be unit-tested and
  * fuzzed on its own and the HTTP server stays a thin shell around it.

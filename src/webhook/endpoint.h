@@ -3,7 +3,7 @@
  * request, runs the pure review (admission.h), records the metrics this
  * feature owns and logs the decision.
  *
- * Metrics (SPEC §9): headroom_webhook_requests_total{result} with result
+ * Metrics (design §9): headroom_webhook_requests_total{result} with result
  * one of mutated|unchanged|dry-run|error, and
  * headroom_webhook_duration_seconds (histogram of the handler's time, from
  * a complete request body to a complete answer; TLS and network excluded,

@@ -112,7 +112,7 @@ else
   fail "1. solo pod limit" "limit is '$(cpu_limit e2e-a-$S solo)', want 2"
 fi
 
-# ---------------------- 2. a neighbour shrinks it to the SPEC §2 value within 5 s
+# ---------------------- 2. a neighbour shrinks it to the design §2 value within 5 s
 # A 8000, R 2000, S 6000, M 2000, N 2: solo 200 + max(600, min(1000, 3000)) = 1200m;
 # the 1800m neighbour gets 1800 + 5400 = 7200m.
 t0=$(now_ms)
@@ -282,7 +282,7 @@ check "3b. steady state: no pod's resourceVersion moved (independent check)" [ "
 WHY="HeadroomConfig resourceVersion $crv0 -> $crv1"
 check "3c. steady state: the HeadroomConfig (status included) is not rewritten" [ "$crv0" = "$crv1" ]
 
-# -------------------- SPEC §11: a spec the schema lets through but we refuse
+# -------------------- design §11: a spec the schema lets through but we refuse
 # The CRD's pattern admits this duration; the controller cannot represent it.
 ltt() { k get headroomconfig cluster -o json | jq -r '.status.conditions[] | select(.type == "Ready") | .lastTransitionTime'; }
 lim_before=$(cpu_limit e2e-a-$S solo)
@@ -304,7 +304,7 @@ WHY="lastTransitionTime $t_false -> $(ltt)"
 moved() { [ -n "$t_false" ] && [ "$(ltt)" \> "$t_false" ]; }
 check "11d. lastTransitionTime moved forward when Ready flipped back" moved
 
-# ------------------------------------------------- /metrics (SPEC §9)
+# ------------------------------------------------- /metrics (design §9)
 curl -sf "http://127.0.0.1:$MPORT/metrics" >"$WORK/metrics.txt"
 pc=$("$PROMCHECK" headroom_node_factor headroom_node_slack_cores headroom_node_booked_ratio \
   headroom_pod_limit_cores headroom_resizes_total headroom_resizes_deferred headroom_capacity_skip_total \
@@ -313,7 +313,7 @@ pc=$("$PROMCHECK" headroom_node_factor headroom_node_slack_cores headroom_node_b
   headroom_webhook_duration_seconds process_resident_memory_bytes process_cpu_seconds_total \
   process_start_time_seconds <"$WORK/metrics.txt" 2>&1)
 WHY="$pc"
-check "/metrics passes a strict text-format check and has every SPEC §9 name" \
+check "/metrics passes a strict text-format check and has every design §9 name" \
   sh -c "echo \"\$0\" | grep -q ': valid$'" "$pc"
 series() { awk -v m="$1" '$1 == m {print $2}' "$WORK/metrics.txt"; }
 # Node e2e-n0: A 8, R 2 (solo 200m + big 1800m), S 6, M 2: factor 4, booked 0.25.

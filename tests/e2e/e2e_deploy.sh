@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # e2e_deploy.sh — the install manifests of deploy/ on the real API server
-# (SPEC §13). Server-side dry-run of every manifest whose kinds the test
+# (design §13). Server-side dry-run of every manifest whose kinds the test
 # cluster knows, then the Deployment for real on two simulated nodes: the
 # namespace enforces Pod Security "restricted", so both replicas becoming
 # available proves the pod's security settings pass it, and the PDB and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# e2e_faults.sh — the controller when the API server is not there (SPEC §15).
+# e2e_faults.sh — the controller when the API server is not there (design §15).
 #
 #   A. kube-apiserver SIGKILLed and kept down 5 s, then started again: the
 #      daemon stays up and live (/healthz 200 throughout), its watches come

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # e2e_leader.sh — two replicas of `headroom run --leader-elect` on the real
-# control plane (SPEC §10): exactly one writes; SIGTERM releases the Lease
+# control plane (design §10): exactly one writes; SIGTERM releases the Lease
 # and the other takes over; a leader frozen past its lease (SIGSTOP) wakes up
 # not leading, before its election thread runs, and the two never write at
 # the same time. Prints PASS/FAIL per check and "N passed, N failed".

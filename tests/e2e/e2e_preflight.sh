@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # e2e_preflight.sh — `headroom preflight` on the real control plane
-# (SPEC §12): each line it must print, for the cluster it looks at.
+# (design §12): each line it must print, for the cluster it looks at.
 #
 # The cluster is shared with the other tests, so checks look for the lines
 # about this run's own objects (suffix $S) rather than for a clean bill of

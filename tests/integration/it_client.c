@@ -451,7 +451,7 @@ static void test_resize_running_pod(void **state)
     hr_buf_free(&b);
 
     /* A resize the API server refuses (limit below request): 422 with its
-     * message, as SPEC §7 wants for the Warning event. */
+     * message, as design §7 wants for the Warning event. */
     snprintf(p, sizeof p, "/api/v1/namespaces/%s/pods/%s/resize", g_ns, g_pod);
     snprintf(body, sizeof body,
              "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
@@ -968,7 +968,7 @@ static void test_in_cluster_config(void **state)
 
 /* API Priority and Fairness throttling: a priority level with no shares
  * that rejects instead of queueing, for one service account, turns a burst
- * of its requests into 429s carrying Retry-After (SPEC §7: back off for
+ * of its requests into 429s carrying Retry-After (design §7: back off for
  * that long). */
 typedef struct flood {
     hr_kclient *c;

@@ -1,5 +1,5 @@
 /*
- * test_admission.c — the admission review handler, rule by rule (SPEC §8):
+ * test_admission.c — the admission review handler, rule by rule (design §8):
  * the patch shapes (limits map missing vs present, sidecars, untouched
  * containers), the caps (maxMultiplier, max-cpu shared over the pod,
  * LimitRange), every reason to leave a pod alone (namespace, opt-out,

@@ -1,6 +1,6 @@
 /*
  * test_cache.c — the compact cache: upsert, delete, per-node index, lookup,
- * the change feed (SPEC §5's enqueue rules), terminal eviction, relist by
+ * the change feed (design §5's enqueue rules), terminal eviction, relist by
  * difference, and that every interned string is released again.
  *
  * Objects go in as JSON through the same sink the watch uses, so these
@@ -620,7 +620,7 @@ static void test_resize_conditions(void **state)
     assert_int_equal(feed(f, HR_CK_POD, false, plain), HR_OK);
     drain(f, d);
     assert_int_equal(feed(f, HR_CK_POD, false, pending), HR_OK);
-    assert_string_equal(drain(f, d), "n1"); /* SPEC §5: resize conditions */
+    assert_string_equal(drain(f, d), "n1"); /* design §5: resize conditions */
     hr_cpod_view v;
     hr_cache_lock(f->c);
     assert_true(hr_cache_pod_get(f->c, "a", "p", &v, f->scr));

@@ -1,7 +1,7 @@
 /*
  * test_decode.c — the Kubernetes object decoders (src/kube/decode/decode.h).
  *
- * Good objects decode to the fields SPEC §3–§4 need; bad ones give one
+ * Good objects decode to the fields design §3–§4 need; bad ones give one
  * error naming the object and the field. The mutation test replaces every
  * value of a realistic pod, one at a time, by every JSON type: the decoder
  * must either accept the result or reject it with a message about that

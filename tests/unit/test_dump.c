@@ -218,7 +218,7 @@ static void test_typed_list_and_single_object(void **state)
     hr_snapshot_free(&s);
 }
 
-/* The same objects in any order give the same bytes (SPEC §2 determinism
+/* The same objects in any order give the same bytes (design §2 determinism
  * carried through the reader and the renderers). */
 static void test_order_independent(void **state)
 {

@@ -1,11 +1,11 @@
 /*
- * test_eligibility.c — SPEC §4: which pods are managed, and the one reason
+ * test_eligibility.c — design §4: which pods are managed, and the one reason
  * given for each that is not; plus the namespace, owner and label-selector
  * decisions the caller feeds into a pod's context.
  *
  * One test per rule, each starting from a pod that is managed and breaking
  * exactly one thing, so a failure names the rule. A separate test breaks
- * every pair of rules at once and expects the one SPEC §4 lists first:
+ * every pair of rules at once and expects the one design §4 lists first:
  * `headroom explain` must give one stable answer, not whichever check the
  * code happened to run first.
  */
@@ -165,7 +165,7 @@ static void test_restart_policy(void **state)
     p.n_ctr = 2;
     expect_reason("sidecar RestartContainer", &p, HR_R_RESTART_POLICY);
 
-    /* SPEC §4 says "no resizable container" with it — not only the ones
+    /* design §4 says "no resizable container" with it — not only the ones
      * with a CPU request. */
     hr_container other[] = {APP(500), CTR(HR_CTR_APP, HR_NONE, HR_NONE, GiB, 2 * GiB)};
     other[1].cpu_restart = true;
@@ -232,7 +232,7 @@ static void test_status_resources(void **state)
     hr_pod p = base_pod();
     p.status_resources = false;
     expect_reason("running without status resources", &p, HR_R_NO_STATUS_RESOURCES);
-    /* Only a Running pod needs them (SPEC §4: "if the pod is Running"). */
+    /* Only a Running pod needs them (design §4: "if the pod is Running"). */
     p.phase = HR_PHASE_PENDING;
     expect_reason("pending without status resources", &p, HR_MANAGED);
 }
@@ -316,8 +316,9 @@ static void test_first_rule_wins(void **state)
             apply(&p, (hr_reason)b);
             apply(&p, (hr_reason)a);
             hr_reason got = hr_pod_eligibility(&p);
-            /* invalid-max-cpu is not one of SPEC §4's rules, so the SPEC
-             * does not place it; it must still be one of the two broken. */
+            /* Where invalid-max-cpu falls among the other rules is not
+             * pinned here (design §4 lists it last but back-off); it must
+             * still be one of the two broken. */
             if (b == HR_R_BAD_MAX_CPU) {
                 if (got != (hr_reason)a && got != (hr_reason)b)
                     fail_msg("pod breaking %s and %s: got %s", hr_reason_str((hr_reason)a),
@@ -326,7 +327,7 @@ static void test_first_rule_wins(void **state)
                 continue;
             }
             if (got != (hr_reason)a)
-                fail_msg("pod breaking %s and %s: got %s, want %s (SPEC §4 order)",
+                fail_msg("pod breaking %s and %s: got %s, want %s (design §4 order)",
                          hr_reason_str((hr_reason)a), hr_reason_str((hr_reason)b),
                          hr_reason_str(got), hr_reason_str((hr_reason)a));
             pairs++;

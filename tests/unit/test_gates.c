@@ -1,5 +1,5 @@
 /*
- * test_gates.c — SPEC §6 capacity and pressure gates, alone and as
+ * test_gates.c — design §6 capacity and pressure gates, alone and as
  * hr_plan_node reports them per pod.
  *
  * The asymmetry is the point: a decrease frees capacity and must pass under
@@ -34,7 +34,7 @@ static void expect_gate(const char *label, hr_node n, int64_t cur, int64_t tgt, 
 static void test_gate_names(void **state)
 {
     (void)state;
-    /* These are the metric's reason label values (SPEC §6). */
+    /* These are the metric's reason label values (design §6). */
     assert_string_equal(hr_gate_str(HR_GATE_PASS), "pass");
     assert_string_equal(hr_gate_str(HR_GATE_PRESSURE), "pressure");
     assert_string_equal(hr_gate_str(HR_GATE_UNAVAILABLE), "unavailable");
@@ -73,7 +73,7 @@ static void test_pid_pressure(void **state)
     expect_gate("decrease under both", n, 2000, 1000, 1000, HR_GATE_PASS);
 }
 
-/* MemoryPressure does not block CPU changes (SPEC §6); hr_node has no field
+/* MemoryPressure does not block CPU changes (design §6); hr_node has no field
  * for it, so there is nothing a caller could pass to block on it — the
  * compile-time shape is the test. */
 
@@ -172,7 +172,7 @@ static void test_plan_gates_pressure(void **state)
 static void test_plan_gates_unknown(void **state)
 {
     (void)state;
-    /* SPEC §6 fixes the gate, not the target: with the Node unreadable no
+    /* design §6 fixes the gate, not the target: with the Node unreadable no
      * increase may pass, decreases may. Which targets an unreadable node
      * yields is not pinned here: the core plans it as allocatable 0, so
      * every bursting pod's limit becomes a "decrease" to its request that

@@ -1,5 +1,5 @@
 /*
- * test_gauges.c — the per-node and per-pod gauges: values as SPEC §9 names
+ * test_gauges.c — the per-node and per-pod gauges: values as design §9 names
  * them, a pod that left its node loses its series, a gone node loses all
  * of its own, label values are escaped, and the managed totals move by the
  * right deltas.

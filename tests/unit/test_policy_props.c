@@ -1,5 +1,5 @@
 /*
- * test_policy_props.c — property tests of the node policy (SPEC §2) on
+ * test_policy_props.c — property tests of the node policy (design §2) on
  * random nodes.
  *
  * The tables in test_policy_table.c pin known answers; these check that
@@ -12,7 +12,7 @@
  * HR_SEED=<seed> replays the exact run.
  *
  * Accounting (R, M, N, booked, request, current) is checked against an
- * independent re-statement of SPEC §3 written here, not against the core.
+ * independent re-statement of design §3 written here, not against the core.
  */
 #include <inttypes.h>
 #include <setjmp.h>
@@ -239,7 +239,7 @@ static void copy_node(gen_node *dst, const gen_node *src)
     for (size_t i = 0; i < dst->n; i++) dst->pods[i].ctr = dst->ctrs[i];
 }
 
-/* ---- SPEC §3 restated ----------------------------------------------------- */
+/* ---- design §3 restated ----------------------------------------------------- */
 
 static int64_t req0(int64_t v) { return v > 0 ? v : 0; }
 
@@ -378,7 +378,7 @@ static void check_plan(const gen_node *g, const result *r)
             PFAIL("pod %zu: plan reason %s, hr_pod_eligibility %s", i, hr_reason_str(pp->reason),
                   hr_reason_str(want_reason));
         int64_t b = oracle_booked(p);
-        if (pp->booked != b) { dump_pod(p, pp, r->lim); PFAIL("pod %zu: booked %" PRId64 ", SPEC §3.1 gives %" PRId64, i, pp->booked, b); }
+        if (pp->booked != b) { dump_pod(p, pp, r->lim); PFAIL("pod %zu: booked %" PRId64 ", design §3.1 gives %" PRId64, i, pp->booked, b); }
         if (!hr_pod_terminal(p)) { R += b; npods++; }
 
         if (pp->reason != HR_MANAGED) {
@@ -392,7 +392,7 @@ static void check_plan(const gen_node *g, const result *r)
         int64_t rq = oracle_request(p);
         M += rq;
         N++;
-        if (pp->request != rq) PFAIL("pod %zu: request %" PRId64 ", SPEC §3.2 gives %" PRId64, i, pp->request, rq);
+        if (pp->request != rq) PFAIL("pod %zu: request %" PRId64 ", design §3.2 gives %" PRId64, i, pp->request, rq);
         if (pp->current != oracle_current(p)) PFAIL("pod %zu: current %" PRId64 ", want %" PRId64, i, pp->current, oracle_current(p));
 
         /* (a) r <= target <= min(A', caps), one quantum over only by the guard. */
@@ -455,7 +455,7 @@ static void check_plan(const gen_node *g, const result *r)
     }
 
     if (r->np.allocatable != A) PFAIL("A %" PRId64 ", want %" PRId64, r->np.allocatable, A);
-    if (r->np.booked != R) { dump_node(g, r); PFAIL("R %" PRId64 ", SPEC §3.1 gives %" PRId64, r->np.booked, R); }
+    if (r->np.booked != R) { dump_node(g, r); PFAIL("R %" PRId64 ", design §3.1 gives %" PRId64, r->np.booked, R); }
     if (r->np.slack != A - R) PFAIL("S %" PRId64 ", want A - R = %" PRId64, r->np.slack, A - R);
     if (r->np.managed != M) PFAIL("M %" PRId64 ", want %" PRId64, r->np.managed, M);
     if (r->np.n_managed != N) PFAIL("N %u, want %u", r->np.n_managed, N);

@@ -1,13 +1,13 @@
 /*
  * test_policy_table.c — hand-computed tables for the proportional policy
- * (SPEC §2), the accounting it stands on (SPEC §3) and the node factor.
+ * (design §2), the accounting it stands on (design §3) and the node factor.
  *
- * Each expected value is derived in the comment next to it from SPEC §2's
+ * Each expected value is derived in the comment next to it from design §2's
  * formula, never read back from the code: these tables are the reference a
  * reviewer checks by hand, and the property tests only say the answers hang
- * together. Where the SPEC leaves a rounding choice open (how the quantum
+ * together. Where design §2.4 leaves a rounding choice open (how the quantum
  * lands on a request that is not a multiple of it) the tables either avoid
- * the case or accept every reading the SPEC allows.
+ * the case or accept every reading the design allows.
  */
 #include <inttypes.h>
 #include <setjmp.h>
@@ -35,7 +35,7 @@ static hr_config defaults(void)
 
 static plan_result R; /* big: keep it off the stack */
 
-/* ---- SPEC §2 worked examples (design §5.1, §5.2) ---------------------- */
+/* ---- design §2 worked examples (design §2.7) ---------------------- */
 
 static void test_worked_example_no_floor(void **state)
 {
@@ -345,7 +345,7 @@ static void test_limit_bounds_merge(void **state)
 static void test_limitrange_split_monotone(void **state)
 {
     (void)state;
-    /* SPEC §2 monotonicity where a container LimitRange clips the split.
+    /* design §2 monotonicity where a container LimitRange clips the split.
      * Pod X: containers 10/110/110 (r = 230), Container max.cpu 110 (so
      * only the 10m container has room: the pod can reach at most
      * 110 + 110 + 110 = 330). Floor 0, no multiplier, quantum 10.
@@ -667,7 +667,7 @@ static void test_hysteresis(void **state)
     CHECK_TRUE("shrink 20% of 20: yes", hr_should_write(&c, 1000, 800));
 
     /* With no deadband any change is written, and no change still is not
-     * (SPEC §5: a steady state makes zero writes). */
+     * (design §5: a steady state makes zero writes). */
     c.grow_percent = 0;
     c.shrink_percent = 0;
     CHECK_TRUE("deadband 0, +1: yes", hr_should_write(&c, 1000, 1001));
@@ -712,7 +712,7 @@ static void test_plan_write_verdicts(void **state)
     CHECK_TRUE("one container unlimited: write", R.out[2].write);
 }
 
-/* ---- SPEC §3.1 booked request ------------------------------------------- */
+/* ---- design §3.1 booked request ------------------------------------------- */
 
 static int64_t booked_of(hr_pod p) { return hr_pod_booked_cpu(&p); }
 

@@ -1,7 +1,7 @@
 /*
  * test_writes.c — the documents the controller sends: the resize apply body
  * names only our containers and only limits.cpu; the status annotation has
- * SPEC §9's shape; the event text reads as the design shows; two
+ * design §9's shape; the event text reads as the design shows; two
  * annotations differing only in computedAt compare equal.
  */
 #include <setjmp.h>

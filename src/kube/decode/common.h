@@ -5,7 +5,7 @@
  *
  * Field paths are a chain of stack frames (parent, key or index) rendered
  * only when an error is reported, so the happy path formats nothing: the
- * watch cache decodes ~100k pods per second through here (SPEC §16).
+ * watch cache decodes ~100k pods per second through here (design §16).
  */
 #ifndef HR_KUBE_DECODE_COMMON_H
 #define HR_KUBE_DECODE_COMMON_H

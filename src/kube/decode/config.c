@@ -1,5 +1,5 @@
 /*
- * config.c — HeadroomConfig "cluster" into hr_config (SPEC §1).
+ * config.c — HeadroomConfig "cluster" into hr_config (design §1).
  *
  * Starts from hr_config_defaults() and overrides what the spec sets. A
  * present config is not dry-run unless it says so: only the absence of any

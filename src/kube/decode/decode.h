@@ -13,7 +13,7 @@
  * compact result, never the JSON.
  *
  * Only the fields the policy, eligibility, gates and `explain` need are
- * extracted (SPEC §3, §4, §6); everything else, managedFields included, is
+ * extracted (design §3, §4, §6); everything else, managedFields included, is
  * skipped without being looked at.
  *
  * Errors are values: HR_E_INPUT with one line naming the object and the

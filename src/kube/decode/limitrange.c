@@ -1,6 +1,6 @@
 /*
  * limitrange.c — a LimitRange into the CPU bounds it puts on limits
- * (SPEC §3.4). Only type Container (max.cpu, maxLimitRequestRatio.cpu) and
+ * (design §3.4). Only type Container (max.cpu, maxLimitRequestRatio.cpu) and
  * type Pod (max.cpu) constrain a CPU limit; min and default do not bound
  * what we write, and other types (PersistentVolumeClaim) are skipped.
  */

@@ -2,7 +2,7 @@
  * node.c — Node and Namespace objects.
  *
  * For a Node the gates need allocatable CPU and the two pressure conditions
- * that block increases (SPEC §6); Ready and the OS label are kept for
+ * that block increases (design §6); Ready and the OS label are kept for
  * eligibility (Windows nodes) and for `preflight`/`explain`. A Node without
  * status.allocatable (just registered) decodes with allocatable 0, which
  * gives its pods no slack: the safe reading, not an error.

@@ -1,5 +1,5 @@
 /*
- * pod.c — a Pod object into hr_kpod (SPEC §3, §4).
+ * pod.c — a Pod object into hr_kpod (design §3, §4).
  *
  * Container order matters to the core: init containers first (sidecars are
  * the ones with restartPolicy: Always), in spec order, then the app
@@ -375,7 +375,7 @@ static hr_status decode_pod(yyjson_val *obj, hr_arena *a, bool created,
         return st;
     pod->phase = parse_phase(hr_jget(status, "phase"));
 
-    /* Only a Running pod's kubelet must prove it can resize (SPEC §4). */
+    /* Only a Running pod's kubelet must prove it can resize (design §4). */
     pod->status_resources = true;
     if (pod->phase == HR_PHASE_RUNNING) {
         for (k = 0; k < n; k++) {

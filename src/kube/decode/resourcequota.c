@@ -2,7 +2,7 @@
  * resourcequota.c — a ResourceQuota into "does it bound limits.cpu".
  *
  * That is all the controller needs: a quota on limits.cpu turns raises into
- * 403s (SPEC §7), and the HeadroomConfig status names the managed
+ * 403s (design §7), and the HeadroomConfig status names the managed
  * namespaces that have one so a platform team sees it before the events
  * pile up. Scopes are not looked at: a scoped quota may or may not cover a
  * given pod, and naming its namespace errs on the side of telling.

@@ -12,7 +12,7 @@
 
 /* A ResourceQuota, reduced to the one thing that matters to us: whether it
  * bounds limits.cpu in its namespace (then every raise there that would
- * cross the quota is refused with 403, SPEC §7, §12). */
+ * cross the quota is refused with 403, design §7, §12). */
 typedef struct hr_kquota {
     hr_kmeta meta;
     bool limits_cpu; /* spec.hard has limits.cpu */

@@ -2,7 +2,7 @@
  * kstatus.h — what an API server says when it refuses: the Status object in
  * an error body, and the Retry-After header.
  *
- * SPEC §7 branches on outcomes and puts the server's own words into Warning
+ * design §7 branches on outcomes and puts the server's own words into Warning
  * events ("422 invalid: Warning event with the server's message"), so an
  * error must carry Status.message, not just a number. Bodies that are not a
  * Status (a proxy's HTML page, "404 page not found") are quoted instead,

@@ -1,7 +1,7 @@
 /*
  * limiter.h — the client-side token bucket that paces API writes.
  *
- * SPEC §5 puts every write through one limiter (clientQPS/clientBurst) so a
+ * design §5 puts every write through one limiter (clientQPS/clientBurst) so a
  * reconcile storm cannot hammer the API server. It works by reservation, as
  * Go's rate.Limiter.Wait does: a caller always takes its token at once, the
  * bucket may go negative, and the caller sleeps until the moment its token
@@ -29,7 +29,7 @@ typedef struct hr_klimiter {
     int64_t last_ns; /* when tokens was last brought up to date */
 } hr_klimiter;
 
-/* qps <= 0 → 50, burst <= 0 → 100 (the SPEC's defaults). The bucket
+/* qps <= 0 → 50, burst <= 0 → 100 (the defaults of design §1.1). The bucket
  * starts full. Returns 0, or an errno value when the mutex cannot be made. */
 HR_MUST_CHECK int hr_klimiter_init(hr_klimiter *l, double qps, int burst, int64_t now_ns);
 void hr_klimiter_destroy(hr_klimiter *l);

@@ -1,7 +1,7 @@
 /*
  * watch.h — list + watch of one Kubernetes resource, kept in sync forever.
  *
- * The informer half of SPEC §5: a paginated list (limit=500, continue),
+ * The informer half of design §5: a paginated list (limit=500, continue),
  * then a watch from the list's resourceVersion with bookmarks and a
  * jittered timeoutSeconds, resumed from the last resourceVersion seen after
  * every disconnect, and a fresh list when the server says 410 Gone (as an

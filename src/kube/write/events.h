@@ -3,7 +3,7 @@
  * controller acts on.
  *
  * Events are how `kubectl describe pod` users learn that a limit changed
- * or why it did not (SPEC §1 reasons CPULimitAdjusted, ResizeInfeasible,
+ * or why it did not (design §1 reasons CPULimitAdjusted, ResizeInfeasible,
  * ResizeForbidden, ResizeSkipped). Deduplication ("one per pod and
  * reason") is the caller's policy; this only writes one Event, through the
  * client's write limiter.

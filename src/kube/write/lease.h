@@ -1,6 +1,6 @@
 /*
  * lease.h — coordination.k8s.io/v1 Lease get/create/update for leader
- * election (SPEC §10).
+ * election (design §10).
  *
  * Correctness of leader election rests on optimistic concurrency: an update
  * carries the resourceVersion the caller read, and the API server refuses
