@@ -25,6 +25,10 @@ typedef struct hr_informers_opts {
     long backoff_max_ms;
     hr_log_sink log;      /* NULL: logfmt on stderr */
     void *log_ud;
+    /* The transport every watch lists and streams through; NULL: the
+     * client's (hr_watch_transport_kclient). Tests put an in-process API
+     * server here (tests/stress/stress_churn.c); k may then be NULL. */
+    const hr_wtransport *transport;
 } hr_informers_opts;
 
 HR_MUST_CHECK hr_status hr_informers_start(hr_cache *c, hr_kclient *k, const hr_informers_opts *o,
