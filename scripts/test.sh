@@ -77,6 +77,15 @@ ctest --test-dir build/release -LE 'e2e|fuzz' --output-on-failure -j "$jobs"
 step "unit, property and golden tests under ASan+UBSan"
 ctest --test-dir build/asan -LE 'e2e|fuzz' --output-on-failure -j "$jobs"
 
+# ThreadSanitizer (its own build: it cannot share a process with ASan):
+# the unit tests and the stress program (tests/stress/: the real controller
+# fed by real watch threads under churn). Any race fails the step.
+step "unit tests and the stress program under ThreadSanitizer"
+configure build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHR_TSAN=ON -DCMAKE_C_COMPILER=clang-14
+build build/tsan
+TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1" \
+  ctest --test-dir build/tsan -L 'unit|stress' --output-on-failure -j "$jobs"
+
 step "fuzzing each parser for ${HR_FUZZ_SECONDS}s (seed ${HR_FUZZ_SEED})"
 ctest --test-dir build/fuzz -L fuzz --output-on-failure
 
@@ -90,3 +99,10 @@ test/cluster/cluster.sh build
 
 step "end-to-end tests on a real kube-apiserver with simulated nodes"
 ctest --test-dir build/release -L e2e --output-on-failure
+
+# The integration programs (tests/integration/) need the API server, so
+# they run under ThreadSanitizer here; ctest brings the cluster fixture up
+# and down around them.
+step "integration programs under ThreadSanitizer on the real kube-apiserver"
+TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1" \
+  ctest --test-dir build/tsan -R '^it_' --output-on-failure
