@@ -88,6 +88,9 @@ typedef struct feed_ctx {
     int64_t now, period;
 } feed_ctx;
 
+/* hr_cache_drain's callback: runs with the cache lock held (cache.h), so
+ * it takes only the node queue's lock (order: cache lock, then the queue's;
+ * controller.h) and the feeder's own generator. */
 static void feed_one(void *ud, const char *node)
 {
     feed_ctx *f = ud;
@@ -104,7 +107,11 @@ static void *feeder_main(void *ud)
         if (!synced) synced = c->o.synced == NULL || c->o.synced(c->o.synced_ud);
         /* Until then the dirty set just accumulates: the first drain after
          * the sync reports every node, each with its own jittered delay. */
-        if (synced) hr_cache_drain(c->o.cache, feed_one, &f);
+        if (synced) {
+            hr_cache_lock(c->o.cache);
+            hr_cache_drain(c->o.cache, feed_one, &f);
+            hr_cache_unlock(c->o.cache);
+        }
         hr_backoff_prune(c->backoff, f.now);
         struct timespec ts = {0, FEED_INTERVAL_MS * 1000000L};
         nanosleep(&ts, NULL);

@@ -7,7 +7,10 @@
  * A feeder thread drains the cache's set of dirty nodes every few
  * milliseconds into the queue with a delay of debouncePeriod ±50%, so a
  * burst of scheduling on a node computes once and a fleet of nodes does
- * not reconcile in lockstep. Workers take nodes from the queue; a node is
+ * not reconcile in lockstep. The drain runs under the cache lock, as
+ * cache.h requires, and feeds the queue from inside it: lock order cache
+ * lock, then the node queue's lock (hr_controller_enqueue_all takes them
+ * in the same order; the queue's lock is never held while taking another). Workers take nodes from the queue; a node is
  * never reconciled by two workers at once; rate-limited or failed work is
  * requeued, never dropped. Only the leader writes (the executor checks the
  * flag before every write); followers keep their caches warm. Beside the
