@@ -282,7 +282,11 @@ void hr_controller_enqueue_all(hr_controller *c)
     hr_cache_lock(c->o.cache);
     uint32_t it = 0;
     hr_cnode_view nv;
-    hr_prng rng = {c->rng.s ^ 0x5DEECE66DULL};
+    /* A generator of its own: c->rng is the feeder's, drawn on the
+     * feeder's thread, and this runs on the caller's (the leader
+     * election's). */
+    hr_prng rng;
+    hr_prng_seed_random(&rng);
     while (hr_cache_node_next(c->o.cache, &it, &nv)) {
         int64_t d = period > 0 ? (int64_t)hr_prng_below(&rng, (uint64_t)(2 * period + 1)) : 0;
         if (hr_nodequeue_add(c->q, nv.name, now, d) != HR_OK)
