@@ -51,7 +51,7 @@ static hr_status no_get(void *ud, const char *path, hr_buf *resp,
 }
 
 static hr_status no_stream(void *ud, const char *path, long t, hr_kline_fn f,
-                           void *lu, const volatile bool *stop,
+                           void *lu, const atomic_bool *stop,
                            hr_kresult *res, hr_err *err)
 {
     (void)ud, (void)path, (void)t, (void)f, (void)lu, (void)stop, (void)res;

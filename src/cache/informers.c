@@ -8,7 +8,7 @@
 #include "kube/watch/watch_http.h"
 
 struct hr_informers {
-    volatile bool stop;
+    atomic_bool stop; /* read by every watch thread */
     hr_csink *sink[HR_CK_COUNT_];
     hr_watch *watch[HR_CK_COUNT_];
 };
@@ -17,7 +17,7 @@ void hr_informers_free(hr_informers *in)
 {
     if (!in)
         return;
-    in->stop = true;
+    atomic_store(&in->stop, true);
     for (int k = 0; k < HR_CK_COUNT_; k++)
         hr_watch_join(in->watch[k]);
     for (int k = 0; k < HR_CK_COUNT_; k++) {
@@ -39,6 +39,7 @@ hr_status hr_informers_start(hr_cache *c, hr_kclient *k,
     hr_informers *in = calloc(1, sizeof *in);
     if (!in)
         return hr_err_set(err, HR_E_NOMEM, "informers: out of memory");
+    atomic_init(&in->stop, false);
     hr_status st = HR_OK;
     for (int kind = 0; kind < HR_CK_COUNT_ && st == HR_OK; kind++) {
         if (!(kinds & (1u << kind)))

@@ -554,7 +554,7 @@ static int on_event(void *ud, const char *line, size_t len)
 
 typedef struct later {
     int delay_ms;
-    volatile bool *flag;
+    atomic_bool *flag;
     const char *post_path, *post_body;
 } later;
 
@@ -567,7 +567,7 @@ static void *do_later(void *p)
         post_json(g_admin, l->post_path, l->post_body, &e);
     }
     if (l->flag)
-        __atomic_store_n(l->flag, true, __ATOMIC_RELEASE);
+        atomic_store(l->flag, true);
     return NULL;
 }
 
@@ -607,7 +607,7 @@ static void test_watch_stream(void **state)
            now_ms() - t0);
 
     /* A quiet watch ends promptly on the stop flag. */
-    volatile bool stop = false;
+    atomic_bool stop = false;
     later s = {300, &stop, NULL, NULL};
     watch_ctx q = {0};
     snprintf(q.name, sizeof q.name, "never");

@@ -88,8 +88,8 @@ static void sleep_ms(long ms)
  * requests for a while, as a network partition would. */
 typedef struct hold {
     hr_kclient *kc;
-    volatile bool held;
-    volatile bool cut;
+    atomic_bool held;
+    atomic_bool cut; /* the stream's stop flag */
 } hold;
 
 static hr_status h_get(void *ud, const char *path, hr_buf *resp, hr_kresult *res,
@@ -104,7 +104,7 @@ static hr_status h_get(void *ud, const char *path, hr_buf *resp, hr_kresult *res
 }
 
 static hr_status h_stream(void *ud, const char *path, long timeout_s, hr_kline_fn fn,
-                          void *lud, const volatile bool *stop, hr_kresult *res,
+                          void *lud, const atomic_bool *stop, hr_kresult *res,
                           hr_err *err)
 {
     hold *h = ud;
@@ -607,7 +607,7 @@ int main(void)
     tally t = {0};
     hr_cache_set_observer(c, observe, &t);
     hr_cpod_scratch *scr = malloc(sizeof *scr);
-    volatile bool stop = false;
+    atomic_bool stop = false;
     kindw kw[] = {{.kind = HR_CK_POD}, {.kind = HR_CK_NODE}, {.kind = HR_CK_NAMESPACE},
                   {.kind = HR_CK_LIMITRANGE}};
     const size_t nk = sizeof kw / sizeof kw[0];

@@ -233,9 +233,9 @@ static kind_world *kind_of(world *w, const char *path)
 
 /* --------------------------------------------------- the fake transport */
 
-static bool stop_requested(const volatile bool *stop)
+static bool stop_requested(const atomic_bool *stop)
 {
-    return stop != NULL && __atomic_load_n(stop, __ATOMIC_ACQUIRE);
+    return stop != NULL && atomic_load(stop);
 }
 
 static hr_status fake_get(void *ud, const char *path, hr_buf *resp, hr_kresult *res, hr_err *err)
@@ -273,7 +273,7 @@ static hr_status fake_get(void *ud, const char *path, hr_buf *resp, hr_kresult *
 }
 
 static hr_status fake_stream(void *ud, const char *path, long timeout_s, hr_kline_fn on_line,
-                             void *line_ud, const volatile bool *stop, hr_kresult *res, hr_err *err)
+                             void *line_ud, const atomic_bool *stop, hr_kresult *res, hr_err *err)
 {
     (void)timeout_s;
     kind_world *k = kind_of(ud, path);

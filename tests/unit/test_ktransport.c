@@ -409,7 +409,7 @@ static void test_client_stop_flag(void **state)
     hr_kclient *c = NULL;
     hr_err e = {0};
     assert_int_equal(hr_kclient_new(&o, &c, &e), HR_OK);
-    volatile bool stop = true;
+    atomic_bool stop = true;
     int64_t t0 = hr_mono_ns();
     hr_kresult res;
     assert_int_equal(hr_kclient_stream(c, "/api/v1/pods?watch=1", 0, stop_line, NULL, &stop,

@@ -35,7 +35,7 @@ typedef struct script {
     size_t n, at;
     char paths[32][512];
     size_t n_paths;
-    volatile bool *stop;
+    atomic_bool *stop;
     char log[8192];
 } script;
 
@@ -63,14 +63,14 @@ static hr_status fake_get(void *ud, const char *path, hr_buf *resp,
 
 static hr_status fake_stream(void *ud, const char *path, long timeout_s,
                              hr_kline_fn on_line, void *line_ud,
-                             const volatile bool *stop, hr_kresult *res,
+                             const atomic_bool *stop, hr_kresult *res,
                              hr_err *err)
 {
     script *s = ud;
     record(s, path);
     if (s->at >= s->n) {
         /* Script done: shut the watch down. */
-        *s->stop = true;
+        atomic_store(s->stop, true);
         res->status = 0;
         return hr_err_set(err, HR_E_IO, "stopped");
     }
@@ -115,7 +115,7 @@ typedef struct fx {
     hr_csink *sink;
     hr_watch *w;
     script sc;
-    volatile bool stop;
+    atomic_bool stop;
     hr_cpod_scratch *scr;
 } fx;
 

@@ -353,7 +353,7 @@ typedef struct xfer {
     hr_klines lines;
     hr_kline_fn fn;
     void *ud;
-    const volatile bool *stop;
+    const atomic_bool *stop;
     bool cb_stopped;       /* on_line asked to stop */
     bool line_failed;
     bool delivered;        /* at least one line went out */
@@ -449,7 +449,7 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
  * thread (see hr_kclient_stream). */
 static bool stop_requested(const xfer *x)
 {
-    return x->stop && __atomic_load_n(x->stop, __ATOMIC_ACQUIRE);
+    return x->stop && atomic_load_explicit(x->stop, memory_order_acquire);
 }
 
 static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
@@ -789,7 +789,7 @@ static hr_status run_stream(xfer *x, CURLcode *rc, hr_err *err)
 }
 
 hr_status hr_kclient_stream(hr_kclient *c, const char *path, long timeout_s,
-                            hr_kline_fn on_line, void *ud, const volatile bool *stop,
+                            hr_kline_fn on_line, void *ud, const atomic_bool *stop,
                             hr_kresult *res, hr_err *err)
 {
     hr_kresult dummy;

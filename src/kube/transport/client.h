@@ -29,6 +29,7 @@
 #ifndef HR_KUBE_CLIENT_H
 #define HR_KUBE_CLIENT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -119,9 +120,7 @@ HR_MUST_CHECK hr_status hr_kclient_do_unlimited(hr_kclient *c, const char *metho
  * line without '\n' is delivered when the server ends the body cleanly. on_line returning non-zero
  * stops the stream (HR_OK is returned). *stop, when non-NULL, is polled at
  * least every 500 ms and ends the stream when it becomes true (shutdown);
- * it is read with __atomic_load_n, so set it from another thread with
- * __atomic_store_n(stop, true, __ATOMIC_RELEASE) (a plain store works on
- * every target we build for, but is a data race to C11 and to TSan).
+ * it is a C11 atomic, set from another thread with atomic_store.
  * timeout_s bounds the whole stream (0: none) — callers also pass the
  * server-side timeoutSeconds in the query. A stream cut mid-line drops the
  * partial line and returns an HR_E_IO error; a stream that breaks after its
@@ -129,7 +128,7 @@ HR_MUST_CHECK hr_status hr_kclient_do_unlimited(hr_kclient *c, const char *metho
  * res->status still 200, while a failure before any response has 0. */
 typedef int (*hr_kline_fn)(void *ud, const char *line, size_t len);
 HR_MUST_CHECK hr_status hr_kclient_stream(hr_kclient *c, const char *path, long timeout_s,
-                                          hr_kline_fn on_line, void *ud, const volatile bool *stop,
+                                          hr_kline_fn on_line, void *ud, const atomic_bool *stop,
                                           hr_kresult *res, hr_err *err);
 
 /* Jittered back-off (kube/transport/backoff.h's hr_kbackoff_ms) on the

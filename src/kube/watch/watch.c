@@ -51,7 +51,7 @@ struct hr_watch {
 
     pthread_t thread;
     bool started;
-    const volatile bool *stop;
+    const atomic_bool *stop;
 };
 
 static void default_log(void *ud, int level, const char *msg)
@@ -359,13 +359,14 @@ void hr_watch_relist_end(hr_watch *w, bool complete)
 
 /* ------------------------------------------------------------- the loop */
 
-static bool stopped(const volatile bool *stop)
+/* The caller's flag, set by another thread (informers.c on shutdown). */
+static bool stopped(const atomic_bool *stop)
 {
-    return stop && *stop;
+    return stop && atomic_load_explicit(stop, memory_order_acquire);
 }
 
 /* Sleep ms, waking early when *stop becomes true. */
-static void nap(long ms, const volatile bool *stop)
+static void nap(long ms, const atomic_bool *stop)
 {
     while (ms > 0 && !stopped(stop)) {
         long step = ms < 50 ? ms : 50;
@@ -419,7 +420,7 @@ static void start_query(hr_watch *w, hr_buf *p)
 }
 
 /* One complete list, framed for the sink. */
-static hr_status do_list(hr_watch *w, const volatile bool *stop,
+static hr_status do_list(hr_watch *w, const atomic_bool *stop,
                          long *retry_after, hr_err *err)
 {
     hr_buf path, body;
@@ -488,7 +489,7 @@ static int on_line(void *ud, const char *line, size_t len)
     return 0;
 }
 
-hr_status hr_watch_run(hr_watch *w, const volatile bool *stop)
+hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
 {
     bool need_list = true, first_list = true, first_watch = true;
     int attempt = 0;
@@ -592,7 +593,7 @@ static void *thread_main(void *arg)
     return NULL;
 }
 
-hr_status hr_watch_start(hr_watch *w, const volatile bool *stop, hr_err *err)
+hr_status hr_watch_start(hr_watch *w, const atomic_bool *stop, hr_err *err)
 {
     if (w->started)
         return hr_err_set(err, HR_E_INPUT, "%s watch: already started",

@@ -28,6 +28,7 @@
 #ifndef HR_KUBE_WATCH_H
 #define HR_KUBE_WATCH_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -61,7 +62,7 @@ typedef struct hr_wtransport {
                         hr_kresult *res, hr_err *err);
     hr_status (*stream)(void *ud, const char *path, long timeout_s,
                         hr_kline_fn on_line, void *line_ud,
-                        const volatile bool *stop, hr_kresult *res,
+                        const atomic_bool *stop, hr_kresult *res,
                         hr_err *err);
     /* Jittered back-off (kube/transport/backoff.h's hr_kbackoff_ms); NULL: a built-in one
      * with the same shape, seeded by hr_watch_opts.seed. */
@@ -109,10 +110,10 @@ void hr_watch_free(hr_watch *w);
 
 /* List, then watch, until *stop becomes true. Returns HR_OK on stop;
  * failures are retried with back-off, never returned. */
-HR_MUST_CHECK hr_status hr_watch_run(hr_watch *w, const volatile bool *stop);
+HR_MUST_CHECK hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop);
 
 /* hr_watch_run on a thread of its own. */
-HR_MUST_CHECK hr_status hr_watch_start(hr_watch *w, const volatile bool *stop, hr_err *err);
+HR_MUST_CHECK hr_status hr_watch_start(hr_watch *w, const atomic_bool *stop, hr_err *err);
 void hr_watch_join(hr_watch *w);
 
 void hr_watch_get_stats(hr_watch *w, hr_watch_stats *out);

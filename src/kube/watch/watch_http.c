@@ -21,7 +21,7 @@ static hr_status kc_get(void *ud, const char *path, hr_buf *resp,
 
 static hr_status kc_stream(void *ud, const char *path, long timeout_s,
                            hr_kline_fn on_line, void *line_ud,
-                           const volatile bool *stop, hr_kresult *res,
+                           const atomic_bool *stop, hr_kresult *res,
                            hr_err *err)
 {
     return hr_kclient_stream(ud, path, timeout_s, on_line, line_ud, stop, res,
