@@ -89,7 +89,9 @@ typedef struct run_ctx {
     hr_wh_endpoint wh;
     hr_listener *metrics_l, *webhook_l;
     hr_controller *ctl;
-    hr_leader *leader;          /* NULL without --leader-elect */
+    /* NULL without --leader-elect. Set once the metrics listener, which
+     * reads it (render_run_metrics), is running: an atomic pointer. */
+    _Atomic(hr_leader *) leader;
     /* x->ctl is set and cleared under the cache lock: the observer, which
      * runs with that lock held, pushes config changes to it. */
     atomic_bool cfg_dirty;
@@ -298,19 +300,28 @@ static void render_run_metrics(void *ud, hr_buf *out)
                           (unsigned long long)(f == 0 ? st.events : st.relists));
         }
     }
+    hr_leader *l = atomic_load(&x->leader);
     hr_buf_printf(out, "# HELP headroom_leader 1 when this replica holds the lease and writes.\n"
                        "# TYPE headroom_leader gauge\nheadroom_leader %d\n",
-                  x->leader == NULL || hr_leader_leading(x->leader) ? 1 : 0);
+                  l == NULL || hr_leader_leading(l) ? 1 : 0);
 }
 
 /* ----------------------------------------------------- controller seam */
 
-/* A new leader looks at every node: the old one may have left work. */
+/* A new leader looks at every node: the old one may have left work.
+ * Runs on the election thread: x->ctl is read under the cache lock, where
+ * it is set and cleared, and stays valid after the unlock because
+ * controller_stop joins this thread before it frees the controller. */
 static void on_leadership(void *ud, bool leading)
 {
     run_ctx *x = ud;
-    if (leading && x->ctl != NULL)
-        hr_controller_enqueue_all(x->ctl);
+    if (!leading)
+        return;
+    hr_cache_lock(x->cache);
+    hr_controller *ctl = x->ctl;
+    hr_cache_unlock(x->cache);
+    if (ctl != NULL)
+        hr_controller_enqueue_all(ctl); /* takes the cache lock itself */
 }
 
 /* The reconcile loop (issue 5). It reads the same cache the webhook does
@@ -336,9 +347,11 @@ static hr_status controller_start(run_ctx *x, hr_err *err)
                              .ud = x,
                              .log = log_sink,
                              .log_ud = &x->o};
-        hr_status lst = hr_leader_start(&lo, &x->leader, err);
+        hr_leader *l = NULL;
+        hr_status lst = hr_leader_start(&lo, &l, err);
         if (lst)
             return lst;
+        atomic_store(&x->leader, l);
     }
     char host[256] = "headroom";
     if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "headroom");
@@ -350,13 +363,14 @@ static hr_status controller_start(run_ctx *x, hr_err *err)
     hr_cache_lock(x->cache);
     hr_config_effective(hr_cache_config(x->cache, NULL), x->o.dry_run, &eff);
     hr_cache_unlock(x->cache);
+    hr_leader *leader = atomic_load(&x->leader);
     hr_controller_opts co = {.client = x->k,
                              .cache = x->cache,
                              .own_ns = x->o.ns,
                              .dry_run = x->o.dry_run,
                              .config = &eff,
-                             .leading = x->leader ? hr_leader_leading : NULL,
-                             .leading_ud = x->leader,
+                             .leading = leader ? hr_leader_leading : NULL,
+                             .leading_ud = leader,
                              .instance = host,
                              .workers = 2,
                              .synced = informers_ready,
@@ -384,15 +398,19 @@ static hr_status controller_start(run_ctx *x, hr_err *err)
 
 static void controller_stop(run_ctx *x)
 {
-    /* Stop writing first: the Lease is released only once no worker can
-     * write any more, so a successor never overlaps with us. */
+    /* The election thread first: once it is joined nothing calls back into
+     * the controller (on_leadership), which is freed below. The Lease is
+     * released only at the end, once no worker can write any more, so a
+     * successor never overlaps with us. */
+    hr_leader *l = atomic_load(&x->leader);
+    hr_leader_halt(l);
     hr_controller *ctl = x->ctl;
     if (x->cache != NULL) hr_cache_lock(x->cache);
     x->ctl = NULL; /* the observer pushes no more */
     if (x->cache != NULL) hr_cache_unlock(x->cache);
     hr_controller_stop(ctl);
-    hr_leader_stop(x->leader);
-    x->leader = NULL;
+    hr_leader_stop(l);
+    atomic_store(&x->leader, NULL);
 }
 
 /* ------------------------------------------------------------- flags */

@@ -152,11 +152,18 @@ hr_status hr_leader_start(const hr_leader_opts *o, hr_leader **out, hr_err *err)
     return HR_OK;
 }
 
-void hr_leader_stop(hr_leader *l)
+void hr_leader_halt(hr_leader *l)
 {
     if (l == NULL) return;
     atomic_store(&l->stop, true);
     if (l->started) pthread_join(l->thread, NULL);
+    l->started = false;
+}
+
+void hr_leader_stop(hr_leader *l)
+{
+    if (l == NULL) return;
+    hr_leader_halt(l);
     if (atomic_load(&l->leading)) {
         /* Release: an empty holder lets a successor take over at once. */
         atomic_store(&l->leading, false);

@@ -49,7 +49,16 @@ HR_MUST_CHECK hr_status hr_leader_start(const hr_leader_opts *o, hr_leader **out
 /* May this replica write right now? Safe from any thread; cheap. */
 bool hr_leader_leading(void *leader);
 
-/* Stop the election thread and, when leading, release the Lease. */
+/* Stop and join the election thread: once this returns, on_change is
+ * never called again. The Lease is neither renewed nor released, so
+ * "leading" lapses by the clock (the renew deadline) unless hr_leader_stop
+ * releases it first. Shutdown calls this before freeing what on_change
+ * reaches (the controller), and hr_leader_stop only once nothing can write
+ * any more. Safe to call twice; NULL is a no-op. */
+void hr_leader_halt(hr_leader *l);
+
+/* hr_leader_halt if not done yet, then, when leading, release the Lease,
+ * and free. */
 void hr_leader_stop(hr_leader *l);
 
 #endif
