@@ -24,13 +24,17 @@
  *    thread) with a real API client pointed at a no-op API server on
  *    loopback, which answers every write 200 and every Node read with a
  *    roomy Ready node;
+ *  - the real leader election (controller/leader.h) on a Lease of the
+ *    same no-op server, which refuses every eighth read so leadership is
+ *    lost and regained several times a second, each gain calling
+ *    hr_controller_enqueue_all from the election thread;
  *  - what `headroom run` does around them: the cache observer pushing the
  *    configuration (cache lock → cfg_mu → executor lock, controller.h),
- *    leadership coming and going (hr_controller_enqueue_all on a gain),
  *    and /metrics scrapes rendering the controller's gauges.
  *
  * It runs for HR_STRESS_SECONDS (default 10), stops everything in the
- * order `headroom run` does, then checks that the churn really happened
+ * order `headroom run` does (election thread, controller, Lease, watches),
+ * then checks that the churn really happened
  * (events, reconciles, writes), that no generated object was refused as
  * malformed, and that the cache ends up holding exactly the world the
  * transport last delivered (every pod with its node and request, every
@@ -58,6 +62,7 @@
 #include "cache/sink.h"
 #include "controller/controller.h"
 #include "controller/ctlmetrics.h"
+#include "controller/leader.h"
 #include "core/config.h"
 #include "core/names.h"
 #include "kube/transport/client.h"
@@ -375,17 +380,24 @@ static void world_init(world *w, uint64_t seed)
 
 /* ------------------------------------------------- a no-op API server */
 
-/* Answers every request on loopback with 200, one request per
- * connection: writes get {"metadata":{"resourceVersion":"1"}}, a Node
- * read a roomy Ready node (so increases pass the live gate), a status
- * apply an empty object. */
+/* Answers every request on loopback, one request per connection: a Node
+ * read gets a roomy Ready node (so increases pass the live gate), a Lease
+ * read a released Lease (so the elector takes it over; every eighth read
+ * fails with 500, and the leader steps down until the next round), a Lease
+ * write the Lease, any other write {"metadata":{"resourceVersion":"1"}}. */
 typedef struct apiserver {
     int fd;
     uint16_t port;
     pthread_t thread;
     atomic_bool stop;
-    atomic_uint_fast64_t gets, writes;
+    atomic_uint_fast64_t gets, writes, lease_reads;
 } apiserver;
+
+#define LEASE_JSON                                                                                 \
+    "{\"kind\":\"Lease\",\"apiVersion\":\"coordination.k8s.io/v1\",\"metadata\":{\"name\":"        \
+    "\"kube-headroom\",\"namespace\":\"headroom-system\",\"resourceVersion\":\"7\"},\"spec\":"       \
+    "{\"leaseDurationSeconds\":15,\"acquireTime\":\"2026-01-01T00:00:00.000000Z\",\"renewTime\":"     \
+    "\"2026-01-01T00:00:00.000000Z\",\"leaseTransitions\":1}}"
 
 static void serve_one(apiserver *s, int c)
 {
@@ -413,7 +425,18 @@ static void serve_one(apiserver *s, int c)
     }
     char resp[1024];
     const char *json = "{\"metadata\":{\"resourceVersion\":\"1\"}}";
-    if (strncmp(buf, "GET ", 4) == 0) {
+    const char *status = "200 OK";
+    bool lease = strstr(buf, "/apis/coordination.k8s.io/v1/") != NULL && strstr(buf, "/leases") != NULL;
+    if (lease && strncmp(buf, "GET ", 4) == 0) {
+        if (atomic_fetch_add(&s->lease_reads, 1) % 8 == 7) {
+            status = "500 Internal Server Error";
+            json = "{\"kind\":\"Status\",\"code\":500,\"message\":\"stress: lease read refused\"}";
+        } else {
+            json = LEASE_JSON;
+        }
+    } else if (lease) {
+        json = LEASE_JSON;
+    } else if (strncmp(buf, "GET ", 4) == 0) {
         atomic_fetch_add(&s->gets, 1);
         json = "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n\",\"resourceVersion\":\"1\"},"
                "\"status\":{\"allocatable\":{\"cpu\":\"64\"},\"conditions\":["
@@ -422,9 +445,9 @@ static void serve_one(apiserver *s, int c)
         atomic_fetch_add(&s->writes, 1);
     }
     int n = snprintf(resp, sizeof resp,
-                     "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
+                     "HTTP/1.1 %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
                      "Connection: close\r\n\r\n%s",
-                     strlen(json), json);
+                     status, strlen(json), json);
     for (size_t off = 0; n > 0 && off < (size_t)n;) {
         ssize_t w = send(c, resp + off, (size_t)n - off, MSG_NOSIGNAL);
         if (w <= 0) break;
@@ -481,8 +504,7 @@ typedef struct run {
     hr_cache *cache;
     hr_informers *inf;
     hr_controller *ctl;     /* set and cleared under the cache lock */
-    atomic_bool leading;
-    atomic_uint_fast64_t errors_logged;
+    atomic_uint_fast64_t gains, errors_logged;
 } run;
 
 static void on_change(void *ud, hr_ckind kind, hr_cchange what, const char *ns, const char *name)
@@ -498,7 +520,18 @@ static void on_change(void *ud, hr_ckind kind, hr_cchange what, const char *ns, 
 
 static bool synced(void *ud) { return hr_informers_synced(((run *)ud)->inf); }
 
-static bool leading(void *ud) { return atomic_load(&((run *)ud)->leading); }
+/* As `headroom run` does on a gain: every node, from the election thread
+ * (the controller outlives the thread: shutdown joins it first). */
+static void on_leadership(void *ud, bool leading)
+{
+    run *r = ud;
+    if (!leading) return;
+    atomic_fetch_add(&r->gains, 1);
+    hr_cache_lock(r->cache);
+    hr_controller *ctl = r->ctl;
+    hr_cache_unlock(r->cache);
+    if (ctl != NULL) hr_controller_enqueue_all(ctl);
+}
 
 static void ctl_log(void *ud, int level, const char *msg)
 {
@@ -614,7 +647,7 @@ int main(void)
     }
 
     static run r;
-    atomic_init(&r.leading, true);
+    atomic_init(&r.gains, 0);
     atomic_init(&r.errors_logged, 0);
     if (hr_cache_new(&r.cache, &err) != HR_OK) {
         fprintf(stderr, "stress_churn: %s\n", err.msg);
@@ -628,12 +661,20 @@ int main(void)
         fprintf(stderr, "stress_churn: informers: %s\n", err.msg);
         return 1;
     }
+    hr_leader_opts lo = {.client = k, .ns = "headroom-system", .name = "kube-headroom",
+                         .identity = "stress", .retry_ms = 50, .on_change = on_leadership,
+                         .ud = &r, .log = ctl_log, .log_ud = &r};
+    hr_leader *leader = NULL;
+    if (hr_leader_start(&lo, &leader, &err) != HR_OK) {
+        fprintf(stderr, "stress_churn: leader election: %s\n", err.msg);
+        return 1;
+    }
     hr_config eff;
     hr_cache_lock(r.cache);
     hr_config_effective(hr_cache_config(r.cache, NULL), HR_DRY_RUN_UNSET, &eff);
     hr_cache_unlock(r.cache);
     hr_controller_opts co = {.client = k, .cache = r.cache, .own_ns = "headroom-system",
-                             .config = &eff, .leading = leading, .leading_ud = &r,
+                             .config = &eff, .leading = hr_leader_leading, .leading_ud = leader,
                              .instance = "stress", .workers = 4, .status_interval_ms = 100,
                              .synced = synced, .synced_ud = &r, .log = ctl_log, .log_ud = &r};
     hr_controller *ctl = NULL;
@@ -647,9 +688,9 @@ int main(void)
     hr_controller_config_changed(ctl, &eff);
     hr_cache_unlock(r.cache);
 
-    /* Main plays /metrics and the leader election meanwhile. */
-    int64_t t0 = hr_mono_ms(), end = t0 + seconds * 1000, next_flip = t0 + 700;
-    uint64_t scrapes = 0, gains = 0;
+    /* Main plays /metrics meanwhile. */
+    int64_t t0 = hr_mono_ms(), end = t0 + seconds * 1000;
+    uint64_t scrapes = 0;
     hr_buf b;
     hr_buf_init(&b, 0);
     while (hr_mono_ms() < end) {
@@ -662,19 +703,14 @@ int main(void)
             hr_informers_stats(r.inf, (hr_ckind)kk, &ws);
         }
         scrapes++;
-        if (hr_mono_ms() >= next_flip) {
-            bool now = !atomic_load(&r.leading);
-            atomic_store(&r.leading, now);
-            if (now) {
-                gains++;
-                hr_controller_enqueue_all(ctl); /* a new leader looks at every node */
-            }
-            next_flip = hr_mono_ms() + (now ? 900 : 200);
-        }
+        (void)hr_leader_leading(leader); /* the headroom_leader gauge */
     }
     hr_buf_free(&b);
 
-    /* Shutdown in `headroom run`'s order: the controller, then the watches. */
+    /* Shutdown in `headroom run`'s order: the election thread (nothing
+     * calls into the controller after it), the controller, the Lease, the
+     * watches. */
+    hr_leader_halt(leader);
     hr_cache_lock(r.cache);
     r.ctl = NULL;
     hr_cache_unlock(r.cache);
@@ -682,6 +718,7 @@ int main(void)
     uint64_t reconciles = atomic_load(&m->reconciles), writes = 0;
     for (int i = 0; i < HR_WK_COUNT_; i++) writes += atomic_load(&m->writes[i]);
     hr_controller_stop(ctl);
+    hr_leader_stop(leader);
     hr_watch_stats ws[HR_CK_COUNT_];
     for (int kk = 0; kk < HR_CK_COUNT_; kk++) hr_informers_stats(r.inf, (hr_ckind)kk, &ws[kk]);
     hr_informers_free(r.inf);
@@ -694,7 +731,8 @@ int main(void)
            " scrapes, %" PRIu64 " leadership gains\n",
            (double)(hr_mono_ms() - t0) / 1000.0, w.k[HR_CK_POD].events, w.k[HR_CK_NODE].events,
            w.k[HR_CK_POD].lists, w.k[HR_CK_POD].gones, reconciles, writes,
-           (uint64_t)atomic_load(&api.writes), (uint64_t)atomic_load(&api.gets), scrapes, gains);
+           (uint64_t)atomic_load(&api.writes), (uint64_t)atomic_load(&api.gets), scrapes,
+           (uint64_t)atomic_load(&r.gains));
 
     uint64_t malformed = 0;
     for (int kk = 0; kk < HR_CK_COUNT_; kk++) malformed += ws[kk].malformed;
@@ -706,6 +744,8 @@ int main(void)
     EXPECT(w.k[HR_CK_POD].gones >= 1 || seconds < 5, "no 410 Gone was played");
     EXPECT(reconciles >= 50, "too few reconciles (%" PRIu64 ")", reconciles);
     EXPECT(atomic_load(&api.writes) > 0, "no write reached the API server");
+    EXPECT(atomic_load(&r.gains) >= 2 || seconds < 3, "leadership was not regained (%" PRIu64 " gains)",
+           (uint64_t)atomic_load(&r.gains));
     EXPECT(atomic_load(&r.errors_logged) == 0, "%" PRIu64 " controller errors logged (HR_STRESS_VERBOSE=1 shows them)",
            (uint64_t)atomic_load(&r.errors_logged));
     check_cache(r.cache, &w);
