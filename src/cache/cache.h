@@ -222,7 +222,10 @@ HR_MUST_CHECK hr_status hr_cache_managed_quota_ns(const hr_cache *c, const char 
 
 /* The change feed: calls fn once per dirty node and clears the set. All
  * nodes count as dirty after a LimitRange or config change. Returns the
- * number of nodes reported. */
+ * number of nodes reported. A reader like the others (lock held): it also
+ * frees the placeholder nodes whose last pod left, which the watch threads'
+ * puts would otherwise race with. fn runs with the lock held and must not
+ * call back into the cache; node is valid only during the call. */
 size_t hr_cache_drain(hr_cache *c, void (*fn)(void *ud, const char *node),
                       void *ud);
 size_t hr_cache_dirty_count(const hr_cache *c);
