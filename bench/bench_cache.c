@@ -58,17 +58,18 @@ static yyjson_doc *gen_pod(unsigned i)
 static yyjson_doc *gen_node(unsigned i)
 {
     podgen g = {buf, 0, BUFCAP};
-    pg_put(&g,
-           "{\"metadata\":{\"name\":\"node-%04u\",\"resourceVersion\":\"%u\",\"labels\":{"
-           "\"beta.kubernetes.io/arch\":\"amd64\",\"beta.kubernetes.io/os\":\"linux\","
-           "\"kubernetes.io/arch\":\"amd64\",\"kubernetes.io/hostname\":\"node-%04u\","
-           "\"kubernetes.io/os\":\"linux\",\"node.kubernetes.io/instance-type\":\"m7i.4xlarge\","
-           "\"topology.kubernetes.io/region\":\"eu-west-1\",\"topology.kubernetes.io/zone\":"
-           "\"eu-west-1%c\",\"karpenter.sh/capacity-type\":\"%s\",\"pool\":\"general-%u\"}},"
-           "\"status\":{\"allocatable\":{\"cpu\":\"15890m\",\"memory\":\"60055Mi\",\"pods\":\"110\"},"
-           "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"},{\"type\":\"DiskPressure\","
-           "\"status\":\"False\"},{\"type\":\"PIDPressure\",\"status\":\"False\"}]}}",
-           i, i, i, 'a' + (char)(i % 3), i % 4 ? "on-demand" : "spot", i % 8);
+    pg_put(
+        &g,
+        "{\"metadata\":{\"name\":\"node-%04u\",\"resourceVersion\":\"%u\",\"labels\":{"
+        "\"beta.kubernetes.io/arch\":\"amd64\",\"beta.kubernetes.io/os\":\"linux\","
+        "\"kubernetes.io/arch\":\"amd64\",\"kubernetes.io/hostname\":\"node-%04u\","
+        "\"kubernetes.io/os\":\"linux\",\"node.kubernetes.io/instance-type\":\"m7i.4xlarge\","
+        "\"topology.kubernetes.io/region\":\"eu-west-1\",\"topology.kubernetes.io/zone\":"
+        "\"eu-west-1%c\",\"karpenter.sh/capacity-type\":\"%s\",\"pool\":\"general-%u\"}},"
+        "\"status\":{\"allocatable\":{\"cpu\":\"15890m\",\"memory\":\"60055Mi\",\"pods\":\"110\"},"
+        "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"},{\"type\":\"DiskPressure\","
+        "\"status\":\"False\"},{\"type\":\"PIDPressure\",\"status\":\"False\"}]}}",
+        i, i, i, 'a' + (char)(i % 3), i % 4 ? "on-demand" : "spot", i % 8);
     return yyjson_read(buf, g.len, 0);
 }
 
@@ -173,15 +174,14 @@ int main(int argc, char **argv)
     printf("compact cache: %zu pods on %zu nodes, %zu namespaces seen through pods, "
            "%zu distinct interned strings (%zu bytes)\n",
            st.pods, st.nodes, (size_t)N_NS, st.strings, st.string_bytes);
-    printf("  RSS: %.1f MB before, +%.1f MB for %u nodes, +%.1f MB for the pods\n",
-           r0 / 1e6, (r1 - r0) / 1e6, nodes, (r2 - r1) / 1e6);
+    printf("  RSS: %.1f MB before, +%.1f MB for %u nodes, +%.1f MB for the pods\n", r0 / 1e6,
+           (r1 - r0) / 1e6, nodes, (r2 - r1) / 1e6);
     printf("  bytes per pod, RSS growth (pods only):        %6.0f\n", per_pod_rss);
     printf("  bytes per pod, RSS growth (nodes and pods):   %6.0f   (budget 256: %s)\n",
            per_pod_all, per_pod_all <= 256 ? "met" : "MISSED");
     printf("  bytes per pod, the cache's own accounting:    %6.0f   "
            "(pod records+blobs+index %.0f, strings %.0f)\n",
-           per_pod_own, (double)st.pod_bytes / st.pods,
-           (double)st.string_bytes / st.pods);
+           per_pod_own, (double)st.pod_bytes / st.pods, (double)st.string_bytes / st.pods);
     printf("  whole cache by its own accounting: %.1f MB (budget 64 MB at 150k pods + 5k nodes)\n",
            st.bytes / 1e6);
 

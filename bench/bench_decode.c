@@ -17,7 +17,10 @@
 #include "kube/decode/decode.h"
 #include "util/clock.h"
 
-static double now(void) { return (double)hr_mono_ns() / 1e9; }
+static double now(void)
+{
+    return (double)hr_mono_ns() / 1e9;
+}
 
 /* One watch event, ~8 KB, shaped like the API server's. */
 static char *make_event(size_t *len)
@@ -26,7 +29,8 @@ static char *make_event(size_t *len)
     char *b = malloc(cap);
     if (!b)
         return NULL;
-    n += (size_t)snprintf(b + n, cap - n,
+    n += (size_t)snprintf(
+        b + n, cap - n,
         "{\"type\":\"MODIFIED\",\"object\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\","
         "\"metadata\":{\"name\":\"web-7d9f8b6c4-x2k9p\",\"namespace\":\"team-a\","
         "\"uid\":\"0b7e6f0e-23a4-4c07-b5c2-5a8f2ad7e003\",\"resourceVersion\":\"4812337\","
@@ -39,7 +43,8 @@ static char *make_event(size_t *len)
         "\"name\":\"web-7d9f8b6c4\",\"uid\":\"c0c0c0c0-0000-4000-8000-000000000001\","
         "\"controller\":true,\"blockOwnerDeletion\":true}],\"managedFields\":[");
     for (int m = 0; m < 16 && n < 7600; m++)
-        n += (size_t)snprintf(b + n, cap - n,
+        n += (size_t)snprintf(
+            b + n, cap - n,
             "%s{\"manager\":\"kube-controller-manager\",\"operation\":\"Update\","
             "\"apiVersion\":\"v1\",\"time\":\"2026-11-02T09:14:07Z\",\"fieldsType\":"
             "\"FieldsV1\",\"fieldsV1\":{\"f:metadata\":{\"f:labels\":{\".\":{},"
@@ -49,7 +54,8 @@ static char *make_event(size_t *len)
             "\"f:resources\":{\".\":{},\"f:limits\":{\".\":{},\"f:cpu\":{}},"
             "\"f:requests\":{\".\":{},\"f:cpu\":{},\"f:memory\":{}}}}}}}}",
             m ? "," : "");
-    n += (size_t)snprintf(b + n, cap - n,
+    n += (size_t)snprintf(
+        b + n, cap - n,
         "]},\"spec\":{\"nodeName\":\"node-017\",\"restartPolicy\":\"Always\","
         "\"initContainers\":[{\"name\":\"envoy\",\"image\":\"envoy:1.33\",\"restartPolicy\":"
         "\"Always\",\"resources\":{\"requests\":{\"cpu\":\"200m\",\"memory\":\"128Mi\"},"
@@ -93,8 +99,7 @@ int main(void)
         if (!d)
             return 1;
         hr_kpod kp;
-        if (hr_decode_pod(yyjson_obj_get(yyjson_doc_get_root(d), "object"), &a,
-                          &kp, &err)) {
+        if (hr_decode_pod(yyjson_obj_get(yyjson_doc_get_root(d), "object"), &a, &kp, &err)) {
             fprintf(stderr, "%s\n", err.msg);
             return 1;
         }
@@ -104,12 +109,11 @@ int main(void)
     }
     double full = now() - t0;
     printf("decode: event size %zu bytes, %d events\n", len, rounds);
-    printf("decode: parse only     %8.0f events/s  (%.2f us/event)\n",
-           rounds / parse_only, parse_only / rounds * 1e6);
+    printf("decode: parse only     %8.0f events/s  (%.2f us/event)\n", rounds / parse_only,
+           parse_only / rounds * 1e6);
     printf("decode: parse + decode %8.0f events/s  (%.2f us/event)  budget 100000/s\n",
            rounds / full, full / rounds * 1e6);
-    printf("decode: ratio full/parse-only %.2f  (sink %zu)\n", full / parse_only,
-           sink);
+    printf("decode: ratio full/parse-only %.2f  (sink %zu)\n", full / parse_only, sink);
     free(ev);
     return 0;
 }

@@ -56,7 +56,8 @@ static double render(hr_gauges *g, hr_ctlmetrics *m, size_t *bytes)
 static double copy_floor(size_t bytes)
 {
     char *a = malloc(bytes), *b = malloc(bytes);
-    if (a == NULL || b == NULL) return 0;
+    if (a == NULL || b == NULL)
+        return 0;
     memset(a, 'x', bytes);
     double t[RUNS];
     for (int r = 0; r < RUNS; r++) {
@@ -75,7 +76,7 @@ static double copy_floor(size_t bytes)
 static void fill(hr_gauges *g, int pods_per_node)
 {
     hr_gauge_pod *pods = calloc((size_t)pods_per_node + 1, sizeof *pods);
-    char (*names)[64] = calloc((size_t)pods_per_node + 1, sizeof *names);
+    char(*names)[64] = calloc((size_t)pods_per_node + 1, sizeof *names);
     char node[64], ns[64];
     for (int n = 0; n < NODES; n++) {
         snprintf(node, sizeof node, "ip-10-0-%d-%d.ec2.internal", n / 250, n % 250);
@@ -84,8 +85,11 @@ static void fill(hr_gauges *g, int pods_per_node)
             snprintf(names[p], sizeof names[p], "web-%d-7f9c8d6b5-%05d", p % 17, n * 31 + p);
             pods[p] = (hr_gauge_pod){ns, names[p], 250 + 10 * p};
         }
-        hr_node_plan plan = {.allocatable = 32000, .booked = 20000 + n % 9000, .slack = 12000 - n % 9000,
-                             .managed = 9000, .n_managed = (uint32_t)pods_per_node};
+        hr_node_plan plan = {.allocatable = 32000,
+                             .booked = 20000 + n % 9000,
+                             .slack = 12000 - n % 9000,
+                             .managed = 9000,
+                             .n_managed = (uint32_t)pods_per_node};
         hr_gauge_delta d;
         hr_gauges_record(g, node, &plan, 0, pods, (size_t)pods_per_node, &d);
     }
@@ -97,7 +101,8 @@ int main(void)
 {
     hr_ctlmetrics m;
     hr_ctlmetrics_init(&m);
-    for (int i = 0; i < 1000; i++) hr_histogram_observe_ns(&m.reconcile_seconds, (uint64_t)i * 37000);
+    for (int i = 0; i < 1000; i++)
+        hr_histogram_observe_ns(&m.reconcile_seconds, (uint64_t)i * 37000);
 
     hr_gauges *g = hr_gauges_new();
     fill(g, 0);

@@ -75,7 +75,10 @@ void *realloc(void *p, size_t size)
     return __libc_realloc(p, size);
 }
 
-void free(void *p) { __libc_free(p); }
+void free(void *p)
+{
+    __libc_free(p);
+}
 #endif
 
 /* ---- the node --------------------------------------------------------------- */
@@ -98,7 +101,10 @@ static uint64_t xorshift(void)
     return rng;
 }
 
-static int64_t pick(const int64_t *v, int n) { return v[xorshift() % (uint64_t)n]; }
+static int64_t pick(const int64_t *v, int n)
+{
+    return v[xorshift() % (uint64_t)n];
+}
 
 static hr_container ctr(uint8_t kind, int64_t creq, int64_t clim, int64_t mreq, int64_t mlim)
 {
@@ -147,8 +153,10 @@ static void build_node(void)
             if (c[k].kind != HR_CTR_INIT && c[k].cpu_req > 0 && c[k].cpu_lim == HR_NONE &&
                 xorshift() % 2)
                 c[k].cpu_lim = c[k].cpu_req * 3;
-        if (xorshift() % 10 == 0) p.max_cpu = 4000;
-        if (xorshift() % 8 == 0) p.limits = (hr_limit_bounds){8000, 4000, HR_NONE};
+        if (xorshift() % 10 == 0)
+            p.max_cpu = 4000;
+        if (xorshift() % 8 == 0)
+            p.limits = (hr_limit_bounds){8000, 4000, HR_NONE};
         p.ctr = c;
         p.n_ctr = n;
         pods[i] = p;
@@ -164,10 +172,23 @@ typedef struct naive_pod {
 } naive_pod;
 
 /* Local helpers: the bench links no libm (the build does not add it). */
-static double fmax_(double a, double b) { return a > b ? a : b; }
-static double fmin_(double a, double b) { return a < b ? a : b; }
-static double fabs_(double a) { return a < 0 ? -a : a; }
-static double floor_(double a) { double t = (double)(int64_t)a; return t > a ? t - 1 : t; }
+static double fmax_(double a, double b)
+{
+    return a > b ? a : b;
+}
+static double fmin_(double a, double b)
+{
+    return a < b ? a : b;
+}
+static double fabs_(double a)
+{
+    return a < 0 ? -a : a;
+}
+static double floor_(double a)
+{
+    double t = (double)(int64_t)a;
+    return t > a ? t - 1 : t;
+}
 
 static int by_request(const void *a, const void *b)
 {
@@ -191,7 +212,8 @@ static double naive_plan(const hr_config *c, const hr_node *node)
                 init_peak = fmax_(init_peak, r + sidecars);
             } else {
                 steady += r;
-                if (ct->kind == HR_CTR_SIDECAR) sidecars += r;
+                if (ct->kind == HR_CTR_SIDECAR)
+                    sidecars += r;
                 req += r;
             }
         }
@@ -207,23 +229,30 @@ static double naive_plan(const hr_config *c, const hr_node *node)
     double bfloor = (double)c->min_burst_floor / 1000.0, q = (double)c->quantum / 1000.0;
     double mult = (double)c->max_multiplier_milli / 1000.0;
     for (int i = 0; i < NPODS; i++) {
-        if (!v[i].managed) continue;
+        if (!v[i].managed)
+            continue;
         double r = v[i].req, t = r;
-        if (S > 0 && M > 0) t = r + fmax_(S * r / M, fmin_(bfloor, S / N));
-        if (mult > 0) t = fmin_(t, r * mult);
+        if (S > 0 && M > 0)
+            t = r + fmax_(S * r / M, fmin_(bfloor, S / N));
+        if (mult > 0)
+            t = fmin_(t, r * mult);
         t = fmin_(t, fmax_(A, r));
-        if (v[i].p->max_cpu != HR_NONE) t = fmin_(t, (double)v[i].p->max_cpu / 1000.0);
+        if (v[i].p->max_cpu != HR_NONE)
+            t = fmin_(t, (double)v[i].p->max_cpu / 1000.0);
         t = fmax_(r, r + floor_((t - r) / q + 0.5) * q);
         for (uint32_t k = 0; k < v[i].p->n_ctr; k++) {
             const hr_container *ct = &v[i].p->ctr[k];
             double l = ct->kind != HR_CTR_INIT && ct->cpu_req > 0
-                           ? t * ((double)ct->cpu_req / 1000.0) / r : 0.0;
+                           ? t * ((double)ct->cpu_req / 1000.0) / r
+                           : 0.0;
             lim[i * MAXC + k] = l;
             checksum += l;
         }
         double cur = (double)hr_pod_current_limit(v[i].p) / 1000.0;
-        int write = cur <= 0 || fabs_(t - cur) / cur >= (t > cur ? c->grow_percent : c->shrink_percent) / 100.0;
-        if (write && t > cur && cur > 0 && (node->disk_pressure || node->pid_pressure)) write = 0;
+        int write = cur <= 0 ||
+                    fabs_(t - cur) / cur >= (t > cur ? c->grow_percent : c->shrink_percent) / 100.0;
+        if (write && t > cur && cur > 0 && (node->disk_pressure || node->pid_pressure))
+            write = 0;
         checksum += write;
     }
     free(lim);
@@ -243,7 +272,10 @@ static double cpu_ns(void)
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-static double wall_ns(void) { return (double)hr_mono_ns(); }
+static double wall_ns(void)
+{
+    return (double)hr_mono_ns();
+}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -257,8 +289,10 @@ int main(int argc, char **argv)
 {
     int batches = argc > 1 ? atoi(argv[1]) : 21;
     int iters = argc > 2 ? atoi(argv[2]) : 5000;
-    if (batches < 1 || batches > 1000) batches = 21;
-    if (iters < 1) iters = 5000;
+    if (batches < 1 || batches > 1000)
+        batches = 21;
+    if (iters < 1)
+        iters = 5000;
 
     build_node();
     hr_config c;
@@ -267,7 +301,8 @@ int main(int argc, char **argv)
 
     hr_node_plan np = hr_plan_node(&c, &node, pods, NPODS, out, limits);
     int64_t nctr = 0;
-    for (int i = 0; i < NPODS; i++) nctr += pods[i].n_ctr;
+    for (int i = 0; i < NPODS; i++)
+        nctr += pods[i].n_ctr;
     printf("node: %d pods, %lld containers, allocatable %lldm, booked %lldm, slack %lldm, "
            "managed %u pods / %lldm, factor %.3f, %u writes due\n",
            NPODS, (long long)nctr, (long long)np.allocatable, (long long)np.booked,
@@ -295,7 +330,8 @@ int main(int argc, char **argv)
 
         a0 = n_allocs;
         t0 = cpu_ns();
-        for (int k = 0; k < iters; k++) naive_sum += naive_plan(&c, &node);
+        for (int k = 0; k < iters; k++)
+            naive_sum += naive_plan(&c, &node);
         t1 = cpu_ns();
         allocs_naive += n_allocs - a0;
         naive[b] = (t1 - t0) / iters;
@@ -312,7 +348,8 @@ int main(int argc, char **argv)
            med, batches, iters, ours[0], ours[batches - 1], med <= 20000 ? "within" : "OVER");
     printf("  wall clock: %.0f ns median (includes time descheduled on a busy machine)\n",
            ours_wall[batches / 2]);
-    printf("reference (double precision, malloc'ed copy, qsort): %.0f ns CPU time per node computation\n",
+    printf("reference (double precision, malloc'ed copy, qsort): %.0f ns CPU time per node "
+           "computation\n",
            med_naive);
     printf("ratio reference / hr_plan_node: %.2fx\n", med_naive / med);
     if (HR_COUNT_ALLOCS) {

@@ -43,16 +43,14 @@ static double cpu_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static hr_status no_get(void *ud, const char *path, hr_buf *resp,
-                        hr_kresult *res, hr_err *err)
+static hr_status no_get(void *ud, const char *path, hr_buf *resp, hr_kresult *res, hr_err *err)
 {
     (void)ud, (void)path, (void)resp, (void)res;
     return hr_err_set(err, HR_E_IO, "offline");
 }
 
-static hr_status no_stream(void *ud, const char *path, long t, hr_kline_fn f,
-                           void *lu, const atomic_bool *stop,
-                           hr_kresult *res, hr_err *err)
+static hr_status no_stream(void *ud, const char *path, long t, hr_kline_fn f, void *lu,
+                           const atomic_bool *stop, hr_kresult *res, hr_err *err)
 {
     (void)ud, (void)path, (void)t, (void)f, (void)lu, (void)stop, (void)res;
     return hr_err_set(err, HR_E_IO, "offline");
@@ -114,8 +112,8 @@ static void bench_events(long events)
     make_lines(&L);
     double avg = (double)L.bytes / (double)L.n;
     printf("watch events: %ld events over %zu distinct pod objects, %.0f bytes each "
-           "on average (managedFields included), best of 3 alternating runs\n", events,
-           L.n, avg);
+           "on average (managedFields included), best of 3 alternating runs\n",
+           events, L.n, avg);
 
     hr_cache *c;
     hr_csink *s;
@@ -123,10 +121,12 @@ static void bench_events(long events)
     hr_err err;
     if (hr_cache_new(&c, &err) || hr_csink_new(c, HR_CK_POD, &s, &err))
         abort();
-    hr_watch_opts o = {.resource = "pods", .path = "/api/v1/pods",
+    hr_watch_opts o = {.resource = "pods",
+                       .path = "/api/v1/pods",
                        .sink = hr_csink_wsink(s),
                        .transport = {NULL, no_get, no_stream, NULL, false},
-                       .log = count_log, .seed = 1};
+                       .log = count_log,
+                       .seed = 1};
     if (hr_watch_new(&o, &w, &err))
         abort();
     yyjson_alc *alc = yyjson_alc_dyn_new();
@@ -160,8 +160,7 @@ static void bench_events(long events)
             size_t k = (size_t)e % L.n;
             yyjson_doc *d = yyjson_read_opts(L.buf + L.off[k], L.len[k], 0, alc, NULL);
             hr_kpod p;
-            if (hr_decode_pod(yyjson_obj_get(yyjson_doc_get_root(d), "object"), &a, &p,
-                              &err))
+            if (hr_decode_pod(yyjson_obj_get(yyjson_doc_get_root(d), "object"), &a, &p, &err))
                 abort();
             hr_arena_free(&a);
             yyjson_doc_free(d);
@@ -196,15 +195,15 @@ static void bench_events(long events)
     hr_cache_unlock(c);
 
     double mb = (double)bytes / 1e6;
-    printf("  %-34s %10.0f events/s  %7.0f MB/s\n", "reference: yyjson parse only",
-           events / t_ref, mb / t_ref);
-    printf("  %-34s %10.0f events/s  %7.0f MB/s\n", "parse + pod decoder",
-           events / t_dec, mb / t_dec);
-    printf("  %-34s %10.0f events/s  %7.0f MB/s\n", "full path into the cache",
-           events / t_full, mb / t_full);
+    printf("  %-34s %10.0f events/s  %7.0f MB/s\n", "reference: yyjson parse only", events / t_ref,
+           mb / t_ref);
+    printf("  %-34s %10.0f events/s  %7.0f MB/s\n", "parse + pod decoder", events / t_dec,
+           mb / t_dec);
+    printf("  %-34s %10.0f events/s  %7.0f MB/s\n", "full path into the cache", events / t_full,
+           mb / t_full);
     printf("  ratio full / reference: %.2f x the time of parsing alone "
-           "(budget >= 100000 events/s: %s)\n", t_full / t_ref,
-           events / t_full >= 100000 ? "met" : "MISSED");
+           "(budget >= 100000 events/s: %s)\n",
+           t_full / t_ref, events / t_full >= 100000 ? "met" : "MISSED");
     printf("  cache after the runs: %zu pods, %llu changes, %lu warnings\n", st.pods,
            (unsigned long long)st.changes[HR_CK_POD], skipped);
     hr_watch_free(w);
@@ -238,10 +237,12 @@ static void bench_relist(unsigned pods)
     hr_err err;
     if (hr_cache_new(&c, &err) || hr_csink_new(c, HR_CK_POD, &s, &err))
         abort();
-    hr_watch_opts o = {.resource = "pods", .path = "/api/v1/pods",
+    hr_watch_opts o = {.resource = "pods",
+                       .path = "/api/v1/pods",
                        .sink = hr_csink_wsink(s),
                        .transport = {NULL, no_get, no_stream, NULL, false},
-                       .log = count_log, .seed = 1};
+                       .log = count_log,
+                       .seed = 1};
     if (hr_watch_new(&o, &w, &err))
         abort();
     yyjson_alc *alc = yyjson_alc_dyn_new();
@@ -251,8 +252,9 @@ static void bench_relist(unsigned pods)
     hr_watch_relist_begin(w);
     for (unsigned p0 = 0; p0 < pods; p0 += page) {
         podgen g = {buf, 0, cap};
-        pg_put(&g, "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":"
-                   "{\"resourceVersion\":\"987654\",\"continue\":\"%s\"},\"items\":[",
+        pg_put(&g,
+               "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":"
+               "{\"resourceVersion\":\"987654\",\"continue\":\"%s\"},\"items\":[",
                p0 + page < pods ? "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6OTg3NjU0fQ" : "");
         for (unsigned i = p0; i < p0 + page && i < pods; i++) {
             if (i > p0)
@@ -284,12 +286,10 @@ static void bench_relist(unsigned pods)
     hr_cache_get_stats(c, &st);
     hr_cache_unlock(c);
     long rss1 = rss_kb();
-    printf("relist: %u pods in %u pages of %u, %.0f MB of JSON (%.0f bytes per pod)\n",
-           pods, (pods + page - 1) / page, page, (double)total / 1e6,
-           (double)total / pods);
+    printf("relist: %u pods in %u pages of %u, %.0f MB of JSON (%.0f bytes per pod)\n", pods,
+           (pods + page - 1) / page, page, (double)total / 1e6, (double)total / pods);
     printf("  %-34s %8.2f CPU s\n", "reference: yyjson parse only", t_ref);
-    printf("  %-34s %8.2f CPU s  (%.0f pods/s)\n", "ingest into the cache", t_full,
-           pods / t_full);
+    printf("  %-34s %8.2f CPU s  (%.0f pods/s)\n", "ingest into the cache", t_full, pods / t_full);
     printf("  ratio ingest / reference: %.2f\n", t_full / t_ref);
     printf("  cache holds %zu pods; its own accounting %zu bytes = %.0f B/pod; "
            "RSS growth over the relist %.0f B/pod\n",

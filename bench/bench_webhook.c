@@ -60,7 +60,8 @@ static const char review[] =
     "\"controller\":true,\"blockOwnerDeletion\":true}]},"
     "\"spec\":{\"volumes\":[{\"name\":\"kube-api-access-x7k2p\",\"projected\":{"
     "\"sources\":[{\"serviceAccountToken\":{\"expirationSeconds\":3607,\"path\":\"token\"}},"
-    "{\"configMap\":{\"name\":\"kube-root-ca.crt\",\"items\":[{\"key\":\"ca.crt\",\"path\":\"ca.crt\"}]}},"
+    "{\"configMap\":{\"name\":\"kube-root-ca.crt\",\"items\":[{\"key\":\"ca.crt\",\"path\":\"ca."
+    "crt\"}]}},"
     "{\"downwardAPI\":{\"items\":[{\"path\":\"namespace\",\"fieldRef\":{\"apiVersion\":\"v1\","
     "\"fieldPath\":\"metadata.namespace\"}}]}}],\"defaultMode\":420}}],"
     "\"initContainers\":[{\"name\":\"fetch\",\"image\":\"registry.example/fetch:1.4\","
@@ -68,14 +69,18 @@ static const char review[] =
     "\"resources\":{\"requests\":{\"cpu\":\"100m\",\"memory\":\"64Mi\"}},"
     "\"terminationMessagePath\":\"/dev/termination-log\",\"terminationMessagePolicy\":\"File\","
     "\"imagePullPolicy\":\"IfNotPresent\"},"
-    "{\"name\":\"log-shipper\",\"image\":\"registry.example/shipper:2.0\",\"restartPolicy\":\"Always\","
-    "\"resources\":{\"requests\":{\"cpu\":\"50m\",\"memory\":\"32Mi\"},\"limits\":{\"memory\":\"64Mi\"}},"
+    "{\"name\":\"log-shipper\",\"image\":\"registry.example/"
+    "shipper:2.0\",\"restartPolicy\":\"Always\","
+    "\"resources\":{\"requests\":{\"cpu\":\"50m\",\"memory\":\"32Mi\"},\"limits\":{\"memory\":"
+    "\"64Mi\"}},"
     "\"terminationMessagePath\":\"/dev/termination-log\",\"terminationMessagePolicy\":\"File\","
     "\"imagePullPolicy\":\"IfNotPresent\"}],"
     "\"containers\":[{\"name\":\"report\",\"image\":\"registry.example/report:7.3.1\","
     "\"command\":[\"/bin/report\"],\"args\":[\"--period\",\"24h\",\"--out\",\"/work/out\"],"
-    "\"env\":[{\"name\":\"GOMAXPROCS_AUTO\",\"value\":\"1\"},{\"name\":\"REGION\",\"value\":\"eu-west\"}],"
-    "\"resources\":{\"requests\":{\"cpu\":\"1500m\",\"memory\":\"2Gi\"},\"limits\":{\"memory\":\"3Gi\"}},"
+    "\"env\":[{\"name\":\"GOMAXPROCS_AUTO\",\"value\":\"1\"},{\"name\":\"REGION\",\"value\":\"eu-"
+    "west\"}],"
+    "\"resources\":{\"requests\":{\"cpu\":\"1500m\",\"memory\":\"2Gi\"},\"limits\":{\"memory\":"
+    "\"3Gi\"}},"
     "\"volumeMounts\":[{\"name\":\"kube-api-access-x7k2p\",\"readOnly\":true,"
     "\"mountPath\":\"/var/run/secrets/kubernetes.io/serviceaccount\"}],"
     "\"terminationMessagePath\":\"/dev/termination-log\",\"terminationMessagePolicy\":\"File\","
@@ -90,7 +95,10 @@ static const char review[] =
     "\"oldObject\":null,\"dryRun\":false,\"options\":{\"kind\":\"CreateOptions\","
     "\"apiVersion\":\"meta.k8s.io/v1\"}}}";
 
-static double now_s(void) { return (double)hr_mono_ns() / 1e9; }
+static double now_s(void)
+{
+    return (double)hr_mono_ns() / 1e9;
+}
 
 static double cpu_s(clockid_t id)
 {
@@ -99,7 +107,10 @@ static double cpu_s(clockid_t id)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void sleep_until(double t) { hr_mono_sleep_until((int64_t)(t * 1e9)); }
+static void sleep_until(double t)
+{
+    hr_mono_sleep_until((int64_t)(t * 1e9));
+}
 
 static int cmp_d(const void *a, const void *b)
 {
@@ -134,8 +145,8 @@ static size_t sink(char *p, size_t sz, size_t n, void *ud)
 }
 
 /* Paced run against url: n requests at rate/s; latencies (s) into lat. */
-static int paced(CURL *h, const char *url, bool post, size_t n, double rate,
-                 double *lat, double *service, size_t *bad)
+static int paced(CURL *h, const char *url, bool post, size_t n, double rate, double *lat,
+                 double *service, size_t *bad)
 {
     size_t got = 0;
     curl_easy_setopt(h, CURLOPT_URL, url);
@@ -159,8 +170,7 @@ static int paced(CURL *h, const char *url, bool post, size_t n, double rate,
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
         if (rc != CURLE_OK || status != 200) {
             if (++*bad == 1)
-                fprintf(stderr, "request failed: %s (HTTP %ld)\n",
-                        curl_easy_strerror(rc), status);
+                fprintf(stderr, "request failed: %s (HTTP %ld)\n", curl_easy_strerror(rc), status);
             if (*bad > 10)
                 return -1;
         }
@@ -179,8 +189,8 @@ static void healthz(void *ud, const hr_http_req *req, hr_http_resp *r)
 
 static void print(const char *what, stats s)
 {
-    printf("  %-34s n=%zu  p50 %7.1f us  p99 %7.1f us  p99.9 %7.1f us  max %7.1f us\n",
-           what, s.n, s.p50 * 1e6, s.p99 * 1e6, s.p999 * 1e6, s.max * 1e6);
+    printf("  %-34s n=%zu  p50 %7.1f us  p99 %7.1f us  p99.9 %7.1f us  max %7.1f us\n", what, s.n,
+           s.p50 * 1e6, s.p99 * 1e6, s.p999 * 1e6, s.max * 1e6);
 }
 
 int main(int argc, char **argv)
@@ -205,8 +215,7 @@ int main(int argc, char **argv)
     hr_cfg_holder *holder;
     hr_certs *certs;
     hr_listener *l;
-    if (hr_cfg_holder_new(&cfg, &holder, &err) ||
-        hr_certs_new(dir, NULL, &certs, &err)) {
+    if (hr_cfg_holder_new(&cfg, &holder, &err) || hr_certs_new(dir, NULL, &certs, &err)) {
         fprintf(stderr, "setup: %s\n", err.msg);
         return 1;
     }
@@ -216,15 +225,18 @@ int main(int argc, char **argv)
         {"POST", HR_WEBHOOK_PATH, hr_wh_endpoint_handle, &wh, HR_WEBHOOK_MAX_BODY},
         {"GET", "/healthz", healthz, NULL, 0}, /* the transport alone */
     };
-    hr_listener_opts lo = {.name = "webhook", .addr = "127.0.0.1:0", .tls = certs,
-                           .routes = routes, .n_routes = 2, .threads = 4};
+    hr_listener_opts lo = {.name = "webhook",
+                           .addr = "127.0.0.1:0",
+                           .tls = certs,
+                           .routes = routes,
+                           .n_routes = 2,
+                           .threads = 4};
     if (hr_listener_start(&lo, &l, &err)) {
         fprintf(stderr, "listen: %s\n", err.msg);
         return 1;
     }
     char url_wh[128], url_hz[128], ca[600];
-    snprintf(url_wh, sizeof url_wh, "https://127.0.0.1:%u%s", hr_listener_port(l),
-             HR_WEBHOOK_PATH);
+    snprintf(url_wh, sizeof url_wh, "https://127.0.0.1:%u%s", hr_listener_port(l), HR_WEBHOOK_PATH);
     snprintf(url_hz, sizeof url_hz, "https://127.0.0.1:%u/healthz", hr_listener_port(l));
     snprintf(ca, sizeof ca, "%s/tls.crt", dir);
 
@@ -254,7 +266,8 @@ int main(int argc, char **argv)
 
     printf("bench_webhook: %zu AdmissionReviews (%zu-byte Job pod with a sidecar) at "
            "%.0f/s over TLS on 127.0.0.1, one keep-alive connection (libcurl), "
-           "server in-process (4 threads)\n", n, sizeof review - 1, rate);
+           "server in-process (4 threads)\n",
+           n, sizeof review - 1, rate);
     fflush(stdout);
     double c0 = cpu_s(CLOCK_PROCESS_CPUTIME_ID);
     int rc1 = paced(h, url_wh, true, n, rate, lat, svc, &bad);
@@ -286,8 +299,7 @@ int main(int argc, char **argv)
         load[strcspn(load, "\n")] = '\0';
         fclose(la);
     }
-    printf("  machine: %ld CPUs online, load average %s\n",
-           sysconf(_SC_NPROCESSORS_ONLN), load);
+    printf("  machine: %ld CPUs online, load average %s\n", sysconf(_SC_NPROCESSORS_ONLN), load);
     stats s1 = summarize(lat, n), s1s = summarize(svc, n);
     stats s2 = summarize(lat2, n), s3 = summarize(hand, m);
     print("webhook /mutate-pods (TLS)", s1);
@@ -297,8 +309,7 @@ int main(int argc, char **argv)
     printf("  failed requests: webhook %zu, healthz %zu\n", bad, bad2);
     printf("  CPU per request (server + client, whole process): webhook %.1f us, "
            "healthz %.1f us; handler alone %.1f us\n",
-           (c1 - c0) / (double)n * 1e6, (c2 - c1) / (double)n * 1e6,
-           (c4 - c3) / (double)m * 1e6);
+           (c1 - c0) / (double)n * 1e6, (c2 - c1) / (double)n * 1e6, (c4 - c3) / (double)m * 1e6);
     printf("  budget p99 <= 1000 us: %s (p99 %.1f us)\n",
            rc1 == 0 && s1.p99 <= 1e-3 ? "MET" : "MISSED", s1.p99 * 1e6);
     printf("  ratio p99 webhook / healthz: %.2f; p50 webhook / healthz: %.2f; "

@@ -30,8 +30,8 @@
 
 const char *hr_ckind_str(hr_ckind k)
 {
-    static const char *n[] = {"pods", "nodes", "namespaces", "limitranges",
-                              "headroomconfigs", "resourcequotas"};
+    static const char *n[] = {"pods",        "nodes",           "namespaces",
+                              "limitranges", "headroomconfigs", "resourcequotas"};
     return (unsigned)k < HR_CK_COUNT_ ? n[k] : "?";
 }
 
@@ -47,7 +47,8 @@ hr_status hr_cache_new(hr_cache **out, hr_err *err)
     }
     hr_intern_init(&c->str);
     c->pod_free = NIL;
-    c->lrs = (crows){.size = sizeof(clr), .what = "limitrange",
+    c->lrs = (crows){.size = sizeof(clr),
+                     .what = "limitrange",
                      .dirties_all = true}; /* bounds touch every pod */
     /* Quotas change no plan (the policy does not read them): no node is
      * made dirty, only the change is reported. */
@@ -100,8 +101,7 @@ void hr_cache_unlock(hr_cache *c)
 
 /* ------------------------------------------------------------ writers */
 
-hr_status hr_cache_put_pod(hr_cache *c, const hr_kpod *p, const hr_cpod_status *s,
-                           hr_err *err)
+hr_status hr_cache_put_pod(hr_cache *c, const hr_kpod *p, const hr_cpod_status *s, hr_err *err)
 {
     pthread_mutex_lock(&c->mu);
     hr_status st = hr_cpods_put(c, p, s, err);
@@ -133,8 +133,8 @@ hr_status hr_cache_put_limitrange(hr_cache *c, const hr_klimitrange *l, hr_err *
     return st;
 }
 
-hr_status hr_cache_put_config(hr_cache *c, const hr_kconfig *k, int64_t generation,
-                              hr_arena *a, hr_err *err)
+hr_status hr_cache_put_config(hr_cache *c, const hr_kconfig *k, int64_t generation, hr_arena *a,
+                              hr_err *err)
 {
     (void)err;
     pthread_mutex_lock(&c->mu);
@@ -209,8 +209,8 @@ size_t hr_cache_relist_end(hr_cache *c, hr_ckind kind, bool complete)
 
 /* ---------------------------------------------- readers (lock held) */
 
-bool hr_cache_pod_get(const hr_cache *c, const char *ns, const char *name,
-                      hr_cpod_view *out, hr_cpod_scratch *s)
+bool hr_cache_pod_get(const hr_cache *c, const char *ns, const char *name, hr_cpod_view *out,
+                      hr_cpod_scratch *s)
 {
     return hr_cpods_get(c, ns, name, out, s);
 }
@@ -225,8 +225,7 @@ size_t hr_cache_node_pods(const hr_cache *c, const char *node, uint32_t *ids, si
     return hr_cpods_of_node(c, node, ids, cap);
 }
 
-bool hr_cache_pod_next(const hr_cache *c, uint32_t *iter, hr_cpod_view *out,
-                       hr_cpod_scratch *s)
+bool hr_cache_pod_next(const hr_cache *c, uint32_t *iter, hr_cpod_view *out, hr_cpod_scratch *s)
 {
     return hr_cpods_next(c, iter, out, s);
 }
@@ -266,8 +265,7 @@ const hr_config *hr_cache_config(const hr_cache *c, const char **invalid)
     return hr_ccfg_get(c, invalid);
 }
 
-bool hr_cache_config_object(const hr_cache *c, int64_t *gen_in_force,
-                            const hr_kcfg_status **status)
+bool hr_cache_config_object(const hr_cache *c, int64_t *gen_in_force, const hr_kcfg_status **status)
 {
     return hr_ccfg_object(c, gen_in_force, status);
 }
@@ -311,8 +309,7 @@ void hr_cache_get_stats(const hr_cache *c, hr_cache_stats *o)
     o->quotas = c->quotas.n;
     o->strings = c->str.live;
     o->string_bytes = c->str.bytes;
-    o->pod_bytes = (size_t)c->pods_cap * sizeof(cpod) +
-                   (size_t)c->chunks_cap * sizeof(cpod *) +
+    o->pod_bytes = (size_t)c->pods_cap * sizeof(cpod) + (size_t)c->chunks_cap * sizeof(cpod *) +
                    (size_t)c->n_pbuckets * sizeof(uint32_t) + c->blob_bytes;
     size_t label_bytes = 0;
     for (uint32_t i = 0; i < c->nodes.used; i++)
@@ -320,8 +317,7 @@ void hr_cache_get_stats(const hr_cache *c, hr_cache_stats *o)
     for (uint32_t i = 0; i < c->nss.used; i++)
         label_bytes += (size_t)ns_at(c, i)->n_labels * 2 * sizeof(char *);
     o->bytes = sizeof *c + o->pod_bytes + o->string_bytes + label_bytes +
-               (size_t)c->nodes.cap * (sizeof(cnode) + 4) +
-               (size_t)c->nss.cap * (sizeof(cns) + 4) +
+               (size_t)c->nodes.cap * (sizeof(cnode) + 4) + (size_t)c->nss.cap * (sizeof(cns) + 4) +
                (size_t)c->lrs.cap * c->lrs.size + (size_t)c->quotas.cap * c->quotas.size +
                hr_u32map_bytes(&c->ns_pods) + hr_u32map_bytes(&c->nodes.by_name) +
                hr_u32map_bytes(&c->nss.by_name) + (size_t)c->dirty_cap * 4 + c->enc.cap +

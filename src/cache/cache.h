@@ -67,8 +67,8 @@ typedef enum hr_cchange {
 /* Called with the cache lock held, for every change the cache keeps (not
  * for updates that only move the resourceVersion). Must not call back into
  * the cache. */
-typedef void (*hr_cache_observer)(void *ud, hr_ckind kind, hr_cchange what,
-                                  const char *ns, const char *name);
+typedef void (*hr_cache_observer)(void *ud, hr_ckind kind, hr_cchange what, const char *ns,
+                                  const char *name);
 
 /* hr_resize_state, the kubelet's verdict on a pending resize (HR_RS_NONE,
  * HR_RS_DEFERRED, HR_RS_INFEASIBLE), is the decoder's (kube/decode/pod.h). */
@@ -86,8 +86,8 @@ void hr_cache_unlock(hr_cache *c);
 /* Extra pod status hr_decode_pod leaves out (hr_decode_pod_status reads
  * it; cache/sink.c hands it over). */
 typedef struct hr_cpod_status {
-    uint8_t resize;   /* hr_resize_state */
-    bool resizing;    /* condition PodResizeInProgress present */
+    uint8_t resize;       /* hr_resize_state */
+    bool resizing;        /* condition PodResizeInProgress present */
     uint32_t status_hash; /* hr_status_note_hash of our annotation, 0: none */
 } hr_cpod_status;
 
@@ -115,13 +115,11 @@ HR_MUST_CHECK hr_status hr_cache_put_quota(hr_cache *c, const hr_kquota *q, hr_e
 
 /* Deletes; a missing object is not an error. ns is "" for cluster-scoped
  * kinds. */
-void hr_cache_del(hr_cache *c, hr_ckind kind, const char *ns,
-                  const char *name);
+void hr_cache_del(hr_cache *c, hr_ckind kind, const char *ns, const char *name);
 
 /* An object seen in a relist that could not be decoded: keep what the
  * cache has for it instead of deleting it at relist_end. */
-void hr_cache_touch(hr_cache *c, hr_ckind kind, const char *ns,
-                    const char *name);
+void hr_cache_touch(hr_cache *c, hr_ckind kind, const char *ns, const char *name);
 
 void hr_cache_relist_begin(hr_cache *c, hr_ckind kind);
 /* complete false: the relist was abandoned; nothing is swept. Returns the
@@ -132,19 +130,19 @@ size_t hr_cache_relist_end(hr_cache *c, hr_ckind kind, bool complete);
 
 /* One pod, with containers decoded into caller-provided space. */
 typedef struct hr_cpod_view {
-    uint32_t id;               /* stable while the pod stays cached */
+    uint32_t id; /* stable while the pod stays cached */
     const char *ns, *name;
-    const char *node;          /* NULL when not bound */
-    uint64_t rv;               /* metadata.resourceVersion (0 if not numeric) */
-    uint8_t uid[16];           /* all zero when not a UUID */
-    const char *owner_kind;    /* NULL: no owner */
+    const char *node;       /* NULL when not bound */
+    uint64_t rv;            /* metadata.resourceVersion (0 if not numeric) */
+    uint8_t uid[16];        /* all zero when not a UUID */
+    const char *owner_kind; /* NULL: no owner */
     const char *owner_group, *owner_name;
     bool owner_controller;
     bool deleting;
-    uint8_t resize;            /* hr_resize_state */
+    uint8_t resize; /* hr_resize_state */
     bool resizing;
-    uint32_t status_hash;      /* fingerprint of kube-headroom.dev/status, 0: none */
-    hr_pod pod;                /* context fields neutral (hr_pod_init) */
+    uint32_t status_hash; /* fingerprint of kube-headroom.dev/status, 0: none */
+    hr_pod pod;           /* context fields neutral (hr_pod_init) */
     const char *const *ctr_names;
 } hr_cpod_view;
 
@@ -157,32 +155,28 @@ typedef struct hr_cpod_scratch {
 } hr_cpod_scratch;
 
 /* false when absent. */
-bool hr_cache_pod_get(const hr_cache *c, const char *ns, const char *name,
-                      hr_cpod_view *out, hr_cpod_scratch *s);
-bool hr_cache_pod_at(const hr_cache *c, uint32_t id, hr_cpod_view *out,
-                     hr_cpod_scratch *s);
+bool hr_cache_pod_get(const hr_cache *c, const char *ns, const char *name, hr_cpod_view *out,
+                      hr_cpod_scratch *s);
+bool hr_cache_pod_at(const hr_cache *c, uint32_t id, hr_cpod_view *out, hr_cpod_scratch *s);
 
 /* Ids of the pods bound to node (any order). Returns how many there are,
  * writing at most cap. */
-size_t hr_cache_node_pods(const hr_cache *c, const char *node, uint32_t *ids,
-                          size_t cap);
+size_t hr_cache_node_pods(const hr_cache *c, const char *node, uint32_t *ids, size_t cap);
 
 /* Iterate over all pods: start with *iter = 0; false at the end. */
-bool hr_cache_pod_next(const hr_cache *c, uint32_t *iter, hr_cpod_view *out,
-                       hr_cpod_scratch *s);
+bool hr_cache_pod_next(const hr_cache *c, uint32_t *iter, hr_cpod_view *out, hr_cpod_scratch *s);
 
 typedef struct hr_cnode_view {
     const char *name;
-    bool present;        /* false: only known from its pods */
-    hr_node node;        /* known = present */
+    bool present; /* false: only known from its pods */
+    hr_node node; /* known = present */
     bool has_allocatable, ready, windows;
     uint64_t rv;
     hr_labels labels;
     uint32_t n_pods;
 } hr_cnode_view;
 
-bool hr_cache_node_get(const hr_cache *c, const char *name,
-                       hr_cnode_view *out);
+bool hr_cache_node_get(const hr_cache *c, const char *name, hr_cnode_view *out);
 /* Iterate over nodes, placeholders included. */
 bool hr_cache_node_next(const hr_cache *c, uint32_t *iter, hr_cnode_view *out);
 
@@ -226,16 +220,15 @@ HR_MUST_CHECK hr_status hr_cache_managed_quota_ns(const hr_cache *c, const char 
  * frees the placeholder nodes whose last pod left, which the watch threads'
  * puts would otherwise race with. fn runs with the lock held and must not
  * call back into the cache; node is valid only during the call. */
-size_t hr_cache_drain(hr_cache *c, void (*fn)(void *ud, const char *node),
-                      void *ud);
+size_t hr_cache_drain(hr_cache *c, void (*fn)(void *ud, const char *node), void *ud);
 size_t hr_cache_dirty_count(const hr_cache *c);
 
 typedef struct hr_cache_stats {
     size_t pods, nodes, node_placeholders, namespaces, limitranges, quotas;
-    size_t strings;       /* distinct interned strings */
-    size_t bytes;         /* memory the cache holds, by its own accounting */
-    size_t pod_bytes;     /* of which pod records and blobs (with malloc overhead) */
-    size_t string_bytes;  /* of which the intern table */
+    size_t strings;                 /* distinct interned strings */
+    size_t bytes;                   /* memory the cache holds, by its own accounting */
+    size_t pod_bytes;               /* of which pod records and blobs (with malloc overhead) */
+    size_t string_bytes;            /* of which the intern table */
     uint64_t changes[HR_CK_COUNT_]; /* changes reported, per kind */
 } hr_cache_stats;
 

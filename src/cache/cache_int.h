@@ -73,16 +73,16 @@ enum {
 };
 
 typedef struct cpod {
-    uint8_t *blob;     /* name, containers, optional fields (varint.h) */
+    uint8_t *blob; /* name, containers, optional fields (varint.h) */
     uint64_t rv;
     uint8_t uid[16];
-    uint32_t hash;     /* of (ns, name), kept for rehashing */
-    uint32_t hnext;    /* hash chain; free-list link when the slot is free */
-    uint32_t nprev, nnext; /* the node's pod list */
-    uint32_t ns;       /* interned; 0 marks a free slot */
-    uint32_t node;     /* node slot, NIL when unbound */
+    uint32_t hash;                 /* of (ns, name), kept for rehashing */
+    uint32_t hnext;                /* hash chain; free-list link when the slot is free */
+    uint32_t nprev, nnext;         /* the node's pod list */
+    uint32_t ns;                   /* interned; 0 marks a free slot */
+    uint32_t node;                 /* node slot, NIL when unbound */
     uint32_t okind, ogroup, oname; /* interned owner reference */
-    uint32_t mark;     /* relist epoch last seen */
+    uint32_t mark;                 /* relist epoch last seen */
     uint32_t blob_len;
     uint16_t flags;
     uint16_t n_ctr;
@@ -106,7 +106,7 @@ typedef struct cslots {
     uint32_t cap, used; /* slots below used have been handed out */
     uint32_t *free;     /* released slots (room for cap) */
     uint32_t free_n;
-    u32map by_name;     /* name id -> slot */
+    u32map by_name; /* name id -> slot */
 } cslots;
 
 enum {
@@ -120,8 +120,8 @@ enum {
 };
 
 typedef struct cnode {
-    uint32_t name;     /* interned; 0 marks a free slot */
-    uint32_t head;     /* first pod, NIL */
+    uint32_t name; /* interned; 0 marks a free slot */
+    uint32_t head; /* first pod, NIL */
     uint32_t n_pods;
     uint32_t mark;
     uint32_t n_labels; /* pairs */
@@ -132,7 +132,7 @@ typedef struct cnode {
 } cnode;
 
 typedef struct cns {
-    uint32_t name;     /* interned; 0 marks a free slot */
+    uint32_t name; /* interned; 0 marks a free slot */
     uint32_t mark;
     uint32_t n_labels;
     const char **labels;
@@ -151,7 +151,7 @@ typedef struct crow {
 } crow;
 
 typedef struct crows {
-    uint8_t *rows;    /* n rows of `size` bytes */
+    uint8_t *rows; /* n rows of `size` bytes */
     uint32_t n, cap;
     size_t size;      /* of one row, header included */
     const char *what; /* "limitrange": the kind in messages */
@@ -182,15 +182,15 @@ struct hr_cache {
     size_t blob_bytes;
     u32map ns_pods; /* ns id -> number of cached pods in it */
 
-    cslots nodes;   /* of cnode */
+    cslots nodes; /* of cnode */
     uint32_t *dirty;
     uint32_t n_dirty, dirty_cap;
     bool all_dirty;
 
-    cslots nss;     /* of cns */
+    cslots nss; /* of cns */
 
-    crows lrs;      /* of clr */
-    crows quotas;   /* of cquota */
+    crows lrs;    /* of clr */
+    crows quotas; /* of cquota */
 
     hr_config cfg;
     hr_arena cfg_arena;
@@ -232,8 +232,7 @@ static inline crow *row_at(const crows *t, uint32_t i)
 typedef struct cstore {
     /* The slot of (ns, name) — ns is "" for cluster-scoped kinds — or NIL.
      * Never creates anything. */
-    uint32_t (*find)(const hr_cache *c, hr_ckind k, const char *ns,
-                     const char *name);
+    uint32_t (*find)(const hr_cache *c, hr_ckind k, const char *ns, const char *name);
     /* One past the last slot a sweep visits (read again after a remove). */
     uint32_t (*end)(const hr_cache *c, hr_ckind k);
     /* The relist mark of the object in slot i; NULL when the slot holds no

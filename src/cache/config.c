@@ -24,8 +24,8 @@ void hr_ccfg_init(hr_cache *c)
     hr_config_defaults(&c->cfg);
     hr_arena_init(&c->cfg_arena, 4096);
     hr_arena_init(&c->cfgst_arena, 1024);
-    c->cfgst = (hr_kcfg_status){.generation = -1, .observed_generation = -1,
-                                .managed_pods = -1, .managed_nodes = -1};
+    c->cfgst = (hr_kcfg_status){
+        .generation = -1, .observed_generation = -1, .managed_pods = -1, .managed_nodes = -1};
 }
 
 void hr_ccfg_free(hr_cache *c)
@@ -66,20 +66,18 @@ void hr_ccfg_invalid(hr_cache *c, const char *msg)
 static void cfgst_reset(hr_cache *c)
 {
     hr_arena_free(&c->cfgst_arena);
-    c->cfgst = (hr_kcfg_status){.generation = -1, .observed_generation = -1,
-                                .managed_pods = -1, .managed_nodes = -1};
+    c->cfgst = (hr_kcfg_status){
+        .generation = -1, .observed_generation = -1, .managed_pods = -1, .managed_nodes = -1};
 }
 
-hr_status hr_ccfg_copy_status(const hr_kcfg_status *s, hr_arena *a, hr_kcfg_status *t,
-                              hr_err *err)
+hr_status hr_ccfg_copy_status(const hr_kcfg_status *s, hr_arena *a, hr_kcfg_status *t, hr_err *err)
 {
     hr_arena_init(a, 1024);
     hr_arena_set_limit(a, (size_t)4 << 20);
     *t = *s;
     for (size_t i = 0; i < t->n_cond; i++) {
         hr_kcondition *k = &t->cond[i];
-        const char **f[] = {&k->type, &k->status, &k->reason, &k->message,
-                            &k->last_transition};
+        const char **f[] = {&k->type, &k->status, &k->reason, &k->message, &k->last_transition};
         for (size_t j = 0; j < sizeof f / sizeof *f; j++) {
             if (!(*f[j] = hr_arena_strdup(a, *f[j] ? *f[j] : ""))) {
                 hr_arena_free(a);
@@ -134,8 +132,7 @@ bool hr_ccfg_object(const hr_cache *c, int64_t *gen_in_force, const hr_kcfg_stat
 
 /* One slot, 0, holding the config named "cluster"; any other name is not
  * ours (hr_cache_put_config ignores it). */
-static uint32_t cfg_find(const hr_cache *c, hr_ckind k, const char *ns,
-                         const char *name)
+static uint32_t cfg_find(const hr_cache *c, hr_ckind k, const char *ns, const char *name)
 {
     (void)c, (void)k, (void)ns;
     return strcmp(name, HR_CONFIG_NAME) == 0 ? 0 : NIL;

@@ -27,9 +27,8 @@ void hr_informers_free(hr_informers *in)
     free(in);
 }
 
-hr_status hr_informers_start(hr_cache *c, hr_kclient *k,
-                             const hr_informers_opts *o, hr_informers **out,
-                             hr_err *err)
+hr_status hr_informers_start(hr_cache *c, hr_kclient *k, const hr_informers_opts *o,
+                             hr_informers **out, hr_err *err)
 {
     *out = NULL;
     hr_informers_opts dflt = {0};
@@ -51,8 +50,7 @@ hr_status hr_informers_start(hr_cache *c, hr_kclient *k,
             .path = hr_ckind_path((hr_ckind)kind),
             .query = hr_ckind_query((hr_ckind)kind),
             .sink = hr_csink_wsink(in->sink[kind]),
-            .transport = o->transport ? *o->transport
-                                     : hr_watch_transport_kclient(k),
+            .transport = o->transport ? *o->transport : hr_watch_transport_kclient(k),
             .timeout_min_s = o->timeout_min_s,
             .timeout_max_s = o->timeout_max_s,
             .backoff_base_ms = o->backoff_base_ms,

@@ -18,12 +18,12 @@
 typedef struct hr_informers hr_informers;
 
 typedef struct hr_informers_opts {
-    unsigned kinds;       /* bit (1u << hr_ckind); 0: all kinds */
-    int timeout_min_s;    /* watch timeouts, see hr_watch_opts; 0: default */
+    unsigned kinds;    /* bit (1u << hr_ckind); 0: all kinds */
+    int timeout_min_s; /* watch timeouts, see hr_watch_opts; 0: default */
     int timeout_max_s;
     long backoff_base_ms;
     long backoff_max_ms;
-    hr_log_sink log;      /* NULL: logfmt on stderr */
+    hr_log_sink log; /* NULL: logfmt on stderr */
     void *log_ud;
     /* The transport every watch lists and streams through; NULL: the
      * client's (hr_watch_transport_kclient). Tests put an in-process API

@@ -57,8 +57,7 @@ static int rehash(hr_intern *t, uint32_t nb)
         e->next = b[k];
         b[k] = i;
     }
-    t->bytes = t->bytes - (size_t)t->n_buckets * sizeof *b +
-               (size_t)nb * sizeof *b;
+    t->bytes = t->bytes - (size_t)t->n_buckets * sizeof *b + (size_t)nb * sizeof *b;
     free(t->buckets);
     t->buckets = b;
     t->n_buckets = nb;
@@ -70,8 +69,7 @@ uint32_t hr_intern_find(const hr_intern *t, const char *s, size_t len)
     if (len == 0 || !t->n_buckets)
         return 0;
     uint32_t h = hr_intern_hash(s, len);
-    for (uint32_t id = t->buckets[h & (t->n_buckets - 1)]; id;
-         id = t->by_id[id]->next) {
+    for (uint32_t id = t->buckets[h & (t->n_buckets - 1)]; id; id = t->by_id[id]->next) {
         const hr_istr *e = t->by_id[id];
         if (e->hash == h && e->len == len && memcmp(e->s, s, len) == 0)
             return id;

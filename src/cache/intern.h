@@ -20,8 +20,8 @@
 typedef struct hr_istr hr_istr; /* one entry; its text follows it */
 
 typedef struct hr_intern {
-    hr_istr **by_id;    /* id -> entry (NULL: free id) */
-    uint32_t n_ids;     /* ids handed out so far, 0 included */
+    hr_istr **by_id; /* id -> entry (NULL: free id) */
+    uint32_t n_ids;  /* ids handed out so far, 0 included */
     uint32_t cap_ids;
     uint32_t *free_ids; /* ids given back, reused first */
     uint32_t n_free, cap_free;

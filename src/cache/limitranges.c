@@ -14,8 +14,7 @@
 
 #include "cache/store.h"
 
-_Static_assert(offsetof(clr, bounds) == sizeof(crow),
-               "a row's payload follows its header");
+_Static_assert(offsetof(clr, bounds) == sizeof(crow), "a row's payload follows its header");
 
 hr_status hr_clrs_put(hr_cache *c, const hr_klimitrange *l, hr_err *err)
 {

@@ -32,13 +32,11 @@ hr_status hr_cnss_put(hr_cache *c, const hr_knamespace *k, hr_err *err)
     if (!id)
         return hr_err_set(err, HR_E_INPUT, "namespace without a name");
     if (id == UINT32_MAX)
-        return hr_err_set(err, HR_E_NOMEM, "namespace %s: out of memory",
-                          name);
+        return hr_err_set(err, HR_E_NOMEM, "namespace %s: out of memory", name);
     const char **kv;
     if (hr_cstore_labels(c, &k->meta.labels, &kv) != 0) {
         hr_intern_unref(&c->str, id);
-        return hr_err_set(err, HR_E_NOMEM, "namespace %s: out of memory",
-                          name);
+        return hr_err_set(err, HR_E_NOMEM, "namespace %s: out of memory", name);
     }
     uint32_t i = hr_u32map_get(&c->nss.by_name, id);
     if (i != NIL) {
@@ -61,8 +59,7 @@ hr_status hr_cnss_put(hr_cache *c, const hr_knamespace *k, hr_err *err)
     if (i == NIL) {
         hr_cstore_labels_free(c, kv, k->meta.labels.n);
         hr_intern_unref(&c->str, id);
-        return hr_err_set(err, HR_E_NOMEM, "namespace %s: out of memory",
-                          name);
+        return hr_err_set(err, HR_E_NOMEM, "namespace %s: out of memory", name);
     }
     *ns_at(c, i) = (cns){id, c->epoch[HR_CK_NAMESPACE], k->meta.labels.n, kv,
                          hr_cstore_parse_rv(k->meta.resource_version)};
@@ -92,8 +89,7 @@ static void fill_ns_view(const hr_cache *c, uint32_t i, hr_cns_view *v)
     v->labels = (hr_labels){(const char *const *)n->labels, n->n_labels};
 }
 
-static uint32_t nss_find(const hr_cache *c, hr_ckind k, const char *ns,
-                         const char *name);
+static uint32_t nss_find(const hr_cache *c, hr_ckind k, const char *ns, const char *name);
 
 bool hr_cnss_get(const hr_cache *c, const char *name, hr_cns_view *out)
 {
@@ -119,8 +115,7 @@ bool hr_cnss_next(const hr_cache *c, uint32_t *iter, hr_cns_view *out)
 
 /* ---------------------------------------------------------- the store */
 
-static uint32_t nss_find(const hr_cache *c, hr_ckind k, const char *ns,
-                         const char *name)
+static uint32_t nss_find(const hr_cache *c, hr_ckind k, const char *ns, const char *name)
 {
     (void)k, (void)ns;
     uint32_t id = hr_intern_find(&c->str, name, strlen(name));

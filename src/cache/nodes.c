@@ -84,8 +84,7 @@ hr_status hr_cnodes_put(hr_cache *c, const hr_knode *k, hr_err *err)
     bool was = (n->flags & NF_PRESENT) != 0;
     n->rv = hr_cstore_parse_rv(k->meta.resource_version);
     n->mark = c->epoch[HR_CK_NODE];
-    if (was && (n->flags & ~NF_DIRTY) == flags &&
-        n->allocatable == k->node.allocatable &&
+    if (was && (n->flags & ~NF_DIRTY) == flags && n->allocatable == k->node.allocatable &&
         hr_cstore_labels_equal(n->labels, n->n_labels, kv, k->meta.labels.n)) {
         /* Heartbeats: conditions' timestamps moved, nothing we keep. */
         hr_cstore_labels_free(c, kv, k->meta.labels.n);
@@ -155,8 +154,7 @@ bool hr_cnodes_next(const hr_cache *c, uint32_t *iter, hr_cnode_view *out)
 
 /* ---------------------------------------------------------- the store */
 
-static uint32_t nodes_find(const hr_cache *c, hr_ckind k, const char *ns,
-                           const char *name)
+static uint32_t nodes_find(const hr_cache *c, hr_ckind k, const char *ns, const char *name)
 {
     (void)k, (void)ns;
     return hr_cnodes_find(c, name);

@@ -22,13 +22,11 @@ static uint32_t pod_hash(uint32_t ns, const char *name, size_t len)
     return hr_mix32(hr_intern_hash(name, len) ^ hr_mix32(ns));
 }
 
-static uint32_t pod_find(const hr_cache *c, uint32_t ns, const char *name,
-                         size_t len, uint32_t h)
+static uint32_t pod_find(const hr_cache *c, uint32_t ns, const char *name, size_t len, uint32_t h)
 {
     if (!c->n_pbuckets)
         return NIL;
-    for (uint32_t i = c->pbuckets[h & (c->n_pbuckets - 1)]; i != NIL;
-         i = (*PA(c, i)).hnext) {
+    for (uint32_t i = c->pbuckets[h & (c->n_pbuckets - 1)]; i != NIL; i = (*PA(c, i)).hnext) {
         const cpod *p = &(*PA(c, i));
         if (p->hash != h || p->ns != ns)
             continue;
@@ -185,11 +183,9 @@ static uint16_t pod_flags(const hr_kpod *p, const hr_cpod_status *s)
     return f;
 }
 
-static uint32_t pods_find(const hr_cache *c, hr_ckind k, const char *ns,
-                          const char *name);
+static uint32_t pods_find(const hr_cache *c, hr_ckind k, const char *ns, const char *name);
 
-hr_status hr_cpods_put(hr_cache *c, const hr_kpod *p, const hr_cpod_status *s,
-                       hr_err *err)
+hr_status hr_cpods_put(hr_cache *c, const hr_kpod *p, const hr_cpod_status *s, hr_err *err)
 {
     const char *ns = p->meta.ns, *name = p->meta.name;
     if (!ns[0] || !name[0])
@@ -202,8 +198,7 @@ hr_status hr_cpods_put(hr_cache *c, const hr_kpod *p, const hr_cpod_status *s,
         return HR_OK;
     }
     if (p->pod.n_ctr > HR_CPOD_MAX_CTR)
-        return hr_err_set(err, HR_E_LIMIT, "pod %s/%s: %u containers", ns,
-                          name, p->pod.n_ctr);
+        return hr_err_set(err, HR_E_LIMIT, "pod %s/%s: %u containers", ns, name, p->pod.n_ctr);
     uint32_t ids[HR_CPOD_MAX_CTR];
     uint32_t nsid = hr_cstore_intern(c, ns);
     uint32_t ok = hr_cstore_intern(c, p->owner.kind);
@@ -211,15 +206,13 @@ hr_status hr_cpods_put(hr_cache *c, const hr_kpod *p, const hr_cpod_status *s,
     uint32_t on = p->owner.kind ? hr_cstore_intern(c, p->owner.name) : 0;
     uint32_t nn = hr_cstore_intern(c, p->node_name);
     size_t len = 0;
-    if (nsid == UINT32_MAX || ok == UINT32_MAX || og == UINT32_MAX ||
-        on == UINT32_MAX || nn == UINT32_MAX ||
-        (len = hr_cblob_encode(&c->enc, &c->str, p, ids)) == 0) {
+    if (nsid == UINT32_MAX || ok == UINT32_MAX || og == UINT32_MAX || on == UINT32_MAX ||
+        nn == UINT32_MAX || (len = hr_cblob_encode(&c->enc, &c->str, p, ids)) == 0) {
         uint32_t held[] = {nsid, ok, og, on, nn};
         for (size_t k = 0; k < sizeof held / sizeof held[0]; k++)
             if (held[k] != UINT32_MAX)
                 hr_intern_unref(&c->str, held[k]);
-        return hr_err_set(err, HR_E_NOMEM, "pod %s/%s: out of memory", ns,
-                          name);
+        return hr_err_set(err, HR_E_NOMEM, "pod %s/%s: out of memory", ns, name);
     }
     uint32_t node = NIL;
     if (nn) {
@@ -240,11 +233,9 @@ hr_status hr_cpods_put(hr_cache *c, const hr_kpod *p, const hr_cpod_status *s,
         old->status_hash = s ? s->status_hash : 0;
         old->mark = c->epoch[HR_CK_POD];
         hr_cstore_parse_uid(p->meta.uid, old->uid);
-        bool same = old->node == node && old->flags == flags &&
-                    old->okind == ok && old->ogroup == og &&
-                    old->oname == on && old->n_ctr == p->pod.n_ctr &&
-                    old->blob_len == len &&
-                    memcmp(old->blob, c->enc.buf, len) == 0;
+        bool same = old->node == node && old->flags == flags && old->okind == ok &&
+                    old->ogroup == og && old->oname == on && old->n_ctr == p->pod.n_ctr &&
+                    old->blob_len == len && memcmp(old->blob, c->enc.buf, len) == 0;
         if (same) {
             /* Only the resourceVersion moved (status heartbeats, our own
              * annotation): nothing to recompute. Drop the duplicate
@@ -345,8 +336,7 @@ nomem:
 
 /* ---------------------------------------------------------- readers */
 
-static void fill_pod_view(const hr_cache *c, uint32_t i, hr_cpod_view *v,
-                          hr_cpod_scratch *s)
+static void fill_pod_view(const hr_cache *c, uint32_t i, hr_cpod_view *v, hr_cpod_scratch *s)
 {
     const cpod *p = &(*PA(c, i));
     uint32_t ids[HR_CPOD_MAX_CTR];
@@ -355,8 +345,7 @@ static void fill_pod_view(const hr_cache *c, uint32_t i, hr_cpod_view *v,
     v->ns = hr_intern_str(&c->str, p->ns);
     size_t nl;
     hr_cblob_name(p->blob, &v->name, &nl);
-    v->node = p->node != NIL ? hr_intern_str(&c->str, node_at(c, p->node)->name)
-                             : NULL;
+    v->node = p->node != NIL ? hr_intern_str(&c->str, node_at(c, p->node)->name) : NULL;
     v->rv = p->rv;
     memcpy(v->uid, p->uid, 16);
     v->owner_kind = p->okind ? hr_intern_str(&c->str, p->okind) : NULL;
@@ -384,8 +373,8 @@ static void fill_pod_view(const hr_cache *c, uint32_t i, hr_cpod_view *v,
     v->pod.pod_resources = (p->flags & PF_POD_RES) != 0;
 }
 
-bool hr_cpods_get(const hr_cache *c, const char *ns, const char *name,
-                  hr_cpod_view *out, hr_cpod_scratch *s)
+bool hr_cpods_get(const hr_cache *c, const char *ns, const char *name, hr_cpod_view *out,
+                  hr_cpod_scratch *s)
 {
     uint32_t id = hr_intern_find(&c->str, ns, strlen(ns));
     if (!id)
@@ -398,8 +387,7 @@ bool hr_cpods_get(const hr_cache *c, const char *ns, const char *name,
     return true;
 }
 
-bool hr_cpods_at(const hr_cache *c, uint32_t id, hr_cpod_view *out,
-                 hr_cpod_scratch *s)
+bool hr_cpods_at(const hr_cache *c, uint32_t id, hr_cpod_view *out, hr_cpod_scratch *s)
 {
     if (id >= c->pods_used || !(*PA(c, id)).ns)
         return false;
@@ -407,8 +395,7 @@ bool hr_cpods_at(const hr_cache *c, uint32_t id, hr_cpod_view *out,
     return true;
 }
 
-bool hr_cpods_next(const hr_cache *c, uint32_t *iter, hr_cpod_view *out,
-                   hr_cpod_scratch *s)
+bool hr_cpods_next(const hr_cache *c, uint32_t *iter, hr_cpod_view *out, hr_cpod_scratch *s)
 {
     for (uint32_t i = *iter; i < c->pods_used; i++) {
         if ((*PA(c, i)).ns) {
@@ -421,8 +408,7 @@ bool hr_cpods_next(const hr_cache *c, uint32_t *iter, hr_cpod_view *out,
     return false;
 }
 
-size_t hr_cpods_of_node(const hr_cache *c, const char *node, uint32_t *ids,
-                        size_t cap)
+size_t hr_cpods_of_node(const hr_cache *c, const char *node, uint32_t *ids, size_t cap)
 {
     uint32_t i = hr_cnodes_find(c, node);
     if (i == NIL)
@@ -438,8 +424,7 @@ size_t hr_cpods_of_node(const hr_cache *c, const char *node, uint32_t *ids,
 
 /* ---------------------------------------------------------- the store */
 
-static uint32_t pods_find(const hr_cache *c, hr_ckind k, const char *ns,
-                          const char *name)
+static uint32_t pods_find(const hr_cache *c, hr_ckind k, const char *ns, const char *name)
 {
     (void)k;
     uint32_t nsid = hr_intern_find(&c->str, ns, strlen(ns));

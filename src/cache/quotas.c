@@ -18,8 +18,7 @@
 #include "cache/store.h"
 #include "core/eligibility.h"
 
-_Static_assert(offsetof(cquota, limits_cpu) == sizeof(crow),
-               "a row's payload follows its header");
+_Static_assert(offsetof(cquota, limits_cpu) == sizeof(crow), "a row's payload follows its header");
 
 hr_status hr_cquotas_put(hr_cache *c, const hr_kquota *q, hr_err *err)
 {
@@ -80,4 +79,3 @@ hr_status hr_cquotas_managed(const hr_cache *c, const char *own_ns, const char *
     *n = kept;
     return HR_OK;
 }
-

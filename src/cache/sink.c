@@ -26,32 +26,23 @@ struct hr_csink {
 const char *hr_ckind_path(hr_ckind k)
 {
     switch (k) {
-    case HR_CK_POD:
-        return "/api/v1/pods";
-    case HR_CK_NODE:
-        return "/api/v1/nodes";
-    case HR_CK_NAMESPACE:
-        return "/api/v1/namespaces";
-    case HR_CK_LIMITRANGE:
-        return "/api/v1/limitranges";
-    case HR_CK_CONFIG:
-        return "/apis/" HR_GROUP "/" HR_VERSION "/headroomconfigs";
-    case HR_CK_QUOTA:
-        return "/api/v1/resourcequotas";
-    default:
-        return NULL;
+    case HR_CK_POD: return "/api/v1/pods";
+    case HR_CK_NODE: return "/api/v1/nodes";
+    case HR_CK_NAMESPACE: return "/api/v1/namespaces";
+    case HR_CK_LIMITRANGE: return "/api/v1/limitranges";
+    case HR_CK_CONFIG: return "/apis/" HR_GROUP "/" HR_VERSION "/headroomconfigs";
+    case HR_CK_QUOTA: return "/api/v1/resourcequotas";
+    default: return NULL;
     }
 }
 
 const char *hr_ckind_query(hr_ckind k)
 {
     /* Only the singleton matters; other names are ignored anyway. */
-    return k == HR_CK_CONFIG ? "fieldSelector=metadata.name%3D" HR_CONFIG_NAME
-                             : NULL;
+    return k == HR_CK_CONFIG ? "fieldSelector=metadata.name%3D" HR_CONFIG_NAME : NULL;
 }
 
-hr_status hr_csink_new(hr_cache *c, hr_ckind kind, hr_csink **out,
-                       hr_err *err)
+hr_status hr_csink_new(hr_cache *c, hr_ckind kind, hr_csink **out, hr_err *err)
 {
     *out = NULL;
     if ((unsigned)kind >= HR_CK_COUNT_)
@@ -78,8 +69,7 @@ void hr_csink_free(hr_csink *s)
 }
 
 /* metadata.namespace and .name as NUL-terminated strings in the arena. */
-static bool obj_key(hr_csink *s, yyjson_val *obj, const char **ns,
-                    const char **name)
+static bool obj_key(hr_csink *s, yyjson_val *obj, const char **ns, const char **name)
 {
     return hr_decode_key(obj, &s->a, ns, name);
 }
@@ -132,7 +122,8 @@ static hr_status decode_put(hr_csink *s, yyjson_val *obj, hr_err *err)
             hr_err serr;
             if (hr_decode_config_status(obj, &s->a, &cs, &serr) != HR_OK) {
                 cs = (hr_kcfg_status){.generation = hr_decode_generation(obj, -1),
-                                      .observed_generation = -1, .managed_pods = -1,
+                                      .observed_generation = -1,
+                                      .managed_pods = -1,
                                       .managed_nodes = -1};
             }
             if ((st = hr_cache_put_config_status(s->c, &cs, err)))
@@ -148,15 +139,13 @@ static hr_status decode_put(hr_csink *s, yyjson_val *obj, hr_err *err)
         if (st) {
             hr_arena_free(&ca);
             const char *ns, *name;
-            if (obj_key(s, obj, &ns, &name) &&
-                strcmp(name, HR_CONFIG_NAME) == 0)
+            if (obj_key(s, obj, &ns, &name) && strcmp(name, HR_CONFIG_NAME) == 0)
                 hr_cache_config_invalid(s->c, err->msg);
             return st;
         }
         return hr_cache_put_config(s->c, &k, hr_decode_generation(obj, 0), &ca, err);
     }
-    default:
-        return hr_err_set(err, HR_E_INPUT, "sink: unknown kind");
+    default: return hr_err_set(err, HR_E_INPUT, "sink: unknown kind");
     }
 }
 
@@ -193,8 +182,8 @@ static hr_status sink_remove(void *ud, yyjson_val *obj, hr_err *err)
     if (obj_key(s, obj, &ns, &name))
         hr_cache_del(s->c, s->kind, ns, name);
     else
-        st = hr_err_set(err, HR_E_INPUT, "%s: deleted object without a name",
-                        hr_ckind_str(s->kind));
+        st =
+            hr_err_set(err, HR_E_INPUT, "%s: deleted object without a name", hr_ckind_str(s->kind));
     scratch_done(s);
     return st;
 }
@@ -213,6 +202,5 @@ static void sink_relist_end(void *ud, bool complete)
 
 hr_wsink hr_csink_wsink(hr_csink *s)
 {
-    return (hr_wsink){s, sink_relist_begin, sink_upsert, sink_remove,
-                      sink_relist_end};
+    return (hr_wsink){s, sink_relist_begin, sink_upsert, sink_remove, sink_relist_end};
 }

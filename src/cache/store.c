@@ -34,8 +34,7 @@
 
 /* ---------------------------------------------------------- changes */
 
-void hr_cstore_report(hr_cache *c, hr_ckind k, hr_cchange what, const char *ns,
-                      const char *name)
+void hr_cstore_report(hr_cache *c, hr_ckind k, hr_cchange what, const char *ns, const char *name)
 {
     c->changes[k]++;
     if (c->obs)
@@ -133,8 +132,7 @@ void hr_cstore_labels_free(hr_cache *c, const char **kv, uint32_t n)
     free(kv);
 }
 
-bool hr_cstore_labels_equal(const char **a, uint32_t na, const char **b,
-                            uint32_t nb)
+bool hr_cstore_labels_equal(const char **a, uint32_t na, const char **b, uint32_t nb)
 {
     if (na != nb)
         return false;
@@ -206,8 +204,8 @@ static uint32_t rows_find_id(const crows *t, uint32_t ns, const char *name)
     return NIL;
 }
 
-hr_status hr_crows_put(hr_cache *c, hr_ckind k, const hr_kmeta *m,
-                       const void *payload, size_t len, hr_err *err)
+hr_status hr_crows_put(hr_cache *c, hr_ckind k, const hr_kmeta *m, const void *payload, size_t len,
+                       hr_err *err)
 {
     crows *t = hr_crows_of(c, k);
     const char *what = t->what;
@@ -265,8 +263,7 @@ void hr_crows_free(crows *t)
     t->n = t->cap = 0;
 }
 
-static uint32_t rows_find(const hr_cache *c, hr_ckind k, const char *ns,
-                          const char *name)
+static uint32_t rows_find(const hr_cache *c, hr_ckind k, const char *ns, const char *name)
 {
     uint32_t id = hr_intern_find(&c->str, ns, strlen(ns));
     return id ? rows_find_id(hr_crows_of((hr_cache *)c, k), id, name) : NIL;
@@ -303,19 +300,13 @@ static const cstore rows_store = {rows_find, rows_end, rows_mark, rows_remove};
 static const cstore *store_of(hr_ckind k)
 {
     switch (k) {
-    case HR_CK_POD:
-        return &hr_cpods_store;
-    case HR_CK_NODE:
-        return &hr_cnodes_store;
-    case HR_CK_NAMESPACE:
-        return &hr_cnss_store;
+    case HR_CK_POD: return &hr_cpods_store;
+    case HR_CK_NODE: return &hr_cnodes_store;
+    case HR_CK_NAMESPACE: return &hr_cnss_store;
     case HR_CK_LIMITRANGE:
-    case HR_CK_QUOTA:
-        return &rows_store;
-    case HR_CK_CONFIG:
-        return &hr_ccfg_store;
-    default:
-        return NULL;
+    case HR_CK_QUOTA: return &rows_store;
+    case HR_CK_CONFIG: return &hr_ccfg_store;
+    default: return NULL;
     }
 }
 

@@ -8,8 +8,7 @@
 #include "cache/cache_int.h"
 
 /* Count a change and tell the observer. */
-void hr_cstore_report(hr_cache *c, hr_ckind k, hr_cchange what, const char *ns,
-                      const char *name);
+void hr_cstore_report(hr_cache *c, hr_ckind k, hr_cchange what, const char *ns, const char *name);
 
 /* hr_cache_del, hr_cache_touch, hr_cache_relist_begin/_end for any kind
  * (ns and name not NULL; ns "" for cluster-scoped kinds). */

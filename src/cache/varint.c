@@ -44,8 +44,7 @@ static int64_t q_dec(uint64_t v)
     return (int64_t)(v - 1);
 }
 
-size_t hr_cblob_encode(hr_cenc *e, hr_intern *str, const hr_kpod *p,
-                       uint32_t *ids)
+size_t hr_cblob_encode(hr_cenc *e, hr_intern *str, const hr_kpod *p, uint32_t *ids)
 {
     size_t nl = strlen(p->meta.name);
     /* Upper bound: 10 bytes per varint. */
@@ -80,8 +79,8 @@ size_t hr_cblob_encode(hr_cenc *e, hr_intern *str, const hr_kpod *p,
     return n;
 }
 
-void hr_cblob_decode(const uint8_t *blob, uint32_t n_ctr, uint32_t *ids,
-                     hr_container *ctr, hr_pod *pod)
+void hr_cblob_decode(const uint8_t *blob, uint32_t n_ctr, uint32_t *ids, hr_container *ctr,
+                     hr_pod *pod)
 {
     const uint8_t *q = blob;
     uint64_t nl = hr_varint_get(&q);

@@ -65,18 +65,16 @@ void hr_cenc_free(hr_cenc *e);
 /* Encode pod p into e->buf; container names are interned (references
  * taken, their ids written to ids[]). Returns the length, 0 on out of
  * memory (then no reference is held). */
-size_t hr_cblob_encode(hr_cenc *e, hr_intern *str, const hr_kpod *p,
-                       uint32_t *ids);
+size_t hr_cblob_encode(hr_cenc *e, hr_intern *str, const hr_kpod *p, uint32_t *ids);
 
 /* Walk a blob of n_ctr containers: container name ids go to ids (may be
  * NULL), container views to ctr (may be NULL), optional fields to pod (may
  * be NULL). */
-void hr_cblob_decode(const uint8_t *blob, uint32_t n_ctr, uint32_t *ids,
-                     hr_container *ctr, hr_pod *pod);
+void hr_cblob_decode(const uint8_t *blob, uint32_t n_ctr, uint32_t *ids, hr_container *ctr,
+                     hr_pod *pod);
 
 /* The pod's name, in place. */
-static inline void hr_cblob_name(const uint8_t *b, const char **name,
-                                 size_t *len)
+static inline void hr_cblob_name(const uint8_t *b, const char **name, size_t *len)
 {
     const uint8_t *q = b;
     *len = (size_t)hr_varint_get(&q);

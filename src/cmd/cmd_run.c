@@ -63,16 +63,16 @@
 
 typedef struct run_opts {
     const char *metrics_addr;
-    const char *webhook_addr;   /* "" disables the webhook listener */
+    const char *webhook_addr; /* "" disables the webhook listener */
     const char *cert_dir;
     const char *kubeconfig;
     const char *context;
-    const char *ns;             /* our own namespace (always excluded) */
-    hr_dry_run_flag dry_run;    /* --dry-run as given */
-    bool leader_elect;          /* --leader-elect: hold a Lease to write */
-    bool controller;            /* --controller=false: webhook + metrics only */
-    int verbosity;              /* 0 info, 1 debug */
-    bool log_json;              /* --log-format=json */
+    const char *ns;          /* our own namespace (always excluded) */
+    hr_dry_run_flag dry_run; /* --dry-run as given */
+    bool leader_elect;       /* --leader-elect: hold a Lease to write */
+    bool controller;         /* --controller=false: webhook + metrics only */
+    int verbosity;           /* 0 info, 1 debug */
+    bool log_json;           /* --log-format=json */
 } run_opts;
 
 /* Everything the daemon's parts share; the controller gets it too. */
@@ -129,8 +129,8 @@ static void log_sink(void *ud, int level, const char *msg)
         return;
     }
     char line[1400];
-    int n = snprintf(line, sizeof line, "time=%s.%03ldZ level=%s %s\n", when,
-                     ts.tv_nsec / 1000000L, lv, msg);
+    int n = snprintf(line, sizeof line, "time=%s.%03ldZ level=%s %s\n", when, ts.tv_nsec / 1000000L,
+                     lv, msg);
     if (n < 0)
         return;
     if ((size_t)n >= sizeof line) {
@@ -157,8 +157,8 @@ static hr_status apply_config_locked(run_ctx *x, hr_config *eff, hr_err *err)
     return st;
 }
 
-static void on_cache_change(void *ud, hr_ckind kind, hr_cchange what,
-                            const char *ns, const char *name)
+static void on_cache_change(void *ud, hr_ckind kind, hr_cchange what, const char *ns,
+                            const char *name)
 {
     (void)what;
     (void)ns;
@@ -171,8 +171,7 @@ static void on_cache_change(void *ud, hr_ckind kind, hr_cchange what,
     hr_err err;
     hr_err_clear(&err);
     if (apply_config_locked(x, &eff, &err) != HR_OK)
-        hr_logf(&x->log, HR_LV_ERROR, "msg=\"config not applied\" error=\"%s\"",
-                err.msg);
+        hr_logf(&x->log, HR_LV_ERROR, "msg=\"config not applied\" error=\"%s\"", err.msg);
     atomic_store(&x->cfg_dirty, true);
 }
 
@@ -197,16 +196,15 @@ static void publish_config(run_ctx *x, bool reapply)
     snprintf(reason, sizeof reason, "%s", refused ? invalid : "");
     hr_cache_unlock(x->cache);
     if (st) {
-        hr_logf(&x->log, HR_LV_ERROR, "msg=\"config not applied\" error=\"%s\"",
-                err.msg);
+        hr_logf(&x->log, HR_LV_ERROR, "msg=\"config not applied\" error=\"%s\"", err.msg);
         return;
     }
     if (refused)
         hr_logf(&x->log, HR_LV_WARN,
                 "msg=\"HeadroomConfig refused, keeping the last good one\" "
-                "reason=\"%s\"", reason);
-    if (x->have_last && x->last.present == c.present &&
-        x->last.dry_run == c.dry_run &&
+                "reason=\"%s\"",
+                reason);
+    if (x->have_last && x->last.present == c.present && x->last.dry_run == c.dry_run &&
         x->last.webhook_enabled == c.webhook_enabled &&
         x->last.initial_multiplier_milli == c.initial_multiplier_milli &&
         x->last.max_multiplier_milli == c.max_multiplier_milli)
@@ -216,12 +214,10 @@ static void publish_config(run_ctx *x, bool reapply)
     hr_logf(&x->log, HR_LV_INFO,
             "msg=\"config applied\" source=%s dry_run=%s webhook_enabled=%s "
             "initial_multiplier=%lld.%03lld max_multiplier=%lld.%03lld",
-            c.present ? "HeadroomConfig" : "defaults",
-            c.dry_run ? "true" : "false", c.webhook_enabled ? "true" : "false",
-            (long long)(c.initial_multiplier_milli / 1000),
+            c.present ? "HeadroomConfig" : "defaults", c.dry_run ? "true" : "false",
+            c.webhook_enabled ? "true" : "false", (long long)(c.initial_multiplier_milli / 1000),
             (long long)(c.initial_multiplier_milli % 1000),
-            (long long)(c.max_multiplier_milli / 1000),
-            (long long)(c.max_multiplier_milli % 1000));
+            (long long)(c.max_multiplier_milli / 1000), (long long)(c.max_multiplier_milli % 1000));
 }
 
 /* What the webhook asks about a namespace: its labels and LimitRange
@@ -238,8 +234,7 @@ static bool ns_lookup(void *ud, const char *ns, hr_arena *a, hr_labels *labels,
     hr_cache_lock(x->cache);
     hr_cns_view v;
     if (hr_cache_ns_get(x->cache, ns, &v)) {
-        const char **kv = hr_arena_calloc(a, 2 * (size_t)v.labels.n + 1,
-                                          sizeof *kv);
+        const char **kv = hr_arena_calloc(a, 2 * (size_t)v.labels.n + 1, sizeof *kv);
         ok = kv != NULL;
         for (uint32_t i = 0; ok && i < 2 * v.labels.n; i++)
             ok = (kv[i] = hr_arena_strdup(a, v.labels.kv[i])) != NULL;
@@ -287,7 +282,8 @@ static void render_run_metrics(void *ud, hr_buf *out)
     run_ctx *x = ud;
     static const char *const fams[2][2] = {
         {"headroom_watch_events_total", "Watch events received, per resource."},
-        {"headroom_relists_total", "Lists after the first (410 Gone, broken watches), per resource."},
+        {"headroom_relists_total",
+         "Lists after the first (410 Gone, broken watches), per resource."},
     };
     for (int f = 0; f < 2; f++) {
         hr_buf_printf(out, "# HELP %s %s\n# TYPE %s counter\n", fams[f][0], fams[f][1], fams[f][0]);
@@ -295,14 +291,14 @@ static void render_run_metrics(void *ud, hr_buf *out)
             hr_watch_stats st = {0};
             if (x->inf != NULL)
                 hr_informers_stats(x->inf, (hr_ckind)k, &st);
-            hr_buf_printf(out, "%s{resource=\"%s\"} %llu\n", fams[f][0],
-                          hr_ckind_str((hr_ckind)k),
+            hr_buf_printf(out, "%s{resource=\"%s\"} %llu\n", fams[f][0], hr_ckind_str((hr_ckind)k),
                           (unsigned long long)(f == 0 ? st.events : st.relists));
         }
     }
     hr_leader *l = atomic_load(&x->leader);
-    hr_buf_printf(out, "# HELP headroom_leader 1 when this replica holds the lease and writes.\n"
-                       "# TYPE headroom_leader gauge\nheadroom_leader %d\n",
+    hr_buf_printf(out,
+                  "# HELP headroom_leader 1 when this replica holds the lease and writes.\n"
+                  "# TYPE headroom_leader gauge\nheadroom_leader %d\n",
                   l == NULL || hr_leader_leading(l) ? 1 : 0);
 }
 
@@ -354,7 +350,8 @@ static hr_status controller_start(run_ctx *x, hr_err *err)
         atomic_store(&x->leader, l);
     }
     char host[256] = "headroom";
-    if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "headroom");
+    if (gethostname(host, sizeof host) != 0)
+        snprintf(host, sizeof host, "headroom");
     host[sizeof host - 1] = '\0';
     /* The config in force now; a change between this read and x->ctl
      * being set is pushed just below (the observer cannot reach a
@@ -386,13 +383,11 @@ static hr_status controller_start(run_ctx *x, hr_err *err)
     hr_config_effective(hr_cache_config(x->cache, NULL), x->o.dry_run, &eff);
     hr_controller_config_changed(x->ctl, &eff);
     hr_cache_unlock(x->cache);
-    if ((st = hr_metrics_add(&x->metrics, hr_ctlmetrics_render,
-                             hr_controller_metrics(x->ctl), err)) ||
-        (st = hr_metrics_add(&x->metrics, hr_controller_render_gauges, x->ctl,
-                             err)))
+    if ((st = hr_metrics_add(&x->metrics, hr_ctlmetrics_render, hr_controller_metrics(x->ctl),
+                             err)) ||
+        (st = hr_metrics_add(&x->metrics, hr_controller_render_gauges, x->ctl, err)))
         return st;
-    hr_logf(&x->log, HR_LV_INFO, "msg=\"controller started\" namespace=%s",
-            x->o.ns ? x->o.ns : "");
+    hr_logf(&x->log, HR_LV_INFO, "msg=\"controller started\" namespace=%s", x->o.ns ? x->o.ns : "");
     return HR_OK;
 }
 
@@ -405,9 +400,11 @@ static void controller_stop(run_ctx *x)
     hr_leader *l = atomic_load(&x->leader);
     hr_leader_halt(l);
     hr_controller *ctl = x->ctl;
-    if (x->cache != NULL) hr_cache_lock(x->cache);
+    if (x->cache != NULL)
+        hr_cache_lock(x->cache);
     x->ctl = NULL; /* the observer pushes no more */
-    if (x->cache != NULL) hr_cache_unlock(x->cache);
+    if (x->cache != NULL)
+        hr_cache_unlock(x->cache);
     hr_controller_stop(ctl);
     hr_leader_stop(l);
     atomic_store(&x->leader, NULL);
@@ -443,8 +440,8 @@ static void run_usage(FILE *f, const char *prog)
 }
 
 /* "--name value" or "--name=value"; advances *i past what it used. */
-static bool flag_value(int argc, char **argv, int *i, const char *name,
-                       const char **out, const char *prog, int *rc)
+static bool flag_value(int argc, char **argv, int *i, const char *name, const char **out,
+                       const char *prog, int *rc)
 {
     size_t n = strlen(name);
     const char *a = argv[*i];
@@ -478,14 +475,10 @@ static int parse_flags(const char *prog, int argc, char **argv, run_opts *o)
     for (int i = 0; i < argc; i++) {
         int rc = 0;
         const char *a = argv[i];
-        if (flag_value(argc, argv, &i, "--metrics-addr", &o->metrics_addr,
-                       prog, &rc) ||
-            flag_value(argc, argv, &i, "--webhook-addr", &o->webhook_addr,
-                       prog, &rc) ||
-            flag_value(argc, argv, &i, "--webhook-cert-dir", &o->cert_dir,
-                       prog, &rc) ||
-            flag_value(argc, argv, &i, "--kubeconfig", &o->kubeconfig, prog,
-                       &rc) ||
+        if (flag_value(argc, argv, &i, "--metrics-addr", &o->metrics_addr, prog, &rc) ||
+            flag_value(argc, argv, &i, "--webhook-addr", &o->webhook_addr, prog, &rc) ||
+            flag_value(argc, argv, &i, "--webhook-cert-dir", &o->cert_dir, prog, &rc) ||
+            flag_value(argc, argv, &i, "--kubeconfig", &o->kubeconfig, prog, &rc) ||
             flag_value(argc, argv, &i, "--context", &o->context, prog, &rc) ||
             flag_value(argc, argv, &i, "--namespace", &o->ns, prog, &rc)) {
             if (rc)
@@ -508,8 +501,7 @@ static int parse_flags(const char *prog, int argc, char **argv, run_opts *o)
             o->controller = false;
         } else if (!strcmp(a, "--controller") || !strcmp(a, "--controller=true")) {
             o->controller = true;
-        } else if (!strcmp(a, "-v") || !strcmp(a, "--v=1") ||
-                   !strcmp(a, "-v=1")) {
+        } else if (!strcmp(a, "-v") || !strcmp(a, "--v=1") || !strcmp(a, "-v=1")) {
             o->verbosity = 1;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             run_usage(stdout, prog);
@@ -529,8 +521,7 @@ static void *watchdog(void *arg)
 {
     (void)arg;
     sleep(SHUTDOWN_BUDGET_S);
-    static const char m[] =
-        "level=error msg=\"shutdown took longer than 10s, exiting\"\n";
+    static const char m[] = "level=error msg=\"shutdown took longer than 10s, exiting\"\n";
     ssize_t w = write(STDERR_FILENO, m, sizeof m - 1);
     (void)w;
     _exit(1);
@@ -565,8 +556,7 @@ static hr_status start_all(run_ctx *x, hr_err *err)
     if ((st = hr_cfg_holder_new(&dflt, &x->cfg, err)))
         return st;
 
-    hr_kclient_opts ko = {.kubeconfig = x->o.kubeconfig,
-                          .context = x->o.context};
+    hr_kclient_opts ko = {.kubeconfig = x->o.kubeconfig, .context = x->o.context};
     if ((st = hr_kclient_new(&ko, &x->k, err)))
         return st;
     hr_logf(&x->log, HR_LV_INFO, "msg=\"kubernetes client ready\" server=%s",
@@ -583,13 +573,10 @@ static hr_status start_all(run_ctx *x, hr_err *err)
     if ((st = hr_metrics_add(&x->metrics, hr_procmetrics_render, NULL, err)) ||
         (st = hr_metrics_add(&x->metrics, render_run_metrics, x, err)) ||
         (st = hr_metrics_add(&x->metrics, hr_wh_endpoint_render, &x->wh, err)) ||
-        (st = hr_readiness_add(&x->ready, "caches-synced", informers_ready, x,
-                               err)))
+        (st = hr_readiness_add(&x->ready, "caches-synced", informers_ready, x, err)))
         return st;
 
-    hr_informers_opts io = {.kinds = WATCHED_KINDS,
-                            .log = log_sink,
-                            .log_ud = &x->o};
+    hr_informers_opts io = {.kinds = WATCHED_KINDS, .log = log_sink, .log_ud = &x->o};
     if ((st = hr_informers_start(x->cache, x->k, &io, &x->inf, err)))
         return st;
 
@@ -597,8 +584,7 @@ static hr_status start_all(run_ctx *x, hr_err *err)
     if (webhook) {
         if ((st = hr_certs_new(x->o.cert_dir, &x->log, &x->certs, err)) ||
             (st = hr_certs_start(x->certs, 1000, err)) ||
-            (st = hr_readiness_add(&x->ready, "webhook-cert", hr_certs_ready,
-                                   x->certs, err)))
+            (st = hr_readiness_add(&x->ready, "webhook-cert", hr_certs_ready, x->certs, err)))
             return st;
     }
 
@@ -615,13 +601,14 @@ static hr_status start_all(run_ctx *x, hr_err *err)
                            .log = x->log};
     if ((st = hr_listener_start(&mo, &x->metrics_l, err)))
         return st;
-    hr_logf(&x->log, HR_LV_INFO, "msg=\"listening\" listener=metrics addr=%s "
-            "port=%u", x->o.metrics_addr, hr_listener_port(x->metrics_l));
+    hr_logf(&x->log, HR_LV_INFO,
+            "msg=\"listening\" listener=metrics addr=%s "
+            "port=%u",
+            x->o.metrics_addr, hr_listener_port(x->metrics_l));
 
     if (webhook) {
         hr_route wroutes[] = {
-            {"POST", HR_WEBHOOK_PATH, hr_wh_endpoint_handle, &x->wh,
-             HR_WEBHOOK_MAX_BODY},
+            {"POST", HR_WEBHOOK_PATH, hr_wh_endpoint_handle, &x->wh, HR_WEBHOOK_MAX_BODY},
             {"GET", "/healthz", route_healthz, x, 0},
             {"GET", "/readyz", route_readyz, x, 0},
         };
@@ -637,14 +624,14 @@ static hr_status start_all(run_ctx *x, hr_err *err)
             return st;
         hr_logf(&x->log, HR_LV_INFO,
                 "msg=\"listening\" listener=webhook addr=%s port=%u path=%s "
-                "cert_dir=%s", x->o.webhook_addr,
-                hr_listener_port(x->webhook_l), HR_WEBHOOK_PATH,
-                x->o.cert_dir);
+                "cert_dir=%s",
+                x->o.webhook_addr, hr_listener_port(x->webhook_l), HR_WEBHOOK_PATH, x->o.cert_dir);
     }
     /* A webhook-only replica (and the webhook's end-to-end test, which
      * must not write to other tests' pods) runs without the controller. */
     if (!x->o.controller) {
-        hr_logf(&x->log, HR_LV_INFO, "msg=\"controller off (--controller=false): "
+        hr_logf(&x->log, HR_LV_INFO,
+                "msg=\"controller off (--controller=false): "
                 "serving webhook, metrics and health only\"");
         return HR_OK;
     }

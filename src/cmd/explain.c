@@ -23,7 +23,8 @@
 
 static const char *cpu(int64_t milli, char *buf)
 {
-    if (milli == HR_NONE) return "none";
+    if (milli == HR_NONE)
+        return "none";
     if (milli < 0) {
         buf[0] = '-';
         hr_cpu_format_milli(-milli, buf + 1, HR_CPU_FMT_MAX - 1);
@@ -35,8 +36,10 @@ static const char *cpu(int64_t milli, char *buf)
 
 static int usage(const char *prog, const char *msg)
 {
-    if (msg) fprintf(stderr, "%s explain: %s\n", prog, msg);
-    fprintf(stderr, "usage: %s explain POD [-n NAMESPACE] [--kubeconfig FILE] [--context NAME]\n", prog);
+    if (msg)
+        fprintf(stderr, "%s explain: %s\n", prog, msg);
+    fprintf(stderr, "usage: %s explain POD [-n NAMESPACE] [--kubeconfig FILE] [--context NAME]\n",
+            prog);
     return HR_EXIT_USAGE;
 }
 
@@ -70,13 +73,15 @@ static int read_pod(hr_kclient *k, const char *ns, const char *name, char *node,
     yyjson_val *conds = yyjson_ptr_get(root, "/status/conditions");
     size_t i, max;
     yyjson_val *c;
-    yyjson_arr_foreach(conds, i, max, c) {
+    yyjson_arr_foreach(conds, i, max, c)
+    {
         const char *t = yyjson_get_str(yyjson_obj_get(c, "type"));
         if (t && strcmp(t, "PodResizePending") == 0) {
             char line[600];
             const char *r = yyjson_get_str(yyjson_obj_get(c, "reason"));
             const char *m = yyjson_get_str(yyjson_obj_get(c, "message"));
-            snprintf(line, sizeof line, "PodResizePending %s%s%s", r ? r : "", m ? ": " : "", m ? m : "");
+            snprintf(line, sizeof line, "PodResizePending %s%s%s", r ? r : "", m ? ": " : "",
+                     m ? m : "");
             *resize_cond = strdup(line);
         }
     }
@@ -96,18 +101,22 @@ static void print_explain(const hr_nodesnap *s, const hr_reconcile *r, size_t me
 
     printf("pod %s/%s on node %s: %s\n", p->ns, p->name, s->node.name,
            pp->reason == HR_MANAGED ? "managed" : hr_reason_str(pp->reason));
-    printf("\nnode %s%s\n", s->node.name, s->node_present ? "" : " (Node object not readable: increases are skipped)");
+    printf("\nnode %s%s\n", s->node.name,
+           s->node_present ? "" : " (Node object not readable: increases are skipped)");
     printf("  A  allocatable CPU                 %s\n", cpu(np->allocatable, a));
     printf("  R  booked by %u pods               %s\n", np->n_pods, cpu(np->booked, a));
     /* Who booked it: the largest requests first. */
     size_t order[16];
     size_t n_order = 0;
-    for (size_t k = 0; k < s->node.n && n_order < 16; k++) order[n_order++] = k;
+    for (size_t k = 0; k < s->node.n && n_order < 16; k++)
+        order[n_order++] = k;
     for (size_t k = 16; k < s->node.n; k++) {
         size_t low = 0;
         for (size_t j = 1; j < n_order; j++)
-            if (r->pods[order[j]].booked < r->pods[order[low]].booked) low = j;
-        if (r->pods[k].booked > r->pods[order[low]].booked) order[low] = k;
+            if (r->pods[order[j]].booked < r->pods[order[low]].booked)
+                low = j;
+        if (r->pods[k].booked > r->pods[order[low]].booked)
+            order[low] = k;
     }
     for (size_t x = 0; x < n_order; x++)
         for (size_t y = x + 1; y < n_order; y++)
@@ -118,17 +127,21 @@ static void print_explain(const hr_nodesnap *s, const hr_reconcile *r, size_t me
             }
     for (size_t x = 0; x < n_order; x++) {
         size_t k = order[x];
-        if (r->pods[k].booked == 0) continue;
+        if (r->pods[k].booked == 0)
+            continue;
         printf("       %-44s %8s  %s\n", s->node.pods[k].name, cpu(r->pods[k].booked, a),
                r->pods[k].reason == HR_MANAGED ? "managed" : hr_reason_str(r->pods[k].reason));
     }
-    if (s->node.n > n_order) printf("       … and %zu more pods\n", s->node.n - n_order);
+    if (s->node.n > n_order)
+        printf("       … and %zu more pods\n", s->node.n - n_order);
     printf("  S  slack = A − R                   %s\n", cpu(np->slack, a));
     printf("  M  managed requests over N = %u     %s\n", np->n_managed, cpu(np->managed, a));
-    printf("  F  factor = 1 + S/M                %" PRId64 ".%02" PRId64 "\n", f / 1000, (f % 1000 + 5) / 10);
+    printf("  F  factor = 1 + S/M                %" PRId64 ".%02" PRId64 "\n", f / 1000,
+           (f % 1000 + 5) / 10);
 
     if (pp->reason != HR_MANAGED) {
-        printf("\nthis pod is not managed (%s): its limit is left as it is; its requests still book the node\n",
+        printf("\nthis pod is not managed (%s): its limit is left as it is; its requests still "
+               "book the node\n",
                hr_reason_str(pp->reason));
         return;
     }
@@ -141,8 +154,8 @@ static void print_explain(const hr_nodesnap *s, const hr_reconcile *r, size_t me
         int64_t fl = hr_min64(cfg->min_burst_floor, share);
         burst = hr_max64(prop, fl);
         printf("  proportional S·r/M                %s\n", cpu(prop, a));
-        printf("  floor min(minBurstFloor %s, S/N %s) = %s\n", cpu(cfg->min_burst_floor, b), cpu(share, c),
-               cpu(fl, d));
+        printf("  floor min(minBurstFloor %s, S/N %s) = %s\n", cpu(cfg->min_burst_floor, b),
+               cpu(share, c), cpu(fl, d));
         printf("  burst = max of the two            %s\n", cpu(burst, a));
     } else {
         printf("  no slack to share (S ≤ 0 or M = 0): burst 0, limit = request\n");
@@ -159,12 +172,14 @@ static void print_explain(const hr_nodesnap *s, const hr_reconcile *r, size_t me
     for (uint32_t i = 0; i < p->pod.n_ctr; i++) {
         int64_t l = r->limits[pp->ctr_off + i];
         const hr_container *ct = &p->pod.ctr[i];
-        printf("    container %-24s request %-8s limit %-8s → %s\n", p->ctr_names[i], cpu(ct->cpu_req, a),
-               cpu(ct->cpu_lim, b), l == HR_NONE ? "(left alone)" : cpu(l, c));
+        printf("    container %-24s request %-8s limit %-8s → %s\n", p->ctr_names[i],
+               cpu(ct->cpu_req, a), cpu(ct->cpu_lim, b), l == HR_NONE ? "(left alone)" : cpu(l, c));
     }
-    printf("\ncurrent limit %s → target %s: ", pp->current ? cpu(pp->current, a) : "none", cpu(pp->target, b));
+    printf("\ncurrent limit %s → target %s: ", pp->current ? cpu(pp->current, a) : "none",
+           cpu(pp->target, b));
     if (!pp->write)
-        printf("no write (inside the deadband: +%d%% / −%d%%)\n", cfg->grow_percent, cfg->shrink_percent);
+        printf("no write (inside the deadband: +%d%% / −%d%%)\n", cfg->grow_percent,
+               cfg->shrink_percent);
     else if (cfg->dry_run)
         printf("would be written, but kube-headroom runs in dry-run%s\n",
                s->cfg_invalid ? "" : " (no HeadroomConfig, or spec.dryRun: true)");
@@ -172,9 +187,11 @@ static void print_explain(const hr_nodesnap *s, const hr_reconcile *r, size_t me
         printf("increase skipped by the %s gate\n", hr_gate_str(pp->gate));
     else
         printf("due to be written\n");
-    if (s->cfg_invalid) printf("HeadroomConfig refused: %s\n", s->cfg_invalid);
+    if (s->cfg_invalid)
+        printf("HeadroomConfig refused: %s\n", s->cfg_invalid);
     printf("last status annotation: %s\n", status_ann ? status_ann : "none");
-    if (resize_cond) printf("kubelet: %s\n", resize_cond);
+    if (resize_cond)
+        printf("kubelet: %s\n", resize_cond);
 }
 
 int hr_cmd_explain(const char *prog, int argc, char **argv)
@@ -183,13 +200,16 @@ int hr_cmd_explain(const char *prog, int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i];
         if (!strcmp(arg, "-n") || !strcmp(arg, "--namespace")) {
-            if (++i >= argc) return usage(prog, "-n needs a namespace");
+            if (++i >= argc)
+                return usage(prog, "-n needs a namespace");
             ns = argv[i];
         } else if (!strcmp(arg, "--kubeconfig")) {
-            if (++i >= argc) return usage(prog, "--kubeconfig needs a file");
+            if (++i >= argc)
+                return usage(prog, "--kubeconfig needs a file");
             kubeconfig = argv[i];
         } else if (!strcmp(arg, "--context")) {
-            if (++i >= argc) return usage(prog, "--context needs a name");
+            if (++i >= argc)
+                return usage(prog, "--context needs a name");
             context = argv[i];
         } else if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
             usage(prog, NULL);
@@ -202,7 +222,8 @@ int hr_cmd_explain(const char *prog, int argc, char **argv)
             return usage(prog, "one pod at a time");
         }
     }
-    if (pod == NULL) return usage(prog, "which pod?");
+    if (pod == NULL)
+        return usage(prog, "which pod?");
 
     hr_err err;
     hr_kclient *k = NULL;
@@ -220,7 +241,8 @@ int hr_cmd_explain(const char *prog, int argc, char **argv)
         printf("pod %s/%s is not bound to a node yet: nothing to compute\n", ns, pod);
         goto out;
     }
-    if (rc != HR_EXIT_OK) goto out;
+    if (rc != HR_EXIT_OK)
+        goto out;
     if (hr_cache_new(&c, &err) != HR_OK || hr_live_load(k, c, node, &err) != HR_OK) {
         fprintf(stderr, "explain: %s\n", err.msg);
         rc = HR_EXIT_INPUT;
@@ -237,9 +259,11 @@ int hr_cmd_explain(const char *prog, int argc, char **argv)
     }
     size_t me = s.node.n;
     for (size_t i = 0; i < s.node.n; i++)
-        if (!strcmp(s.node.pods[i].ns, ns) && !strcmp(s.node.pods[i].name, pod)) me = i;
+        if (!strcmp(s.node.pods[i].ns, ns) && !strcmp(s.node.pods[i].name, pod))
+            me = i;
     if (me == s.node.n) {
-        fprintf(stderr, "explain: pod %s/%s left node %s while reading it; try again\n", ns, pod, node);
+        fprintf(stderr, "explain: pod %s/%s left node %s while reading it; try again\n", ns, pod,
+                node);
         rc = HR_EXIT_INPUT;
         goto out;
     }

@@ -13,8 +13,7 @@
 #define PAGE_LIMIT 500
 #define MAX_PAGE_BYTES (512u << 20)
 
-hr_status hr_live_client(const char *kubeconfig, const char *context, hr_kclient **out,
-                         hr_err *err)
+hr_status hr_live_client(const char *kubeconfig, const char *context, hr_kclient **out, hr_err *err)
 {
     hr_kclient_opts o = {0};
     o.kubeconfig = kubeconfig;
@@ -62,9 +61,11 @@ static hr_status each_item(hr_kclient *k, const char *path, const char *query, b
         yyjson_val *items = yyjson_obj_get(root, "items");
         size_t i, max;
         yyjson_val *it;
-        yyjson_arr_foreach(items, i, max, it) {
+        yyjson_arr_foreach(items, i, max, it)
+        {
             st = fn(ud, it, err);
-            if (st != HR_OK) break;
+            if (st != HR_OK)
+                break;
         }
         const char *c = yyjson_get_str(yyjson_ptr_get(root, "/metadata/continue"));
         if (c != NULL && strlen(c) < sizeof cont) {
@@ -98,7 +99,8 @@ static size_t plan_lists(const char *node, kind_list *l)
         e->optional = kinds[i] == HR_CK_CONFIG;
         const char *q = hr_ckind_query(kinds[i]);
         e->query[0] = '\0';
-        if (q != NULL) snprintf(e->query, sizeof e->query, "%s", q);
+        if (q != NULL)
+            snprintf(e->query, sizeof e->query, "%s", q);
         if (node != NULL && kinds[i] == HR_CK_POD)
             snprintf(e->query, sizeof e->query, "fieldSelector=spec.nodeName%%3D%s", node);
         if (node != NULL && kinds[i] == HR_CK_NODE)
@@ -131,10 +133,11 @@ hr_status hr_live_load_kind(hr_kclient *k, hr_cache *c, hr_ckind kind, hr_err *e
 {
     hr_csink *s = NULL;
     hr_status st = hr_csink_new(c, kind, &s, err);
-    if (st != HR_OK) return st;
+    if (st != HR_OK)
+        return st;
     hr_wsink ws = hr_csink_wsink(s);
-    st = each_item(k, hr_ckind_path(kind), hr_ckind_query(kind), kind == HR_CK_CONFIG, to_sink,
-                   &ws, err);
+    st = each_item(k, hr_ckind_path(kind), hr_ckind_query(kind), kind == HR_CK_CONFIG, to_sink, &ws,
+                   err);
     hr_csink_free(s);
     return st;
 }
@@ -146,11 +149,14 @@ hr_status hr_live_load(hr_kclient *k, hr_cache *c, const char *node, hr_err *err
     for (size_t i = 0; i < n; i++) {
         hr_csink *s = NULL;
         hr_status st = hr_csink_new(c, l[i].kind, &s, err);
-        if (st != HR_OK) return st;
+        if (st != HR_OK)
+            return st;
         hr_wsink ws = hr_csink_wsink(s);
-        st = each_item(k, l[i].path, l[i].query[0] ? l[i].query : NULL, l[i].optional, to_sink, &ws, err);
+        st = each_item(k, l[i].path, l[i].query[0] ? l[i].query : NULL, l[i].optional, to_sink, &ws,
+                       err);
         hr_csink_free(s);
-        if (st != HR_OK) return st;
+        if (st != HR_OK)
+            return st;
     }
     return HR_OK;
 }
@@ -166,18 +172,22 @@ static hr_status to_list(void *ud, yyjson_val *item, hr_err *err)
 {
     dump_ctx *d = ud;
     yyjson_mut_doc *m = yyjson_mut_doc_new(NULL);
-    if (m == NULL) return hr_err_set(err, HR_E_NOMEM, "out of memory");
+    if (m == NULL)
+        return hr_err_set(err, HR_E_NOMEM, "out of memory");
     yyjson_mut_val *v = yyjson_val_mut_copy(m, item);
     if (v != NULL && yyjson_is_obj(item)) {
-        if (yyjson_obj_get(item, "kind") == NULL) yyjson_mut_obj_add_str(m, v, "kind", d->kind);
+        if (yyjson_obj_get(item, "kind") == NULL)
+            yyjson_mut_obj_add_str(m, v, "kind", d->kind);
         if (yyjson_obj_get(item, "apiVersion") == NULL)
             yyjson_mut_obj_add_str(m, v, "apiVersion", d->api_version);
     }
     size_t len = 0;
     char *js = v ? yyjson_mut_val_write(v, 0, &len) : NULL;
     yyjson_mut_doc_free(m);
-    if (js == NULL) return hr_err_set(err, HR_E_NOMEM, "out of memory");
-    if (!d->first) hr_buf_putc(d->out, ',');
+    if (js == NULL)
+        return hr_err_set(err, HR_E_NOMEM, "out of memory");
+    if (!d->first)
+        hr_buf_putc(d->out, ',');
     d->first = false;
     hr_buf_append(d->out, js, len);
     free(js);
@@ -197,7 +207,8 @@ hr_status hr_live_dump(hr_kclient *k, const char *node, hr_buf *out, hr_err *err
         d.api_version = versions[i];
         hr_status st = each_item(k, l[i].path, l[i].query[0] ? l[i].query : NULL, l[i].optional,
                                  to_list, &d, err);
-        if (st != HR_OK) return st;
+        if (st != HR_OK)
+            return st;
     }
     hr_buf_puts(out, "]}");
     return hr_buf_failed(out) ? hr_err_set(err, HR_E_NOMEM, "out of memory") : HR_OK;

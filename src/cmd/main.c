@@ -56,9 +56,7 @@ int main(int argc, char **argv)
     char self[256];
     snprintf(self, sizeof self, "%s", argc > 0 && argv[0] ? argv[0] : "");
     const char *base = basename(self);
-    const char *prog = strcmp(base, "kubectl-headroom") == 0
-                           ? "kubectl headroom"
-                           : "headroom";
+    const char *prog = strcmp(base, "kubectl-headroom") == 0 ? "kubectl headroom" : "headroom";
     if (argc < 2) {
         usage(stderr, prog);
         return HR_EXIT_USAGE;
@@ -69,8 +67,8 @@ int main(int argc, char **argv)
         return HR_EXIT_OK;
     }
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
-        printf("headroom %s\ncommit %s\nbuild %s\n", HR_VERSION_STRING,
-               HR_GIT_COMMIT, HR_BUILD_FLAGS);
+        printf("headroom %s\ncommit %s\nbuild %s\n", HR_VERSION_STRING, HR_GIT_COMMIT,
+               HR_BUILD_FLAGS);
         return HR_EXIT_OK;
     }
     if (!strcmp(cmd, "plan"))
@@ -83,7 +81,6 @@ int main(int argc, char **argv)
         return hr_cmd_explain(prog, argc - 2, argv + 2);
     if (!strcmp(cmd, "preflight"))
         return hr_cmd_preflight(prog, argc - 2, argv + 2);
-    fprintf(stderr, "%s: unknown command \"%s\" (try \"%s help\")\n", prog,
-            cmd, prog);
+    fprintf(stderr, "%s: unknown command \"%s\" (try \"%s help\")\n", prog, cmd, prog);
     return HR_EXIT_USAGE;
 }

@@ -24,26 +24,25 @@
 typedef struct plan_args {
     const char *file;
     const char *kubeconfig, *context; /* live cluster, when no -f */
-    const char *output; /* "table" or "json" */
-    const char *node;   /* for `node` */
-    char **sets;        /* raw --set-request values */
+    const char *output;               /* "table" or "json" */
+    const char *node;                 /* for `node` */
+    char **sets;                      /* raw --set-request values */
     int n_sets;
 } plan_args;
 
-static int usage_error(const char *prog, const char *cmd, const char *msg,
-                       const char *arg)
+static int usage_error(const char *prog, const char *cmd, const char *msg, const char *arg)
 {
-    fprintf(stderr, "%s %s: %s%s%s\n", prog, cmd, msg, arg ? " " : "",
-            arg ? arg : "");
-    fprintf(stderr, "usage: %s %s%s [-f FILE|- | --kubeconfig F --context C] [-o table|json] "
-            "[--set-request NS/POD=CPU]...\n", prog, cmd,
-            strcmp(cmd, "node") == 0 ? " NODE" : "");
+    fprintf(stderr, "%s %s: %s%s%s\n", prog, cmd, msg, arg ? " " : "", arg ? arg : "");
+    fprintf(stderr,
+            "usage: %s %s%s [-f FILE|- | --kubeconfig F --context C] [-o table|json] "
+            "[--set-request NS/POD=CPU]...\n",
+            prog, cmd, strcmp(cmd, "node") == 0 ? " NODE" : "");
     return HR_EXIT_USAGE;
 }
 
 /* The value of an option given as "-f X", "--file X" or "--file=X". */
-static int opt_value(int argc, char **argv, int *i, const char *shortname,
-                     const char *longname, const char **val)
+static int opt_value(int argc, char **argv, int *i, const char *shortname, const char *longname,
+                     const char **val)
 {
     const char *a = argv[*i];
     size_t ll = strlen(longname);
@@ -60,8 +59,7 @@ static int opt_value(int argc, char **argv, int *i, const char *shortname,
     return 0;
 }
 
-static int parse_args(const char *prog, const char *cmd, int argc,
-                      char **argv, plan_args *pa)
+static int parse_args(const char *prog, const char *cmd, int argc, char **argv, plan_args *pa)
 {
     memset(pa, 0, sizeof *pa);
     pa->output = "table";
@@ -90,18 +88,16 @@ static int parse_args(const char *prog, const char *cmd, int argc,
             if (r < 0)
                 return usage_error(prog, cmd, "missing value for", argv[i]);
             if (strcmp(v, "table") != 0 && strcmp(v, "json") != 0)
-                return usage_error(prog, cmd,
-                                   "-o takes table or json, not", v);
+                return usage_error(prog, cmd, "-o takes table or json, not", v);
             pa->output = v;
-        } else if ((r = opt_value(argc, argv, &i, "--set-request",
-                                  "--set-request", &v))) {
+        } else if ((r = opt_value(argc, argv, &i, "--set-request", "--set-request", &v))) {
             if (r < 0)
                 return usage_error(prog, cmd, "missing value for", argv[i]);
             pa->sets[pa->n_sets++] = (char *)v;
         } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             printf("usage: %s %s%s [-f FILE|- | --kubeconfig F --context C] [-o table|json] "
-                   "[--set-request NS/POD=CPU]...\n", prog, cmd,
-                   strcmp(cmd, "node") == 0 ? " NODE" : "");
+                   "[--set-request NS/POD=CPU]...\n",
+                   prog, cmd, strcmp(cmd, "node") == 0 ? " NODE" : "");
             return -1;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return usage_error(prog, cmd, "unknown option", argv[i]);
@@ -135,8 +131,8 @@ static hr_status read_live(const plan_args *pa, hr_snapshot *snap, hr_err *err)
     if (!st && hr_buf_failed(&list))
         st = hr_err_set(err, HR_E_NOMEM, "out of memory");
     if (!st)
-        st = hr_snapshot_parse(snap, list.data, list.len - YYJSON_PADDING_SIZE,
-                               NULL, hr_kclient_server(k), err);
+        st = hr_snapshot_parse(snap, list.data, list.len - YYJSON_PADDING_SIZE, NULL,
+                               hr_kclient_server(k), err);
     hr_buf_free(&list);
     hr_kclient_free(k);
     return st;
@@ -157,10 +153,8 @@ static int run(const char *prog, const char *cmd, int argc, char **argv)
     hr_arena_init(&arena, 0);
     hr_buf out;
     hr_buf_init(&out, 0);
-    hr_set_request *sets = hr_arena_calloc(&arena, (size_t)pa.n_sets + 1,
-                                           sizeof *sets);
-    hr_status st = sets ? HR_OK
-                        : hr_err_set(&err, HR_E_NOMEM, "out of memory");
+    hr_set_request *sets = hr_arena_calloc(&arena, (size_t)pa.n_sets + 1, sizeof *sets);
+    hr_status st = sets ? HR_OK : hr_err_set(&err, HR_E_NOMEM, "out of memory");
     for (int i = 0; !st && i < pa.n_sets; i++)
         st = hr_set_request_parse(pa.sets[i], &arena, &sets[i], &err);
     if (st) { /* a malformed --set-request is a usage error */
@@ -177,12 +171,10 @@ static int run(const char *prog, const char *cmd, int argc, char **argv)
     }
     hr_plan plan;
     if (!st)
-        st = hr_plan_build(&snap, sets, (size_t)pa.n_sets, &arena, &plan,
-                           &err);
+        st = hr_plan_build(&snap, sets, (size_t)pa.n_sets, &arena, &plan, &err);
     if (!st)
-        st = strcmp(pa.output, "json") == 0
-                 ? hr_render_json(&plan, pa.node, &out, &err)
-                 : hr_render_table(&plan, pa.node, &out, &err);
+        st = strcmp(pa.output, "json") == 0 ? hr_render_json(&plan, pa.node, &out, &err)
+                                            : hr_render_table(&plan, pa.node, &out, &err);
     if (!st && fwrite(hr_buf_str(&out), 1, out.len, stdout) != out.len)
         st = hr_err_set(&err, HR_E_IO, "writing the output failed");
     if (!st && fflush(stdout) != 0)

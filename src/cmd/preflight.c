@@ -39,8 +39,10 @@ static void line(pf *p, verdict v, const char *fmt, ...) __attribute__((format(p
 static void line(pf *p, verdict v, const char *fmt, ...)
 {
     static const char *const tag[] = {"PASS", "WARN", "FAIL"};
-    if (v == V_FAIL) p->fails++;
-    if (v == V_WARN) p->warns++;
+    if (v == V_FAIL)
+        p->fails++;
+    if (v == V_WARN)
+        p->warns++;
     printf("%s  ", tag[v]);
     va_list ap;
     va_start(ap, fmt);
@@ -57,13 +59,15 @@ typedef struct names {
 
 static void names_add(names *l, const char *s)
 {
-    if (l->n < MAX_LISTED) hr_buf_printf(&l->b, "%s%s", l->n ? ", " : "", s);
+    if (l->n < MAX_LISTED)
+        hr_buf_printf(&l->b, "%s%s", l->n ? ", " : "", s);
     l->n++;
 }
 
 static const char *names_str(names *l)
 {
-    if (l->n > MAX_LISTED) hr_buf_printf(&l->b, " and %zu more", l->n - MAX_LISTED);
+    if (l->n > MAX_LISTED)
+        hr_buf_printf(&l->b, " and %zu more", l->n - MAX_LISTED);
     return hr_buf_str(&l->b);
 }
 
@@ -75,8 +79,7 @@ static yyjson_doc *get_doc(pf *p, const char *path, hr_err *err)
     hr_buf b;
     hr_buf_init(&b, 16 << 20);
     yyjson_doc *d = NULL;
-    if (hr_live_get(p->k, path, &b, err) == HR_OK &&
-        !(d = yyjson_read(hr_buf_str(&b), b.len, 0)))
+    if (hr_live_get(p->k, path, &b, err) == HR_OK && !(d = yyjson_read(hr_buf_str(&b), b.len, 0)))
         HR_IGNORE(hr_err_set(err, HR_E_INPUT, "GET %s: not JSON", path)); /* NULL says it */
     hr_buf_free(&b);
     return d;
@@ -102,8 +105,9 @@ static void check_version(pf *p)
         line(p, V_PASS, "server version %s (1.%d or later resizes running pods in place)", git,
              MIN_MINOR);
     else
-        line(p, V_FAIL, "server version %s: in-place resize through pods/resize needs 1.%d or later",
-             git, MIN_MINOR);
+        line(p, V_FAIL,
+             "server version %s: in-place resize through pods/resize needs 1.%d or later", git,
+             MIN_MINOR);
     yyjson_doc_free(d);
 }
 
@@ -119,12 +123,15 @@ static void check_resize(pf *p)
     bool found = false, patch = false;
     size_t i, max;
     yyjson_val *e;
-    yyjson_arr_foreach(res, i, max, e) {
-        if (!yyjson_equals_str(yyjson_obj_get(e, "name"), "pods/resize")) continue;
+    yyjson_arr_foreach(res, i, max, e)
+    {
+        if (!yyjson_equals_str(yyjson_obj_get(e, "name"), "pods/resize"))
+            continue;
         found = true;
         size_t j, vmax;
         yyjson_val *v;
-        yyjson_arr_foreach(yyjson_obj_get(e, "verbs"), j, vmax, v) patch |= yyjson_equals_str(v, "patch");
+        yyjson_arr_foreach(yyjson_obj_get(e, "verbs"), j, vmax, v) patch |=
+            yyjson_equals_str(v, "patch");
     }
     if (found && patch)
         line(p, V_PASS, "the pods/resize subresource is served and takes patch");
@@ -162,8 +169,9 @@ static int allowed(pf *p, const need *n, hr_err *err)
     hr_buf body, resp;
     hr_buf_init(&body, 0);
     hr_buf_init(&resp, 1 << 20);
-    hr_buf_puts(&body, "{\"apiVersion\":\"authorization.k8s.io/v1\",\"kind\":\"SelfSubjectAccessReview\","
-                       "\"spec\":{\"resourceAttributes\":{\"group\":");
+    hr_buf_puts(&body,
+                "{\"apiVersion\":\"authorization.k8s.io/v1\",\"kind\":\"SelfSubjectAccessReview\","
+                "\"spec\":{\"resourceAttributes\":{\"group\":");
     hr_buf_json_str(&body, n->group);
     hr_buf_puts(&body, ",\"resource\":");
     hr_buf_json_str(&body, n->resource);
@@ -203,7 +211,8 @@ static void check_rbac(pf *p)
         const need *n = &NEEDS[i];
         int a = allowed(p, n, &err);
         if (a < 0) {
-            line(p, V_FAIL, "RBAC: cannot ask the API server (SelfSubjectAccessReview): %s", err.msg);
+            line(p, V_FAIL, "RBAC: cannot ask the API server (SelfSubjectAccessReview): %s",
+                 err.msg);
             hr_buf_free(&missing.b);
             return;
         }
@@ -242,7 +251,8 @@ static void check_namespaces(pf *p)
     uint32_t it = 0;
     hr_cns_view v;
     while (hr_cache_ns_next(p->c, &it, &v)) {
-        if (!ns_managed(p, v.name)) continue;
+        if (!ns_managed(p, v.name))
+            continue;
         names_add(&managed, v.name);
         hr_limit_bounds b = hr_cache_ns_bounds(p->c, v.name);
         if (b.ctr_max != HR_NONE || b.pod_max != HR_NONE || b.ctr_ratio_milli != HR_NONE)
@@ -252,20 +262,23 @@ static void check_namespaces(pf *p)
     size_t nq;
     hr_err err;
     hr_status qst = hr_cache_managed_quota_ns(p->c, p->own_ns, &qns, &nq, &err);
-    for (size_t i = 0; qst == HR_OK && i < nq; i++) names_add(&quota, qns[i]);
+    for (size_t i = 0; qst == HR_OK && i < nq; i++)
+        names_add(&quota, qns[i]);
     free(qns);
     hr_cache_unlock(p->c);
 
     if (managed.n == 0)
-        line(p, V_WARN, "no namespace is managed yet (label one %s=%s)", HR_LABEL_MODE, HR_MODE_MANAGED);
+        line(p, V_WARN, "no namespace is managed yet (label one %s=%s)", HR_LABEL_MODE,
+             HR_MODE_MANAGED);
     else
         line(p, V_PASS, "%zu managed namespace%s: %s", managed.n, managed.n == 1 ? "" : "s",
              names_str(&managed));
     if (qst != HR_OK)
         line(p, V_FAIL, "ResourceQuotas: %s", err.msg);
     else if (quota.n)
-        line(p, V_FAIL, "a ResourceQuota bounds limits.cpu in managed namespace%s %s: raises past it "
-                        "are refused (403); drop limits.cpu from the quota or leave the namespace out",
+        line(p, V_FAIL,
+             "a ResourceQuota bounds limits.cpu in managed namespace%s %s: raises past it "
+             "are refused (403); drop limits.cpu from the quota or leave the namespace out",
              quota.n == 1 ? "" : "s", names_str(&quota));
     else
         line(p, V_PASS, "no managed namespace has a ResourceQuota on limits.cpu");
@@ -288,9 +301,11 @@ static void check_nodes(pf *p)
     uint32_t it = 0;
     hr_cnode_view v;
     while (hr_cache_node_next(p->c, &it, &v)) {
-        if (!v.present) continue;
+        if (!v.present)
+            continue;
         n++;
-        if (v.windows) names_add(&win, v.name);
+        if (v.windows)
+            names_add(&win, v.name);
     }
     hr_cache_unlock(p->c);
     if (win.n)
@@ -313,17 +328,21 @@ static hr_status pod_reports(void *ud, yyjson_val *pod, hr_err *err)
 {
     no_res *r = ud;
     yyjson_val *st = yyjson_obj_get(pod, "status");
-    if (!yyjson_equals_str(yyjson_obj_get(st, "phase"), "Running")) return HR_OK;
+    if (!yyjson_equals_str(yyjson_obj_get(st, "phase"), "Running"))
+        return HR_OK;
     r->running++;
     size_t i, max;
     yyjson_val *cs;
     bool all = true;
-    yyjson_arr_foreach(yyjson_obj_get(st, "containerStatuses"), i, max, cs)
-        all &= yyjson_is_obj(yyjson_obj_get(cs, "resources"));
-    if (all) return HR_OK;
+    yyjson_arr_foreach(yyjson_obj_get(st, "containerStatuses"), i, max, cs) all &=
+        yyjson_is_obj(yyjson_obj_get(cs, "resources"));
+    if (all)
+        return HR_OK;
     const char *node = yyjson_get_str(yyjson_ptr_get(pod, "/spec/nodeName"));
-    if (!node) return HR_OK;
-    if (hr_strmap_get(&r->seen, node)) return HR_OK;
+    if (!node)
+        return HR_OK;
+    if (hr_strmap_get(&r->seen, node))
+        return HR_OK;
     if (!hr_strmap_put(&r->seen, node, 1))
         return hr_err_set(err, HR_E_NOMEM, "preflight: out of memory");
     names_add(&r->nodes, node);
@@ -341,8 +360,10 @@ static void check_kubelets(pf *p)
                      pod_reports, &r, &err) != HR_OK)
         line(p, V_FAIL, "kubelets: cannot list pods: %s", err.msg);
     else if (r.nodes.n)
-        line(p, V_WARN, "kubelets on %s do not report container resources: pods there cannot be "
-                        "resized", names_str(&r.nodes));
+        line(p, V_WARN,
+             "kubelets on %s do not report container resources: pods there cannot be "
+             "resized",
+             names_str(&r.nodes));
     else
         line(p, V_PASS, "every kubelet reports container resources (%zu running pods)", r.running);
     hr_buf_free(&r.nodes.b);
@@ -358,22 +379,29 @@ static hr_status vpa_item(void *ud, yyjson_val *vpa, hr_err *err)
     pf *p = ((void **)ud)[1];
     const char *ns = yyjson_get_str(yyjson_ptr_get(vpa, "/metadata/namespace"));
     const char *name = yyjson_get_str(yyjson_ptr_get(vpa, "/metadata/name"));
-    if (!ns || !name) return HR_OK;
+    if (!ns || !name)
+        return HR_OK;
     const char *mode = yyjson_get_str(yyjson_ptr_get(vpa, "/spec/updatePolicy/updateMode"));
-    if (mode && strcmp(mode, "Off") == 0) return HR_OK;
+    if (mode && strcmp(mode, "Off") == 0)
+        return HR_OK;
     /* controlledValues defaults to RequestsAndLimits. */
     bool limits = false;
     size_t i, max;
     yyjson_val *cp;
     yyjson_val *pols = yyjson_ptr_get(vpa, "/spec/resourcePolicy/containerPolicies");
-    if (yyjson_arr_size(pols) == 0) limits = true;
-    yyjson_arr_foreach(pols, i, max, cp) {
+    if (yyjson_arr_size(pols) == 0)
+        limits = true;
+    yyjson_arr_foreach(pols, i, max, cp)
+    {
         const char *cv = yyjson_get_str(yyjson_obj_get(cp, "controlledValues"));
         const char *m = yyjson_get_str(yyjson_obj_get(cp, "mode"));
-        if (m && strcmp(m, "Off") == 0) continue;
-        if (!cv || strcmp(cv, "RequestsAndLimits") == 0) limits = true;
+        if (m && strcmp(m, "Off") == 0)
+            continue;
+        if (!cv || strcmp(cv, "RequestsAndLimits") == 0)
+            limits = true;
     }
-    if (!limits) return HR_OK;
+    if (!limits)
+        return HR_OK;
     hr_cache_lock(p->c);
     bool managed = ns_managed(p, ns);
     hr_cache_unlock(p->c);
@@ -400,8 +428,9 @@ static void check_vpa(pf *p)
                           vpa_item, ud, &err) != HR_OK)
         line(p, V_FAIL, "VerticalPodAutoscalers: cannot list them: %s", err.msg);
     else if (l.n)
-        line(p, V_FAIL, "VerticalPodAutoscalers set limits in managed namespaces (%s): two writers "
-                        "of one field; use controlledValues: RequestsOnly or opt those pods out",
+        line(p, V_FAIL,
+             "VerticalPodAutoscalers set limits in managed namespaces (%s): two writers "
+             "of one field; use controlledValues: RequestsOnly or opt those pods out",
              names_str(&l));
     else
         line(p, V_PASS, "no VerticalPodAutoscaler sets CPU limits in a managed namespace");
@@ -412,10 +441,12 @@ static void check_vpa(pf *p)
 
 static int usage(const char *prog, const char *why)
 {
-    if (why) fprintf(stderr, "%s preflight: %s\n", prog, why);
-    fprintf(stderr, "usage: %s preflight [--namespace NS] [--kubeconfig FILE] [--context NAME]\n"
-                    "  --namespace NS   where the controller will run (its Lease; never managed),\n"
-                    "                   default kube-headroom\n",
+    if (why)
+        fprintf(stderr, "%s preflight: %s\n", prog, why);
+    fprintf(stderr,
+            "usage: %s preflight [--namespace NS] [--kubeconfig FILE] [--context NAME]\n"
+            "  --namespace NS   where the controller will run (its Lease; never managed),\n"
+            "                   default kube-headroom\n",
             prog);
     return HR_EXIT_USAGE;
 }
@@ -425,13 +456,16 @@ int hr_cmd_preflight(const char *prog, int argc, char **argv)
     const char *kubeconfig = NULL, *context = NULL, *own_ns = "kube-headroom";
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        const char **dst = !strcmp(a, "--kubeconfig") ? &kubeconfig
-                           : !strcmp(a, "--context")  ? &context
+        const char **dst = !strcmp(a, "--kubeconfig")                      ? &kubeconfig
+                           : !strcmp(a, "--context")                       ? &context
                            : !strcmp(a, "--namespace") || !strcmp(a, "-n") ? &own_ns
                                                                            : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) return usage(prog, NULL), HR_EXIT_OK;
-        if (!dst) return usage(prog, "unknown argument");
-        if (++i >= argc) return usage(prog, "a flag needs a value");
+        if (!strcmp(a, "-h") || !strcmp(a, "--help"))
+            return usage(prog, NULL), HR_EXIT_OK;
+        if (!dst)
+            return usage(prog, "unknown argument");
+        if (++i >= argc)
+            return usage(prog, "a flag needs a value");
         *dst = argv[i];
     }
     hr_err err;

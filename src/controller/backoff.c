@@ -27,7 +27,8 @@ struct hr_backoff {
 hr_status hr_backoff_new(hr_backoff **out, hr_err *err)
 {
     hr_backoff *b = calloc(1, sizeof *b);
-    if (b == NULL) return hr_err_set(err, HR_E_NOMEM, "backoff table: out of memory");
+    if (b == NULL)
+        return hr_err_set(err, HR_E_NOMEM, "backoff table: out of memory");
     if (pthread_mutex_init(&b->mu, NULL) != 0) {
         free(b);
         return hr_err_set(err, HR_E_NOMEM, "backoff table: cannot create a lock");
@@ -38,8 +39,10 @@ hr_status hr_backoff_new(hr_backoff **out, hr_err *err)
 
 void hr_backoff_free(hr_backoff *b)
 {
-    if (b == NULL) return;
-    for (size_t i = 0; i < b->n; i++) free(b->e[i].key);
+    if (b == NULL)
+        return;
+    for (size_t i = 0; i < b->n; i++)
+        free(b->e[i].key);
     free(b->e);
     pthread_mutex_destroy(&b->mu);
     free(b);
@@ -96,7 +99,8 @@ bool hr_backoff_active(hr_backoff *b, const char *ns, const char *name, int64_t 
     pthread_mutex_lock(&b->mu);
     entry *e = find(b, ns, name);
     bool on = e != NULL && e->until > now_ms;
-    if (on && reason != NULL) *reason = e->reason;
+    if (on && reason != NULL)
+        *reason = e->reason;
     pthread_mutex_unlock(&b->mu);
     return on;
 }
@@ -111,7 +115,8 @@ void hr_backoff_forget(hr_backoff *b, const char *ns, const char *name)
 {
     pthread_mutex_lock(&b->mu);
     entry *e = find(b, ns, name);
-    if (e != NULL) remove_at(b, (size_t)(e - b->e));
+    if (e != NULL)
+        remove_at(b, (size_t)(e - b->e));
     pthread_mutex_unlock(&b->mu);
 }
 
@@ -119,8 +124,10 @@ size_t hr_backoff_prune(hr_backoff *b, int64_t now_ms)
 {
     pthread_mutex_lock(&b->mu);
     for (size_t i = 0; i < b->n;) {
-        if (b->e[i].until <= now_ms) remove_at(b, i);
-        else i++;
+        if (b->e[i].until <= now_ms)
+            remove_at(b, i);
+        else
+            i++;
     }
     size_t n = b->n;
     pthread_mutex_unlock(&b->mu);

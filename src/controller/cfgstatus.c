@@ -59,7 +59,8 @@ static void ready_cond(const hr_cfgstatus_in *in, cond *c)
         hr_buf_puts(&c->msg, "CPU limits of managed containers are written through pods/resize");
     } else {
         c->reason = "DryRun";
-        hr_buf_printf(&c->msg, "dry run (%s): limits are computed and annotated on pods, not written",
+        hr_buf_printf(&c->msg,
+                      "dry run (%s): limits are computed and annotated on pods, not written",
                       in->dry_run_flag ? "--dry-run flag" : "spec.dryRun");
     }
 }
@@ -107,8 +108,7 @@ static void put_cond(hr_buf *b, const cond *c, const hr_cfgstatus_in *in)
     hr_buf_json_str(b, c->type);
     hr_buf_puts(b, ",\"status\":");
     hr_buf_json_str(b, c->status);
-    hr_buf_printf(b, ",\"observedGeneration\":%" PRId64 ",\"lastTransitionTime\":",
-                  in->generation);
+    hr_buf_printf(b, ",\"observedGeneration\":%" PRId64 ",\"lastTransitionTime\":", in->generation);
     hr_buf_json_str(b, when);
     hr_buf_puts(b, ",\"reason\":");
     hr_buf_json_str(b, c->reason);
@@ -127,11 +127,13 @@ hr_cfgstatus_diff hr_cfgstatus_build(const hr_cfgstatus_in *in, hr_buf *b)
 
     hr_buf_puts(b, "{\"apiVersion\":\"" HR_GROUP "/" HR_VERSION "\",\"kind\":\"HeadroomConfig\","
                    "\"metadata\":{\"name\":\"" HR_CONFIG_NAME "\"},\"status\":{");
-    hr_buf_printf(b, "\"observedGeneration\":%" PRId64 ",\"managedPods\":%" PRId64
-                     ",\"managedNodes\":%" PRId64 ",\"conditions\":[",
+    hr_buf_printf(b,
+                  "\"observedGeneration\":%" PRId64 ",\"managedPods\":%" PRId64
+                  ",\"managedNodes\":%" PRId64 ",\"conditions\":[",
                   in->generation, in->managed_pods, in->managed_nodes);
     for (size_t i = 0; i < 2; i++) {
-        if (i) hr_buf_putc(b, ',');
+        if (i)
+            hr_buf_putc(b, ',');
         put_cond(b, &cs[i], in);
     }
     hr_buf_puts(b, "]}}");
@@ -161,10 +163,11 @@ struct hr_cfgstatus {
     int64_t last_write_ms; /* 0: never */
     int64_t retry_at_ms;
     int fails;
-    int64_t synced_at_ms;  /* 0: caches not synced yet */
+    int64_t synced_at_ms; /* 0: caches not synced yet */
 };
 
-#define st_log(s, level, ...) hr_ctl_logf((s)->o.log, (s)->o.log_ud, "configstatus", (level), __VA_ARGS__)
+#define st_log(s, level, ...) \
+    hr_ctl_logf((s)->o.log, (s)->o.log_ud, "configstatus", (level), __VA_ARGS__)
 
 /* Under the cache lock: the body, how it differs from the object and, when
  * it does, its key (the same body with now = 0, for "already written").
@@ -226,7 +229,8 @@ static bool build_locked(hr_cfgstatus *s, hr_buf *body, hr_buf *key, hr_cfgstatu
 static void tick(hr_cfgstatus *s)
 {
     int64_t now = hr_mono_ms();
-    if (now < s->retry_at_ms) return;
+    if (now < s->retry_at_ms)
+        return;
     hr_buf body, key;
     hr_buf_init(&body, 0);
     hr_buf_init(&key, 0);
@@ -246,7 +250,8 @@ static void tick(hr_cfgstatus *s)
         hr_err err;
         hr_kresult res;
         hr_status st = hr_kclient_apply(
-            s->o.client, "/apis/" HR_GROUP "/" HR_VERSION "/headroomconfigs/" HR_CONFIG_NAME "/status",
+            s->o.client,
+            "/apis/" HR_GROUP "/" HR_VERSION "/headroomconfigs/" HR_CONFIG_NAME "/status",
             HR_FIELD_MANAGER, true, hr_buf_str(&body), body.len, NULL, &res, &err);
         if (st == HR_OK) {
             atomic_fetch_add(&s->o.metrics->writes[HR_WK_CONFIG_STATUS], 1);
@@ -259,12 +264,13 @@ static void tick(hr_cfgstatus *s)
                    ready_false ? "False" : "True", d == HR_CFGST_COUNTS ? "counts" : "conditions");
         } else {
             /* 404: the object went away between the cache and the write. */
-            long backoff = hr_kclient_backoff_ms(s->o.client, s->fails++, 1000, 60000,
-                                                 res.retry_after_ms);
+            long backoff =
+                hr_kclient_backoff_ms(s->o.client, s->fails++, 1000, 60000, res.retry_after_ms);
             s->retry_at_ms = now + backoff;
-            st_log(s, res.status == 404 ? HR_LV_INFO : HR_LV_ERROR,
-                   "msg=\"HeadroomConfig status not written\" status=%ld retryInMs=%ld error=\"%s\"",
-                   res.status, backoff, err.msg);
+            st_log(
+                s, res.status == 404 ? HR_LV_INFO : HR_LV_ERROR,
+                "msg=\"HeadroomConfig status not written\" status=%ld retryInMs=%ld error=\"%s\"",
+                res.status, backoff, err.msg);
         }
     }
     hr_buf_free(&body);
@@ -280,9 +286,12 @@ static void *cfgstatus_main(void *ud)
             struct timespec ts = {0, 100 * 1000000L};
             nanosleep(&ts, NULL);
         }
-        if (atomic_load(&s->stop)) break;
-        if (s->o.synced && !s->o.synced(s->o.synced_ud)) continue;
-        if (s->synced_at_ms == 0) s->synced_at_ms = hr_mono_ms();
+        if (atomic_load(&s->stop))
+            break;
+        if (s->o.synced && !s->o.synced(s->o.synced_ud))
+            continue;
+        if (s->synced_at_ms == 0)
+            s->synced_at_ms = hr_mono_ms();
         if (s->o.leading && !s->o.leading(s->o.leading_ud)) {
             /* A new term compares afresh against the object. */
             free(s->last_key);
@@ -298,7 +307,8 @@ hr_status hr_cfgstatus_start(const hr_cfgstatus_opts *o, hr_cfgstatus **out, hr_
 {
     *out = NULL;
     hr_cfgstatus *s = calloc(1, sizeof *s);
-    if (s == NULL) return hr_err_set(err, HR_E_NOMEM, "config status: out of memory");
+    if (s == NULL)
+        return hr_err_set(err, HR_E_NOMEM, "config status: out of memory");
     s->o = *o;
     atomic_init(&s->stop, false);
     if (pthread_create(&s->thread, NULL, cfgstatus_main, s) != 0) {
@@ -311,7 +321,8 @@ hr_status hr_cfgstatus_start(const hr_cfgstatus_opts *o, hr_cfgstatus **out, hr_
 
 void hr_cfgstatus_stop(hr_cfgstatus *s)
 {
-    if (s == NULL) return;
+    if (s == NULL)
+        return;
     atomic_store(&s->stop, true);
     pthread_join(s->thread, NULL);
     free(s->last_key);

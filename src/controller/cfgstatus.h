@@ -31,8 +31,8 @@
 #include "cache/cache.h"
 #include "controller/ctllog.h"
 #include "controller/ctlmetrics.h"
-#include "kube/transport/client.h"
 #include "kube/decode/decode.h"
+#include "kube/transport/client.h"
 #include "util/buf.h"
 
 #define HR_CFGSTATUS_COUNTS_EVERY_S 10
@@ -41,16 +41,16 @@
 #define HR_COND_QUOTA "LimitsCPUQuota"
 
 typedef struct hr_cfgstatus_in {
-    int64_t generation;       /* the object's metadata.generation */
-    int64_t gen_in_force;     /* generation of the config in force; -1: none */
-    const char *invalid;      /* why the spec is refused; NULL: it is in force */
-    bool dry_run;             /* as the controller runs: spec or flag */
-    bool dry_run_flag;        /* forced by --dry-run */
+    int64_t generation;   /* the object's metadata.generation */
+    int64_t gen_in_force; /* generation of the config in force; -1: none */
+    const char *invalid;  /* why the spec is refused; NULL: it is in force */
+    bool dry_run;         /* as the controller runs: spec or flag */
+    bool dry_run_flag;    /* forced by --dry-run */
     int64_t managed_pods, managed_nodes;
     const char *const *quota_ns; /* managed namespaces with a quota on limits.cpu, sorted */
     size_t n_quota_ns;
     const hr_kcfg_status *observed;
-    int64_t now_unix;         /* lastTransitionTime of a condition that flips */
+    int64_t now_unix; /* lastTransitionTime of a condition that flips */
 } hr_cfgstatus_in;
 
 typedef enum hr_cfgstatus_diff {
@@ -68,14 +68,14 @@ hr_cfgstatus_diff hr_cfgstatus_build(const hr_cfgstatus_in *in, hr_buf *b);
 typedef struct hr_cfgstatus_opts {
     hr_kclient *client;
     hr_cache *cache;
-    hr_ctlmetrics *metrics;    /* managed counts in, writes counted */
+    hr_ctlmetrics *metrics; /* managed counts in, writes counted */
     const char *own_ns;
     hr_dry_run_flag dry_run;   /* --dry-run as given */
     bool (*leading)(void *ud); /* NULL: always */
     void *leading_ud;
-    bool (*synced)(void *ud);  /* NULL: always */
+    bool (*synced)(void *ud); /* NULL: always */
     void *synced_ud;
-    int interval_ms;           /* how often to look; <= 0: 2000 */
+    int interval_ms; /* how often to look; <= 0: 2000 */
     hr_log_sink log;
     void *log_ud;
 } hr_cfgstatus_opts;

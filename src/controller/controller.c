@@ -14,12 +14,12 @@
 
 #include "controller/backoff.h"
 #include "controller/cfgstatus.h"
-#include "controller/executor.h"
 #include "controller/ctllog.h"
+#include "controller/executor.h"
 #include "controller/gauges.h"
 #include "controller/nodequeue.h"
-#include "controller/reconcile.h"
 #include "controller/nodesnap.h"
+#include "controller/reconcile.h"
 #include "util/clock.h"
 #include "util/prng.h"
 
@@ -41,11 +41,12 @@ struct hr_controller {
     hr_cfgstatus *cfgstatus;
     /* The settings pushed by hr_controller_config_changed (controller.h). */
     pthread_mutex_t cfg_mu;
-    int64_t debounce_ms;       /* spec.debouncePeriod */
-    int per_node_pps;          /* as last handed to the executor */
+    int64_t debounce_ms; /* spec.debouncePeriod */
+    int per_node_pps;    /* as last handed to the executor */
 };
 
-#define ctl_log(c, level, ...) hr_ctl_logf((c)->o.log, (c)->o.log_ud, "controller", (level), __VA_ARGS__)
+#define ctl_log(c, level, ...) \
+    hr_ctl_logf((c)->o.log, (c)->o.log_ud, "controller", (level), __VA_ARGS__)
 
 /* debouncePeriod ±50% (design §5). */
 static int64_t jittered(hr_controller *c, int64_t period_ms)
@@ -104,7 +105,8 @@ static void *feeder_main(void *ud)
     bool synced = false;
     while (!atomic_load(&c->stop)) {
         feed_ctx f = {c, hr_mono_ms(), hr_controller_debounce_ms(c)};
-        if (!synced) synced = c->o.synced == NULL || c->o.synced(c->o.synced_ud);
+        if (!synced)
+            synced = c->o.synced == NULL || c->o.synced(c->o.synced_ud);
         /* Until then the dirty set just accumulates: the first drain after
          * the sync reports every node, each with its own jittered delay. */
         if (synced) {
@@ -123,15 +125,18 @@ static void *feeder_main(void *ud)
 static void record_gauges(hr_controller *c, const hr_nodesnap *s, const hr_reconcile *r)
 {
     hr_gauge_pod *pods = calloc(s->node.n ? s->node.n : 1, sizeof *pods);
-    if (pods == NULL) return; /* the gauges stay as they were: stale, not wrong */
+    if (pods == NULL)
+        return; /* the gauges stay as they were: stale, not wrong */
     size_t n = 0;
     for (size_t i = 0; i < s->node.n; i++) {
-        if (r->pods[i].reason != HR_MANAGED) continue;
+        if (r->pods[i].reason != HR_MANAGED)
+            continue;
         pods[n++] = (hr_gauge_pod){s->node.pods[i].ns, s->node.pods[i].name, r->pods[i].current};
     }
     bool gone = !s->node_present && s->node.n == 0;
     hr_gauge_delta d;
-    if (hr_gauges_record(c->gauges, s->node.name, gone ? NULL : &r->plan, r->n_deferred, pods, n, &d)) {
+    if (hr_gauges_record(c->gauges, s->node.name, gone ? NULL : &r->plan, r->n_deferred, pods, n,
+                         &d)) {
         atomic_fetch_add(&c->metrics.pods_managed, d.pods);
         atomic_fetch_add(&c->metrics.nodes_managed, d.nodes);
         atomic_fetch_add(&c->metrics.deferred, d.deferred);
@@ -159,11 +164,14 @@ static int64_t reconcile_one(hr_controller *c, const char *node, hr_arena *a)
     record_gauges(c, &s, &r);
     for (size_t i = 0; i < s.node.n; i++) {
         const hr_pod_plan *pp = &r.pods[i];
-        if (pp->reason != HR_MANAGED) continue;
-        ctl_log(c, 3, "msg=decision node=%s pod=%s/%s request=%" PRId64 "m current=%" PRId64
-                   "m target=%" PRId64 "m write=%s gate=%s dryRun=%s",
-             node, s.node.pods[i].ns, s.node.pods[i].name, pp->request, pp->current, pp->target,
-             pp->write ? "true" : "false", hr_gate_str(pp->gate), s.cfg.dry_run ? "true" : "false");
+        if (pp->reason != HR_MANAGED)
+            continue;
+        ctl_log(c, 3,
+                "msg=decision node=%s pod=%s/%s request=%" PRId64 "m current=%" PRId64
+                "m target=%" PRId64 "m write=%s gate=%s dryRun=%s",
+                node, s.node.pods[i].ns, s.node.pods[i].name, pp->request, pp->current, pp->target,
+                pp->write ? "true" : "false", hr_gate_str(pp->gate),
+                s.cfg.dry_run ? "true" : "false");
     }
     hr_exec_outcome out = {-1, 0};
     /* Even with nothing to write the executor looks at the node: a pod the
@@ -184,7 +192,8 @@ static void *worker_main(void *ud)
     hr_arena_init(&a, 0);
     for (;;) {
         const char *node = hr_nodequeue_wait(c->q);
-        if (node == NULL) break;
+        if (node == NULL)
+            break;
         int64_t requeue = reconcile_one(c, node, &a);
         hr_nodequeue_done(c->q, node, hr_mono_ms(), requeue, hr_controller_debounce_ms(c));
         hr_arena_free(&a); /* everything of one reconcile dies together */
@@ -196,7 +205,8 @@ static void *worker_main(void *ud)
 hr_status hr_controller_start(const hr_controller_opts *o, hr_controller **out, hr_err *err)
 {
     hr_controller *c = calloc(1, sizeof *c);
-    if (c == NULL) return hr_err_set(err, HR_E_NOMEM, "controller: out of memory");
+    if (c == NULL)
+        return hr_err_set(err, HR_E_NOMEM, "controller: out of memory");
     c->o = *o;
     c->o.config = NULL; /* read below, not kept */
     if (pthread_mutex_init(&c->cfg_mu, NULL) != 0) {
@@ -218,20 +228,29 @@ hr_status hr_controller_start(const hr_controller_opts *o, hr_controller **out, 
     }
     hr_prng_seed_random(&c->rng);
     hr_status st = hr_nodequeue_new(&c->q, err);
-    if (st == HR_OK) st = hr_backoff_new(&c->backoff, err);
+    if (st == HR_OK)
+        st = hr_backoff_new(&c->backoff, err);
     if (st == HR_OK) {
-        hr_executor_opts eo = {o->client, c->backoff, &c->metrics, o->leading, o->leading_ud,
-                               &c->stop, o->instance, o->log, o->log_ud};
+        hr_executor_opts eo = {o->client, c->backoff,  &c->metrics, o->leading, o->leading_ud,
+                               &c->stop,  o->instance, o->log,      o->log_ud};
         st = hr_executor_new(&eo, &c->exec, err);
-        if (st == HR_OK) hr_executor_set_node_rate(c->exec, c->per_node_pps);
+        if (st == HR_OK)
+            hr_executor_set_node_rate(c->exec, c->per_node_pps);
     }
     if (st == HR_OK) {
         hr_cfgstatus_opts so = {
-            .client = o->client, .cache = o->cache, .metrics = &c->metrics, .own_ns = o->own_ns,
+            .client = o->client,
+            .cache = o->cache,
+            .metrics = &c->metrics,
+            .own_ns = o->own_ns,
             .dry_run = o->dry_run,
-            .leading = o->leading, .leading_ud = o->leading_ud,
-            .synced = o->synced, .synced_ud = o->synced_ud,
-            .interval_ms = o->status_interval_ms, .log = o->log, .log_ud = o->log_ud,
+            .leading = o->leading,
+            .leading_ud = o->leading_ud,
+            .synced = o->synced,
+            .synced_ud = o->synced_ud,
+            .interval_ms = o->status_interval_ms,
+            .log = o->log,
+            .log_ud = o->log_ud,
         };
         st = hr_cfgstatus_start(&so, &c->cfgstatus, err);
     }
@@ -245,9 +264,11 @@ hr_status hr_controller_start(const hr_controller_opts *o, hr_controller **out, 
     }
     c->feeder_started = true;
     int n = o->workers > 0 ? o->workers : 2;
-    if (n > MAX_WORKERS) n = MAX_WORKERS;
+    if (n > MAX_WORKERS)
+        n = MAX_WORKERS;
     for (int i = 0; i < n; i++) {
-        if (pthread_create(&c->workers[i], NULL, worker_main, c) != 0) break;
+        if (pthread_create(&c->workers[i], NULL, worker_main, c) != 0)
+            break;
         c->n_workers++;
     }
     if (c->n_workers == 0) {
@@ -260,11 +281,15 @@ hr_status hr_controller_start(const hr_controller_opts *o, hr_controller **out, 
 
 void hr_controller_stop(hr_controller *c)
 {
-    if (c == NULL) return;
+    if (c == NULL)
+        return;
     atomic_store(&c->stop, true);
-    if (c->q != NULL) hr_nodequeue_shutdown(c->q);
-    if (c->feeder_started) pthread_join(c->feeder, NULL);
-    for (int i = 0; i < c->n_workers; i++) pthread_join(c->workers[i], NULL);
+    if (c->q != NULL)
+        hr_nodequeue_shutdown(c->q);
+    if (c->feeder_started)
+        pthread_join(c->feeder, NULL);
+    for (int i = 0; i < c->n_workers; i++)
+        pthread_join(c->workers[i], NULL);
     hr_cfgstatus_stop(c->cfgstatus);
     hr_executor_free(c->exec);
     hr_backoff_free(c->backoff);
@@ -295,7 +320,10 @@ void hr_controller_enqueue_all(hr_controller *c)
     hr_cache_unlock(c->o.cache);
 }
 
-hr_ctlmetrics *hr_controller_metrics(hr_controller *c) { return &c->metrics; }
+hr_ctlmetrics *hr_controller_metrics(hr_controller *c)
+{
+    return &c->metrics;
+}
 
 void hr_controller_render_gauges(void *ud, hr_buf *out)
 {

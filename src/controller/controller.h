@@ -43,20 +43,19 @@
 
 typedef struct hr_controller hr_controller;
 
-
 typedef struct hr_controller_opts {
     hr_kclient *client;
     hr_cache *cache;
-    const char *own_ns;        /* never managed */
-    hr_dry_run_flag dry_run;   /* --dry-run as given */
+    const char *own_ns;      /* never managed */
+    hr_dry_run_flag dry_run; /* --dry-run as given */
     /* The configuration in force at start (hr_config_effective); NULL:
      * defaults. Later changes come through hr_controller_config_changed. */
     const hr_config *config;
     bool (*leading)(void *ud); /* NULL: no leader election, always write */
     void *leading_ud;
-    const char *instance;      /* events' reportingInstance */
-    int workers;               /* <= 0: 2 */
-    int status_interval_ms;    /* HeadroomConfig status check; <= 0: 2000 */
+    const char *instance;   /* events' reportingInstance */
+    int workers;            /* <= 0: 2 */
+    int status_interval_ms; /* HeadroomConfig status check; <= 0: 2000 */
     /* Nothing is reconciled before every watch has listed once: a cache
      * that has the pods but not yet their namespaces or their Node would
      * compute the wrong slack. NULL: treat as synced. */
@@ -74,7 +73,7 @@ void hr_controller_stop(hr_controller *c);
 
 /* What hr_controller_config_changed pushed (a bit mask). */
 enum {
-    HR_CTL_PUSHED_DEBOUNCE = 1u << 0, /* spec.debouncePeriod */
+    HR_CTL_PUSHED_DEBOUNCE = 1u << 0,  /* spec.debouncePeriod */
     HR_CTL_PUSHED_NODE_RATE = 1u << 1, /* spec.rateLimits.perNodePatchesPerSecond */
 };
 

@@ -9,7 +9,7 @@ static const char *const result_names[HR_RES_COUNT_] = {
     "applied", "infeasible", "quota-denied", "invalid", "conflict", "gone", "error",
 };
 static const char *const write_names[HR_WK_COUNT_] = {"resize", "annotation", "event",
-                                                               "configstatus"};
+                                                      "configstatus"};
 
 /* Reconciles take microseconds to a few seconds (rate-limited writes). */
 static const double reconcile_bounds[] = {0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05,
@@ -22,9 +22,12 @@ const char *hr_result_str(hr_result r)
 
 void hr_ctlmetrics_init(hr_ctlmetrics *m)
 {
-    for (int i = 0; i < HR_RES_COUNT_; i++) atomic_init(&m->resizes[i], 0);
-    for (int i = 0; i < 4; i++) atomic_init(&m->skips[i], 0);
-    for (int i = 0; i < HR_WK_COUNT_; i++) atomic_init(&m->writes[i], 0);
+    for (int i = 0; i < HR_RES_COUNT_; i++)
+        atomic_init(&m->resizes[i], 0);
+    for (int i = 0; i < 4; i++)
+        atomic_init(&m->skips[i], 0);
+    for (int i = 0; i < HR_WK_COUNT_; i++)
+        atomic_init(&m->writes[i], 0);
     atomic_init(&m->reconciles, 0);
     atomic_init(&m->deferred, 0);
     atomic_init(&m->pods_managed, 0);
@@ -41,7 +44,8 @@ void hr_ctlmetrics_render(void *ud, hr_buf *out)
     for (int i = 0; i < HR_RES_COUNT_; i++)
         hr_buf_printf(out, "headroom_resizes_total{result=\"%s\"} %" PRIuFAST64 "\n",
                       result_names[i], atomic_load(&m->resizes[i]));
-    hr_buf_puts(out, "# HELP headroom_capacity_skip_total Limit increases skipped by a capacity or pressure gate.\n"
+    hr_buf_puts(out, "# HELP headroom_capacity_skip_total Limit increases skipped by a capacity or "
+                     "pressure gate.\n"
                      "# TYPE headroom_capacity_skip_total counter\n");
     for (int g = HR_GATE_PRESSURE; g <= HR_GATE_ALLOCATABLE; g++)
         hr_buf_printf(out, "headroom_capacity_skip_total{reason=\"%s\"} %" PRIuFAST64 "\n",
@@ -49,17 +53,17 @@ void hr_ctlmetrics_render(void *ud, hr_buf *out)
     hr_buf_puts(out, "# HELP headroom_writes_total API writes by kind (zero in a steady state).\n"
                      "# TYPE headroom_writes_total counter\n");
     for (int i = 0; i < HR_WK_COUNT_; i++)
-        hr_buf_printf(out, "headroom_writes_total{kind=\"%s\"} %" PRIuFAST64 "\n",
-                      write_names[i], atomic_load(&m->writes[i]));
-    hr_buf_printf(out,
-                  "# HELP headroom_resizes_deferred Managed pods whose last resize the kubelet deferred.\n"
-                  "# TYPE headroom_resizes_deferred gauge\nheadroom_resizes_deferred %" PRIdFAST64 "\n"
-                  "# HELP headroom_pods_managed Pods whose CPU limits kube-headroom manages.\n"
-                  "# TYPE headroom_pods_managed gauge\nheadroom_pods_managed %" PRIdFAST64 "\n"
-                  "# HELP headroom_nodes_managed Nodes with at least one managed pod.\n"
-                  "# TYPE headroom_nodes_managed gauge\nheadroom_nodes_managed %" PRIdFAST64 "\n",
-                  atomic_load(&m->deferred), atomic_load(&m->pods_managed),
-                  atomic_load(&m->nodes_managed));
+        hr_buf_printf(out, "headroom_writes_total{kind=\"%s\"} %" PRIuFAST64 "\n", write_names[i],
+                      atomic_load(&m->writes[i]));
+    hr_buf_printf(
+        out,
+        "# HELP headroom_resizes_deferred Managed pods whose last resize the kubelet deferred.\n"
+        "# TYPE headroom_resizes_deferred gauge\nheadroom_resizes_deferred %" PRIdFAST64 "\n"
+        "# HELP headroom_pods_managed Pods whose CPU limits kube-headroom manages.\n"
+        "# TYPE headroom_pods_managed gauge\nheadroom_pods_managed %" PRIdFAST64 "\n"
+        "# HELP headroom_nodes_managed Nodes with at least one managed pod.\n"
+        "# TYPE headroom_nodes_managed gauge\nheadroom_nodes_managed %" PRIdFAST64 "\n",
+        atomic_load(&m->deferred), atomic_load(&m->pods_managed), atomic_load(&m->nodes_managed));
     hr_histogram_render(&m->reconcile_seconds, "headroom_reconcile_duration_seconds",
                         "Time to reconcile one node, writes included.", out);
 }

@@ -46,12 +46,14 @@ struct hr_executor {
     int node_pps;
 };
 
-#define logf_(e, level, ...) hr_ctl_logf((e)->o.log, (e)->o.log_ud, "executor", (level), __VA_ARGS__)
+#define logf_(e, level, ...) \
+    hr_ctl_logf((e)->o.log, (e)->o.log_ud, "executor", (level), __VA_ARGS__)
 
 hr_status hr_executor_new(const hr_executor_opts *o, hr_executor **out, hr_err *err)
 {
     hr_executor *e = calloc(1, sizeof *e);
-    if (e == NULL) return hr_err_set(err, HR_E_NOMEM, "executor: out of memory");
+    if (e == NULL)
+        return hr_err_set(err, HR_E_NOMEM, "executor: out of memory");
     e->o = *o;
     snprintf(e->instance, sizeof e->instance, "%s", o->instance != NULL ? o->instance : "headroom");
     e->o.instance = e->instance;
@@ -69,7 +71,8 @@ hr_status hr_executor_new(const hr_executor_opts *o, hr_executor **out, hr_err *
 
 void hr_executor_free(hr_executor *e)
 {
-    if (e == NULL) return;
+    if (e == NULL)
+        return;
     size_t i = 0;
     uint64_t v;
     while (hr_strmap_next(&e->buckets, &i, NULL, &v)) {
@@ -86,7 +89,8 @@ void hr_executor_free(hr_executor *e)
 
 bool hr_executor_set_node_rate(hr_executor *e, int per_node_pps)
 {
-    if (per_node_pps < 1) per_node_pps = 1;
+    if (per_node_pps < 1)
+        per_node_pps = 1;
     pthread_mutex_lock(&e->mu);
     bool changed = per_node_pps != e->node_pps;
     if (changed) {
@@ -130,7 +134,8 @@ static bool report_once(hr_executor *e, const char *key, unsigned bits)
     pthread_mutex_lock(&e->mu);
     uint64_t *m = hr_strmap_get(&e->reported, key);
     bool fresh = m == NULL || (*m & bits) != bits;
-    if (m != NULL) *m |= bits;
+    if (m != NULL)
+        *m |= bits;
     else
         HR_IGNORE(hr_strmap_put(&e->reported, key, bits)); /* out of memory: report again later */
     pthread_mutex_unlock(&e->mu);
@@ -141,7 +146,8 @@ static void clear_reported(hr_executor *e, const char *key, unsigned bits)
 {
     pthread_mutex_lock(&e->mu);
     uint64_t *m = hr_strmap_get(&e->reported, key);
-    if (m != NULL) *m &= ~(uint64_t)bits;
+    if (m != NULL)
+        *m &= ~(uint64_t)bits;
     pthread_mutex_unlock(&e->mu);
 }
 
@@ -174,10 +180,13 @@ static bool is_leader(hr_executor *e)
 /* metadata.resourceVersion of a returned object, 0 when absent. */
 static uint64_t response_rv(const hr_buf *b)
 {
-    if (b->len == 0) return 0;
+    if (b->len == 0)
+        return 0;
     yyjson_doc *d = yyjson_read(hr_buf_str(b), b->len, 0);
-    if (d == NULL) return 0;
-    const char *rv = yyjson_get_str(yyjson_ptr_get(yyjson_doc_get_root(d), "/metadata/resourceVersion"));
+    if (d == NULL)
+        return 0;
+    const char *rv =
+        yyjson_get_str(yyjson_ptr_get(yyjson_doc_get_root(d), "/metadata/resourceVersion"));
     uint64_t v = rv != NULL ? strtoull(rv, NULL, 10) : 0;
     yyjson_doc_free(d);
     return v;
@@ -188,7 +197,8 @@ static uint64_t response_rv(const hr_buf *b)
 static void post_event(hr_executor *e, const hr_rpod *p, const char *type, const char *reason,
                        const char *note, hr_exec_outcome *out)
 {
-    if (!is_leader(e)) return;
+    if (!is_leader(e))
+        return;
     hr_kevent ev = {.ns = p->ns,
                     .kind = "Pod",
                     .api_version = "v1",
@@ -224,13 +234,18 @@ static hr_status read_node_live(hr_executor *e, const char *name, hr_node *out)
         hr_arena a;
         hr_arena_init(&a, 0);
         hr_knode kn;
-        if (d == NULL) st = HR_E_INPUT;
-        else st = hr_decode_node(yyjson_doc_get_root(d), &a, &kn, &err);
-        if (st == HR_OK) *out = kn.node;
+        if (d == NULL)
+            st = HR_E_INPUT;
+        else
+            st = hr_decode_node(yyjson_doc_get_root(d), &a, &kn, &err);
+        if (st == HR_OK)
+            *out = kn.node;
         yyjson_doc_free(d);
         hr_arena_free(&a);
     }
-    if (st != HR_OK) logf_(e, 1, "msg=\"node unreadable, increases skipped\" node=%s status=%ld", name, res.status);
+    if (st != HR_OK)
+        logf_(e, 1, "msg=\"node unreadable, increases skipped\" node=%s status=%ld", name,
+              res.status);
     hr_buf_free(&b);
     return st;
 }
@@ -239,15 +254,15 @@ static void count_skip(hr_executor *e, const hr_rpod *p, const char *key, hr_gat
                        int64_t current, int64_t target, hr_exec_outcome *out)
 {
     atomic_fetch_add(&e->o.metrics->skips[g], 1);
-    logf_(e, 2, "msg=\"increase skipped\" pod=%s/%s from=%" PRId64 "m to=%" PRId64 "m reason=%s", p->ns,
-          p->name, current, target, hr_gate_str(g));
+    logf_(e, 2, "msg=\"increase skipped\" pod=%s/%s from=%" PRId64 "m to=%" PRId64 "m reason=%s",
+          p->ns, p->name, current, target, hr_gate_str(g));
     if (report_once(e, key, 1u << g)) {
         char note[256];
-        static const char *why[] = {"", "the node reports DiskPressure or PIDPressure",
-                                    "the node cannot be read",
-                                    "the pod's total CPU limit would exceed the node's allocatable"};
-        snprintf(note, sizeof note, "CPU limit increase %" PRId64 "m -> %" PRId64 "m skipped: %s", current,
-                 target, why[g]);
+        static const char *why[] = {
+            "", "the node reports DiskPressure or PIDPressure", "the node cannot be read",
+            "the pod's total CPU limit would exceed the node's allocatable"};
+        snprintf(note, sizeof note, "CPU limit increase %" PRId64 "m -> %" PRId64 "m skipped: %s",
+                 current, target, why[g]);
         post_event(e, p, "Normal", "ResizeSkipped", note, out);
     }
 }
@@ -259,7 +274,8 @@ static int64_t pod_total_after(const hr_rpod *p, const hr_action *a)
     int64_t t = a->target;
     for (uint32_t i = 0; i < p->pod.n_ctr; i++) {
         const hr_container *c = &p->pod.ctr[i];
-        if (a->limits[i] == HR_NONE && hr_ctr_resizable(c) && c->cpu_lim > 0) t += c->cpu_lim;
+        if (a->limits[i] == HR_NONE && hr_ctr_resizable(c) && c->cpu_lim > 0)
+            t += c->cpu_lim;
     }
     return t;
 }
@@ -283,7 +299,8 @@ hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r
             continue;
         }
         /* (Out of memory: not parked, so looked at again on the next event.) */
-        if (e->o.backoff != NULL && !hr_backoff_active(e->o.backoff, p->ns, p->name, hr_mono_ms(), NULL))
+        if (e->o.backoff != NULL &&
+            !hr_backoff_active(e->o.backoff, p->ns, p->name, hr_mono_ms(), NULL))
             HR_IGNORE(hr_backoff_park(e->o.backoff, p->ns, p->name, hr_mono_ms(),
                                       HR_BACKOFF_PERIOD_MS, "infeasible"));
         if (report_once(e, key, REP_INFEASIBLE)) {
@@ -296,8 +313,10 @@ hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r
     bool have_live = false, live_ok = false;
     hr_node live = {0};
     for (size_t i = 0; i < r->n_actions; i++) {
-        if (!is_leader(e)) return HR_OK; /* lost the lease: stop at once */
-        if (e->o.stop != NULL && atomic_load(e->o.stop)) return HR_OK; /* shutting down */
+        if (!is_leader(e))
+            return HR_OK; /* lost the lease: stop at once */
+        if (e->o.stop != NULL && atomic_load(e->o.stop))
+            return HR_OK; /* shutting down */
         const hr_action *a = &r->actions[i];
         const hr_rpod *p = &rn->pods[a->pod];
         char key[512];
@@ -327,7 +346,8 @@ hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r
             if (!have_live) {
                 have_live = true;
                 live_ok = read_node_live(e, rn->name, &live) == HR_OK;
-                if (live_ok) live.known = true;
+                if (live_ok)
+                    live.known = true;
             }
             hr_gate g = live_ok ? hr_gate_check(&live, a->current, a->target, pod_total_after(p, a))
                                 : HR_GATE_UNAVAILABLE;
@@ -351,14 +371,20 @@ hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r
             if (st != HR_OK) {
                 hr_result rr;
                 long status = res.status;
-                if (status == 403) rr = HR_RES_QUOTA_DENIED;
-                else if (status == 422) rr = HR_RES_INVALID;
-                else if (status == 409) rr = HR_RES_CONFLICT;
-                else if (status == 404) rr = HR_RES_GONE;
-                else rr = HR_RES_ERROR;
+                if (status == 403)
+                    rr = HR_RES_QUOTA_DENIED;
+                else if (status == 422)
+                    rr = HR_RES_INVALID;
+                else if (status == 409)
+                    rr = HR_RES_CONFLICT;
+                else if (status == 404)
+                    rr = HR_RES_GONE;
+                else
+                    rr = HR_RES_ERROR;
                 atomic_fetch_add(&e->o.metrics->resizes[rr], 1);
-                logf_(e, 1, "msg=\"resize refused\" pod=%s/%s from=%" PRId64 "m to=%" PRId64
-                            "m result=%s status=%ld error=\"%s\"",
+                logf_(e, 1,
+                      "msg=\"resize refused\" pod=%s/%s from=%" PRId64 "m to=%" PRId64
+                      "m result=%s status=%ld error=\"%s\"",
                       p->ns, p->name, a->current, a->target, hr_result_str(rr), status, err->msg);
                 if (rr == HR_RES_QUOTA_DENIED || rr == HR_RES_INVALID) {
                     /* Refusals that retrying cannot fix: back off, say it once
@@ -368,7 +394,8 @@ hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r
                                                   HR_BACKOFF_PERIOD_MS, hr_result_str(rr)));
                     unsigned bit = rr == HR_RES_QUOTA_DENIED ? REP_FORBIDDEN : REP_INVALID;
                     if (report_once(e, key, bit))
-                        post_event(e, p, "Warning", rr == HR_RES_QUOTA_DENIED ? "ResizeForbidden" : "ResizeSkipped",
+                        post_event(e, p, "Warning",
+                                   rr == HR_RES_QUOTA_DENIED ? "ResizeForbidden" : "ResizeSkipped",
                                    err->msg, out);
                 } else if (rr == HR_RES_GONE) {
                     hr_executor_forget_pod(e, p->ns, p->name);
@@ -384,16 +411,18 @@ hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r
                 continue;
             }
             atomic_fetch_add(&e->o.metrics->resizes[HR_RES_APPLIED], 1);
-            clear_reported(e, key, REP_PRESSURE | REP_UNAVAILABLE | REP_ALLOCATABLE | REP_FORBIDDEN | REP_INVALID);
-            logf_(e, 2, "msg=\"limit applied\" pod=%s/%s node=%s from=%" PRId64 "m to=%" PRId64 "m", p->ns,
-                  p->name, rn->name, a->current, a->target);
+            clear_reported(e, key,
+                           REP_PRESSURE | REP_UNAVAILABLE | REP_ALLOCATABLE | REP_FORBIDDEN |
+                               REP_INVALID);
+            logf_(e, 2, "msg=\"limit applied\" pod=%s/%s node=%s from=%" PRId64 "m to=%" PRId64 "m",
+                  p->ns, p->name, rn->name, a->current, a->target);
         }
 
         /* The status annotation (the resize subresource drops metadata). */
         snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s", p->ns, p->name);
         hr_buf_reset(&resp);
-        st = hr_kclient_merge_patch(e->o.client, path, a->status_patch, strlen(a->status_patch), &resp,
-                                    &res, err);
+        st = hr_kclient_merge_patch(e->o.client, path, a->status_patch, strlen(a->status_patch),
+                                    &resp, &res, err);
         out->writes++;
         atomic_fetch_add(&e->o.metrics->writes[HR_WK_ANNOTATION], 1);
         if (st == HR_OK) {
@@ -404,12 +433,13 @@ hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r
                 HR_IGNORE(hr_strmap_put(&e->last_rv, key, rv));
             pthread_mutex_unlock(&e->mu);
         } else {
-            logf_(e, 1, "msg=\"status annotation not written\" pod=%s/%s status=%ld error=\"%s\"", p->ns,
-                  p->name, res.status, err->msg);
+            logf_(e, 1, "msg=\"status annotation not written\" pod=%s/%s status=%ld error=\"%s\"",
+                  p->ns, p->name, res.status, err->msg);
             hr_err_clear(err);
         }
         hr_buf_free(&resp);
-        if (a->kind == HR_ACT_RESIZE) post_event(e, p, "Normal", "CPULimitAdjusted", a->event_message, out);
+        if (a->kind == HR_ACT_RESIZE)
+            post_event(e, p, "Normal", "CPULimitAdjusted", a->event_message, out);
     }
     return HR_OK;
 }

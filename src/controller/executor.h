@@ -20,8 +20,8 @@
 #include "controller/backoff.h"
 #include "controller/ctllog.h"
 #include "controller/ctlmetrics.h"
-#include "controller/reconcile.h"
 #include "controller/nodesnap.h"
+#include "controller/reconcile.h"
 #include "kube/transport/client.h"
 #include "util/err.h"
 
@@ -37,8 +37,8 @@ typedef struct hr_executor_opts {
     /* Shutdown: checked before every write; the rest of a wave is
      * abandoned (design §10: finish or abandon in-flight work in 10 s). */
     const atomic_bool *stop;
-    const char *instance;        /* reportingInstance of events (hostname); copied */
-    hr_log_sink log;            /* NULL: logfmt on stderr */
+    const char *instance; /* reportingInstance of events (hostname); copied */
+    hr_log_sink log;      /* NULL: logfmt on stderr */
     void *log_ud;
 } hr_executor_opts;
 
@@ -56,8 +56,8 @@ bool hr_executor_set_node_rate(hr_executor *e, int per_node_pps);
 int hr_executor_node_rate(hr_executor *e);
 
 typedef struct hr_exec_outcome {
-    int64_t requeue_ms;  /* -1: node done; else run it again this far from now */
-    uint32_t writes;     /* API writes made */
+    int64_t requeue_ms; /* -1: node done; else run it again this far from now */
+    uint32_t writes;    /* API writes made */
 } hr_exec_outcome;
 
 HR_MUST_CHECK hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r,

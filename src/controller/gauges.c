@@ -15,8 +15,8 @@
  * every scrape: a scrape then only copies text (bench_metrics). */
 typedef struct entry {
     uint32_t n_managed, n_deferred;
-    char *text;      /* the node's lines of each node family, then its pod lines */
-    size_t off[4];   /* where each node family's line and the pod block start */
+    char *text;    /* the node's lines of each node family, then its pod lines */
+    size_t off[4]; /* where each node family's line and the pod block start */
     size_t len;
 } entry;
 
@@ -28,7 +28,8 @@ struct hr_gauges {
 hr_gauges *hr_gauges_new(void)
 {
     hr_gauges *g = calloc(1, sizeof *g);
-    if (g == NULL) return NULL;
+    if (g == NULL)
+        return NULL;
     if (pthread_mutex_init(&g->mu, NULL) != 0) {
         free(g);
         return NULL;
@@ -39,17 +40,20 @@ hr_gauges *hr_gauges_new(void)
 
 static void entry_free(entry *e)
 {
-    if (e == NULL) return;
+    if (e == NULL)
+        return;
     free(e->text);
     free(e);
 }
 
 void hr_gauges_free(hr_gauges *g)
 {
-    if (g == NULL) return;
+    if (g == NULL)
+        return;
     size_t i = 0;
     uint64_t v;
-    while (hr_strmap_next(&g->nodes, &i, NULL, &v)) entry_free((entry *)(uintptr_t)v);
+    while (hr_strmap_next(&g->nodes, &i, NULL, &v))
+        entry_free((entry *)(uintptr_t)v);
     hr_strmap_free(&g->nodes);
     pthread_mutex_destroy(&g->mu);
     free(g);
@@ -63,13 +67,15 @@ static void put_cores(hr_buf *out, int64_t milli)
     size_t n = sizeof tmp;
     uint64_t m = milli < 0 ? (uint64_t)0 - (uint64_t)milli : (uint64_t)milli;
     tmp[--n] = '\n';
-    for (int k = 0; k < 3; k++, m /= 10) tmp[--n] = (char)('0' + m % 10);
+    for (int k = 0; k < 3; k++, m /= 10)
+        tmp[--n] = (char)('0' + m % 10);
     tmp[--n] = '.';
     do {
         tmp[--n] = (char)('0' + m % 10);
         m /= 10;
     } while (m != 0);
-    if (milli < 0) tmp[--n] = '-';
+    if (milli < 0)
+        tmp[--n] = '-';
     hr_buf_append(out, tmp + n, sizeof tmp - n);
 }
 
@@ -78,13 +84,15 @@ static void put_cores(hr_buf *out, int64_t milli)
 static void put_label(hr_buf *out, const char *v)
 {
     size_t len = strcspn(v, "\\\"\n");
-    if (v[len] == '\0') hr_buf_append(out, v, len);
-    else hr_metrics_label_value(out, v);
+    if (v[len] == '\0')
+        hr_buf_append(out, v, len);
+    else
+        hr_metrics_label_value(out, v);
 }
 
 static const char *const fams[] = {
-    "headroom_node_factor", "Limit/request factor of managed pods on the node (1 + S/M).",
-    "headroom_node_slack_cores", "Allocatable CPU not booked by any request (may be negative).",
+    "headroom_node_factor",       "Limit/request factor of managed pods on the node (1 + S/M).",
+    "headroom_node_slack_cores",  "Allocatable CPU not booked by any request (may be negative).",
     "headroom_node_booked_ratio", "Booked requests over allocatable CPU.",
 };
 
@@ -92,7 +100,8 @@ static entry *entry_new(const char *node, const hr_node_plan *plan, uint32_t n_d
                         const hr_gauge_pod *pods, size_t n)
 {
     entry *e = calloc(1, sizeof *e);
-    if (e == NULL) return NULL;
+    if (e == NULL)
+        return NULL;
     hr_buf b;
     hr_buf_init(&b, 0);
     int64_t vals[3] = {hr_node_factor_milli(plan), plan->slack,
@@ -122,17 +131,18 @@ static entry *entry_new(const char *node, const hr_node_plan *plan, uint32_t n_d
     }
     e->len = b.len;
     e->text = b.data; /* the entry keeps the buffer's memory */
-    if (e->text == NULL) e->text = calloc(1, 1);
+    if (e->text == NULL)
+        e->text = calloc(1, 1);
     e->n_managed = plan->n_managed;
     e->n_deferred = n_deferred;
     return e;
 }
-bool hr_gauges_record(hr_gauges *g, const char *node, const hr_node_plan *plan,
-                      uint32_t n_deferred, const hr_gauge_pod *pods, size_t n,
-                      hr_gauge_delta *delta)
+bool hr_gauges_record(hr_gauges *g, const char *node, const hr_node_plan *plan, uint32_t n_deferred,
+                      const hr_gauge_pod *pods, size_t n, hr_gauge_delta *delta)
 {
     entry *e = NULL;
-    if (plan != NULL && (e = entry_new(node, plan, n_deferred, pods, n)) == NULL) return false;
+    if (plan != NULL && (e = entry_new(node, plan, n_deferred, pods, n)) == NULL)
+        return false;
     pthread_mutex_lock(&g->mu);
     uint64_t *slot = hr_strmap_get(&g->nodes, node);
     entry *prev = slot != NULL ? (entry *)(uintptr_t)*slot : NULL;
@@ -141,7 +151,8 @@ bool hr_gauges_record(hr_gauges *g, const char *node, const hr_node_plan *plan,
         entry_free(e);
         return false;
     }
-    if (e == NULL) hr_strmap_del(&g->nodes, node, NULL);
+    if (e == NULL)
+        hr_strmap_del(&g->nodes, node, NULL);
     *delta = (hr_gauge_delta){
         (e ? (int64_t)e->n_managed : 0) - (prev ? (int64_t)prev->n_managed : 0),
         (e ? e->n_managed > 0 : 0) - (prev ? prev->n_managed > 0 : 0),
@@ -157,9 +168,11 @@ void hr_gauges_render(hr_gauges *g, hr_buf *out)
     pthread_mutex_lock(&g->mu);
     for (int f = 0; f < 4; f++) {
         if (f < 3)
-            hr_buf_printf(out, "# HELP %s %s\n# TYPE %s gauge\n", fams[2 * f], fams[2 * f + 1], fams[2 * f]);
+            hr_buf_printf(out, "# HELP %s %s\n# TYPE %s gauge\n", fams[2 * f], fams[2 * f + 1],
+                          fams[2 * f]);
         else
-            hr_buf_puts(out, "# HELP headroom_pod_limit_cores CPU limit of a managed pod (sum over managed containers).\n"
+            hr_buf_puts(out, "# HELP headroom_pod_limit_cores CPU limit of a managed pod (sum over "
+                             "managed containers).\n"
                              "# TYPE headroom_pod_limit_cores gauge\n");
         size_t i = 0;
         uint64_t v;

@@ -35,9 +35,8 @@ void hr_gauges_free(hr_gauges *g);
 
 /* Replace node's entry; plan NULL removes the node (it is gone). Returns
  * false when out of memory (the old entry stays). */
-bool hr_gauges_record(hr_gauges *g, const char *node, const hr_node_plan *plan,
-                      uint32_t n_deferred, const hr_gauge_pod *pods, size_t n,
-                      hr_gauge_delta *delta);
+bool hr_gauges_record(hr_gauges *g, const char *node, const hr_node_plan *plan, uint32_t n_deferred,
+                      const hr_gauge_pod *pods, size_t n, hr_gauge_delta *delta);
 
 /* headroom_node_factor, headroom_node_slack_cores, headroom_node_booked_ratio,
  * headroom_pod_limit_cores. */

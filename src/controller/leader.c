@@ -22,12 +22,12 @@ struct hr_leader {
     pthread_t thread;
     bool started;
     atomic_bool stop;
-    atomic_bool leading;         /* the flag; see valid_until */
+    atomic_bool leading;                /* the flag; see valid_until */
     atomic_int_fast64_t valid_until_ms; /* monotonic: last renewal + renew deadline */
     /* Follower's view of the record, to judge expiry on our own clock. */
     char seen_rv[64];
     int64_t seen_at_ms;
-    hr_klease held;              /* the record as we last wrote it */
+    hr_klease held; /* the record as we last wrote it */
 };
 
 #define llog(l, level, ...) hr_ctl_logf((l)->o.log, (l)->o.log_ud, "leader", (level), __VA_ARGS__)
@@ -35,19 +35,22 @@ struct hr_leader {
 bool hr_leader_leading(void *ud)
 {
     hr_leader *l = ud;
-    if (l == NULL) return true;
+    if (l == NULL)
+        return true;
     return atomic_load(&l->leading) && hr_mono_ms() < atomic_load(&l->valid_until_ms);
 }
 
 static void set_leading(hr_leader *l, bool on, int64_t renewed_at)
 {
     bool was = atomic_load(&l->leading);
-    if (on) atomic_store(&l->valid_until_ms, renewed_at + l->o.renew_deadline_ms);
+    if (on)
+        atomic_store(&l->valid_until_ms, renewed_at + l->o.renew_deadline_ms);
     atomic_store(&l->leading, on);
     if (was != on) {
-        llog(l, HR_LV_INFO, "msg=\"%s\" lease=%s/%s identity=%s", on ? "became leader" : "stopped leading", l->ns,
-             l->name, l->id);
-        if (l->o.on_change) l->o.on_change(l->o.ud, on);
+        llog(l, HR_LV_INFO, "msg=\"%s\" lease=%s/%s identity=%s",
+             on ? "became leader" : "stopped leading", l->ns, l->name, l->id);
+        if (l->o.on_change)
+            l->o.on_change(l->o.ud, on);
     }
 }
 
@@ -76,7 +79,8 @@ static void round_once(hr_leader *l)
     if (st != HR_OK) {
         /* Cannot read the Lease: a leader that cannot renew stops now. */
         if (atomic_load(&l->leading)) {
-            llog(l, HR_LV_WARN, "msg=\"lease unreadable, stepping down\" status=%ld error=\"%s\"", res.status, err.msg);
+            llog(l, HR_LV_WARN, "msg=\"lease unreadable, stepping down\" status=%ld error=\"%s\"",
+                 res.status, err.msg);
             set_leading(l, false, 0);
         }
         return;
@@ -89,7 +93,8 @@ static void round_once(hr_leader *l)
     long dur_ms = (cur.duration_s > 0 ? cur.duration_s * 1000 : l->o.lease_ms);
     bool expired = cur.holder[0] == '\0' || t0 - l->seen_at_ms >= dur_ms;
     if (!mine && !expired) {
-        if (atomic_load(&l->leading)) set_leading(l, false, 0);
+        if (atomic_load(&l->leading))
+            set_leading(l, false, 0);
         return;
     }
     hr_klease want = cur;
@@ -108,7 +113,8 @@ static void round_once(hr_leader *l)
         set_leading(l, true, t0);
     } else if (atomic_load(&l->leading)) {
         /* design §10: stop writing as soon as a renewal fails. */
-        llog(l, HR_LV_WARN, "msg=\"lease renewal failed, stepping down\" status=%ld error=\"%s\"", res.status, err.msg);
+        llog(l, HR_LV_WARN, "msg=\"lease renewal failed, stepping down\" status=%ld error=\"%s\"",
+             res.status, err.msg);
         set_leading(l, false, 0);
     }
 }
@@ -129,11 +135,15 @@ static void *leader_main(void *ud)
 hr_status hr_leader_start(const hr_leader_opts *o, hr_leader **out, hr_err *err)
 {
     hr_leader *l = calloc(1, sizeof *l);
-    if (l == NULL) return hr_err_set(err, HR_E_NOMEM, "leader election: out of memory");
+    if (l == NULL)
+        return hr_err_set(err, HR_E_NOMEM, "leader election: out of memory");
     l->o = *o;
-    if (l->o.lease_ms <= 0) l->o.lease_ms = 15000;
-    if (l->o.renew_deadline_ms <= 0) l->o.renew_deadline_ms = 10000;
-    if (l->o.retry_ms <= 0) l->o.retry_ms = 2000;
+    if (l->o.lease_ms <= 0)
+        l->o.lease_ms = 15000;
+    if (l->o.renew_deadline_ms <= 0)
+        l->o.renew_deadline_ms = 10000;
+    if (l->o.retry_ms <= 0)
+        l->o.retry_ms = 2000;
     snprintf(l->ns, sizeof l->ns, "%s", o->ns);
     snprintf(l->name, sizeof l->name, "%s", o->name);
     snprintf(l->id, sizeof l->id, "%s", o->identity);
@@ -154,15 +164,18 @@ hr_status hr_leader_start(const hr_leader_opts *o, hr_leader **out, hr_err *err)
 
 void hr_leader_halt(hr_leader *l)
 {
-    if (l == NULL) return;
+    if (l == NULL)
+        return;
     atomic_store(&l->stop, true);
-    if (l->started) pthread_join(l->thread, NULL);
+    if (l->started)
+        pthread_join(l->thread, NULL);
     l->started = false;
 }
 
 void hr_leader_stop(hr_leader *l)
 {
-    if (l == NULL) return;
+    if (l == NULL)
+        return;
     hr_leader_halt(l);
     if (atomic_load(&l->leading)) {
         /* Release: an empty holder lets a successor take over at once. */
@@ -176,7 +189,8 @@ void hr_leader_stop(hr_leader *l)
         if (hr_klease_update(l->o.client, l->ns, l->name, &want, NULL, &res, &err) == HR_OK)
             llog(l, HR_LV_INFO, "msg=\"lease released\" lease=%s/%s", l->ns, l->name);
         else
-            llog(l, HR_LV_WARN, "msg=\"lease not released\" status=%ld error=\"%s\"", res.status, err.msg);
+            llog(l, HR_LV_WARN, "msg=\"lease not released\" status=%ld error=\"%s\"", res.status,
+                 err.msg);
     }
     free(l);
 }

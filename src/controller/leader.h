@@ -30,12 +30,12 @@ typedef struct hr_leader hr_leader;
 
 typedef struct hr_leader_opts {
     hr_kclient *client;
-    const char *ns;          /* the controller's namespace */
-    const char *name;        /* Lease name, e.g. "kube-headroom" */
-    const char *identity;    /* unique per replica */
-    long lease_ms;           /* <= 0: 15000 */
-    long renew_deadline_ms;  /* <= 0: 10000 */
-    long retry_ms;           /* <= 0: 2000 */
+    const char *ns;         /* the controller's namespace */
+    const char *name;       /* Lease name, e.g. "kube-headroom" */
+    const char *identity;   /* unique per replica */
+    long lease_ms;          /* <= 0: 15000 */
+    long renew_deadline_ms; /* <= 0: 10000 */
+    long retry_ms;          /* <= 0: 2000 */
     /* Called on the election thread when leadership is gained (e.g. to
      * reconcile every node) and lost. */
     void (*on_change)(void *ud, bool leading);

@@ -18,10 +18,10 @@
 enum { ST_EMPTY = 0, ST_WAITING, ST_RUNNING, ST_IDLE };
 
 typedef struct entry {
-    char *name;     /* owned; NULL for an empty slot */
-    int64_t due;    /* for ST_WAITING */
+    char *name;  /* owned; NULL for an empty slot */
+    int64_t due; /* for ST_WAITING */
     uint8_t state;
-    bool dirty;     /* an add arrived while running */
+    bool dirty; /* an add arrived while running */
     int64_t dirty_due;
 } entry;
 
@@ -29,20 +29,24 @@ struct hr_nodequeue {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     entry *slots;
-    size_t cap;     /* power of two */
-    size_t used;    /* slots holding a name (any state but EMPTY) */
+    size_t cap;  /* power of two */
+    size_t used; /* slots holding a name (any state but EMPTY) */
     size_t waiting;
     bool shutdown;
 };
 
-static uint64_t hash_str(const char *s) { return hr_fnv1a64_str(HR_FNV64_BASIS_TABLE, s); }
+static uint64_t hash_str(const char *s)
+{
+    return hr_fnv1a64_str(HR_FNV64_BASIS_TABLE, s);
+}
 
 static entry *find_slot(entry *slots, size_t cap, const char *name)
 {
     size_t i = hash_str(name) & (cap - 1);
     for (;;) {
         entry *e = &slots[i];
-        if (e->name == NULL || strcmp(e->name, name) == 0) return e;
+        if (e->name == NULL || strcmp(e->name, name) == 0)
+            return e;
         i = (i + 1) & (cap - 1);
     }
 }
@@ -51,9 +55,11 @@ static bool grow(hr_nodequeue *q)
 {
     size_t ncap = q->cap * 2;
     entry *ns = calloc(ncap, sizeof *ns);
-    if (ns == NULL) return false;
+    if (ns == NULL)
+        return false;
     for (size_t i = 0; i < q->cap; i++)
-        if (q->slots[i].name != NULL) *find_slot(ns, ncap, q->slots[i].name) = q->slots[i];
+        if (q->slots[i].name != NULL)
+            *find_slot(ns, ncap, q->slots[i].name) = q->slots[i];
     free(q->slots);
     q->slots = ns;
     q->cap = ncap;
@@ -63,7 +69,8 @@ static bool grow(hr_nodequeue *q)
 hr_status hr_nodequeue_new(hr_nodequeue **out, hr_err *err)
 {
     hr_nodequeue *q = calloc(1, sizeof *q);
-    if (q == NULL) return hr_err_set(err, HR_E_NOMEM, "node queue: out of memory");
+    if (q == NULL)
+        return hr_err_set(err, HR_E_NOMEM, "node queue: out of memory");
     q->cap = 64;
     q->slots = calloc(q->cap, sizeof *q->slots);
     if (q->slots == NULL) {
@@ -81,16 +88,17 @@ hr_status hr_nodequeue_new(hr_nodequeue **out, hr_err *err)
 
 void hr_nodequeue_free(hr_nodequeue *q)
 {
-    if (q == NULL) return;
-    for (size_t i = 0; i < q->cap; i++) free(q->slots[i].name);
+    if (q == NULL)
+        return;
+    for (size_t i = 0; i < q->cap; i++)
+        free(q->slots[i].name);
     free(q->slots);
     pthread_cond_destroy(&q->cv);
     pthread_mutex_destroy(&q->mu);
     free(q);
 }
 
-hr_status hr_nodequeue_add(hr_nodequeue *q, const char *node, int64_t now_ms,
-                           int64_t delay_ms)
+hr_status hr_nodequeue_add(hr_nodequeue *q, const char *node, int64_t now_ms, int64_t delay_ms)
 {
     hr_status st = HR_OK;
     int64_t due = now_ms + (delay_ms > 0 ? delay_ms : 0);
@@ -116,14 +124,15 @@ hr_status hr_nodequeue_add(hr_nodequeue *q, const char *node, int64_t now_ms,
         q->waiting++;
         break;
     case ST_WAITING:
-        if (due < e->due) e->due = due;
+        if (due < e->due)
+            e->due = due;
         break;
     case ST_RUNNING:
-        if (!e->dirty || due < e->dirty_due) e->dirty_due = due;
+        if (!e->dirty || due < e->dirty_due)
+            e->dirty_due = due;
         e->dirty = true;
         break;
-    default:
-        break;
+    default: break;
     }
     pthread_cond_broadcast(&q->cv);
     pthread_mutex_unlock(&q->mu);
@@ -135,7 +144,8 @@ static entry *earliest(hr_nodequeue *q)
     entry *best = NULL;
     for (size_t i = 0; i < q->cap; i++) {
         entry *e = &q->slots[i];
-        if (e->state == ST_WAITING && (best == NULL || e->due < best->due)) best = e;
+        if (e->state == ST_WAITING && (best == NULL || e->due < best->due))
+            best = e;
     }
     return best;
 }
@@ -143,8 +153,10 @@ static entry *earliest(hr_nodequeue *q)
 static const char *pop_locked(hr_nodequeue *q, int64_t now_ms, int64_t *next_due)
 {
     entry *e = q->waiting ? earliest(q) : NULL;
-    if (next_due != NULL) *next_due = e != NULL ? e->due : -1;
-    if (e == NULL || e->due > now_ms) return NULL;
+    if (next_due != NULL)
+        *next_due = e != NULL ? e->due : -1;
+    if (e == NULL || e->due > now_ms)
+        return NULL;
     e->state = ST_RUNNING;
     e->dirty = false;
     q->waiting--;
@@ -163,18 +175,21 @@ const char *hr_nodequeue_pop(hr_nodequeue *q, int64_t now_ms, int64_t *next_due_
     return n;
 }
 
-void hr_nodequeue_done(hr_nodequeue *q, const char *node, int64_t now_ms,
-                       int64_t requeue_ms, int64_t redo_ms)
+void hr_nodequeue_done(hr_nodequeue *q, const char *node, int64_t now_ms, int64_t requeue_ms,
+                       int64_t redo_ms)
 {
     pthread_mutex_lock(&q->mu);
     entry *e = find_slot(q->slots, q->cap, node);
     if (e->name != NULL && e->state == ST_RUNNING) {
         int64_t due = -1;
-        if (requeue_ms >= 0) due = now_ms + requeue_ms;
+        if (requeue_ms >= 0)
+            due = now_ms + requeue_ms;
         if (e->dirty) {
             int64_t d = now_ms + (redo_ms > 0 ? redo_ms : 0);
-            if (d < e->dirty_due) d = e->dirty_due; /* never sooner than asked */
-            if (due < 0 || d < due) due = d;
+            if (d < e->dirty_due)
+                d = e->dirty_due; /* never sooner than asked */
+            if (due < 0 || d < due)
+                due = d;
         }
         e->dirty = false;
         if (due >= 0) {
@@ -193,7 +208,8 @@ const char *hr_nodequeue_wait(hr_nodequeue *q)
 {
     pthread_mutex_lock(&q->mu);
     for (;;) {
-        if (q->shutdown) break;
+        if (q->shutdown)
+            break;
         int64_t next = -1;
         const char *n = pop_locked(q, hr_mono_ms(), &next);
         if (n != NULL) {

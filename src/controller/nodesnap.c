@@ -11,8 +11,8 @@
 /* Pods of one node, gathered in a first pass under the lock. Nodes hold at
  * most a few hundred pods; the id array grows if a node holds more. */
 static hr_status copy_pod(hr_arena *a, const hr_cache *c, const hr_cnode_view *nv,
-                          const hr_config *cfg, const hr_nodesnap_opts *o,
-                          const hr_cpod_view *v, hr_rpod *rp, hr_err *err)
+                          const hr_config *cfg, const hr_nodesnap_opts *o, const hr_cpod_view *v,
+                          hr_rpod *rp, hr_err *err)
 {
     memset(rp, 0, sizeof *rp);
     rp->ns = hr_arena_strdup(a, v->ns);
@@ -24,7 +24,8 @@ static hr_status copy_pod(hr_arena *a, const hr_cache *c, const hr_cnode_view *n
     for (uint32_t i = 0; i < v->pod.n_ctr; i++) {
         ctr[i] = v->pod.ctr[i];
         names[i] = hr_arena_strdup(a, v->ctr_names[i] ? v->ctr_names[i] : "");
-        if (names[i] == NULL) return hr_err_set(err, HR_E_NOMEM, "snapshot: out of memory");
+        if (names[i] == NULL)
+            return hr_err_set(err, HR_E_NOMEM, "snapshot: out of memory");
     }
     rp->pod = v->pod;
     rp->pod.ctr = ctr;
@@ -50,32 +51,36 @@ static hr_status copy_pod(hr_arena *a, const hr_cache *c, const hr_cnode_view *n
         .owner_group = v->owner_group,
         .owner_name = v->owner_name,
         .limits = hr_cache_ns_bounds(c, v->ns),
-        .in_backoff = o->backoff != NULL &&
-                      hr_backoff_active(o->backoff, v->ns, v->name, o->now_ms, NULL),
+        .in_backoff =
+            o->backoff != NULL && hr_backoff_active(o->backoff, v->ns, v->name, o->now_ms, NULL),
     };
     rp->pod = hr_pod_in_context(&rp->pod, &cx);
     return HR_OK;
 }
 
-hr_status hr_nodesnap_take(hr_cache *c, const char *name, const hr_nodesnap_opts *o,
-                           hr_arena *a, hr_nodesnap *out, hr_err *err)
+hr_status hr_nodesnap_take(hr_cache *c, const char *name, const hr_nodesnap_opts *o, hr_arena *a,
+                           hr_nodesnap *out, hr_err *err)
 {
     memset(out, 0, sizeof *out);
     hr_cpod_scratch *scratch = malloc(sizeof *scratch);
-    if (scratch == NULL) return hr_err_set(err, HR_E_NOMEM, "snapshot: out of memory");
+    if (scratch == NULL)
+        return hr_err_set(err, HR_E_NOMEM, "snapshot: out of memory");
 
     hr_status st = HR_OK;
     hr_cache_lock(c);
     const hr_config *cfg = hr_cache_config(c, &out->cfg_invalid);
-    if (out->cfg_invalid != NULL) out->cfg_invalid = hr_arena_strdup(a, out->cfg_invalid);
+    if (out->cfg_invalid != NULL)
+        out->cfg_invalid = hr_arena_strdup(a, out->cfg_invalid);
     hr_config_effective(cfg, o->dry_run, &out->cfg);
 
     hr_cnode_view nv;
     bool have_node = hr_cache_node_get(c, name, &nv);
     out->node_present = have_node && nv.present;
     out->node.name = hr_arena_strdup(a, name);
-    if (out->node_present) out->node.node = nv.node;
-    else out->node.node = (hr_node){0, false, false, false};
+    if (out->node_present)
+        out->node.node = nv.node;
+    else
+        out->node.node = (hr_node){0, false, false, false};
 
     size_t cap = 256, n;
     uint32_t *ids = NULL;
@@ -87,7 +92,8 @@ hr_status hr_nodesnap_take(hr_cache *c, const char *name, const hr_nodesnap_opts
         }
         ids = more;
         n = hr_cache_node_pods(c, name, ids, cap);
-        if (n <= cap) break;
+        if (n <= cap)
+            break;
         cap = n;
     }
     hr_rpod *pods = hr_arena_calloc(a, n ? n : 1, sizeof *pods);
@@ -99,9 +105,11 @@ hr_status hr_nodesnap_take(hr_cache *c, const char *name, const hr_nodesnap_opts
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         hr_cpod_view v;
-        if (!hr_cache_pod_at(c, ids[i], &v, scratch)) continue;
+        if (!hr_cache_pod_at(c, ids[i], &v, scratch))
+            continue;
         st = copy_pod(a, c, have_node ? &nv : NULL, cfg, o, &v, &pods[k], err);
-        if (st != HR_OK) goto out;
+        if (st != HR_OK)
+            goto out;
         out->pod_rv[k] = v.rv;
         k++;
     }

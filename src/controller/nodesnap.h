@@ -22,18 +22,18 @@
 
 typedef struct hr_nodesnap {
     hr_rnode node;
-    hr_config cfg;          /* scalar settings in force (hr_config_effective:
+    hr_config cfg;           /* scalar settings in force (hr_config_effective:
                                the flags applied); selectors/lists cleared */
-    const char *cfg_invalid;/* why the last HeadroomConfig was refused, or NULL */
-    uint64_t *pod_rv;       /* resourceVersion per pod, parallel to node.pods */
+    const char *cfg_invalid; /* why the last HeadroomConfig was refused, or NULL */
+    uint64_t *pod_rv;        /* resourceVersion per pod, parallel to node.pods */
     bool node_present;
 } hr_nodesnap;
 
 typedef struct hr_nodesnap_opts {
-    const char *own_ns;     /* the controller's namespace: never managed */
-    hr_backoff *backoff;    /* may be NULL */
-    int64_t now_ms;         /* for the back-off table */
-    hr_dry_run_flag dry_run;/* --dry-run as given (HR_DRY_RUN_UNSET: none) */
+    const char *own_ns;      /* the controller's namespace: never managed */
+    hr_backoff *backoff;     /* may be NULL */
+    int64_t now_ms;          /* for the back-off table */
+    hr_dry_run_flag dry_run; /* --dry-run as given (HR_DRY_RUN_UNSET: none) */
 } hr_nodesnap_opts;
 
 /* Copy node `name` and its pods. Takes and releases the cache lock. */

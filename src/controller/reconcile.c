@@ -12,16 +12,18 @@
 /* Copy a finished buffer into the arena; NULL on failure. */
 static const char *keep(hr_arena *a, hr_buf *b)
 {
-    if (hr_buf_failed(b)) return NULL;
+    if (hr_buf_failed(b))
+        return NULL;
     return hr_arena_strndup(a, hr_buf_str(b), b->len);
 }
 
-hr_status hr_reconcile_node(const hr_config *cfg, const hr_rnode *rn, int64_t now_unix,
-                            hr_arena *a, hr_reconcile *out, hr_err *err)
+hr_status hr_reconcile_node(const hr_config *cfg, const hr_rnode *rn, int64_t now_unix, hr_arena *a,
+                            hr_reconcile *out, hr_err *err)
 {
     memset(out, 0, sizeof *out);
     size_t n_ctr = 0;
-    for (size_t i = 0; i < rn->n; i++) n_ctr += rn->pods[i].pod.n_ctr;
+    for (size_t i = 0; i < rn->n; i++)
+        n_ctr += rn->pods[i].pod.n_ctr;
 
     hr_pod *views = hr_arena_calloc(a, rn->n ? rn->n : 1, sizeof *views);
     out->pods = hr_arena_calloc(a, rn->n ? rn->n : 1, sizeof *out->pods);
@@ -29,7 +31,8 @@ hr_status hr_reconcile_node(const hr_config *cfg, const hr_rnode *rn, int64_t no
     out->actions = hr_arena_calloc(a, rn->n ? rn->n : 1, sizeof *out->actions);
     if (!views || !out->pods || !out->limits || !out->actions)
         return hr_err_set(err, HR_E_NOMEM, "node %s: out of memory", rn->name);
-    for (size_t i = 0; i < rn->n; i++) views[i] = rn->pods[i].pod;
+    for (size_t i = 0; i < rn->n; i++)
+        views[i] = rn->pods[i].pod;
 
     out->plan = hr_plan_node(cfg, &rn->node, views, rn->n, out->pods, out->limits);
 
@@ -39,9 +42,12 @@ hr_status hr_reconcile_node(const hr_config *cfg, const hr_rnode *rn, int64_t no
     for (size_t i = 0; i < rn->n && st == HR_OK; i++) {
         const hr_rpod *rp = &rn->pods[i];
         const hr_pod_plan *pp = &out->pods[i];
-        if (pp->reason != HR_MANAGED) continue;
-        if (rp->resize == HR_RS_DEFERRED) out->n_deferred++;
-        if (!pp->write) continue;
+        if (pp->reason != HR_MANAGED)
+            continue;
+        if (rp->resize == HR_RS_DEFERRED)
+            out->n_deferred++;
+        if (!pp->write)
+            continue;
 
         hr_action *act = &out->actions[out->n_actions];
         *act = (hr_action){0};
@@ -54,7 +60,8 @@ hr_status hr_reconcile_node(const hr_config *cfg, const hr_rnode *rn, int64_t no
         hr_buf_reset(&b);
         hr_status_annotation(&b, &out->plan, now_unix, cfg->dry_run);
         act->annotation = keep(a, &b);
-        if (act->annotation == NULL) goto nomem;
+        if (act->annotation == NULL)
+            goto nomem;
 
         if (cfg->dry_run) {
             /* Dry-run writes only the annotation, and only when what it
@@ -73,12 +80,14 @@ hr_status hr_reconcile_node(const hr_config *cfg, const hr_rnode *rn, int64_t no
             hr_buf_reset(&b);
             hr_event_message(&b, pp->current, pp->target, &out->plan);
             act->event_message = keep(a, &b);
-            if (act->apply_body == NULL || act->event_message == NULL) goto nomem;
+            if (act->apply_body == NULL || act->event_message == NULL)
+                goto nomem;
         }
         hr_buf_reset(&b);
         hr_status_patch(&b, act->annotation);
         act->status_patch = keep(a, &b);
-        if (act->status_patch == NULL) goto nomem;
+        if (act->status_patch == NULL)
+            goto nomem;
         out->n_actions++;
     }
     hr_buf_free(&b);

@@ -33,7 +33,7 @@ typedef struct hr_rpod {
 
 typedef struct hr_rnode {
     const char *name;
-    hr_node node;   /* known = false when the Node is not in the cache */
+    hr_node node; /* known = false when the Node is not in the cache */
     const hr_rpod *pods;
     size_t n;
 } hr_rnode;
@@ -46,24 +46,24 @@ typedef enum hr_action_kind {
 
 typedef struct hr_action {
     hr_action_kind kind;
-    size_t pod;           /* index into hr_rnode.pods */
+    size_t pod; /* index into hr_rnode.pods */
     int64_t current, target;
-    bool increase;        /* the executor re-reads the Node before these */
-    hr_gate gate;         /* for HR_ACT_SKIP */
-    const char *apply_body;   /* HR_ACT_RESIZE */
-    const char *annotation;   /* HR_ACT_RESIZE and HR_ACT_ANNOTATE */
-    const char *status_patch; /* merge patch carrying the annotation */
-    const char *event_message;/* HR_ACT_RESIZE */
-    const int64_t *limits;    /* per container, parallel to pod.ctr */
+    bool increase;             /* the executor re-reads the Node before these */
+    hr_gate gate;              /* for HR_ACT_SKIP */
+    const char *apply_body;    /* HR_ACT_RESIZE */
+    const char *annotation;    /* HR_ACT_RESIZE and HR_ACT_ANNOTATE */
+    const char *status_patch;  /* merge patch carrying the annotation */
+    const char *event_message; /* HR_ACT_RESIZE */
+    const int64_t *limits;     /* per container, parallel to pod.ctr */
 } hr_action;
 
 typedef struct hr_reconcile {
     hr_node_plan plan;
-    hr_pod_plan *pods;    /* one per hr_rnode pod */
-    int64_t *limits;      /* Σ n_ctr, see hr_plan_node */
+    hr_pod_plan *pods; /* one per hr_rnode pod */
+    int64_t *limits;   /* Σ n_ctr, see hr_plan_node */
     hr_action *actions;
     size_t n_actions;
-    uint32_t n_deferred;  /* managed pods whose last resize is Deferred */
+    uint32_t n_deferred; /* managed pods whose last resize is Deferred */
 } hr_reconcile;
 
 /* Decide for one node. Everything returned lives in arena a. now_unix is

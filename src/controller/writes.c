@@ -19,15 +19,16 @@ static void put_cpu(hr_buf *b, int64_t milli)
 }
 
 /* One list (containers or initContainers) of the apply body. */
-static void put_list(hr_buf *b, const char *field, const hr_pod *p,
-                     const char *const *names, const int64_t *limits, bool sidecars,
-                     bool *any_list)
+static void put_list(hr_buf *b, const char *field, const hr_pod *p, const char *const *names,
+                     const int64_t *limits, bool sidecars, bool *any_list)
 {
     bool open = false;
     for (uint32_t i = 0; i < p->n_ctr; i++) {
-        if (limits[i] == HR_NONE) continue;
+        if (limits[i] == HR_NONE)
+            continue;
         bool is_sidecar = p->ctr[i].kind == HR_CTR_SIDECAR;
-        if (is_sidecar != sidecars) continue;
+        if (is_sidecar != sidecars)
+            continue;
         if (!open) {
             hr_buf_printf(b, "%s\"%s\":[", *any_list ? "," : "", field);
             open = true;
@@ -41,7 +42,8 @@ static void put_list(hr_buf *b, const char *field, const hr_pod *p,
         put_cpu(b, limits[i]);
         hr_buf_puts(b, "}}}");
     }
-    if (open) hr_buf_putc(b, ']');
+    if (open)
+        hr_buf_putc(b, ']');
 }
 
 void hr_resize_apply_body(hr_buf *b, const char *ns, const char *name, const hr_pod *p,
@@ -93,8 +95,10 @@ void hr_status_patch(hr_buf *b, const char *annotation_value)
 void hr_event_message(hr_buf *b, int64_t current, int64_t target, const hr_node_plan *np)
 {
     char from[HR_CPU_FMT_MAX], to[HR_CPU_FMT_MAX], factor[32];
-    if (current > 0) hr_cpu_format_milli(current, from, sizeof from);
-    else snprintf(from, sizeof from, "none");
+    if (current > 0)
+        hr_cpu_format_milli(current, from, sizeof from);
+    else
+        snprintf(from, sizeof from, "none");
     hr_cpu_format_milli(target, to, sizeof to);
     fmt_factor(factor, sizeof factor, hr_node_factor_milli(np));
     int64_t s = np->slack > 0 ? np->slack : 0;
@@ -107,10 +111,12 @@ static bool cut_time(const char *s, size_t *pre, const char **post)
 {
     static const char key[] = "\"computedAt\":\"";
     const char *k = strstr(s, key);
-    if (k == NULL) return false;
+    if (k == NULL)
+        return false;
     const char *v = k + sizeof key - 1;
     const char *end = strchr(v, '"');
-    if (end == NULL) return false;
+    if (end == NULL)
+        return false;
     *pre = (size_t)(v - s);
     *post = end;
     return true;
@@ -118,9 +124,11 @@ static bool cut_time(const char *s, size_t *pre, const char **post)
 
 bool hr_status_same(const char *a, const char *b)
 {
-    if (a == NULL || b == NULL) return false;
+    if (a == NULL || b == NULL)
+        return false;
     size_t pa, pb;
     const char *ta, *tb;
-    if (!cut_time(a, &pa, &ta) || !cut_time(b, &pb, &tb)) return strcmp(a, b) == 0;
+    if (!cut_time(a, &pa, &ta) || !cut_time(b, &pb, &tb))
+        return strcmp(a, b) == 0;
     return pa == pb && memcmp(a, b, pa) == 0 && strcmp(ta, tb) == 0;
 }

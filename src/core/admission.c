@@ -16,12 +16,14 @@ uint32_t hr_birth_limits(const hr_config *cfg, const hr_pod *p, int64_t *lim)
     int64_t mult = cfg->initial_multiplier_milli;
     if (cfg->max_multiplier_milli > 0 && cfg->max_multiplier_milli < mult)
         mult = cfg->max_multiplier_milli;
-    if (mult < 1000) mult = 1000; /* the floor at the request would win anyway */
+    if (mult < 1000)
+        mult = 1000; /* the floor at the request would win anyway */
 
     /* A budget for the whole pod: max-cpu and a LimitRange's Pod max bound
      * the sum of the limits, and limits already set are part of it. */
     int64_t budget = HR_NONE;
-    if (p->max_cpu != HR_NONE) budget = p->max_cpu;
+    if (p->max_cpu != HR_NONE)
+        budget = p->max_cpu;
     if (lb->pod_max != HR_NONE)
         budget = budget == HR_NONE ? lb->pod_max : hr_min64(budget, lb->pod_max);
     int64_t sum_new_req = 0;
@@ -29,32 +31,39 @@ uint32_t hr_birth_limits(const hr_config *cfg, const hr_pod *p, int64_t *lim)
     for (uint32_t k = 0; k < p->n_ctr; k++) {
         const hr_container *c = &p->ctr[k];
         lim[k] = HR_NONE;
-        if (!hr_ctr_resizable(c)) continue;
+        if (!hr_ctr_resizable(c))
+            continue;
         if (c->cpu_lim != HR_NONE) {
-            if (budget != HR_NONE) budget -= hr_min64(c->cpu_lim, budget);
+            if (budget != HR_NONE)
+                budget -= hr_min64(c->cpu_lim, budget);
             continue;
         }
-        if (c->cpu_req <= 0) continue;
+        if (c->cpu_req <= 0)
+            continue;
         lim[k] = hr_muldiv64(c->cpu_req, mult, 1000);
         sum_new_req += c->cpu_req; /* each <= 2^63/1000: no overflow */
         n++;
     }
-    if (n == 0) return 0;
+    if (n == 0)
+        return 0;
     int64_t sum_lim = 0;
     for (uint32_t k = 0; k < p->n_ctr; k++)
         if (lim[k] != HR_NONE)
             sum_lim = hr_sadd64(sum_lim, lim[k]);
     for (uint32_t k = 0; k < p->n_ctr; k++) {
-        if (lim[k] == HR_NONE) continue;
+        if (lim[k] == HR_NONE)
+            continue;
         int64_t r = p->ctr[k].cpu_req;
         /* Pro-rata share of the budget; floor division keeps the sum
          * within it. */
         if (budget != HR_NONE && sum_lim > budget)
             lim[k] = hr_min64(lim[k], hr_muldiv64(r, budget, sum_new_req));
-        if (lb->ctr_max != HR_NONE) lim[k] = hr_min64(lim[k], lb->ctr_max);
+        if (lb->ctr_max != HR_NONE)
+            lim[k] = hr_min64(lim[k], lb->ctr_max);
         if (lb->ctr_ratio_milli != HR_NONE)
             lim[k] = hr_min64(lim[k], hr_muldiv64(r, lb->ctr_ratio_milli, 1000));
-        if (lim[k] < r) lim[k] = r; /* never below the request: that would be invalid */
+        if (lim[k] < r)
+            lim[k] = r; /* never below the request: that would be invalid */
     }
     return n;
 }
@@ -65,7 +74,8 @@ hr_birth hr_admit_pod(const hr_config *cfg, const hr_pod *p, int64_t *lim)
     b.qos_before = b.qos_after = hr_pod_qos(p, NULL);
     b.reason = hr_pod_birth_eligibility(p);
     if (b.reason != HR_MANAGED) {
-        for (uint32_t k = 0; k < p->n_ctr; k++) lim[k] = HR_NONE;
+        for (uint32_t k = 0; k < p->n_ctr; k++)
+            lim[k] = HR_NONE;
         return b;
     }
     b.n_limits = hr_birth_limits(cfg, p, lim);

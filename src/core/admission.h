@@ -24,20 +24,20 @@
 #include "pod.h"
 
 typedef enum hr_birth_verdict {
-    HR_BIRTH_LIMITS = 0,   /* n_limits containers get a CPU limit */
-    HR_BIRTH_INELIGIBLE,   /* reason names the first rule the pod fails */
-    HR_BIRTH_NOTHING_DUE,  /* eligible, but no resizable container has a
+    HR_BIRTH_LIMITS = 0,  /* n_limits containers get a CPU limit */
+    HR_BIRTH_INELIGIBLE,  /* reason names the first rule the pod fails */
+    HR_BIRTH_NOTHING_DUE, /* eligible, but no resizable container has a
                               CPU request and no CPU limit */
-    HR_BIRTH_QOS_CHANGE,   /* eligible, but the limits would change the
+    HR_BIRTH_QOS_CHANGE,  /* eligible, but the limits would change the
                               pod's QoS class (qos_before -> qos_after) */
 } hr_birth_verdict;
 
 typedef struct hr_birth {
     hr_birth_verdict verdict;
-    hr_reason reason;   /* HR_MANAGED unless HR_BIRTH_INELIGIBLE */
-    hr_qos qos_before;  /* the pod's class as created */
-    hr_qos qos_after;   /* with the limits (= qos_before unless QOS_CHANGE) */
-    uint32_t n_limits;  /* limits due (LIMITS and QOS_CHANGE), else 0 */
+    hr_reason reason;  /* HR_MANAGED unless HR_BIRTH_INELIGIBLE */
+    hr_qos qos_before; /* the pod's class as created */
+    hr_qos qos_after;  /* with the limits (= qos_before unless QOS_CHANGE) */
+    uint32_t n_limits; /* limits due (LIMITS and QOS_CHANGE), else 0 */
 } hr_birth;
 
 /* The birth limits: lim[k] (p->n_ctr entries) is the new CPU limit of

@@ -39,8 +39,7 @@ void hr_config_defaults(hr_config *c)
     };
 }
 
-void hr_config_effective(const hr_config *cluster, hr_dry_run_flag dry_run,
-                         hr_config *out)
+void hr_config_effective(const hr_config *cluster, hr_dry_run_flag dry_run, hr_config *out)
 {
     if (cluster == NULL)
         hr_config_defaults(out);
@@ -63,21 +62,27 @@ bool hr_dry_run_from_flag(hr_dry_run_flag dry_run)
 
 const char *hr_config_validate(const hr_config *c)
 {
-    if (c->min_burst_floor < 0) return "spec.minBurstFloor must not be negative";
+    if (c->min_burst_floor < 0)
+        return "spec.minBurstFloor must not be negative";
     if (c->max_multiplier_milli < 0 || c->max_multiplier_milli > 100000)
         return "spec.maxMultiplier must be between 0 and 100";
     if (c->max_multiplier_milli != 0 && c->max_multiplier_milli < 1000)
         return "spec.maxMultiplier must be 0 (no cap) or at least 1";
     if (c->initial_multiplier_milli < 1000 || c->initial_multiplier_milli > 100000)
         return "spec.webhook.initialMultiplier must be between 1 and 100";
-    if (c->quantum < 1) return "spec.quantum must be at least 1m";
+    if (c->quantum < 1)
+        return "spec.quantum must be at least 1m";
     if (c->grow_percent < 0 || c->grow_percent > 100)
         return "spec.deadband.growPercent must be between 0 and 100";
     if (c->shrink_percent < 0 || c->shrink_percent > 100)
         return "spec.deadband.shrinkPercent must be between 0 and 100";
-    if (c->debounce_ms < 0) return "spec.debouncePeriod must not be negative";
-    if (c->per_node_pps < 1) return "spec.rateLimits.perNodePatchesPerSecond must be at least 1";
-    if (c->client_qps < 1) return "spec.rateLimits.clientQPS must be at least 1";
-    if (c->client_burst < 1) return "spec.rateLimits.clientBurst must be at least 1";
+    if (c->debounce_ms < 0)
+        return "spec.debouncePeriod must not be negative";
+    if (c->per_node_pps < 1)
+        return "spec.rateLimits.perNodePatchesPerSecond must be at least 1";
+    if (c->client_qps < 1)
+        return "spec.rateLimits.clientQPS must be at least 1";
+    if (c->client_burst < 1)
+        return "spec.rateLimits.clientBurst must be at least 1";
     return NULL;
 }

@@ -21,26 +21,26 @@ typedef struct hr_owner_ref {
 } hr_owner_ref;
 
 typedef struct hr_config {
-    bool present;                /* a HeadroomConfig "cluster" exists */
+    bool present; /* a HeadroomConfig "cluster" exists */
     bool dry_run;
-    int64_t min_burst_floor;     /* millicores, default 1000 */
-    int64_t max_multiplier_milli;/* x1000, default 10000; 0 disables the cap */
-    int64_t quantum;             /* millicores, default 10 */
-    int grow_percent;            /* default 10 */
-    int shrink_percent;          /* default 5 */
-    int64_t debounce_ms;         /* default 2000 */
-    int per_node_pps;            /* default 10 */
-    int client_qps;              /* default 50 */
-    int client_burst;            /* default 100 */
-    bool webhook_enabled;        /* default true */
+    int64_t min_burst_floor;          /* millicores, default 1000 */
+    int64_t max_multiplier_milli;     /* x1000, default 10000; 0 disables the cap */
+    int64_t quantum;                  /* millicores, default 10 */
+    int grow_percent;                 /* default 10 */
+    int shrink_percent;               /* default 5 */
+    int64_t debounce_ms;              /* default 2000 */
+    int per_node_pps;                 /* default 10 */
+    int client_qps;                   /* default 50 */
+    int client_burst;                 /* default 100 */
+    bool webhook_enabled;             /* default true */
     int64_t initial_multiplier_milli; /* default 2000 */
 
-    hr_selector ns_selector;     /* default kube-headroom.dev/mode=managed */
+    hr_selector ns_selector; /* default kube-headroom.dev/mode=managed */
     const char *const *excluded_ns;
-    uint32_t n_excluded_ns;      /* default {"kube-system"} */
+    uint32_t n_excluded_ns; /* default {"kube-system"} */
     const hr_owner_ref *excluded_owners;
     uint32_t n_excluded_owners;
-    hr_selector excluded_nodes;  /* unset: no node excluded */
+    hr_selector excluded_nodes; /* unset: no node excluded */
 } hr_config;
 
 /* All defaults, as with no HeadroomConfig: present=false and dry_run=true
@@ -63,8 +63,7 @@ typedef enum hr_dry_run_flag {
  * spec.dryRun says otherwise); a --dry-run flag beats both.
  * out may be cluster itself; its selectors and lists point where
  * cluster's do (or to static storage). */
-void hr_config_effective(const hr_config *cluster, hr_dry_run_flag dry_run,
-                         hr_config *out);
+void hr_config_effective(const hr_config *cluster, hr_dry_run_flag dry_run, hr_config *out);
 
 /* Did a flag decide the dry-run setting in force (rather than spec.dryRun
  * or the absence of a HeadroomConfig)? What status messages name. */

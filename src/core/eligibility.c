@@ -35,7 +35,8 @@ static const char *const reason_names[HR_R_COUNT_] = {
 
 const char *hr_reason_str(hr_reason r)
 {
-    if ((unsigned)r >= HR_R_COUNT_) return "unknown";
+    if ((unsigned)r >= HR_R_COUNT_)
+        return "unknown";
     return reason_names[r];
 }
 
@@ -48,64 +49,94 @@ const char *hr_reason_str(hr_reason r)
  * controller and the webhook, so they give the same reason. */
 static hr_reason rules(const hr_pod *p, bool birth)
 {
-    if (!birth && !p->bound) return HR_R_NOT_BOUND;
-    if (!birth && hr_pod_terminal(p)) return HR_R_TERMINAL;
-    if (p->ns_state == HR_NS_EXCLUDED) return HR_R_NS_EXCLUDED;
-    if (p->ns_state != HR_NS_MANAGED) return HR_R_NS_NOT_SELECTED;
-    if (p->opted_out) return HR_R_OPTED_OUT;
+    if (!birth && !p->bound)
+        return HR_R_NOT_BOUND;
+    if (!birth && hr_pod_terminal(p))
+        return HR_R_TERMINAL;
+    if (p->ns_state == HR_NS_EXCLUDED)
+        return HR_R_NS_EXCLUDED;
+    if (p->ns_state != HR_NS_MANAGED)
+        return HR_R_NS_NOT_SELECTED;
+    if (p->opted_out)
+        return HR_R_OPTED_OUT;
 
     hr_qos q = hr_pod_qos(p, NULL);
-    if (q == HR_QOS_BEST_EFFORT) return HR_R_BEST_EFFORT;
-    if (q == HR_QOS_GUARANTEED) return HR_R_GUARANTEED;
+    if (q == HR_QOS_BEST_EFFORT)
+        return HR_R_BEST_EFFORT;
+    if (q == HR_QOS_GUARANTEED)
+        return HR_R_GUARANTEED;
 
     bool any = false;
     for (uint32_t i = 0; i < p->n_ctr; i++) {
         const hr_container *c = &p->ctr[i];
-        if (!hr_ctr_resizable(c)) continue;
+        if (!hr_ctr_resizable(c))
+            continue;
         /* A RestartContainer policy on any resizable container disqualifies
          * the pod: a limit change must never restart anything. */
-        if (c->cpu_restart) return HR_R_RESTART_POLICY;
-        if (c->cpu_req > 0) any = true;
+        if (c->cpu_restart)
+            return HR_R_RESTART_POLICY;
+        if (c->cpu_req > 0)
+            any = true;
     }
-    if (!any) return HR_R_NO_CPU_REQUEST;
+    if (!any)
+        return HR_R_NO_CPU_REQUEST;
 
-    if (p->mirror) return HR_R_MIRROR;
-    if (!birth && (p->windows || p->node_windows)) return HR_R_WINDOWS;
-    if (p->pod_resources) return HR_R_POD_RESOURCES;
-    if (!birth && p->node_excluded) return HR_R_NODE_EXCLUDED;
-    if (p->owner_excluded) return HR_R_OWNER_EXCLUDED;
-    if (!birth && p->phase == HR_PHASE_RUNNING && !p->status_resources) return HR_R_NO_STATUS_RESOURCES;
-    if (p->max_cpu_invalid) return HR_R_BAD_MAX_CPU;
-    if (!birth && p->in_backoff) return HR_R_BACKOFF;
+    if (p->mirror)
+        return HR_R_MIRROR;
+    if (!birth && (p->windows || p->node_windows))
+        return HR_R_WINDOWS;
+    if (p->pod_resources)
+        return HR_R_POD_RESOURCES;
+    if (!birth && p->node_excluded)
+        return HR_R_NODE_EXCLUDED;
+    if (p->owner_excluded)
+        return HR_R_OWNER_EXCLUDED;
+    if (!birth && p->phase == HR_PHASE_RUNNING && !p->status_resources)
+        return HR_R_NO_STATUS_RESOURCES;
+    if (p->max_cpu_invalid)
+        return HR_R_BAD_MAX_CPU;
+    if (!birth && p->in_backoff)
+        return HR_R_BACKOFF;
     return HR_MANAGED;
 }
 
-hr_reason hr_pod_eligibility(const hr_pod *p) { return rules(p, false); }
+hr_reason hr_pod_eligibility(const hr_pod *p)
+{
+    return rules(p, false);
+}
 
-hr_reason hr_pod_birth_eligibility(const hr_pod *p) { return rules(p, true); }
+hr_reason hr_pod_birth_eligibility(const hr_pod *p)
+{
+    return rules(p, true);
+}
 
 bool hr_namespace_excluded(const hr_config *c, const char *ns, const char *own_ns)
 {
-    if (own_ns != NULL && strcmp(ns, own_ns) == 0) return true;
+    if (own_ns != NULL && strcmp(ns, own_ns) == 0)
+        return true;
     for (uint32_t i = 0; i < c->n_excluded_ns; i++)
-        if (strcmp(c->excluded_ns[i], ns) == 0) return true;
+        if (strcmp(c->excluded_ns[i], ns) == 0)
+            return true;
     return false;
 }
 
-hr_ns_state hr_namespace_state(const hr_config *c, const char *ns,
-                               const hr_labels *labels, const char *own_ns)
+hr_ns_state hr_namespace_state(const hr_config *c, const char *ns, const hr_labels *labels,
+                               const char *own_ns)
 {
-    if (hr_namespace_excluded(c, ns, own_ns)) return HR_NS_EXCLUDED;
+    if (hr_namespace_excluded(c, ns, own_ns))
+        return HR_NS_EXCLUDED;
     return hr_selector_matches(&c->ns_selector, labels) ? HR_NS_MANAGED : HR_NS_NOT_SELECTED;
 }
 
-bool hr_owner_excluded(const hr_config *c, const char *kind,
-                       const char *api_group, const char *name)
+bool hr_owner_excluded(const hr_config *c, const char *kind, const char *api_group,
+                       const char *name)
 {
-    if (kind == NULL) return false;
+    if (kind == NULL)
+        return false;
     for (uint32_t i = 0; i < c->n_excluded_owners; i++) {
         const hr_owner_ref *o = &c->excluded_owners[i];
-        if (o->kind == NULL || strcmp(o->kind, kind) != 0) continue;
+        if (o->kind == NULL || strcmp(o->kind, kind) != 0)
+            continue;
         if (o->api_group != NULL && strcmp(o->api_group, api_group ? api_group : "") != 0)
             continue;
         if (o->name != NULL && o->name[0] != '\0' && (name == NULL || strcmp(o->name, name) != 0))

@@ -53,12 +53,12 @@ bool hr_namespace_excluded(const hr_config *c, const char *ns, const char *own_n
 
 /* Namespace state under a config: excluded (the excludedNamespaces list or
  * the controller's own namespace, own_ns may be NULL) wins over selected. */
-hr_ns_state hr_namespace_state(const hr_config *c, const char *ns,
-                               const hr_labels *labels, const char *own_ns);
+hr_ns_state hr_namespace_state(const hr_config *c, const char *ns, const hr_labels *labels,
+                               const char *own_ns);
 
 /* Does the direct owner (kind, apiVersion's group, name) match
  * excludedOwners? api_group is "" for the core group. */
-bool hr_owner_excluded(const hr_config *c, const char *kind,
-                       const char *api_group, const char *name);
+bool hr_owner_excluded(const hr_config *c, const char *kind, const char *api_group,
+                       const char *name);
 
 #endif

@@ -17,14 +17,17 @@ const char *hr_gate_str(hr_gate g)
     return "unknown";
 }
 
-hr_gate hr_gate_check(const hr_node *n, int64_t current, int64_t target,
-                      int64_t pod_total_limit)
+hr_gate hr_gate_check(const hr_node *n, int64_t current, int64_t target, int64_t pod_total_limit)
 {
     /* No current limit means an unbounded ceiling: any limit lowers it. */
     bool increase = current > 0 && target > current;
-    if (!increase) return HR_GATE_PASS;
-    if (n == NULL || !n->known) return HR_GATE_UNAVAILABLE;
-    if (n->disk_pressure || n->pid_pressure) return HR_GATE_PRESSURE;
-    if (pod_total_limit > n->allocatable) return HR_GATE_ALLOCATABLE;
+    if (!increase)
+        return HR_GATE_PASS;
+    if (n == NULL || !n->known)
+        return HR_GATE_UNAVAILABLE;
+    if (n->disk_pressure || n->pid_pressure)
+        return HR_GATE_PRESSURE;
+    if (pod_total_limit > n->allocatable)
+        return HR_GATE_ALLOCATABLE;
     return HR_GATE_PASS;
 }

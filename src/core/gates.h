@@ -15,17 +15,17 @@
 
 typedef enum hr_gate {
     HR_GATE_PASS = 0,
-    HR_GATE_PRESSURE,     /* DiskPressure or PIDPressure is True */
-    HR_GATE_UNAVAILABLE,  /* the Node cannot be read */
-    HR_GATE_ALLOCATABLE,  /* the pod's total limit would exceed allocatable */
+    HR_GATE_PRESSURE,    /* DiskPressure or PIDPressure is True */
+    HR_GATE_UNAVAILABLE, /* the Node cannot be read */
+    HR_GATE_ALLOCATABLE, /* the pod's total limit would exceed allocatable */
 } hr_gate;
 
 /* "pass", "pressure", "unavailable", "allocatable": the metric label. */
 const char *hr_gate_str(hr_gate g);
 
 typedef struct hr_node {
-    int64_t allocatable;  /* millicores */
-    bool known;           /* false: the Node object cannot be read */
+    int64_t allocatable; /* millicores */
+    bool known;          /* false: the Node object cannot be read */
     bool disk_pressure;
     bool pid_pressure;
 } hr_node;
@@ -33,7 +33,6 @@ typedef struct hr_node {
 /* current: the pod's current managed limit (0 when some container has none,
  * which makes any write a decrease of an unbounded ceiling); target: the
  * limit to write; pod_total_limit: the whole pod's CPU limit after the write. */
-hr_gate hr_gate_check(const hr_node *n, int64_t current, int64_t target,
-                      int64_t pod_total_limit);
+hr_gate hr_gate_check(const hr_node *n, int64_t current, int64_t target, int64_t pod_total_limit);
 
 #endif

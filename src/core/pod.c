@@ -8,7 +8,10 @@
 
 /* Quantities are validated non-negative at decode time; HR_NONE is -1, so
  * this is "the value, or 0 when unset". */
-static int64_t val(int64_t q) { return q > 0 ? q : 0; }
+static int64_t val(int64_t q)
+{
+    return q > 0 ? q : 0;
+}
 
 void hr_limit_bounds_merge(hr_limit_bounds *b, const hr_limit_bounds *more)
 {
@@ -43,9 +46,11 @@ bool hr_pod_terminal(const hr_pod *p)
 
 int64_t hr_pod_booked_cpu(const hr_pod *p)
 {
-    if (hr_pod_terminal(p)) return 0;
+    if (hr_pod_terminal(p))
+        return 0;
     int64_t overhead = val(p->overhead_cpu);
-    if (p->pod_cpu_req != HR_NONE) return hr_sadd64(val(p->pod_cpu_req), overhead);
+    if (p->pod_cpu_req != HR_NONE)
+        return hr_sadd64(val(p->pod_cpu_req), overhead);
 
     /* The scheduler's rule: app containers and sidecars run together; each
      * classic init container runs alone beside the sidecars started before
@@ -55,17 +60,13 @@ int64_t hr_pod_booked_cpu(const hr_pod *p)
         const hr_container *c = &p->ctr[i];
         int64_t r = val(c->cpu_req);
         switch (c->kind) {
-        case HR_CTR_APP:
-            steady = hr_sadd64(steady, r);
-            break;
+        case HR_CTR_APP: steady = hr_sadd64(steady, r); break;
         case HR_CTR_SIDECAR:
             steady = hr_sadd64(steady, r);
             sidecars = hr_sadd64(sidecars, r);
             init_peak = hr_max64(init_peak, sidecars);
             break;
-        default:
-            init_peak = hr_max64(init_peak, hr_sadd64(r, sidecars));
-            break;
+        default: init_peak = hr_max64(init_peak, hr_sadd64(r, sidecars)); break;
         }
     }
     return hr_sadd64(hr_max64(steady, init_peak), overhead);
@@ -75,7 +76,8 @@ int64_t hr_pod_managed_cpu(const hr_pod *p)
 {
     int64_t m = 0;
     for (uint32_t i = 0; i < p->n_ctr; i++)
-        if (hr_ctr_managed(&p->ctr[i])) m = hr_sadd64(m, p->ctr[i].cpu_req);
+        if (hr_ctr_managed(&p->ctr[i]))
+            m = hr_sadd64(m, p->ctr[i].cpu_req);
     return m;
 }
 
@@ -84,8 +86,10 @@ int64_t hr_pod_current_limit(const hr_pod *p)
     int64_t sum = 0;
     for (uint32_t i = 0; i < p->n_ctr; i++) {
         const hr_container *c = &p->ctr[i];
-        if (!hr_ctr_managed(c)) continue;
-        if (c->cpu_lim <= 0) return 0;
+        if (!hr_ctr_managed(c))
+            continue;
+        if (c->cpu_lim <= 0)
+            return 0;
         sum = hr_sadd64(sum, c->cpu_lim);
     }
     return sum;
@@ -104,20 +108,38 @@ hr_qos hr_pod_qos(const hr_pod *p, const int64_t *cpu_lim_override)
     for (uint32_t i = 0; i < p->n_ctr; i++) {
         const hr_container *c = &p->ctr[i];
         int64_t cl = c->cpu_lim;
-        if (cpu_lim_override != NULL && cpu_lim_override[i] != HR_NONE) cl = cpu_lim_override[i];
-        if (c->cpu_req > 0) { req_cpu = hr_sadd64(req_cpu, c->cpu_req); has_req_cpu = true; }
-        if (c->mem_req > 0) { req_mem = hr_sadd64(req_mem, c->mem_req); has_req_mem = true; }
+        if (cpu_lim_override != NULL && cpu_lim_override[i] != HR_NONE)
+            cl = cpu_lim_override[i];
+        if (c->cpu_req > 0) {
+            req_cpu = hr_sadd64(req_cpu, c->cpu_req);
+            has_req_cpu = true;
+        }
+        if (c->mem_req > 0) {
+            req_mem = hr_sadd64(req_mem, c->mem_req);
+            has_req_mem = true;
+        }
         bool lc = cl > 0, lm = c->mem_lim > 0;
-        if (lc) { lim_cpu = hr_sadd64(lim_cpu, cl); has_lim_cpu = true; }
-        if (lm) { lim_mem = hr_sadd64(lim_mem, c->mem_lim); has_lim_mem = true; }
-        if (!lc || !lm) guaranteed = false;
+        if (lc) {
+            lim_cpu = hr_sadd64(lim_cpu, cl);
+            has_lim_cpu = true;
+        }
+        if (lm) {
+            lim_mem = hr_sadd64(lim_mem, c->mem_lim);
+            has_lim_mem = true;
+        }
+        if (!lc || !lm)
+            guaranteed = false;
     }
-    if (!has_req_cpu && !has_req_mem && !has_lim_cpu && !has_lim_mem) return HR_QOS_BEST_EFFORT;
+    if (!has_req_cpu && !has_req_mem && !has_lim_cpu && !has_lim_mem)
+        return HR_QOS_BEST_EFFORT;
     if (guaranteed) {
-        if (has_req_cpu && lim_cpu != req_cpu) guaranteed = false;
-        if (has_req_mem && lim_mem != req_mem) guaranteed = false;
+        if (has_req_cpu && lim_cpu != req_cpu)
+            guaranteed = false;
+        if (has_req_mem && lim_mem != req_mem)
+            guaranteed = false;
         /* requests and limits must name the same resources */
-        if (has_req_cpu != has_lim_cpu || has_req_mem != has_lim_mem) guaranteed = false;
+        if (has_req_cpu != has_lim_cpu || has_req_mem != has_lim_mem)
+            guaranteed = false;
     }
     return guaranteed ? HR_QOS_GUARANTEED : HR_QOS_BURSTABLE;
 }

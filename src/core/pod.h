@@ -66,25 +66,25 @@ typedef struct hr_pod {
     const hr_container *ctr;
     uint32_t n_ctr;
 
-    int64_t overhead_cpu; /* spec.overhead.cpu or HR_NONE */
-    int64_t pod_cpu_req;  /* spec.resources.requests.cpu (pod-level) or HR_NONE */
-    bool pod_resources;   /* spec.resources present at all (resize refuses) */
-    uint8_t phase;        /* hr_phase */
-    bool bound;           /* spec.nodeName set */
-    bool mirror;          /* static pod (kubernetes.io/config.mirror) */
-    bool windows;         /* spec.os.name == windows */
-    bool opted_out;       /* kube-headroom.dev/mode set on the pod (label or
+    int64_t overhead_cpu;  /* spec.overhead.cpu or HR_NONE */
+    int64_t pod_cpu_req;   /* spec.resources.requests.cpu (pod-level) or HR_NONE */
+    bool pod_resources;    /* spec.resources present at all (resize refuses) */
+    uint8_t phase;         /* hr_phase */
+    bool bound;            /* spec.nodeName set */
+    bool mirror;           /* static pod (kubernetes.io/config.mirror) */
+    bool windows;          /* spec.os.name == windows */
+    bool opted_out;        /* kube-headroom.dev/mode set on the pod (label or
                            annotation) to anything but "managed" */
-    bool status_resources;/* every container status reports resources */
-    int64_t max_cpu;      /* kube-headroom.dev/max-cpu or HR_NONE */
-    bool max_cpu_invalid; /* the annotation is there but not a CPU quantity */
+    bool status_resources; /* every container status reports resources */
+    int64_t max_cpu;       /* kube-headroom.dev/max-cpu or HR_NONE */
+    bool max_cpu_invalid;  /* the annotation is there but not a CPU quantity */
 
     /* What the caller decided about the pod's surroundings. */
-    uint8_t ns_state;     /* hr_ns_state */
-    bool node_excluded;   /* node matched excludedNodeSelector */
-    bool node_windows;    /* node label kubernetes.io/os=windows */
-    bool owner_excluded;  /* direct owner in excludedOwners */
-    bool in_backoff;      /* a recent resize was refused (design §7) */
+    uint8_t ns_state;    /* hr_ns_state */
+    bool node_excluded;  /* node matched excludedNodeSelector */
+    bool node_windows;   /* node label kubernetes.io/os=windows */
+    bool owner_excluded; /* direct owner in excludedOwners */
+    bool in_backoff;     /* a recent resize was refused (design §7) */
     hr_limit_bounds limits;
 } hr_pod;
 

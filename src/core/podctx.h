@@ -23,22 +23,22 @@
 #include "selector.h"
 
 typedef struct hr_pod_ctx {
-    const hr_config *cfg;        /* required: the config in force */
-    const char *own_ns;          /* the controller's namespace (never
+    const hr_config *cfg;         /* required: the config in force */
+    const char *own_ns;           /* the controller's namespace (never
                                     managed); NULL: none */
-    const char *ns;              /* required: the pod's namespace */
-    const hr_labels *ns_labels;  /* NULL: the Namespace object is unknown,
+    const char *ns;               /* required: the pod's namespace */
+    const hr_labels *ns_labels;   /* NULL: the Namespace object is unknown,
                                     read as "no labels" (fail closed: only a
                                     selector that selects everything selects
                                     it) */
-    const hr_labels *node_labels;/* NULL: the Node object is unknown, and an
+    const hr_labels *node_labels; /* NULL: the Node object is unknown, and an
                                     unknown node is never node-excluded */
-    bool node_windows;           /* node label kubernetes.io/os=windows */
-    const char *owner_kind;      /* the direct owner; NULL: none */
-    const char *owner_group;     /* "" or NULL: the core group */
+    bool node_windows;            /* node label kubernetes.io/os=windows */
+    const char *owner_kind;       /* the direct owner; NULL: none */
+    const char *owner_group;      /* "" or NULL: the core group */
     const char *owner_name;
-    hr_limit_bounds limits;      /* folded over the namespace's LimitRanges */
-    bool in_backoff;             /* a recent resize was refused (design §7) */
+    hr_limit_bounds limits; /* folded over the namespace's LimitRanges */
+    bool in_backoff;        /* a recent resize was refused (design §7) */
 } hr_pod_ctx;
 
 /* The context fields of hr_pod filled from cx; everything else is the

@@ -11,11 +11,15 @@
 
 #include "wide.h"
 
-static int64_t floor_q(int64_t v, int64_t q) { return v - v % q; }
+static int64_t floor_q(int64_t v, int64_t q)
+{
+    return v - v % q;
+}
 
 int64_t hr_node_factor_milli(const hr_node_plan *np)
 {
-    if (np->slack <= 0 || np->managed <= 0) return 1000;
+    if (np->slack <= 0 || np->managed <= 0)
+        return 1000;
     hr_i128 f = ((hr_i128)np->slack * 1000 * 2 + np->managed) / ((hr_i128)np->managed * 2);
     f += 1000;
     return f > INT64_MAX ? INT64_MAX : (int64_t)f;
@@ -25,9 +29,11 @@ int64_t hr_node_factor_milli(const hr_node_plan *np)
  * container bounds, as a multiple of the quantum; INT64_MAX when unbounded. */
 static int64_t ctr_room(const hr_pod *p, const hr_container *c, int64_t q)
 {
-    if (p->limits.ctr_max == HR_NONE && p->limits.ctr_ratio_milli == HR_NONE) return INT64_MAX;
+    if (p->limits.ctr_max == HR_NONE && p->limits.ctr_ratio_milli == HR_NONE)
+        return INT64_MAX;
     int64_t cap = INT64_MAX;
-    if (p->limits.ctr_max != HR_NONE) cap = p->limits.ctr_max;
+    if (p->limits.ctr_max != HR_NONE)
+        cap = p->limits.ctr_max;
     if (p->limits.ctr_ratio_milli != HR_NONE)
         cap = hr_min64(cap, hr_muldiv64(c->cpu_req, p->limits.ctr_ratio_milli, 1000));
     int64_t room = cap - c->cpu_req;
@@ -39,11 +45,13 @@ static int64_t ctr_room(const hr_pod *p, const hr_container *c, int64_t q)
  * containers cannot hold. INT64_MAX when nothing bounds. */
 static int64_t container_caps_total(const hr_pod *p, int64_t q)
 {
-    if (p->limits.ctr_max == HR_NONE && p->limits.ctr_ratio_milli == HR_NONE) return INT64_MAX;
+    if (p->limits.ctr_max == HR_NONE && p->limits.ctr_ratio_milli == HR_NONE)
+        return INT64_MAX;
     int64_t sum = 0;
     for (uint32_t i = 0; i < p->n_ctr; i++) {
         const hr_container *c = &p->ctr[i];
-        if (hr_ctr_managed(c)) sum = hr_sadd64(sum, hr_sadd64(c->cpu_req, ctr_room(p, c, q)));
+        if (hr_ctr_managed(c))
+            sum = hr_sadd64(sum, hr_sadd64(c->cpu_req, ctr_room(p, c, q)));
     }
     return sum;
 }
@@ -60,9 +68,8 @@ static int64_t unmanaged_limits(const hr_pod *p)
     return sum;
 }
 
-int64_t hr_pod_target(const hr_config *c, int64_t allocatable, int64_t slack,
-                      int64_t managed, uint32_t n_managed, const hr_pod *p,
-                      int64_t request, int64_t *cap_out)
+int64_t hr_pod_target(const hr_config *c, int64_t allocatable, int64_t slack, int64_t managed,
+                      uint32_t n_managed, const hr_pod *p, int64_t request, int64_t *cap_out)
 {
     int64_t r = request;
     int64_t burst = 0;
@@ -75,10 +82,13 @@ int64_t hr_pod_target(const hr_config *c, int64_t allocatable, int64_t slack,
 
     /* Caps, in the order of design §2.3; they always win over the floor. */
     int64_t cap = INT64_MAX;
-    if (c->max_multiplier_milli > 0) cap = hr_min64(cap, hr_muldiv64(r, c->max_multiplier_milli, 1000));
+    if (c->max_multiplier_milli > 0)
+        cap = hr_min64(cap, hr_muldiv64(r, c->max_multiplier_milli, 1000));
     cap = hr_min64(cap, hr_max64(allocatable, r));
-    if (p->max_cpu != HR_NONE) cap = hr_min64(cap, p->max_cpu);
-    if (p->limits.pod_max != HR_NONE) cap = hr_min64(cap, p->limits.pod_max - unmanaged_limits(p));
+    if (p->max_cpu != HR_NONE)
+        cap = hr_min64(cap, p->max_cpu);
+    if (p->limits.pod_max != HR_NONE)
+        cap = hr_min64(cap, p->limits.pod_max - unmanaged_limits(p));
     int64_t q = c->quantum > 0 ? c->quantum : 1;
     cap = hr_min64(cap, container_caps_total(p, q));
     /* A limit below the request is invalid: no cap may push under r. */
@@ -89,19 +99,24 @@ int64_t hr_pod_target(const hr_config *c, int64_t allocatable, int64_t slack,
      * rounding would cross the cap. */
     int64_t b = t - r;
     int64_t bq = floor_q(b, q);
-    if (b - bq >= q - (b - bq) && bq <= INT64_MAX - q) bq += q; /* half rounds up */
-    if (hr_sadd64(r, bq) > cap) bq -= q;
-    if (bq < 0) bq = 0;
-    if (cap_out != NULL) *cap_out = cap;
+    if (b - bq >= q - (b - bq) && bq <= INT64_MAX - q)
+        bq += q; /* half rounds up */
+    if (hr_sadd64(r, bq) > cap)
+        bq -= q;
+    if (bq < 0)
+        bq = 0;
+    if (cap_out != NULL)
+        *cap_out = cap;
     return r + bq;
 }
 
-int64_t hr_split_target(const hr_config *c, const hr_pod *p, int64_t request,
-                        int64_t target, int64_t *limits, bool *guarded)
+int64_t hr_split_target(const hr_config *c, const hr_pod *p, int64_t request, int64_t target,
+                        int64_t *limits, bool *guarded)
 {
     int64_t q = c->quantum > 0 ? c->quantum : 1;
     int64_t burst = target > request ? target - request : 0;
-    if (guarded != NULL) *guarded = false;
+    if (guarded != NULL)
+        *guarded = false;
 
     /* Water-filling in quanta: share the burst pro-rata to requests among
      * the containers that still have room under their LimitRange bounds,
@@ -113,24 +128,30 @@ int64_t hr_split_target(const hr_config *c, const hr_pod *p, int64_t request,
     int64_t placed = 0;
     for (uint32_t round = 0; round <= p->n_ctr; round++) {
         int64_t pool = burst - placed;
-        if (pool < q) break;
+        if (pool < q)
+            break;
         int64_t open_req = 0;
         for (uint32_t i = 0; i < p->n_ctr; i++)
             if (limits[i] != HR_NONE && limits[i] - p->ctr[i].cpu_req < ctr_room(p, &p->ctr[i], q))
                 open_req = hr_sadd64(open_req, p->ctr[i].cpu_req);
-        if (open_req == 0) break;
+        if (open_req == 0)
+            break;
         int64_t added = 0;
         for (uint32_t i = 0; i < p->n_ctr; i++) {
-            if (limits[i] == HR_NONE) continue;
+            if (limits[i] == HR_NONE)
+                continue;
             int64_t have = limits[i] - p->ctr[i].cpu_req;
             int64_t room = ctr_room(p, &p->ctr[i], q) - have;
-            if (room <= 0) continue;
-            int64_t add = hr_min64(floor_q(hr_muldiv64(pool, p->ctr[i].cpu_req, open_req), q), room);
+            if (room <= 0)
+                continue;
+            int64_t add =
+                hr_min64(floor_q(hr_muldiv64(pool, p->ctr[i].cpu_req, open_req), q), room);
             limits[i] += add;
             added += add;
         }
         placed += added;
-        if (added == 0) break;
+        if (added == 0)
+            break;
     }
     /* Fewer than one quantum per open container is left: hand the quanta
      * to the containers furthest below their exact share (first in spec
@@ -139,16 +160,19 @@ int64_t hr_split_target(const hr_config *c, const hr_pod *p, int64_t request,
         int best = -1;
         int64_t best_gap = INT64_MIN;
         for (uint32_t i = 0; i < p->n_ctr; i++) {
-            if (limits[i] == HR_NONE) continue;
+            if (limits[i] == HR_NONE)
+                continue;
             int64_t have = limits[i] - p->ctr[i].cpu_req;
-            if (have + q > ctr_room(p, &p->ctr[i], q)) continue;
+            if (have + q > ctr_room(p, &p->ctr[i], q))
+                continue;
             int64_t gap = hr_muldiv64(burst, p->ctr[i].cpu_req, request) - have;
             if (gap > best_gap) {
                 best_gap = gap;
                 best = (int)i;
             }
         }
-        if (best < 0) break;
+        if (best < 0)
+            break;
         limits[best] += q;
         placed += q;
     }
@@ -162,28 +186,31 @@ int64_t hr_split_target(const hr_config *c, const hr_pod *p, int64_t request,
                 best = (int)i;
         if (best >= 0) {
             limits[best] = hr_sadd64(p->ctr[best].cpu_req, q);
-            if (guarded != NULL) *guarded = true;
+            if (guarded != NULL)
+                *guarded = true;
         }
     }
 
     int64_t total = 0;
     for (uint32_t i = 0; i < p->n_ctr; i++)
-        if (limits[i] != HR_NONE) total = hr_sadd64(total, limits[i]);
+        if (limits[i] != HR_NONE)
+            total = hr_sadd64(total, limits[i]);
     return total;
 }
 
 bool hr_should_write(const hr_config *c, int64_t current, int64_t target)
 {
-    if (current <= 0) return true;
-    if (target == current) return false;
+    if (current <= 0)
+        return true;
+    if (target == current)
+        return false;
     if (target > current)
         return (hr_i128)(target - current) * 100 >= (hr_i128)c->grow_percent * current;
     return (hr_i128)(current - target) * 100 >= (hr_i128)c->shrink_percent * current;
 }
 
-hr_node_plan hr_plan_node(const hr_config *c, const hr_node *node,
-                          const hr_pod *pods, size_t n, hr_pod_plan *out,
-                          int64_t *ctr_limits)
+hr_node_plan hr_plan_node(const hr_config *c, const hr_node *node, const hr_pod *pods, size_t n,
+                          hr_pod_plan *out, int64_t *ctr_limits)
 {
     hr_node_plan np = {0};
     np.allocatable = node != NULL && node->known ? node->allocatable : 0;
@@ -217,7 +244,8 @@ hr_node_plan hr_plan_node(const hr_config *c, const hr_node *node,
         hr_pod_plan *pp = &out[i];
         int64_t *lim = &ctr_limits[pp->ctr_off];
         if (pp->reason != HR_MANAGED) {
-            for (uint32_t k = 0; k < p->n_ctr; k++) lim[k] = HR_NONE;
+            for (uint32_t k = 0; k < p->n_ctr; k++)
+                lim[k] = HR_NONE;
             continue;
         }
         int64_t t = hr_pod_target(c, np.allocatable, np.slack, np.managed, np.n_managed, p,

@@ -23,15 +23,15 @@
 #include "pod.h"
 
 typedef struct hr_pod_plan {
-    hr_reason reason;   /* HR_MANAGED or why not */
-    int64_t booked;     /* design §3.1 (0 for terminal pods) */
-    int64_t request;    /* design §3.2 managed request, 0 when none */
-    int64_t current;    /* current limit over managed containers, 0 if any is unset */
-    int64_t target;     /* total target after split and guard; HR_NONE if unmanaged */
-    bool write;         /* hysteresis verdict */
-    bool qos_guarded;   /* the QoS guard lifted one container */
-    hr_gate gate;       /* for a write: may it go (cached node)? else PASS */
-    uint32_t ctr_off;   /* this pod's first slot in the container-limit array */
+    hr_reason reason; /* HR_MANAGED or why not */
+    int64_t booked;   /* design §3.1 (0 for terminal pods) */
+    int64_t request;  /* design §3.2 managed request, 0 when none */
+    int64_t current;  /* current limit over managed containers, 0 if any is unset */
+    int64_t target;   /* total target after split and guard; HR_NONE if unmanaged */
+    bool write;       /* hysteresis verdict */
+    bool qos_guarded; /* the QoS guard lifted one container */
+    hr_gate gate;     /* for a write: may it go (cached node)? else PASS */
+    uint32_t ctr_off; /* this pod's first slot in the container-limit array */
 } hr_pod_plan;
 
 typedef struct hr_node_plan {
@@ -53,24 +53,22 @@ int64_t hr_node_factor_milli(const hr_node_plan *np);
  * hold Σ pods[i].n_ctr slots and receives, per container, the CPU limit to
  * write (HR_NONE for containers the policy leaves alone), starting at
  * out[i].ctr_off. */
-hr_node_plan hr_plan_node(const hr_config *c, const hr_node *node,
-                          const hr_pod *pods, size_t n, hr_pod_plan *out,
-                          int64_t *ctr_limits);
+hr_node_plan hr_plan_node(const hr_config *c, const hr_node *node, const hr_pod *pods, size_t n,
+                          hr_pod_plan *out, int64_t *ctr_limits);
 
 /* The pieces, exposed for tests and for `explain`. */
 
 /* target_i before the split: burst, caps, quantum. cap_out (may be NULL)
  * receives the binding upper bound min(r·mult, max(A, r), maxCpu, pod LR). */
-int64_t hr_pod_target(const hr_config *c, int64_t allocatable, int64_t slack,
-                      int64_t managed, uint32_t n_managed, const hr_pod *p,
-                      int64_t request, int64_t *cap_out);
+int64_t hr_pod_target(const hr_config *c, int64_t allocatable, int64_t slack, int64_t managed,
+                      uint32_t n_managed, const hr_pod *p, int64_t request, int64_t *cap_out);
 
 /* Split a pod target over its managed containers pro-rata to requests, each
  * container's burst a multiple of the quantum and within its LimitRange
  * bounds; then apply the QoS guard. Writes one slot per container into
  * limits; returns the total. *guarded tells whether the guard acted. */
-int64_t hr_split_target(const hr_config *c, const hr_pod *p, int64_t request,
-                        int64_t target, int64_t *limits, bool *guarded);
+int64_t hr_split_target(const hr_config *c, const hr_pod *p, int64_t request, int64_t target,
+                        int64_t *limits, bool *guarded);
 
 /* design §2 hysteresis: should target replace current? current 0 means some
  * managed container has no limit yet: always write. */

@@ -17,14 +17,22 @@
 __extension__ typedef __int128 hr_i128;
 __extension__ typedef unsigned __int128 hr_u128;
 
-static inline int64_t hr_min64(int64_t a, int64_t b) { return a < b ? a : b; }
-static inline int64_t hr_max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static inline int64_t hr_min64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+static inline int64_t hr_max64(int64_t a, int64_t b)
+{
+    return a > b ? a : b;
+}
 
 /* a + b, saturated to [INT64_MIN, INT64_MAX]. */
 static inline int64_t hr_sadd64(int64_t a, int64_t b)
 {
-    if (b > 0 && a > INT64_MAX - b) return INT64_MAX;
-    if (b < 0 && a < INT64_MIN - b) return INT64_MIN;
+    if (b > 0 && a > INT64_MAX - b)
+        return INT64_MAX;
+    if (b < 0 && a < INT64_MIN - b)
+        return INT64_MIN;
     return a + b;
 }
 

@@ -24,11 +24,11 @@ int64_t hr_ktime_parse_us(const char *s, size_t len)
 {
     /* 2006-01-02T15:04:05[.frac](Z|+07:00) */
     int Y, M, D, h, m, sec;
-    if (len < 20 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't') ||
-        s[13] != ':' || s[16] != ':')
+    if (len < 20 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't') || s[13] != ':' ||
+        s[16] != ':')
         return INT64_MIN;
-    if (digits(s, 4, &Y) || digits(s + 5, 2, &M) || digits(s + 8, 2, &D) ||
-        digits(s + 11, 2, &h) || digits(s + 14, 2, &m) || digits(s + 17, 2, &sec))
+    if (digits(s, 4, &Y) || digits(s + 5, 2, &M) || digits(s + 8, 2, &D) || digits(s + 11, 2, &h) ||
+        digits(s + 14, 2, &m) || digits(s + 17, 2, &sec))
         return INT64_MIN;
     if (M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || m > 59 || sec > 60)
         return INT64_MIN;

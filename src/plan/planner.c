@@ -17,26 +17,23 @@
 #include "core/selector.h"
 #include "core/wide.h"
 
-hr_status hr_set_request_parse(const char *arg, hr_arena *a,
-                               hr_set_request *out, hr_err *err)
+hr_status hr_set_request_parse(const char *arg, hr_arena *a, hr_set_request *out, hr_err *err)
 {
     const char *slash = strchr(arg, '/');
     const char *eq = strchr(arg, '=');
     char q[80];
     hr_err_quote(q, sizeof q, arg, strlen(arg), 64);
-    if (!slash || !eq || eq < slash || slash == arg || eq == slash + 1 ||
-        !eq[1])
+    if (!slash || !eq || eq < slash || slash == arg || eq == slash + 1 || !eq[1])
         return hr_err_set(err, HR_E_INPUT,
                           "--set-request \"%s\": expected NAMESPACE/POD=CPU, "
-                          "e.g. team-a/web-1=500m", q);
+                          "e.g. team-a/web-1=500m",
+                          q);
     int64_t cpu;
     hr_qerr qe = hr_cpu_parse_milli(eq + 1, strlen(eq + 1), &cpu);
     if (qe != HR_Q_OK)
-        return hr_err_set(err, HR_E_INPUT,
-                          "--set-request \"%s\": CPU: %s", q, hr_qerr_str(qe));
+        return hr_err_set(err, HR_E_INPUT, "--set-request \"%s\": CPU: %s", q, hr_qerr_str(qe));
     if (cpu <= 0)
-        return hr_err_set(err, HR_E_INPUT,
-                          "--set-request \"%s\": CPU must be more than 0", q);
+        return hr_err_set(err, HR_E_INPUT, "--set-request \"%s\": CPU must be more than 0", q);
     out->ns = hr_arena_strndup(a, arg, (size_t)(slash - arg));
     out->name = hr_arena_strndup(a, slash + 1, (size_t)(eq - slash - 1));
     if (!out->ns || !out->name)
@@ -51,30 +48,30 @@ typedef struct override {
     hr_container *ctr;
 } override;
 
-static hr_status make_override(const hr_snapshot *s, const hr_set_request *r,
-                               hr_arena *a, override *ov, hr_err *err)
+static hr_status make_override(const hr_snapshot *s, const hr_set_request *r, hr_arena *a,
+                               override *ov, hr_err *err)
 {
     char qn[72], qp[72];
     hr_err_quote(qn, sizeof qn, r->ns, strlen(r->ns), 63);
     hr_err_quote(qp, sizeof qp, r->name, strlen(r->name), 63);
     const hr_kpod *kp = hr_snapshot_pod(s, r->ns, r->name);
     if (!kp)
-        return hr_err_set(err, HR_E_NOTFOUND,
-                          "--set-request %s/%s: no such pod in the dump", qn,
+        return hr_err_set(err, HR_E_NOTFOUND, "--set-request %s/%s: no such pod in the dump", qn,
                           qp);
     if (!kp->node_name)
         return hr_err_set(err, HR_E_INPUT,
                           "--set-request %s/%s: the pod is not bound to a "
-                          "node, so it gets no limit to plan", qn, qp);
+                          "node, so it gets no limit to plan",
+                          qn, qp);
     if (hr_pod_terminal(&kp->pod))
         return hr_err_set(err, HR_E_INPUT,
                           "--set-request %s/%s: the pod has finished "
-                          "(Succeeded or Failed)", qn, qp);
+                          "(Succeeded or Failed)",
+                          qn, qp);
     const hr_pod *p = &kp->pod;
     if (p->n_ctr == 0) /* the decoder refuses such pods; stay safe anyway */
-        return hr_err_set(err, HR_E_INPUT,
-                          "--set-request %s/%s: the pod has no containers",
-                          qn, qp);
+        return hr_err_set(err, HR_E_INPUT, "--set-request %s/%s: the pod has no containers", qn,
+                          qp);
     hr_container *ctr = hr_arena_alloc(a, p->n_ctr * sizeof *ctr);
     if (!ctr)
         return hr_err_set(err, HR_E_NOMEM, "out of memory");
@@ -92,7 +89,8 @@ static hr_status make_override(const hr_snapshot *s, const hr_set_request *r,
             return hr_err_set(err, HR_E_INPUT,
                               "--set-request %s/%s: no container requests "
                               "CPU and %u could take the request; which one "
-                              "is ambiguous", qn, qp, n_res);
+                              "is ambiguous",
+                              qn, qp, n_res);
         ctr[only].cpu_req = r->cpu_milli;
     } else {
         /* Pro-rata, rounded down; the few millicores left (fewer than the
@@ -131,9 +129,8 @@ static int cmp_bound(const void *x, const void *y)
 
 /* The core view of one pod with everything around it filled in. A dump
  * carries no resize history (no back-off) and no controller namespace. */
-static hr_pod pod_in_context(const hr_snapshot *s, const hr_kpod *kp,
-                             const hr_knode *kn, const override *ovs,
-                             size_t n_ovs)
+static hr_pod pod_in_context(const hr_snapshot *s, const hr_kpod *kp, const hr_knode *kn,
+                             const override *ovs, size_t n_ovs)
 {
     static const hr_labels no_labels = {NULL, 0};
     hr_pod bare = kp->pod;
@@ -161,11 +158,9 @@ static hr_pod pod_in_context(const hr_snapshot *s, const hr_kpod *kp,
     return hr_pod_in_context(&bare, &cx);
 }
 
-static hr_status plan_one(const hr_snapshot *s, hr_plan_node_out *no,
-                          const char *name, const hr_knode *kn,
-                          const hr_kpod *const *pods, size_t n,
-                          const override *ovs, size_t n_ovs, hr_arena *a,
-                          hr_err *err)
+static hr_status plan_one(const hr_snapshot *s, hr_plan_node_out *no, const char *name,
+                          const hr_knode *kn, const hr_kpod *const *pods, size_t n,
+                          const override *ovs, size_t n_ovs, hr_arena *a, hr_err *err)
 {
     no->name = name;
     no->kn = kn;
@@ -179,24 +174,20 @@ static hr_status plan_one(const hr_snapshot *s, hr_plan_node_out *no,
     size_t n_ctr = 0;
     for (size_t i = 0; i < n; i++)
         n_ctr += pods[i]->pod.n_ctr;
-    no->ctr_limits = hr_arena_alloc(a, (n_ctr ? n_ctr : 1) *
-                                           sizeof *no->ctr_limits);
+    no->ctr_limits = hr_arena_alloc(a, (n_ctr ? n_ctr : 1) * sizeof *no->ctr_limits);
     if (!no->src || !no->pods || !no->plans || !no->ctr_limits)
-        return hr_err_set(err, HR_E_NOMEM, "out of memory planning node %s",
-                          name);
+        return hr_err_set(err, HR_E_NOMEM, "out of memory planning node %s", name);
     for (size_t i = 0; i < n; i++) {
         no->src[i] = pods[i];
         no->pods[i] = pod_in_context(s, pods[i], kn, ovs, n_ovs);
     }
-    no->np = hr_plan_node(&s->cfg, &no->node, no->pods, n, no->plans,
-                          no->ctr_limits);
+    no->np = hr_plan_node(&s->cfg, &no->node, no->pods, n, no->plans, no->ctr_limits);
     no->factor_milli = hr_node_factor_milli(&no->np);
     return HR_OK;
 }
 
-hr_status hr_plan_build(const hr_snapshot *s, const hr_set_request *sets,
-                        size_t n_sets, hr_arena *a, hr_plan *out,
-                        hr_err *err)
+hr_status hr_plan_build(const hr_snapshot *s, const hr_set_request *sets, size_t n_sets,
+                        hr_arena *a, hr_plan *out, hr_err *err)
 {
     memset(out, 0, sizeof *out);
     out->cfg = &s->cfg;
@@ -208,8 +199,7 @@ hr_status hr_plan_build(const hr_snapshot *s, const hr_set_request *sets,
         if ((st = make_override(s, &sets[i], a, &ovs[i], err)))
             return st;
 
-    const hr_kpod **bound = hr_arena_alloc(a, (s->n_pods ? s->n_pods : 1) *
-                                                  sizeof *bound);
+    const hr_kpod **bound = hr_arena_alloc(a, (s->n_pods ? s->n_pods : 1) * sizeof *bound);
     if (!bound)
         return hr_err_set(err, HR_E_NOMEM, "out of memory");
     size_t nb = 0;
@@ -231,8 +221,7 @@ hr_status hr_plan_build(const hr_snapshot *s, const hr_set_request *sets,
         if (i == 0 || strcmp(bound[i - 1]->node_name, bound[i]->node_name) != 0)
             n_groups++;
     size_t max_nodes = s->n_nodes + n_groups;
-    out->nodes = hr_arena_calloc(a, max_nodes ? max_nodes : 1,
-                                 sizeof *out->nodes);
+    out->nodes = hr_arena_calloc(a, max_nodes ? max_nodes : 1, sizeof *out->nodes);
     if (!out->nodes)
         return hr_err_set(err, HR_E_NOMEM, "out of memory");
     size_t ni = 0, pi = 0;
@@ -247,9 +236,8 @@ hr_status hr_plan_build(const hr_snapshot *s, const hr_set_request *sets,
                 pi++;
         if (c <= 0)
             ni++;
-        if ((st = plan_one(s, &out->nodes[out->n_nodes++], name,
-                           c <= 0 ? kn : NULL, bound + first, pi - first, ovs,
-                           n_sets, a, err)))
+        if ((st = plan_one(s, &out->nodes[out->n_nodes++], name, c <= 0 ? kn : NULL, bound + first,
+                           pi - first, ovs, n_sets, a, err)))
             return st;
     }
     return HR_OK;

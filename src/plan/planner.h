@@ -43,24 +43,24 @@ HR_MUST_CHECK hr_status hr_set_request_parse(const char *arg, hr_arena *a, hr_se
 
 typedef struct hr_plan_node_out {
     const char *name;
-    const hr_knode *kn;     /* NULL when the node is not in the dump */
-    bool unknown;           /* == (kn == NULL) */
-    hr_node node;           /* as given to the policy */
+    const hr_knode *kn; /* NULL when the node is not in the dump */
+    bool unknown;       /* == (kn == NULL) */
+    hr_node node;       /* as given to the policy */
     hr_node_plan np;
-    int64_t factor_milli;   /* hr_node_factor_milli */
-    size_t n_pods;          /* non-terminal pods bound here */
-    const hr_kpod **src;    /* n_pods: the decoded objects */
-    hr_pod *pods;           /* n_pods: core views with context filled */
-    hr_pod_plan *plans;     /* n_pods */
-    int64_t *ctr_limits;    /* per-container limits hr_plan_node wrote */
+    int64_t factor_milli; /* hr_node_factor_milli */
+    size_t n_pods;        /* non-terminal pods bound here */
+    const hr_kpod **src;  /* n_pods: the decoded objects */
+    hr_pod *pods;         /* n_pods: core views with context filled */
+    hr_pod_plan *plans;   /* n_pods */
+    int64_t *ctr_limits;  /* per-container limits hr_plan_node wrote */
 } hr_plan_node_out;
 
 typedef struct hr_plan {
     const hr_config *cfg;
     hr_plan_node_out *nodes;
     size_t n_nodes;
-    size_t n_unbound;       /* non-terminal pods with no nodeName */
-    size_t n_terminal;      /* Succeeded/Failed pods (not listed) */
+    size_t n_unbound;  /* non-terminal pods with no nodeName */
+    size_t n_terminal; /* Succeeded/Failed pods (not listed) */
 } hr_plan;
 
 /* Plan the whole snapshot into a (allocations live in it). Every set

@@ -23,20 +23,17 @@ void hr_factor_str(int64_t factor_milli, char *buf, size_t cap)
 {
     int64_t f = factor_milli < 0 ? 0 : factor_milli;
     int64_t hundredths = f / 10 + (f % 10 >= 5);
-    snprintf(buf, cap, "%" PRId64 ".%02" PRId64, hundredths / 100,
-             hundredths % 100);
+    snprintf(buf, cap, "%" PRId64 ".%02" PRId64, hundredths / 100, hundredths % 100);
 }
 
-static hr_status check_node(const hr_plan *p, const char *only_node,
-                            hr_err *err)
+static hr_status check_node(const hr_plan *p, const char *only_node, hr_err *err)
 {
     if (only_node && !hr_plan_find_node(p, only_node)) {
         char q[72];
         return hr_err_set(err, HR_E_NOTFOUND,
                           "node %s: not in the dump (and no pod is bound "
                           "to it)",
-                          hr_err_quote(q, sizeof q, only_node,
-                                       strlen(only_node), 63));
+                          hr_err_quote(q, sizeof q, only_node, strlen(only_node), 63));
     }
     return HR_OK;
 }
@@ -46,8 +43,7 @@ static bool pod_managed(const hr_pod_plan *pp)
     return pp->reason == HR_MANAGED && pp->target != HR_NONE;
 }
 
-static bool add_node_json(yyjson_mut_doc *doc, yyjson_mut_val *nodes,
-                          const hr_plan_node_out *no)
+static bool add_node_json(yyjson_mut_doc *doc, yyjson_mut_val *nodes, const hr_plan_node_out *no)
 {
     yyjson_mut_val *o = yyjson_mut_obj(doc);
     yyjson_mut_val *pods = yyjson_mut_arr(doc);
@@ -55,14 +51,11 @@ static bool add_node_json(yyjson_mut_doc *doc, yyjson_mut_val *nodes,
     hr_factor_str(no->factor_milli, f, sizeof f);
     if (!o || !pods || !yyjson_mut_arr_append(nodes, o) ||
         !yyjson_mut_obj_add_str(doc, o, "name", no->name) ||
-        !yyjson_mut_obj_add_int(doc, o, "allocatableMilli",
-                                no->np.allocatable) ||
+        !yyjson_mut_obj_add_int(doc, o, "allocatableMilli", no->np.allocatable) ||
         !yyjson_mut_obj_add_int(doc, o, "bookedMilli", no->np.booked) ||
         !yyjson_mut_obj_add_int(doc, o, "slackMilli", no->np.slack) ||
-        !yyjson_mut_obj_add_int(doc, o, "managedRequestsMilli",
-                                no->np.managed) ||
-        !yyjson_mut_obj_add_val(doc, o, "factor",
-                                yyjson_mut_rawcpy(doc, f)) ||
+        !yyjson_mut_obj_add_int(doc, o, "managedRequestsMilli", no->np.managed) ||
+        !yyjson_mut_obj_add_val(doc, o, "factor", yyjson_mut_rawcpy(doc, f)) ||
         !yyjson_mut_obj_add_val(doc, o, "pods", pods))
         return false;
     for (size_t i = 0; i < no->n_pods; i++) {
@@ -75,20 +68,17 @@ static bool add_node_json(yyjson_mut_doc *doc, yyjson_mut_val *nodes,
             !yyjson_mut_obj_add_str(doc, po, "name", kp->meta.name) ||
             !yyjson_mut_obj_add_int(doc, po, "requestMilli", pp->request) ||
             !yyjson_mut_obj_add_int(doc, po, "limitMilli", pp->current) ||
-            !(managed ? yyjson_mut_obj_add_int(doc, po, "targetMilli",
-                                               pp->target)
+            !(managed ? yyjson_mut_obj_add_int(doc, po, "targetMilli", pp->target)
                       : yyjson_mut_obj_add_null(doc, po, "targetMilli")) ||
             !yyjson_mut_obj_add_bool(doc, po, "write", managed && pp->write) ||
             !yyjson_mut_obj_add_bool(doc, po, "managed", managed) ||
-            !yyjson_mut_obj_add_str(doc, po, "reason",
-                                    hr_reason_str(pp->reason)))
+            !yyjson_mut_obj_add_str(doc, po, "reason", hr_reason_str(pp->reason)))
             return false;
     }
     return true;
 }
 
-hr_status hr_render_json(const hr_plan *p, const char *only_node,
-                         hr_buf *out, hr_err *err)
+hr_status hr_render_json(const hr_plan *p, const char *only_node, hr_buf *out, hr_err *err)
 {
     hr_status st = check_node(p, only_node, err);
     if (st)
@@ -96,8 +86,7 @@ hr_status hr_render_json(const hr_plan *p, const char *only_node,
     yyjson_mut_doc *doc = yyjson_mut_doc_new(NULL);
     yyjson_mut_val *root = doc ? yyjson_mut_obj(doc) : NULL;
     yyjson_mut_val *nodes = doc ? yyjson_mut_arr(doc) : NULL;
-    bool ok = root && nodes && yyjson_mut_obj_add_val(doc, root, "nodes",
-                                                      nodes);
+    bool ok = root && nodes && yyjson_mut_obj_add_val(doc, root, "nodes", nodes);
     if (ok)
         yyjson_mut_doc_set_root(doc, root);
     for (size_t i = 0; ok && i < p->n_nodes; i++) {
@@ -121,8 +110,7 @@ hr_status hr_render_json(const hr_plan *p, const char *only_node,
 }
 
 /* "1500m", or the placeholder when the value means "nothing". */
-static const char *milli(char *buf, size_t cap, int64_t v, int64_t none,
-                         const char *placeholder)
+static const char *milli(char *buf, size_t cap, int64_t v, int64_t none, const char *placeholder)
 {
     if (v == none)
         return placeholder;
@@ -143,8 +131,8 @@ static void render_node_table(const hr_plan_node_out *no, hr_buf *b)
                   no->name, milli(v1, sizeof v1, no->np.allocatable, -1, ""),
                   milli(v2, sizeof v2, no->np.booked, -1, ""),
                   milli(v3, sizeof v3, no->np.slack, INT64_MIN, ""),
-                  milli(v4, sizeof v4, no->np.managed, -1, ""),
-                  no->np.n_managed, no->np.n_managed == 1 ? "" : "s", f);
+                  milli(v4, sizeof v4, no->np.managed, -1, ""), no->np.n_managed,
+                  no->np.n_managed == 1 ? "" : "s", f);
     /* Conditions that change how to read the numbers, one per line. */
     if (no->unknown)
         hr_buf_puts(b, "  ! not in the dump: allocatable taken as 0, "
@@ -162,13 +150,12 @@ static void render_node_table(const hr_plan_node_out *no, hr_buf *b)
     }
     size_t w = POD_COL_MIN;
     for (size_t i = 0; i < no->n_pods; i++) {
-        size_t l = strlen(no->src[i]->meta.ns) + 1 +
-                   strlen(no->src[i]->meta.name);
+        size_t l = strlen(no->src[i]->meta.ns) + 1 + strlen(no->src[i]->meta.name);
         if (l > w)
             w = l > POD_COL_MAX ? POD_COL_MAX : l;
     }
-    hr_buf_printf(b, "  %-*s  %9s  %9s  %9s  %-5s  %s\n", (int)w, "POD",
-                  "REQUEST", "LIMIT", "TARGET", "WRITE", "STATUS");
+    hr_buf_printf(b, "  %-*s  %9s  %9s  %9s  %-5s  %s\n", (int)w, "POD", "REQUEST", "LIMIT",
+                  "TARGET", "WRITE", "STATUS");
     for (size_t i = 0; i < no->n_pods; i++) {
         const hr_kpod *kp = no->src[i];
         const hr_pod_plan *pp = &no->plans[i];
@@ -176,16 +163,11 @@ static void render_node_table(const hr_plan_node_out *no, hr_buf *b)
         size_t l = strlen(kp->meta.ns) + 1 + strlen(kp->meta.name);
         hr_buf_printf(b, "  %s/%s", kp->meta.ns, kp->meta.name);
         hr_buf_fill(b, ' ', l < w ? w - l : 0);
-        const char *write = !managed        ? "-"
-                            : !pp->write    ? "no"
-                            : pp->gate      ? "held"
-                                            : "yes";
-        hr_buf_printf(b, "  %9s  %9s  %9s  %-5s  %s",
-                      milli(v1, sizeof v1, pp->request, 0, "-"),
+        const char *write = !managed ? "-" : !pp->write ? "no" : pp->gate ? "held" : "yes";
+        hr_buf_printf(b, "  %9s  %9s  %9s  %-5s  %s", milli(v1, sizeof v1, pp->request, 0, "-"),
                       milli(v2, sizeof v2, pp->current, 0, "none"),
-                      managed ? milli(v3, sizeof v3, pp->target, -1, "-")
-                              : "-",
-                      write, hr_reason_str(pp->reason));
+                      managed ? milli(v3, sizeof v3, pp->target, -1, "-") : "-", write,
+                      hr_reason_str(pp->reason));
         if (managed && pp->write && pp->gate)
             hr_buf_printf(b, " (held: %s)", hr_gate_str(pp->gate));
         if (managed && pp->qos_guarded)
@@ -200,8 +182,7 @@ static void render_node_table(const hr_plan_node_out *no, hr_buf *b)
 /* A x1000 fixed-point value as a short decimal: 10000 -> "10", 1500 -> "1.5". */
 static const char *fixed3(char *buf, size_t cap, int64_t v)
 {
-    int n = snprintf(buf, cap, "%" PRId64 ".%03" PRId64, v / 1000,
-                     (v < 0 ? -v : v) % 1000);
+    int n = snprintf(buf, cap, "%" PRId64 ".%03" PRId64, v / 1000, (v < 0 ? -v : v) % 1000);
     if (n <= 0 || (size_t)n >= cap)
         return "?";
     char *e = buf + n - 1;
@@ -225,12 +206,11 @@ static void render_config(const hr_config *c, hr_buf *b)
                   "        minBurstFloor %s  maxMultiplier %s  quantum %" PRId64
                   "m  deadband +%d%%/-%d%%\n\n",
                   milli(v1, sizeof v1, c->min_burst_floor, -1, ""),
-                  fixed3(v2, sizeof v2, c->max_multiplier_milli), c->quantum,
-                  c->grow_percent, c->shrink_percent);
+                  fixed3(v2, sizeof v2, c->max_multiplier_milli), c->quantum, c->grow_percent,
+                  c->shrink_percent);
 }
 
-hr_status hr_render_table(const hr_plan *p, const char *only_node,
-                          hr_buf *out, hr_err *err)
+hr_status hr_render_table(const hr_plan *p, const char *only_node, hr_buf *out, hr_err *err)
 {
     hr_status st = check_node(p, only_node, err);
     if (st)
@@ -247,13 +227,15 @@ hr_status hr_render_table(const hr_plan *p, const char *only_node,
         managed += no->np.n_managed;
         writes += no->np.n_write;
     }
-    hr_buf_printf(out, "%zu node%s, %zu pod%s, %zu managed, %zu would be "
-                  "written\n", nodes, nodes == 1 ? "" : "s", pods,
-                  pods == 1 ? "" : "s", managed, writes);
+    hr_buf_printf(out,
+                  "%zu node%s, %zu pod%s, %zu managed, %zu would be "
+                  "written\n",
+                  nodes, nodes == 1 ? "" : "s", pods, pods == 1 ? "" : "s", managed, writes);
     if (!only_node && (p->n_unbound || p->n_terminal))
-        hr_buf_printf(out, "not planned: %zu pod%s not bound to a node, "
-                      "%zu finished pod%s\n", p->n_unbound,
-                      p->n_unbound == 1 ? "" : "s", p->n_terminal,
+        hr_buf_printf(out,
+                      "not planned: %zu pod%s not bound to a node, "
+                      "%zu finished pod%s\n",
+                      p->n_unbound, p->n_unbound == 1 ? "" : "s", p->n_terminal,
                       p->n_terminal == 1 ? "" : "s");
     if (hr_buf_failed(out))
         return hr_err_set(err, HR_E_NOMEM, "out of memory writing the table");

@@ -113,9 +113,15 @@ typedef enum item_kind {
 
 static item_kind kind_of(const char *k, size_t len)
 {
-    struct { const char *name; item_kind kind; } map[] = {
-        {"Pod", K_POD}, {"Node", K_NODE}, {"Namespace", K_NAMESPACE},
-        {"LimitRange", K_LIMITRANGE}, {"HeadroomConfig", K_CONFIG},
+    struct {
+        const char *name;
+        item_kind kind;
+    } map[] = {
+        {"Pod", K_POD},
+        {"Node", K_NODE},
+        {"Namespace", K_NAMESPACE},
+        {"LimitRange", K_LIMITRANGE},
+        {"HeadroomConfig", K_CONFIG},
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (strlen(map[i].name) == len && memcmp(map[i].name, k, len) == 0)
@@ -124,13 +130,11 @@ static item_kind kind_of(const char *k, size_t len)
 }
 
 /* The kind of one item; typed lists ("PodList") leave it out of items. */
-static hr_status item_kind_of(yyjson_val *item, size_t idx,
-                              item_kind list_kind, item_kind *out,
+static hr_status item_kind_of(yyjson_val *item, size_t idx, item_kind list_kind, item_kind *out,
                               hr_err *err)
 {
     if (!yyjson_is_obj(item))
-        return hr_err_set(err, HR_E_INPUT,
-                          "items[%zu]: expected an object, got %s", idx,
+        return hr_err_set(err, HR_E_INPUT, "items[%zu]: expected an object, got %s", idx,
                           yyjson_is_arr(item)    ? "an array"
                           : yyjson_is_str(item)  ? "a string"
                           : yyjson_is_bool(item) ? "a boolean"
@@ -139,14 +143,12 @@ static hr_status item_kind_of(yyjson_val *item, size_t idx,
     yyjson_val *k = yyjson_obj_get(item, "kind");
     if (!k || yyjson_is_null(k)) {
         if (list_kind == K_OTHER)
-            return hr_err_set(err, HR_E_INPUT, "items[%zu]: kind: missing",
-                              idx);
+            return hr_err_set(err, HR_E_INPUT, "items[%zu]: kind: missing", idx);
         *out = list_kind;
         return HR_OK;
     }
     if (!yyjson_is_str(k))
-        return hr_err_set(err, HR_E_INPUT,
-                          "items[%zu]: kind: expected a string", idx);
+        return hr_err_set(err, HR_E_INPUT, "items[%zu]: kind: expected a string", idx);
     *out = kind_of(yyjson_get_str(k), yyjson_get_len(k));
     return HR_OK;
 }
@@ -154,8 +156,7 @@ static hr_status item_kind_of(yyjson_val *item, size_t idx,
 static bool is_cluster_config(yyjson_val *item)
 {
     yyjson_val *meta = yyjson_obj_get(item, "metadata");
-    return yyjson_is_obj(meta) &&
-           yyjson_equals_str(yyjson_obj_get(meta, "name"), "cluster");
+    return yyjson_is_obj(meta) && yyjson_equals_str(yyjson_obj_get(meta, "name"), "cluster");
 }
 
 void hr_snapshot_free(hr_snapshot *s)
@@ -166,14 +167,13 @@ void hr_snapshot_free(hr_snapshot *s)
     hr_config_defaults(&s->cfg);
 }
 
-static hr_status duplicate(hr_err *err, const char *kind, const char *ns,
-                           const char *name)
+static hr_status duplicate(hr_err *err, const char *kind, const char *ns, const char *name)
 {
     char qn[72], qname[72];
     hr_err_quote(qn, sizeof qn, ns, strlen(ns), 63);
     hr_err_quote(qname, sizeof qname, name, strlen(name), 63);
-    return hr_err_set(err, HR_E_INPUT, "%s %s%s%s: appears twice in the dump",
-                      kind, qn, ns[0] ? "/" : "", qname);
+    return hr_err_set(err, HR_E_INPUT, "%s %s%s%s: appears twice in the dump", kind, qn,
+                      ns[0] ? "/" : "", qname);
 }
 
 /* Sort the arrays and refuse duplicates: two objects with one name cannot
@@ -187,19 +187,16 @@ static hr_status sort_and_check(hr_snapshot *s, hr_err *err)
     if (s->n_namespaces)
         qsort(s->namespaces, s->n_namespaces, sizeof *s->namespaces, cmp_ns);
     if (s->n_limitranges)
-        qsort(s->limitranges, s->n_limitranges, sizeof *s->limitranges,
-              cmp_lr);
+        qsort(s->limitranges, s->n_limitranges, sizeof *s->limitranges, cmp_lr);
     for (size_t i = 1; i < s->n_nodes; i++)
         if (!cmp_node(&s->nodes[i - 1], &s->nodes[i]))
             return duplicate(err, "node", "", s->nodes[i].meta.name);
     for (size_t i = 1; i < s->n_pods; i++)
         if (!cmp_pod(&s->pods[i - 1], &s->pods[i]))
-            return duplicate(err, "pod", s->pods[i].meta.ns,
-                             s->pods[i].meta.name);
+            return duplicate(err, "pod", s->pods[i].meta.ns, s->pods[i].meta.name);
     for (size_t i = 1; i < s->n_namespaces; i++)
         if (!cmp_ns(&s->namespaces[i - 1], &s->namespaces[i]))
-            return duplicate(err, "namespace", "",
-                             s->namespaces[i].meta.name);
+            return duplicate(err, "namespace", "", s->namespaces[i].meta.name);
     for (size_t i = 1; i < s->n_limitranges; i++)
         if (!cmp_lr(&s->limitranges[i - 1], &s->limitranges[i]))
             return duplicate(err, "limitrange", s->limitranges[i].meta.ns,
@@ -207,9 +204,8 @@ static hr_status sort_and_check(hr_snapshot *s, hr_err *err)
     return HR_OK;
 }
 
-static hr_status decode_items(hr_snapshot *s, yyjson_val *items,
-                              yyjson_val *single, item_kind list_kind,
-                              hr_err *err)
+static hr_status decode_items(hr_snapshot *s, yyjson_val *items, yyjson_val *single,
+                              item_kind list_kind, hr_err *err)
 {
     size_t n_items = items ? yyjson_arr_size(items) : 1;
     size_t count[K_CONFIG + 1] = {0};
@@ -231,13 +227,10 @@ static hr_status decode_items(hr_snapshot *s, yyjson_val *items,
     hr_arena *a = &s->arena;
     s->nodes = hr_arena_calloc(a, count[K_NODE] + 1, sizeof *s->nodes);
     s->pods = hr_arena_calloc(a, count[K_POD] + 1, sizeof *s->pods);
-    s->namespaces = hr_arena_calloc(a, count[K_NAMESPACE] + 1,
-                                    sizeof *s->namespaces);
-    s->limitranges = hr_arena_calloc(a, count[K_LIMITRANGE] + 1,
-                                     sizeof *s->limitranges);
+    s->namespaces = hr_arena_calloc(a, count[K_NAMESPACE] + 1, sizeof *s->namespaces);
+    s->limitranges = hr_arena_calloc(a, count[K_LIMITRANGE] + 1, sizeof *s->limitranges);
     if (!s->nodes || !s->pods || !s->namespaces || !s->limitranges)
-        return hr_err_set(err, HR_E_NOMEM,
-                          "out of memory for %zu objects", n_items);
+        return hr_err_set(err, HR_E_NOMEM, "out of memory for %zu objects", n_items);
     bool have_cfg = false;
     /* Pass 2: decode. */
     if (items)
@@ -248,20 +241,13 @@ static hr_status decode_items(hr_snapshot *s, yyjson_val *items,
         if ((st = item_kind_of(it, i, list_kind, &k, err)))
             return st;
         switch (k) {
-        case K_POD:
-            st = hr_decode_pod(it, a, &s->pods[s->n_pods++], err);
-            break;
-        case K_NODE:
-            st = hr_decode_node(it, a, &s->nodes[s->n_nodes++], err);
-            break;
+        case K_POD: st = hr_decode_pod(it, a, &s->pods[s->n_pods++], err); break;
+        case K_NODE: st = hr_decode_node(it, a, &s->nodes[s->n_nodes++], err); break;
         case K_NAMESPACE:
-            st = hr_decode_namespace(it, a, &s->namespaces[s->n_namespaces++],
-                                     err);
+            st = hr_decode_namespace(it, a, &s->namespaces[s->n_namespaces++], err);
             break;
         case K_LIMITRANGE:
-            st = hr_decode_limitrange(it, a,
-                                      &s->limitranges[s->n_limitranges++],
-                                      err);
+            st = hr_decode_limitrange(it, a, &s->limitranges[s->n_limitranges++], err);
             break;
         case K_CONFIG:
             /* Only the singleton counts (design §1); others are not ours. */
@@ -280,9 +266,7 @@ static hr_status decode_items(hr_snapshot *s, yyjson_val *items,
                 have_cfg = true;
             }
             break;
-        default:
-            s->n_ignored++;
-            break;
+        default: s->n_ignored++; break;
         }
         if (st)
             return st;
@@ -290,8 +274,7 @@ static hr_status decode_items(hr_snapshot *s, yyjson_val *items,
     return sort_and_check(s, err);
 }
 
-static void where(const char *buf, size_t len, size_t pos, size_t *line,
-                  size_t *col)
+static void where(const char *buf, size_t len, size_t pos, size_t *line, size_t *col)
 {
     *line = 1;
     *col = 1;
@@ -305,9 +288,8 @@ static void where(const char *buf, size_t len, size_t pos, size_t *line,
     }
 }
 
-hr_status hr_snapshot_parse(hr_snapshot *s, char *buf, size_t len,
-                            const hr_dump_limits *lim, const char *source,
-                            hr_err *err)
+hr_status hr_snapshot_parse(hr_snapshot *s, char *buf, size_t len, const hr_dump_limits *lim,
+                            const char *source, hr_err *err)
 {
     memset(s, 0, sizeof *s);
     hr_arena_init(&s->arena, 0);
@@ -316,20 +298,15 @@ hr_status hr_snapshot_parse(hr_snapshot *s, char *buf, size_t len,
     if (!l.max_bytes)
         l.max_bytes = HR_DUMP_MAX_BYTES;
     if (len > l.max_bytes)
-        return hr_err_set(err, HR_E_LIMIT,
-                          "%s: %zu bytes, larger than the limit of %zu",
-                          source, len, l.max_bytes);
+        return hr_err_set(err, HR_E_LIMIT, "%s: %zu bytes, larger than the limit of %zu", source,
+                          len, l.max_bytes);
     const size_t mib64 = (size_t)64 << 20;
-    counting_alc cnt = {0, l.max_doc_bytes ? l.max_doc_bytes
-                                           : 4 * len + mib64};
-    hr_arena_set_limit(&s->arena,
-                       l.max_arena_bytes ? l.max_arena_bytes
-                                         : 2 * len + mib64);
+    counting_alc cnt = {0, l.max_doc_bytes ? l.max_doc_bytes : 4 * len + mib64};
+    hr_arena_set_limit(&s->arena, l.max_arena_bytes ? l.max_arena_bytes : 2 * len + mib64);
     yyjson_alc alc = {calc_malloc, calc_realloc, calc_free, &cnt};
     yyjson_read_err rerr;
-    yyjson_doc *doc = yyjson_read_opts(
-        buf, len, YYJSON_READ_INSITU | YYJSON_READ_NUMBER_AS_RAW, &alc,
-        &rerr);
+    yyjson_doc *doc =
+        yyjson_read_opts(buf, len, YYJSON_READ_INSITU | YYJSON_READ_NUMBER_AS_RAW, &alc, &rerr);
     if (!doc) {
         if (rerr.code == YYJSON_READ_ERROR_MEMORY_ALLOCATION)
             return hr_err_set(err, HR_E_NOMEM,
@@ -337,15 +314,16 @@ hr_status hr_snapshot_parse(hr_snapshot *s, char *buf, size_t len,
                               "memory (the limit for a %zu-byte input)",
                               source, cnt.limit >> 20, len);
         if (len == 0 || rerr.code == YYJSON_READ_ERROR_EMPTY_CONTENT)
-            return hr_err_set(err, HR_E_INPUT, "%s: empty input, expected a "
-                              "Kubernetes List in JSON", source);
+            return hr_err_set(err, HR_E_INPUT,
+                              "%s: empty input, expected a "
+                              "Kubernetes List in JSON",
+                              source);
         size_t line, col;
         where(buf, len, rerr.pos, &line, &col);
         return hr_err_set(err, HR_E_INPUT,
                           "%s: not valid JSON at line %zu, column %zu "
                           "(byte %zu): %s",
-                          source, line, col, rerr.pos,
-                          rerr.msg ? rerr.msg : "?");
+                          source, line, col, rerr.pos, rerr.msg ? rerr.msg : "?");
     }
     yyjson_val *root = yyjson_doc_get_root(doc);
     hr_status st = HR_OK;
@@ -362,8 +340,7 @@ hr_status hr_snapshot_parse(hr_snapshot *s, char *buf, size_t len,
     size_t kl = ks ? yyjson_get_len(kind) : 0;
     if (items && !yyjson_is_null(items)) {
         if (!yyjson_is_arr(items)) {
-            st = hr_err_set(err, HR_E_INPUT,
-                            "%s: items: expected an array", source);
+            st = hr_err_set(err, HR_E_INPUT, "%s: items: expected an array", source);
             goto out;
         }
         /* "PodList" -> items are Pods even without their own kind. */
@@ -378,8 +355,7 @@ hr_status hr_snapshot_parse(hr_snapshot *s, char *buf, size_t len,
         st = hr_err_set(err, HR_E_INPUT,
                         "%s: expected a Kubernetes List (kind List with "
                         "items), got kind \"%s\"",
-                        source,
-                        ks ? hr_err_quote(q, sizeof q, ks, kl, 32) : "");
+                        source, ks ? hr_err_quote(q, sizeof q, ks, kl, 32) : "");
     }
 out:
     yyjson_doc_free(doc);
@@ -389,14 +365,15 @@ out:
         hr_arena_init(&s->arena, 0);
         hr_config_defaults(&s->cfg);
         if (st == HR_E_NOMEM && err && !strstr(err->msg, "MiB"))
-            hr_err_prefix(err, "%s: over the memory limit for a %zu-byte "
-                          "input", source, len);
+            hr_err_prefix(err,
+                          "%s: over the memory limit for a %zu-byte "
+                          "input",
+                          source, len);
     }
     return st;
 }
 
-hr_status hr_snapshot_read(hr_snapshot *s, const char *path,
-                           const hr_dump_limits *lim, hr_err *err)
+hr_status hr_snapshot_read(hr_snapshot *s, const char *path, const hr_dump_limits *lim, hr_err *err)
 {
     memset(s, 0, sizeof *s);
     hr_arena_init(&s->arena, 0);
@@ -404,8 +381,7 @@ hr_status hr_snapshot_read(hr_snapshot *s, const char *path,
     hr_dump_limits l = lim ? *lim : HR_DUMP_LIMITS_DEFAULT;
     char *buf;
     size_t len;
-    hr_status st = hr_file_slurp(path, l.max_bytes ? l.max_bytes
-                                                   : HR_DUMP_MAX_BYTES,
+    hr_status st = hr_file_slurp(path, l.max_bytes ? l.max_bytes : HR_DUMP_MAX_BYTES,
                                  YYJSON_PADDING_SIZE, &buf, &len, err);
     if (st)
         return st;
@@ -431,8 +407,7 @@ const hr_knode *hr_snapshot_node(const hr_snapshot *s, const char *name)
     return NULL;
 }
 
-const hr_kpod *hr_snapshot_pod(const hr_snapshot *s, const char *ns,
-                               const char *name)
+const hr_kpod *hr_snapshot_pod(const hr_snapshot *s, const char *ns, const char *name)
 {
     size_t lo = 0, hi = s->n_pods;
     while (lo < hi) {
@@ -450,8 +425,7 @@ const hr_kpod *hr_snapshot_pod(const hr_snapshot *s, const char *ns,
     return NULL;
 }
 
-const hr_knamespace *hr_snapshot_namespace(const hr_snapshot *s,
-                                           const char *name)
+const hr_knamespace *hr_snapshot_namespace(const hr_snapshot *s, const char *name)
 {
     size_t lo = 0, hi = s->n_namespaces;
     while (lo < hi) {
@@ -478,8 +452,7 @@ hr_limit_bounds hr_snapshot_bounds(const hr_snapshot *s, const char *ns)
         else
             hi = mid;
     }
-    for (size_t i = lo;
-         i < s->n_limitranges && !strcmp(s->limitranges[i].meta.ns, ns); i++)
+    for (size_t i = lo; i < s->n_limitranges && !strcmp(s->limitranges[i].meta.ns, ns); i++)
         hr_limit_bounds_merge(&b, &s->limitranges[i].bounds);
     return b;
 }

@@ -25,9 +25,9 @@
 #include "util/err.h"
 
 typedef struct hr_dump_limits {
-    size_t max_bytes;      /* largest input accepted */
-    size_t max_doc_bytes;  /* parser memory; 0: 4 x input + 64 MiB */
-    size_t max_arena_bytes;/* decoded objects; 0: 2 x input + 64 MiB */
+    size_t max_bytes;       /* largest input accepted */
+    size_t max_doc_bytes;   /* parser memory; 0: 4 x input + 64 MiB */
+    size_t max_arena_bytes; /* decoded objects; 0: 2 x input + 64 MiB */
 } hr_dump_limits;
 
 /* 1 GiB of JSON: a 150k-pod cluster dumps to ~870 MB (notes). */
@@ -35,17 +35,17 @@ typedef struct hr_dump_limits {
 #define HR_DUMP_LIMITS_DEFAULT ((hr_dump_limits){HR_DUMP_MAX_BYTES, 0, 0})
 
 typedef struct hr_snapshot {
-    hr_arena arena;        /* owns every object below */
-    hr_config cfg;         /* the HeadroomConfig "cluster", or the defaults */
-    hr_knode *nodes;       /* sorted by name, unique */
+    hr_arena arena;  /* owns every object below */
+    hr_config cfg;   /* the HeadroomConfig "cluster", or the defaults */
+    hr_knode *nodes; /* sorted by name, unique */
     size_t n_nodes;
-    hr_kpod *pods;         /* sorted by namespace/name, unique */
+    hr_kpod *pods; /* sorted by namespace/name, unique */
     size_t n_pods;
     hr_knamespace *namespaces; /* sorted by name, unique */
     size_t n_namespaces;
     hr_klimitrange *limitranges; /* sorted by namespace */
     size_t n_limitranges;
-    size_t n_ignored;      /* items of other kinds */
+    size_t n_ignored; /* items of other kinds */
 } hr_snapshot;
 
 /* Parse and decode buf[0..len). buf must be followed by at least
@@ -63,10 +63,8 @@ HR_MUST_CHECK hr_status hr_snapshot_read(hr_snapshot *s, const char *path,
 void hr_snapshot_free(hr_snapshot *s);
 
 const hr_knode *hr_snapshot_node(const hr_snapshot *s, const char *name);
-const hr_kpod *hr_snapshot_pod(const hr_snapshot *s, const char *ns,
-                               const char *name);
-const hr_knamespace *hr_snapshot_namespace(const hr_snapshot *s,
-                                           const char *name);
+const hr_kpod *hr_snapshot_pod(const hr_snapshot *s, const char *ns, const char *name);
+const hr_knamespace *hr_snapshot_namespace(const hr_snapshot *s, const char *name);
 /* LimitRange bounds of a namespace, folded over all its LimitRanges. */
 hr_limit_bounds hr_snapshot_bounds(const hr_snapshot *s, const char *ns);
 

@@ -45,7 +45,7 @@ struct hr_certs {
     char key_path[PATH_MAX];
     hr_logger log;
 
-    pthread_mutex_t mu;   /* guards cur, retired, generation */
+    pthread_mutex_t mu; /* guards cur, retired, generation */
     cert_pair *cur;
     cert_pair *retired;
     uint64_t generation;
@@ -86,9 +86,8 @@ static void stat_id(const char *path, file_id *id)
 
 static bool same_id(const file_id *a, const file_id *b)
 {
-    return a->present == b->present && a->dev == b->dev && a->ino == b->ino &&
-           a->size == b->size && a->mtime.tv_sec == b->mtime.tv_sec &&
-           a->mtime.tv_nsec == b->mtime.tv_nsec;
+    return a->present == b->present && a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+           a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec;
 }
 
 /* DER of a public key, for comparing a certificate's with a key's. */
@@ -104,8 +103,8 @@ static bool key_matches(cert_pair *p)
     bool ok = false;
     if (gnutls_pubkey_init(&kp) < 0)
         return false;
-    if (gnutls_pubkey_import_privkey(kp, p->key, 0, 0) >= 0 &&
-        pub_der(kp, &a) >= 0 && pub_der(p->pcert[0].pubkey, &b) >= 0)
+    if (gnutls_pubkey_import_privkey(kp, p->key, 0, 0) >= 0 && pub_der(kp, &a) >= 0 &&
+        pub_der(p->pcert[0].pubkey, &b) >= 0)
         ok = a.size == b.size && memcmp(a.data, b.data, a.size) == 0;
     gnutls_free(a.data);
     gnutls_free(b.data);
@@ -120,8 +119,7 @@ static void describe(const cert_pair *p, char *out, size_t cap)
     snprintf(out, cap, "serial=? not_after=?");
     if (gnutls_x509_crt_init(&crt) < 0)
         return;
-    if (gnutls_x509_crt_import(crt, &p->pcert[0].cert, GNUTLS_X509_FMT_DER) >=
-        0) {
+    if (gnutls_x509_crt_import(crt, &p->pcert[0].cert, GNUTLS_X509_FMT_DER) >= 0) {
         unsigned char serial[40];
         size_t sl = sizeof serial;
         char hex[2 * sizeof serial + 1] = "?";
@@ -159,19 +157,16 @@ static cert_pair *load_pair(hr_certs *c, char *why, size_t cap)
     gnutls_datum_t dc = {(unsigned char *)crt, (unsigned)crt_len};
     gnutls_datum_t dk = {(unsigned char *)key, (unsigned)key_len};
     unsigned n = MAX_CHAIN;
-    int rc = gnutls_pcert_list_import_x509_raw(p->pcert, &n, &dc,
-                                               GNUTLS_X509_FMT_PEM, 0);
+    int rc = gnutls_pcert_list_import_x509_raw(p->pcert, &n, &dc, GNUTLS_X509_FMT_PEM, 0);
     if (rc < 0 || n == 0) {
-        snprintf(why, cap, "tls.crt: %s",
-                 rc < 0 ? gnutls_strerror(rc) : "no certificate");
+        snprintf(why, cap, "tls.crt: %s", rc < 0 ? gnutls_strerror(rc) : "no certificate");
         free(p);
         p = NULL;
         goto out;
     }
     p->n = n;
     if ((rc = gnutls_privkey_init(&p->key)) < 0 ||
-        (rc = gnutls_privkey_import_x509_raw(p->key, &dk, GNUTLS_X509_FMT_PEM,
-                                             NULL, 0)) < 0) {
+        (rc = gnutls_privkey_import_x509_raw(p->key, &dk, GNUTLS_X509_FMT_PEM, NULL, 0)) < 0) {
         snprintf(why, cap, "tls.key: %s", gnutls_strerror(rc));
         pair_free(p);
         p = NULL;
@@ -228,8 +223,7 @@ int hr_certs_check(hr_certs *c)
     c->seen_crt = ic;
     c->seen_key = ik;
     if (!ic.present || !ik.present) {
-        hr_logf(&c->log, HR_LV_WARN,
-                "msg=\"serving certificate files missing\" crt=%s key=%s",
+        hr_logf(&c->log, HR_LV_WARN, "msg=\"serving certificate files missing\" crt=%s key=%s",
                 c->crt_path, c->key_path);
         return -1;
     }
@@ -238,7 +232,8 @@ int hr_certs_check(hr_certs *c)
     if (p == NULL) {
         hr_logf(&c->log, HR_LV_ERROR,
                 "msg=\"serving certificate not loaded, keeping the previous "
-                "one\" error=\"%s\"", why);
+                "one\" error=\"%s\"",
+                why);
         return -1;
     }
     char desc[160];
@@ -255,12 +250,12 @@ int hr_certs_check(hr_certs *c)
     pthread_mutex_unlock(&c->mu);
     hr_logf(&c->log, HR_LV_INFO,
             "msg=\"serving certificate loaded\" generation=%llu chain=%u %s "
-            "crt=%s", (unsigned long long)gen, p->n, desc, c->crt_path);
+            "crt=%s",
+            (unsigned long long)gen, p->n, desc, c->crt_path);
     return 1;
 }
 
-hr_status hr_certs_new(const char *dir, const hr_logger *log, hr_certs **out,
-                       hr_err *err)
+hr_status hr_certs_new(const char *dir, const hr_logger *log, hr_certs **out, hr_err *err)
 {
     *out = NULL;
     hr_certs *c = calloc(1, sizeof *c);
@@ -290,8 +285,7 @@ static void *poll_main(void *arg)
     hr_certs *c = arg;
     pthread_mutex_lock(&c->stop_mu);
     while (!c->stop) {
-        struct timespec until =
-            hr_mono_timespec(hr_mono_ns() + (int64_t)c->interval_ms * 1000000);
+        struct timespec until = hr_mono_timespec(hr_mono_ns() + (int64_t)c->interval_ms * 1000000);
         int rc = 0;
         while (!c->stop && rc != ETIMEDOUT)
             rc = pthread_cond_timedwait(&c->stop_cv, &c->stop_mu, &until);
@@ -310,8 +304,7 @@ hr_status hr_certs_start(hr_certs *c, unsigned interval_ms, hr_err *err)
     c->interval_ms = interval_ms ? interval_ms : 1000;
     int rc = pthread_create(&c->th, NULL, poll_main, c);
     if (rc != 0)
-        return hr_err_set(err, HR_E_NOMEM, "certs: cannot start thread: %s",
-                          strerror(rc));
+        return hr_err_set(err, HR_E_NOMEM, "certs: cannot start thread: %s", strerror(rc));
     c->running = true;
     return HR_OK;
 }
@@ -352,8 +345,7 @@ uint64_t hr_certs_generation(hr_certs *c)
     return g;
 }
 
-int hr_certs_select(hr_certs *c, gnutls_pcert_st **pcert, unsigned *n,
-                    gnutls_privkey_t *key)
+int hr_certs_select(hr_certs *c, gnutls_pcert_st **pcert, unsigned *n, gnutls_privkey_t *key)
 {
     pthread_mutex_lock(&c->mu);
     cert_pair *p = c->cur;

@@ -8,13 +8,11 @@ void hr_readiness_init(hr_readiness *r)
     atomic_init(&r->n, 0);
 }
 
-hr_status hr_readiness_add(hr_readiness *r, const char *name, hr_ready_fn fn,
-                           void *ud, hr_err *err)
+hr_status hr_readiness_add(hr_readiness *r, const char *name, hr_ready_fn fn, void *ud, hr_err *err)
 {
     int n = atomic_load(&r->n);
     if (n >= HR_READY_MAX)
-        return hr_err_set(err, HR_E_LIMIT, "readiness: more than %d checks",
-                          HR_READY_MAX);
+        return hr_err_set(err, HR_E_LIMIT, "readiness: more than %d checks", HR_READY_MAX);
     r->c[n].name = name;
     r->c[n].fn = fn;
     r->c[n].ud = ud;

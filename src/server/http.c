@@ -43,13 +43,11 @@ typedef struct req_state {
 /* Marks a request already answered on its first call (no state to free). */
 static char answered_early;
 
-hr_status hr_parse_addr(const char *addr, char *host, size_t host_cap,
-                        uint16_t *port, hr_err *err)
+hr_status hr_parse_addr(const char *addr, char *host, size_t host_cap, uint16_t *port, hr_err *err)
 {
     const char *colon = addr ? strrchr(addr, ':') : NULL;
     if (colon == NULL)
-        return hr_err_set(err, HR_E_INPUT,
-                          "address %s: want host:port or :port",
+        return hr_err_set(err, HR_E_INPUT, "address %s: want host:port or :port",
                           addr ? addr : "(null)");
     const char *h = addr;
     size_t hl = (size_t)(colon - addr);
@@ -70,8 +68,7 @@ hr_status hr_parse_addr(const char *addr, char *host, size_t host_cap,
 }
 
 /* MHD's messages, passed on at debug level (they are about clients). */
-static void mhd_log(void *cls, const char *fmt, va_list ap)
-    __attribute__((format(printf, 2, 0)));
+static void mhd_log(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
     hr_listener *l = cls;
@@ -86,8 +83,7 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     hr_logf(&l->log, HR_LV_DEBUG, "msg=\"http: %s\" listener=%s", m, l->name);
 }
 
-static void on_connection(void *cls, struct MHD_Connection *c,
-                          void **socket_context,
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe)
 {
     (void)c;
@@ -95,9 +91,8 @@ static void on_connection(void *cls, struct MHD_Connection *c,
         *socket_context = cls;
 }
 
-static int cert_callback(gnutls_session_t s, const gnutls_datum_t *req_ca_rdn,
-                         int nreqs, const gnutls_pk_algorithm_t *algos,
-                         int n_algos, gnutls_pcert_st **pcert,
+static int cert_callback(gnutls_session_t s, const gnutls_datum_t *req_ca_rdn, int nreqs,
+                         const gnutls_pk_algorithm_t *algos, int n_algos, gnutls_pcert_st **pcert,
                          unsigned int *pcert_len, gnutls_privkey_t *key)
 {
     (void)req_ca_rdn;
@@ -119,21 +114,18 @@ static int cert_callback(gnutls_session_t s, const gnutls_datum_t *req_ca_rdn,
     return 0;
 }
 
-static enum MHD_Result reply(struct MHD_Connection *c, int status,
-                             const char *ctype, hr_buf *body)
+static enum MHD_Result reply(struct MHD_Connection *c, int status, const char *ctype, hr_buf *body)
 {
     struct MHD_Response *r;
     if (body->data != NULL && !hr_buf_failed(body)) {
-        r = MHD_create_response_from_buffer(body->len, body->data,
-                                            MHD_RESPMEM_MUST_FREE);
+        r = MHD_create_response_from_buffer(body->len, body->data, MHD_RESPMEM_MUST_FREE);
         if (r != NULL) {
             /* MHD owns the bytes now. */
             body->data = NULL;
             body->len = body->cap = 0;
         }
     } else {
-        r = MHD_create_response_from_buffer(0, (void *)"",
-                                            MHD_RESPMEM_PERSISTENT);
+        r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
     }
     if (r == NULL)
         return MHD_NO;
@@ -144,8 +136,7 @@ static enum MHD_Result reply(struct MHD_Connection *c, int status,
     return ret;
 }
 
-static enum MHD_Result reply_text(struct MHD_Connection *c, int status,
-                                  const char *text)
+static enum MHD_Result reply_text(struct MHD_Connection *c, int status, const char *text)
 {
     hr_buf b;
     hr_buf_init(&b, 0);
@@ -155,9 +146,8 @@ static enum MHD_Result reply_text(struct MHD_Connection *c, int status,
     return ret;
 }
 
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
-                                  const char *url, const char *method,
-                                  const char *version, const char *upload,
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *upload,
                                   size_t *upload_size, void **con_cls)
 {
     (void)version;
@@ -183,8 +173,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
             early = path_known ? 405 : 404;
             msg = path_known ? "method not allowed\n" : "not found\n";
         } else {
-            const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-                                                         "Content-Length");
+            const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
             if (cl != NULL) {
                 char *end;
                 unsigned long long n = strtoull(cl, &end, 10);
@@ -216,8 +205,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
     hr_http_req req = {
         .method = method,
         .path = url,
-        .content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-                                                    "Content-Type"),
+        .content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type"),
         .body = hr_buf_str(&st->body),
         .body_len = st->body.len,
     };
@@ -247,13 +235,11 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     *con_cls = NULL;
 }
 
-hr_status hr_listener_start(const hr_listener_opts *o, hr_listener **out,
-                            hr_err *err)
+hr_status hr_listener_start(const hr_listener_opts *o, hr_listener **out, hr_err *err)
 {
     *out = NULL;
     if (o->n_routes > MAX_ROUTES)
-        return hr_err_set(err, HR_E_LIMIT, "%s: more than %d routes", o->name,
-                          MAX_ROUTES);
+        return hr_err_set(err, HR_E_LIMIT, "%s: more than %d routes", o->name, MAX_ROUTES);
     char host[256];
     uint16_t port;
     hr_status st = hr_parse_addr(o->addr, host, sizeof host, &port, err);
@@ -271,8 +257,8 @@ hr_status hr_listener_start(const hr_listener_opts *o, hr_listener **out,
         hints.ai_family = AF_INET;
     int gai = getaddrinfo(host[0] ? host : NULL, ps, &hints, &ai);
     if (gai != 0 || ai == NULL)
-        return hr_err_set(err, HR_E_INPUT, "%s address %s: %s", o->name,
-                          o->addr, gai ? gai_strerror(gai) : "no address");
+        return hr_err_set(err, HR_E_INPUT, "%s address %s: %s", o->name, o->addr,
+                          gai ? gai_strerror(gai) : "no address");
 
     hr_listener *l = calloc(1, sizeof *l);
     if (l == NULL) {
@@ -285,8 +271,7 @@ hr_status hr_listener_start(const hr_listener_opts *o, hr_listener **out,
     l->log = o->log;
     snprintf(l->name, sizeof l->name, "%s", o->name ? o->name : "http");
 
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-                     MHD_USE_ERROR_LOG;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
     if (ai->ai_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     if (o->tls)
@@ -297,26 +282,23 @@ hr_status hr_listener_start(const hr_listener_opts *o, hr_listener **out,
     /* The certificate callback goes last: without TLS its option id is
      * MHD_OPTION_END, which ends the list there. */
     l->d = MHD_start_daemon(
-        flags, 0, NULL, NULL, on_request, l,
-        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, l, /* first, to catch all */
-        MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-        MHD_OPTION_CONNECTION_TIMEOUT, timeout,
-        MHD_OPTION_CONNECTION_LIMIT, maxconn,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+        flags, 0, NULL, NULL, on_request, l, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
+        l, /* first, to catch all */
+        MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_CONNECTION_TIMEOUT, timeout,
+        MHD_OPTION_CONNECTION_LIMIT, maxconn, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
         MHD_OPTION_NOTIFY_CONNECTION, on_connection, l,
         /* A pool of one is no pool: MHD wants the option absent. */
         MHD_OPTION_THREAD_POOL_SIZE, threads > 1 ? threads : 0,
-        o->tls ? MHD_OPTION_HTTPS_CERT_CALLBACK : MHD_OPTION_END,
-        cert_callback, MHD_OPTION_END);
+        o->tls ? MHD_OPTION_HTTPS_CERT_CALLBACK : MHD_OPTION_END, cert_callback, MHD_OPTION_END);
     freeaddrinfo(ai);
     if (l->d == NULL) {
         free(l);
         return hr_err_set(err, HR_E_IO,
                           "%s: cannot listen on %s (address in use, or "
-                          "TLS setup failed)", o->name, o->addr);
+                          "TLS setup failed)",
+                          o->name, o->addr);
     }
-    const union MHD_DaemonInfo *di =
-        MHD_get_daemon_info(l->d, MHD_DAEMON_INFO_BIND_PORT);
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(l->d, MHD_DAEMON_INFO_BIND_PORT);
     l->port = di ? di->port : port;
     *out = l;
     return HR_OK;

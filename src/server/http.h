@@ -39,26 +39,25 @@ typedef struct hr_http_resp {
     hr_buf body;              /* the handler appends; freed by the server */
 } hr_http_resp;
 
-typedef void (*hr_http_handler)(void *ud, const hr_http_req *req,
-                                hr_http_resp *resp);
+typedef void (*hr_http_handler)(void *ud, const hr_http_req *req, hr_http_resp *resp);
 
 typedef struct hr_route {
-    const char *method;  /* "GET", "POST" */
-    const char *path;    /* exact match */
+    const char *method; /* "GET", "POST" */
+    const char *path;   /* exact match */
     hr_http_handler fn;
     void *ud;
-    size_t max_body;     /* 0: no body accepted beyond 0 bytes */
+    size_t max_body; /* 0: no body accepted beyond 0 bytes */
 } hr_route;
 
 typedef struct hr_listener_opts {
-    const char *name;        /* "metrics", "webhook": for logs */
-    const char *addr;        /* "host:port", ":port"; port 0 picks one */
-    hr_certs *tls;           /* NULL: plain HTTP; else HTTPS with these */
-    const hr_route *routes;  /* copied */
+    const char *name;       /* "metrics", "webhook": for logs */
+    const char *addr;       /* "host:port", ":port"; port 0 picks one */
+    hr_certs *tls;          /* NULL: plain HTTP; else HTTPS with these */
+    const hr_route *routes; /* copied */
     size_t n_routes;
-    unsigned threads;        /* pool size; 0: 2 */
-    unsigned idle_timeout_s; /* 0: 30 */
-    unsigned max_connections;/* 0: 256 */
+    unsigned threads;         /* pool size; 0: 2 */
+    unsigned idle_timeout_s;  /* 0: 30 */
+    unsigned max_connections; /* 0: 256 */
     hr_logger log;
 } hr_listener_opts;
 

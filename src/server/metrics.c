@@ -19,8 +19,7 @@ void hr_metrics_init(hr_metrics *m)
     }
 }
 
-hr_status hr_metrics_add(hr_metrics *m, hr_metrics_render_fn fn, void *ud,
-                         hr_err *err)
+hr_status hr_metrics_add(hr_metrics *m, hr_metrics_render_fn fn, void *ud, hr_err *err)
 {
     int n = atomic_load(&m->n);
     if (n >= HR_METRICS_MAX_RENDERERS)
@@ -68,25 +67,19 @@ static void put_le(hr_buf *out, double v)
     hr_buf_puts(out, s);
 }
 
-void hr_histogram_render(const hr_histogram *h, const char *name,
-                         const char *help, hr_buf *out)
+void hr_histogram_render(const hr_histogram *h, const char *name, const char *help, hr_buf *out)
 {
-    hr_buf_printf(out, "# HELP %s %s\n# TYPE %s histogram\n", name, help,
-                  name);
+    hr_buf_printf(out, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
     uint64_t cum = 0;
     for (size_t i = 0; i < h->n_bounds; i++) {
-        cum += atomic_load_explicit(&((hr_histogram *)h)->bucket[i],
-                                    memory_order_relaxed);
+        cum += atomic_load_explicit(&((hr_histogram *)h)->bucket[i], memory_order_relaxed);
         hr_buf_printf(out, "%s_bucket{le=\"", name);
         put_le(out, h->bounds[i]);
         hr_buf_printf(out, "\"} %llu\n", (unsigned long long)cum);
     }
-    cum += atomic_load_explicit(&((hr_histogram *)h)->bucket[h->n_bounds],
-                                memory_order_relaxed);
-    uint64_t sum = atomic_load_explicit(&((hr_histogram *)h)->sum_ns,
-                                        memory_order_relaxed);
-    hr_buf_printf(out, "%s_bucket{le=\"+Inf\"} %llu\n", name,
-                  (unsigned long long)cum);
+    cum += atomic_load_explicit(&((hr_histogram *)h)->bucket[h->n_bounds], memory_order_relaxed);
+    uint64_t sum = atomic_load_explicit(&((hr_histogram *)h)->sum_ns, memory_order_relaxed);
+    hr_buf_printf(out, "%s_bucket{le=\"+Inf\"} %llu\n", name, (unsigned long long)cum);
     hr_buf_printf(out, "%s_sum %.9f\n", name, (double)sum / 1e9);
     /* _count equals the +Inf bucket by definition; use the same figure so
      * a scrape racing an observation stays self-consistent. */

@@ -58,8 +58,7 @@ void hr_histogram_observe_ns(hr_histogram *h, uint64_t ns);
 
 /* Render "# HELP", "# TYPE name histogram" and the _bucket/_sum/_count
  * series. */
-void hr_histogram_render(const hr_histogram *h, const char *name,
-                         const char *help, hr_buf *out);
+void hr_histogram_render(const hr_histogram *h, const char *name, const char *help, hr_buf *out);
 
 /* A label value escaped per the text format (\\, \", \n). */
 void hr_metrics_label_value(hr_buf *out, const char *v);

@@ -18,7 +18,8 @@ static double start_time(void)
     if (f != NULL) {
         char line[256];
         while (fgets(line, sizeof line, f))
-            if (sscanf(line, "btime %lf", &btime) == 1) break;
+            if (sscanf(line, "btime %lf", &btime) == 1)
+                break;
         (void)fclose(f); /* read-only: a failed close loses nothing */
     }
     unsigned long long ticks = 0;
@@ -31,12 +32,14 @@ static double start_time(void)
         /* Field 22 (starttime) counts from after the ")" closing comm. */
         char *p = buf;
         for (char *q = buf; *q; q++)
-            if (*q == ')') p = q;
+            if (*q == ')')
+                p = q;
         int field = 2;
         for (char *q = p; *q && field < 22; q++)
             if (*q == ' ') {
                 field++;
-                if (field == 22) ticks = strtoull(q + 1, NULL, 10);
+                if (field == 22)
+                    ticks = strtoull(q + 1, NULL, 10);
             }
     }
     long hz = sysconf(_SC_CLK_TCK);
@@ -50,7 +53,8 @@ void hr_procmetrics_render(void *ud, hr_buf *out)
     FILE *f = fopen("/proc/self/statm", "r");
     if (f != NULL) {
         long size;
-        if (fscanf(f, "%ld %ld", &size, &pages) != 2) pages = 0;
+        if (fscanf(f, "%ld %ld", &size, &pages) != 2)
+            pages = 0;
         (void)fclose(f); /* read-only: a failed close loses nothing */
     }
     struct rusage ru;
@@ -58,15 +62,16 @@ void hr_procmetrics_render(void *ud, hr_buf *out)
     if (getrusage(RUSAGE_SELF, &ru) == 0)
         cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
               (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-    hr_buf_printf(out,
-                  "# HELP process_resident_memory_bytes Resident memory size in bytes.\n"
-                  "# TYPE process_resident_memory_bytes gauge\n"
-                  "process_resident_memory_bytes %ld\n"
-                  "# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.\n"
-                  "# TYPE process_cpu_seconds_total counter\n"
-                  "process_cpu_seconds_total %.6f\n"
-                  "# HELP process_start_time_seconds Start time of the process since unix epoch in seconds.\n"
-                  "# TYPE process_start_time_seconds gauge\n"
-                  "process_start_time_seconds %.3f\n",
-                  pages * sysconf(_SC_PAGESIZE), cpu, start_time());
+    hr_buf_printf(
+        out,
+        "# HELP process_resident_memory_bytes Resident memory size in bytes.\n"
+        "# TYPE process_resident_memory_bytes gauge\n"
+        "process_resident_memory_bytes %ld\n"
+        "# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.\n"
+        "# TYPE process_cpu_seconds_total counter\n"
+        "process_cpu_seconds_total %.6f\n"
+        "# HELP process_start_time_seconds Start time of the process since unix epoch in seconds.\n"
+        "# TYPE process_start_time_seconds gauge\n"
+        "process_start_time_seconds %.3f\n",
+        pages * sysconf(_SC_PAGESIZE), cpu, start_time());
 }

@@ -6,16 +6,20 @@
 
 #include <stdint.h>
 
-static const char enc_tab[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+static const char enc_tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 static int dec_val(unsigned char c)
 {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A';
+    if (c >= 'a' && c <= 'z')
+        return c - 'a' + 26;
+    if (c >= '0' && c <= '9')
+        return c - '0' + 52;
+    if (c == '+')
+        return 62;
+    if (c == '/')
+        return 63;
     return -1;
 }
 
@@ -35,7 +39,7 @@ size_t hr_b64_decode(const char *src, size_t len, unsigned char *dst, size_t *ba
             continue;
         }
         int v = dec_val(c);
-        if (v < 0 || pad)  /* data after padding is not base64 */
+        if (v < 0 || pad) /* data after padding is not base64 */
             goto bad_i;
         acc = (acc << 6) | (uint32_t)v;
         nbits += 6;

@@ -23,11 +23,17 @@
  * (may be NULL) then gets the offset of the offending byte. */
 size_t hr_b64_decode(const char *src, size_t len, unsigned char *dst, size_t *bad_at);
 
-static inline size_t hr_b64_max(size_t len) { return len / 4 * 3 + 3; }
+static inline size_t hr_b64_max(size_t len)
+{
+    return len / 4 * 3 + 3;
+}
 
 /* Encode into dst (room for hr_b64_enc_len(len) + 1); NUL-terminates. */
 size_t hr_b64_encode(const unsigned char *src, size_t len, char *dst);
-static inline size_t hr_b64_enc_len(size_t len) { return (len + 2) / 3 * 4; }
+static inline size_t hr_b64_enc_len(size_t len)
+{
+    return (len + 2) / 3 * 4;
+}
 
 /* Append the encoding of src[0..len) to b. */
 void hr_buf_b64(hr_buf *b, const void *src, size_t len);

@@ -14,7 +14,7 @@
 #include <stddef.h>
 
 typedef struct hr_buf {
-    char *data;   /* NULL until the first append */
+    char *data; /* NULL until the first append */
     size_t len;
     size_t cap;
     size_t limit; /* 0: no limit on len */
@@ -27,9 +27,11 @@ void hr_buf_puts(hr_buf *b, const char *s);
 void hr_buf_putc(hr_buf *b, char c);
 /* Append n copies of c (for column padding). */
 void hr_buf_fill(hr_buf *b, char c, size_t n);
-void hr_buf_printf(hr_buf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static inline bool hr_buf_failed(const hr_buf *b) { return b->failed; }
+void hr_buf_printf(hr_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static inline bool hr_buf_failed(const hr_buf *b)
+{
+    return b->failed;
+}
 /* The content, "" when empty. */
 const char *hr_buf_str(const hr_buf *b);
 void hr_buf_reset(hr_buf *b);

@@ -27,9 +27,11 @@ int hr_mono_cond_init(pthread_cond_t *cv)
 {
     pthread_condattr_t ca;
     int rc = pthread_condattr_init(&ca);
-    if (rc != 0) return rc;
+    if (rc != 0)
+        return rc;
     rc = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    if (rc == 0) rc = pthread_cond_init(cv, &ca);
+    if (rc == 0)
+        rc = pthread_cond_init(cv, &ca);
     pthread_condattr_destroy(&ca);
     return rc;
 }

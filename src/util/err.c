@@ -52,8 +52,7 @@ void hr_err_clear(hr_err *err)
     err->msg[0] = '\0';
 }
 
-char *hr_err_quote(char *dst, size_t cap, const char *s, size_t len,
-                   size_t max)
+char *hr_err_quote(char *dst, size_t cap, const char *s, size_t len, size_t max)
 {
     if (!cap)
         return dst;

@@ -60,14 +60,12 @@ hr_status hr_err_set(hr_err *err, hr_status code, const char *fmt, ...)
 
 /* Put `prefix: ` in front of an existing message (adds context on the way
  * up: the object name in front of a field path). */
-void hr_err_prefix(hr_err *err, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+void hr_err_prefix(hr_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 void hr_err_clear(hr_err *err);
 
 /* Copy untrusted text into dst for a message: at most max visible bytes,
  * control and non-ASCII bytes shown as '?', "..." when cut. Returns dst. */
-char *hr_err_quote(char *dst, size_t cap, const char *s, size_t len,
-                   size_t max);
+char *hr_err_quote(char *dst, size_t cap, const char *s, size_t len, size_t max);
 
 #endif

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-hr_status hr_file_slurp(const char *path, size_t max, size_t pad, char **out,
-                        size_t *len, hr_err *err)
+hr_status hr_file_slurp(const char *path, size_t max, size_t pad, char **out, size_t *len,
+                        hr_err *err)
 {
     *out = NULL;
     *len = 0;
@@ -22,8 +22,7 @@ hr_status hr_file_slurp(const char *path, size_t max, size_t pad, char **out,
     const char *shown = is_stdin ? "<stdin>" : path;
     FILE *f = is_stdin ? stdin : fopen(path, "rb");
     if (!f)
-        return hr_err_set(err, HR_E_IO, "%s: cannot open: %s", shown,
-                          strerror(errno));
+        return hr_err_set(err, HR_E_IO, "%s: cannot open: %s", shown, strerror(errno));
     size_t cap = 64 * 1024, n = 0;
     char *buf = malloc(cap + pad);
     hr_status st = HR_OK;
@@ -34,16 +33,14 @@ hr_status hr_file_slurp(const char *path, size_t max, size_t pad, char **out,
     for (;;) {
         if (n == cap) {
             if (cap >= max + 1) { /* one byte past max proves it too big */
-                st = hr_err_set(err, HR_E_LIMIT,
-                                "%s: larger than the limit of %zu bytes",
-                                shown, max);
+                st = hr_err_set(err, HR_E_LIMIT, "%s: larger than the limit of %zu bytes", shown,
+                                max);
                 goto done;
             }
             size_t ncap = cap * 2 > max + 1 ? max + 1 : cap * 2;
             char *nb = realloc(buf, ncap + pad);
             if (!nb) {
-                st = hr_err_set(err, HR_E_NOMEM,
-                                "%s: out of memory after %zu bytes", shown, n);
+                st = hr_err_set(err, HR_E_NOMEM, "%s: out of memory after %zu bytes", shown, n);
                 goto done;
             }
             buf = nb;
@@ -53,16 +50,14 @@ hr_status hr_file_slurp(const char *path, size_t max, size_t pad, char **out,
         n += got;
         if (got == 0) {
             if (ferror(f)) {
-                st = hr_err_set(err, HR_E_IO, "%s: read error: %s", shown,
-                                strerror(errno));
+                st = hr_err_set(err, HR_E_IO, "%s: read error: %s", shown, strerror(errno));
                 goto done;
             }
             break;
         }
     }
     if (n > max) {
-        st = hr_err_set(err, HR_E_LIMIT,
-                        "%s: larger than the limit of %zu bytes", shown, max);
+        st = hr_err_set(err, HR_E_LIMIT, "%s: larger than the limit of %zu bytes", shown, max);
         goto done;
     }
     memset(buf + n, 0, pad);

@@ -31,7 +31,8 @@
 static inline uint32_t hr_fnv1a32_add(uint32_t h, const void *p, size_t n)
 {
     const unsigned char *s = p;
-    for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * HR_FNV32_PRIME;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ s[i]) * HR_FNV32_PRIME;
     return h;
 }
 
@@ -43,7 +44,8 @@ static inline uint32_t hr_fnv1a32(const void *p, size_t n)
 /* 64 bits over a NUL-terminated string, from basis h. */
 static inline uint64_t hr_fnv1a64_str(uint64_t h, const char *s)
 {
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * HR_FNV64_PRIME;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * HR_FNV64_PRIME;
     return h;
 }
 

@@ -12,11 +12,15 @@
 static bool next_pair(const char **p, const char **k, size_t *kl, hr_buf *val)
 {
     const char *s = *p;
-    while (*s == ' ') s++;
-    if (*s == '\0') return false;
+    while (*s == ' ')
+        s++;
+    if (*s == '\0')
+        return false;
     const char *key = s;
-    while (*s && *s != '=' && *s != ' ') s++;
-    if (*s != '=' || s == key) return false;
+    while (*s && *s != '=' && *s != ' ')
+        s++;
+    if (*s != '=' || s == key)
+        return false;
     *k = key;
     *kl = (size_t)(s - key);
     s++;
@@ -24,13 +28,16 @@ static bool next_pair(const char **p, const char **k, size_t *kl, hr_buf *val)
     if (*s == '"') {
         s++;
         while (*s && *s != '"') {
-            if (*s == '\\' && s[1]) s++;
+            if (*s == '\\' && s[1])
+                s++;
             hr_buf_putc(val, *s++);
         }
-        if (*s != '"') return false;
+        if (*s != '"')
+            return false;
         s++;
     } else {
-        while (*s && *s != ' ') hr_buf_putc(val, *s++);
+        while (*s && *s != ' ')
+            hr_buf_putc(val, *s++);
     }
     *p = s;
     return true;
@@ -50,8 +57,10 @@ void hr_log_json(hr_buf *out, const char *time, const char *level, const char *f
     size_t kl;
     bool ok = true;
     while (ok && (ok = next_pair(&p, &k, &kl, &val))) {
-        while (*p == ' ') p++;
-        if (*p == '\0') break;
+        while (*p == ' ')
+            p++;
+        if (*p == '\0')
+            break;
     }
     if (!ok || fragment[0] == '\0') {
         hr_buf_puts(out, ",\"msg\":");

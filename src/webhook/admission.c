@@ -54,8 +54,7 @@ void hr_wh_result_free(hr_wh_result *r)
     hr_buf_free(&r->patch);
 }
 
-static void why(hr_wh_result *r, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+static void why(hr_wh_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void why(hr_wh_result *r, const char *fmt, ...)
 {
     va_list ap;
@@ -95,9 +94,9 @@ static void ptr_token(hr_buf *b, const char *tok)
 /* Where container k of the core view is in the JSON, for the patch: the
  * core view forgets the JSON's shape, the patch must not. */
 typedef struct wh_ctr {
-    uint32_t index;   /* in its array */
-    bool init;        /* spec.initContainers (else spec.containers) */
-    bool has_limits;  /* resources.limits is an object */
+    uint32_t index;  /* in its array */
+    bool init;       /* spec.initContainers (else spec.containers) */
+    bool has_limits; /* resources.limits is an object */
 } wh_ctr;
 
 /* The shape of one container array, from k on in the core view's order. */
@@ -105,9 +104,9 @@ static void read_shape(yyjson_val *arr, bool init, wh_ctr *at, size_t k)
 {
     size_t i, max;
     yyjson_val *e;
-    yyjson_arr_foreach(arr, i, max, e) {
-        yyjson_val *lim = yyjson_obj_get(yyjson_obj_get(e, "resources"),
-                                         "limits");
+    yyjson_arr_foreach(arr, i, max, e)
+    {
+        yyjson_val *lim = yyjson_obj_get(yyjson_obj_get(e, "resources"), "limits");
         at[k + i] = (wh_ctr){(uint32_t)i, init, yyjson_is_obj(lim)};
     }
 }
@@ -115,16 +114,14 @@ static void read_shape(yyjson_val *arr, bool init, wh_ctr *at, size_t k)
 /* request.object into the core's view, through the decoder the controller
  * uses (so both read resizePolicy, opt-outs, quantities alike), plus the
  * shape the patch needs. false: why is set, or out of memory (why empty). */
-static bool read_pod(yyjson_val *obj, hr_arena *a, hr_kpod *kp, wh_ctr **at,
-                     hr_wh_result *r)
+static bool read_pod(yyjson_val *obj, hr_arena *a, hr_kpod *kp, wh_ctr **at, hr_wh_result *r)
 {
     yyjson_val *meta = yyjson_obj_get(obj, "metadata");
     yyjson_val *name = yyjson_obj_get(meta, "name");
     if (yyjson_is_str(name) && yyjson_get_len(name) > 0)
         copy_field(r->pod, sizeof r->pod, name, "");
     else
-        copy_field(r->pod, sizeof r->pod, yyjson_obj_get(meta, "generateName"),
-                   "*");
+        copy_field(r->pod, sizeof r->pod, yyjson_obj_get(meta, "generateName"), "*");
     hr_err err;
     hr_status st = hr_decode_pod_created(obj, a, kp, &err);
     if (st == HR_E_NOMEM)
@@ -158,16 +155,11 @@ static void why_not(hr_wh_result *r, hr_reason reason)
     case HR_R_OPTED_OUT: why(r, "pod opted out (" HR_LABEL_MODE ")"); return;
     case HR_R_BEST_EFFORT:
     case HR_R_GUARANTEED:
-        why(r, "QoS %s", hr_qos_str(reason == HR_R_BEST_EFFORT
-                                        ? HR_QOS_BEST_EFFORT
-                                        : HR_QOS_GUARANTEED));
+        why(r, "QoS %s",
+            hr_qos_str(reason == HR_R_BEST_EFFORT ? HR_QOS_BEST_EFFORT : HR_QOS_GUARANTEED));
         return;
-    case HR_R_NO_CPU_REQUEST:
-        why(r, "no container with a CPU request and no CPU limit");
-        return;
-    case HR_R_RESTART_POLICY:
-        why(r, "a container's CPU resizePolicy is RestartContainer");
-        return;
+    case HR_R_NO_CPU_REQUEST: why(r, "no container with a CPU request and no CPU limit"); return;
+    case HR_R_RESTART_POLICY: why(r, "a container's CPU resizePolicy is RestartContainer"); return;
     case HR_R_MIRROR: why(r, "mirror pod"); return;
     case HR_R_POD_RESOURCES: why(r, "pod-level resources"); return;
     case HR_R_OWNER_EXCLUDED: why(r, "owner excluded"); return;
@@ -176,8 +168,7 @@ static void why_not(hr_wh_result *r, hr_reason reason)
     }
 }
 
-static void render_patch(const hr_pod *p, const wh_ctr *at, const int64_t *lim,
-                         hr_buf *b)
+static void render_patch(const hr_pod *p, const wh_ctr *at, const int64_t *lim, hr_buf *b)
 {
     hr_buf_putc(b, '[');
     bool first = true;
@@ -215,8 +206,7 @@ static void render_patch(const hr_pod *p, const wh_ctr *at, const int64_t *lim,
 /* Decide for a well-formed review. Returns false only when out of memory.
  * On return r->outcome, r->why and (when due) r->patch are set. The request
  * is checked here (operation, kind, namespace); the pod is the core's. */
-static bool decide(const hr_wh_env *env, yyjson_val *req, hr_arena *a,
-                   hr_wh_result *r)
+static bool decide(const hr_wh_env *env, yyjson_val *req, hr_arena *a, hr_wh_result *r)
 {
     const hr_config *cfg = env->cfg;
     r->outcome = HR_WH_UNCHANGED;
@@ -260,12 +250,10 @@ static bool decide(const hr_wh_env *env, yyjson_val *req, hr_arena *a,
      * namespaceSelector has chosen and only the excluded names are out. */
     hr_labels labels = {NULL, 0};
     hr_limit_bounds lb = HR_LIMIT_BOUNDS_NONE;
-    bool known = env->ns_lookup &&
-                 env->ns_lookup(env->ns_ud, ns, a, &labels, &lb);
+    bool known = env->ns_lookup && env->ns_lookup(env->ns_ud, ns, a, &labels, &lb);
     hr_ns_state nst = known ? hr_namespace_state(cfg, ns, &labels, env->own_ns)
-                      : hr_namespace_excluded(cfg, ns, env->own_ns)
-                          ? HR_NS_EXCLUDED
-                          : HR_NS_MANAGED;
+                      : hr_namespace_excluded(cfg, ns, env->own_ns) ? HR_NS_EXCLUDED
+                                                                    : HR_NS_MANAGED;
     if (nst != HR_NS_MANAGED) {
         /* The reason is still the core's: the namespace rules come first,
          * so any pod there gets this one. */
@@ -306,18 +294,14 @@ static bool decide(const hr_wh_env *env, yyjson_val *req, hr_arena *a,
     r->has_reason = true;
     r->reason = b.reason;
     switch (b.verdict) {
-    case HR_BIRTH_INELIGIBLE:
-        why_not(r, b.reason);
-        return true;
+    case HR_BIRTH_INELIGIBLE: why_not(r, b.reason); return true;
     case HR_BIRTH_NOTHING_DUE:
         why(r, "no container with a CPU request and no CPU limit");
         return true;
     case HR_BIRTH_QOS_CHANGE:
-        why(r, "would change QoS %s -> %s", hr_qos_str(b.qos_before),
-            hr_qos_str(b.qos_after));
+        why(r, "would change QoS %s -> %s", hr_qos_str(b.qos_before), hr_qos_str(b.qos_after));
         return true;
-    case HR_BIRTH_LIMITS:
-        break;
+    case HR_BIRTH_LIMITS: break;
     }
     render_patch(pod, at, lim, &r->patch);
     if (hr_buf_failed(&r->patch))
@@ -346,8 +330,8 @@ static hr_status bad_review(hr_wh_result *r, const char *msg)
     return HR_OK;
 }
 
-hr_status hr_admission_review(const hr_wh_env *env, const char *in, size_t len,
-                              hr_wh_result *r, hr_err *err)
+hr_status hr_admission_review(const hr_wh_env *env, const char *in, size_t len, hr_wh_result *r,
+                              hr_err *err)
 {
     memset(r, 0, sizeof *r);
     hr_buf_init(&r->body, 0);
@@ -356,8 +340,7 @@ hr_status hr_admission_review(const hr_wh_env *env, const char *in, size_t len,
     r->content_type = "application/json";
 
     yyjson_read_err rerr;
-    yyjson_doc *doc = yyjson_read_opts((char *)(uintptr_t)in, len, 0, NULL,
-                                       &rerr);
+    yyjson_doc *doc = yyjson_read_opts((char *)(uintptr_t)in, len, 0, NULL, &rerr);
     if (doc == NULL) {
         if (rerr.code == YYJSON_READ_ERROR_MEMORY_ALLOCATION)
             return hr_err_set(err, HR_E_NOMEM, "admission: out of memory");
@@ -371,11 +354,9 @@ hr_status hr_admission_review(const hr_wh_env *env, const char *in, size_t len,
     hr_status st = HR_OK;
     if (!yyjson_is_obj(root))
         st = bad_review(r, "not a JSON object");
-    else if (!yyjson_equals_str(yyjson_obj_get(root, "apiVersion"),
-                                REVIEW_API))
+    else if (!yyjson_equals_str(yyjson_obj_get(root, "apiVersion"), REVIEW_API))
         st = bad_review(r, "apiVersion: want " REVIEW_API);
-    else if (!yyjson_equals_str(yyjson_obj_get(root, "kind"),
-                                "AdmissionReview"))
+    else if (!yyjson_equals_str(yyjson_obj_get(root, "kind"), "AdmissionReview"))
         st = bad_review(r, "kind: want AdmissionReview");
     else if (!yyjson_is_obj(req))
         st = bad_review(r, "request: missing or not an object");

@@ -50,13 +50,13 @@
 /* What the caller knows about a namespace (from the cache). Returns false
  * when it does not know it; labels and bounds are then ignored. Anything
  * returned may be allocated in `a` (freed when the review is done). */
-typedef bool (*hr_wh_ns_lookup_fn)(void *ud, const char *ns, hr_arena *a,
-                                   hr_labels *labels, hr_limit_bounds *bounds);
+typedef bool (*hr_wh_ns_lookup_fn)(void *ud, const char *ns, hr_arena *a, hr_labels *labels,
+                                   hr_limit_bounds *bounds);
 
 typedef struct hr_wh_env {
-    const hr_config *cfg;          /* required: a snapshot for this review */
-    const char *own_ns;            /* the controller's namespace, or NULL */
-    hr_wh_ns_lookup_fn ns_lookup;  /* optional */
+    const hr_config *cfg;         /* required: a snapshot for this review */
+    const char *own_ns;           /* the controller's namespace, or NULL */
+    hr_wh_ns_lookup_fn ns_lookup; /* optional */
     void *ns_ud;
 } hr_wh_env;
 
@@ -75,12 +75,12 @@ const char *hr_wh_outcome_str(hr_wh_outcome o);
 #define HR_WH_WHY_MAX 256
 
 typedef struct hr_wh_result {
-    int http_status;         /* 200, or 400 */
+    int http_status; /* 200, or 400 */
     hr_wh_outcome outcome;
-    const char *content_type;/* static: application/json or text/plain */
-    hr_buf body;             /* the response body */
-    hr_buf patch;            /* the JSONPatch (not base64), "" when none */
-    int n_patched;           /* containers given a limit */
+    const char *content_type; /* static: application/json or text/plain */
+    hr_buf body;              /* the response body */
+    hr_buf patch;             /* the JSONPatch (not base64), "" when none */
+    int n_patched;            /* containers given a limit */
     /* The core's eligibility answer, once the review got that far (a pods
      * CREATE with a namespace, and for a managed namespace a pod that could
      * be read): HR_MANAGED when the pod is one the controller would manage

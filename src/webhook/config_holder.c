@@ -95,8 +95,7 @@ static hr_cfg_snapshot *snapshot_new(const hr_config *c)
     s->cfg.excluded_ns = NULL;
     s->cfg.n_excluded_ns = 0;
     if (c->n_excluded_ns > 0 && c->excluded_ns != NULL) {
-        const char **ns = hr_arena_calloc(&s->arena, c->n_excluded_ns,
-                                          sizeof *ns);
+        const char **ns = hr_arena_calloc(&s->arena, c->n_excluded_ns, sizeof *ns);
         if (ns == NULL) {
             ok = 0;
         } else {
@@ -109,15 +108,13 @@ static hr_cfg_snapshot *snapshot_new(const hr_config *c)
     s->cfg.excluded_owners = NULL;
     s->cfg.n_excluded_owners = 0;
     if (c->n_excluded_owners > 0 && c->excluded_owners != NULL) {
-        hr_owner_ref *o = hr_arena_calloc(&s->arena, c->n_excluded_owners,
-                                          sizeof *o);
+        hr_owner_ref *o = hr_arena_calloc(&s->arena, c->n_excluded_owners, sizeof *o);
         if (o == NULL) {
             ok = 0;
         } else {
             for (uint32_t i = 0; i < c->n_excluded_owners; i++) {
                 o[i].kind = dup_str(&s->arena, c->excluded_owners[i].kind, &ok);
-                o[i].api_group =
-                    dup_str(&s->arena, c->excluded_owners[i].api_group, &ok);
+                o[i].api_group = dup_str(&s->arena, c->excluded_owners[i].api_group, &ok);
                 o[i].name = dup_str(&s->arena, c->excluded_owners[i].name, &ok);
             }
             s->cfg.excluded_owners = o;
@@ -142,8 +139,7 @@ void hr_cfg_snapshot_release(hr_cfg_snapshot *s)
     }
 }
 
-hr_status hr_cfg_holder_new(const hr_config *initial, hr_cfg_holder **out,
-                            hr_err *err)
+hr_status hr_cfg_holder_new(const hr_config *initial, hr_cfg_holder **out, hr_err *err)
 {
     *out = NULL;
     hr_cfg_holder *h = calloc(1, sizeof *h);

@@ -9,12 +9,11 @@
 #include "webhook/endpoint.h"
 
 static const double duration_bounds[] = {
-    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
-    0.01,   0.025,   0.05,   0.1,   0.25,   0.5, 1, 2.5, 5,
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
 };
 
-void hr_wh_endpoint_init(hr_wh_endpoint *e, hr_cfg_holder *cfg,
-                         const char *own_ns, const hr_logger *log)
+void hr_wh_endpoint_init(hr_wh_endpoint *e, hr_cfg_holder *cfg, const char *own_ns,
+                         const hr_logger *log)
 {
     memset(e, 0, sizeof *e);
     e->cfg = cfg;
@@ -36,8 +35,7 @@ static void log_patch(char *dst, size_t cap, const hr_buf *patch)
             *p = '\'';
 }
 
-void hr_wh_endpoint_handle(void *ud, const hr_http_req *req,
-                           hr_http_resp *resp)
+void hr_wh_endpoint_handle(void *ud, const hr_http_req *req, hr_http_resp *resp)
 {
     hr_wh_endpoint *e = ud;
     int64_t t0 = hr_mono_ns();
@@ -50,8 +48,7 @@ void hr_wh_endpoint_handle(void *ud, const hr_http_req *req,
     };
     hr_wh_result r;
     hr_err err;
-    hr_status st = hr_admission_review(&env, req->body, req->body_len, &r,
-                                       &err);
+    hr_status st = hr_admission_review(&env, req->body, req->body_len, &r, &err);
     hr_cfg_snapshot_release(snap);
     hr_wh_outcome outcome;
     if (st != HR_OK) {
@@ -74,17 +71,16 @@ void hr_wh_endpoint_handle(void *ud, const hr_http_req *req,
     hr_histogram_observe_ns(&e->duration, dt);
 
     if (st != HR_OK) {
-        hr_logf(&e->log, HR_LV_ERROR, "msg=\"admission failed\" error=\"%s\"",
-                err.msg);
+        hr_logf(&e->log, HR_LV_ERROR, "msg=\"admission failed\" error=\"%s\"", err.msg);
     } else if (outcome == HR_WH_ERROR) {
         hr_logf(&e->log, HR_LV_WARN,
                 "msg=\"admission review refused\" result=error status=400 "
-                "reason=\"%s\"", r.why);
+                "reason=\"%s\"",
+                r.why);
     } else {
         char patch[600];
         log_patch(patch, sizeof patch, &r.patch);
-        hr_log_level lvl = outcome == HR_WH_UNCHANGED ? HR_LV_DEBUG
-                                                      : HR_LV_INFO;
+        hr_log_level lvl = outcome == HR_WH_UNCHANGED ? HR_LV_DEBUG : HR_LV_INFO;
         hr_logf(&e->log, lvl,
                 "msg=\"admission\" result=%s uid=%s namespace=%s pod=%s "
                 "reason=\"%s\" patch=\"%s\" duration_us=%llu",
@@ -101,11 +97,12 @@ void hr_wh_endpoint_render(void *ud, hr_buf *out)
                      "reviews answered, by result.\n"
                      "# TYPE headroom_webhook_requests_total counter\n");
     for (int i = 0; i < HR_WH_OUTCOME_COUNT_; i++)
-        hr_buf_printf(out, "headroom_webhook_requests_total{result=\"%s\"} "
-                           "%llu\n",
-                      hr_wh_outcome_str((hr_wh_outcome)i),
-                      (unsigned long long)atomic_load_explicit(
-                          &e->requests[i], memory_order_relaxed));
+        hr_buf_printf(
+            out,
+            "headroom_webhook_requests_total{result=\"%s\"} "
+            "%llu\n",
+            hr_wh_outcome_str((hr_wh_outcome)i),
+            (unsigned long long)atomic_load_explicit(&e->requests[i], memory_order_relaxed));
     hr_histogram_render(&e->duration, "headroom_webhook_duration_seconds",
                         "Time to answer one admission review.", out);
 }

@@ -34,12 +34,11 @@ typedef struct hr_wh_endpoint {
     hr_histogram duration;
 } hr_wh_endpoint;
 
-void hr_wh_endpoint_init(hr_wh_endpoint *e, hr_cfg_holder *cfg,
-                         const char *own_ns, const hr_logger *log);
+void hr_wh_endpoint_init(hr_wh_endpoint *e, hr_cfg_holder *cfg, const char *own_ns,
+                         const hr_logger *log);
 
 /* The route handler (hr_http_handler; ud = the endpoint). */
-void hr_wh_endpoint_handle(void *ud, const hr_http_req *req,
-                           hr_http_resp *resp);
+void hr_wh_endpoint_handle(void *ud, const hr_http_req *req, hr_http_resp *resp);
 
 /* The metrics renderer (hr_metrics_render_fn; ud = the endpoint). */
 void hr_wh_endpoint_render(void *ud, hr_buf *out);

@@ -76,12 +76,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         hr_status s3 = hr_render_table(&p, NULL, &t, &err);
         if (s1 || s2 || s3)
             abort();
-        if (j1.len != j2.len || memcmp(hr_buf_str(&j1), hr_buf_str(&j2),
-                                       j1.len))
+        if (j1.len != j2.len || memcmp(hr_buf_str(&j1), hr_buf_str(&j2), j1.len))
             abort();
         yyjson_doc *back = yyjson_read(hr_buf_str(&j1), j1.len, 0);
-        if (!back || !yyjson_is_arr(yyjson_obj_get(yyjson_doc_get_root(back),
-                                                   "nodes")))
+        if (!back || !yyjson_is_arr(yyjson_obj_get(yyjson_doc_get_root(back), "nodes")))
             abort();
         yyjson_doc_free(back);
         if (p.n_nodes) {

@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "kube/config/execcred.h"
-#include "kube/transport/kstatus.h"
 #include "kube/ktime.h"
+#include "kube/transport/kstatus.h"
 #include "kube/write/lease.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

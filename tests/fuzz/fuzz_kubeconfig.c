@@ -51,8 +51,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (int i = 0; i < 2; i++) {
         hr_kconfig *c = NULL;
         hr_err e;
-        if (hr_kconfig_parse(s, size, "fuzz", "/nonexistent", contexts[i], HR_KCONFIG_NO_FILES,
-                             &c, &e) == HR_OK) {
+        if (hr_kconfig_parse(s, size, "fuzz", "/nonexistent", contexts[i], HR_KCONFIG_NO_FILES, &c,
+                             &e) == HR_OK) {
             check(c);
             hr_kconfig_free(c);
         } else if (c != NULL || e.msg[0] == '\0') {

@@ -34,8 +34,7 @@ static void decode_once(yyjson_doc *doc)
     hr_kpod kp;
     hr_status st = hr_decode_pod(yyjson_doc_get_root(doc), &a, &kp, &err);
     if (st) {
-        if (!err.msg[0] || strchr(err.msg, '\n') ||
-            strncmp(err.msg, "pod ", 4))
+        if (!err.msg[0] || strchr(err.msg, '\n') || strncmp(err.msg, "pod ", 4))
             abort();
     } else {
         if (!kp.meta.name[0] || !kp.meta.ns[0] || !kp.pod.n_ctr)
@@ -66,8 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         decode_once(d1);
         yyjson_doc_free(d1);
     }
-    yyjson_doc *d2 = yyjson_read((const char *)data, size,
-                                 YYJSON_READ_NUMBER_AS_RAW);
+    yyjson_doc *d2 = yyjson_read((const char *)data, size, YYJSON_READ_NUMBER_AS_RAW);
     if (d2) {
         decode_once(d2);
         yyjson_doc_free(d2);

@@ -25,16 +25,14 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static hr_status no_get(void *ud, const char *path, hr_buf *resp,
-                        hr_kresult *res, hr_err *err)
+static hr_status no_get(void *ud, const char *path, hr_buf *resp, hr_kresult *res, hr_err *err)
 {
     (void)ud, (void)path, (void)resp, (void)res;
     return hr_err_set(err, HR_E_IO, "no network in the fuzzer");
 }
 
-static hr_status no_stream(void *ud, const char *path, long t, hr_kline_fn f,
-                           void *lu, const atomic_bool *stop,
-                           hr_kresult *res, hr_err *err)
+static hr_status no_stream(void *ud, const char *path, long t, hr_kline_fn f, void *lu,
+                           const atomic_bool *stop, hr_kresult *res, hr_err *err)
 {
     (void)ud, (void)path, (void)t, (void)f, (void)lu, (void)stop, (void)res;
     return hr_err_set(err, HR_E_IO, "no network in the fuzzer");
@@ -152,8 +150,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         hr_cache_stats cs;
         hr_cache_get_stats(c, &cs);
         hr_cache_unlock(c);
-        if (cs.pods || cs.nodes || cs.node_placeholders || cs.namespaces ||
-            cs.limitranges || cs.quotas || cs.strings)
+        if (cs.pods || cs.nodes || cs.node_placeholders || cs.namespaces || cs.limitranges ||
+            cs.quotas || cs.strings)
             abort();
     }
     for (int k = 0; k < HR_CK_COUNT_; k++) {

@@ -45,8 +45,8 @@
 
 static hr_kclient *g_admin;
 static char g_ns[64], g_node[64], g_pod[64] = "web-0", g_crb[64];
-static char g_dir[128];       /* temp dir for kubeconfigs and plugins */
-static char *g_ca_b64;        /* the cluster CA, base64, from the admin kubeconfig */
+static char g_dir[128]; /* temp dir for kubeconfigs and plugins */
+static char *g_ca_b64;  /* the cluster CA, base64, from the admin kubeconfig */
 static char *g_server;
 static char g_sa_token[4096];
 
@@ -54,8 +54,8 @@ static char g_sa_token[4096];
 
 static hr_kclient *client_for(const char *kubeconfig, const char *ua)
 {
-    hr_kclient_opts o = {.kubeconfig = kubeconfig, .user_agent = ua, .qps = 500, .burst = 500,
-                         .timeout_ms = 20000};
+    hr_kclient_opts o = {
+        .kubeconfig = kubeconfig, .user_agent = ua, .qps = 500, .burst = 500, .timeout_ms = 20000};
     hr_kclient *c = NULL;
     hr_err e = {0};
     if (hr_kclient_new(&o, &c, &e) != HR_OK)
@@ -142,10 +142,9 @@ static void whoami(hr_kclient *c, char *out, size_t cap)
 {
     yyjson_doc *d = NULL;
     hr_err e;
-    long s = req(c, "POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
-                 "application/json",
-                 "{\"apiVersion\":\"authentication.k8s.io/v1\",\"kind\":\"SelfSubjectReview\"}",
-                 &d, &e);
+    long s =
+        req(c, "POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", "application/json",
+            "{\"apiVersion\":\"authentication.k8s.io/v1\",\"kind\":\"SelfSubjectReview\"}", &d, &e);
     must(s, 201, "selfsubjectreview", &e);
     const char *u = jstr(d, "/status/userInfo/username");
     snprintf(out, cap, "%s", u ? u : "?");
@@ -246,14 +245,15 @@ static void test_version_and_latency(void **state)
     for (int i = 0; i < n; i++)
         must(req(g_admin, "GET", "/version", NULL, NULL, NULL, NULL), 200, "/version", NULL);
     double avg = (now_ms() - t0) / n;
-    printf("# GET /version: first %.2f ms, then %.3f ms each over %d sequential requests\n",
-           first, avg, n);
+    printf("# GET /version: first %.2f ms, then %.3f ms each over %d sequential requests\n", first,
+           avg, n);
     hr_kclient_stats st;
     hr_kclient_get_stats(g_admin, &st);
     printf("# so far: %" PRIu64 " responses, %" PRIu64 " over HTTP/2, %" PRIu64
-           " new connections\n", st.responses, st.http2, st.new_connections);
-    assert_true(st.http2 == st.responses);   /* the API server offers h2 */
-    assert_true(st.new_connections <= 2);    /* warm connections are reused */
+           " new connections\n",
+           st.responses, st.http2, st.new_connections);
+    assert_true(st.http2 == st.responses); /* the API server offers h2 */
+    assert_true(st.new_connections <= 2);  /* warm connections are reused */
 }
 
 static void test_list_paginated(void **state)
@@ -299,7 +299,9 @@ static void test_errors_carry_server_message(void **state)
     snprintf(p, sizeof p, "/api/v1/namespaces/%s/configmaps", g_ns);
     assert_int_equal(post_json(g_admin, p,
                                "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":"
-                               "{\"name\":\"Bad_Name\"}}", &e), 422);
+                               "{\"name\":\"Bad_Name\"}}",
+                               &e),
+                     422);
     assert_int_equal(e.code, HR_E_INPUT);
     if (!strstr(e.msg, "422 Unprocessable Entity: ConfigMap \"Bad_Name\" is invalid"))
         fail_msg("422 message: %s", e.msg);
@@ -374,7 +376,8 @@ static void test_resize_running_pod(void **state)
         if (req(g_admin, "GET", p, NULL, NULL, &d, NULL) == 200) {
             yyjson_val *c;
             size_t i, max;
-            yyjson_arr_foreach(yyjson_doc_ptr_get(d, "/status/conditions"), i, max, c) {
+            yyjson_arr_foreach(yyjson_doc_ptr_get(d, "/status/conditions"), i, max, c)
+            {
                 ready |= yyjson_equals_str(yyjson_obj_get(c, "type"), "Ready") &&
                          yyjson_equals_str(yyjson_obj_get(c, "status"), "True");
             }
@@ -409,8 +412,9 @@ static void test_resize_running_pod(void **state)
     hr_kresult r;
     hr_buf b;
     hr_buf_init(&b, 0);
-    assert_int_equal(hr_kclient_apply(g_admin, p, "headroom", false, body, strlen(body), &b, &r,
-                                      &e), HR_E_INPUT);
+    assert_int_equal(
+        hr_kclient_apply(g_admin, p, "headroom", false, body, strlen(body), &b, &r, &e),
+        HR_E_INPUT);
     assert_int_equal(r.status, 409);
     if (!strstr(e.msg, "conflict"))
         fail_msg("409 message: %s", e.msg);
@@ -428,7 +432,8 @@ static void test_resize_running_pod(void **state)
     size_t i, max;
     yyjson_val *m;
     int found = 0;
-    yyjson_arr_foreach(mf, i, max, m) {
+    yyjson_arr_foreach(mf, i, max, m)
+    {
         found |= yyjson_equals_str(yyjson_obj_get(m, "manager"), "headroom") &&
                  yyjson_equals_str(yyjson_obj_get(m, "operation"), "Apply") &&
                  yyjson_equals_str(yyjson_obj_get(m, "subresource"), "resize");
@@ -458,8 +463,9 @@ static void test_resize_running_pod(void **state)
              "\"namespace\":\"%s\"},\"spec\":{\"containers\":[{\"name\":\"app\",\"resources\":"
              "{\"limits\":{\"cpu\":\"100m\"}}}]}}",
              g_pod, g_ns);
-    assert_int_equal(hr_kclient_apply(g_admin, p, "headroom", true, body, strlen(body), NULL, &r,
-                                      &e), HR_E_INPUT);
+    assert_int_equal(
+        hr_kclient_apply(g_admin, p, "headroom", true, body, strlen(body), NULL, &r, &e),
+        HR_E_INPUT);
     assert_int_equal(r.status, 422);
     if (!strstr(e.msg, "must be less than or equal to cpu limit"))
         fail_msg("422 resize message: %s", e.msg);
@@ -471,10 +477,16 @@ static void test_resize_running_pod(void **state)
 static void test_event_create(void **state)
 {
     (void)state;
-    hr_kevent ev = {.ns = g_ns, .kind = "Pod", .api_version = "v1", .name = g_pod,
-                    .type = "Normal", .reason = "CPULimitAdjusted", .action = "Resize",
+    hr_kevent ev = {.ns = g_ns,
+                    .kind = "Pod",
+                    .api_version = "v1",
+                    .name = g_pod,
+                    .type = "Normal",
+                    .reason = "CPULimitAdjusted",
+                    .action = "Resize",
                     .note = "500m → 750m (factor 3.00, slack 15750m/16 cores)",
-                    .controller = "kube-headroom.dev/headroom", .instance = "it-client"};
+                    .controller = "kube-headroom.dev/headroom",
+                    .instance = "it-client"};
     hr_kresult r;
     hr_err e;
     if (hr_kevent_create(g_admin, &ev, &r, &e) != HR_OK)
@@ -487,7 +499,8 @@ static void test_event_create(void **state)
     yyjson_val *it;
     size_t i, max;
     int found = 0;
-    yyjson_arr_foreach(yyjson_doc_ptr_get(d, "/items"), i, max, it) {
+    yyjson_arr_foreach(yyjson_doc_ptr_get(d, "/items"), i, max, it)
+    {
         found |= yyjson_equals_str(yyjson_obj_get(it, "reason"), "CPULimitAdjusted") &&
                  yyjson_equals_str(yyjson_obj_get(it, "note"), ev.note);
     }
@@ -593,8 +606,10 @@ static void test_watch_stream(void **state)
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, do_later, &l), 0);
     char wp[700];
-    snprintf(wp, sizeof wp, "/api/v1/namespaces/%s/configmaps?watch=1&allowWatchBookmarks=true"
-                            "&resourceVersion=%s&timeoutSeconds=30", g_ns, rv);
+    snprintf(wp, sizeof wp,
+             "/api/v1/namespaces/%s/configmaps?watch=1&allowWatchBookmarks=true"
+             "&resourceVersion=%s&timeoutSeconds=30",
+             g_ns, rv);
     hr_kresult r;
     hr_err e;
     double t0 = now_ms();
@@ -620,8 +635,10 @@ static void test_watch_stream(void **state)
     assert_true(took < 1200);
 
     /* The server's timeoutSeconds ends the body cleanly: HR_OK. */
-    snprintf(wp, sizeof wp, "/api/v1/namespaces/%s/configmaps?watch=1&resourceVersion=%s"
-                            "&timeoutSeconds=1", g_ns, rv);
+    snprintf(wp, sizeof wp,
+             "/api/v1/namespaces/%s/configmaps?watch=1&resourceVersion=%s"
+             "&timeoutSeconds=1",
+             g_ns, rv);
     q.saw_cm = 0;
     t0 = now_ms();
     if (hr_kclient_stream(g_admin, wp, 10, on_event, &q, NULL, &r, &e) != HR_OK)
@@ -630,8 +647,7 @@ static void test_watch_stream(void **state)
 
     /* A watch the server refuses: HTTP error with its message. */
     snprintf(wp, sizeof wp, "/api/v1/namespaces/%s/nosuchresource?watch=1", g_ns);
-    assert_int_equal(hr_kclient_stream(g_admin, wp, 10, on_event, &q, NULL, &r, &e),
-                     HR_E_NOTFOUND);
+    assert_int_equal(hr_kclient_stream(g_admin, wp, 10, on_event, &q, NULL, &r, &e), HR_E_NOTFOUND);
     assert_int_equal(r.status, 404);
 }
 
@@ -670,7 +686,8 @@ static void test_concurrent_watches(void **state)
         snprintf(t[i].w.name, sizeof t[i].w.name, "multi-%d", i);
         snprintf(t[i].path, sizeof t[i].path,
                  "/api/v1/namespaces/%s/configmaps?watch=1&resourceVersion=%s"
-                 "&labelSelector=w%%3D%d&timeoutSeconds=25", g_ns, rv, i);
+                 "&labelSelector=w%%3D%d&timeoutSeconds=25",
+                 g_ns, rv, i);
         assert_int_equal(pthread_create(&th[i], NULL, watch_thread, &t[i]), 0);
     }
     usleep(200 * 1000);
@@ -678,7 +695,8 @@ static void test_concurrent_watches(void **state)
         hr_err e;
         snprintf(body, sizeof body,
                  "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
-                 "\"multi-%d\",\"labels\":{\"w\":\"%d\"}}}", i, i);
+                 "\"multi-%d\",\"labels\":{\"w\":\"%d\"}}}",
+                 i, i);
         must(post_json(g_admin, p, body, &e), 201, "create", &e);
     }
     for (int i = 0; i < W; i++) {
@@ -743,7 +761,8 @@ static void test_threads(void **state)
         hr_err e;
         snprintf(body, sizeof body,
                  "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
-                 "\"lim-%d\"}}", i);
+                 "\"lim-%d\"}}",
+                 i);
         must(post_json(g_admin, p, body, &e), 201, "create", &e);
     }
     ms = now_ms() - t0;
@@ -761,13 +780,16 @@ static void setup_service_account(void)
     snprintf(p, sizeof p, "/api/v1/namespaces/%s/serviceaccounts", g_ns);
     must(post_json(g_admin, p,
                    "{\"apiVersion\":\"v1\",\"kind\":\"ServiceAccount\",\"metadata\":{\"name\":"
-                   "\"reader\"}}", &e), 201, "create SA", &e);
-    snprintf(body, sizeof body,
-             "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRoleBinding\","
-             "\"metadata\":{\"name\":\"%s\"},\"roleRef\":{\"apiGroup\":"
-             "\"rbac.authorization.k8s.io\",\"kind\":\"ClusterRole\",\"name\":\"view\"},"
-             "\"subjects\":[{\"kind\":\"ServiceAccount\",\"name\":\"reader\",\"namespace\":\"%s\"}]}",
-             g_crb, g_ns);
+                   "\"reader\"}}",
+                   &e),
+         201, "create SA", &e);
+    snprintf(
+        body, sizeof body,
+        "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRoleBinding\","
+        "\"metadata\":{\"name\":\"%s\"},\"roleRef\":{\"apiGroup\":"
+        "\"rbac.authorization.k8s.io\",\"kind\":\"ClusterRole\",\"name\":\"view\"},"
+        "\"subjects\":[{\"kind\":\"ServiceAccount\",\"name\":\"reader\",\"namespace\":\"%s\"}]}",
+        g_crb, g_ns);
     must(post_json(g_admin, "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", body, &e),
          201, "create binding", &e);
     /* TokenRequest: a bound token, as `kubectl create token` gets. */
@@ -775,7 +797,9 @@ static void setup_service_account(void)
     yyjson_doc *d = NULL;
     must(req(g_admin, "POST", p, "application/json",
              "{\"apiVersion\":\"authentication.k8s.io/v1\",\"kind\":\"TokenRequest\","
-             "\"spec\":{\"expirationSeconds\":3600}}", &d, &e), 201, "token request", &e);
+             "\"spec\":{\"expirationSeconds\":3600}}",
+             &d, &e),
+         201, "token request", &e);
     snprintf(g_sa_token, sizeof g_sa_token, "%s", jstr(d, "/status/token"));
     yyjson_doc_free(d);
     assert_true(strlen(g_sa_token) > 20);
@@ -805,9 +829,8 @@ static void test_auth_client_certs(void **state)
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "cp '%s/pki/admin.crt' '%s/pki/admin.key' '%s/'", dir, dir, g_dir);
     assert_int_equal(system(cmd), 0);
-    const char *kc = kubeconfig_with("certfiles.yaml",
-                                     "    client-certificate: admin.crt\n"
-                                     "    client-key: admin.key\n");
+    const char *kc = kubeconfig_with("certfiles.yaml", "    client-certificate: admin.crt\n"
+                                                       "    client-key: admin.key\n");
     expect_identity(kc, who);
 }
 
@@ -828,7 +851,9 @@ static void test_auth_token_tokenfile(void **state)
     must(req(c, "GET", "/api/v1/namespaces", NULL, NULL, NULL, &e), 200, "list as SA", &e);
     assert_int_equal(post_json(c, "/api/v1/namespaces",
                                "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":"
-                               "{\"name\":\"hr-it-forbidden\"}}", &e), 403);
+                               "{\"name\":\"hr-it-forbidden\"}}",
+                               &e),
+                     403);
     assert_non_null(strstr(e.msg, want));
     hr_kclient_free(c);
 
@@ -846,7 +871,8 @@ static void test_auth_token_tokenfile(void **state)
      * error (it was one, in 3 of 4 tries, before the client knew). */
     for (int i = 0; i < 20; i++)
         assert_int_equal(post_json(c, "/api/v1/namespaces",
-                                   "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\"}", &e), 401);
+                                   "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\"}", &e),
+                         401);
     hr_kclient_free(c);
 }
 
@@ -859,20 +885,21 @@ static void test_auth_exec(void **state)
      * with FIRST_BAD set its first answer is a token the server rejects,
      * so the client must rerun it after the 401 and succeed. */
     put_file("sa.token", g_sa_token, 0600);
-    snprintf(script, sizeof script,
-             "#!/bin/sh\n"
-             "d=$(dirname \"$0\")\n"
-             "n=$(cat \"$d/exec.runs\" 2>/dev/null || echo 0); n=$((n+1)); echo $n > \"$d/exec.runs\"\n"
-             "tok=$(cat \"$d/sa.token\")\n"
-             "if [ -n \"$FIRST_BAD\" ] && [ $n = 1 ]; then tok=rejected; fi\n"
-             "exp=$(date -u -d '+1 hour' +%%Y-%%m-%%dT%%H:%%M:%%SZ)\n"
-             "av=${API_VERSION:-client.authentication.k8s.io/v1}\n"
-             "printf '{\"apiVersion\":\"%%s\",\"kind\":"
-             "\"ExecCredential\",\"status\":{\"token\":\"%%s\",\"expirationTimestamp\":\"%%s\"}}'"
-             " \"$av\" \"$tok\" \"$exp\"\n");
+    snprintf(
+        script, sizeof script,
+        "#!/bin/sh\n"
+        "d=$(dirname \"$0\")\n"
+        "n=$(cat \"$d/exec.runs\" 2>/dev/null || echo 0); n=$((n+1)); echo $n > \"$d/exec.runs\"\n"
+        "tok=$(cat \"$d/sa.token\")\n"
+        "if [ -n \"$FIRST_BAD\" ] && [ $n = 1 ]; then tok=rejected; fi\n"
+        "exp=$(date -u -d '+1 hour' +%%Y-%%m-%%dT%%H:%%M:%%SZ)\n"
+        "av=${API_VERSION:-client.authentication.k8s.io/v1}\n"
+        "printf '{\"apiVersion\":\"%%s\",\"kind\":"
+        "\"ExecCredential\",\"status\":{\"token\":\"%%s\",\"expirationTimestamp\":\"%%s\"}}'"
+        " \"$av\" \"$tok\" \"$exp\"\n");
     put_file("plugin.sh", script, 0700);
-    const char *kc = kubeconfig_with("exec.yaml",
-                                     "    exec:\n"
+    const char *kc =
+        kubeconfig_with("exec.yaml", "    exec:\n"
                                      "      apiVersion: client.authentication.k8s.io/v1\n"
                                      "      command: ./plugin.sh\n"
                                      "      interactiveMode: Never\n");
@@ -921,11 +948,11 @@ static void test_auth_exec_client_cert(void **state)
              " \"$(jq -Rs . < '%s/pki/admin.crt')\" \"$(jq -Rs . < '%s/pki/admin.key')\"\n",
              dir, dir);
     put_file("certplugin.sh", script, 0700);
-    const char *kc = kubeconfig_with("exec-cert.yaml",
-                                     "    exec:\n"
-                                     "      apiVersion: client.authentication.k8s.io/v1\n"
-                                     "      command: ./certplugin.sh\n"
-                                     "      interactiveMode: IfAvailable\n");
+    const char *kc =
+        kubeconfig_with("exec-cert.yaml", "    exec:\n"
+                                          "      apiVersion: client.authentication.k8s.io/v1\n"
+                                          "      command: ./certplugin.sh\n"
+                                          "      interactiveMode: IfAvailable\n");
     char admin[256];
     whoami(g_admin, admin, sizeof admin);
     expect_identity(kc, admin);
@@ -947,8 +974,11 @@ static void test_in_cluster_config(void **state)
              dir ? dir : "/tmp/kube-headroom-cluster", sa);
     assert_int_equal(system(cmd), 0);
     const char *port = strrchr(g_server, ':') + 1;
-    hr_kconfig_opts ko = {.env_kubeconfig = path_of("no-such-kubeconfig"), .home = g_dir,
-                          .sa_dir = sa, .svc_host = "127.0.0.1", .svc_port = port};
+    hr_kconfig_opts ko = {.env_kubeconfig = path_of("no-such-kubeconfig"),
+                          .home = g_dir,
+                          .sa_dir = sa,
+                          .svc_host = "127.0.0.1",
+                          .svc_port = port};
     hr_kconfig *cfg = NULL;
     hr_err e;
     if (hr_kconfig_load(&ko, &cfg, &e) != HR_OK)
@@ -1004,14 +1034,18 @@ static void test_throttled_429(void **state)
     snprintf(p, sizeof p, "/api/v1/namespaces/%s/serviceaccounts", g_ns);
     must(post_json(g_admin, p,
                    "{\"apiVersion\":\"v1\",\"kind\":\"ServiceAccount\",\"metadata\":{\"name\":"
-                   "\"jailed\"}}", &e), 201, "create SA", &e);
+                   "\"jailed\"}}",
+                   &e),
+         201, "create SA", &e);
     snprintf(body, sizeof body,
              "{\"apiVersion\":\"flowcontrol.apiserver.k8s.io/v1\",\"kind\":"
              "\"PriorityLevelConfiguration\",\"metadata\":{\"name\":\"%s\"},\"spec\":{\"type\":"
              "\"Limited\",\"limited\":{\"nominalConcurrencyShares\":0,\"lendablePercent\":0,"
-             "\"borrowingLimitPercent\":0,\"limitResponse\":{\"type\":\"Reject\"}}}}", g_ns);
+             "\"borrowingLimitPercent\":0,\"limitResponse\":{\"type\":\"Reject\"}}}}",
+             g_ns);
     must(post_json(g_admin, "/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations",
-                   body, &e), 201, "create priority level", &e);
+                   body, &e),
+         201, "create priority level", &e);
     snprintf(body, sizeof body,
              "{\"apiVersion\":\"flowcontrol.apiserver.k8s.io/v1\",\"kind\":\"FlowSchema\","
              "\"metadata\":{\"name\":\"%s\"},\"spec\":{\"priorityLevelConfiguration\":{\"name\":"
@@ -1019,14 +1053,17 @@ static void test_throttled_429(void **state)
              "\"rules\":[{\"subjects\":[{\"kind\":\"ServiceAccount\",\"serviceAccount\":{\"name\":"
              "\"jailed\",\"namespace\":\"%s\"}}],\"resourceRules\":[{\"verbs\":[\"*\"],"
              "\"apiGroups\":[\"*\"],\"resources\":[\"*\"],\"namespaces\":[\"*\"],"
-             "\"clusterScope\":true}]}]}}", g_ns, g_ns, g_ns);
+             "\"clusterScope\":true}]}]}}",
+             g_ns, g_ns, g_ns);
     must(post_json(g_admin, "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas", body, &e), 201,
          "create flow schema", &e);
     snprintf(p, sizeof p, "/api/v1/namespaces/%s/serviceaccounts/jailed/token", g_ns);
     yyjson_doc *d = NULL;
     must(req(g_admin, "POST", p, "application/json",
              "{\"apiVersion\":\"authentication.k8s.io/v1\",\"kind\":\"TokenRequest\","
-             "\"spec\":{\"expirationSeconds\":3600}}", &d, &e), 201, "token request", &e);
+             "\"spec\":{\"expirationSeconds\":3600}}",
+             &d, &e),
+         201, "token request", &e);
     char y[4096];
     snprintf(y, sizeof y, "    token: %s\n", jstr(d, "/status/token"));
     yyjson_doc_free(d);
@@ -1088,16 +1125,20 @@ static void test_tls_options(void **state)
     whoami(g_admin, admin, sizeof admin);
     /* tls-server-name: the serving certificate names localhost, not the
      * address we connect to; SNI and verification use the name. */
-    snprintf(y, sizeof y, "    server: %s\n    certificate-authority-data: %s\n"
-                          "    tls-server-name: localhost\n", g_server, g_ca_b64);
+    snprintf(y, sizeof y,
+             "    server: %s\n    certificate-authority-data: %s\n"
+             "    tls-server-name: localhost\n",
+             g_server, g_ca_b64);
     const char *kc = kubeconfig_cluster("sni.yaml", y);
     hr_kclient *c = client_for(kc, NULL);
     whoami(c, who, sizeof who);
     assert_string_equal(who, admin);
     hr_kclient_free(c);
     /* A name the certificate does not carry fails verification. */
-    snprintf(y, sizeof y, "    server: %s\n    certificate-authority-data: %s\n"
-                          "    tls-server-name: not-in-the-cert.example\n", g_server, g_ca_b64);
+    snprintf(y, sizeof y,
+             "    server: %s\n    certificate-authority-data: %s\n"
+             "    tls-server-name: not-in-the-cert.example\n",
+             g_server, g_ca_b64);
     kc = kubeconfig_cluster("badsni.yaml", y);
     c = client_for(kc, NULL);
     hr_kresult r;

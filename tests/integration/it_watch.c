@@ -64,16 +64,19 @@ static void say(const char *fmt, ...)
     fflush(stdout);
 }
 
-#define CHECK(cond, ...)                                                       \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            failures++;                                                        \
-            say("FAIL %s:%d: %s", __FILE__, __LINE__, #cond);                  \
-            say(__VA_ARGS__);                                                  \
-        }                                                                      \
+#define CHECK(cond, ...)                                      \
+    do {                                                      \
+        if (!(cond)) {                                        \
+            failures++;                                       \
+            say("FAIL %s:%d: %s", __FILE__, __LINE__, #cond); \
+            say(__VA_ARGS__);                                 \
+        }                                                     \
     } while (0)
 
-static double now_s(void) { return (double)hr_mono_ns() / 1e9; }
+static double now_s(void)
+{
+    return (double)hr_mono_ns() / 1e9;
+}
 
 static void sleep_ms(long ms)
 {
@@ -92,8 +95,7 @@ typedef struct hold {
     atomic_bool cut; /* the stream's stop flag */
 } hold;
 
-static hr_status h_get(void *ud, const char *path, hr_buf *resp, hr_kresult *res,
-                       hr_err *err)
+static hr_status h_get(void *ud, const char *path, hr_buf *resp, hr_kresult *res, hr_err *err)
 {
     hold *h = ud;
     if (h->held) {
@@ -103,9 +105,8 @@ static hr_status h_get(void *ud, const char *path, hr_buf *resp, hr_kresult *res
     return hr_kclient_do(h->kc, "GET", path, NULL, NULL, 0, resp, res, err);
 }
 
-static hr_status h_stream(void *ud, const char *path, long timeout_s, hr_kline_fn fn,
-                          void *lud, const atomic_bool *stop, hr_kresult *res,
-                          hr_err *err)
+static hr_status h_stream(void *ud, const char *path, long timeout_s, hr_kline_fn fn, void *lud,
+                          const atomic_bool *stop, hr_kresult *res, hr_err *err)
 {
     hold *h = ud;
     (void)stop; /* the watch checks its own flag after we return */
@@ -123,8 +124,7 @@ typedef struct tally {
     long pods; /* adds - deletes, as reported */
 } tally;
 
-static void observe(void *ud, hr_ckind kind, hr_cchange what, const char *ns,
-                    const char *name)
+static void observe(void *ud, hr_ckind kind, hr_cchange what, const char *ns, const char *name)
 {
     tally *t = ud;
     (void)ns, (void)name;
@@ -171,8 +171,7 @@ static apipod *list_pods(hr_kclient *kc, size_t *n, unsigned long long *list_rv)
         hr_buf_reset(&body);
         hr_kresult res;
         hr_err err;
-        if (hr_kclient_do(kc, "GET", hr_buf_str(&path), NULL, NULL, 0, &body, &res,
-                          &err)) {
+        if (hr_kclient_do(kc, "GET", hr_buf_str(&path), NULL, NULL, 0, &body, &res, &err)) {
             say("list failed: %s", err.msg);
             free(v);
             v = NULL;
@@ -184,11 +183,11 @@ static apipod *list_pods(hr_kclient *kc, size_t *n, unsigned long long *list_rv)
         const char *c = yyjson_get_str(yyjson_obj_get(meta, "continue"));
         snprintf(cont, sizeof cont, "%s", c ? c : "");
         if (list_rv)
-            *list_rv = strtoull(yyjson_get_str(yyjson_obj_get(meta, "resourceVersion")),
-                                NULL, 10);
+            *list_rv = strtoull(yyjson_get_str(yyjson_obj_get(meta, "resourceVersion")), NULL, 10);
         size_t i, max;
         yyjson_val *it;
-        yyjson_arr_foreach(yyjson_obj_get(root, "items"), i, max, it) {
+        yyjson_arr_foreach(yyjson_obj_get(root, "items"), i, max, it)
+        {
             yyjson_val *m = yyjson_obj_get(it, "metadata");
             const char *phase =
                 yyjson_get_str(yyjson_obj_get(yyjson_obj_get(it, "status"), "phase"));
@@ -266,8 +265,8 @@ static bool converge(hr_kclient *kc, hr_cache *c, hr_cpod_scratch *scr, const ch
             hr_cache_lock(c);
             hr_cache_get_stats(c, &st);
             hr_cache_unlock(c);
-            say("%s: cache equals a fresh list (%zu pods, %zu nodes) after %.1f s", what,
-                st.pods, st.nodes, now_s() - t0);
+            say("%s: cache equals a fresh list (%zu pods, %zu nodes) after %.1f s", what, st.pods,
+                st.nodes, now_s() - t0);
             return true;
         }
         sleep_ms(1000);
@@ -286,13 +285,13 @@ static int run(const char *cmd)
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
-static hr_status req(hr_kclient *kc, const char *method, const char *path,
-                     const char *ctype, const char *body, long *status)
+static hr_status req(hr_kclient *kc, const char *method, const char *path, const char *ctype,
+                     const char *body, long *status)
 {
     hr_kresult res = {0, 0};
     hr_err err;
-    hr_status st = hr_kclient_do(kc, method, path, ctype, body, body ? strlen(body) : 0,
-                                 NULL, &res, &err);
+    hr_status st =
+        hr_kclient_do(kc, method, path, ctype, body, body ? strlen(body) : 0, NULL, &res, &err);
     if (status)
         *status = res.status;
     if (st && res.status != 404 && res.status != 409)
@@ -314,11 +313,11 @@ static size_t pod_names(hr_kclient *kc, const char *ns, char (*names)[128], size
         yyjson_doc *d = yyjson_read(body.data, body.len, 0);
         size_t i, mx;
         yyjson_val *it;
-        yyjson_arr_foreach(yyjson_obj_get(yyjson_doc_get_root(d), "items"), i, mx, it) {
+        yyjson_arr_foreach(yyjson_obj_get(yyjson_doc_get_root(d), "items"), i, mx, it)
+        {
             if (n < max)
                 snprintf(names[n++], 128, "%s",
-                         yyjson_get_str(yyjson_obj_get(yyjson_obj_get(it, "metadata"),
-                                                       "name")));
+                         yyjson_get_str(yyjson_obj_get(yyjson_obj_get(it, "metadata"), "name")));
         }
         yyjson_doc_free(d);
     }
@@ -344,7 +343,8 @@ static void churn(hr_kclient *kc, int round, int scale)
                 snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%.127s", ns, names[i]);
                 snprintf(body, sizeof body,
                          "{\"metadata\":{\"annotations\":{\"kube-headroom.dev/max-cpu\":"
-                         "\"%dm\"}}}", 500 + round * 10 + (int)i % 7);
+                         "\"%dm\"}}}",
+                         500 + round * 10 + (int)i % 7);
                 if (!hr_kclient_merge_patch(kc, path, body, strlen(body), NULL, NULL, NULL))
                     patched++;
             }
@@ -356,14 +356,15 @@ static void churn(hr_kclient *kc, int round, int scale)
                  "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
                  "\"bare-%d-%d\",\"labels\":{\"it\":\"watch\"}},\"spec\":{\"containers\":"
                  "[{\"name\":\"c\",\"image\":\"kwok.invalid/app:1\",\"resources\":"
-                 "{\"requests\":{\"cpu\":\"%dm\"}}}]}}", round, i, 50 + i);
+                 "{\"requests\":{\"cpu\":\"%dm\"}}}]}}",
+                 round, i, 50 + i);
         if (!req(kc, "POST", path, "application/json", body, NULL))
             created++;
     }
     /* half of the previous round's bare pods go again */
     for (int i = 0; round > 0 && i < 20 * scale; i++) {
-        snprintf(path, sizeof path, "/api/v1/namespaces/" NS_PREFIX "-0/pods/bare-%d-%d",
-                 round - 1, i);
+        snprintf(path, sizeof path, "/api/v1/namespaces/" NS_PREFIX "-0/pods/bare-%d-%d", round - 1,
+                 i);
         if (!req(kc, "DELETE", path, NULL, NULL, NULL))
             deleted++;
     }
@@ -380,11 +381,11 @@ static void churn(hr_kclient *kc, int round, int scale)
             yyjson_doc *d = yyjson_read(b.data, b.len, 0);
             size_t i, mx;
             yyjson_val *it;
-            yyjson_arr_foreach(yyjson_obj_get(yyjson_doc_get_root(d), "items"), i, mx, it) {
-                const char *dn = yyjson_get_str(
-                    yyjson_obj_get(yyjson_obj_get(it, "metadata"), "name"));
-                snprintf(path, sizeof path,
-                         "/apis/apps/v1/namespaces/%s/deployments/%s", ns, dn);
+            yyjson_arr_foreach(yyjson_obj_get(yyjson_doc_get_root(d), "items"), i, mx, it)
+            {
+                const char *dn =
+                    yyjson_get_str(yyjson_obj_get(yyjson_obj_get(it, "metadata"), "name"));
+                snprintf(path, sizeof path, "/apis/apps/v1/namespaces/%s/deployments/%s", ns, dn);
                 const char *pb = "{\"spec\":{\"replicas\":5}}";
                 if (!hr_kclient_merge_patch(kc, path, pb, strlen(pb), NULL, NULL, NULL))
                     scaled++;
@@ -393,8 +394,8 @@ static void churn(hr_kclient *kc, int round, int scale)
         }
         hr_buf_free(&b);
     }
-    say("churn round %d: %d deleted, %d annotated, %d created, %d deployments scaled to 5",
-        round, deleted, patched, created, scaled);
+    say("churn round %d: %d deleted, %d annotated, %d created, %d deployments scaled to 5", round,
+        deleted, patched, created, scaled);
 }
 
 static const char *state_dir(void)
@@ -521,8 +522,8 @@ static bool etcd_compact(void)
     long long rev = 0;
     if (ok) {
         yyjson_doc *d = yyjson_read(b.data, b.len, 0);
-        yyjson_val *r = yyjson_obj_get(yyjson_obj_get(yyjson_doc_get_root(d), "header"),
-                                       "revision");
+        yyjson_val *r =
+            yyjson_obj_get(yyjson_obj_get(yyjson_doc_get_root(d), "header"), "revision");
         rev = yyjson_is_str(r) ? atoll(yyjson_get_str(r)) : yyjson_get_sint(r);
         yyjson_doc_free(d);
     }
@@ -549,10 +550,10 @@ static void stats_line(kindw *k, const char *when)
     hr_watch_stats s;
     hr_watch_get_stats(k->w, &s);
     say("  %-11s %s: events %llu, listed %llu, relists %llu, reconnects %llu, errors %llu, "
-        "malformed %llu", hr_ckind_str(k->kind), when, (unsigned long long)s.events,
-        (unsigned long long)s.listed, (unsigned long long)s.relists,
-        (unsigned long long)s.reconnects, (unsigned long long)s.errors,
-        (unsigned long long)s.malformed);
+        "malformed %llu",
+        hr_ckind_str(k->kind), when, (unsigned long long)s.events, (unsigned long long)s.listed,
+        (unsigned long long)s.relists, (unsigned long long)s.reconnects,
+        (unsigned long long)s.errors, (unsigned long long)s.malformed);
 }
 
 int main(void)
@@ -560,7 +561,8 @@ int main(void)
     const char *kcfg = getenv("KUBECONFIG");
     const char *csh = getenv("HR_CLUSTER_SH");
     if (!kcfg || !csh) {
-        fprintf(stderr, "it_watch: needs KUBECONFIG and HR_CLUSTER_SH (run through ctest -L e2e)\n");
+        fprintf(stderr,
+                "it_watch: needs KUBECONFIG and HR_CLUSTER_SH (run through ctest -L e2e)\n");
         return 1;
     }
     char mkload[1024];
@@ -608,7 +610,9 @@ int main(void)
     hr_cache_set_observer(c, observe, &t);
     hr_cpod_scratch *scr = malloc(sizeof *scr);
     atomic_bool stop = false;
-    kindw kw[] = {{.kind = HR_CK_POD}, {.kind = HR_CK_NODE}, {.kind = HR_CK_NAMESPACE},
+    kindw kw[] = {{.kind = HR_CK_POD},
+                  {.kind = HR_CK_NODE},
+                  {.kind = HR_CK_NAMESPACE},
                   {.kind = HR_CK_LIMITRANGE}};
     const size_t nk = sizeof kw / sizeof kw[0];
     double t_sync = now_s();
@@ -701,10 +705,11 @@ int main(void)
     hr_cache_drain(c, NULL, NULL);
     hr_cache_get_stats(c, &st);
     hr_cache_unlock(c);
-    CHECK((long)st.pods == t.pods,
-          "observer says %ld pods (adds - deletes), the cache holds %zu", t.pods, st.pods);
+    CHECK((long)st.pods == t.pods, "observer says %ld pods (adds - deletes), the cache holds %zu",
+          t.pods, st.pods);
     say("cache: %zu pods, %zu nodes, %zu namespaces, %zu strings, %.1f MB by its accounting "
-        "(%.0f B/pod)", st.pods, st.nodes, st.namespaces, st.strings, st.bytes / 1e6,
+        "(%.0f B/pod)",
+        st.pods, st.nodes, st.namespaces, st.strings, st.bytes / 1e6,
         st.pods ? (double)st.bytes / st.pods : 0.0);
 
     stop = true;

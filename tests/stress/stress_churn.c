@@ -93,16 +93,16 @@ typedef struct kind_world {
     hr_ckind kind;
     int n_slots;
     hr_prng rng;
-    uint64_t rv;                   /* this kind's resourceVersion counter */
+    uint64_t rv; /* this kind's resourceVersion counter */
     bool exists[MAX_SLOTS];
-    uint32_t variant[MAX_SLOTS];   /* what the object looks like */
+    uint32_t variant[MAX_SLOTS]; /* what the object looks like */
     uint64_t obj_rv[MAX_SLOTS];
-    int64_t generation;            /* the HeadroomConfig's */
+    int64_t generation; /* the HeadroomConfig's */
     /* Changes made while no watch was open: only a relist shows them. */
     bool unseen;
-    long per_stream;               /* events before a stream ends cleanly */
-    long pace_every, pace_ms;      /* sleep pace_ms after every pace_every events */
-    long gone_every;               /* a 410 Gone every this many events; 0: never */
+    long per_stream;          /* events before a stream ends cleanly */
+    long pace_every, pace_ms; /* sleep pace_ms after every pace_every events */
+    long gone_every;          /* a 410 Gone every this many events; 0: never */
     uint64_t events, lists, gones, failed_pages;
 } kind_world;
 
@@ -110,12 +110,24 @@ typedef struct world {
     kind_world k[HR_CK_COUNT_];
 } world;
 
-static const char *kind_path(hr_ckind k) { return hr_ckind_path(k); }
+static const char *kind_path(hr_ckind k)
+{
+    return hr_ckind_path(k);
+}
 
 /* What a pod's variant means. */
-static unsigned pod_node(uint32_t v) { return v % N_NODE_NAMES; }
-static unsigned pod_cpu(uint32_t v) { return 50 + (v / N_NODE_NAMES % 20) * 25; }
-static unsigned pod_ns(int slot) { return (unsigned)slot % N_NS; }
+static unsigned pod_node(uint32_t v)
+{
+    return v % N_NODE_NAMES;
+}
+static unsigned pod_cpu(uint32_t v)
+{
+    return 50 + (v / N_NODE_NAMES % 20) * 25;
+}
+static unsigned pod_ns(int slot)
+{
+    return (unsigned)slot % N_NS;
+}
 
 static void render(const kind_world *k, int i, const char *phase, hr_buf *b)
 {
@@ -124,17 +136,18 @@ static void render(const kind_world *k, int i, const char *phase, hr_buf *b)
     switch (k->kind) {
     case HR_CK_POD: {
         unsigned ctrs = 1 + v / 997 % 2;
-        hr_buf_printf(b,
-                      "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"namespace\":\"team-%u\","
-                      "\"name\":\"p-%d\",\"uid\":\"%08x-0000-4000-8000-%012llx\","
-                      "\"resourceVersion\":\"%llu\",%s"
-                      "\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\","
-                      "\"name\":\"rs-%d\",\"uid\":\"00000000-0000-4000-8000-%012d\","
-                      "\"controller\":true}]},"
-                      "\"spec\":{\"nodeName\":\"node-%u\",\"restartPolicy\":\"Always\",\"containers\":[",
-                      pod_ns(i), i, (unsigned)i, rv, rv,
-                      v % 11 == 0 ? "\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"," : "", i / 10,
-                      i / 10, pod_node(v));
+        hr_buf_printf(
+            b,
+            "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"namespace\":\"team-%u\","
+            "\"name\":\"p-%d\",\"uid\":\"%08x-0000-4000-8000-%012llx\","
+            "\"resourceVersion\":\"%llu\",%s"
+            "\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\","
+            "\"name\":\"rs-%d\",\"uid\":\"00000000-0000-4000-8000-%012d\","
+            "\"controller\":true}]},"
+            "\"spec\":{\"nodeName\":\"node-%u\",\"restartPolicy\":\"Always\",\"containers\":[",
+            pod_ns(i), i, (unsigned)i, rv, rv,
+            v % 11 == 0 ? "\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"," : "", i / 10, i / 10,
+            pod_node(v));
         for (unsigned c = 0; c < ctrs; c++)
             hr_buf_printf(b,
                           "%s{\"name\":\"c%u\",\"resources\":{\"requests\":{\"cpu\":\"%um\","
@@ -142,11 +155,13 @@ static void render(const kind_world *k, int i, const char *phase, hr_buf *b)
                           "\"restartPolicy\":\"NotRequired\"}]}",
                           c ? "," : "", c, c ? 100 : pod_cpu(v),
                           v % 5 == 0 ? ",\"limits\":{\"cpu\":\"2\"}" : "");
-        hr_buf_printf(b, "]},\"status\":{\"phase\":\"%s\",\"conditions\":[%s],\"containerStatuses\":[",
-                      phase,
-                      v % 13 == 0   ? "{\"type\":\"PodResizePending\",\"status\":\"True\",\"reason\":\"Infeasible\"}"
-                      : v % 17 == 0 ? "{\"type\":\"PodResizePending\",\"status\":\"True\",\"reason\":\"Deferred\"}"
-                                    : "");
+        hr_buf_printf(
+            b, "]},\"status\":{\"phase\":\"%s\",\"conditions\":[%s],\"containerStatuses\":[", phase,
+            v % 13 == 0
+                ? "{\"type\":\"PodResizePending\",\"status\":\"True\",\"reason\":\"Infeasible\"}"
+            : v % 17 == 0
+                ? "{\"type\":\"PodResizePending\",\"status\":\"True\",\"reason\":\"Deferred\"}"
+                : "");
         for (unsigned c = 0; c < ctrs; c++)
             hr_buf_printf(b, "%s{\"name\":\"c%u\",\"resources\":{\"requests\":{\"cpu\":\"%um\"}}}",
                           c ? "," : "", c, c ? 100 : pod_cpu(v));
@@ -163,33 +178,33 @@ static void render(const kind_world *k, int i, const char *phase, hr_buf *b)
                       i, rv, 4 + v % 13, v % 7 ? "True" : "False", v % 9 ? "False" : "True");
         break;
     case HR_CK_NAMESPACE:
-        hr_buf_printf(b,
-                      "{\"kind\":\"Namespace\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"team-%d\","
-                      "\"resourceVersion\":\"%llu\",\"labels\":{\"" HR_LABEL_MODE "\":\"%s\"}}}",
-                      i, rv, v % 5 ? HR_MODE_MANAGED : HR_MODE_UNMANAGED);
+        hr_buf_printf(
+            b,
+            "{\"kind\":\"Namespace\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"team-%d\","
+            "\"resourceVersion\":\"%llu\",\"labels\":{\"" HR_LABEL_MODE "\":\"%s\"}}}",
+            i, rv, v % 5 ? HR_MODE_MANAGED : HR_MODE_UNMANAGED);
         break;
     case HR_CK_LIMITRANGE:
-        hr_buf_printf(b,
-                      "{\"kind\":\"LimitRange\",\"apiVersion\":\"v1\",\"metadata\":{\"namespace\":"
-                      "\"team-%d\",\"name\":\"lr\",\"resourceVersion\":\"%llu\"},\"spec\":{\"limits\":"
-                      "[{\"type\":\"Container\",\"max\":{\"cpu\":\"%u\"}}]}}",
-                      i, rv, 1 + v % 4);
+        hr_buf_printf(
+            b,
+            "{\"kind\":\"LimitRange\",\"apiVersion\":\"v1\",\"metadata\":{\"namespace\":"
+            "\"team-%d\",\"name\":\"lr\",\"resourceVersion\":\"%llu\"},\"spec\":{\"limits\":"
+            "[{\"type\":\"Container\",\"max\":{\"cpu\":\"%u\"}}]}}",
+            i, rv, 1 + v % 4);
         break;
     case HR_CK_CONFIG: {
         static const char *const debounce[] = {"0s", "10ms", "50ms", "200ms"};
         static const int pps[] = {5, 20, 100};
-        hr_buf_printf(b,
-                      "{\"apiVersion\":\"" HR_GROUP "/" HR_VERSION "\",\"kind\":\"" HR_CONFIG_KIND "\","
-                      "\"metadata\":{\"name\":\"" HR_CONFIG_NAME "\",\"resourceVersion\":\"%llu\","
-                      "\"generation\":%" PRId64 "},\"spec\":{\"dryRun\":%s,\"debouncePeriod\":\"%s\","
-                      "\"rateLimits\":{\"perNodePatchesPerSecond\":%d}}}",
-                      rv, k->generation, v % 3 == 0 ? "true" : "false", debounce[v % 4],
-                      pps[v / 4 % 3]);
+        hr_buf_printf(
+            b,
+            "{\"apiVersion\":\"" HR_GROUP "/" HR_VERSION "\",\"kind\":\"" HR_CONFIG_KIND "\","
+            "\"metadata\":{\"name\":\"" HR_CONFIG_NAME "\",\"resourceVersion\":\"%llu\","
+            "\"generation\":%" PRId64 "},\"spec\":{\"dryRun\":%s,\"debouncePeriod\":\"%s\","
+            "\"rateLimits\":{\"perNodePatchesPerSecond\":%d}}}",
+            rv, k->generation, v % 3 == 0 ? "true" : "false", debounce[v % 4], pps[v / 4 % 3]);
         break;
     }
-    default:
-        hr_buf_puts(b, "{}");
-        break;
+    default: hr_buf_puts(b, "{}"); break;
     }
 }
 
@@ -197,7 +212,8 @@ static void render(const kind_world *k, int i, const char *phase, hr_buf *b)
  * has nothing to change; *slot and *phase say what to render. */
 static const char *mutate(kind_world *k, int *slot, const char **phase)
 {
-    if (k->n_slots == 0) return NULL;
+    if (k->n_slots == 0)
+        return NULL;
     int i = (int)hr_prng_below(&k->rng, (uint64_t)k->n_slots);
     unsigned r = (unsigned)hr_prng_below(&k->rng, 100);
     *slot = i;
@@ -206,7 +222,8 @@ static const char *mutate(kind_world *k, int *slot, const char **phase)
     if (!k->exists[i]) {
         k->exists[i] = true;
         k->variant[i] = (uint32_t)hr_prng_next(&k->rng);
-        if (k->kind == HR_CK_CONFIG) k->generation++;
+        if (k->kind == HR_CK_CONFIG)
+            k->generation++;
         return "ADDED";
     }
     /* Namespaces, LimitRanges and the config are changed, never removed
@@ -221,7 +238,8 @@ static const char *mutate(kind_world *k, int *slot, const char **phase)
         *phase = r < 28 ? "Succeeded" : "Failed";
         return "MODIFIED";
     }
-    if (k->kind == HR_CK_CONFIG) k->generation++;
+    if (k->kind == HR_CK_CONFIG)
+        k->generation++;
     k->variant[i] = (uint32_t)hr_prng_next(&k->rng);
     return "MODIFIED";
 }
@@ -231,7 +249,8 @@ static kind_world *kind_of(world *w, const char *path)
     for (int k = 0; k < HR_CK_COUNT_; k++) {
         const char *p = kind_path((hr_ckind)k);
         size_t n = strlen(p);
-        if (strncmp(path, p, n) == 0 && path[n] == '?') return &w->k[k];
+        if (strncmp(path, p, n) == 0 && path[n] == '?')
+            return &w->k[k];
     }
     return NULL;
 }
@@ -248,11 +267,14 @@ static hr_status fake_get(void *ud, const char *path, hr_buf *resp, hr_kresult *
     kind_world *k = kind_of(ud, path);
     res->status = 0;
     res->retry_after_ms = 0;
-    if (k == NULL) return hr_err_set(err, HR_E_INPUT, "stress: unexpected GET %s", path);
+    if (k == NULL)
+        return hr_err_set(err, HR_E_INPUT, "stress: unexpected GET %s", path);
     int from = 0;
     const char *c = strstr(path, "&continue=");
-    if (c != NULL) from = atoi(c + strlen("&continue="));
-    else k->lists++;
+    if (c != NULL)
+        from = atoi(c + strlen("&continue="));
+    else
+        k->lists++;
     /* Now and then a list page fails, and the whole list starts over. */
     if (k->kind == HR_CK_POD && from > 0 && k->lists % 5 == 0 && k->failed_pages < k->lists / 5) {
         k->failed_pages++;
@@ -263,17 +285,21 @@ static hr_status fake_get(void *ud, const char *path, hr_buf *resp, hr_kresult *
     res->status = 200;
     hr_buf_printf(resp, "{\"kind\":\"List\",\"metadata\":{\"resourceVersion\":\"%llu\"",
                   (unsigned long long)k->rv);
-    if (to < k->n_slots) hr_buf_printf(resp, ",\"continue\":\"%d\"", to);
+    if (to < k->n_slots)
+        hr_buf_printf(resp, ",\"continue\":\"%d\"", to);
     hr_buf_puts(resp, "},\"items\":[");
     bool first = true;
     for (int i = from; i < to; i++) {
-        if (!k->exists[i]) continue;
-        if (!first) hr_buf_putc(resp, ',');
+        if (!k->exists[i])
+            continue;
+        if (!first)
+            hr_buf_putc(resp, ',');
         first = false;
         render(k, i, "Running", resp);
     }
     hr_buf_puts(resp, "]}");
-    if (to >= k->n_slots) k->unseen = false; /* the sink gets the last page */
+    if (to >= k->n_slots)
+        k->unseen = false; /* the sink gets the last page */
     return HR_OK;
 }
 
@@ -284,7 +310,8 @@ static hr_status fake_stream(void *ud, const char *path, long timeout_s, hr_klin
     kind_world *k = kind_of(ud, path);
     res->status = 0;
     res->retry_after_ms = 0;
-    if (k == NULL) return hr_err_set(err, HR_E_INPUT, "stress: unexpected stream %s", path);
+    if (k == NULL)
+        return hr_err_set(err, HR_E_INPUT, "stress: unexpected stream %s", path);
     res->status = 200;
     hr_buf line;
     hr_buf_init(&line, 0);
@@ -320,14 +347,19 @@ static hr_status fake_stream(void *ud, const char *path, long timeout_s, hr_klin
             hr_buf_free(&line);
             return hr_err_set(err, HR_E_NOMEM, "stress: out of memory");
         }
-        if (on_line(line_ud, hr_buf_str(&line), line.len) != 0) break;
-        if (k->events % (uint64_t)k->pace_every == 0) sleep_ms(k->pace_ms);
+        if (on_line(line_ud, hr_buf_str(&line), line.len) != 0)
+            break;
+        if (k->events % (uint64_t)k->pace_every == 0)
+            sleep_ms(k->pace_ms);
         if (n % 64 == 63) {
             /* A bookmark now and then, as the real server sends them. */
             hr_buf_reset(&line);
-            hr_buf_printf(&line, "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"%llu\"}}}",
-                          (unsigned long long)k->rv);
-            if (on_line(line_ud, hr_buf_str(&line), line.len) != 0) break;
+            hr_buf_printf(
+                &line,
+                "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"%llu\"}}}",
+                (unsigned long long)k->rv);
+            if (on_line(line_ud, hr_buf_str(&line), line.len) != 0)
+                break;
         }
     }
     hr_buf_free(&line);
@@ -347,12 +379,9 @@ static void world_init(world *w, uint64_t seed)
         int slots;
         long per_stream, pace_every, pace_ms, gone_every;
     } shape[HR_CK_COUNT_] = {
-        [HR_CK_POD] = {N_PODS, 1000, 4, 1, 1500},
-        [HR_CK_NODE] = {N_NODES, 50, 1, 15, 120},
-        [HR_CK_NAMESPACE] = {N_NS, 10, 1, 150, 0},
-        [HR_CK_LIMITRANGE] = {N_LR, 10, 1, 300, 0},
-        [HR_CK_CONFIG] = {1, 10, 1, 400, 0},
-        [HR_CK_QUOTA] = {0, 20, 0, 0, 0},
+        [HR_CK_POD] = {N_PODS, 1000, 4, 1, 1500},  [HR_CK_NODE] = {N_NODES, 50, 1, 15, 120},
+        [HR_CK_NAMESPACE] = {N_NS, 10, 1, 150, 0}, [HR_CK_LIMITRANGE] = {N_LR, 10, 1, 300, 0},
+        [HR_CK_CONFIG] = {1, 10, 1, 400, 0},       [HR_CK_QUOTA] = {0, 20, 0, 0, 0},
     };
     for (int k = 0; k < HR_CK_COUNT_; k++) {
         kind_world *kw = &w->k[k];
@@ -374,7 +403,8 @@ static void world_init(world *w, uint64_t seed)
             kw->variant[0] = 1; /* live at the start: the executor writes */
         }
         if (k == HR_CK_NAMESPACE)
-            for (int i = 0; i < kw->n_slots; i++) kw->variant[i] = 1; /* managed */
+            for (int i = 0; i < kw->n_slots; i++)
+                kw->variant[i] = 1; /* managed */
     }
 }
 
@@ -393,10 +423,10 @@ typedef struct apiserver {
     atomic_uint_fast64_t gets, writes, lease_reads;
 } apiserver;
 
-#define LEASE_JSON                                                                                 \
-    "{\"kind\":\"Lease\",\"apiVersion\":\"coordination.k8s.io/v1\",\"metadata\":{\"name\":"        \
-    "\"kube-headroom\",\"namespace\":\"headroom-system\",\"resourceVersion\":\"7\"},\"spec\":"       \
-    "{\"leaseDurationSeconds\":15,\"acquireTime\":\"2026-01-01T00:00:00.000000Z\",\"renewTime\":"     \
+#define LEASE_JSON                                                                                \
+    "{\"kind\":\"Lease\",\"apiVersion\":\"coordination.k8s.io/v1\",\"metadata\":{\"name\":"       \
+    "\"kube-headroom\",\"namespace\":\"headroom-system\",\"resourceVersion\":\"7\"},\"spec\":"    \
+    "{\"leaseDurationSeconds\":15,\"acquireTime\":\"2026-01-01T00:00:00.000000Z\",\"renewTime\":" \
     "\"2026-01-01T00:00:00.000000Z\",\"leaseTransitions\":1}}"
 
 static void serve_one(apiserver *s, int c)
@@ -408,25 +438,31 @@ static void serve_one(apiserver *s, int c)
     char *end = NULL;
     while (len < sizeof buf - 1) {
         ssize_t n = recv(c, buf + len, sizeof buf - 1 - len, 0);
-        if (n <= 0) return;
+        if (n <= 0)
+            return;
         len += (size_t)n;
         buf[len] = '\0';
-        if ((end = strstr(buf, "\r\n\r\n")) != NULL) break;
+        if ((end = strstr(buf, "\r\n\r\n")) != NULL)
+            break;
     }
-    if (end == NULL) return;
+    if (end == NULL)
+        return;
     size_t body = 0;
     const char *cl = strcasestr(buf, "\r\ncontent-length:");
-    if (cl != NULL && cl < end) body = (size_t)strtoul(cl + 17, NULL, 10);
+    if (cl != NULL && cl < end)
+        body = (size_t)strtoul(cl + 17, NULL, 10);
     size_t want = (size_t)(end + 4 - buf) + body;
     while (len < want && len < sizeof buf - 1) {
         ssize_t n = recv(c, buf + len, sizeof buf - 1 - len, 0);
-        if (n <= 0) return;
+        if (n <= 0)
+            return;
         len += (size_t)n;
     }
     char resp[1024];
     const char *json = "{\"metadata\":{\"resourceVersion\":\"1\"}}";
     const char *status = "200 OK";
-    bool lease = strstr(buf, "/apis/coordination.k8s.io/v1/") != NULL && strstr(buf, "/leases") != NULL;
+    bool lease =
+        strstr(buf, "/apis/coordination.k8s.io/v1/") != NULL && strstr(buf, "/leases") != NULL;
     if (lease && strncmp(buf, "GET ", 4) == 0) {
         if (atomic_fetch_add(&s->lease_reads, 1) % 8 == 7) {
             status = "500 Internal Server Error";
@@ -450,7 +486,8 @@ static void serve_one(apiserver *s, int c)
                      status, strlen(json), json);
     for (size_t off = 0; n > 0 && off < (size_t)n;) {
         ssize_t w = send(c, resp + off, (size_t)n - off, MSG_NOSIGNAL);
-        if (w <= 0) break;
+        if (w <= 0)
+            break;
         off += (size_t)w;
     }
 }
@@ -460,9 +497,11 @@ static void *apiserver_main(void *ud)
     apiserver *s = ud;
     while (!atomic_load(&s->stop)) {
         struct pollfd p = {s->fd, POLLIN, 0};
-        if (poll(&p, 1, 100) <= 0) continue;
+        if (poll(&p, 1, 100) <= 0)
+            continue;
         int c = accept(s->fd, NULL, NULL);
-        if (c < 0) continue;
+        if (c < 0)
+            continue;
         serve_one(s, c);
         close(c);
     }
@@ -474,7 +513,8 @@ static hr_status apiserver_start(apiserver *s, hr_err *err)
     memset(s, 0, sizeof *s);
     atomic_init(&s->stop, false);
     s->fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (s->fd < 0) return hr_err_set(err, HR_E_IO, "socket: %s", strerror(errno));
+    if (s->fd < 0)
+        return hr_err_set(err, HR_E_IO, "socket: %s", strerror(errno));
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t al = sizeof a;
@@ -503,7 +543,7 @@ static void apiserver_stop(apiserver *s)
 typedef struct run {
     hr_cache *cache;
     hr_informers *inf;
-    hr_controller *ctl;     /* set and cleared under the cache lock */
+    hr_controller *ctl; /* set and cleared under the cache lock */
     atomic_uint_fast64_t gains, errors_logged;
 } run;
 
@@ -511,26 +551,32 @@ static void on_change(void *ud, hr_ckind kind, hr_cchange what, const char *ns, 
 {
     (void)what, (void)ns, (void)name;
     run *r = ud;
-    if (kind != HR_CK_CONFIG || r->ctl == NULL) return;
+    if (kind != HR_CK_CONFIG || r->ctl == NULL)
+        return;
     /* As `headroom run` does: with the cache lock held, push (controller.h). */
     hr_config eff;
     hr_config_effective(hr_cache_config(r->cache, NULL), HR_DRY_RUN_UNSET, &eff);
     hr_controller_config_changed(r->ctl, &eff);
 }
 
-static bool synced(void *ud) { return hr_informers_synced(((run *)ud)->inf); }
+static bool synced(void *ud)
+{
+    return hr_informers_synced(((run *)ud)->inf);
+}
 
 /* As `headroom run` does on a gain: every node, from the election thread
  * (the controller outlives the thread: shutdown joins it first). */
 static void on_leadership(void *ud, bool leading)
 {
     run *r = ud;
-    if (!leading) return;
+    if (!leading)
+        return;
     atomic_fetch_add(&r->gains, 1);
     hr_cache_lock(r->cache);
     hr_controller *ctl = r->ctl;
     hr_cache_unlock(r->cache);
-    if (ctl != NULL) hr_controller_enqueue_all(ctl);
+    if (ctl != NULL)
+        hr_controller_enqueue_all(ctl);
 }
 
 static void ctl_log(void *ud, int level, const char *msg)
@@ -538,25 +584,27 @@ static void ctl_log(void *ud, int level, const char *msg)
     run *r = ud;
     if (level == 0) {
         atomic_fetch_add(&r->errors_logged, 1);
-        if (getenv("HR_STRESS_VERBOSE")) fprintf(stderr, "controller: %s\n", msg);
+        if (getenv("HR_STRESS_VERBOSE"))
+            fprintf(stderr, "controller: %s\n", msg);
     }
 }
 
 static void watch_log(void *ud, int level, const char *msg)
 {
     (void)ud;
-    if (getenv("HR_STRESS_VERBOSE") && level <= HR_LV_WARN) fprintf(stderr, "watch: %s\n", msg);
+    if (getenv("HR_STRESS_VERBOSE") && level <= HR_LV_WARN)
+        fprintf(stderr, "watch: %s\n", msg);
 }
 
 static int fails;
 
-#define EXPECT(cond, ...)                                                                          \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fails++;                                                                               \
-            fprintf(stderr, "stress_churn: FAIL: " __VA_ARGS__);                                   \
-            fputc('\n', stderr);                                                                   \
-        }                                                                                          \
+#define EXPECT(cond, ...)                                        \
+    do {                                                         \
+        if (!(cond)) {                                           \
+            fails++;                                             \
+            fprintf(stderr, "stress_churn: FAIL: " __VA_ARGS__); \
+            fputc('\n', stderr);                                 \
+        }                                                        \
     } while (0)
 
 /* The cache holds exactly what the transport last delivered. */
@@ -569,7 +617,8 @@ static void check_cache(hr_cache *c, const world *w)
     }
     hr_cpod_scratch *s = malloc(sizeof *s);
     EXPECT(s != NULL, "out of memory");
-    if (s == NULL) return;
+    if (s == NULL)
+        return;
     size_t want = 0, wrong = 0;
     hr_cache_lock(c);
     for (int i = 0; i < pods->n_slots; i++) {
@@ -596,7 +645,8 @@ static void check_cache(hr_cache *c, const world *w)
         snprintf(node, sizeof node, "node-%d", i);
         hr_cnode_view nv;
         bool present = hr_cache_node_get(c, node, &nv) && nv.present;
-        if (present != (i < nodes->n_slots && nodes->exists[i])) node_wrong++;
+        if (present != (i < nodes->n_slots && nodes->exists[i]))
+            node_wrong++;
     }
     hr_cache_unlock(c);
     free(s);
@@ -611,8 +661,10 @@ int main(void)
     const char *e = getenv("HR_STRESS_SECONDS");
     long seconds = e != NULL && atol(e) > 0 ? atol(e) : 10;
     e = getenv("HR_STRESS_SEED");
-    uint64_t seed = e != NULL && strtoull(e, NULL, 0) != 0 ? strtoull(e, NULL, 0) : (uint64_t)time(NULL);
-    printf("stress_churn: %ld s, seed %" PRIu64 " (HR_STRESS_SECONDS, HR_STRESS_SEED)\n", seconds, seed);
+    uint64_t seed =
+        e != NULL && strtoull(e, NULL, 0) != 0 ? strtoull(e, NULL, 0) : (uint64_t)time(NULL);
+    printf("stress_churn: %ld s, seed %" PRIu64 " (HR_STRESS_SECONDS, HR_STRESS_SEED)\n", seconds,
+           seed);
 
     hr_err err;
     hr_err_clear(&err);
@@ -630,9 +682,11 @@ int main(void)
         fprintf(stderr, "stress_churn: %s: %s\n", kc, strerror(errno));
         return 1;
     }
-    fprintf(f, "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
-               "clusters:\n- name: c\n  cluster: {server: 'http://127.0.0.1:%u'}\n"
-               "users:\n- name: u\n  user: {token: stress}\n", (unsigned)api.port);
+    fprintf(f,
+            "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
+            "clusters:\n- name: c\n  cluster: {server: 'http://127.0.0.1:%u'}\n"
+            "users:\n- name: u\n  user: {token: stress}\n",
+            (unsigned)api.port);
     if (fclose(f) != 0) {
         fprintf(stderr, "stress_churn: %s: cannot write\n", kc);
         return 1;
@@ -655,15 +709,25 @@ int main(void)
     }
     hr_cache_set_observer(r.cache, on_change, &r);
     hr_wtransport tr = {&w, fake_get, fake_stream, fast_backoff, false};
-    hr_informers_opts io = {.timeout_min_s = 60, .timeout_max_s = 120, .backoff_base_ms = 5,
-                            .backoff_max_ms = 20, .log = watch_log, .transport = &tr};
+    hr_informers_opts io = {.timeout_min_s = 60,
+                            .timeout_max_s = 120,
+                            .backoff_base_ms = 5,
+                            .backoff_max_ms = 20,
+                            .log = watch_log,
+                            .transport = &tr};
     if (hr_informers_start(r.cache, NULL, &io, &r.inf, &err) != HR_OK) {
         fprintf(stderr, "stress_churn: informers: %s\n", err.msg);
         return 1;
     }
-    hr_leader_opts lo = {.client = k, .ns = "headroom-system", .name = "kube-headroom",
-                         .identity = "stress", .retry_ms = 50, .on_change = on_leadership,
-                         .ud = &r, .log = ctl_log, .log_ud = &r};
+    hr_leader_opts lo = {.client = k,
+                         .ns = "headroom-system",
+                         .name = "kube-headroom",
+                         .identity = "stress",
+                         .retry_ms = 50,
+                         .on_change = on_leadership,
+                         .ud = &r,
+                         .log = ctl_log,
+                         .log_ud = &r};
     hr_leader *leader = NULL;
     if (hr_leader_start(&lo, &leader, &err) != HR_OK) {
         fprintf(stderr, "stress_churn: leader election: %s\n", err.msg);
@@ -673,10 +737,19 @@ int main(void)
     hr_cache_lock(r.cache);
     hr_config_effective(hr_cache_config(r.cache, NULL), HR_DRY_RUN_UNSET, &eff);
     hr_cache_unlock(r.cache);
-    hr_controller_opts co = {.client = k, .cache = r.cache, .own_ns = "headroom-system",
-                             .config = &eff, .leading = hr_leader_leading, .leading_ud = leader,
-                             .instance = "stress", .workers = 4, .status_interval_ms = 100,
-                             .synced = synced, .synced_ud = &r, .log = ctl_log, .log_ud = &r};
+    hr_controller_opts co = {.client = k,
+                             .cache = r.cache,
+                             .own_ns = "headroom-system",
+                             .config = &eff,
+                             .leading = hr_leader_leading,
+                             .leading_ud = leader,
+                             .instance = "stress",
+                             .workers = 4,
+                             .status_interval_ms = 100,
+                             .synced = synced,
+                             .synced_ud = &r,
+                             .log = ctl_log,
+                             .log_ud = &r};
     hr_controller *ctl = NULL;
     if (hr_controller_start(&co, &ctl, &err) != HR_OK) {
         fprintf(stderr, "stress_churn: controller: %s\n", err.msg);
@@ -716,11 +789,13 @@ int main(void)
     hr_cache_unlock(r.cache);
     hr_ctlmetrics *m = hr_controller_metrics(ctl);
     uint64_t reconciles = atomic_load(&m->reconciles), writes = 0;
-    for (int i = 0; i < HR_WK_COUNT_; i++) writes += atomic_load(&m->writes[i]);
+    for (int i = 0; i < HR_WK_COUNT_; i++)
+        writes += atomic_load(&m->writes[i]);
     hr_controller_stop(ctl);
     hr_leader_stop(leader);
     hr_watch_stats ws[HR_CK_COUNT_];
-    for (int kk = 0; kk < HR_CK_COUNT_; kk++) hr_informers_stats(r.inf, (hr_ckind)kk, &ws[kk]);
+    for (int kk = 0; kk < HR_CK_COUNT_; kk++)
+        hr_informers_stats(r.inf, (hr_ckind)kk, &ws[kk]);
     hr_informers_free(r.inf);
     apiserver_stop(&api);
     hr_kclient_free(k);
@@ -735,7 +810,8 @@ int main(void)
            (uint64_t)atomic_load(&r.gains));
 
     uint64_t malformed = 0;
-    for (int kk = 0; kk < HR_CK_COUNT_; kk++) malformed += ws[kk].malformed;
+    for (int kk = 0; kk < HR_CK_COUNT_; kk++)
+        malformed += ws[kk].malformed;
     EXPECT(malformed == 0, "%" PRIu64 " generated objects refused as malformed", malformed);
     for (int kk = 0; kk < HR_CK_COUNT_; kk++)
         EXPECT(ws[kk].synced, "the %s watch never listed", hr_ckind_str((hr_ckind)kk));
@@ -744,13 +820,15 @@ int main(void)
     EXPECT(w.k[HR_CK_POD].gones >= 1 || seconds < 5, "no 410 Gone was played");
     EXPECT(reconciles >= 50, "too few reconciles (%" PRIu64 ")", reconciles);
     EXPECT(atomic_load(&api.writes) > 0, "no write reached the API server");
-    EXPECT(atomic_load(&r.gains) >= 2 || seconds < 3, "leadership was not regained (%" PRIu64 " gains)",
-           (uint64_t)atomic_load(&r.gains));
-    EXPECT(atomic_load(&r.errors_logged) == 0, "%" PRIu64 " controller errors logged (HR_STRESS_VERBOSE=1 shows them)",
+    EXPECT(atomic_load(&r.gains) >= 2 || seconds < 3,
+           "leadership was not regained (%" PRIu64 " gains)", (uint64_t)atomic_load(&r.gains));
+    EXPECT(atomic_load(&r.errors_logged) == 0,
+           "%" PRIu64 " controller errors logged (HR_STRESS_VERBOSE=1 shows them)",
            (uint64_t)atomic_load(&r.errors_logged));
     check_cache(r.cache, &w);
     hr_cache_free(r.cache);
-    if (fails) return 1;
+    if (fails)
+        return 1;
     printf("stress_churn: ok\n");
     return 0;
 }

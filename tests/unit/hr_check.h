@@ -17,17 +17,17 @@
 
 #include <cmocka.h>
 
-#define CHECK_I64(label, got, want)                                                  \
-    do {                                                                             \
-        int64_t got_ = (int64_t)(got), want_ = (int64_t)(want);                      \
-        if (got_ != want_)                                                           \
-            fail_msg("%s: got %" PRId64 ", want %" PRId64, (label), got_, want_);    \
+#define CHECK_I64(label, got, want)                                               \
+    do {                                                                          \
+        int64_t got_ = (int64_t)(got), want_ = (int64_t)(want);                   \
+        if (got_ != want_)                                                        \
+            fail_msg("%s: got %" PRId64 ", want %" PRId64, (label), got_, want_); \
     } while (0)
 
-#define CHECK_TRUE(label, cond)                                                      \
-    do {                                                                             \
-        if (!(cond))                                                                 \
-            fail_msg("%s: expected %s", (label), #cond);                             \
+#define CHECK_TRUE(label, cond)                          \
+    do {                                                 \
+        if (!(cond))                                     \
+            fail_msg("%s: expected %s", (label), #cond); \
     } while (0)
 
 #endif

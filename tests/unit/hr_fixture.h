@@ -23,11 +23,23 @@
 /* Initializers for hr_container array elements (plain braces, so they also
  * work in static arrays). A container with only a CPU request is Burstable
  * with no memory settings. */
-#define APP(req) {(req), HR_NONE, HR_NONE, HR_NONE, HR_CTR_APP, false}
-#define SIDECAR(req) {(req), HR_NONE, HR_NONE, HR_NONE, HR_CTR_SIDECAR, false}
-#define INIT(req) {(req), HR_NONE, HR_NONE, HR_NONE, HR_CTR_INIT, false}
+#define APP(req)                                            \
+    {                                                       \
+        (req), HR_NONE, HR_NONE, HR_NONE, HR_CTR_APP, false \
+    }
+#define SIDECAR(req)                                            \
+    {                                                           \
+        (req), HR_NONE, HR_NONE, HR_NONE, HR_CTR_SIDECAR, false \
+    }
+#define INIT(req)                                            \
+    {                                                        \
+        (req), HR_NONE, HR_NONE, HR_NONE, HR_CTR_INIT, false \
+    }
 /* cpu request/limit and memory request/limit in full. */
-#define CTR(kind, creq, clim, mreq, mlim) {(creq), (clim), (mreq), (mlim), (kind), false}
+#define CTR(kind, creq, clim, mreq, mlim)             \
+    {                                                 \
+        (creq), (clim), (mreq), (mlim), (kind), false \
+    }
 
 static inline hr_pod mkpod(const hr_container *c, uint32_t n)
 {

@@ -16,8 +16,7 @@
 /* Which files to write: both, only the key, only the cert. */
 enum { HR_TC_BOTH = 3, HR_TC_KEY = 1, HR_TC_CRT = 2 };
 
-static inline int hr_testcert_write(const char *dir, uint8_t serial_tag,
-                                    int which)
+static inline int hr_testcert_write(const char *dir, uint8_t serial_tag, int which)
 {
     gnutls_x509_privkey_t key;
     gnutls_x509_crt_t crt;
@@ -32,17 +31,15 @@ static inline int hr_testcert_write(const char *dir, uint8_t serial_tag,
     unsigned char ip[4] = {127, 0, 0, 1};
     time_t t = time(NULL);
     gnutls_datum_t c = {NULL, 0}, k = {NULL, 0};
-    if (gnutls_x509_privkey_generate(
-            key, GNUTLS_PK_ECDSA,
-            GNUTLS_CURVE_TO_BITS(GNUTLS_ECC_CURVE_SECP256R1), 0) < 0 ||
+    if (gnutls_x509_privkey_generate(key, GNUTLS_PK_ECDSA,
+                                     GNUTLS_CURVE_TO_BITS(GNUTLS_ECC_CURVE_SECP256R1), 0) < 0 ||
         gnutls_x509_crt_set_version(crt, 3) < 0 ||
         gnutls_x509_crt_set_serial(crt, serial, sizeof serial) < 0 ||
         gnutls_x509_crt_set_activation_time(crt, t - 60) < 0 ||
         gnutls_x509_crt_set_expiration_time(crt, t + 3600) < 0 ||
-        gnutls_x509_crt_set_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0,
-                                      "127.0.0.1", 9) < 0 ||
-        gnutls_x509_crt_set_subject_alt_name(crt, GNUTLS_SAN_IPADDRESS, ip,
-                                             sizeof ip, GNUTLS_FSAN_SET) < 0 ||
+        gnutls_x509_crt_set_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, "127.0.0.1", 9) < 0 ||
+        gnutls_x509_crt_set_subject_alt_name(crt, GNUTLS_SAN_IPADDRESS, ip, sizeof ip,
+                                             GNUTLS_FSAN_SET) < 0 ||
         gnutls_x509_crt_set_key(crt, key) < 0 ||
         gnutls_x509_crt_set_basic_constraints(crt, 1, -1) < 0 ||
         gnutls_x509_crt_set_key_usage(crt, GNUTLS_KEY_DIGITAL_SIGNATURE |

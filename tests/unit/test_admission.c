@@ -27,8 +27,8 @@
 
 /* ---------------------------------------------------------------- helpers */
 
-static char *review_full(const char *uid_json, const char *op, const char *ns,
-                         const char *extra, const char *pod)
+static char *review_full(const char *uid_json, const char *op, const char *ns, const char *extra,
+                         const char *pod)
 {
     size_t cap = strlen(pod) + 2048;
     char *s = malloc(cap);
@@ -72,8 +72,8 @@ static hr_config cfg_live(void)
 
 typedef struct answer {
     hr_wh_result r;
-    yyjson_doc *doc;      /* the response, when 200 */
-    char *patch;          /* decoded JSONPatch from the response, or NULL */
+    yyjson_doc *doc; /* the response, when 200 */
+    char *patch;     /* decoded JSONPatch from the response, or NULL */
 } answer;
 
 /* The patch as the API server would read it: padded standard base64. */
@@ -81,7 +81,8 @@ static char *unbase64(const char *s)
 {
     size_t n = strlen(s);
     assert_int_equal(n % 4, 0);
-    assert_int_equal(strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="), n);
+    assert_int_equal(strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="),
+                     n);
     char *out = calloc(hr_b64_max(n) + 1, 1);
     size_t o = hr_b64_decode(s, n, (unsigned char *)out, NULL);
     assert_true(o != (size_t)-1);
@@ -93,23 +94,19 @@ static void run_env(const hr_wh_env *env, const char *in, answer *a)
 {
     memset(a, 0, sizeof *a);
     hr_err err;
-    assert_int_equal(hr_admission_review(env, in, strlen(in), &a->r, &err),
-                     HR_OK);
+    assert_int_equal(hr_admission_review(env, in, strlen(in), &a->r, &err), HR_OK);
     if (a->r.http_status != 200)
         return;
     a->doc = yyjson_read(hr_buf_str(&a->r.body), a->r.body.len, 0);
     assert_non_null(a->doc);
     yyjson_val *root = yyjson_doc_get_root(a->doc);
-    assert_true(yyjson_equals_str(yyjson_obj_get(root, "apiVersion"),
-                                  "admission.k8s.io/v1"));
-    assert_true(yyjson_equals_str(yyjson_obj_get(root, "kind"),
-                                  "AdmissionReview"));
+    assert_true(yyjson_equals_str(yyjson_obj_get(root, "apiVersion"), "admission.k8s.io/v1"));
+    assert_true(yyjson_equals_str(yyjson_obj_get(root, "kind"), "AdmissionReview"));
     yyjson_val *resp = yyjson_obj_get(root, "response");
     assert_true(yyjson_get_bool(yyjson_obj_get(resp, "allowed")));
     yyjson_val *p = yyjson_obj_get(resp, "patch");
     if (p) {
-        assert_true(yyjson_equals_str(yyjson_obj_get(resp, "patchType"),
-                                      "JSONPatch"));
+        assert_true(yyjson_equals_str(yyjson_obj_get(resp, "patchType"), "JSONPatch"));
         a->patch = unbase64(yyjson_get_str(p));
     } else {
         assert_null(yyjson_obj_get(resp, "patchType"));
@@ -131,8 +128,8 @@ static void done(answer *a)
 
 /* Run pod (in namespace "team-a") under cfg and expect this patch (NULL:
  * none) and outcome. */
-static void expect(const hr_config *cfg, const char *meta, const char *spec,
-                   hr_wh_outcome outcome, const char *patch)
+static void expect(const hr_config *cfg, const char *meta, const char *spec, hr_wh_outcome outcome,
+                   const char *patch)
 {
     char *pod = pod_json(meta, spec);
     char *in = review("team-a", pod);
@@ -140,8 +137,7 @@ static void expect(const hr_config *cfg, const char *meta, const char *spec,
     run(cfg, in, &a);
     if (a.r.outcome != outcome || (patch == NULL) != (a.patch == NULL) ||
         (patch && strcmp(patch, a.patch) != 0))
-        fail_msg("outcome %s (%s), patch %s; want %s, %s",
-                 hr_wh_outcome_str(a.r.outcome), a.r.why,
+        fail_msg("outcome %s (%s), patch %s; want %s, %s", hr_wh_outcome_str(a.r.outcome), a.r.why,
                  a.patch ? a.patch : "(none)", hr_wh_outcome_str(outcome),
                  patch ? patch : "(none)");
     done(&a);
@@ -179,12 +175,13 @@ static void only_missing_limits_added(void **state)
 {
     (void)state;
     hr_config cfg = cfg_live();
-    expect(&cfg, "",
-           "\"containers\":[" C("a", "{\"requests\":{\"cpu\":\"1\"},\"limits\":{\"cpu\":\"3\"}}")
-           "," C("b", REQ("100m")) "," C("c", "{}") "]",
-           HR_WH_MUTATED,
-           "[{\"op\":\"add\",\"path\":\"/spec/containers/1/resources/limits\","
-           "\"value\":{\"cpu\":\"200m\"}}]");
+    expect(
+        &cfg, "",
+        "\"containers\":[" C("a", "{\"requests\":{\"cpu\":\"1\"},\"limits\":{\"cpu\":\"3\"}}") "," C(
+            "b", REQ("100m")) "," C("c", "{}") "]",
+        HR_WH_MUTATED,
+        "[{\"op\":\"add\",\"path\":\"/spec/containers/1/resources/limits\","
+        "\"value\":{\"cpu\":\"200m\"}}]");
 }
 
 static void sidecars_yes_init_no(void **state)
@@ -192,9 +189,11 @@ static void sidecars_yes_init_no(void **state)
     (void)state;
     hr_config cfg = cfg_live();
     expect(&cfg, "",
-           "\"initContainers\":[{\"name\":\"init\",\"resources\":" REQ("2") "},"
-           "{\"name\":\"side\",\"restartPolicy\":\"Always\",\"resources\":" REQ("50m") "}],"
-           "\"containers\":[" C("a", REQ("1500m")) "]",
+           "\"initContainers\":[{\"name\":\"init\",\"resources\":" REQ(
+               "2") "},"
+                    "{\"name\":\"side\",\"restartPolicy\":\"Always\",\"resources\":" REQ(
+                        "50m") "}],"
+                               "\"containers\":[" C("a", REQ("1500m")) "]",
            HR_WH_MUTATED,
            "[{\"op\":\"add\",\"path\":\"/spec/initContainers/1/resources/limits\","
            "\"value\":{\"cpu\":\"100m\"}},"
@@ -247,8 +246,7 @@ static void max_cpu_shared_pro_rata(void **state)
     hr_config cfg = cfg_live();
     /* 2x would be 1000m + 3000m; the pod may have 3 cores: 750m + 2250m. */
     expect(&cfg, "\"annotations\":{\"" HR_ANN_MAX_CPU "\":\"3\"}",
-           "\"containers\":[" C("a", REQ("500m")) "," C("b", REQ("1500m")) "]",
-           HR_WH_MUTATED,
+           "\"containers\":[" C("a", REQ("500m")) "," C("b", REQ("1500m")) "]", HR_WH_MUTATED,
            "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits\","
            "\"value\":{\"cpu\":\"750m\"}},"
            "{\"op\":\"add\",\"path\":\"/spec/containers/1/resources/limits\","
@@ -266,12 +264,15 @@ static void max_cpu_counts_existing_limits_and_floors(void **state)
     hr_config cfg = cfg_live();
     /* 1500m budget, 1200m already taken by a: b gets its request, never
      * less. */
-    expect(&cfg, "\"annotations\":{\"" HR_ANN_MAX_CPU "\":\"1500m\"}",
-           "\"containers\":[" C("a", "{\"requests\":{\"cpu\":\"1\"},\"limits\":{\"cpu\":\"1200m\"}}")
-           "," C("b", REQ("400m")) "]",
-           HR_WH_MUTATED,
-           "[{\"op\":\"add\",\"path\":\"/spec/containers/1/resources/limits\","
-           "\"value\":{\"cpu\":\"400m\"}}]");
+    expect(
+        &cfg, "\"annotations\":{\"" HR_ANN_MAX_CPU "\":\"1500m\"}",
+        "\"containers\":[" C(
+            "a",
+            "{\"requests\":{\"cpu\":\"1\"},\"limits\":{\"cpu\":\"1200m\"}}") "," C("b",
+                                                                                   REQ("400m")) "]",
+        HR_WH_MUTATED,
+        "[{\"op\":\"add\",\"path\":\"/spec/containers/1/resources/limits\","
+        "\"value\":{\"cpu\":\"400m\"}}]");
 }
 
 static void bad_max_cpu_leaves_pod(void **state)
@@ -308,8 +309,8 @@ static void limitrange_caps(void **state)
     run_env(&env, in, &a);
     assert_int_equal(a.r.outcome, HR_WH_MUTATED);
     assert_string_equal(a.patch,
-        "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits\","
-        "\"value\":{\"cpu\":\"700m\"}}]");
+                        "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits\","
+                        "\"value\":{\"cpu\":\"700m\"}}]");
     done(&a);
     free(in);
     free(pod);
@@ -359,18 +360,14 @@ static void opt_out(void **state)
     (void)state;
     hr_config cfg = cfg_live();
     const char *spec = "\"containers\":[" C("a", REQ("500m")) "]";
-    const char *patch =
-        "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits\","
-        "\"value\":{\"cpu\":\"1\"}}]";
-    expect(&cfg, "\"labels\":{\"" HR_LABEL_MODE "\":\"unmanaged\"}", spec,
-           HR_WH_UNCHANGED, NULL);
-    expect(&cfg, "\"annotations\":{\"" HR_LABEL_MODE "\":\"unmanaged\"}", spec,
-           HR_WH_UNCHANGED, NULL);
+    const char *patch = "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits\","
+                        "\"value\":{\"cpu\":\"1\"}}]";
+    expect(&cfg, "\"labels\":{\"" HR_LABEL_MODE "\":\"unmanaged\"}", spec, HR_WH_UNCHANGED, NULL);
+    expect(&cfg, "\"annotations\":{\"" HR_LABEL_MODE "\":\"unmanaged\"}", spec, HR_WH_UNCHANGED,
+           NULL);
     /* Fail closed: an unknown keyword is not "managed". */
-    expect(&cfg, "\"labels\":{\"" HR_LABEL_MODE "\":\"Managed\"}", spec,
-           HR_WH_UNCHANGED, NULL);
-    expect(&cfg, "\"labels\":{\"" HR_LABEL_MODE "\":\"managed\"}", spec,
-           HR_WH_MUTATED, patch);
+    expect(&cfg, "\"labels\":{\"" HR_LABEL_MODE "\":\"Managed\"}", spec, HR_WH_UNCHANGED, NULL);
+    expect(&cfg, "\"labels\":{\"" HR_LABEL_MODE "\":\"managed\"}", spec, HR_WH_MUTATED, patch);
     expect(&cfg, "\"labels\":{\"app\":\"x\"}", spec, HR_WH_MUTATED, patch);
 }
 
@@ -382,7 +379,8 @@ static void mirror_and_pod_level_resources(void **state)
            "\"containers\":[" C("a", REQ("500m")) "]", HR_WH_UNCHANGED, NULL);
     expect(&cfg, "",
            "\"resources\":{\"requests\":{\"cpu\":\"1\"}},"
-           "\"containers\":[" C("a", REQ("500m")) "]", HR_WH_UNCHANGED, NULL);
+           "\"containers\":[" C("a", REQ("500m")) "]",
+           HR_WH_UNCHANGED, NULL);
 }
 
 /* The controller's rule (design §4): a limit change must never restart a
@@ -394,7 +392,8 @@ static void restart_container_policy(void **state)
 {
     (void)state;
     hr_config cfg = cfg_live();
-#define RESTART_CPU "\"resizePolicy\":[{\"resourceName\":\"cpu\",\"restartPolicy\":\"RestartContainer\"}]"
+#define RESTART_CPU \
+    "\"resizePolicy\":[{\"resourceName\":\"cpu\",\"restartPolicy\":\"RestartContainer\"}]"
     expect(&cfg, "",
            "\"containers\":[{\"name\":\"a\"," RESTART_CPU ",\"resources\":" REQ("500m") "}]",
            HR_WH_UNCHANGED, NULL);
@@ -403,8 +402,8 @@ static void restart_container_policy(void **state)
            ",\"resources\":" REQ("50m") "}],\"containers\":[" C("a", REQ("500m")) "]",
            HR_WH_UNCHANGED, NULL);
     expect(&cfg, "",
-           "\"initContainers\":[{\"name\":\"i\"," RESTART_CPU ",\"resources\":" REQ("50m")
-           "}],\"containers\":[" C("a", REQ("500m")) "]",
+           "\"initContainers\":[{\"name\":\"i\"," RESTART_CPU
+           ",\"resources\":" REQ("50m") "}],\"containers\":[" C("a", REQ("500m")) "]",
            HR_WH_MUTATED,
            "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits\","
            "\"value\":{\"cpu\":\"1\"}}]");
@@ -429,17 +428,15 @@ static void excluded_owner(void **state)
     const char *meta = "\"ownerReferences\":[{\"apiVersion\":\"batch/v1\","
                        "\"kind\":\"Job\",\"name\":\"j\",\"uid\":\"x\","
                        "\"controller\":true}]";
-    expect(&cfg, meta, "\"containers\":[" C("a", REQ("500m")) "]",
-           HR_WH_UNCHANGED, NULL);
+    expect(&cfg, meta, "\"containers\":[" C("a", REQ("500m")) "]", HR_WH_UNCHANGED, NULL);
     own.api_group = "apps";
-    expect(&cfg, meta, "\"containers\":[" C("a", REQ("500m")) "]",
-           HR_WH_MUTATED,
+    expect(&cfg, meta, "\"containers\":[" C("a", REQ("500m")) "]", HR_WH_MUTATED,
            "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits\","
            "\"value\":{\"cpu\":\"1\"}}]");
 }
 
-static bool labels_lookup(void *ud, const char *ns, hr_arena *a,
-                          hr_labels *labels, hr_limit_bounds *bounds)
+static bool labels_lookup(void *ud, const char *ns, hr_arena *a, hr_labels *labels,
+                          hr_limit_bounds *bounds)
 {
     (void)a;
     (void)bounds;
@@ -455,8 +452,7 @@ static bool labels_lookup(void *ud, const char *ns, hr_arena *a,
     return true;
 }
 
-static hr_wh_outcome outcome_in(const hr_config *cfg, const char *ns,
-                                hr_wh_ns_lookup_fn fn)
+static hr_wh_outcome outcome_in(const hr_config *cfg, const char *ns, hr_wh_ns_lookup_fn fn)
 {
     char *pod = pod_json("", "\"containers\":[" C("a", REQ("500m")) "]");
     char *in = review(ns, pod);
@@ -503,8 +499,8 @@ static void disabled_and_dry_run(void **state)
     assert_int_equal(a.r.outcome, HR_WH_DRY_RUN);
     assert_null(a.patch);
     assert_string_equal(hr_buf_str(&a.r.patch),
-        "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits\","
-        "\"value\":{\"cpu\":\"1\"}}]");
+                        "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits\","
+                        "\"value\":{\"cpu\":\"1\"}}]");
     done(&a);
     free(in);
     free(pod);
@@ -525,8 +521,7 @@ static void only_pods_create(void **state)
         done(&a);
         free(in);
     }
-    char *in = review_full("\"u\"", "CREATE", "team-a",
-                           "\"subResource\":\"resize\",", pod);
+    char *in = review_full("\"u\"", "CREATE", "team-a", "\"subResource\":\"resize\",", pod);
     answer a;
     run(&cfg, in, &a);
     assert_int_equal(a.r.outcome, HR_WH_UNCHANGED);
@@ -539,21 +534,18 @@ static void undecidable_object_allowed(void **state)
 {
     (void)state;
     hr_config cfg = cfg_live();
-    expect(&cfg, "", "\"containers\":[" C("a", REQ("5x")) "]", HR_WH_UNCHANGED,
-           NULL);
+    expect(&cfg, "", "\"containers\":[" C("a", REQ("5x")) "]", HR_WH_UNCHANGED, NULL);
     expect(&cfg, "", "\"containers\":[" C("a", "[]") "]", HR_WH_UNCHANGED, NULL);
     expect(&cfg, "", "\"containers\":{}", HR_WH_UNCHANGED, NULL);
     expect(&cfg, "", "\"containers\":[]", HR_WH_UNCHANGED, NULL);
     expect(&cfg, "", "\"containers\":[7]", HR_WH_UNCHANGED, NULL);
-    expect(&cfg, "\"labels\":[]", "\"containers\":[" C("a", REQ("1")) "]",
+    expect(&cfg, "\"labels\":[]", "\"containers\":[" C("a", REQ("1")) "]", HR_WH_UNCHANGED, NULL);
+    expect(&cfg, "\"labels\":{\"" HR_LABEL_MODE "\":3}", "\"containers\":[" C("a", REQ("1")) "]",
            HR_WH_UNCHANGED, NULL);
-    expect(&cfg, "\"labels\":{\"" HR_LABEL_MODE "\":3}",
-           "\"containers\":[" C("a", REQ("1")) "]", HR_WH_UNCHANGED, NULL);
     /* No object at all. */
-    const char *in =
-        "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
-        "\"request\":{\"uid\":\"u\",\"kind\":{\"kind\":\"Pod\"},"
-        "\"namespace\":\"a\",\"operation\":\"CREATE\"}}";
+    const char *in = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+                     "\"request\":{\"uid\":\"u\",\"kind\":{\"kind\":\"Pod\"},"
+                     "\"namespace\":\"a\",\"operation\":\"CREATE\"}}";
     answer a;
     run(&cfg, in, &a);
     assert_int_equal(a.r.http_status, 200);
@@ -606,8 +598,7 @@ static void malformed_reviews_400(void **state)
         hr_wh_env env = {&cfg, NULL, NULL, NULL};
         hr_wh_result r;
         hr_err err;
-        assert_int_equal(hr_admission_review(&env, bad[i], strlen(bad[i]), &r, &err),
-                         HR_OK);
+        assert_int_equal(hr_admission_review(&env, bad[i], strlen(bad[i]), &r, &err), HR_OK);
         if (r.http_status != 400 || r.outcome != HR_WH_ERROR)
             fail_msg("case %zu: status %d outcome %s", i, r.http_status,
                      hr_wh_outcome_str(r.outcome));
@@ -615,14 +606,12 @@ static void malformed_reviews_400(void **state)
         hr_wh_result_free(&r);
     }
     /* A body with bytes after the JSON is not a review either. */
-    const char trailing[] =
-        "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
-        "\"request\":{\"uid\":\"u\"}} x";
+    const char trailing[] = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+                            "\"request\":{\"uid\":\"u\"}} x";
     hr_wh_env env = {&cfg, NULL, NULL, NULL};
     hr_wh_result r;
     hr_err err;
-    assert_int_equal(hr_admission_review(&env, trailing, sizeof trailing - 1, &r, &err),
-                     HR_OK);
+    assert_int_equal(hr_admission_review(&env, trailing, sizeof trailing - 1, &r, &err), HR_OK);
     assert_int_equal(r.http_status, 400);
     hr_wh_result_free(&r);
 }

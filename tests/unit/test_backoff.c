@@ -20,7 +20,8 @@ static void park_expire_forget(void **state)
     assert_int_equal(hr_backoff_new(&b, &err), HR_OK);
     const char *why = NULL;
     assert_false(hr_backoff_active(b, "a", "p", 0, &why));
-    assert_int_equal(hr_backoff_park(b, "a", "p", 1000, HR_BACKOFF_PERIOD_MS, "quota-denied"), HR_OK);
+    assert_int_equal(hr_backoff_park(b, "a", "p", 1000, HR_BACKOFF_PERIOD_MS, "quota-denied"),
+                     HR_OK);
     assert_true(hr_backoff_active(b, "a", "p", 60999, &why));
     assert_string_equal(why, "quota-denied");
     assert_false(hr_backoff_active(b, "a", "p", 61000, NULL));

@@ -28,13 +28,11 @@ typedef struct fx {
     char last[256];
 } fx;
 
-static void observe(void *ud, hr_ckind kind, hr_cchange what, const char *ns,
-                    const char *name)
+static void observe(void *ud, hr_ckind kind, hr_cchange what, const char *ns, const char *name)
 {
     fx *f = ud;
     f->changes[kind][what]++;
-    snprintf(f->last, sizeof f->last, "%s %d %s/%s", hr_ckind_str(kind),
-             (int)what, ns, name);
+    snprintf(f->last, sizeof f->last, "%s %d %s/%s", hr_ckind_str(kind), (int)what, ns, name);
 }
 
 static int setup(void **state)
@@ -43,8 +41,7 @@ static int setup(void **state)
     hr_err err;
     assert_int_equal(hr_cache_new(&f->c, &err), HR_OK);
     for (int k = 0; k < HR_CK_COUNT_; k++) {
-        assert_int_equal(hr_csink_new(f->c, (hr_ckind)k, &f->sink[k], &err),
-                         HR_OK);
+        assert_int_equal(hr_csink_new(f->c, (hr_ckind)k, &f->sink[k], &err), HR_OK);
         f->ws[k] = hr_csink_wsink(f->sink[k]);
     }
     f->scr = malloc(sizeof *f->scr);
@@ -88,7 +85,8 @@ static void put_pod(fx *f, const char *ns, const char *name, const char *node, c
     if (req >= 0 && lim >= 0)
         snprintf(res, sizeof res,
                  "{\"requests\":{\"cpu\":\"%dm\",\"memory\":\"64Mi\"},"
-                 "\"limits\":{\"cpu\":\"%dm\"}}", req, lim);
+                 "\"limits\":{\"cpu\":\"%dm\"}}",
+                 req, lim);
     else if (req >= 0)
         snprintf(res, sizeof res, "{\"requests\":{\"cpu\":\"%dm\"}}", req);
     if (node)
@@ -136,9 +134,7 @@ static void put_ns(fx *f, const char *name, const char *mode, const char *rv)
 static void del_obj(fx *f, hr_ckind k, const char *ns, const char *name)
 {
     char buf[512];
-    snprintf(buf, sizeof buf,
-             "{\"metadata\":{\"namespace\":\"%s\",\"name\":\"%s\"}}", ns,
-             name);
+    snprintf(buf, sizeof buf, "{\"metadata\":{\"namespace\":\"%s\",\"name\":\"%s\"}}", ns, name);
     assert_int_equal(feed(f, k, true, buf), HR_OK);
 }
 
@@ -454,12 +450,15 @@ static void test_quotas_and_config_status(void **state)
     char d[4096];
     put_pod(f, "a", "p1", "n1", "Running", 100, -1, "1");
     drain(f, d);
-    const char *q1 = "{\"metadata\":{\"namespace\":\"a\",\"name\":\"q1\",\"resourceVersion\":\"2\"},"
-                     "\"spec\":{\"hard\":{\"limits.cpu\":\"4\",\"pods\":\"10\"}}}";
-    const char *q2 = "{\"metadata\":{\"namespace\":\"a\",\"name\":\"q2\",\"resourceVersion\":\"3\"},"
-                     "\"spec\":{\"hard\":{\"limits.cpu\":\"8\"}}}";
-    const char *q3 = "{\"metadata\":{\"namespace\":\"b\",\"name\":\"q3\",\"resourceVersion\":\"4\"},"
-                     "\"spec\":{\"hard\":{\"requests.cpu\":\"8\"}}}";
+    const char *q1 =
+        "{\"metadata\":{\"namespace\":\"a\",\"name\":\"q1\",\"resourceVersion\":\"2\"},"
+        "\"spec\":{\"hard\":{\"limits.cpu\":\"4\",\"pods\":\"10\"}}}";
+    const char *q2 =
+        "{\"metadata\":{\"namespace\":\"a\",\"name\":\"q2\",\"resourceVersion\":\"3\"},"
+        "\"spec\":{\"hard\":{\"limits.cpu\":\"8\"}}}";
+    const char *q3 =
+        "{\"metadata\":{\"namespace\":\"b\",\"name\":\"q3\",\"resourceVersion\":\"4\"},"
+        "\"spec\":{\"hard\":{\"requests.cpu\":\"8\"}}}";
     const char *bad = "{\"metadata\":{\"namespace\":\"b\",\"name\":\"q4\"},"
                       "\"spec\":{\"hard\":{\"limits.cpu\":\"lots\"}}}";
     assert_int_equal(feed(f, HR_CK_QUOTA, false, q1), HR_OK);
@@ -569,10 +568,9 @@ static void test_relist_by_difference(void **state)
     put_pod(f, "a", "changed", "n3", "Running", 200, -1, "7");
     put_pod(f, "a", "new", "n5", "Running", 100, -1, "8");
     /* a listed object the decoder refuses keeps its cached state */
-    const char *garbled =
-        "{\"metadata\":{\"namespace\":\"a\",\"name\":\"garbled\"},"
-        "\"spec\":{\"containers\":[{\"name\":\"x\",\"resources\":"
-        "{\"requests\":{\"cpu\":\"1x\"}}}]}}";
+    const char *garbled = "{\"metadata\":{\"namespace\":\"a\",\"name\":\"garbled\"},"
+                          "\"spec\":{\"containers\":[{\"name\":\"x\",\"resources\":"
+                          "{\"requests\":{\"cpu\":\"1x\"}}}]}}";
     assert_int_not_equal(feed(f, HR_CK_POD, false, garbled), HR_OK);
     f->ws[HR_CK_POD].relist_end(f->ws[HR_CK_POD].ud, true);
 

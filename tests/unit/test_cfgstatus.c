@@ -36,7 +36,8 @@ static void store(world *w, const char *body, int64_t generation)
     yyjson_mut_doc_set_root(m, root);
     yyjson_mut_val *meta = yyjson_mut_obj_get(root, "metadata");
     yyjson_mut_obj_add_int(m, meta, "generation", generation);
-    if (w->doc) yyjson_doc_free(w->doc);
+    if (w->doc)
+        yyjson_doc_free(w->doc);
     w->doc = yyjson_mut_doc_imut_copy(m, NULL);
     yyjson_mut_doc_free(m);
     yyjson_doc_free(d);
@@ -59,7 +60,8 @@ static hr_cfgstatus_diff build(const hr_cfgstatus_in *in, char **out)
 static const hr_kcondition *cond_of(const hr_kcfg_status *s, const char *type)
 {
     for (size_t i = 0; i < s->n_cond; i++)
-        if (strcmp(s->cond[i].type, type) == 0) return &s->cond[i];
+        if (strcmp(s->cond[i].type, type) == 0)
+            return &s->cond[i];
     return NULL;
 }
 
@@ -70,9 +72,16 @@ static void round_trip_and_transitions(void **state)
     hr_arena_init(&w.a, 0);
     const char *quota_ns[] = {"team-a", "team-b"};
     hr_cfgstatus_in in = {
-        .generation = 3, .gen_in_force = 3, .invalid = NULL, .dry_run = false,
-        .managed_pods = 12, .managed_nodes = 2, .quota_ns = quota_ns, .n_quota_ns = 2,
-        .observed = NULL, .now_unix = 1796025600, /* 2026-11-30T08:00:00Z */
+        .generation = 3,
+        .gen_in_force = 3,
+        .invalid = NULL,
+        .dry_run = false,
+        .managed_pods = 12,
+        .managed_nodes = 2,
+        .quota_ns = quota_ns,
+        .n_quota_ns = 2,
+        .observed = NULL,
+        .now_unix = 1796025600, /* 2026-11-30T08:00:00Z */
     };
     char *body;
     /* Nothing observed yet: write. */
@@ -118,9 +127,8 @@ static void round_trip_and_transitions(void **state)
     r = cond_of(&w.st, "Ready");
     assert_string_equal(r->status, "False");
     assert_string_equal(r->reason, "InvalidSpec");
-    assert_string_equal(r->message,
-                        "headroomconfig cluster: spec.debouncePeriod: not a duration; "
-                        "generation 3 stays in force");
+    assert_string_equal(r->message, "headroomconfig cluster: spec.debouncePeriod: not a duration; "
+                                    "generation 3 stays in force");
     assert_string_equal(r->last_transition, "2026-11-30T09:01:00Z");
     assert_int_equal(r->observed_generation, 4);
     q = cond_of(&w.st, "LimitsCPUQuota");
@@ -161,8 +169,11 @@ static void round_trip_and_transitions(void **state)
 static void invalid_before_any_good_config(void **state)
 {
     (void)state;
-    hr_cfgstatus_in in = {.generation = 1, .gen_in_force = -1, .invalid = "bad \"x\"\n",
-                          .dry_run = true, .now_unix = 0};
+    hr_cfgstatus_in in = {.generation = 1,
+                          .gen_in_force = -1,
+                          .invalid = "bad \"x\"\n",
+                          .dry_run = true,
+                          .now_unix = 0};
     char *body;
     assert_int_equal(build(&in, &body), HR_CFGST_CHANGED);
     /* Valid JSON whatever the message holds. */

@@ -15,11 +15,11 @@
 #include "hr_check.h"
 
 typedef enum cluster_kind {
-    NO_CONFIG,      /* NULL: nothing read */
-    ABSENT,         /* the cache's stand-in: defaults, present = false */
-    ABSENT_LIVE,    /* present = false but dry_run = false (must not leak) */
-    SPEC_DRY,       /* a HeadroomConfig with spec.dryRun: true */
-    SPEC_LIVE,      /* a HeadroomConfig with spec.dryRun: false */
+    NO_CONFIG,   /* NULL: nothing read */
+    ABSENT,      /* the cache's stand-in: defaults, present = false */
+    ABSENT_LIVE, /* present = false but dry_run = false (must not leak) */
+    SPEC_DRY,    /* a HeadroomConfig with spec.dryRun: true */
+    SPEC_LIVE,   /* a HeadroomConfig with spec.dryRun: false */
 } cluster_kind;
 
 static const char *const kind_names[] = {"no config", "absent", "absent(live)", "spec dry",

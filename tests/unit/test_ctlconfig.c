@@ -129,8 +129,7 @@ static void a_change_is_pushed_once(void **state)
         CHECK_I64("the same values again", hr_controller_config_changed(f.ctl, &cfg), 0);
 
     cfg.debounce_ms = 0;
-    CHECK_I64("debounce only", hr_controller_config_changed(f.ctl, &cfg),
-              HR_CTL_PUSHED_DEBOUNCE);
+    CHECK_I64("debounce only", hr_controller_config_changed(f.ctl, &cfg), HR_CTL_PUSHED_DEBOUNCE);
     CHECK_I64("debounce 0", hr_controller_debounce_ms(f.ctl), 0);
     CHECK_I64("rate untouched", hr_controller_node_rate(f.ctl), 7);
     cfg.per_node_pps = 1;

@@ -125,8 +125,7 @@ static void test_pod_good(void **state)
 }
 
 /* Decode a pod made of GOOD_POD with one substring replaced. */
-static hr_status pod_with(const char *from, const char *to, hr_kpod *kp,
-                          parsed *p)
+static hr_status pod_with(const char *from, const char *to, hr_kpod *kp, parsed *p)
 {
     const char *at = strstr(GOOD_POD, from);
     if (!at)
@@ -134,8 +133,7 @@ static hr_status pod_with(const char *from, const char *to, hr_kpod *kp,
     size_t n = strlen(GOOD_POD) - strlen(from) + strlen(to) + 1;
     char *json = malloc(n);
     assert_non_null(json);
-    snprintf(json, n, "%.*s%s%s", (int)(at - GOOD_POD), GOOD_POD, to,
-             at + strlen(from));
+    snprintf(json, n, "%.*s%s%s", (int)(at - GOOD_POD), GOOD_POD, to, at + strlen(from));
     yyjson_val *root = parse(p, json);
     free(json);
     return hr_decode_pod(root, &p->arena, kp, &p->err);
@@ -149,43 +147,40 @@ static void test_pod_flags(void **state)
         size_t field; /* offsetof into hr_pod of a bool */
         bool want;
     } rows[] = {
-        {"\"labels\":{\"app\":\"web\"}",
-         "\"labels\":{\"kube-headroom.dev/mode\":\"unmanaged\"}",
+        {"\"labels\":{\"app\":\"web\"}", "\"labels\":{\"kube-headroom.dev/mode\":\"unmanaged\"}",
          "label unmanaged", offsetof(hr_pod, opted_out), true},
-        {"\"labels\":{\"app\":\"web\"}",
-         "\"labels\":{\"kube-headroom.dev/mode\":\"managed\"}",
+        {"\"labels\":{\"app\":\"web\"}", "\"labels\":{\"kube-headroom.dev/mode\":\"managed\"}",
          "label managed", offsetof(hr_pod, opted_out), false},
-        {"\"labels\":{\"app\":\"web\"}",
-         "\"labels\":{\"kube-headroom.dev/mode\":\"Managed\"}",
+        {"\"labels\":{\"app\":\"web\"}", "\"labels\":{\"kube-headroom.dev/mode\":\"Managed\"}",
          "label typo fails closed", offsetof(hr_pod, opted_out), true},
-        {"\"annotations\":{", "\"annotations\":{\"kube-headroom.dev/mode\":"
-         "\"off\",", "annotation", offsetof(hr_pod, opted_out), true},
-        {"\"annotations\":{", "\"annotations\":{\"kubernetes.io/config."
-         "mirror\":\"abc\",", "mirror", offsetof(hr_pod, mirror), true},
-        {"\"2500m\"", "\"lots\"", "bad max-cpu",
-         offsetof(hr_pod, max_cpu_invalid), true},
-        {"\"2500m\"", "25", "max-cpu number", offsetof(hr_pod,
-         max_cpu_invalid), true},
-        {"\"overhead\"", "\"os\":{\"name\":\"windows\"},\"overhead\"",
-         "windows", offsetof(hr_pod, windows), true},
-        {"\"overhead\"", "\"resources\":{\"requests\":{\"cpu\":\"3\"}},"
-         "\"overhead\"", "pod resources", offsetof(hr_pod, pod_resources),
-         true},
-        {"{\"name\":\"app\",\"resources\":{}}", "{\"name\":\"app\"}",
-         "status without resources", offsetof(hr_pod, status_resources),
-         false},
-        {"{\"name\":\"envoy\",\"resources\":{}}", "{\"name\":\"envoy\"}",
-         "sidecar status without resources",
+        {"\"annotations\":{",
+         "\"annotations\":{\"kube-headroom.dev/mode\":"
+         "\"off\",",
+         "annotation", offsetof(hr_pod, opted_out), true},
+        {"\"annotations\":{",
+         "\"annotations\":{\"kubernetes.io/config."
+         "mirror\":\"abc\",",
+         "mirror", offsetof(hr_pod, mirror), true},
+        {"\"2500m\"", "\"lots\"", "bad max-cpu", offsetof(hr_pod, max_cpu_invalid), true},
+        {"\"2500m\"", "25", "max-cpu number", offsetof(hr_pod, max_cpu_invalid), true},
+        {"\"overhead\"", "\"os\":{\"name\":\"windows\"},\"overhead\"", "windows",
+         offsetof(hr_pod, windows), true},
+        {"\"overhead\"",
+         "\"resources\":{\"requests\":{\"cpu\":\"3\"}},"
+         "\"overhead\"",
+         "pod resources", offsetof(hr_pod, pod_resources), true},
+        {"{\"name\":\"app\",\"resources\":{}}", "{\"name\":\"app\"}", "status without resources",
          offsetof(hr_pod, status_resources), false},
+        {"{\"name\":\"envoy\",\"resources\":{}}", "{\"name\":\"envoy\"}",
+         "sidecar status without resources", offsetof(hr_pod, status_resources), false},
         {"\"phase\":\"Running\",\"containerStatuses\":[{\"name\":\"app\","
-         "\"resources\":{}}", "\"phase\":\"Pending\",\"containerStatuses\":"
-         "[{\"name\":\"app\"}", "pending pods need no status resources",
-         offsetof(hr_pod, status_resources), true},
-        {"\"nodeName\":\"node-a\",", "", "unbound", offsetof(hr_pod, bound),
-         false},
+         "\"resources\":{}}",
+         "\"phase\":\"Pending\",\"containerStatuses\":"
+         "[{\"name\":\"app\"}",
+         "pending pods need no status resources", offsetof(hr_pod, status_resources), true},
+        {"\"nodeName\":\"node-a\",", "", "unbound", offsetof(hr_pod, bound), false},
         {"\"resizePolicy\":[{\"resourceName\":\"memory\"",
-         "\"resizePolicy\":[{\"resourceName\":\"cpu\"",
-         "cpu RestartContainer",
+         "\"resizePolicy\":[{\"resourceName\":\"cpu\"", "cpu RestartContainer",
          offsetof(hr_pod, ctr), true /* checked below */},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
@@ -199,8 +194,7 @@ static void test_pod_flags(void **state)
         else
             memcpy(&got, (const char *)&kp.pod + rows[i].field, sizeof got);
         if (got != rows[i].want)
-            fail_msg("%s: got %d, want %d", rows[i].label, got,
-                     rows[i].want);
+            fail_msg("%s: got %d, want %d", rows[i].label, got, rows[i].want);
         done(&p);
     }
 }
@@ -210,16 +204,19 @@ static void test_pod_deleting_and_pod_level(void **state)
     (void)state;
     parsed p;
     hr_kpod kp;
-    if (pod_with("\"uid\":\"u-1\",", "\"uid\":\"u-1\",\"deletionTimestamp\":"
-                 "\"2026-01-01T00:00:00Z\",", &kp, &p))
+    if (pod_with("\"uid\":\"u-1\",",
+                 "\"uid\":\"u-1\",\"deletionTimestamp\":"
+                 "\"2026-01-01T00:00:00Z\",",
+                 &kp, &p))
         fail_msg("%s", p.err.msg);
     CHECK_TRUE("deleting", kp.deleting);
     done(&p);
-    if (pod_with("\"overhead\"", "\"resources\":{\"limits\":{\"cpu\":"
-                 "\"1500m\"}},\"overhead\"", &kp, &p))
+    if (pod_with("\"overhead\"",
+                 "\"resources\":{\"limits\":{\"cpu\":"
+                 "\"1500m\"}},\"overhead\"",
+                 &kp, &p))
         fail_msg("%s", p.err.msg);
-    CHECK_I64("pod-level request defaults to the limit", kp.pod.pod_cpu_req,
-              1500);
+    CHECK_I64("pod-level request defaults to the limit", kp.pod.pod_cpu_req, 1500);
     done(&p);
     if (pod_with("\"phase\":\"Running\"", "\"phase\":\"Succeeded\"", &kp, &p))
         fail_msg("%s", p.err.msg);
@@ -236,8 +233,8 @@ static void test_pod_created(void **state)
     const char *at = strstr(GOOD_POD, from);
     assert_non_null(at);
     char json[4096];
-    snprintf(json, sizeof json, "%.*s\"generateName\":\"web-\",%s",
-             (int)(at - GOOD_POD), GOOD_POD, at + strlen(from));
+    snprintf(json, sizeof json, "%.*s\"generateName\":\"web-\",%s", (int)(at - GOOD_POD), GOOD_POD,
+             at + strlen(from));
     parsed p;
     yyjson_val *root = parse(&p, json);
     hr_kpod kp, stored;
@@ -254,10 +251,9 @@ static void test_pod_created(void **state)
     assert_int_equal(kp.pod.n_ctr, stored.pod.n_ctr);
     for (uint32_t i = 0; i < kp.pod.n_ctr; i++) {
         const hr_container *a = &kp.pod.ctr[i], *b = &stored.pod.ctr[i];
-        CHECK_TRUE("same container",
-                   a->cpu_req == b->cpu_req && a->cpu_lim == b->cpu_lim &&
-                       a->mem_req == b->mem_req && a->mem_lim == b->mem_lim &&
-                       a->kind == b->kind && a->cpu_restart == b->cpu_restart);
+        CHECK_TRUE("same container", a->cpu_req == b->cpu_req && a->cpu_lim == b->cpu_lim &&
+                                         a->mem_req == b->mem_req && a->mem_lim == b->mem_lim &&
+                                         a->kind == b->kind && a->cpu_restart == b->cpu_restart);
     }
     CHECK_TRUE("opted out alike", kp.pod.opted_out == stored.pod.opted_out);
     assert_string_equal(kp.owner.kind ? kp.owner.kind : "",
@@ -267,11 +263,9 @@ static void test_pod_created(void **state)
     done(&p);
     root = parse(&p, "{\"metadata\":{},\"spec\":{\"containers\":[{\"name\":"
                      "\"a\",\"resources\":{\"requests\":{\"cpu\":\"1x\"}}}]}}");
-    assert_int_equal(hr_decode_pod_created(root, &p.arena, &kp, &p.err),
-                     HR_E_INPUT);
-    assert_string_equal(p.err.msg,
-                        "pod <unnamed>: spec.containers[0].resources.requests.cpu: "
-                        "unknown suffix \"1x\"");
+    assert_int_equal(hr_decode_pod_created(root, &p.arena, &kp, &p.err), HR_E_INPUT);
+    assert_string_equal(p.err.msg, "pod <unnamed>: spec.containers[0].resources.requests.cpu: "
+                                   "unknown suffix \"1x\"");
     done(&p);
 }
 
@@ -302,12 +296,9 @@ static void test_pod_errors(void **state)
         {"\"memory\":\"64Mi\"", "\"memory\":\"64Mx\"",
          "pod team-a/web-1: spec.initContainers[1].resources.requests.memory: "
          "unknown suffix \"64Mx\""},
-        {"\"name\":\"web-1\",", "",
-         "pod team-a/<unnamed>: metadata.name: missing"},
-        {"\"namespace\":\"team-a\",", "",
-         "pod web-1: metadata.namespace: missing"},
-        {"\"containers\":[", "\"containerz\":[",
-         "pod team-a/web-1: spec.containers: missing"},
+        {"\"name\":\"web-1\",", "", "pod team-a/<unnamed>: metadata.name: missing"},
+        {"\"namespace\":\"team-a\",", "", "pod web-1: metadata.namespace: missing"},
+        {"\"containers\":[", "\"containerz\":[", "pod team-a/web-1: spec.containers: missing"},
         {"\"labels\":{\"app\":\"web\"}", "\"labels\":{\"app\":1}",
          "pod team-a/web-1: metadata.labels.app: expected a string, got a "
          "number"},
@@ -325,8 +316,7 @@ static void test_pod_errors(void **state)
         hr_kpod kp;
         hr_status st = pod_with(rows[i].from, rows[i].to, &kp, &p);
         if (st != HR_E_INPUT)
-            fail_msg("row %zu: status %d, want input error (%s)", i, st,
-                     rows[i].want);
+            fail_msg("row %zu: status %d, want input error (%s)", i, st, rows[i].want);
         assert_string_equal(p.err.msg, rows[i].want);
         done(&p);
     }
@@ -392,16 +382,14 @@ static void test_pod_mutations(void **state)
             hr_err err;
             hr_err_clear(&err);
             hr_kpod kp;
-            hr_status st = hr_decode_pod(yyjson_doc_get_root(d), &a, &kp,
-                                         &err);
+            hr_status st = hr_decode_pod(yyjson_doc_get_root(d), &a, &kp, &err);
             if (st == HR_OK) {
                 accepted++;
             } else {
                 rejected++;
-                if (st != HR_E_INPUT || strncmp(err.msg, "pod ", 4) != 0 ||
-                    strchr(err.msg, '\n'))
-                    fail_msg("value %zu variant %d: status %d, \"%s\"",
-                             target, variant, st, err.msg);
+                if (st != HR_E_INPUT || strncmp(err.msg, "pod ", 4) != 0 || strchr(err.msg, '\n'))
+                    fail_msg("value %zu variant %d: status %d, \"%s\"", target, variant, st,
+                             err.msg);
             }
             hr_arena_free(&a);
             yyjson_doc_free(d);
@@ -419,12 +407,12 @@ static void test_node(void **state)
 {
     (void)state;
     parsed p;
-    yyjson_val *root = parse(&p,
-        "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\",\"labels\":"
-        "{\"kubernetes.io/os\":\"windows\"}},\"status\":{\"allocatable\":"
-        "{\"cpu\":\"15890m\"},\"conditions\":[{\"type\":\"DiskPressure\","
-        "\"status\":\"True\"},{\"type\":\"PIDPressure\",\"status\":\"False\"},"
-        "{\"type\":\"Ready\",\"status\":\"True\"}]}}");
+    yyjson_val *root =
+        parse(&p, "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\",\"labels\":"
+                  "{\"kubernetes.io/os\":\"windows\"}},\"status\":{\"allocatable\":"
+                  "{\"cpu\":\"15890m\"},\"conditions\":[{\"type\":\"DiskPressure\","
+                  "\"status\":\"True\"},{\"type\":\"PIDPressure\",\"status\":\"False\"},"
+                  "{\"type\":\"Ready\",\"status\":\"True\"}]}}");
     hr_knode n;
     if (hr_decode_node(root, &p.arena, &n, &p.err))
         fail_msg("%s", p.err.msg);
@@ -458,24 +446,21 @@ static void test_namespace_and_limitrange(void **state)
 {
     (void)state;
     parsed p;
-    yyjson_val *root = parse(&p,
-        "{\"kind\":\"Namespace\",\"metadata\":{\"name\":\"team-a\","
-        "\"labels\":{\"kube-headroom.dev/mode\":\"managed\"}}}");
+    yyjson_val *root = parse(&p, "{\"kind\":\"Namespace\",\"metadata\":{\"name\":\"team-a\","
+                                 "\"labels\":{\"kube-headroom.dev/mode\":\"managed\"}}}");
     hr_knamespace ns;
     if (hr_decode_namespace(root, &p.arena, &ns, &p.err))
         fail_msg("%s", p.err.msg);
-    assert_string_equal(hr_labels_get(&ns.meta.labels, HR_LABEL_MODE),
-                        "managed");
+    assert_string_equal(hr_labels_get(&ns.meta.labels, HR_LABEL_MODE), "managed");
     done(&p);
 
-    root = parse(&p,
-        "{\"kind\":\"LimitRange\",\"metadata\":{\"name\":\"lr\","
-        "\"namespace\":\"team-b\"},\"spec\":{\"limits\":["
-        "{\"type\":\"Container\",\"max\":{\"cpu\":\"4\"},"
-        "\"maxLimitRequestRatio\":{\"cpu\":\"2.5\"}},"
-        "{\"type\":\"Container\",\"max\":{\"cpu\":\"3\"}},"
-        "{\"type\":\"Pod\",\"max\":{\"cpu\":\"6\"}},"
-        "{\"type\":\"PersistentVolumeClaim\",\"max\":{\"storage\":\"1Gi\"}}]}}");
+    root = parse(&p, "{\"kind\":\"LimitRange\",\"metadata\":{\"name\":\"lr\","
+                     "\"namespace\":\"team-b\"},\"spec\":{\"limits\":["
+                     "{\"type\":\"Container\",\"max\":{\"cpu\":\"4\"},"
+                     "\"maxLimitRequestRatio\":{\"cpu\":\"2.5\"}},"
+                     "{\"type\":\"Container\",\"max\":{\"cpu\":\"3\"}},"
+                     "{\"type\":\"Pod\",\"max\":{\"cpu\":\"6\"}},"
+                     "{\"type\":\"PersistentVolumeClaim\",\"max\":{\"storage\":\"1Gi\"}}]}}");
     hr_klimitrange lr;
     if (hr_decode_limitrange(root, &p.arena, &lr, &p.err))
         fail_msg("%s", p.err.msg);
@@ -486,10 +471,8 @@ static void test_namespace_and_limitrange(void **state)
 
     root = parse(&p, "{\"kind\":\"LimitRange\",\"metadata\":{\"name\":\"lr\","
                      "\"namespace\":\"team-b\"},\"spec\":{\"limits\":[{}]}}");
-    assert_int_equal(hr_decode_limitrange(root, &p.arena, &lr, &p.err),
-                     HR_E_INPUT);
-    assert_string_equal(p.err.msg,
-                        "limitrange team-b/lr: spec.limits[0].type: missing");
+    assert_int_equal(hr_decode_limitrange(root, &p.arena, &lr, &p.err), HR_E_INPUT);
+    assert_string_equal(p.err.msg, "limitrange team-b/lr: spec.limits[0].type: missing");
     done(&p);
 }
 
@@ -497,8 +480,8 @@ static void test_config(void **state)
 {
     (void)state;
     parsed p;
-    yyjson_val *root = parse(&p,
-        "{\"kind\":\"HeadroomConfig\",\"metadata\":{\"name\":\"cluster\"}}");
+    yyjson_val *root =
+        parse(&p, "{\"kind\":\"HeadroomConfig\",\"metadata\":{\"name\":\"cluster\"}}");
     hr_kconfig kc;
     if (hr_decode_config(root, &p.arena, &kc, &p.err))
         fail_msg("%s", p.err.msg);
@@ -512,21 +495,20 @@ static void test_config(void **state)
     CHECK_TRUE("default ns selector", kc.cfg.ns_selector.set);
     done(&p);
 
-    root = parse(&p,
-        "{\"kind\":\"HeadroomConfig\",\"metadata\":{\"name\":\"cluster\"},"
-        "\"spec\":{\"policy\":\"Proportional\",\"dryRun\":true,"
-        "\"minBurstFloor\":\"500m\",\"maxMultiplier\":\"2.5\","
-        "\"quantum\":\"5m\",\"deadband\":{\"growPercent\":20,"
-        "\"shrinkPercent\":0},\"debouncePeriod\":\"1m30.5s\","
-        "\"rateLimits\":{\"perNodePatchesPerSecond\":3,\"clientQPS\":20,"
-        "\"clientBurst\":40},\"webhook\":{\"enabled\":false,"
-        "\"initialMultiplier\":\"1.5\"},"
-        "\"namespaceSelector\":{\"matchExpressions\":[{\"key\":\"team\","
-        "\"operator\":\"In\",\"values\":[\"a\",\"b\"]}]},"
-        "\"excludedNamespaces\":[],"
-        "\"excludedOwners\":[{\"kind\":\"DaemonSet\",\"apiGroup\":\"apps\"},"
-        "{\"kind\":\"Job\",\"name\":\"nightly\"}],"
-        "\"excludedNodeSelector\":{\"matchLabels\":{\"pool\":\"gpu\"}}}}");
+    root = parse(&p, "{\"kind\":\"HeadroomConfig\",\"metadata\":{\"name\":\"cluster\"},"
+                     "\"spec\":{\"policy\":\"Proportional\",\"dryRun\":true,"
+                     "\"minBurstFloor\":\"500m\",\"maxMultiplier\":\"2.5\","
+                     "\"quantum\":\"5m\",\"deadband\":{\"growPercent\":20,"
+                     "\"shrinkPercent\":0},\"debouncePeriod\":\"1m30.5s\","
+                     "\"rateLimits\":{\"perNodePatchesPerSecond\":3,\"clientQPS\":20,"
+                     "\"clientBurst\":40},\"webhook\":{\"enabled\":false,"
+                     "\"initialMultiplier\":\"1.5\"},"
+                     "\"namespaceSelector\":{\"matchExpressions\":[{\"key\":\"team\","
+                     "\"operator\":\"In\",\"values\":[\"a\",\"b\"]}]},"
+                     "\"excludedNamespaces\":[],"
+                     "\"excludedOwners\":[{\"kind\":\"DaemonSet\",\"apiGroup\":\"apps\"},"
+                     "{\"kind\":\"Job\",\"name\":\"nightly\"}],"
+                     "\"excludedNodeSelector\":{\"matchLabels\":{\"pool\":\"gpu\"}}}}");
     if (hr_decode_config(root, &p.arena, &kc, &p.err))
         fail_msg("%s", p.err.msg);
     const hr_config *c = &kc.cfg;
@@ -556,34 +538,42 @@ static void test_config(void **state)
     CHECK_TRUE("node selector", hr_selector_matches(&c->excluded_nodes, &lg));
     done(&p);
 
-    struct { const char *spec, *want; } bad[] = {
+    struct {
+        const char *spec, *want;
+    } bad[] = {
         {"{\"policy\":\"Greedy\"}", "headroomconfig cluster: spec.policy: "
-         "unknown policy \"Greedy\" (only Proportional)"},
-        {"{\"deadband\":{\"growPercent\":101}}", "headroomconfig cluster: "
+                                    "unknown policy \"Greedy\" (only Proportional)"},
+        {"{\"deadband\":{\"growPercent\":101}}",
+         "headroomconfig cluster: "
          "spec.deadband.growPercent: 101 is out of range [0, 100]"},
-        {"{\"deadband\":{\"growPercent\":\"10\"}}", "headroomconfig cluster: "
+        {"{\"deadband\":{\"growPercent\":\"10\"}}",
+         "headroomconfig cluster: "
          "spec.deadband.growPercent: expected an integer, got a string"},
-        {"{\"rateLimits\":{\"clientQPS\":0}}", "headroomconfig cluster: "
+        {"{\"rateLimits\":{\"clientQPS\":0}}",
+         "headroomconfig cluster: "
          "spec.rateLimits.clientQPS: 0 is out of range [1, 1000000]"},
-        {"{\"debouncePeriod\":\"-2s\"}", "headroomconfig cluster: "
+        {"{\"debouncePeriod\":\"-2s\"}",
+         "headroomconfig cluster: "
          "spec.debouncePeriod: not a duration \"-2s\" (e.g. \"2s\", "
          "\"500ms\")"},
         {"{\"namespaceSelector\":{\"matchExpressions\":[{\"key\":\"a\","
-         "\"operator\":\"Near\"}]}}", "headroomconfig cluster: "
+         "\"operator\":\"Near\"}]}}",
+         "headroomconfig cluster: "
          "spec.namespaceSelector.matchExpressions[0].operator: unknown "
          "operator \"Near\" (want In, NotIn, Exists or DoesNotExist)"},
         {"{\"excludedOwners\":[{\"name\":\"x\"}]}", "headroomconfig cluster: "
-         "spec.excludedOwners[0].kind: missing"},
+                                                    "spec.excludedOwners[0].kind: missing"},
         {"{\"minBurstFloor\":\"lots\"}", "headroomconfig cluster: "
-         "spec.minBurstFloor: not a number \"lots\""},
+                                         "spec.minBurstFloor: not a number \"lots\""},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char json[512];
-        snprintf(json, sizeof json, "{\"kind\":\"HeadroomConfig\",\"metadata\":"
-                 "{\"name\":\"cluster\"},\"spec\":%s}", bad[i].spec);
+        snprintf(json, sizeof json,
+                 "{\"kind\":\"HeadroomConfig\",\"metadata\":"
+                 "{\"name\":\"cluster\"},\"spec\":%s}",
+                 bad[i].spec);
         root = parse(&p, json);
-        assert_int_equal(hr_decode_config(root, &p.arena, &kc, &p.err),
-                         HR_E_INPUT);
+        assert_int_equal(hr_decode_config(root, &p.arena, &kc, &p.err), HR_E_INPUT);
         assert_string_equal(p.err.msg, bad[i].want);
         done(&p);
     }
@@ -617,8 +607,7 @@ static void test_selector(void **state)
     done(&p);
     root = parse(&p, "{\"matchExpressions\":[{\"key\":\"a\",\"operator\":"
                      "\"In\",\"values\":[]}]}");
-    assert_int_equal(hr_decode_selector(root, &p.arena, "sel", &s, &p.err),
-                     HR_E_INPUT);
+    assert_int_equal(hr_decode_selector(root, &p.arena, "sel", &s, &p.err), HR_E_INPUT);
     assert_string_equal(p.err.msg, "selector sel: matchExpressions[0].values: "
                                    "must not be empty for operator In");
     done(&p);
@@ -627,13 +616,27 @@ static void test_selector(void **state)
 static void test_duration(void **state)
 {
     (void)state;
-    struct { const char *s; bool ok; int64_t ms; } rows[] = {
-        {"2s", true, 2000}, {"0", true, 0}, {"500ms", true, 500},
-        {"1m30s", true, 90000}, {"1.5h", true, 5400000},
-        {"1500us", true, 1}, {"2.0005s", true, 2000}, {"", false, 0},
-        {"2", false, 0}, {"s", false, 0}, {"-1s", false, 0},
-        {"1d", false, 0}, {"99999999999999999999h", false, 0},
-        {"3000000h", false, 0}, {"1.s", true, 1000}, {".5s", true, 500},
+    struct {
+        const char *s;
+        bool ok;
+        int64_t ms;
+    } rows[] = {
+        {"2s", true, 2000},
+        {"0", true, 0},
+        {"500ms", true, 500},
+        {"1m30s", true, 90000},
+        {"1.5h", true, 5400000},
+        {"1500us", true, 1},
+        {"2.0005s", true, 2000},
+        {"", false, 0},
+        {"2", false, 0},
+        {"s", false, 0},
+        {"-1s", false, 0},
+        {"1d", false, 0},
+        {"99999999999999999999h", false, 0},
+        {"3000000h", false, 0},
+        {"1.s", true, 1000},
+        {".5s", true, 500},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         int64_t ms = -1;
@@ -700,7 +703,7 @@ static void test_arena(void **state)
     hr_arena a;
     hr_arena_init(&a, 256);
     char *small = hr_arena_strdup(&a, "hello");
-    char *big = hr_arena_alloc(&a, 10000); /* its own chunk */
+    char *big = hr_arena_alloc(&a, 10000);      /* its own chunk */
     char *after = hr_arena_strdup(&a, "world"); /* still in the small chunk */
     assert_non_null(small);
     assert_non_null(big);

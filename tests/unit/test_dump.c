@@ -50,22 +50,20 @@ static void test_bad_documents(void **state)
     expect_error("", "test.json: empty input, expected a Kubernetes List in "
                      "JSON");
     expect_error("nope", "test.json: not valid JSON at line 1, column 1 "
-                 "(byte 0): invalid literal, expected a valid literal such "
-                 "as 'null'");
+                         "(byte 0): invalid literal, expected a valid literal such "
+                         "as 'null'");
     expect_error("{\"kind\":\"List\",\"items\":[{\"kind\":\"Pod\"",
                  "test.json: not valid JSON at line 1, column 38 (byte 37): "
                  "unexpected end of data");
     expect_error("[]", "test.json: expected a Kubernetes List (an object with "
                        "\"items\"), got an array");
     expect_error("{\"kind\":\"Deployment\"}", "test.json: expected a "
-                 "Kubernetes List (kind List with items), got kind "
-                 "\"Deployment\"");
-    expect_error("{\"kind\":\"List\",\"items\":{}}",
-                 "test.json: items: expected an array");
+                                              "Kubernetes List (kind List with items), got kind "
+                                              "\"Deployment\"");
+    expect_error("{\"kind\":\"List\",\"items\":{}}", "test.json: items: expected an array");
     expect_error("{\"kind\":\"List\",\"items\":[\"Pod\"]}",
                  "items[0]: expected an object, got a string");
-    expect_error("{\"kind\":\"List\",\"items\":[{\"metadata\":{}}]}",
-                 "items[0]: kind: missing");
+    expect_error("{\"kind\":\"List\",\"items\":[{\"metadata\":{}}]}", "items[0]: kind: missing");
     expect_error("{\"kind\":\"List\",\"items\":[{\"kind\":7}]}",
                  "items[0]: kind: expected a string");
     expect_error("{\"kind\":\"List\",\"items\":[{\"kind\":\"Node\","
@@ -158,26 +156,32 @@ static void test_snapshot_and_plan(void **state)
     /* The snapshot itself is untouched: plans can be rebuilt. */
     CHECK_I64("snapshot intact", s.pods[3].pod.ctr[0].cpu_req, 100);
 
-    struct { const char *arg, *want; hr_status st; } bad[] = {
-        {"app/nope=1", "--set-request app/nope: no such pod in the dump",
-         HR_E_NOTFOUND},
-        {"app/wait=1", "--set-request app/wait: the pod is not bound to a "
-         "node, so it gets no limit to plan", HR_E_INPUT},
-        {"app/done=1", "--set-request app/done: the pod has finished "
-         "(Succeeded or Failed)", HR_E_INPUT},
-        {"app/bare=1", "--set-request app/bare: no container requests CPU "
+    struct {
+        const char *arg, *want;
+        hr_status st;
+    } bad[] = {
+        {"app/nope=1", "--set-request app/nope: no such pod in the dump", HR_E_NOTFOUND},
+        {"app/wait=1",
+         "--set-request app/wait: the pod is not bound to a "
+         "node, so it gets no limit to plan",
+         HR_E_INPUT},
+        {"app/done=1",
+         "--set-request app/done: the pod has finished "
+         "(Succeeded or Failed)",
+         HR_E_INPUT},
+        {"app/bare=1",
+         "--set-request app/bare: no container requests CPU "
          "and 2 could take the request; which one is ambiguous",
          HR_E_INPUT},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         if (hr_set_request_parse(bad[i].arg, &a, &set, &err))
             fail_msg("%s", err.msg);
-        assert_int_equal(hr_plan_build(&s, &set, 1, &a, &p, &err),
-                         bad[i].st);
+        assert_int_equal(hr_plan_build(&s, &set, 1, &a, &p, &err), bad[i].st);
         assert_string_equal(err.msg, bad[i].want);
     }
-    const char *syntax[] = {"app", "app/x", "/x=1", "app/=1", "app/x=",
-                            "app/x=0", "app/x=-1", "app/x=1q", "x=1/y"};
+    const char *syntax[] = {
+        "app", "app/x", "/x=1", "app/=1", "app/x=", "app/x=0", "app/x=-1", "app/x=1q", "x=1/y"};
     for (size_t i = 0; i < sizeof syntax / sizeof syntax[0]; i++)
         if (hr_set_request_parse(syntax[i], &a, &set, &err) != HR_E_INPUT)
             fail_msg("accepted --set-request %s", syntax[i]);
@@ -191,9 +195,11 @@ static void test_typed_list_and_single_object(void **state)
     hr_snapshot s;
     hr_err err;
     /* The raw API's PodList leaves kind out of the items. */
-    if (load(&s, "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"items\":["
-                 "{\"metadata\":{\"name\":\"p\",\"namespace\":\"n\"},"
-                 "\"spec\":{\"containers\":[{\"name\":\"a\"}]}}]}", &err))
+    if (load(&s,
+             "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"items\":["
+             "{\"metadata\":{\"name\":\"p\",\"namespace\":\"n\"},"
+             "\"spec\":{\"containers\":[{\"name\":\"a\"}]}}]}",
+             &err))
         fail_msg("%s", err.msg);
     CHECK_I64("PodList", s.n_pods, 1);
     hr_snapshot_free(&s);
@@ -209,8 +215,7 @@ static void test_typed_list_and_single_object(void **state)
     hr_plan p;
     hr_buf b;
     hr_buf_init(&b, 0);
-    if (hr_plan_build(&s, NULL, 0, &a, &p, &err) ||
-        hr_render_json(&p, NULL, &b, &err))
+    if (hr_plan_build(&s, NULL, 0, &a, &p, &err) || hr_render_json(&p, NULL, &b, &err))
         fail_msg("%s", err.msg);
     assert_string_equal(hr_buf_str(&b), "{\n  \"nodes\": []\n}\n");
     hr_buf_free(&b);
@@ -251,12 +256,10 @@ static void test_order_independent(void **state)
     /* Rotations and the reversal of the item list. */
     for (size_t order = 0; order <= n; order++) {
         char json[4096];
-        size_t o = (size_t)snprintf(json, sizeof json,
-                                    "{\"kind\":\"List\",\"items\":[");
+        size_t o = (size_t)snprintf(json, sizeof json, "{\"kind\":\"List\",\"items\":[");
         for (size_t i = 0; i < n; i++) {
             size_t k = order < n ? (i + order) % n : n - 1 - i;
-            o += (size_t)snprintf(json + o, sizeof json - o, "%s%s",
-                                  i ? "," : "", items[k]);
+            o += (size_t)snprintf(json + o, sizeof json - o, "%s%s", i ? "," : "", items[k]);
         }
         snprintf(json + o, sizeof json - o, "]}");
         hr_snapshot s;
@@ -267,14 +270,12 @@ static void test_order_independent(void **state)
         hr_arena_init(&a, 0);
         hr_buf_init(&b, 0);
         if (load(&s, json, &err) || hr_plan_build(&s, NULL, 0, &a, &p, &err) ||
-            hr_render_json(&p, NULL, &b, &err) ||
-            hr_render_table(&p, NULL, &b, &err))
+            hr_render_json(&p, NULL, &b, &err) || hr_render_table(&p, NULL, &b, &err))
             fail_msg("order %zu: %s", order, err.msg);
         if (!first)
             first = strdup(hr_buf_str(&b));
         else if (strcmp(first, hr_buf_str(&b)))
-            fail_msg("order %zu differs:\n%s\nvs\n%s", order, first,
-                     hr_buf_str(&b));
+            fail_msg("order %zu differs:\n%s\nvs\n%s", order, first, hr_buf_str(&b));
         hr_buf_free(&b);
         hr_arena_free(&a);
         hr_snapshot_free(&s);
@@ -317,32 +318,33 @@ static size_t write_pod(FILE *f, size_t i)
 {
     long start = ftell(f);
     fprintf(f,
-        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{"
-        "\"name\":\"web-%zu\",\"namespace\":\"team-%zu\","
-        "\"uid\":\"0b7e6f0e-23a4-4c07-b5c2-%012zu\",\"resourceVersion\":\"%zu\","
-        "\"labels\":{\"app\":\"web\",\"pod-template-hash\":\"7d9f8b6c4\"},"
-        "\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":"
-        "\"ReplicaSet\",\"name\":\"web-7d9f8b6c4\",\"controller\":true,"
-        "\"blockOwnerDeletion\":true,\"uid\":\"c0c0c0c0-0000-4000-8000-000000000001\"}],"
-        "\"managedFields\":[", i, i % 20, i, 100000 + i);
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{"
+            "\"name\":\"web-%zu\",\"namespace\":\"team-%zu\","
+            "\"uid\":\"0b7e6f0e-23a4-4c07-b5c2-%012zu\",\"resourceVersion\":\"%zu\","
+            "\"labels\":{\"app\":\"web\",\"pod-template-hash\":\"7d9f8b6c4\"},"
+            "\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":"
+            "\"ReplicaSet\",\"name\":\"web-7d9f8b6c4\",\"controller\":true,"
+            "\"blockOwnerDeletion\":true,\"uid\":\"c0c0c0c0-0000-4000-8000-000000000001\"}],"
+            "\"managedFields\":[",
+            i, i % 20, i, 100000 + i);
     for (int m = 0; m < 6; m++)
         fprintf(f,
-            "%s{\"apiVersion\":\"v1\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":"
-            "{\"f:metadata\":{\"f:labels\":{\".\":{},\"f:app\":{}}},"
-            "\"f:spec\":{\"f:containers\":{\"k:{\\\"name\\\":\\\"app\\\"}\":"
-            "{\".\":{},\"f:image\":{},\"f:name\":{},\"f:resources\":{\".\":{},"
-            "\"f:limits\":{\".\":{},\"f:cpu\":{}},\"f:requests\":{\".\":{},"
-            "\"f:cpu\":{}}}}}}},\"manager\":\"kube-controller-manager-%d\","
-            "\"operation\":\"Update\",\"time\":\"2026-11-02T09:14:07Z\"}",
-            m ? "," : "", m);
+                "%s{\"apiVersion\":\"v1\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":"
+                "{\"f:metadata\":{\"f:labels\":{\".\":{},\"f:app\":{}}},"
+                "\"f:spec\":{\"f:containers\":{\"k:{\\\"name\\\":\\\"app\\\"}\":"
+                "{\".\":{},\"f:image\":{},\"f:name\":{},\"f:resources\":{\".\":{},"
+                "\"f:limits\":{\".\":{},\"f:cpu\":{}},\"f:requests\":{\".\":{},"
+                "\"f:cpu\":{}}}}}}},\"manager\":\"kube-controller-manager-%d\","
+                "\"operation\":\"Update\",\"time\":\"2026-11-02T09:14:07Z\"}",
+                m ? "," : "", m);
     fprintf(f,
-        "]},\"spec\":{\"nodeName\":\"node-%03zu\",\"containers\":[{\"name\":"
-        "\"app\",\"image\":\"registry.example.com/web:4.2\",\"resources\":{"
-        "\"requests\":{\"cpu\":\"%zum\",\"memory\":\"256Mi\"},\"limits\":{"
-        "\"cpu\":\"1\"}}}]},\"status\":{\"phase\":\"Running\","
-        "\"containerStatuses\":[{\"name\":\"app\",\"ready\":true,"
-        "\"resources\":{\"requests\":{\"cpu\":\"100m\"}}}]}}",
-        i % BIG_NODES, 50 + i % 7 * 10);
+            "]},\"spec\":{\"nodeName\":\"node-%03zu\",\"containers\":[{\"name\":"
+            "\"app\",\"image\":\"registry.example.com/web:4.2\",\"resources\":{"
+            "\"requests\":{\"cpu\":\"%zum\",\"memory\":\"256Mi\"},\"limits\":{"
+            "\"cpu\":\"1\"}}}]},\"status\":{\"phase\":\"Running\","
+            "\"containerStatuses\":[{\"name\":\"app\",\"ready\":true,"
+            "\"resources\":{\"requests\":{\"cpu\":\"100m\"}}}]}}",
+            i % BIG_NODES, 50 + i % 7 * 10);
     return (size_t)(ftell(f) - start);
 }
 
@@ -355,12 +357,16 @@ static void test_100mb_realistic(void **state)
     assert_non_null(f);
     fputs("{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[", f);
     for (size_t n = 0; n < BIG_NODES; n++)
-        fprintf(f, "{\"kind\":\"Node\",\"metadata\":{\"name\":\"node-%03zu\"},"
-                   "\"status\":{\"allocatable\":{\"cpu\":\"64\"}}},", n);
+        fprintf(f,
+                "{\"kind\":\"Node\",\"metadata\":{\"name\":\"node-%03zu\"},"
+                "\"status\":{\"allocatable\":{\"cpu\":\"64\"}}},",
+                n);
     for (size_t t = 0; t < 20; t++)
-        fprintf(f, "{\"kind\":\"Namespace\",\"metadata\":{\"name\":"
-                   "\"team-%zu\",\"labels\":{\"kube-headroom.dev/mode\":"
-                   "\"managed\"}}},", t);
+        fprintf(f,
+                "{\"kind\":\"Namespace\",\"metadata\":{\"name\":"
+                "\"team-%zu\",\"labels\":{\"kube-headroom.dev/mode\":"
+                "\"managed\"}}},",
+                t);
     size_t total = 0, pods = 0;
     while (total < BIG_BYTES) {
         if (pods)
@@ -389,8 +395,8 @@ static void test_100mb_realistic(void **state)
     for (size_t i = 0; i < p.n_nodes; i++)
         managed += p.nodes[i].np.n_managed;
     CHECK_I64("every pod managed", managed, pods);
-    printf("100 MB dump: %zu pods on %d nodes, decoded into %zu KiB\n", pods,
-           BIG_NODES, hr_arena_bytes(&s.arena) >> 10);
+    printf("100 MB dump: %zu pods on %d nodes, decoded into %zu KiB\n", pods, BIG_NODES,
+           hr_arena_bytes(&s.arena) >> 10);
     hr_arena_free(&a);
     hr_snapshot_free(&s);
 
@@ -398,8 +404,7 @@ static void test_100mb_realistic(void **state)
     hr_dump_limits lim = {50u << 20, 0, 0};
     assert_int_equal(hr_snapshot_read(&s, path, &lim, &err), HR_E_LIMIT);
     char want[256];
-    snprintf(want, sizeof want, "%s: larger than the limit of %zu bytes",
-             path, (size_t)50 << 20);
+    snprintf(want, sizeof want, "%s: larger than the limit of %zu bytes", path, (size_t)50 << 20);
     assert_string_equal(err.msg, want);
 }
 

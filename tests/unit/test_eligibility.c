@@ -116,7 +116,8 @@ static void test_best_effort(void **state)
 static void test_guaranteed(void **state)
 {
     (void)state;
-    hr_container c[] = {CTR(HR_CTR_SIDECAR, 100, 100, GiB, GiB), CTR(HR_CTR_APP, 500, 500, GiB, GiB)};
+    hr_container c[] = {CTR(HR_CTR_SIDECAR, 100, 100, GiB, GiB),
+                        CTR(HR_CTR_APP, 500, 500, GiB, GiB)};
     hr_pod p = base_pod();
     p.ctr = c;
     p.n_ctr = 2;
@@ -276,10 +277,22 @@ static void apply(hr_pod *p, hr_reason r)
     case HR_R_NS_NOT_SELECTED: p->ns_state = HR_NS_NOT_SELECTED; break;
     case HR_R_NS_EXCLUDED: p->ns_state = HR_NS_EXCLUDED; break;
     case HR_R_OPTED_OUT: p->opted_out = true; break;
-    case HR_R_BEST_EFFORT: p->ctr = be_ctrs; p->n_ctr = 1; break;
-    case HR_R_GUARANTEED: p->ctr = gu_ctrs; p->n_ctr = 1; break;
-    case HR_R_NO_CPU_REQUEST: p->ctr = nocpu_ctrs; p->n_ctr = 1; break;
-    case HR_R_RESTART_POLICY: p->ctr = restart_ctrs; p->n_ctr = 1; break;
+    case HR_R_BEST_EFFORT:
+        p->ctr = be_ctrs;
+        p->n_ctr = 1;
+        break;
+    case HR_R_GUARANTEED:
+        p->ctr = gu_ctrs;
+        p->n_ctr = 1;
+        break;
+    case HR_R_NO_CPU_REQUEST:
+        p->ctr = nocpu_ctrs;
+        p->n_ctr = 1;
+        break;
+    case HR_R_RESTART_POLICY:
+        p->ctr = restart_ctrs;
+        p->n_ctr = 1;
+        break;
     case HR_R_MIRROR: p->mirror = true; break;
     case HR_R_WINDOWS: p->windows = true; break;
     case HR_R_POD_RESOURCES: p->pod_resources = true; break;
@@ -419,7 +432,8 @@ static void test_selector_and_set_semantics(void **state)
     hr_requirement mixed[] = {{"team", HR_SEL_IN, a, 1}, {"tier", HR_SEL_IN, db, 1}};
     s.req = mixed;
     CHECK_TRUE("one requirement fails", !hr_selector_matches(&s, &team));
-    hr_requirement expr[] = {{"team", HR_SEL_EXISTS, NULL, 0}, {"tier", HR_SEL_NOT_IN, db, 1},
+    hr_requirement expr[] = {{"team", HR_SEL_EXISTS, NULL, 0},
+                             {"tier", HR_SEL_NOT_IN, db, 1},
                              {"gpu", HR_SEL_DOES_NOT_EXIST, NULL, 0}};
     s.req = expr;
     s.n = 3;
@@ -458,12 +472,15 @@ static void test_namespace_state_defaults(void **state)
     CHECK_I64("unprefixed key", hr_namespace_state(&c, "team-a", &other, NULL), HR_NS_NOT_SELECTED);
 
     /* kube-system is excluded by default even when labelled. */
-    CHECK_I64("kube-system", hr_namespace_state(&c, "kube-system", &managed_ns, NULL), HR_NS_EXCLUDED);
+    CHECK_I64("kube-system", hr_namespace_state(&c, "kube-system", &managed_ns, NULL),
+              HR_NS_EXCLUDED);
     CHECK_TRUE("kube-system unlabelled not managed",
                hr_namespace_state(&c, "kube-system", &nolabels, NULL) != HR_NS_MANAGED);
     /* The controller's own namespace is always excluded. */
-    CHECK_I64("own namespace", hr_namespace_state(&c, "headroom", &managed_ns, "headroom"), HR_NS_EXCLUDED);
-    CHECK_I64("other than own", hr_namespace_state(&c, "team-a", &managed_ns, "headroom"), HR_NS_MANAGED);
+    CHECK_I64("own namespace", hr_namespace_state(&c, "headroom", &managed_ns, "headroom"),
+              HR_NS_EXCLUDED);
+    CHECK_I64("other than own", hr_namespace_state(&c, "team-a", &managed_ns, "headroom"),
+              HR_NS_MANAGED);
     CHECK_I64("own ns prefix is not own ns",
               hr_namespace_state(&c, "headroom-x", &managed_ns, "headroom"), HR_NS_MANAGED);
 }
@@ -493,7 +510,8 @@ static void test_namespace_state_custom(void **state)
     c.ns_selector = (hr_selector){true, NULL, 0};
     CHECK_I64("{} selects all", hr_namespace_state(&c, "team-b", &nolabels, NULL), HR_NS_MANAGED);
     c.ns_selector = (hr_selector){false, NULL, 0};
-    CHECK_I64("null selects none", hr_namespace_state(&c, "team-b", &gold, NULL), HR_NS_NOT_SELECTED);
+    CHECK_I64("null selects none", hr_namespace_state(&c, "team-b", &gold, NULL),
+              HR_NS_NOT_SELECTED);
 }
 
 /* ---- owners ------------------------------------------------------------- */
@@ -505,7 +523,7 @@ static void test_owner_excluded(void **state)
     hr_config_defaults(&c);
     CHECK_TRUE("no list", !hr_owner_excluded(&c, "ReplicaSet", "apps", "web-1"));
     static const hr_owner_ref owners[] = {
-        {"Job", "batch", NULL},        /* every Job */
+        {"Job", "batch", NULL},         /* every Job */
         {"DaemonSet", NULL, "fluentd"}, /* fluentd in any group */
         {"Node", "", ""},               /* core-group kind, any name */
     };
@@ -516,8 +534,10 @@ static void test_owner_excluded(void **state)
     CHECK_TRUE("kind differs", !hr_owner_excluded(&c, "CronJob", "batch", "nightly"));
     CHECK_TRUE("kind is case-sensitive", !hr_owner_excluded(&c, "job", "batch", "nightly"));
     CHECK_TRUE("DaemonSet fluentd", hr_owner_excluded(&c, "DaemonSet", "apps", "fluentd"));
-    CHECK_TRUE("DaemonSet fluentd, any group", hr_owner_excluded(&c, "DaemonSet", "example.com", "fluentd"));
-    CHECK_TRUE("DaemonSet other name", !hr_owner_excluded(&c, "DaemonSet", "apps", "node-exporter"));
+    CHECK_TRUE("DaemonSet fluentd, any group",
+               hr_owner_excluded(&c, "DaemonSet", "example.com", "fluentd"));
+    CHECK_TRUE("DaemonSet other name",
+               !hr_owner_excluded(&c, "DaemonSet", "apps", "node-exporter"));
     CHECK_TRUE("core-group Node", hr_owner_excluded(&c, "Node", "", "worker-1"));
     CHECK_TRUE("Node of another group", !hr_owner_excluded(&c, "Node", "example.com", "worker-1"));
     CHECK_TRUE("ReplicaSet", !hr_owner_excluded(&c, "ReplicaSet", "apps", "web-1"));

@@ -57,10 +57,12 @@ typedef struct parity_case {
 #define ONE_APP "\"containers\":[" APPC("a", REQ("500m")) "]"
 #define RESTART_CPU \
     "\"resizePolicy\":[{\"resourceName\":\"cpu\",\"restartPolicy\":\"RestartContainer\"}]"
-#define SIDECAR(name, extra, res) \
-    "{\"name\":\"" name "\",\"image\":\"x\",\"restartPolicy\":\"Always\"" extra ",\"resources\":" res "}"
-#define INITC(name, extra, res) "{\"name\":\"" name "\",\"image\":\"x\"" extra ",\"resources\":" res "}"
-#define OWNER(api, kind) \
+#define SIDECAR(name, extra, res)                                               \
+    "{\"name\":\"" name "\",\"image\":\"x\",\"restartPolicy\":\"Always\"" extra \
+    ",\"resources\":" res "}"
+#define INITC(name, extra, res) \
+    "{\"name\":\"" name "\",\"image\":\"x\"" extra ",\"resources\":" res "}"
+#define OWNER(api, kind)                                                                     \
     "\"ownerReferences\":[{\"apiVersion\":\"" api "\",\"kind\":\"" kind "\",\"name\":\"o\"," \
     "\"uid\":\"u\",\"controller\":true}]"
 
@@ -93,8 +95,8 @@ static const parity_case cases[] = {
      HR_MANAGED},
     /* RestartContainer. */
     {"RestartContainer on an app container", "team-a", "",
-     "\"containers\":[{\"name\":\"a\",\"image\":\"x\"," RESTART_CPU ",\"resources\":" REQ("500m")
-     "}]",
+     "\"containers\":[{\"name\":\"a\",\"image\":\"x\"," RESTART_CPU
+     ",\"resources\":" REQ("500m") "}]",
      HR_R_RESTART_POLICY},
     {"RestartContainer on a sidecar", "team-a", "",
      "\"initContainers\":[" SIDECAR("s", "," RESTART_CPU, REQ("50m")) "]," ONE_APP,
@@ -110,18 +112,22 @@ static const parity_case cases[] = {
     {"sidecar and app", "team-a", "",
      "\"initContainers\":[" SIDECAR("s", "", REQ("50m")) "]," ONE_APP, HR_MANAGED},
     {"only the sidecar requests CPU", "team-a", "",
-     "\"initContainers\":[" SIDECAR("s", "", REQ("50m")) "],"
-     "\"containers\":[" APPC("a", "{\"requests\":{\"memory\":\"64Mi\"}}") "]",
+     "\"initContainers\":[" SIDECAR(
+         "s", "", REQ("50m")) "],"
+                              "\"containers\":[" APPC("a",
+                                                      "{\"requests\":{\"memory\":\"64Mi\"}}") "]",
      HR_MANAGED},
     {"only an init container requests CPU", "team-a", "",
-     "\"initContainers\":[" INITC("i", "", REQ("50m")) "],"
-     "\"containers\":[" APPC("a", "{\"requests\":{\"memory\":\"64Mi\"}}") "]",
+     "\"initContainers\":[" INITC(
+         "i", "", REQ("50m")) "],"
+                              "\"containers\":[" APPC("a",
+                                                      "{\"requests\":{\"memory\":\"64Mi\"}}") "]",
      HR_R_NO_CPU_REQUEST},
     /* The rest of design §4 that holds at birth. */
     {"mirror pod", "team-a", "\"annotations\":{\"kubernetes.io/config.mirror\":\"x\"}", ONE_APP,
      HR_R_MIRROR},
-    {"pod-level resources", "team-a", "",
-     "\"resources\":{\"requests\":{\"cpu\":\"1\"}}," ONE_APP, HR_R_POD_RESOURCES},
+    {"pod-level resources", "team-a", "", "\"resources\":{\"requests\":{\"cpu\":\"1\"}}," ONE_APP,
+     HR_R_POD_RESOURCES},
     {"invalid max-cpu", "team-a", "\"annotations\":{\"" HR_ANN_MAX_CPU "\":\"lots\"}", ONE_APP,
      HR_R_BAD_MAX_CPU},
     {"valid max-cpu", "team-a", "\"annotations\":{\"" HR_ANN_MAX_CPU "\":\"3\"}", ONE_APP,
@@ -138,8 +144,8 @@ static const parity_case cases[] = {
      "\"containers\":[{\"name\":\"a\",\"image\":\"x\"}]", HR_R_BEST_EFFORT},
     {"mirror, RestartContainer and a bad max-cpu", "team-a",
      "\"annotations\":{\"kubernetes.io/config.mirror\":\"x\",\"" HR_ANN_MAX_CPU "\":\"x\"}",
-     "\"containers\":[{\"name\":\"a\",\"image\":\"x\"," RESTART_CPU ",\"resources\":" REQ("500m")
-     "}]",
+     "\"containers\":[{\"name\":\"a\",\"image\":\"x\"," RESTART_CPU
+     ",\"resources\":" REQ("500m") "}]",
      HR_R_RESTART_POLICY},
     {"pod-level resources and an excluded owner", "team-a", OWNER("batch/v1", "Job"),
      "\"resources\":{\"requests\":{\"cpu\":\"1\"}}," ONE_APP, HR_R_POD_RESOURCES},
@@ -190,10 +196,10 @@ static void world_init(world *w)
     put_namespace(w->cache, "{\"metadata\":{\"name\":\"" OWN_NS "\",\"labels\":{\"" HR_LABEL_MODE
                             "\":\"managed\"}}}");
 
-    yyjson_doc *d = parse_or_fail(
-        "{\"metadata\":{\"name\":\"" NODE "\",\"labels\":{\"kubernetes.io/os\":\"linux\"}},"
-        "\"status\":{\"allocatable\":{\"cpu\":\"8\",\"memory\":\"32Gi\"},"
-        "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}");
+    yyjson_doc *d = parse_or_fail("{\"metadata\":{\"name\":\"" NODE
+                                  "\",\"labels\":{\"kubernetes.io/os\":\"linux\"}},"
+                                  "\"status\":{\"allocatable\":{\"cpu\":\"8\",\"memory\":\"32Gi\"},"
+                                  "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}");
     hr_arena a;
     hr_arena_init(&a, 4096);
     hr_knode kn;
@@ -248,7 +254,8 @@ static void statuses(hr_buf *b, yyjson_val *arr)
     size_t i, max;
     yyjson_val *e;
     hr_buf_putc(b, '[');
-    yyjson_arr_foreach(arr, i, max, e) {
+    yyjson_arr_foreach(arr, i, max, e)
+    {
         hr_buf_printf(b, "%s{\"name\":\"%s\",\"ready\":true,\"resources\":{}}", i ? "," : "",
                       yyjson_get_str(yyjson_obj_get(e, "name")));
     }
@@ -283,8 +290,7 @@ static char *running_pod(const parity_case *c, size_t idx)
              "\"namespace\":\"%s\",\"uid\":\"00000000-0000-0000-0000-0000000000%02zu\","
              "\"resourceVersion\":\"%zu\"%s%s},\"spec\":{\"nodeName\":\"" NODE "\",%s},"
              "\"status\":%s}",
-             idx, c->ns, idx, 100 + idx, c->meta[0] ? "," : "", c->meta, c->spec,
-             hr_buf_str(&st));
+             idx, c->ns, idx, 100 + idx, c->meta[0] ? "," : "", c->meta, c->spec, hr_buf_str(&st));
     hr_buf_free(&st);
     return s;
 }
@@ -344,8 +350,7 @@ static webhook_answer webhook_path(world *w, const parity_case *c)
     hr_err err;
     assert_int_equal(hr_admission_review(&env, in, strlen(in), &r, &err), HR_OK);
     if (r.http_status != 200 || !r.has_reason)
-        fail_msg("%s: webhook did not reach the rules: HTTP %d, %s", c->what, r.http_status,
-                 r.why);
+        fail_msg("%s: webhook did not reach the rules: HTTP %d, %s", c->what, r.http_status, r.why);
     webhook_answer a = {r.reason, r.outcome, ""};
     snprintf(a.why, sizeof a.why, "%s", r.why);
     hr_wh_result_free(&r);
@@ -419,8 +424,8 @@ static void same_answer_same_reason(void **state)
     }
     hr_cache_free(w.cache);
     if (bad)
-        fail_msg("%d of %zu pods: the webhook and the controller disagree (or the table does)",
-                 bad, N_CASES);
+        fail_msg("%d of %zu pods: the webhook and the controller disagree (or the table does)", bad,
+                 N_CASES);
 }
 
 /* The one rule the webhook does not share, on purpose: a Windows pod is
@@ -432,8 +437,8 @@ static void windows_is_birth_only(void **state)
     (void)state;
     world w;
     world_init(&w);
-    const parity_case c = {"windows pod", "team-a", "",
-                           "\"os\":{\"name\":\"windows\"}," ONE_APP, HR_R_WINDOWS};
+    const parity_case c = {"windows pod", "team-a", "", "\"os\":{\"name\":\"windows\"}," ONE_APP,
+                           HR_R_WINDOWS};
     webhook_answer wh = webhook_path(&w, &c);
     assert_int_equal(wh.reason, HR_MANAGED);
     assert_int_equal(wh.outcome, HR_WH_MUTATED);

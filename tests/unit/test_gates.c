@@ -194,7 +194,8 @@ static void test_plan_gates_unknown(void **state)
         CHECK_I64(increase ? "increase: unavailable" : "decrease: pass", R.out[i].gate,
                   increase ? HR_GATE_UNAVAILABLE : HR_GATE_PASS);
     }
-    CHECK_TRUE("pod 2 shrinks (14000 is above any target)", R.out[2].write && R.out[2].gate == HR_GATE_PASS);
+    CHECK_TRUE("pod 2 shrinks (14000 is above any target)",
+               R.out[2].write && R.out[2].gate == HR_GATE_PASS);
 }
 
 static void test_plan_gate_only_for_writes(void **state)

@@ -28,7 +28,8 @@ static void record_render_remove(void **state)
     (void)state;
     hr_gauges *g = hr_gauges_new();
     assert_non_null(g);
-    hr_node_plan plan = {.allocatable = 8000, .booked = 2000, .slack = 6000, .managed = 2000, .n_managed = 2};
+    hr_node_plan plan = {
+        .allocatable = 8000, .booked = 2000, .slack = 6000, .managed = 2000, .n_managed = 2};
     hr_gauge_pod pods[] = {{"team-a", "solo", 1200}, {"team-a", "big", 7200}};
     hr_gauge_delta d;
     assert_true(hr_gauges_record(g, "n0", &plan, 1, pods, 2, &d));
@@ -39,11 +40,13 @@ static void record_render_remove(void **state)
     assert_non_null(strstr(p, "\nheadroom_node_factor{node=\"n0\"} 4.000\n"));
     assert_non_null(strstr(p, "\nheadroom_node_slack_cores{node=\"n0\"} 6.000\n"));
     assert_non_null(strstr(p, "\nheadroom_node_booked_ratio{node=\"n0\"} 0.250\n"));
-    assert_non_null(strstr(p, "\nheadroom_pod_limit_cores{namespace=\"team-a\",pod=\"big\"} 7.200\n"));
+    assert_non_null(
+        strstr(p, "\nheadroom_pod_limit_cores{namespace=\"team-a\",pod=\"big\"} 7.200\n"));
     free(p);
 
     /* big left the node: its series goes with the next record */
-    plan = (hr_node_plan){.allocatable = 8000, .booked = 200, .slack = 7800, .managed = 200, .n_managed = 1};
+    plan = (hr_node_plan){
+        .allocatable = 8000, .booked = 200, .slack = 7800, .managed = 200, .n_managed = 1};
     assert_true(hr_gauges_record(g, "n0", &plan, 0, pods, 1, &d));
     assert_int_equal(d.pods, -1);
     assert_int_equal(d.nodes, 0);
@@ -54,7 +57,8 @@ static void record_render_remove(void **state)
     free(p);
 
     /* an over-booked node has a negative slack; odd names are escaped */
-    plan = (hr_node_plan){.allocatable = 4000, .booked = 5000, .slack = -1000, .managed = 500, .n_managed = 1};
+    plan = (hr_node_plan){
+        .allocatable = 4000, .booked = 5000, .slack = -1000, .managed = 500, .n_managed = 1};
     hr_gauge_pod odd[] = {{"ns", "we\"ird\\name", 510}};
     assert_true(hr_gauges_record(g, "n\"1", &plan, 0, odd, 1, &d));
     p = page(g);

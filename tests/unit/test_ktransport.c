@@ -46,8 +46,10 @@ static void test_backoff_bounds(void **state)
         long lo = INT32_MAX, hi = 0;
         for (int k = 0; k < 2000; k++) {
             long d = hr_kbackoff_ms_r(&r, attempt, 100, 30000, 0);
-            if (d < lo) lo = d;
-            if (d > hi) hi = d;
+            if (d < lo)
+                lo = d;
+            if (d > hi)
+                hi = d;
         }
         /* factor in [0.5, 1.5): and it actually spreads. */
         CHECK_TRUE("lower bound", lo >= nominal / 2);
@@ -174,8 +176,10 @@ static int collect(void *ud, const char *line, size_t len)
 static void test_lines_every_split(void **state)
 {
     (void)state;
-    const char *in = "{\"type\":\"ADDED\"}\n\n{\"b\":2}\r\nxyz\n{\"long\":\"abcdefghijklmnopqrstuvwxyz\"}\n";
-    const char *want = "{\"type\":\"ADDED\"}|{\"b\":2}|xyz|{\"long\":\"abcdefghijklmnopqrstuvwxyz\"}|";
+    const char *in =
+        "{\"type\":\"ADDED\"}\n\n{\"b\":2}\r\nxyz\n{\"long\":\"abcdefghijklmnopqrstuvwxyz\"}\n";
+    const char *want =
+        "{\"type\":\"ADDED\"}|{\"b\":2}|xyz|{\"long\":\"abcdefghijklmnopqrstuvwxyz\"}|";
     size_t n = strlen(in);
     /* Every way to cut the input in three pieces gives the same lines. */
     for (size_t a = 0; a <= n; a++)
@@ -239,7 +243,6 @@ static void test_lines_limit_stop_tail(void **state)
     assert_int_equal(hr_klines_finish(&s, collect, &seen, &e), 0);
     assert_int_equal(seen.n, 2);
     hr_klines_free(&s);
-
 }
 
 /* The 16 MiB default limit holds a 3 MiB line fed in 16 KiB pieces. */
@@ -305,7 +308,8 @@ static void test_status_errors(void **state)
     assert_false(st.is_status);
     assert_string_equal(st.message, "404 page not found");
     hr_kstatus_parse("<html>\x01\x02</html>", 15, &st);
-    assert_string_equal(st.message, "<html>?" "?</html>");
+    assert_string_equal(st.message, "<html>?"
+                                    "?</html>");
     hr_kstatus_parse(NULL, 0, &st);
     assert_string_equal(st.message, "");
     assert_int_equal(hr_kstatus_err(&e, "GET", "/y", 500, &st), HR_E_IO);
@@ -342,9 +346,11 @@ static void write_kubeconfig(const char *server)
     snprintf(g_kc, sizeof g_kc, "/tmp/hr-kt-%d.yaml", (int)getpid());
     FILE *f = fopen(g_kc, "w");
     assert_non_null(f);
-    fprintf(f, "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u, "
-               "namespace: ns1}\nclusters:\n- name: c\n  cluster: {server: '%s'}\n"
-               "users:\n- name: u\n  user: {token: secret}\n", server);
+    fprintf(f,
+            "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u, "
+            "namespace: ns1}\nclusters:\n- name: c\n  cluster: {server: '%s'}\n"
+            "users:\n- name: u\n  user: {token: secret}\n",
+            server);
     assert_int_equal(fclose(f), 0);
 }
 
@@ -373,11 +379,12 @@ static void test_client_nothing_listens(void **state)
     assert_int_equal(res.status, 0);
     assert_non_null(strstr(e.msg, "GET /version: https://127.0.0.1:1"));
     assert_int_equal(hr_kclient_apply(c, "/api/v1/namespaces/a/pods/b/resize", "headroom", true,
-                                      "{}", 2, NULL, &res, &e), HR_E_IO);
+                                      "{}", 2, NULL, &res, &e),
+                     HR_E_IO);
     assert_non_null(strstr(e.msg, "PATCH /api/v1/namespaces/a/pods/b/resize?fieldManager=headroom"
                                   "&force=true"));
-    assert_int_equal(hr_kclient_stream(c, "/api/v1/pods?watch=1", 5, stop_line, NULL, NULL, &res,
-                                       &e), HR_E_IO);
+    assert_int_equal(
+        hr_kclient_stream(c, "/api/v1/pods?watch=1", 5, stop_line, NULL, NULL, &res, &e), HR_E_IO);
     assert_int_equal(res.status, 0);
     /* Bad paths never reach the network. */
     assert_int_equal(hr_kclient_do(c, "GET", "api/v1", NULL, NULL, 0, &b, &res, &e), HR_E_INPUT);
@@ -412,8 +419,8 @@ static void test_client_stop_flag(void **state)
     atomic_bool stop = true;
     int64_t t0 = hr_mono_ns();
     hr_kresult res;
-    assert_int_equal(hr_kclient_stream(c, "/api/v1/pods?watch=1", 0, stop_line, NULL, &stop,
-                                       &res, &e), HR_OK);
+    assert_int_equal(
+        hr_kclient_stream(c, "/api/v1/pods?watch=1", 0, stop_line, NULL, &stop, &res, &e), HR_OK);
     int64_t ms = (hr_mono_ns() - t0) / 1000000;
     if (ms > 1000)
         fail_msg("stop flag took %" PRId64 " ms", ms);

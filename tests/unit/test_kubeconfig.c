@@ -68,39 +68,39 @@ static int teardown_dir(void **state)
 }
 
 /* "hello world\n" and friends. */
-#define B64_CA "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCkNBCg=="       /* -----BEGIN CERTIFICATE-----\nCA\n */
-#define B64_CRT "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCkNSVAo="      /* ...\nCRT\n */
-#define B64_KEY "LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0tCktFWQo="      /* ...KEY */
+#define B64_CA \
+    "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCkNBCg==" /* -----BEGIN CERTIFICATE-----\nCA\n */
+#define B64_CRT "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCkNSVAo=" /* ...\nCRT\n */
+#define B64_KEY "LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0tCktFWQo=" /* ...KEY */
 
-static const char *BASIC =
-    "apiVersion: v1\n"
-    "kind: Config\n"
-    "current-context: dev\n"
-    "clusters:\n"
-    "- name: c1\n"
-    "  cluster:\n"
-    "    server: https://127.0.0.1:6443/\n"
-    "    certificate-authority-data: " B64_CA "\n"
-    "    tls-server-name: kubernetes\n"
-    "- name: c2\n"
-    "  cluster:\n"
-    "    server: 10.0.0.1:443\n"
-    "    insecure-skip-tls-verify: true\n"
-    "users:\n"
-    "- name: u1\n"
-    "  user:\n"
-    "    client-certificate-data: " B64_CRT "\n"
-    "    client-key-data: " B64_KEY "\n"
-    "- name: u2\n"
-    "  user:\n"
-    "    token: abc.def\n"
-    "contexts:\n"
-    "- name: dev\n"
-    "  context: {cluster: c1, user: u1, namespace: team-a}\n"
-    "- name: other\n"
-    "  context:\n"
-    "    cluster: c2\n"
-    "    user: u2\n";
+static const char *BASIC = "apiVersion: v1\n"
+                           "kind: Config\n"
+                           "current-context: dev\n"
+                           "clusters:\n"
+                           "- name: c1\n"
+                           "  cluster:\n"
+                           "    server: https://127.0.0.1:6443/\n"
+                           "    certificate-authority-data: " B64_CA "\n"
+                           "    tls-server-name: kubernetes\n"
+                           "- name: c2\n"
+                           "  cluster:\n"
+                           "    server: 10.0.0.1:443\n"
+                           "    insecure-skip-tls-verify: true\n"
+                           "users:\n"
+                           "- name: u1\n"
+                           "  user:\n"
+                           "    client-certificate-data: " B64_CRT "\n"
+                           "    client-key-data: " B64_KEY "\n"
+                           "- name: u2\n"
+                           "  user:\n"
+                           "    token: abc.def\n"
+                           "contexts:\n"
+                           "- name: dev\n"
+                           "  context: {cluster: c1, user: u1, namespace: team-a}\n"
+                           "- name: other\n"
+                           "  context:\n"
+                           "    cluster: c2\n"
+                           "    user: u2\n";
 
 static hr_kconfig *parse_ok(const char *y, const char *ctx)
 {
@@ -187,7 +187,8 @@ static void test_errors_name_field(void **state)
     parse_fails("current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\n"
                 "clusters:\n- name: c\n  cluster:\n    server: https://a\n"
                 "    certificate-authority-data: 'ab$d'\n",
-                NULL, "clusters[name=c].cluster: certificate-authority-data: invalid base64 at byte 2");
+                NULL,
+                "clusters[name=c].cluster: certificate-authority-data: invalid base64 at byte 2");
     parse_fails("current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\n"
                 "clusters:\n- name: c\n  cluster:\n    server: https://a\n"
                 "    insecure-skip-tls-verify: maybe\n",
@@ -203,8 +204,8 @@ static void test_errors_name_field(void **state)
                 NULL, "only https:// and http://");
     /* A scheme with no host, however many slashes follow, is refused (the
      * fuzzer found "https://" shrinking to "https:" and being accepted). */
-    static const char *const hostless[] = {"https://", "http://", "https:///", "https:////x",
-                                           "/", "//"};
+    static const char *const hostless[] = {"https://",    "http://", "https:///",
+                                           "https:////x", "/",       "//"};
     for (size_t i = 0; i < sizeof hostless / sizeof *hostless; i++) {
         char doc[256];
         snprintf(doc, sizeof doc,
@@ -219,20 +220,22 @@ static void test_errors_name_field(void **state)
                 "true, certificate-authority-data: " B64_CA "}\n",
                 NULL, "insecure-skip-tls-verify is set together");
     /* Both file and data for one credential. */
-    parse_fails("current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
-                "clusters:\n- name: c\n  cluster: {server: 'https://x'}\n"
-                "users:\n- name: u\n  user: {client-certificate: a.crt, client-certificate-data: "
-                B64_CRT ", client-key-data: " B64_KEY "}\n",
-                NULL, "both client-certificate and client-certificate-data");
+    parse_fails(
+        "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
+        "clusters:\n- name: c\n  cluster: {server: 'https://x'}\n"
+        "users:\n- name: u\n  user: {client-certificate: a.crt, client-certificate-data: " B64_CRT
+        ", client-key-data: " B64_KEY "}\n",
+        NULL, "both client-certificate and client-certificate-data");
     parse_fails("current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
                 "clusters:\n- name: c\n  cluster: {server: 'https://x'}\n"
                 "users:\n- name: u\n  user: {client-certificate-data: " B64_CRT "}\n",
                 NULL, "users[name=u].user: client-certificate(-data) is set without client-key");
-    parse_fails("current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
-                "clusters:\n- name: c\n  cluster: {server: 'https://x'}\n"
-                "users:\n- name: u\n  user: {client-key: missing.key, client-certificate-data: "
-                B64_CRT "}\n",
-                NULL, "client-key: ");
+    parse_fails(
+        "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
+        "clusters:\n- name: c\n  cluster: {server: 'https://x'}\n"
+        "users:\n- name: u\n  user: {client-key: missing.key, client-certificate-data: " B64_CRT
+        "}\n",
+        NULL, "client-key: ");
     parse_fails("current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
                 "clusters:\n- name: c\n  cluster: {server: 'https://x'}\n"
                 "users:\n- name: u\n  user: {auth-provider: {name: gcp}}\n",
@@ -241,7 +244,7 @@ static void test_errors_name_field(void **state)
     parse_fails("current-context: x\ncurrent-context: y\n", NULL, "line");
     /* libfyaml loops on invalid UTF-8 in a directive: refused first. */
     parse_fails("% name:rp \xff\xffx", NULL, "byte 10: not UTF-8");
-    parse_fails("a: \xc0\x80\n", NULL, "not UTF-8");   /* overlong NUL */
+    parse_fails("a: \xc0\x80\n", NULL, "not UTF-8");     /* overlong NUL */
     parse_fails("a: \xed\xa0\x80\n", NULL, "not UTF-8"); /* surrogate */
     parse_fails("current-context: x\ncontexts: {a: 1}\n", NULL, "contexts: expected a list");
 }
@@ -252,12 +255,13 @@ static void test_files_relative_to_kubeconfig(void **state)
     put_file("ca.pem", "-----BEGIN CERTIFICATE-----\nFILECA\n", 0600);
     put_file("c.crt", "CRT-FILE", 0600);
     put_file("c.key", "KEY-FILE", 0600);
-    put_file("rel.yaml",
-             "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
-             "clusters:\n- name: c\n  cluster: {server: 'https://x:1', certificate-authority: ca.pem}\n"
-             "users:\n- name: u\n  user: {client-certificate: c.crt, client-key: c.key,"
-             " tokenFile: tok}\n",
-             0600);
+    put_file(
+        "rel.yaml",
+        "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
+        "clusters:\n- name: c\n  cluster: {server: 'https://x:1', certificate-authority: ca.pem}\n"
+        "users:\n- name: u\n  user: {client-certificate: c.crt, client-key: c.key,"
+        " tokenFile: tok}\n",
+        0600);
     hr_kconfig_opts o = {.kubeconfig = path_of("rel.yaml")};
     hr_kconfig *c = NULL;
     hr_err e = {0};
@@ -287,7 +291,8 @@ static void test_merge_first_wins(void **state)
              0600);
     put_file("b.yaml",
              "current-context: z\n"
-             "clusters:\n- name: c\n  cluster: {server: 'https://from-b', insecure-skip-tls-verify: true}\n"
+             "clusters:\n- name: c\n  cluster: {server: 'https://from-b', "
+             "insecure-skip-tls-verify: true}\n"
              "- name: d\n  cluster: {server: 'https://d-from-b'}\n"
              "contexts:\n- name: y\n  context: {cluster: c, user: u}\n"
              "- name: z\n  context: {cluster: d, user: u, namespace: zz}\n"
@@ -324,8 +329,10 @@ static void test_merge_first_wins(void **state)
     char kd[600];
     snprintf(kd, sizeof kd, "%s/.kube", g_dir);
     mkdir(kd, 0700);
-    put_file(".kube/config", "current-context: y\ncontexts:\n- name: y\n  context: {cluster: c}\n"
-                             "clusters:\n- name: c\n  cluster: {server: 'https://home'}\n", 0600);
+    put_file(".kube/config",
+             "current-context: y\ncontexts:\n- name: y\n  context: {cluster: c}\n"
+             "clusters:\n- name: c\n  cluster: {server: 'https://home'}\n",
+             0600);
     hr_kconfig_opts home = {.env_kubeconfig = "", .home = g_dir, .no_in_cluster = true};
     if (hr_kconfig_load(&home, &c, &e) != HR_OK)
         fail_msg("%s", e.msg);
@@ -342,8 +349,10 @@ static void test_in_cluster(void **state)
     put_file("sa/token", "sa-token-1\n", 0600);
     put_file("sa/ca.crt", "-----BEGIN CERTIFICATE-----\nINCLUSTER\n", 0600);
     put_file("sa/namespace", "headroom-system", 0600);
-    hr_kconfig_opts o = {.env_kubeconfig = path_of("missing.yaml"), .sa_dir = sa,
-                         .svc_host = "fd00::1", .svc_port = "443"};
+    hr_kconfig_opts o = {.env_kubeconfig = path_of("missing.yaml"),
+                         .sa_dir = sa,
+                         .svc_host = "fd00::1",
+                         .svc_port = "443"};
     hr_kconfig *c = NULL;
     hr_err e = {0};
     if (hr_kconfig_load(&o, &c, &e) != HR_OK)
@@ -410,7 +419,7 @@ static void test_base64(void **state)
     assert_int_equal(hr_b64_decode("aGV*", 4, out, &bad), (size_t)-1);
     assert_int_equal(bad, 3);
     assert_int_equal(hr_b64_decode("aGVsbG8=x", 9, out, &bad), (size_t)-1); /* after pad */
-    assert_int_equal(hr_b64_decode("a", 1, out, &bad), (size_t)-1);          /* truncated */
+    assert_int_equal(hr_b64_decode("a", 1, out, &bad), (size_t)-1);         /* truncated */
     assert_int_equal(hr_b64_decode("a===", 4, out, &bad), (size_t)-1);
     char enc[64];
     for (size_t n = 0; n < 20; n++) {
@@ -455,8 +464,8 @@ static void test_exec_parse(void **state)
     const char *cert = "{\"apiVersion\":\"client.authentication.k8s.io/v1beta1\",\"kind\":"
                        "\"ExecCredential\",\"status\":{\"clientCertificateData\":\"C\","
                        "\"clientKeyData\":\"K\"}}";
-    assert_int_equal(hr_kexec_parse(cert, strlen(cert),
-                                    "client.authentication.k8s.io/v1beta1", &r, &e), HR_OK);
+    assert_int_equal(
+        hr_kexec_parse(cert, strlen(cert), "client.authentication.k8s.io/v1beta1", &r, &e), HR_OK);
     assert_null(r.token);
     assert_string_equal((char *)r.cert, "C");
     assert_string_equal((char *)r.key, "K");
@@ -501,8 +510,8 @@ static hr_kconfig *exec_config(const char *exp, const char *cmd)
     char y[2048];
     snprintf(y, sizeof y,
              "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
-             "clusters:\n- name: c\n  cluster: {server: 'https://x:1', certificate-authority-data: "
-             B64_CA "}\n"
+             "clusters:\n- name: c\n  cluster: {server: 'https://x:1', "
+             "certificate-authority-data: " B64_CA "}\n"
              "users:\n- name: u\n  user:\n    exec:\n"
              "      apiVersion: client.authentication.k8s.io/v1\n"
              "      command: %s\n"

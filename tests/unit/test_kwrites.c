@@ -21,8 +21,8 @@
 #include <yyjson.h>
 
 #include "hr_check.h"
-#include "kube/write/events.h"
 #include "kube/ktime.h"
+#include "kube/write/events.h"
 #include "kube/write/lease.h"
 
 static void test_micro_time(void **state)
@@ -54,9 +54,16 @@ static void test_event_json(void **state)
     note[1023] = (char)0xC3;
     note[1024] = (char)0xA9;
     note[sizeof note - 1] = '\0';
-    hr_kevent e = {.ns = "team-a", .kind = "Pod", .api_version = "v1", .name = "web-1",
-                   .uid = "u-1", .type = "Normal", .reason = "CPULimitAdjusted",
-                   .action = "Resize", .note = note, .controller = "kube-headroom.dev/headroom",
+    hr_kevent e = {.ns = "team-a",
+                   .kind = "Pod",
+                   .api_version = "v1",
+                   .name = "web-1",
+                   .uid = "u-1",
+                   .type = "Normal",
+                   .reason = "CPULimitAdjusted",
+                   .action = "Resize",
+                   .note = note,
+                   .controller = "kube-headroom.dev/headroom",
                    .instance = "headroom-0"};
     hr_buf b;
     hr_buf_init(&b, 0);
@@ -93,8 +100,10 @@ static void test_event_json(void **state)
 static void test_lease_json_round_trip(void **state)
 {
     (void)state;
-    hr_klease in = {.duration_s = 15, .acquire_us = INT64_C(1796025600000001),
-                    .renew_us = INT64_C(1796025602500000), .transitions = 3};
+    hr_klease in = {.duration_s = 15,
+                    .acquire_us = INT64_C(1796025600000001),
+                    .renew_us = INT64_C(1796025602500000),
+                    .transitions = 3};
     snprintf(in.holder, sizeof in.holder, "headroom-0_abc");
     snprintf(in.rv, sizeof in.rv, "12345");
     hr_buf b;

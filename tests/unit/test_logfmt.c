@@ -20,9 +20,10 @@ static void pairs_become_fields(void **state)
     hr_buf_init(&b, 0);
     hr_log_json(&b, "2026-11-30T09:00:00.000Z", "info",
                 "msg=\"limit applied\" pod=team-a/web-0 from=0m to=2000m note=\"say \\\"hi\\\"\"");
-    assert_string_equal(hr_buf_str(&b),
-                        "{\"time\":\"2026-11-30T09:00:00.000Z\",\"level\":\"info\",\"msg\":\"limit applied\","
-                        "\"pod\":\"team-a/web-0\",\"from\":\"0m\",\"to\":\"2000m\",\"note\":\"say \\\"hi\\\"\"}\n");
+    assert_string_equal(
+        hr_buf_str(&b),
+        "{\"time\":\"2026-11-30T09:00:00.000Z\",\"level\":\"info\",\"msg\":\"limit applied\","
+        "\"pod\":\"team-a/web-0\",\"from\":\"0m\",\"to\":\"2000m\",\"note\":\"say \\\"hi\\\"\"}\n");
     yyjson_doc *d = yyjson_read(hr_buf_str(&b), b.len, 0);
     assert_non_null(d);
     yyjson_doc_free(d);

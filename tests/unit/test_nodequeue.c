@@ -26,7 +26,8 @@ static void burst_collapses(void **state)
 {
     (void)state;
     hr_nodequeue *q = mk();
-    for (int i = 0; i < 50; i++) assert_int_equal(hr_nodequeue_add(q, "n1", 1000 + i, 2000), HR_OK);
+    for (int i = 0; i < 50; i++)
+        assert_int_equal(hr_nodequeue_add(q, "n1", 1000 + i, 2000), HR_OK);
     int64_t next = 0;
     assert_null(hr_nodequeue_pop(q, 2999, &next));
     assert_int_equal(next, 3000); /* the first event's deadline holds */
@@ -60,7 +61,7 @@ static void add_while_running_is_not_lost(void **state)
     assert_int_equal(hr_nodequeue_add(q, "n1", 0, 0), HR_OK);
     assert_string_equal(hr_nodequeue_pop(q, 0, NULL), "n1");
     assert_int_equal(hr_nodequeue_add(q, "n1", 10, 0), HR_OK); /* event mid-run */
-    assert_null(hr_nodequeue_pop(q, 20, NULL)); /* never two workers on one node */
+    assert_null(hr_nodequeue_pop(q, 20, NULL));                /* never two workers on one node */
     hr_nodequeue_done(q, "n1", 50, -1, 2000);
     assert_null(hr_nodequeue_pop(q, 2049, NULL));
     assert_string_equal(hr_nodequeue_pop(q, 2050, NULL), "n1");
@@ -91,7 +92,8 @@ static void many_nodes_grow(void **state)
     assert_int_equal(hr_nodequeue_len(q), 5000);
     assert_string_equal(hr_nodequeue_pop(q, 10000, NULL), "node-4999");
     int got = 1;
-    while (hr_nodequeue_pop(q, 10000, NULL) != NULL) got++;
+    while (hr_nodequeue_pop(q, 10000, NULL) != NULL)
+        got++;
     assert_int_equal(got, 5000);
     hr_nodequeue_free(q);
 }

@@ -37,8 +37,11 @@ static hr_config config(void)
 
 static hr_pod_ctx ctx(const hr_config *c)
 {
-    return (hr_pod_ctx){.cfg = c, .ns = "team-a", .ns_labels = &managed,
-                        .node_labels = NULL, .limits = HR_LIMIT_BOUNDS_NONE};
+    return (hr_pod_ctx){.cfg = c,
+                        .ns = "team-a",
+                        .ns_labels = &managed,
+                        .node_labels = NULL,
+                        .limits = HR_LIMIT_BOUNDS_NONE};
 }
 
 static void namespace_state(void **state)

@@ -42,23 +42,36 @@
 
 /* ---- seeded generator ---------------------------------------------------- */
 
-static uint64_t g_seed;     /* the run's seed, printed on failure */
-static const char *g_prop;  /* the property being checked */
-static int g_case;          /* the case number within it */
+static uint64_t g_seed;    /* the run's seed, printed on failure */
+static const char *g_prop; /* the property being checked */
+static int g_case;         /* the case number within it */
 static hr_prng rng;
 
-static uint64_t next_u64(void) { return hr_prng_next(&rng); }
+static uint64_t next_u64(void)
+{
+    return hr_prng_next(&rng);
+}
 
-static int64_t below(int64_t n) { return n <= 1 ? 0 : (int64_t)(next_u64() % (uint64_t)n); }
-static bool chance(int pct) { return below(100) < pct; }
-static int64_t between(int64_t lo, int64_t hi) { return lo + below(hi - lo + 1); }
+static int64_t below(int64_t n)
+{
+    return n <= 1 ? 0 : (int64_t)(next_u64() % (uint64_t)n);
+}
+static bool chance(int pct)
+{
+    return below(100) < pct;
+}
+static int64_t between(int64_t lo, int64_t hi)
+{
+    return lo + below(hi - lo + 1);
+}
 
 /* Log-uniform in [1, max]: small requests (10m sidecars) are as common as
  * large ones, which is where the floor and the caps interact. */
 static int64_t log_uniform(int64_t max)
 {
     int bits = 0;
-    while ((INT64_C(1) << bits) < max) bits++;
+    while ((INT64_C(1) << bits) < max)
+        bits++;
     int64_t hi = INT64_C(1) << below(bits + 1);
     int64_t v = between(hi / 2 > 0 ? hi / 2 : 1, hi);
     return v > max ? max : v;
@@ -73,12 +86,12 @@ static void start_case(const char *prop, int k)
                            (uint64_t)(uintptr_t)prop[0] << 56);
 }
 
-#define PFAIL(...)                                                                        \
-    do {                                                                                  \
-        char m_[512];                                                                     \
-        snprintf(m_, sizeof m_, __VA_ARGS__);                                             \
-        fail_msg("property %s, case %d: %s (replay with HR_SEED=%" PRIu64 ")", g_prop,    \
-                 g_case, m_, g_seed);                                                     \
+#define PFAIL(...)                                                                                 \
+    do {                                                                                           \
+        char m_[512];                                                                              \
+        snprintf(m_, sizeof m_, __VA_ARGS__);                                                      \
+        fail_msg("property %s, case %d: %s (replay with HR_SEED=%" PRIu64 ")", g_prop, g_case, m_, \
+                 g_seed);                                                                          \
     } while (0)
 
 /* ---- a random node ------------------------------------------------------- */
@@ -136,20 +149,28 @@ static void rand_pod(gen_node *g, size_t i, const gen_opts *o)
     hr_container *cs = g->ctrs[i];
     uint32_t n = 0;
     /* Init containers (sidecars among them) first, then apps: pod.h's order. */
-    if (chance(15)) rand_container(&cs[n++], HR_CTR_INIT, o);
-    if (chance(25)) rand_container(&cs[n++], HR_CTR_SIDECAR, o);
-    if (chance(10)) rand_container(&cs[n++], HR_CTR_INIT, o);
+    if (chance(15))
+        rand_container(&cs[n++], HR_CTR_INIT, o);
+    if (chance(25))
+        rand_container(&cs[n++], HR_CTR_SIDECAR, o);
+    if (chance(10))
+        rand_container(&cs[n++], HR_CTR_INIT, o);
     uint32_t apps = (uint32_t)between(1, 3);
-    for (uint32_t k = 0; k < apps && n < MAXC; k++) rand_container(&cs[n++], HR_CTR_APP, o);
+    for (uint32_t k = 0; k < apps && n < MAXC; k++)
+        rand_container(&cs[n++], HR_CTR_APP, o);
 
     hr_pod p = hr_pod_init();
     p.ctr = cs;
     p.n_ctr = n;
     p.status_resources = true;
-    if (chance(10)) p.overhead_cpu = between(1, 500);
+    if (chance(10))
+        p.overhead_cpu = between(1, 500);
     int64_t roll = below(100);
-    p.phase = roll < 85 ? HR_PHASE_RUNNING : roll < 93 ? HR_PHASE_PENDING
-            : roll < 96 ? HR_PHASE_SUCCEEDED : roll < 98 ? HR_PHASE_FAILED : HR_PHASE_UNKNOWN;
+    p.phase = roll < 85   ? HR_PHASE_RUNNING
+              : roll < 93 ? HR_PHASE_PENDING
+              : roll < 96 ? HR_PHASE_SUCCEEDED
+              : roll < 98 ? HR_PHASE_FAILED
+                          : HR_PHASE_UNKNOWN;
 
     if (o->unmanaged && chance(30)) {
         switch (below(14)) {
@@ -158,9 +179,11 @@ static void rand_pod(gen_node *g, size_t i, const gen_opts *o)
         case 2: p.ns_state = HR_NS_EXCLUDED; break;
         case 3: /* Guaranteed */
             for (uint32_t k = 0; k < n; k++) {
-                if (cs[k].cpu_req <= 0) cs[k].cpu_req = rand_req(o);
+                if (cs[k].cpu_req <= 0)
+                    cs[k].cpu_req = rand_req(o);
                 cs[k].cpu_lim = cs[k].cpu_req;
-                if (cs[k].mem_req == HR_NONE) cs[k].mem_req = 1 << 26;
+                if (cs[k].mem_req == HR_NONE)
+                    cs[k].mem_req = 1 << 26;
                 cs[k].mem_lim = cs[k].mem_req;
             }
             break;
@@ -180,8 +203,10 @@ static void rand_pod(gen_node *g, size_t i, const gen_opts *o)
         case 11: p.in_backoff = true; break;
         case 12: p.max_cpu_invalid = true; break;
         default:
-            if (chance(50)) p.node_windows = true;
-            else p.node_excluded = true;
+            if (chance(50))
+                p.node_windows = true;
+            else
+                p.node_excluded = true;
             break;
         }
     }
@@ -191,14 +216,19 @@ static void rand_pod(gen_node *g, size_t i, const gen_opts *o)
         for (uint32_t k = 0; k < n; k++)
             if (hr_ctr_managed(&cs[k])) {
                 sum += cs[k].cpu_req;
-                if (cs[k].cpu_req > maxc) maxc = cs[k].cpu_req;
+                if (cs[k].cpu_req > maxc)
+                    maxc = cs[k].cpu_req;
             }
-        if (chance(15)) p.max_cpu = log_uniform(4 * o->max_req); /* may be below r */
+        if (chance(15))
+            p.max_cpu = log_uniform(4 * o->max_req); /* may be below r */
         /* A LimitRange the pod was admitted under: its requests fit. */
         if (chance(20)) {
-            if (chance(50)) p.limits.ctr_max = maxc + log_uniform(4 * o->max_req) - 1;
-            if (chance(50)) p.limits.ctr_ratio_milli = 1000 + below(5000);
-            if (chance(40)) p.limits.pod_max = sum + log_uniform(8 * o->max_req) - 1;
+            if (chance(50))
+                p.limits.ctr_max = maxc + log_uniform(4 * o->max_req) - 1;
+            if (chance(50))
+                p.limits.ctr_ratio_milli = 1000 + below(5000);
+            if (chance(40))
+                p.limits.pod_max = sum + log_uniform(8 * o->max_req) - 1;
         }
     }
     g->pods[i] = p;
@@ -230,33 +260,42 @@ static void rand_node(gen_node *g, gen_opts *o, bool caps)
     g->node = (hr_node){0, true, chance(5), chance(5)};
     g->node.allocatable = chance(60) ? 1000 * between(1, 128) : between(0, 200000);
     g->n = (size_t)below(111);
-    for (size_t i = 0; i < g->n; i++) rand_pod(g, i, o);
+    for (size_t i = 0; i < g->n; i++)
+        rand_pod(g, i, o);
 }
 
 static void copy_node(gen_node *dst, const gen_node *src)
 {
     memcpy(dst, src, sizeof *dst);
-    for (size_t i = 0; i < dst->n; i++) dst->pods[i].ctr = dst->ctrs[i];
+    for (size_t i = 0; i < dst->n; i++)
+        dst->pods[i].ctr = dst->ctrs[i];
 }
 
 /* ---- design §3 restated ----------------------------------------------------- */
 
-static int64_t req0(int64_t v) { return v > 0 ? v : 0; }
+static int64_t req0(int64_t v)
+{
+    return v > 0 ? v : 0;
+}
 
 static int64_t oracle_booked(const hr_pod *p)
 {
-    if (p->phase == HR_PHASE_SUCCEEDED || p->phase == HR_PHASE_FAILED) return 0;
+    if (p->phase == HR_PHASE_SUCCEEDED || p->phase == HR_PHASE_FAILED)
+        return 0;
     int64_t over = req0(p->overhead_cpu);
-    if (p->pod_cpu_req != HR_NONE) return p->pod_cpu_req + over;
+    if (p->pod_cpu_req != HR_NONE)
+        return p->pod_cpu_req + over;
     int64_t steady = 0, init_max = 0, sidecars = 0;
     for (uint32_t k = 0; k < p->n_ctr; k++) {
         const hr_container *c = &p->ctr[k];
         if (c->kind == HR_CTR_INIT) {
             int64_t v = req0(c->cpu_req) + sidecars;
-            if (v > init_max) init_max = v;
+            if (v > init_max)
+                init_max = v;
         } else {
             steady += req0(c->cpu_req);
-            if (c->kind == HR_CTR_SIDECAR) sidecars += req0(c->cpu_req);
+            if (c->kind == HR_CTR_SIDECAR)
+                sidecars += req0(c->cpu_req);
         }
     }
     return (steady > init_max ? steady : init_max) + over;
@@ -266,7 +305,8 @@ static int64_t oracle_request(const hr_pod *p)
 {
     int64_t r = 0;
     for (uint32_t k = 0; k < p->n_ctr; k++)
-        if (hr_ctr_managed(&p->ctr[k])) r += p->ctr[k].cpu_req;
+        if (hr_ctr_managed(&p->ctr[k]))
+            r += p->ctr[k].cpu_req;
     return r;
 }
 
@@ -275,8 +315,10 @@ static int64_t oracle_current(const hr_pod *p)
     int64_t s = 0;
     for (uint32_t k = 0; k < p->n_ctr; k++) {
         const hr_container *c = &p->ctr[k];
-        if (!hr_ctr_managed(c)) continue;
-        if (c->cpu_lim == HR_NONE) return 0;
+        if (!hr_ctr_managed(c))
+            continue;
+        if (c->cpu_lim == HR_NONE)
+            return 0;
         s += c->cpu_lim;
     }
     return s;
@@ -287,7 +329,8 @@ static int64_t oracle_current(const hr_pod *p)
 static int64_t ctr_bound(const hr_pod *p, const hr_container *c)
 {
     int64_t b = INT64_MAX;
-    if (p->limits.ctr_max != HR_NONE) b = p->limits.ctr_max;
+    if (p->limits.ctr_max != HR_NONE)
+        b = p->limits.ctr_max;
     if (p->limits.ctr_ratio_milli != HR_NONE)
         b = hr_min64(b, (int64_t)((hr_i128)c->cpu_req * p->limits.ctr_ratio_milli / 1000));
     return b;
@@ -300,12 +343,15 @@ static int64_t pod_cap(const hr_config *c, int64_t A, const hr_pod *p, int64_t r
     int64_t cap = hr_max64(A, r);
     if (c->max_multiplier_milli > 0)
         cap = hr_min64(cap, (int64_t)((hr_i128)r * c->max_multiplier_milli / 1000));
-    if (p->max_cpu != HR_NONE) cap = hr_min64(cap, p->max_cpu);
-    if (p->limits.pod_max != HR_NONE) cap = hr_min64(cap, p->limits.pod_max);
+    if (p->max_cpu != HR_NONE)
+        cap = hr_min64(cap, p->max_cpu);
+    if (p->limits.pod_max != HR_NONE)
+        cap = hr_min64(cap, p->limits.pod_max);
     if (p->limits.ctr_max != HR_NONE || p->limits.ctr_ratio_milli != HR_NONE) {
         int64_t sum = 0;
         for (uint32_t k = 0; k < p->n_ctr; k++)
-            if (hr_ctr_managed(&p->ctr[k])) sum += hr_max64(ctr_bound(p, &p->ctr[k]), p->ctr[k].cpu_req);
+            if (hr_ctr_managed(&p->ctr[k]))
+                sum += hr_max64(ctr_bound(p, &p->ctr[k]), p->ctr[k].cpu_req);
         cap = hr_min64(cap, sum);
     }
     return hr_max64(cap, r);
@@ -321,7 +367,8 @@ typedef struct result {
 
 static void plan(const gen_node *g, result *r)
 {
-    for (size_t i = 0; i < MAXP * MAXC; i++) r->lim[i] = POISON;
+    for (size_t i = 0; i < MAXP * MAXC; i++)
+        r->lim[i] = POISON;
     r->np = hr_plan_node(&g->c, &g->node, g->pods, g->n, r->out, r->lim);
 }
 
@@ -348,9 +395,9 @@ static void dump_node(const gen_node *g, const result *r)
            " quantum %" PRId64 " grow %d shrink %d; R %" PRId64 " S %" PRId64 " M %" PRId64
            " N %u\n",
            g->node.allocatable, (int)g->node.known, (int)g->node.disk_pressure,
-           (int)g->node.pid_pressure, g->c.min_burst_floor, g->c.max_multiplier_milli,
-           g->c.quantum, g->c.grow_percent, g->c.shrink_percent, r->np.booked, r->np.slack,
-           r->np.managed, r->np.n_managed);
+           (int)g->node.pid_pressure, g->c.min_burst_floor, g->c.max_multiplier_milli, g->c.quantum,
+           g->c.grow_percent, g->c.shrink_percent, r->np.booked, r->np.slack, r->np.managed,
+           r->np.n_managed);
 }
 
 /* Everything that must hold on any plan: accounting against the oracle,
@@ -363,53 +410,75 @@ static void check_plan(const gen_node *g, const result *r)
     uint32_t N = 0, npods = 0, nwrite = 0, total_ctr = 0;
     static unsigned char seen[MAXP * MAXC];
     memset(seen, 0, sizeof seen);
-    for (size_t i = 0; i < g->n; i++) total_ctr += g->pods[i].n_ctr;
+    for (size_t i = 0; i < g->n; i++)
+        total_ctr += g->pods[i].n_ctr;
 
     for (size_t i = 0; i < g->n; i++) {
         const hr_pod *p = &g->pods[i];
         const hr_pod_plan *pp = &r->out[i];
-        if (pp->ctr_off + p->n_ctr > total_ctr) PFAIL("pod %zu: ctr_off %u out of range", i, pp->ctr_off);
+        if (pp->ctr_off + p->n_ctr > total_ctr)
+            PFAIL("pod %zu: ctr_off %u out of range", i, pp->ctr_off);
         for (uint32_t k = 0; k < p->n_ctr; k++) {
-            if (seen[pp->ctr_off + k]++) PFAIL("pod %zu: container slot %u shared", i, pp->ctr_off + k);
-            if (r->lim[pp->ctr_off + k] == POISON) PFAIL("pod %zu: container %u slot never written", i, k);
+            if (seen[pp->ctr_off + k]++)
+                PFAIL("pod %zu: container slot %u shared", i, pp->ctr_off + k);
+            if (r->lim[pp->ctr_off + k] == POISON)
+                PFAIL("pod %zu: container %u slot never written", i, k);
         }
         hr_reason want_reason = hr_pod_eligibility(p);
         if (pp->reason != want_reason)
             PFAIL("pod %zu: plan reason %s, hr_pod_eligibility %s", i, hr_reason_str(pp->reason),
                   hr_reason_str(want_reason));
         int64_t b = oracle_booked(p);
-        if (pp->booked != b) { dump_pod(p, pp, r->lim); PFAIL("pod %zu: booked %" PRId64 ", design §3.1 gives %" PRId64, i, pp->booked, b); }
-        if (!hr_pod_terminal(p)) { R += b; npods++; }
+        if (pp->booked != b) {
+            dump_pod(p, pp, r->lim);
+            PFAIL("pod %zu: booked %" PRId64 ", design §3.1 gives %" PRId64, i, pp->booked, b);
+        }
+        if (!hr_pod_terminal(p)) {
+            R += b;
+            npods++;
+        }
 
         if (pp->reason != HR_MANAGED) {
-            if (pp->target != HR_NONE) PFAIL("pod %zu (%s): target %" PRId64 ", want HR_NONE", i, hr_reason_str(pp->reason), pp->target);
-            if (pp->write) PFAIL("pod %zu (%s): written", i, hr_reason_str(pp->reason));
+            if (pp->target != HR_NONE)
+                PFAIL("pod %zu (%s): target %" PRId64 ", want HR_NONE", i,
+                      hr_reason_str(pp->reason), pp->target);
+            if (pp->write)
+                PFAIL("pod %zu (%s): written", i, hr_reason_str(pp->reason));
             for (uint32_t k = 0; k < p->n_ctr; k++)
-                if (r->lim[pp->ctr_off + k] != HR_NONE) PFAIL("pod %zu (%s): container %u touched", i, hr_reason_str(pp->reason), k);
+                if (r->lim[pp->ctr_off + k] != HR_NONE)
+                    PFAIL("pod %zu (%s): container %u touched", i, hr_reason_str(pp->reason), k);
             continue;
         }
 
         int64_t rq = oracle_request(p);
         M += rq;
         N++;
-        if (pp->request != rq) PFAIL("pod %zu: request %" PRId64 ", design §3.2 gives %" PRId64, i, pp->request, rq);
-        if (pp->current != oracle_current(p)) PFAIL("pod %zu: current %" PRId64 ", want %" PRId64, i, pp->current, oracle_current(p));
+        if (pp->request != rq)
+            PFAIL("pod %zu: request %" PRId64 ", design §3.2 gives %" PRId64, i, pp->request, rq);
+        if (pp->current != oracle_current(p))
+            PFAIL("pod %zu: current %" PRId64 ", want %" PRId64, i, pp->current, oracle_current(p));
 
         /* (a) r <= target <= min(A', caps), one quantum over only by the guard. */
         int64_t cap = pod_cap(c, A, p, rq);
         int64_t q = c->quantum;
-        if (pp->target < rq) { dump_node(g, r); dump_pod(p, pp, r->lim); PFAIL("pod %zu: target %" PRId64 " below request %" PRId64, i, pp->target, rq); }
+        if (pp->target < rq) {
+            dump_node(g, r);
+            dump_pod(p, pp, r->lim);
+            PFAIL("pod %zu: target %" PRId64 " below request %" PRId64, i, pp->target, rq);
+        }
         if (pp->target > cap + (pp->qos_guarded ? q : 0)) {
             dump_node(g, r);
             dump_pod(p, pp, r->lim);
-            PFAIL("pod %zu: target %" PRId64 " above cap %" PRId64 " (guarded %d, quantum %" PRId64 ")",
+            PFAIL("pod %zu: target %" PRId64 " above cap %" PRId64 " (guarded %d, quantum %" PRId64
+                  ")",
                   i, pp->target, cap, (int)pp->qos_guarded, q);
         }
         /* The guard lifts a pod that would sit at exactly its request. */
         if (pp->qos_guarded && pp->target != rq + q) {
             dump_node(g, r);
             dump_pod(p, pp, r->lim);
-            PFAIL("pod %zu: guarded but target %" PRId64 " != request %" PRId64 " + quantum", i, pp->target, rq);
+            PFAIL("pod %zu: guarded but target %" PRId64 " != request %" PRId64 " + quantum", i,
+                  pp->target, rq);
         }
 
         /* The split: managed containers get >= request, bursts in quanta,
@@ -420,47 +489,86 @@ static void check_plan(const gen_node *g, const result *r)
             const hr_container *ct = &p->ctr[k];
             int64_t l = r->lim[pp->ctr_off + k];
             if (!hr_ctr_managed(ct)) {
-                if (l != HR_NONE) { dump_pod(p, pp, r->lim); PFAIL("pod %zu: unmanaged container %u written %" PRId64, i, k, l); }
+                if (l != HR_NONE) {
+                    dump_pod(p, pp, r->lim);
+                    PFAIL("pod %zu: unmanaged container %u written %" PRId64, i, k, l);
+                }
                 continue;
             }
-            if (l < ct->cpu_req) { dump_pod(p, pp, r->lim); PFAIL("pod %zu: container %u limit %" PRId64 " below request %" PRId64, i, k, l, ct->cpu_req); }
-            if ((l - ct->cpu_req) % q != 0) { dump_node(g, r); dump_pod(p, pp, r->lim); PFAIL("pod %zu: container %u burst %" PRId64 " not a multiple of %" PRId64, i, k, l - ct->cpu_req, q); }
+            if (l < ct->cpu_req) {
+                dump_pod(p, pp, r->lim);
+                PFAIL("pod %zu: container %u limit %" PRId64 " below request %" PRId64, i, k, l,
+                      ct->cpu_req);
+            }
+            if ((l - ct->cpu_req) % q != 0) {
+                dump_node(g, r);
+                dump_pod(p, pp, r->lim);
+                PFAIL("pod %zu: container %u burst %" PRId64 " not a multiple of %" PRId64, i, k,
+                      l - ct->cpu_req, q);
+            }
             int64_t cb = hr_max64(ctr_bound(p, ct), ct->cpu_req);
             if (l > cb) {
-                if (pp->qos_guarded && l == ct->cpu_req + q && !lifted) lifted = 1;
-                else { dump_node(g, r); dump_pod(p, pp, r->lim); PFAIL("pod %zu: container %u limit %" PRId64 " above its LimitRange bound %" PRId64, i, k, l, cb); }
+                if (pp->qos_guarded && l == ct->cpu_req + q && !lifted)
+                    lifted = 1;
+                else {
+                    dump_node(g, r);
+                    dump_pod(p, pp, r->lim);
+                    PFAIL("pod %zu: container %u limit %" PRId64
+                          " above its LimitRange bound %" PRId64,
+                          i, k, l, cb);
+                }
             }
             sum += l;
         }
-        if (sum != pp->target) { dump_pod(p, pp, r->lim); PFAIL("pod %zu: containers sum to %" PRId64 ", target %" PRId64, i, sum, pp->target); }
+        if (sum != pp->target) {
+            dump_pod(p, pp, r->lim);
+            PFAIL("pod %zu: containers sum to %" PRId64 ", target %" PRId64, i, sum, pp->target);
+        }
         if (hr_pod_qos(p, &r->lim[pp->ctr_off]) != HR_QOS_BURSTABLE) {
             dump_node(g, r);
             dump_pod(p, pp, r->lim);
-            PFAIL("pod %zu: the planned limits make the pod %s", i, hr_qos_str(hr_pod_qos(p, &r->lim[pp->ctr_off])));
+            PFAIL("pod %zu: the planned limits make the pod %s", i,
+                  hr_qos_str(hr_pod_qos(p, &r->lim[pp->ctr_off])));
         }
 
-        if (pp->write != hr_should_write(c, pp->current, pp->target)) PFAIL("pod %zu: write verdict differs from hr_should_write", i);
-        if (pp->write) nwrite++;
+        if (pp->write != hr_should_write(c, pp->current, pp->target))
+            PFAIL("pod %zu: write verdict differs from hr_should_write", i);
+        if (pp->write)
+            nwrite++;
         /* The gate, where the pod's whole limit is the target (every
          * container managed), must be hr_gate_check's verdict. */
         bool all_managed = true;
-        for (uint32_t k = 0; k < p->n_ctr; k++) all_managed &= hr_ctr_managed(&p->ctr[k]);
-        if (!pp->write && pp->gate != HR_GATE_PASS) PFAIL("pod %zu: gate %s without a write", i, hr_gate_str(pp->gate));
+        for (uint32_t k = 0; k < p->n_ctr; k++)
+            all_managed &= hr_ctr_managed(&p->ctr[k]);
+        if (!pp->write && pp->gate != HR_GATE_PASS)
+            PFAIL("pod %zu: gate %s without a write", i, hr_gate_str(pp->gate));
         if (pp->write && all_managed) {
             hr_gate want = hr_gate_check(&g->node, pp->current, pp->target, pp->target);
-            if (pp->gate != want) PFAIL("pod %zu: gate %s, hr_gate_check says %s", i, hr_gate_str(pp->gate), hr_gate_str(want));
+            if (pp->gate != want)
+                PFAIL("pod %zu: gate %s, hr_gate_check says %s", i, hr_gate_str(pp->gate),
+                      hr_gate_str(want));
         }
         if (pp->gate != HR_GATE_PASS && pp->current > 0 && pp->target <= pp->current)
-            PFAIL("pod %zu: a decrease (%" PRId64 " -> %" PRId64 ") was gated %s", i, pp->current, pp->target, hr_gate_str(pp->gate));
+            PFAIL("pod %zu: a decrease (%" PRId64 " -> %" PRId64 ") was gated %s", i, pp->current,
+                  pp->target, hr_gate_str(pp->gate));
     }
 
-    if (r->np.allocatable != A) PFAIL("A %" PRId64 ", want %" PRId64, r->np.allocatable, A);
-    if (r->np.booked != R) { dump_node(g, r); PFAIL("R %" PRId64 ", design §3.1 gives %" PRId64, r->np.booked, R); }
-    if (r->np.slack != A - R) PFAIL("S %" PRId64 ", want A - R = %" PRId64, r->np.slack, A - R);
-    if (r->np.managed != M) PFAIL("M %" PRId64 ", want %" PRId64, r->np.managed, M);
-    if (r->np.n_managed != N) PFAIL("N %u, want %u", r->np.n_managed, N);
-    if (r->np.n_pods != npods) PFAIL("n_pods %u, want %u", r->np.n_pods, npods);
-    if (r->np.n_write != nwrite) PFAIL("n_write %u, want %u", r->np.n_write, nwrite);
+    if (r->np.allocatable != A)
+        PFAIL("A %" PRId64 ", want %" PRId64, r->np.allocatable, A);
+    if (r->np.booked != R) {
+        dump_node(g, r);
+        PFAIL("R %" PRId64 ", design §3.1 gives %" PRId64, r->np.booked, R);
+    }
+    if (r->np.slack != A - R)
+        PFAIL("S %" PRId64 ", want A - R = %" PRId64, r->np.slack, A - R);
+    if (r->np.managed != M)
+        PFAIL("M %" PRId64 ", want %" PRId64, r->np.managed, M);
+    if (r->np.n_managed != N)
+        PFAIL("N %u, want %u", r->np.n_managed, N);
+    if (r->np.n_pods != npods)
+        PFAIL("n_pods %u, want %u", r->np.n_pods, npods);
+    if (r->np.n_write != nwrite)
+        PFAIL("n_write %u, want %u", r->np.n_write, nwrite);
     int64_t f = hr_node_factor_milli(&r->np);
     if ((r->np.slack <= 0 || M == 0) ? f != 1000 : f < 1000)
         PFAIL("factor %" PRId64 " with S %" PRId64 " M %" PRId64, f, r->np.slack, M);
@@ -472,7 +580,8 @@ static result R1, R2, R3;
 static uint64_t seed_from_env(void)
 {
     const char *s = getenv("HR_SEED");
-    if (s && *s) return strtoull(s, NULL, 0);
+    if (s && *s)
+        return strtoull(s, NULL, 0);
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (uint64_t)ts.tv_sec * 1000000007u ^ (uint64_t)ts.tv_nsec;
@@ -517,27 +626,32 @@ static void test_prop_split(void **state)
     int done = 0, attempts = 0;
     while (done < CASES) {
         start_case("b-split", attempts++);
-        if (attempts > 20 * CASES) fail_msg("split: could not build enough cases (seed %" PRIu64 ")", g_seed);
+        if (attempts > 20 * CASES)
+            fail_msg("split: could not build enough cases (seed %" PRIu64 ")", g_seed);
         rand_node(&G1, &o, false);
         /* Neither floor nor cap may bind: floor 0, no multiplier, no
          * max-cpu, no LimitRange; the allocatable cap cannot bind since
          * r(1 + S/M) <= M + S <= A. Quantum 1 makes the sum tight. */
         G1.c.quantum = chance(50) ? 1 : 10;
-        if (G1.n + 5 > MAXP || G1.n > 105) G1.n = 100;
+        if (G1.n + 5 > MAXP || G1.n > 105)
+            G1.n = 100;
         /* The pod to split: one container, a request of at least k, no
          * memory pinning (the guard would add its quantum to pieces). */
         int kpieces = (int)between(2, 5);
         size_t v = G1.n++;
         hr_container *cv = G1.ctrs[v];
-        cv[0] = (hr_container){between(kpieces, 4 * o.max_req), HR_NONE, HR_NONE, HR_NONE, HR_CTR_APP, false};
-        if (chance(50)) cv[0].cpu_lim = cv[0].cpu_req + below(o.max_req);
+        cv[0] = (hr_container){
+            between(kpieces, 4 * o.max_req), HR_NONE, HR_NONE, HR_NONE, HR_CTR_APP, false};
+        if (chance(50))
+            cv[0].cpu_lim = cv[0].cpu_req + below(o.max_req);
         G1.pods[v] = hr_pod_init();
         G1.pods[v].ctr = cv;
         G1.pods[v].n_ctr = 1;
         G1.pods[v].status_resources = true;
         plan(&G1, &R1);
         check_plan(&G1, &R1);
-        if (R1.out[v].reason != HR_MANAGED) fail_msg("split victim not managed: %s", hr_reason_str(R1.out[v].reason));
+        if (R1.out[v].reason != HR_MANAGED)
+            fail_msg("split victim not managed: %s", hr_reason_str(R1.out[v].reason));
 
         /* Split its request into kpieces positive parts, in place + appended. */
         copy_node(&G2, &G1);
@@ -558,7 +672,8 @@ static void test_prop_split(void **state)
             PFAIL("split changed R or M (%" PRId64 "/%" PRId64 " -> %" PRId64 "/%" PRId64 ")",
                   R1.np.booked, R1.np.managed, R2.np.booked, R2.np.managed);
         for (size_t i = 0; i < G1.n; i++) {
-            if (i == v) continue;
+            if (i == v)
+                continue;
             if (R2.out[i].target != R1.out[i].target) {
                 dump_node(&G1, &R1);
                 dump_pod(&G1.pods[i], &R1.out[i], R1.lim);
@@ -567,9 +682,11 @@ static void test_prop_split(void **state)
             }
         }
         int64_t sum = 0;
-        for (int j = 0; j < kpieces; j++) sum += R2.out[idx[j]].target;
+        for (int j = 0; j < kpieces; j++)
+            sum += R2.out[idx[j]].target;
         int64_t diff = sum - R1.out[v].target;
-        if (diff < 0) diff = -diff;
+        if (diff < 0)
+            diff = -diff;
         if (diff > kpieces * G1.c.quantum) {
             dump_node(&G1, &R1);
             PFAIL("pod of %" PRId64 "m -> target %" PRId64 "; %d pieces sum to %" PRId64
@@ -590,7 +707,8 @@ static void test_prop_monotone(void **state)
     for (int k = 0; k < CASES; k++) {
         start_case("c-monotone", k);
         rand_node(&G1, &o, true);
-        if (G1.n >= MAXP - 1) G1.n = MAXP - 2;
+        if (G1.n >= MAXP - 1)
+            G1.n = MAXP - 2;
         plan(&G1, &R1);
         copy_node(&G2, &G1);
         /* One more pod, anywhere in the list, managed or not. */
@@ -612,16 +730,20 @@ static void test_prop_monotone(void **state)
         check_plan(&G2, &R2);
         for (size_t i = 0; i < G1.n; i++) {
             size_t j = i < at ? i : i + 1;
-            if (R1.out[i].reason != R2.out[j].reason) PFAIL("adding a pod changed pod %zu's eligibility", i);
-            if (R1.out[i].reason != HR_MANAGED) continue;
+            if (R1.out[i].reason != R2.out[j].reason)
+                PFAIL("adding a pod changed pod %zu's eligibility", i);
+            if (R1.out[i].reason != HR_MANAGED)
+                continue;
             if (R2.out[j].target > R1.out[i].target) {
                 dump_node(&G1, &R1);
                 dump_pod(&G1.pods[i], &R1.out[i], R1.lim);
                 dump_node(&G2, &R2);
                 dump_pod(&G2.pods[j], &R2.out[j], R2.lim);
                 dump_pod(&G2.pods[at], &R2.out[at], R2.lim);
-                PFAIL("adding a pod (booked %" PRId64 ", %s) raised pod %zu's target %" PRId64 " -> %" PRId64,
-                      R2.out[at].booked, hr_reason_str(R2.out[at].reason), i, R1.out[i].target, R2.out[j].target);
+                PFAIL("adding a pod (booked %" PRId64 ", %s) raised pod %zu's target %" PRId64
+                      " -> %" PRId64,
+                      R2.out[at].booked, hr_reason_str(R2.out[at].reason), i, R1.out[i].target,
+                      R2.out[j].target);
             }
         }
     }
@@ -639,21 +761,25 @@ static void test_prop_overbooked(void **state)
         start_case("d-overbooked", k);
         rand_node(&G1, &o, true);
         int64_t R = 0;
-        for (size_t i = 0; i < G1.n; i++) R += oracle_booked(&G1.pods[i]);
+        for (size_t i = 0; i < G1.n; i++)
+            R += oracle_booked(&G1.pods[i]);
         /* Allocatable at or below what is booked: S <= 0. */
         G1.node.allocatable = chance(20) ? R : between(0, R);
         plan(&G1, &R1);
         check_plan(&G1, &R1);
-        if (R1.np.slack > 0) PFAIL("S %" PRId64 " > 0 with A %" PRId64 " <= R %" PRId64, R1.np.slack, G1.node.allocatable, R);
+        if (R1.np.slack > 0)
+            PFAIL("S %" PRId64 " > 0 with A %" PRId64 " <= R %" PRId64, R1.np.slack,
+                  G1.node.allocatable, R);
         for (size_t i = 0; i < G1.n; i++) {
             const hr_pod_plan *pp = &R1.out[i];
-            if (pp->reason != HR_MANAGED) continue;
+            if (pp->reason != HR_MANAGED)
+                continue;
             int64_t want = pp->request + (pp->qos_guarded ? G1.c.quantum : 0);
             if (pp->target != want) {
                 dump_node(&G1, &R1);
                 dump_pod(&G1.pods[i], pp, R1.lim);
-                PFAIL("S <= 0 but pod %zu target %" PRId64 " != request %" PRId64 " (guarded %d)", i, pp->target,
-                      pp->request, (int)pp->qos_guarded);
+                PFAIL("S <= 0 but pod %zu target %" PRId64 " != request %" PRId64 " (guarded %d)",
+                      i, pp->target, pp->request, (int)pp->qos_guarded);
             }
         }
         done++;
@@ -663,13 +789,15 @@ static void test_prop_overbooked(void **state)
 
 /* ---- (e) determinism and order independence ---------------------------------- */
 
-static void same_pod(size_t i, size_t j, const hr_pod *p, const result *a, const result *b, const char *what)
+static void same_pod(size_t i, size_t j, const hr_pod *p, const result *a, const result *b,
+                     const char *what)
 {
     const hr_pod_plan *x = &a->out[i], *y = &b->out[j];
     if (x->reason != y->reason || x->booked != y->booked || x->request != y->request ||
         x->current != y->current || x->target != y->target || x->write != y->write ||
         x->qos_guarded != y->qos_guarded || x->gate != y->gate)
-        PFAIL("%s: pod %zu planned differently (target %" PRId64 " vs %" PRId64 ")", what, i, x->target, y->target);
+        PFAIL("%s: pod %zu planned differently (target %" PRId64 " vs %" PRId64 ")", what, i,
+              x->target, y->target);
     for (uint32_t k = 0; k < p->n_ctr; k++)
         if (a->lim[x->ctr_off + k] != b->lim[y->ctr_off + k])
             PFAIL("%s: pod %zu container %u limit %" PRId64 " vs %" PRId64, what, i, k,
@@ -687,22 +815,29 @@ static void test_prop_deterministic(void **state)
         rand_node(&G1, &o, true);
         plan(&G1, &R1);
         plan(&G1, &R2);
-        for (size_t i = 0; i < G1.n; i++) same_pod(i, i, &G1.pods[i], &R1, &R2, "same input twice");
-        if (memcmp(&R1.np, &R2.np, sizeof R1.np) != 0) PFAIL("same input twice: node plan differs");
+        for (size_t i = 0; i < G1.n; i++)
+            same_pod(i, i, &G1.pods[i], &R1, &R2, "same input twice");
+        if (memcmp(&R1.np, &R2.np, sizeof R1.np) != 0)
+            PFAIL("same input twice: node plan differs");
 
-        for (size_t i = 0; i < G1.n; i++) perm[i] = i;
+        for (size_t i = 0; i < G1.n; i++)
+            perm[i] = i;
         for (size_t i = G1.n; i > 1; i--) {
             size_t j = (size_t)below((int64_t)i);
             size_t t = perm[i - 1];
             perm[i - 1] = perm[j];
             perm[j] = t;
         }
-        for (size_t i = 0; i < G1.n; i++) shuffled[i] = G1.pods[perm[i]];
-        for (size_t i = 0; i < MAXP * MAXC; i++) R3.lim[i] = POISON;
+        for (size_t i = 0; i < G1.n; i++)
+            shuffled[i] = G1.pods[perm[i]];
+        for (size_t i = 0; i < MAXP * MAXC; i++)
+            R3.lim[i] = POISON;
         R3.np = hr_plan_node(&G1.c, &G1.node, shuffled, G1.n, R3.out, R3.lim);
-        for (size_t i = 0; i < G1.n; i++) same_pod(perm[i], i, &G1.pods[perm[i]], &R1, &R3, "shuffled pods");
-        if (R1.np.booked != R3.np.booked || R1.np.slack != R3.np.slack || R1.np.managed != R3.np.managed ||
-            R1.np.n_managed != R3.np.n_managed || R1.np.n_pods != R3.np.n_pods || R1.np.n_write != R3.np.n_write)
+        for (size_t i = 0; i < G1.n; i++)
+            same_pod(perm[i], i, &G1.pods[perm[i]], &R1, &R3, "shuffled pods");
+        if (R1.np.booked != R3.np.booked || R1.np.slack != R3.np.slack ||
+            R1.np.managed != R3.np.managed || R1.np.n_managed != R3.np.n_managed ||
+            R1.np.n_pods != R3.np.n_pods || R1.np.n_write != R3.np.n_write)
             PFAIL("shuffled pods: node plan differs");
     }
     passed("e (determinism; independent of pod order)", CASES);
@@ -742,16 +877,21 @@ static void test_prop_absurd(void **state)
                 uint8_t kind = j + 1 == n ? HR_CTR_APP : (uint8_t)below(3);
                 int64_t rq = chance(10) ? HR_NONE : huge();
                 int64_t base = rq > 0 ? rq : 0;
-                int64_t lm = chance(50) ? HR_NONE : base + huge() % (INT64_MAX - base + (base == 0 ? 0 : 1));
+                int64_t lm =
+                    chance(50) ? HR_NONE : base + huge() % (INT64_MAX - base + (base == 0 ? 0 : 1));
                 int64_t mq = chance(50) ? HR_NONE : huge();
                 cs[j] = (hr_container){rq, lm, mq, chance(50) ? mq : HR_NONE, kind, false};
             }
             hr_pod p = hr_pod_init();
             p.ctr = cs;
             p.n_ctr = n;
-            if (chance(20)) p.overhead_cpu = huge();
-            if (chance(20)) p.max_cpu = huge();
-            if (chance(20)) p.limits = (hr_limit_bounds){huge(), chance(50) ? HR_NONE : 1000 + huge() % 1000000, huge()};
+            if (chance(20))
+                p.overhead_cpu = huge();
+            if (chance(20))
+                p.max_cpu = huge();
+            if (chance(20))
+                p.limits = (hr_limit_bounds){huge(), chance(50) ? HR_NONE : 1000 + huge() % 1000000,
+                                             huge()};
             G1.pods[i] = p;
         }
         plan(&G1, &R1);
@@ -759,21 +899,37 @@ static void test_prop_absurd(void **state)
             const hr_pod *p = &G1.pods[i];
             const hr_pod_plan *pp = &R1.out[i];
             if (pp->reason != HR_MANAGED) {
-                if (pp->target != HR_NONE) PFAIL("pod %zu unmanaged with target %" PRId64, i, pp->target);
+                if (pp->target != HR_NONE)
+                    PFAIL("pod %zu unmanaged with target %" PRId64, i, pp->target);
                 continue;
             }
-            if (pp->target < pp->request) { dump_node(&G1, &R1); dump_pod(p, pp, R1.lim); PFAIL("pod %zu: target %" PRId64 " < request %" PRId64, i, pp->target, pp->request); }
+            if (pp->target < pp->request) {
+                dump_node(&G1, &R1);
+                dump_pod(p, pp, R1.lim);
+                PFAIL("pod %zu: target %" PRId64 " < request %" PRId64, i, pp->target, pp->request);
+            }
             hr_i128 sum = 0;
             for (uint32_t j = 0; j < p->n_ctr; j++) {
                 int64_t l = R1.lim[pp->ctr_off + j];
                 if (!hr_ctr_managed(&p->ctr[j])) {
-                    if (l != HR_NONE) PFAIL("pod %zu: container %u touched", i, j);
+                    if (l != HR_NONE)
+                        PFAIL("pod %zu: container %u touched", i, j);
                     continue;
                 }
-                if (l < p->ctr[j].cpu_req) { dump_node(&G1, &R1); dump_pod(p, pp, R1.lim); PFAIL("pod %zu: container %u limit %" PRId64 " < request %" PRId64, i, j, l, p->ctr[j].cpu_req); }
+                if (l < p->ctr[j].cpu_req) {
+                    dump_node(&G1, &R1);
+                    dump_pod(p, pp, R1.lim);
+                    PFAIL("pod %zu: container %u limit %" PRId64 " < request %" PRId64, i, j, l,
+                          p->ctr[j].cpu_req);
+                }
                 sum += l;
             }
-            if (pp->target != INT64_MAX && sum != pp->target) { dump_node(&G1, &R1); dump_pod(p, pp, R1.lim); PFAIL("pod %zu: containers sum to %.0f, target %" PRId64, i, (double)sum, pp->target); }
+            if (pp->target != INT64_MAX && sum != pp->target) {
+                dump_node(&G1, &R1);
+                dump_pod(p, pp, R1.lim);
+                PFAIL("pod %zu: containers sum to %.0f, target %" PRId64, i, (double)sum,
+                      pp->target);
+            }
         }
     }
     passed("f (absurd magnitudes: no overflow, bounds hold)", CASES);
@@ -782,15 +938,13 @@ static void test_prop_absurd(void **state)
 int main(void)
 {
     g_seed = seed_from_env();
-    printf("policy properties: seed %" PRIu64 " (replay with HR_SEED=%" PRIu64 ")\n", g_seed, g_seed);
+    printf("policy properties: seed %" PRIu64 " (replay with HR_SEED=%" PRIu64 ")\n", g_seed,
+           g_seed);
     fflush(stdout);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_prop_bounds),
-        cmocka_unit_test(test_prop_split),
-        cmocka_unit_test(test_prop_monotone),
-        cmocka_unit_test(test_prop_overbooked),
-        cmocka_unit_test(test_prop_deterministic),
-        cmocka_unit_test(test_prop_absurd),
+        cmocka_unit_test(test_prop_bounds),        cmocka_unit_test(test_prop_split),
+        cmocka_unit_test(test_prop_monotone),      cmocka_unit_test(test_prop_overbooked),
+        cmocka_unit_test(test_prop_deterministic), cmocka_unit_test(test_prop_absurd),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -148,7 +148,8 @@ static void test_pod_target_direct(void **state)
     c0.min_burst_floor = 0;
     hr_container b[] = {APP(1000)};
     hr_pod q = MKPOD(b);
-    CHECK_I64("allocatable binds", hr_pod_target(&c0, 16000, 20000, 1000, 1, &q, 1000, &cap), 16000);
+    CHECK_I64("allocatable binds", hr_pod_target(&c0, 16000, 20000, 1000, 1, &q, 1000, &cap),
+              16000);
     CHECK_I64("cap = A", cap, 16000);
 
     /* A' = max(A, r): a request above allocatable is never cut below r. */
@@ -369,8 +370,8 @@ static void test_limitrange_split_monotone(void **state)
     run_plan(&R, &c, &n, pods, 2);
     int64_t with = R.out[0].target;
     if (with > alone)
-        fail_msg("adding a 100m pod raised X's target %" PRId64 " -> %" PRId64
-                 " (limits %" PRId64 "/%" PRId64 "/%" PRId64 ")",
+        fail_msg("adding a 100m pod raised X's target %" PRId64 " -> %" PRId64 " (limits %" PRId64
+                 "/%" PRId64 "/%" PRId64 ")",
                  alone, with, LIM(&R, 0, 0), LIM(&R, 0, 1), LIM(&R, 0, 2));
     /* Burst the clipped containers cannot hold goes to the one with room
      * (the pod-level target is within every bound): alone 100m of burst ->
@@ -617,7 +618,8 @@ static void test_pod_qos(void **state)
     hr_container mo[] = {CTR(HR_CTR_APP, HR_NONE, HR_NONE, GiB, HR_NONE)};
     p = MKPOD(mo);
     CHECK_I64("memory request only", hr_pod_qos(&p, NULL), HR_QOS_BURSTABLE);
-    hr_container gu[] = {CTR(HR_CTR_APP, 500, 500, GiB, GiB), CTR(HR_CTR_SIDECAR, 100, 100, GiB, GiB)};
+    hr_container gu[] = {CTR(HR_CTR_APP, 500, 500, GiB, GiB),
+                         CTR(HR_CTR_SIDECAR, 100, 100, GiB, GiB)};
     p = MKPOD(gu);
     CHECK_I64("all pinned", hr_pod_qos(&p, NULL), HR_QOS_GUARANTEED);
     int64_t ov[2] = {HR_NONE, 200};
@@ -627,7 +629,8 @@ static void test_pod_qos(void **state)
     hr_container cpu_only[] = {CTR(HR_CTR_APP, 500, 500, HR_NONE, HR_NONE)};
     p = MKPOD(cpu_only);
     CHECK_I64("cpu pinned, no memory", hr_pod_qos(&p, NULL), HR_QOS_BURSTABLE);
-    CHECK_TRUE("qos names", strcmp(hr_qos_str(HR_QOS_BURSTABLE), hr_qos_str(HR_QOS_GUARANTEED)) != 0);
+    CHECK_TRUE("qos names",
+               strcmp(hr_qos_str(HR_QOS_BURSTABLE), hr_qos_str(HR_QOS_GUARANTEED)) != 0);
 }
 
 /* ---- hysteresis --------------------------------------------------------- */
@@ -656,8 +659,11 @@ static void test_hysteresis(void **state)
     CHECK_TRUE("333 -> 317: no", !hr_should_write(&c, 333, 317));
     CHECK_TRUE("333 -> 316: yes", hr_should_write(&c, 333, 316));
     /* Large values do not overflow the comparison. */
-    CHECK_TRUE("huge grow 9%", !hr_should_write(&c, INT64_C(1) << 60, (INT64_C(1) << 60) + (INT64_C(1) << 60) / 100 * 9));
-    CHECK_TRUE("huge grow 11%", hr_should_write(&c, INT64_C(1) << 60, (INT64_C(1) << 60) + (INT64_C(1) << 60) / 100 * 11));
+    CHECK_TRUE("huge grow 9%", !hr_should_write(&c, INT64_C(1) << 60,
+                                                (INT64_C(1) << 60) + (INT64_C(1) << 60) / 100 * 9));
+    CHECK_TRUE(
+        "huge grow 11%",
+        hr_should_write(&c, INT64_C(1) << 60, (INT64_C(1) << 60) + (INT64_C(1) << 60) / 100 * 11));
 
     c.grow_percent = 50;
     c.shrink_percent = 20;
@@ -714,7 +720,10 @@ static void test_plan_write_verdicts(void **state)
 
 /* ---- design §3.1 booked request ------------------------------------------- */
 
-static int64_t booked_of(hr_pod p) { return hr_pod_booked_cpu(&p); }
+static int64_t booked_of(hr_pod p)
+{
+    return hr_pod_booked_cpu(&p);
+}
 
 static void test_booked_request(void **state)
 {

@@ -55,8 +55,8 @@ static void expect_cpu_err(const char *s, hr_qerr want)
     if (e == HR_Q_OK)
         fail_msg("cpu \"%s\": accepted as %" PRId64 "m, want an error", s, v);
     if (want != HR_Q_OK && e != want)
-        fail_msg("cpu \"%s\": error %d (%s), want %d (%s)", s, (int)e, hr_qerr_str(e),
-                 (int)want, hr_qerr_str(want));
+        fail_msg("cpu \"%s\": error %d (%s), want %d (%s)", s, (int)e, hr_qerr_str(e), (int)want,
+                 hr_qerr_str(want));
     if (hr_qerr_str(e) == NULL || hr_qerr_str(e)[0] == '\0')
         fail_msg("cpu \"%s\": error %d has no description", s, (int)e);
 }
@@ -68,8 +68,8 @@ static void expect_mem_err(const char *s, hr_qerr want)
     if (e == HR_Q_OK)
         fail_msg("mem \"%s\": accepted as %" PRId64 ", want an error", s, v);
     if (want != HR_Q_OK && e != want)
-        fail_msg("mem \"%s\": error %d (%s), want %d (%s)", s, (int)e, hr_qerr_str(e),
-                 (int)want, hr_qerr_str(want));
+        fail_msg("mem \"%s\": error %d (%s), want %d (%s)", s, (int)e, hr_qerr_str(e), (int)want,
+                 hr_qerr_str(want));
 }
 
 static void test_plain_and_decimal(void **state)
@@ -96,8 +96,8 @@ static void test_milli_rounds_up(void **state)
     expect_cpu("100m", 100);
     expect_cpu("1m", 1);
     expect_cpu("0m", 0);
-    expect_cpu("0.1m", 1);        /* 0.1 millicore: ceil -> 1 */
-    expect_cpu("1.0001", 1001);   /* 1000.1 millicores -> 1001 */
+    expect_cpu("0.1m", 1);      /* 0.1 millicore: ceil -> 1 */
+    expect_cpu("1.0001", 1001); /* 1000.1 millicores -> 1001 */
     expect_cpu("0.0001", 1);
     expect_cpu("1500.5m", 1501);
     expect_cpu("0.001", 1);
@@ -114,7 +114,7 @@ static void test_milli_rounds_up(void **state)
     expect_cpu("0.9999999999999999999999999999999999999999999", 1000);
     expect_cpu("0.0009999999999999999999999999999999999999999999", 1);
     expect_cpu("1000000000000000000000000000000000000000001e-42", 1001); /* (10^42 + 1) e-42 */
-    expect_mem("1.00000000000000000000000001Ki", 1025); /* 1024 + 1e-23 */
+    expect_mem("1.00000000000000000000000001Ki", 1025);                  /* 1024 + 1e-23 */
     expect_mem("1.00000000000000000000000000Ki", 1024);
     expect_mem("1.0000000000000000000000000000000000000000001Ki", 1025);
     expect_mem("0.00000000000000000000000000000000000000000001Ki", 1);
@@ -138,7 +138,7 @@ static void test_decimal_si(void **state)
     expect_mem("1P", INT64_C(1000000000000000));
     expect_mem("1E", INT64_C(1000000000000000000)); /* exa, not an exponent */
     expect_mem("9E", INT64_C(9000000000000000000));
-    expect_mem("1m", 1);   /* a thousandth of a byte rounds up to one */
+    expect_mem("1m", 1); /* a thousandth of a byte rounds up to one */
     expect_mem("1500m", 2);
     expect_mem("1000m", 1);
 }
@@ -169,7 +169,7 @@ static void test_exponent(void **state)
     expect_cpu("1e+3", 1000000);
     expect_cpu("1e0", 1000);
     expect_cpu("1e-3", 1);
-    expect_cpu("1e-4", 1);   /* 0.1 millicore rounds up */
+    expect_cpu("1e-4", 1); /* 0.1 millicore rounds up */
     expect_cpu("15e-1", 1500);
     expect_cpu("1.5e2", 150000);
     expect_cpu("5.e1", 50000);
@@ -251,7 +251,7 @@ static void test_rejections(void **state)
     expect_cpu_err("1e+", HR_Q_SUFFIX);
     expect_cpu_err("1e3m", HR_Q_SUFFIX);
     expect_cpu_err("1mm", HR_Q_SUFFIX);
-    expect_cpu_err("1K", HR_Q_SUFFIX);  /* kilo is lower-case k */
+    expect_cpu_err("1K", HR_Q_SUFFIX); /* kilo is lower-case k */
     expect_cpu_err("1ki", HR_Q_SUFFIX);
     expect_cpu_err("1Mib", HR_Q_SUFFIX);
     expect_cpu_err("1i", HR_Q_SUFFIX);
@@ -268,7 +268,10 @@ static void test_rejections(void **state)
 
     /* An embedded NUL inside len is not the end of the string. */
     int64_t v;
-    assert_int_not_equal(hr_cpu_parse_milli("1\0" "5", 3, &v), HR_Q_OK);
+    assert_int_not_equal(hr_cpu_parse_milli("1\0"
+                                            "5",
+                                            3, &v),
+                         HR_Q_OK);
 }
 
 static void test_range(void **state)
@@ -277,15 +280,15 @@ static void test_range(void **state)
     expect_cpu_err("1e99999999999999", HR_Q_RANGE);
     expect_cpu_err("1e9999999999999999999999999", HR_Q_RANGE);
     expect_cpu_err("99999999999999999999", HR_Q_RANGE);
-    expect_cpu_err("1E", HR_Q_RANGE);   /* 10^18 cores = 10^21 millicores */
-    expect_cpu_err("10P", HR_Q_RANGE);  /* 10^19 millicores */
+    expect_cpu_err("1E", HR_Q_RANGE);                   /* 10^18 cores = 10^21 millicores */
+    expect_cpu_err("10P", HR_Q_RANGE);                  /* 10^19 millicores */
     expect_cpu_err("9223372036854775.808", HR_Q_RANGE); /* INT64_MAX + 1 milli */
     expect_cpu("9223372036854775.807", INT64_MAX);
     expect_cpu("9223372036854775807m", INT64_MAX);
     expect_cpu_err("9223372036854775808m", HR_Q_RANGE);
     /* Rounding up past INT64_MAX is out of range too, not a wrap. */
     expect_cpu_err("9223372036854775807.1m", HR_Q_RANGE);
-    expect_mem_err("8Ei", HR_Q_RANGE);  /* 2^63 */
+    expect_mem_err("8Ei", HR_Q_RANGE); /* 2^63 */
     expect_mem_err("10E", HR_Q_RANGE);
     expect_mem_err("1e19", HR_Q_RANGE);
     expect_mem("9223372036854775807", INT64_MAX);
@@ -317,8 +320,8 @@ static void expect_fmt(int64_t milli, const char *want)
     memset(buf, 'Z', sizeof buf);
     size_t n = hr_cpu_format_milli(milli, buf, sizeof buf);
     if (n != strlen(want) || strcmp(buf, want) != 0)
-        fail_msg("format %" PRId64 ": got \"%.*s\" (len %zu), want \"%s\"", milli,
-                 (int)sizeof buf, buf, n, want);
+        fail_msg("format %" PRId64 ": got \"%.*s\" (len %zu), want \"%s\"", milli, (int)sizeof buf,
+                 buf, n, want);
 }
 
 static void test_format(void **state)
@@ -364,7 +367,10 @@ static void test_format_capacity(void **state)
 
 static hr_prng rng_state;
 
-static uint64_t draw(void) { return hr_prng_next(&rng_state); }
+static uint64_t draw(void)
+{
+    return hr_prng_next(&rng_state);
+}
 
 static uint64_t seed_from_env(void)
 {

@@ -62,8 +62,10 @@ static void resizes_with_body_annotation_event(void **state)
     assert_int_equal(r.actions[0].kind, HR_ACT_RESIZE);
     assert_int_equal(r.actions[0].target, 4000);
     assert_true(r.actions[0].increase);
-    assert_non_null(strstr(r.actions[0].apply_body, "{\"name\":\"app\",\"resources\":{\"limits\":{\"cpu\":\"4\"}}}"));
-    assert_string_equal(r.actions[0].event_message, "2 \xe2\x86\x92 4 (factor 4.00, slack 12/16 cores)");
+    assert_non_null(strstr(r.actions[0].apply_body,
+                           "{\"name\":\"app\",\"resources\":{\"limits\":{\"cpu\":\"4\"}}}"));
+    assert_string_equal(r.actions[0].event_message,
+                        "2 \xe2\x86\x92 4 (factor 4.00, slack 12/16 cores)");
     assert_non_null(strstr(r.actions[0].annotation, "\"dryRun\":false"));
     assert_int_equal(r.actions[1].kind, HR_ACT_RESIZE);
     assert_int_equal(r.actions[1].target, 12000);
@@ -88,8 +90,10 @@ static void dry_run_annotates_only_on_change(void **state)
     assert_non_null(strstr(r.actions[0].annotation, "\"dryRun\":true"));
 
     /* The pods now carry that annotation: a later reconcile writes nothing. */
-    pods[0].status_hash = hr_status_note_hash(r.actions[0].annotation, strlen(r.actions[0].annotation));
-    pods[1].status_hash = hr_status_note_hash(r.actions[1].annotation, strlen(r.actions[1].annotation));
+    pods[0].status_hash =
+        hr_status_note_hash(r.actions[0].annotation, strlen(r.actions[0].annotation));
+    pods[1].status_hash =
+        hr_status_note_hash(r.actions[1].annotation, strlen(r.actions[1].annotation));
     hr_reconcile r2;
     assert_int_equal(hr_reconcile_node(&c, &rn, 1795000600, &a, &r2, &err), HR_OK);
     assert_int_equal(r2.n_actions, 0);

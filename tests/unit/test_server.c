@@ -46,8 +46,8 @@ static size_t on_data(char *p, size_t sz, size_t n, void *ud)
 
 /* One request on a fresh connection. body NULL: GET. Returns the curl
  * code (the reply is filled on CURLE_OK). */
-static CURLcode request(const char *url, const char *body, size_t body_len,
-                        const char *ca, reply *r)
+static CURLcode request(const char *url, const char *body, size_t body_len, const char *ca,
+                        reply *r)
 {
     memset(r, 0, sizeof *r);
     CURL *h = curl_easy_init();
@@ -85,8 +85,7 @@ static void echo(void *ud, const hr_http_req *req, hr_http_resp *resp)
 {
     (void)ud;
     resp->content_type = "application/octet-stream";
-    hr_buf_printf(&resp->body, "%s %s %zu:", req->method, req->path,
-                  req->body_len);
+    hr_buf_printf(&resp->body, "%s %s %zu:", req->method, req->path, req->body_len);
     hr_buf_append(&resp->body, req->body, req->body_len);
 }
 
@@ -110,15 +109,15 @@ static void routing_and_limits(void **state)
     hr_ready_flag flag = {false};
     hr_err err;
     hr_readiness_init(&rd);
-    assert_int_equal(hr_readiness_add(&rd, "caches-synced", hr_ready_flag_check,
-                                      &flag, &err), HR_OK);
+    assert_int_equal(hr_readiness_add(&rd, "caches-synced", hr_ready_flag_check, &flag, &err),
+                     HR_OK);
     hr_route routes[] = {
         {"POST", "/echo", echo, NULL, 64},
         {"GET", "/healthz", ok, NULL, 0},
         {"GET", "/readyz", readyz, &rd, 0},
     };
-    hr_listener_opts o = {.name = "t", .addr = "127.0.0.1:0", .routes = routes,
-                          .n_routes = 3, .threads = 2};
+    hr_listener_opts o = {
+        .name = "t", .addr = "127.0.0.1:0", .routes = routes, .n_routes = 3, .threads = 2};
     hr_listener *l;
     assert_int_equal(hr_listener_start(&o, &l, &err), HR_OK);
     unsigned port = hr_listener_port(l);
@@ -188,8 +187,12 @@ static void cert_rotation(void **state)
     assert_int_equal(hr_certs_new(dir, NULL, &certs, &err), HR_OK);
     assert_false(hr_certs_ready(certs));
     hr_route routes[] = {{"GET", "/healthz", ok, NULL, 0}};
-    hr_listener_opts o = {.name = "tls", .addr = "127.0.0.1:0", .tls = certs,
-                          .routes = routes, .n_routes = 1, .threads = 2};
+    hr_listener_opts o = {.name = "tls",
+                          .addr = "127.0.0.1:0",
+                          .tls = certs,
+                          .routes = routes,
+                          .n_routes = 1,
+                          .threads = 2};
     hr_listener *l;
     assert_int_equal(hr_listener_start(&o, &l, &err), HR_OK);
     char url[128];
@@ -253,10 +256,10 @@ static void metrics_text_format(void **state)
     static const double b[] = {0.001, 0.01, 0.1};
     hr_histogram h;
     hr_histogram_init(&h, b, 3);
-    hr_histogram_observe_ns(&h, 500000);    /* 0.5 ms */
-    hr_histogram_observe_ns(&h, 1000000);   /* 1 ms: le is inclusive */
-    hr_histogram_observe_ns(&h, 50000000);  /* 50 ms */
-    hr_histogram_observe_ns(&h, 2000000000);/* 2 s */
+    hr_histogram_observe_ns(&h, 500000);     /* 0.5 ms */
+    hr_histogram_observe_ns(&h, 1000000);    /* 1 ms: le is inclusive */
+    hr_histogram_observe_ns(&h, 50000000);   /* 50 ms */
+    hr_histogram_observe_ns(&h, 2000000000); /* 2 s */
     hr_metrics m;
     hr_err err;
     hr_metrics_init(&m);
@@ -264,15 +267,14 @@ static void metrics_text_format(void **state)
     hr_buf out;
     hr_buf_init(&out, 0);
     hr_metrics_render(&m, &out);
-    assert_string_equal(hr_buf_str(&out),
-        "# HELP t_seconds A test histogram.\n"
-        "# TYPE t_seconds histogram\n"
-        "t_seconds_bucket{le=\"0.001\"} 2\n"
-        "t_seconds_bucket{le=\"0.01\"} 2\n"
-        "t_seconds_bucket{le=\"0.1\"} 3\n"
-        "t_seconds_bucket{le=\"+Inf\"} 4\n"
-        "t_seconds_sum 2.051500000\n"
-        "t_seconds_count 4\n");
+    assert_string_equal(hr_buf_str(&out), "# HELP t_seconds A test histogram.\n"
+                                          "# TYPE t_seconds histogram\n"
+                                          "t_seconds_bucket{le=\"0.001\"} 2\n"
+                                          "t_seconds_bucket{le=\"0.01\"} 2\n"
+                                          "t_seconds_bucket{le=\"0.1\"} 3\n"
+                                          "t_seconds_bucket{le=\"+Inf\"} 4\n"
+                                          "t_seconds_sum 2.051500000\n"
+                                          "t_seconds_count 4\n");
     hr_buf_reset(&out);
     hr_metrics_label_value(&out, "a\"b\\c\nd");
     assert_string_equal(hr_buf_str(&out), "a\\\"b\\\\c\\nd");

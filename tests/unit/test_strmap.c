@@ -41,22 +41,26 @@ static void against_model(void **state)
             uint64_t old = 0;
             bool had = hr_strmap_del(&m, key, &old);
             assert_int_equal(had, present[k]);
-            if (had) assert_true(old == model[k]);
+            if (had)
+                assert_true(old == model[k]);
             present[k] = false;
             break;
         }
         default: {
             uint64_t *v = hr_strmap_get(&m, key);
             assert_int_equal(v != NULL, present[k]);
-            if (v != NULL) assert_true(*v == model[k]);
+            if (v != NULL)
+                assert_true(*v == model[k]);
         }
         }
     }
     size_t n = 0, it = 0;
     const char *kk;
-    while (hr_strmap_next(&m, &it, &kk, NULL)) n++;
+    while (hr_strmap_next(&m, &it, &kk, NULL))
+        n++;
     size_t want = 0;
-    for (int k = 0; k < KEYS; k++) want += present[k];
+    for (int k = 0; k < KEYS; k++)
+        want += present[k];
     assert_int_equal(n, want);
     assert_int_equal(m.n, want);
     hr_strmap_free(&m);

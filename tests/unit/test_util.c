@@ -53,7 +53,8 @@ static void test_clock(void **state)
     until = hr_mono_ns() + 5 * 1000000;
     struct timespec dl = hr_mono_timespec(until);
     int rc = 0;
-    while (rc == 0) rc = pthread_cond_timedwait(&cv, &mu, &dl);
+    while (rc == 0)
+        rc = pthread_cond_timedwait(&cv, &mu, &dl);
     pthread_mutex_unlock(&mu);
     CHECK_I64("timed out", rc, ETIMEDOUT);
     CHECK_TRUE("not before the deadline", hr_mono_ns() >= until);
@@ -81,7 +82,8 @@ static void test_prng(void **state)
     hr_prng_next(&b);
     hr_prng_next(&b);
     assert_true(hr_prng_next(&a) == hr_prng_next(&b));
-    for (int i = 0; i < 10000; i++) CHECK_TRUE("below 10", hr_prng_below(&a, 10) < 10);
+    for (int i = 0; i < 10000; i++)
+        CHECK_TRUE("below 10", hr_prng_below(&a, 10) < 10);
 
     /* unit in [0, 1); jitter in [p/2, p/2 + p], and it spreads. */
     int64_t lo = INT64_MAX, hi = 0;
@@ -90,8 +92,10 @@ static void test_prng(void **state)
         CHECK_TRUE("unit", u >= 0 && u < 1);
         int64_t j = hr_prng_jitter(&a, 1000);
         CHECK_TRUE("jitter", j >= 500 && j <= 1500);
-        if (j < lo) lo = j;
-        if (j > hi) hi = j;
+        if (j < lo)
+            lo = j;
+        if (j > hi)
+            hi = j;
     }
     CHECK_TRUE("jitter spreads", hi - lo > 900);
     uint64_t before = a.s;
@@ -123,8 +127,13 @@ static void test_base64(void **state)
 {
     (void)state;
     static const char *const vec[][2] = {
-        {"", ""},         {"f", "Zg=="},         {"fo", "Zm8="},        {"foo", "Zm9v"},
-        {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"},
+        {"", ""},
+        {"f", "Zg=="},
+        {"fo", "Zm8="},
+        {"foo", "Zm9v"},
+        {"foob", "Zm9vYg=="},
+        {"fooba", "Zm9vYmE="},
+        {"foobar", "Zm9vYmFy"},
     };
     for (size_t i = 0; i < sizeof vec / sizeof vec[0]; i++) {
         char enc[16];
@@ -143,7 +152,8 @@ static void test_base64(void **state)
         unsigned char *raw = malloc(n);
         char *enc = malloc(hr_b64_enc_len(n) + 1);
         unsigned char *back = malloc(hr_b64_max(hr_b64_enc_len(n)));
-        for (size_t k = 0; k < n; k++) raw[k] = (unsigned char)(k * 131 + n);
+        for (size_t k = 0; k < n; k++)
+            raw[k] = (unsigned char)(k * 131 + n);
         hr_b64_encode(raw, n, enc);
         hr_buf b;
         hr_buf_init(&b, 0);
@@ -208,8 +218,8 @@ static void test_wide(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_clock), cmocka_unit_test(test_prng), cmocka_unit_test(test_hash),
-        cmocka_unit_test(test_base64), cmocka_unit_test(test_log), cmocka_unit_test(test_wide),
+        cmocka_unit_test(test_clock),  cmocka_unit_test(test_prng), cmocka_unit_test(test_hash),
+        cmocka_unit_test(test_base64), cmocka_unit_test(test_log),  cmocka_unit_test(test_wide),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

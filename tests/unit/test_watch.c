@@ -25,9 +25,9 @@
 /* ------------------------------------------------------------ script */
 
 typedef struct step {
-    int kind;            /* 'G' a GET (list page), 'S' a stream */
-    long status;         /* HTTP status; 0 = transport failure */
-    const char *body;    /* G: the page; S: lines separated by '\n' */
+    int kind;         /* 'G' a GET (list page), 'S' a stream */
+    long status;      /* HTTP status; 0 = transport failure */
+    const char *body; /* G: the page; S: lines separated by '\n' */
 } step;
 
 typedef struct script {
@@ -45,8 +45,7 @@ static void record(script *s, const char *path)
         snprintf(s->paths[s->n_paths++], 512, "%s", path);
 }
 
-static hr_status fake_get(void *ud, const char *path, hr_buf *resp,
-                          hr_kresult *res, hr_err *err)
+static hr_status fake_get(void *ud, const char *path, hr_buf *resp, hr_kresult *res, hr_err *err)
 {
     script *s = ud;
     record(s, path);
@@ -61,10 +60,8 @@ static hr_status fake_get(void *ud, const char *path, hr_buf *resp,
     return HR_OK;
 }
 
-static hr_status fake_stream(void *ud, const char *path, long timeout_s,
-                             hr_kline_fn on_line, void *line_ud,
-                             const atomic_bool *stop, hr_kresult *res,
-                             hr_err *err)
+static hr_status fake_stream(void *ud, const char *path, long timeout_s, hr_kline_fn on_line,
+                             void *line_ud, const atomic_bool *stop, hr_kresult *res, hr_err *err)
 {
     script *s = ud;
     record(s, path);
@@ -171,15 +168,15 @@ static size_t pod_count(fx *f)
     return s.pods;
 }
 
-#define POD(name, cpu, rv)                                                    \
-    "{\"metadata\":{\"namespace\":\"ns\",\"name\":\"" name                  \
-    "\",\"resourceVersion\":\"" rv "\"},\"spec\":{\"nodeName\":\"n1\","   \
-    "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"" \
-    cpu "\"}}}]},\"status\":{\"phase\":\"Running\"}}"
+#define POD(name, cpu, rv)                                                                \
+    "{\"metadata\":{\"namespace\":\"ns\",\"name\":\"" name "\",\"resourceVersion\":\"" rv \
+    "\"},\"spec\":{\"nodeName\":\"n1\","                                                  \
+    "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"" cpu         \
+    "\"}}}]},\"status\":{\"phase\":\"Running\"}}"
 #define EV(type, obj) "{\"type\":\"" type "\",\"object\":" obj "}"
-#define LIST(rv, cont, items)                                                 \
-    "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"" rv          \
-    "\",\"continue\":\"" cont "\"},\"items\":[" items "]}"
+#define LIST(rv, cont, items)                                                                 \
+    "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"" rv "\",\"continue\":\"" cont \
+    "\"},\"items\":[" items "]}"
 
 /* ------------------------------------------------------------ lines */
 
@@ -271,8 +268,9 @@ static void test_list_watch_resume(void **state)
         {'G', 200, LIST("100", "tok+/=", POD("a", "100m", "10") "," POD("b", "100m", "11"))},
         {'G', 200, LIST("100", "", POD("c", "100m", "12"))},
         /* the stream ends cleanly after two events (server timeout) */
-        {'S', 200, EV("ADDED", POD("d", "100m", "101")) "\n"
-                   EV("BOOKMARK", "{\"metadata\":{\"resourceVersion\":\"150\"}}") "\n"},
+        {'S', 200,
+         EV("ADDED", POD("d", "100m", "101")) "\n" EV(
+             "BOOKMARK", "{\"metadata\":{\"resourceVersion\":\"150\"}}") "\n"},
         /* a connection failure: resume from 150 after back-off */
         {'S', 0, ""},
         {'S', 503, ""},
@@ -308,14 +306,19 @@ static void test_gone_relists_by_difference(void **state)
 {
     (void)state;
     static const step steps[] = {
-        {'G', 200, LIST("100", "", POD("a", "100m", "10") "," POD("b", "100m", "11")
-                                   "," POD("c", "100m", "12"))},
-        {'S', 200, EV("MODIFIED", POD("b", "300m", "120")) "\n"
-                   EV("ERROR", "{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\"}") "\n"
-                   EV("ADDED", POD("never", "1m", "121")) "\n"},
+        {'G', 200,
+         LIST("100", "",
+              POD("a", "100m", "10") "," POD("b", "100m", "11") "," POD("c", "100m", "12"))},
+        {'S', 200,
+         EV("MODIFIED", POD("b", "300m", "120")) "\n" EV(
+             "ERROR",
+             "{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\"}") "\n" EV("ADDED",
+                                                                                  POD("never", "1m",
+                                                                                      "121")) "\n"},
         /* while we were away: a deleted, c changed, e added */
-        {'G', 200, LIST("200", "", POD("b", "300m", "120") "," POD("c", "50m", "180")
-                                   "," POD("e", "100m", "190"))},
+        {'G', 200,
+         LIST("200", "",
+              POD("b", "300m", "120") "," POD("c", "50m", "180") "," POD("e", "100m", "190"))},
         /* the watch itself can be refused with 410 too */
         {'S', 410, ""},
         {'G', 200, LIST("300", "", POD("b", "300m", "120") "," POD("e", "100m", "190"))},

@@ -21,7 +21,7 @@ static void apply_body_names_only_our_fields(void **state)
     (void)state;
     hr_container c[3] = {
         {200, HR_NONE, 64, 128, HR_CTR_SIDECAR, false}, /* sidecar, managed */
-        {HR_NONE, HR_NONE, 64, 128, HR_CTR_APP, false},  /* no request: untouched */
+        {HR_NONE, HR_NONE, 64, 128, HR_CTR_APP, false}, /* no request: untouched */
         {800, 1000, 64, 128, HR_CTR_APP, false},
     };
     hr_pod p = hr_pod_init();
@@ -33,7 +33,8 @@ static void apply_body_names_only_our_fields(void **state)
     hr_buf_init(&b, 0);
     hr_resize_apply_body(&b, "team-a", "web-0", &p, names, lim);
     assert_false(hr_buf_failed(&b));
-    assert_string_equal(hr_buf_str(&b),
+    assert_string_equal(
+        hr_buf_str(&b),
         "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"namespace\":\"team-a\","
         "\"name\":\"web-0\"},\"spec\":{\"containers\":[{\"name\":\"app\\\"x\",\"resources\":"
         "{\"limits\":{\"cpu\":\"2400m\"}}}],\"initContainers\":[{\"name\":\"proxy\","
@@ -55,12 +56,17 @@ static void apply_body_names_only_our_fields(void **state)
 static void status_annotation_shape(void **state)
 {
     (void)state;
-    hr_node_plan np = {.allocatable = 16000, .booked = 8000, .slack = 8000, .managed = 8000,
-                       .n_managed = 3, .n_pods = 14};
+    hr_node_plan np = {.allocatable = 16000,
+                       .booked = 8000,
+                       .slack = 8000,
+                       .managed = 8000,
+                       .n_managed = 3,
+                       .n_pods = 14};
     hr_buf b;
     hr_buf_init(&b, 0);
     hr_status_annotation(&b, &np, 1795000000, false);
-    assert_string_equal(hr_buf_str(&b),
+    assert_string_equal(
+        hr_buf_str(&b),
         "{\"factor\":\"2.00\",\"slack\":\"8000m\",\"managedRequests\":\"8000m\",\"nodePods\":14,"
         "\"computedAt\":\"2026-11-18T11:06:40Z\",\"policy\":\"proportional-v1\",\"dryRun\":false}");
 
@@ -99,8 +105,8 @@ static void status_annotation_shape(void **state)
     hr_status_patch(&patch, hr_buf_str(&b));
     yyjson_doc *d = yyjson_read(hr_buf_str(&patch), patch.len, 0);
     assert_non_null(d);
-    yyjson_val *v = yyjson_ptr_get(yyjson_doc_get_root(d),
-                                   "/metadata/annotations/kube-headroom.dev~1status");
+    yyjson_val *v =
+        yyjson_ptr_get(yyjson_doc_get_root(d), "/metadata/annotations/kube-headroom.dev~1status");
     assert_non_null(v);
     assert_string_equal(yyjson_get_str(v), hr_buf_str(&b));
     yyjson_doc_free(d);

@@ -57,8 +57,7 @@ void hr_kcred_snap_free(hr_kcred_snap *s)
 static hr_status refresh_file(hr_kcred *c, bool force, hr_err *err)
 {
     int64_t now = hr_mono_ns();
-    if (!force && c->file_token &&
-        now - c->file_read_ns < (int64_t)c->file_reread_s * 1000000000)
+    if (!force && c->file_token && now - c->file_read_ns < (int64_t)c->file_reread_s * 1000000000)
         return HR_OK;
     char *buf;
     size_t len;
@@ -161,8 +160,8 @@ hr_status hr_kcred_get(hr_kcred *c, hr_kcred_snap *s, hr_err *err)
         if (cfg->token)
             s->authorization = bearer(cfg->token);
         else if (cfg->username || cfg->password)
-            s->authorization = basic(cfg->username ? cfg->username : "",
-                                     cfg->password ? cfg->password : "");
+            s->authorization =
+                basic(cfg->username ? cfg->username : "", cfg->password ? cfg->password : "");
         if ((cfg->token || cfg->username || cfg->password) && !s->authorization)
             return hr_err_set(err, HR_E_NOMEM, "credentials: out of memory");
         s->gen = 1;
@@ -194,8 +193,7 @@ hr_status hr_kcred_get(hr_kcred *c, hr_kcred_snap *s, hr_err *err)
     }
     if (!st && !s->authorization && cfg->token)
         s->authorization = bearer(cfg->token);
-    if (!st && (cfg->token || cfg->token_file || (c->ex_valid && c->ex.token)) &&
-        !s->authorization)
+    if (!st && (cfg->token || cfg->token_file || (c->ex_valid && c->ex.token)) && !s->authorization)
         st = hr_err_set(err, HR_E_NOMEM, "credentials: out of memory");
     s->gen = c->gen;
     pthread_mutex_unlock(&c->mu);

@@ -28,28 +28,28 @@
 
 typedef struct hr_kcred {
     pthread_mutex_t mu;
-    const hr_kconfig *cfg;  /* borrowed; outlives this */
+    const hr_kconfig *cfg; /* borrowed; outlives this */
     long exec_timeout_ms;
-    int file_reread_s;      /* HR_KCRED_FILE_REREAD_S; tests shorten it */
-    char *file_token;       /* last good token from cfg->token_file */
-    int64_t file_read_ns;   /* when it was read (monotonic); 0: never */
-    hr_kexec_result ex;     /* last plugin answer */
+    int file_reread_s;    /* HR_KCRED_FILE_REREAD_S; tests shorten it */
+    char *file_token;     /* last good token from cfg->token_file */
+    int64_t file_read_ns; /* when it was read (monotonic); 0: never */
+    hr_kexec_result ex;   /* last plugin answer */
     bool ex_valid;
-    uint64_t gen;           /* bumped whenever the credentials change */
+    uint64_t gen;                        /* bumped whenever the credentials change */
     unsigned long exec_runs, file_reads; /* for tests and metrics */
 } hr_kcred;
 
 /* What one request uses: private copies, so a refresh by another thread
  * cannot pull them away mid-request. */
 typedef struct hr_kcred_snap {
-    char *authorization;      /* "Bearer …" or "Basic …", NULL: none */
+    char *authorization;       /* "Bearer …" or "Basic …", NULL: none */
     const unsigned char *cert; /* client certificate PEM or NULL */
     size_t cert_len;
     const unsigned char *key;
     size_t key_len;
     unsigned char *owned_cert, *owned_key; /* copies of exec results */
     uint64_t gen;
-    bool refreshable;          /* a 401 may be cured by hr_kcred_unauthorized */
+    bool refreshable; /* a 401 may be cured by hr_kcred_unauthorized */
 } hr_kcred_snap;
 
 HR_MUST_CHECK int hr_kcred_init(hr_kcred *c, const hr_kconfig *cfg);

@@ -64,8 +64,8 @@ hr_status hr_kexec_parse(const char *json, size_t len, const char *api_version,
     yyjson_read_err re;
     yyjson_doc *doc = yyjson_read_opts((char *)(uintptr_t)json, len, 0, NULL, &re);
     if (!doc)
-        return hr_err_set(err, HR_E_INPUT,
-                          "exec plugin output: not JSON (%s at byte %zu)", re.msg, re.pos);
+        return hr_err_set(err, HR_E_INPUT, "exec plugin output: not JSON (%s at byte %zu)", re.msg,
+                          re.pos);
     hr_status st = HR_OK;
     yyjson_val *root = yyjson_doc_get_root(doc);
     yyjson_val *av = yyjson_obj_get(root, "apiVersion");
@@ -79,9 +79,9 @@ hr_status hr_kexec_parse(const char *json, size_t len, const char *api_version,
         char q[80];
         st = hr_err_set(err, HR_E_INPUT,
                         "exec plugin output: apiVersion \"%s\" does not match the requested %s",
-                        yyjson_is_str(av) ? hr_err_quote(q, sizeof q, yyjson_get_str(av),
-                                                         yyjson_get_len(av), 60)
-                                          : "",
+                        yyjson_is_str(av)
+                            ? hr_err_quote(q, sizeof q, yyjson_get_str(av), yyjson_get_len(av), 60)
+                            : "",
                         api_version);
     } else if (!yyjson_is_obj(status)) {
         st = hr_err_set(err, HR_E_INPUT, "exec plugin output: no status object");
@@ -103,8 +103,7 @@ hr_status hr_kexec_parse(const char *json, size_t len, const char *api_version,
     bool has_tok = tok && yyjson_get_len(tok) > 0;
     bool has_crt = crt && yyjson_get_len(crt) > 0, has_key = key && yyjson_get_len(key) > 0;
     if (has_crt != has_key) {
-        st = hr_err_set(err, HR_E_INPUT,
-                        "exec plugin output: status.%s is set without status.%s",
+        st = hr_err_set(err, HR_E_INPUT, "exec plugin output: status.%s is set without status.%s",
                         has_crt ? "clientCertificateData" : "clientKeyData",
                         has_crt ? "clientKeyData" : "clientCertificateData");
         goto done;
@@ -116,8 +115,7 @@ hr_status hr_kexec_parse(const char *json, size_t len, const char *api_version,
         goto done;
     }
     if (exp && !yyjson_is_null(exp)) {
-        time_t t = yyjson_is_str(exp) ? hr_krfc3339(yyjson_get_str(exp), yyjson_get_len(exp))
-                                      : -1;
+        time_t t = yyjson_is_str(exp) ? hr_krfc3339(yyjson_get_str(exp), yyjson_get_len(exp)) : -1;
         if (t == (time_t)-1) {
             st = hr_err_set(err, HR_E_INPUT,
                             "exec plugin output: status.expirationTimestamp is not RFC 3339");
@@ -128,8 +126,9 @@ hr_status hr_kexec_parse(const char *json, size_t len, const char *api_version,
     for (const char *p = has_tok ? yyjson_get_str(tok) : NULL; p && *p; p++)
         if ((unsigned char)*p < 0x20 || *p == 0x7f) {
             /* It goes into an HTTP header: no CR/LF smuggling. */
-            st = hr_err_set(err, HR_E_INPUT, "exec plugin output: status.token has control "
-                                             "characters");
+            st = hr_err_set(err, HR_E_INPUT,
+                            "exec plugin output: status.token has control "
+                            "characters");
             goto done;
         }
     if (has_tok && !(out->token = dup_bytes(yyjson_get_str(tok), yyjson_get_len(tok))))
@@ -203,8 +202,8 @@ static char **build_env(const hr_kexec *e, const char *info, char ***own, size_t
     for (size_t i = 0; i < n; i++) {
         const char *eq = strchr(environ[i], '=');
         size_t nl = eq ? (size_t)(eq - environ[i]) : strlen(environ[i]);
-        bool skip = nl == strlen("KUBERNETES_EXEC_INFO") &&
-                    !memcmp(environ[i], "KUBERNETES_EXEC_INFO", nl);
+        bool skip =
+            nl == strlen("KUBERNETES_EXEC_INFO") && !memcmp(environ[i], "KUBERNETES_EXEC_INFO", nl);
         for (size_t j = 0; !skip && j < e->n_env; j++)
             skip = strlen(e->env_names[j]) == nl && !memcmp(environ[i], e->env_names[j], nl);
         if (!skip)
@@ -251,7 +250,8 @@ hr_status hr_kexec_run(const hr_kconfig *cfg, const hr_kexec *e, long timeout_ms
     if (e->interactive_always)
         return hr_err_set(err, HR_E_INPUT,
                           "exec plugin %s: interactiveMode is Always, but headroom runs "
-                          "without a terminal", e->command);
+                          "without a terminal",
+                          e->command);
     if (timeout_ms <= 0)
         timeout_ms = 60000;
     hr_status st = HR_OK;
@@ -318,8 +318,7 @@ hr_status hr_kexec_run(const hr_kconfig *cfg, const hr_kexec *e, long timeout_ms
         if (pr < 0 && errno == EINTR)
             continue;
         if (pr < 0) {
-            st = hr_err_set(err, HR_E_IO, "exec plugin %s: poll: %s", e->command,
-                            strerror(errno));
+            st = hr_err_set(err, HR_E_IO, "exec plugin %s: poll: %s", e->command, strerror(errno));
             break;
         }
         if (pr == 0)
@@ -328,8 +327,7 @@ hr_status hr_kexec_run(const hr_kconfig *cfg, const hr_kexec *e, long timeout_ms
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0) {
-            st = hr_err_set(err, HR_E_IO, "exec plugin %s: read: %s", e->command,
-                            strerror(errno));
+            st = hr_err_set(err, HR_E_IO, "exec plugin %s: read: %s", e->command, strerror(errno));
             break;
         }
         if (r == 0)
@@ -350,8 +348,8 @@ hr_status hr_kexec_run(const hr_kconfig *cfg, const hr_kexec *e, long timeout_ms
     pid = -1;
     if (!st && !(WIFEXITED(ws) && WEXITSTATUS(ws) == 0)) {
         if (WIFEXITED(ws))
-            st = hr_err_set(err, HR_E_IO, "exec plugin %s: exited with status %d%s%s",
-                            e->command, WEXITSTATUS(ws), e->install_hint ? "; " : "",
+            st = hr_err_set(err, HR_E_IO, "exec plugin %s: exited with status %d%s%s", e->command,
+                            WEXITSTATUS(ws), e->install_hint ? "; " : "",
                             e->install_hint ? e->install_hint : "");
         else
             st = hr_err_set(err, HR_E_IO, "exec plugin %s: killed by signal %d", e->command,

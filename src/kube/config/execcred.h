@@ -16,17 +16,17 @@
 #include <stddef.h>
 #include <time.h>
 
-#include "kube/ktime.h"
 #include "kube/config/kubeconfig.h"
+#include "kube/ktime.h"
 #include "util/err.h"
 
 typedef struct hr_kexec_result {
-    char *token;          /* NULL when the plugin returned a certificate */
-    unsigned char *cert;  /* PEM, NUL-terminated; NULL with a token */
+    char *token;         /* NULL when the plugin returned a certificate */
+    unsigned char *cert; /* PEM, NUL-terminated; NULL with a token */
     size_t cert_len;
     unsigned char *key;
     size_t key_len;
-    time_t expiry;        /* 0: no expirationTimestamp (valid until a 401) */
+    time_t expiry; /* 0: no expirationTimestamp (valid until a 401) */
 } hr_kexec_result;
 
 /* Run e (cfg supplies the cluster for provideClusterInfo). timeout_ms <= 0:

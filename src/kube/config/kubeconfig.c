@@ -15,9 +15,9 @@
 
 #include <errno.h>
 #include <libfyaml.h>
+#include <openssl/crypto.h>
 #include <stdarg.h>
 #include <stdint.h>
-#include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,8 +28,8 @@
 #include "util/file.h"
 
 #define MAX_FILES 64
-#define MAX_FILE_BYTES ((size_t)16 << 20)  /* a kubeconfig, a CA bundle */
-#define MAX_LIST 100000                    /* entries in one list */
+#define MAX_FILE_BYTES ((size_t)16 << 20) /* a kubeconfig, a CA bundle */
+#define MAX_LIST 100000                   /* entries in one list */
 #define MAX_ARGS 1024
 
 typedef struct kfile {
@@ -65,8 +65,8 @@ static hr_status kerr(const kctx *k, const char *where, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return hr_err_set(k->err, HR_E_INPUT, "kubeconfig %s: %s: %s",
-                      k->file ? k->file->path : "?", where, msg);
+    return hr_err_set(k->err, HR_E_INPUT, "kubeconfig %s: %s: %s", k->file ? k->file->path : "?",
+                      where, msg);
 }
 
 /* ------------------------------------------------------------------ YAML */
@@ -80,7 +80,8 @@ static int line_of(struct fy_node *n)
 
 static void diag_sink(struct fy_diag *d, void *user, const char *buf, size_t len)
 {
-    (void)d, (void)user, (void)buf, (void)len; /* errors are collected instead (their line/column are 1-based) */
+    (void)d, (void)user, (void)buf,
+        (void)len; /* errors are collected instead (their line/column are 1-based) */
 }
 
 /* Offset of the first byte that is not valid UTF-8 (or a NUL), len when
@@ -161,7 +162,8 @@ static hr_status parse_doc(kfile *f, hr_err *err)
         if (f->root && fy_node_get_type(f->root) != FYNT_MAPPING)
             st = hr_err_set(err, HR_E_INPUT,
                             "kubeconfig %s: the top level must be a mapping (apiVersion, "
-                            "clusters, users, contexts, current-context)", f->path);
+                            "clusters, users, contexts, current-context)",
+                            f->path);
     }
     fy_diag_destroy(diag);
     return st;
@@ -174,8 +176,7 @@ static bool is_null_scalar(struct fy_node *n)
     size_t len;
     const char *s = fy_node_get_scalar(n, &len);
     return !s || len == 0 || (len == 1 && s[0] == '~') ||
-           (len == 4 && (!memcmp(s, "null", 4) || !memcmp(s, "Null", 4) ||
-                         !memcmp(s, "NULL", 4)));
+           (len == 4 && (!memcmp(s, "null", 4) || !memcmp(s, "Null", 4) || !memcmp(s, "NULL", 4)));
 }
 
 /* The text of a scalar node. libfyaml 0.7.12 leaks its work buffer when
@@ -192,9 +193,8 @@ static const char *scalar_text(const kctx *k, struct fy_node *n, size_t *len, ch
     const char *src = k->file ? k->file->text : NULL;
     /* The marks span the content, between the quotes. */
     if (fy_node_get_style(n) != FYNS_SINGLE_QUOTED || !sm || !em || !src ||
-        em->input_pos >= k->file->len || sm->input_pos == 0 ||
-        sm->input_pos > em->input_pos || src[sm->input_pos - 1] != '\'' ||
-        src[em->input_pos] != '\'')
+        em->input_pos >= k->file->len || sm->input_pos == 0 || sm->input_pos > em->input_pos ||
+        src[sm->input_pos - 1] != '\'' || src[em->input_pos] != '\'')
         return fy_node_get_scalar(n, len);
     size_t i = sm->input_pos, end = em->input_pos;
     char *o = malloc(end - i + 1);
@@ -258,8 +258,8 @@ static hr_status child(const kctx *k, struct fy_node *map, const char *where, co
     return HR_OK;
 }
 
-static hr_status want_type(const kctx *k, struct fy_node *n, enum fy_node_type t,
-                           const char *where, const char *key)
+static hr_status want_type(const kctx *k, struct fy_node *n, enum fy_node_type t, const char *where,
+                           const char *key)
 {
     if (!n || fy_node_get_type(n) == t)
         return HR_OK;
@@ -330,8 +330,8 @@ static hr_status get_bool(const kctx *k, struct fy_node *map, const char *where,
 }
 
 /* A base64 *-data field, decoded into the arena. */
-static hr_status get_data(const kctx *k, struct fy_node *map, const char *where,
-                          const char *key, const unsigned char **out, size_t *out_len)
+static hr_status get_data(const kctx *k, struct fy_node *map, const char *where, const char *key,
+                          const unsigned char **out, size_t *out_len)
 {
     const char *s;
     *out = NULL;
@@ -407,8 +407,8 @@ static hr_status read_into_arena(const kctx *k, const char *where, const char *k
 /* The file or the inline data of one credential; both at once is an error
  * in kubectl too. */
 static hr_status file_or_data(const kctx *k, struct fy_node *map, const char *where,
-                              const char *fkey, const char *dkey,
-                              const unsigned char **out, size_t *out_len)
+                              const char *fkey, const char *dkey, const unsigned char **out,
+                              size_t *out_len)
 {
     const char *path;
     hr_status st = get_data(k, map, where, dkey, out, out_len);
@@ -506,7 +506,8 @@ static hr_status resolve_exec(kctx *k, struct fy_node *user, const char *uwhere)
         strcmp(e->api_version, "client.authentication.k8s.io/v1beta1") != 0)
         return kerr(k, where,
                     "apiVersion: \"%.80s\" is not supported (client.authentication.k8s.io/v1 "
-                    "or v1beta1)", e->api_version);
+                    "or v1beta1)",
+                    e->api_version);
     if (mode && strcmp(mode, "Never") != 0 && strcmp(mode, "IfAvailable") != 0 &&
         strcmp(mode, "Always") != 0)
         return kerr(k, where, "interactiveMode: \"%.40s\" is not Never, IfAvailable or Always",
@@ -583,10 +584,9 @@ static hr_status resolve_user(kctx *k, struct fy_node *u, const char *where)
         return kerr(k, where,
                     "auth-provider plugins are not supported (they were removed from "
                     "kubectl too); use an exec credential plugin");
-    if ((st = file_or_data(k, u, where, "client-certificate", "client-certificate-data",
-                           &c->cert, &c->cert_len)) ||
-        (st = file_or_data(k, u, where, "client-key", "client-key-data", &c->key,
-                           &c->key_len)) ||
+    if ((st = file_or_data(k, u, where, "client-certificate", "client-certificate-data", &c->cert,
+                           &c->cert_len)) ||
+        (st = file_or_data(k, u, where, "client-key", "client-key-data", &c->key, &c->key_len)) ||
         (st = get_str(k, u, where, "token", &c->token)) ||
         (st = get_str(k, u, where, "tokenFile", &c->token_file)) ||
         (st = get_str(k, u, where, "username", &c->username)) ||
@@ -654,8 +654,7 @@ static hr_status resolve_cluster(kctx *k, struct fy_node *cl, const char *where)
     return normalize_server(k, where, server);
 }
 
-static hr_status resolve(kset *ks, const char *context, hr_kconfig *c, bool no_files,
-                         hr_err *err)
+static hr_status resolve(kset *ks, const char *context, hr_kconfig *c, bool no_files, hr_err *err)
 {
     kctx k = {c, NULL, err, no_files};
     hr_status st;
@@ -696,8 +695,8 @@ static hr_status resolve(kset *ks, const char *context, hr_kconfig *c, bool no_f
     st = find_entry(ks, &k, "clusters", "cluster", cl_name, &cl, where, sizeof where);
     if (st == HR_E_NOTFOUND) {
         k.file = &ks->f[0];
-        return kerr(&k, "clusters", "cluster \"%.100s\" (of context \"%.100s\") not found",
-                    cl_name, ctx_name);
+        return kerr(&k, "clusters", "cluster \"%.100s\" (of context \"%.100s\") not found", cl_name,
+                    ctx_name);
     }
     if (st || (st = resolve_cluster(&k, cl, where)))
         return st;
@@ -707,8 +706,8 @@ static hr_status resolve(kset *ks, const char *context, hr_kconfig *c, bool no_f
         st = find_entry(ks, &k, "users", "user", user_name, &u, where, sizeof where);
         if (st == HR_E_NOTFOUND) {
             k.file = &ks->f[0];
-            return kerr(&k, "users", "user \"%.100s\" (of context \"%.100s\") not found",
-                        user_name, ctx_name);
+            return kerr(&k, "users", "user \"%.100s\" (of context \"%.100s\") not found", user_name,
+                        ctx_name);
         }
         if (st || (st = resolve_user(&k, u, where)))
             return st;
@@ -800,9 +799,8 @@ static hr_status kset_load_file(kset *ks, const char *path, hr_err *err)
     return st;
 }
 
-hr_status hr_kconfig_parse(const char *yaml, size_t len, const char *origin,
-                           const char *base_dir, const char *context, unsigned flags,
-                           hr_kconfig **out, hr_err *err)
+hr_status hr_kconfig_parse(const char *yaml, size_t len, const char *origin, const char *base_dir,
+                           const char *context, unsigned flags, hr_kconfig **out, hr_err *err)
 {
     *out = NULL;
     kset ks = {.n = 0};
@@ -932,8 +930,8 @@ hr_status hr_kconfig_load(const hr_kconfig_opts *o, hr_kconfig **out, hr_err *er
                 continue; /* kubectl skips missing entries of $KUBECONFIG */
             if ((st = kset_load_file(&ks, p, err)))
                 break;
-            ol += (size_t)snprintf(origin + ol, ol < sizeof origin ? sizeof origin - ol : 0,
-                                   "%s%s", ol ? ":" : "", p);
+            ol += (size_t)snprintf(origin + ol, ol < sizeof origin ? sizeof origin - ol : 0, "%s%s",
+                                   ol ? ":" : "", p);
             if (ol >= sizeof origin)
                 ol = sizeof origin - 1;
         }

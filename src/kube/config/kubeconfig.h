@@ -47,52 +47,52 @@
 typedef struct hr_kexec {
     const char *api_version;
     const char *command;
-    const char *const *args;       /* n_args entries */
+    const char *const *args; /* n_args entries */
     size_t n_args;
-    const char *const *env_names;  /* n_env entries each */
+    const char *const *env_names; /* n_env entries each */
     const char *const *env_values;
     size_t n_env;
     bool provide_cluster_info;
-    bool interactive_always;       /* interactiveMode: Always (we cannot) */
-    const char *install_hint;      /* NULL when absent */
+    bool interactive_always;  /* interactiveMode: Always (we cannot) */
+    const char *install_hint; /* NULL when absent */
 } hr_kexec;
 
 typedef struct hr_kconfig {
-    hr_arena arena;            /* owns every string and blob below */
-    const char *origin;        /* "kubeconfig /a:/b" or "in-cluster config" */
-    const char *context;       /* "" in-cluster */
+    hr_arena arena;      /* owns every string and blob below */
+    const char *origin;  /* "kubeconfig /a:/b" or "in-cluster config" */
+    const char *context; /* "" in-cluster */
     const char *cluster_name;
     const char *user_name;
-    const char *ns;            /* context namespace, "default" when unset */
+    const char *ns; /* context namespace, "default" when unset */
 
-    const char *server;        /* scheme://host[:port][/prefix], no trailing '/' */
+    const char *server;          /* scheme://host[:port][/prefix], no trailing '/' */
     const char *tls_server_name; /* NULL: the server's host */
-    const char *proxy_url;     /* NULL: libcurl's environment rules */
-    bool insecure;             /* insecure-skip-tls-verify: true */
-    const unsigned char *ca;   /* PEM; NULL: the system trust store */
+    const char *proxy_url;       /* NULL: libcurl's environment rules */
+    bool insecure;               /* insecure-skip-tls-verify: true */
+    const unsigned char *ca;     /* PEM; NULL: the system trust store */
     size_t ca_len;
 
     const unsigned char *cert; /* client certificate PEM, NULL when none */
     size_t cert_len;
-    const unsigned char *key;  /* client key PEM */
+    const unsigned char *key; /* client key PEM */
     size_t key_len;
 
-    const char *token;         /* static bearer token, NULL when none */
-    const char *token_file;    /* re-read periodically; NULL when none */
+    const char *token;               /* static bearer token, NULL when none */
+    const char *token_file;          /* re-read periodically; NULL when none */
     const char *username, *password; /* basic auth (kept for old clusters) */
-    const hr_kexec *exec;      /* NULL when none */
+    const hr_kexec *exec;            /* NULL when none */
     bool in_cluster;
 } hr_kconfig;
 
 typedef struct hr_kconfig_opts {
-    const char *kubeconfig;   /* --kubeconfig; NULL: the rules above */
-    const char *context;      /* --context; NULL: current-context */
+    const char *kubeconfig; /* --kubeconfig; NULL: the rules above */
+    const char *context;    /* --context; NULL: current-context */
     /* For tests; NULL means the real thing. */
-    const char *env_kubeconfig; /* instead of getenv("KUBECONFIG"); "" = unset */
-    const char *home;         /* instead of $HOME */
-    const char *sa_dir;       /* instead of HR_KSA_DIR */
+    const char *env_kubeconfig;      /* instead of getenv("KUBECONFIG"); "" = unset */
+    const char *home;                /* instead of $HOME */
+    const char *sa_dir;              /* instead of HR_KSA_DIR */
     const char *svc_host, *svc_port; /* instead of KUBERNETES_SERVICE_HOST/PORT */
-    bool no_in_cluster;       /* never fall back to in-cluster */
+    bool no_in_cluster;              /* never fall back to in-cluster */
 } hr_kconfig_opts;
 
 /* Find, merge and resolve. *out is freed with hr_kconfig_free. */

@@ -10,8 +10,7 @@
 #include "kube/decode/cfgstatus.h"
 #include "kube/decode/common.h"
 
-static hr_status decode_condition(hr_kctx *c, const hr_jpath *p, yyjson_val *e,
-                                  hr_kcondition *out)
+static hr_status decode_condition(hr_kctx *c, const hr_jpath *p, yyjson_val *e, hr_kcondition *out)
 {
     if (!yyjson_is_obj(e))
         return hr_kfail(c, p, HR_E_INPUT, "expected an object, got %s", hr_jtype_str(e));
@@ -32,8 +31,7 @@ static hr_status decode_condition(hr_kctx *c, const hr_jpath *p, yyjson_val *e,
     return HR_OK;
 }
 
-hr_status hr_decode_config_status(yyjson_val *obj, hr_arena *a, hr_kcfg_status *out,
-                                  hr_err *err)
+hr_status hr_decode_config_status(yyjson_val *obj, hr_arena *a, hr_kcfg_status *out, hr_err *err)
 {
     hr_kctx c = {a, err, "headroomconfig", NULL, NULL};
     memset(out, 0, sizeof *out);
@@ -56,15 +54,15 @@ hr_status hr_decode_config_status(yyjson_val *obj, hr_arena *a, hr_kcfg_status *
         (st = hr_jobj(&c, &ps, hr_jget(obj, "status"), &status)) ||
         (st = hr_jint(&c, &pog, hr_jget(status, "observedGeneration"), 0, INT64_MAX,
                       &out->observed_generation)) ||
-        (st = hr_jint(&c, &pp, hr_jget(status, "managedPods"), 0, INT64_MAX,
-                      &out->managed_pods)) ||
+        (st = hr_jint(&c, &pp, hr_jget(status, "managedPods"), 0, INT64_MAX, &out->managed_pods)) ||
         (st = hr_jint(&c, &pn, hr_jget(status, "managedNodes"), 0, INT64_MAX,
                       &out->managed_nodes)) ||
         (st = hr_jarr(&c, &pc, hr_jget(status, "conditions"), &conds)))
         return st;
     size_t i, max;
     yyjson_val *e;
-    yyjson_arr_foreach(conds, i, max, e) {
+    yyjson_arr_foreach(conds, i, max, e)
+    {
         if (out->n_cond == HR_KCOND_MAX)
             break;
         hr_jpath pe = HR_JP_IDX(&pc, i);

@@ -35,8 +35,7 @@ static void render_path(const hr_jpath *p, char *buf, size_t cap, size_t *o)
         *o += (size_t)n;
 }
 
-hr_status hr_kfail(const hr_kctx *c, const hr_jpath *p, hr_status code,
-                   const char *fmt, ...)
+hr_status hr_kfail(const hr_kctx *c, const hr_jpath *p, hr_status code, const char *fmt, ...)
 {
     if (!c->err)
         return code;
@@ -53,16 +52,13 @@ hr_status hr_kfail(const hr_kctx *c, const hr_jpath *p, hr_status code,
         if ((unsigned char)*q < 0x20 || (unsigned char)*q >= 0x7f)
             *q = '?';
     char ns[72], name[72];
-    hr_err_quote(ns, sizeof ns, c->ns ? c->ns : "",
-                 c->ns ? strlen(c->ns) : 0, 63);
-    hr_err_quote(name, sizeof name, c->name ? c->name : "",
-                 c->name ? strlen(c->name) : 0, 63);
+    hr_err_quote(ns, sizeof ns, c->ns ? c->ns : "", c->ns ? strlen(c->ns) : 0, 63);
+    hr_err_quote(name, sizeof name, c->name ? c->name : "", c->name ? strlen(c->name) : 0, 63);
     const char *shown = c->name ? name : "<unnamed>";
     if (p)
-        return hr_err_set(c->err, code, "%s %s%s%s: %s: %s", c->kind, ns,
-                          ns[0] ? "/" : "", shown, path, what);
-    return hr_err_set(c->err, code, "%s %s%s%s: %s", c->kind, ns,
-                      ns[0] ? "/" : "", shown, what);
+        return hr_err_set(c->err, code, "%s %s%s%s: %s: %s", c->kind, ns, ns[0] ? "/" : "", shown,
+                          path, what);
+    return hr_err_set(c->err, code, "%s %s%s%s: %s", c->kind, ns, ns[0] ? "/" : "", shown, what);
 }
 
 hr_status hr_knomem(const hr_kctx *c)
@@ -89,15 +85,12 @@ yyjson_val *hr_jget(yyjson_val *obj, const char *key)
     return yyjson_is_obj(obj) ? yyjson_obj_get(obj, key) : NULL;
 }
 
-static hr_status wrong_type(const hr_kctx *c, const hr_jpath *p,
-                            const char *want, yyjson_val *v)
+static hr_status wrong_type(const hr_kctx *c, const hr_jpath *p, const char *want, yyjson_val *v)
 {
-    return hr_kfail(c, p, HR_E_INPUT, "expected %s, got %s", want,
-                    hr_jtype_str(v));
+    return hr_kfail(c, p, HR_E_INPUT, "expected %s, got %s", want, hr_jtype_str(v));
 }
 
-hr_status hr_jobj(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
-                  yyjson_val **out)
+hr_status hr_jobj(const hr_kctx *c, const hr_jpath *p, yyjson_val *v, yyjson_val **out)
 {
     *out = NULL;
     if (!v || yyjson_is_null(v))
@@ -108,8 +101,7 @@ hr_status hr_jobj(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
     return HR_OK;
 }
 
-hr_status hr_jarr(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
-                  yyjson_val **out)
+hr_status hr_jarr(const hr_kctx *c, const hr_jpath *p, yyjson_val *v, yyjson_val **out)
 {
     *out = NULL;
     if (!v || yyjson_is_null(v))
@@ -120,8 +112,8 @@ hr_status hr_jarr(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
     return HR_OK;
 }
 
-hr_status hr_jstr_ref(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
-                      const char **out, size_t *len)
+hr_status hr_jstr_ref(const hr_kctx *c, const hr_jpath *p, yyjson_val *v, const char **out,
+                      size_t *len)
 {
     *out = NULL;
     *len = 0;
@@ -134,8 +126,8 @@ hr_status hr_jstr_ref(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
     return HR_OK;
 }
 
-hr_status hr_jstr(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
-                  const char *dflt, const char **out)
+hr_status hr_jstr(const hr_kctx *c, const hr_jpath *p, yyjson_val *v, const char *dflt,
+                  const char **out)
 {
     const char *s;
     size_t len;
@@ -153,8 +145,7 @@ hr_status hr_jstr(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
     return HR_OK;
 }
 
-hr_status hr_jbool(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
-                   bool *out)
+hr_status hr_jbool(const hr_kctx *c, const hr_jpath *p, yyjson_val *v, bool *out)
 {
     if (!v || yyjson_is_null(v))
         return HR_OK;
@@ -165,8 +156,7 @@ hr_status hr_jbool(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
 }
 
 /* The text of a number: raw text as written, or integers printed. */
-static bool number_text(yyjson_val *v, char *tmp, size_t cap, const char **s,
-                        size_t *len)
+static bool number_text(yyjson_val *v, char *tmp, size_t cap, const char **s, size_t *len)
 {
     if (yyjson_is_raw(v)) {
         *s = yyjson_get_raw(v);
@@ -187,8 +177,8 @@ static bool number_text(yyjson_val *v, char *tmp, size_t cap, const char **s,
     return true;
 }
 
-hr_status hr_jint(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
-                  int64_t lo, int64_t hi, int64_t *out)
+hr_status hr_jint(const hr_kctx *c, const hr_jpath *p, yyjson_val *v, int64_t lo, int64_t hi,
+                  int64_t *out)
 {
     if (!v || yyjson_is_null(v))
         return HR_OK;
@@ -198,8 +188,7 @@ hr_status hr_jint(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
     if (!(yyjson_is_num(v) || yyjson_is_raw(v)))
         return wrong_type(c, p, "an integer", v);
     if (!number_text(v, tmp, sizeof tmp, &s, &len))
-        return hr_kfail(c, p, HR_E_INPUT, "expected an integer, got %g",
-                        yyjson_get_num(v));
+        return hr_kfail(c, p, HR_E_INPUT, "expected an integer, got %g", yyjson_get_num(v));
     /* strtoll needs a terminator; raw text points into the document. */
     if (len == 0 || len >= sizeof tmp)
         return hr_kfail(c, p, HR_E_INPUT, "integer out of range: %s",
@@ -214,16 +203,14 @@ hr_status hr_jint(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
         return hr_kfail(c, p, HR_E_INPUT, "expected an integer, got %s",
                         hr_err_quote(quoted, sizeof quoted, s, len, 24));
     if (errno == ERANGE || x < lo || x > hi)
-        return hr_kfail(c, p, HR_E_INPUT,
-                        "%s is out of range [%" PRId64 ", %" PRId64 "]",
-                        hr_err_quote(quoted, sizeof quoted, s, len, 24), lo,
-                        hi);
+        return hr_kfail(c, p, HR_E_INPUT, "%s is out of range [%" PRId64 ", %" PRId64 "]",
+                        hr_err_quote(quoted, sizeof quoted, s, len, 24), lo, hi);
     *out = (int64_t)x;
     return HR_OK;
 }
 
-hr_status hr_jquantity(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
-                       hr_qkind kind, int64_t *out)
+hr_status hr_jquantity(const hr_kctx *c, const hr_jpath *p, yyjson_val *v, hr_qkind kind,
+                       int64_t *out)
 {
     *out = HR_NONE;
     if (!v || yyjson_is_null(v))
@@ -236,8 +223,7 @@ hr_status hr_jquantity(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
         len = yyjson_get_len(v);
     } else if (yyjson_is_num(v) || yyjson_is_raw(v)) {
         if (!number_text(v, tmp, sizeof tmp, &s, &len))
-            return hr_kfail(c, p, HR_E_INPUT,
-                            "expected a quantity string, got the number %g",
+            return hr_kfail(c, p, HR_E_INPUT, "expected a quantity string, got the number %g",
                             yyjson_get_num(v));
     } else {
         return wrong_type(c, p, "a quantity string", v);
@@ -260,8 +246,7 @@ hr_status hr_jquantity(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
     return HR_OK;
 }
 
-hr_status hr_decode_labels(const hr_kctx *c, const hr_jpath *p,
-                           yyjson_val *v, hr_labels *out)
+hr_status hr_decode_labels(const hr_kctx *c, const hr_jpath *p, yyjson_val *v, hr_labels *out)
 {
     out->kv = NULL;
     out->n = 0;
@@ -285,10 +270,8 @@ hr_status hr_decode_labels(const hr_kctx *c, const hr_jpath *p,
         hr_jpath vp = HR_JP_KEY(p, yyjson_get_str(key));
         if (!yyjson_is_str(val))
             return wrong_type(c, &vp, "a string", val);
-        kv[2 * i] = hr_arena_strndup(c->a, yyjson_get_str(key),
-                                     yyjson_get_len(key));
-        kv[2 * i + 1] = hr_arena_strndup(c->a, yyjson_get_str(val),
-                                         yyjson_get_len(val));
+        kv[2 * i] = hr_arena_strndup(c->a, yyjson_get_str(key), yyjson_get_len(key));
+        kv[2 * i + 1] = hr_arena_strndup(c->a, yyjson_get_str(val), yyjson_get_len(val));
         if (!kv[2 * i] || !kv[2 * i + 1])
             return hr_knomem(c);
         i++;
@@ -298,8 +281,8 @@ hr_status hr_decode_labels(const hr_kctx *c, const hr_jpath *p,
     return HR_OK;
 }
 
-static hr_status decode_meta(hr_kctx *c, yyjson_val *obj, bool namespaced,
-                             bool named, hr_kmeta *m, yyjson_val **meta_out)
+static hr_status decode_meta(hr_kctx *c, yyjson_val *obj, bool namespaced, bool named, hr_kmeta *m,
+                             yyjson_val **meta_out)
 {
     m->ns = "";
     m->name = "";
@@ -308,8 +291,7 @@ static hr_status decode_meta(hr_kctx *c, yyjson_val *obj, bool namespaced,
     m->labels = (hr_labels){NULL, 0};
     *meta_out = NULL;
     if (!yyjson_is_obj(obj))
-        return hr_kfail(c, NULL, HR_E_INPUT, "expected an object, got %s",
-                        hr_jtype_str(obj));
+        return hr_kfail(c, NULL, HR_E_INPUT, "expected an object, got %s", hr_jtype_str(obj));
     hr_jpath pm = HR_JP_KEY(NULL, "metadata");
     yyjson_val *meta;
     hr_status st = hr_jobj(c, &pm, hr_jget(obj, "metadata"), &meta);
@@ -337,29 +319,25 @@ static hr_status decode_meta(hr_kctx *c, yyjson_val *obj, bool namespaced,
     hr_jpath prv = HR_JP_KEY(&pm, "resourceVersion");
     hr_jpath plab = HR_JP_KEY(&pm, "labels");
     if ((st = hr_jstr(c, &puid, hr_jget(meta, "uid"), "", &m->uid)) ||
-        (st = hr_jstr(c, &prv, hr_jget(meta, "resourceVersion"), "",
-                      &m->resource_version)) ||
-        (st = hr_decode_labels(c, &plab, hr_jget(meta, "labels"),
-                               &m->labels)))
+        (st = hr_jstr(c, &prv, hr_jget(meta, "resourceVersion"), "", &m->resource_version)) ||
+        (st = hr_decode_labels(c, &plab, hr_jget(meta, "labels"), &m->labels)))
         return st;
     *meta_out = meta;
     return HR_OK;
 }
 
-hr_status hr_decode_meta(hr_kctx *c, yyjson_val *obj, bool namespaced,
-                         hr_kmeta *m, yyjson_val **meta_out)
+hr_status hr_decode_meta(hr_kctx *c, yyjson_val *obj, bool namespaced, hr_kmeta *m,
+                         yyjson_val **meta_out)
 {
     return decode_meta(c, obj, namespaced, true, m, meta_out);
 }
 
-hr_status hr_decode_meta_unnamed(hr_kctx *c, yyjson_val *obj, hr_kmeta *m,
-                                 yyjson_val **meta_out)
+hr_status hr_decode_meta_unnamed(hr_kctx *c, yyjson_val *obj, hr_kmeta *m, yyjson_val **meta_out)
 {
     return decode_meta(c, obj, false, false, m, meta_out);
 }
 
-bool hr_decode_key(yyjson_val *obj, hr_arena *a, const char **ns,
-                   const char **name)
+bool hr_decode_key(yyjson_val *obj, hr_arena *a, const char **ns, const char **name)
 {
     yyjson_val *m = yyjson_obj_get(obj, "metadata");
     yyjson_val *n = yyjson_obj_get(m, "name");
@@ -377,8 +355,8 @@ int64_t hr_decode_generation(yyjson_val *obj, int64_t dflt)
     return yyjson_is_int(g) ? yyjson_get_sint(g) : dflt;
 }
 
-static hr_status decode_values(const hr_kctx *c, const hr_jpath *p,
-                               yyjson_val *v, hr_requirement *r)
+static hr_status decode_values(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
+                               hr_requirement *r)
 {
     yyjson_val *arr;
     hr_status st = hr_jarr(c, p, v, &arr);
@@ -392,7 +370,8 @@ static hr_status decode_values(const hr_kctx *c, const hr_jpath *p,
         return hr_knomem(c);
     size_t i, max;
     yyjson_val *e;
-    yyjson_arr_foreach(arr, i, max, e) {
+    yyjson_arr_foreach(arr, i, max, e)
+    {
         hr_jpath pe = HR_JP_IDX(p, i);
         if (!yyjson_is_str(e))
             return wrong_type(c, &pe, "a string", e);
@@ -404,8 +383,8 @@ static hr_status decode_values(const hr_kctx *c, const hr_jpath *p,
     return HR_OK;
 }
 
-hr_status hr_decode_selector_at(const hr_kctx *c, const hr_jpath *p,
-                                yyjson_val *sel, hr_selector *out)
+hr_status hr_decode_selector_at(const hr_kctx *c, const hr_jpath *p, yyjson_val *sel,
+                                hr_selector *out)
 {
     *out = (hr_selector){false, NULL, 0};
     yyjson_val *obj;
@@ -436,8 +415,7 @@ hr_status hr_decode_selector_at(const hr_kctx *c, const hr_jpath *p,
             if (!yyjson_is_str(val))
                 return wrong_type(c, &pv, "a string", val);
             const char **one = hr_arena_alloc(c->a, sizeof *one);
-            char *kc = hr_arena_strndup(c->a, yyjson_get_str(key),
-                                        yyjson_get_len(key));
+            char *kc = hr_arena_strndup(c->a, yyjson_get_str(key), yyjson_get_len(key));
             if (!one || !kc)
                 return hr_knomem(c);
             if ((st = hr_jstr(c, &pv, val, "", one)))
@@ -448,7 +426,8 @@ hr_status hr_decode_selector_at(const hr_kctx *c, const hr_jpath *p,
     if (me) {
         size_t i, max;
         yyjson_val *e;
-        yyjson_arr_foreach(me, i, max, e) {
+        yyjson_arr_foreach(me, i, max, e)
+        {
             hr_jpath pe = HR_JP_IDX(&pme, i);
             if (!yyjson_is_obj(e))
                 return wrong_type(c, &pe, "an object", e);
@@ -459,8 +438,7 @@ hr_status hr_decode_selector_at(const hr_kctx *c, const hr_jpath *p,
             const char *op;
             size_t oplen;
             if ((st = hr_jstr(c, &pk, hr_jget(e, "key"), NULL, &r->key)) ||
-                (st = hr_jstr_ref(c, &po, hr_jget(e, "operator"), &op,
-                                  &oplen)))
+                (st = hr_jstr_ref(c, &po, hr_jget(e, "operator"), &op, &oplen)))
                 return st;
             if (!r->key)
                 return hr_kfail(c, &pk, HR_E_INPUT, "missing");
@@ -473,21 +451,17 @@ hr_status hr_decode_selector_at(const hr_kctx *c, const hr_jpath *p,
                 r->op = HR_SEL_NOT_IN;
             else if (yyjson_equals_str(hr_jget(e, "operator"), "Exists"))
                 r->op = HR_SEL_EXISTS;
-            else if (yyjson_equals_str(hr_jget(e, "operator"),
-                                       "DoesNotExist"))
+            else if (yyjson_equals_str(hr_jget(e, "operator"), "DoesNotExist"))
                 r->op = HR_SEL_DOES_NOT_EXIST;
             else
                 return hr_kfail(c, &po, HR_E_INPUT,
                                 "unknown operator \"%s\" (want In, NotIn, "
                                 "Exists or DoesNotExist)",
-                                hr_err_quote(quoted, sizeof quoted, op, oplen,
-                                             24));
+                                hr_err_quote(quoted, sizeof quoted, op, oplen, 24));
             if ((st = decode_values(c, &pv, hr_jget(e, "values"), r)))
                 return st;
-            if ((r->op == HR_SEL_IN || r->op == HR_SEL_NOT_IN) &&
-                r->n_values == 0)
-                return hr_kfail(c, &pv, HR_E_INPUT,
-                                "must not be empty for operator %s",
+            if ((r->op == HR_SEL_IN || r->op == HR_SEL_NOT_IN) && r->n_values == 0)
+                return hr_kfail(c, &pv, HR_E_INPUT, "must not be empty for operator %s",
                                 r->op == HR_SEL_IN ? "In" : "NotIn");
             k++;
         }
@@ -496,8 +470,8 @@ hr_status hr_decode_selector_at(const hr_kctx *c, const hr_jpath *p,
     return HR_OK;
 }
 
-hr_status hr_decode_selector(yyjson_val *sel, hr_arena *a, const char *what,
-                             hr_selector *out, hr_err *err)
+hr_status hr_decode_selector(yyjson_val *sel, hr_arena *a, const char *what, hr_selector *out,
+                             hr_err *err)
 {
     hr_kctx c = {a, err, "selector", NULL, what ? what : "selector"};
     return hr_decode_selector_at(&c, NULL, sel, out);

@@ -21,7 +21,7 @@
 
 /* What every object carries. Strings are never NULL ("" when absent). */
 typedef struct hr_kmeta {
-    const char *ns;               /* "" for cluster-scoped objects */
+    const char *ns; /* "" for cluster-scoped objects */
     const char *name;
     const char *uid;
     const char *resource_version;
@@ -42,8 +42,7 @@ HR_MUST_CHECK hr_status hr_decode_selector(yyjson_val *sel, hr_arena *a, const c
  * arena cannot grow.
  * hr_decode_generation: metadata.generation when it is an integer, else
  * dflt. */
-bool hr_decode_key(yyjson_val *obj, hr_arena *a, const char **ns,
-                   const char **name);
+bool hr_decode_key(yyjson_val *obj, hr_arena *a, const char **ns, const char **name);
 int64_t hr_decode_generation(yyjson_val *obj, int64_t dflt);
 
 /* The rest is for the decoders only. */

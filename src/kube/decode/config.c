@@ -18,10 +18,12 @@ bool hr_parse_duration_ms(const char *s, size_t len, int64_t *ms)
 {
     /* Go's time.ParseDuration, without the sign: a sequence of
      * decimal numbers each with a unit. Accumulated in nanoseconds. */
-    static const struct { const char *u; int64_t ns; } units[] = {
-        {"ns", 1}, {"us", 1000}, {"\xc2\xb5s", 1000}, {"\xce\xbcs", 1000},
-        {"ms", 1000000}, {"s", 1000000000}, {"m", 60000000000},
-        {"h", 3600000000000},
+    static const struct {
+        const char *u;
+        int64_t ns;
+    } units[] = {
+        {"ns", 1},       {"us", 1000},      {"\xc2\xb5s", 1000}, {"\xce\xbcs", 1000},
+        {"ms", 1000000}, {"s", 1000000000}, {"m", 60000000000},  {"h", 3600000000000},
     };
     size_t i = 0;
     if (len == 1 && s[0] == '0') {
@@ -57,8 +59,7 @@ bool hr_parse_duration_ms(const char *s, size_t len, int64_t *ms)
         int64_t mult = 0;
         for (size_t u = 0; u < sizeof units / sizeof units[0]; u++) {
             size_t ul = strlen(units[u].u);
-            if (ul > best && len - i >= ul &&
-                memcmp(s + i, units[u].u, ul) == 0) {
+            if (ul > best && len - i >= ul && memcmp(s + i, units[u].u, ul) == 0) {
                 best = ul;
                 mult = units[u].ns;
             }
@@ -70,8 +71,7 @@ bool hr_parse_duration_ms(const char *s, size_t len, int64_t *ms)
             return false;
         /* frac·mult/scale split as frac·(mult/scale) + frac·(mult%scale)/scale:
          * frac < scale <= 1e9 keeps both products in range. */
-        int64_t part = whole * mult + frac * (mult / scale) +
-                       frac * (mult % scale) / scale;
+        int64_t part = whole * mult + frac * (mult / scale) + frac * (mult % scale) / scale;
         if (part < 0 || total > INT64_MAX - part)
             return false;
         total += part;
@@ -80,9 +80,8 @@ bool hr_parse_duration_ms(const char *s, size_t len, int64_t *ms)
     return true;
 }
 
-static hr_status decode_str_list(const hr_kctx *c, const hr_jpath *p,
-                                 yyjson_val *v, const char *const **out,
-                                 uint32_t *n_out, bool *present)
+static hr_status decode_str_list(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
+                                 const char *const **out, uint32_t *n_out, bool *present)
 {
     yyjson_val *arr;
     hr_status st = hr_jarr(c, p, v, &arr);
@@ -97,11 +96,11 @@ static hr_status decode_str_list(const hr_kctx *c, const hr_jpath *p,
         return hr_knomem(c);
     size_t i, max;
     yyjson_val *e;
-    yyjson_arr_foreach(arr, i, max, e) {
+    yyjson_arr_foreach(arr, i, max, e)
+    {
         hr_jpath pe = HR_JP_IDX(p, i);
         if (!yyjson_is_str(e))
-            return hr_kfail(c, &pe, HR_E_INPUT, "expected a string, got %s",
-                            hr_jtype_str(e));
+            return hr_kfail(c, &pe, HR_E_INPUT, "expected a string, got %s", hr_jtype_str(e));
         if ((st = hr_jstr(c, &pe, e, "", &list[i])))
             return st;
     }
@@ -110,8 +109,7 @@ static hr_status decode_str_list(const hr_kctx *c, const hr_jpath *p,
     return HR_OK;
 }
 
-static hr_status decode_owners(const hr_kctx *c, const hr_jpath *p,
-                               yyjson_val *v, hr_config *cfg)
+static hr_status decode_owners(const hr_kctx *c, const hr_jpath *p, yyjson_val *v, hr_config *cfg)
 {
     yyjson_val *arr;
     hr_status st = hr_jarr(c, p, v, &arr);
@@ -125,18 +123,17 @@ static hr_status decode_owners(const hr_kctx *c, const hr_jpath *p,
         return hr_knomem(c);
     size_t i, max;
     yyjson_val *e;
-    yyjson_arr_foreach(arr, i, max, e) {
+    yyjson_arr_foreach(arr, i, max, e)
+    {
         hr_jpath pe = HR_JP_IDX(p, i);
         if (!yyjson_is_obj(e))
-            return hr_kfail(c, &pe, HR_E_INPUT, "expected an object, got %s",
-                            hr_jtype_str(e));
+            return hr_kfail(c, &pe, HR_E_INPUT, "expected an object, got %s", hr_jtype_str(e));
         hr_jpath pk = HR_JP_KEY(&pe, "kind");
         hr_jpath pg = HR_JP_KEY(&pe, "apiGroup");
         hr_jpath pn = HR_JP_KEY(&pe, "name");
         /* An absent apiGroup matches any group, an absent name any name. */
         if ((st = hr_jstr(c, &pk, hr_jget(e, "kind"), NULL, &refs[i].kind)) ||
-            (st = hr_jstr(c, &pg, hr_jget(e, "apiGroup"), NULL,
-                          &refs[i].api_group)) ||
+            (st = hr_jstr(c, &pg, hr_jget(e, "apiGroup"), NULL, &refs[i].api_group)) ||
             (st = hr_jstr(c, &pn, hr_jget(e, "name"), NULL, &refs[i].name)))
             return st;
         if (!refs[i].kind || !refs[i].kind[0])
@@ -147,8 +144,8 @@ static hr_status decode_owners(const hr_kctx *c, const hr_jpath *p,
     return HR_OK;
 }
 
-static hr_status get_int(const hr_kctx *c, const hr_jpath *p, yyjson_val *obj,
-                         const char *key, int64_t lo, int64_t hi, int *out)
+static hr_status get_int(const hr_kctx *c, const hr_jpath *p, yyjson_val *obj, const char *key,
+                         int64_t lo, int64_t hi, int *out)
 {
     hr_jpath pk = HR_JP_KEY(p, key);
     int64_t v = *out;
@@ -158,8 +155,8 @@ static hr_status get_int(const hr_kctx *c, const hr_jpath *p, yyjson_val *obj,
     return st;
 }
 
-static hr_status get_q(const hr_kctx *c, const hr_jpath *p, yyjson_val *obj,
-                       const char *key, hr_qkind kind, int64_t *out)
+static hr_status get_q(const hr_kctx *c, const hr_jpath *p, yyjson_val *obj, const char *key,
+                       hr_qkind kind, int64_t *out)
 {
     hr_jpath pk = HR_JP_KEY(p, key);
     int64_t v;
@@ -169,8 +166,7 @@ static hr_status get_q(const hr_kctx *c, const hr_jpath *p, yyjson_val *obj,
     return st;
 }
 
-hr_status hr_decode_config(yyjson_val *obj, hr_arena *a, hr_kconfig *out,
-                           hr_err *err)
+hr_status hr_decode_config(yyjson_val *obj, hr_arena *a, hr_kconfig *out, hr_err *err)
 {
     hr_kctx c = {a, err, "headroomconfig", NULL, NULL};
     memset(out, 0, sizeof *out);
@@ -196,60 +192,49 @@ hr_status hr_decode_config(yyjson_val *obj, hr_arena *a, hr_kconfig *out,
         return st;
     if (pol && !(pl == 12 && memcmp(pol, "Proportional", 12) == 0)) {
         char q[48];
-        return hr_kfail(&c, &ppol, HR_E_INPUT,
-                        "unknown policy \"%s\" (only Proportional)",
+        return hr_kfail(&c, &ppol, HR_E_INPUT, "unknown policy \"%s\" (only Proportional)",
                         hr_err_quote(q, sizeof q, pol, pl, 24));
     }
     hr_jpath pdry = HR_JP_KEY(&ps, "dryRun");
     if ((st = hr_jbool(&c, &pdry, hr_jget(spec, "dryRun"), &cfg->dry_run)) ||
-        (st = get_q(&c, &ps, spec, "minBurstFloor", HR_QK_CPU,
-                    &cfg->min_burst_floor)) ||
-        (st = get_q(&c, &ps, spec, "maxMultiplier", HR_QK_MILLI,
-                    &cfg->max_multiplier_milli)) ||
+        (st = get_q(&c, &ps, spec, "minBurstFloor", HR_QK_CPU, &cfg->min_burst_floor)) ||
+        (st = get_q(&c, &ps, spec, "maxMultiplier", HR_QK_MILLI, &cfg->max_multiplier_milli)) ||
         (st = get_q(&c, &ps, spec, "quantum", HR_QK_CPU, &cfg->quantum)))
         return st;
 
     hr_jpath pdb = HR_JP_KEY(&ps, "deadband");
     yyjson_val *db;
     if ((st = hr_jobj(&c, &pdb, hr_jget(spec, "deadband"), &db)) ||
-        (st = get_int(&c, &pdb, db, "growPercent", 0, 100,
-                      &cfg->grow_percent)) ||
-        (st = get_int(&c, &pdb, db, "shrinkPercent", 0, 100,
-                      &cfg->shrink_percent)))
+        (st = get_int(&c, &pdb, db, "growPercent", 0, 100, &cfg->grow_percent)) ||
+        (st = get_int(&c, &pdb, db, "shrinkPercent", 0, 100, &cfg->shrink_percent)))
         return st;
 
     hr_jpath pdeb = HR_JP_KEY(&ps, "debouncePeriod");
     const char *d;
     size_t dl;
-    if ((st = hr_jstr_ref(&c, &pdeb, hr_jget(spec, "debouncePeriod"), &d,
-                          &dl)))
+    if ((st = hr_jstr_ref(&c, &pdeb, hr_jget(spec, "debouncePeriod"), &d, &dl)))
         return st;
     if (d && !hr_parse_duration_ms(d, dl, &cfg->debounce_ms)) {
         char q[48];
-        return hr_kfail(&c, &pdeb, HR_E_INPUT,
-                        "not a duration \"%s\" (e.g. \"2s\", \"500ms\")",
+        return hr_kfail(&c, &pdeb, HR_E_INPUT, "not a duration \"%s\" (e.g. \"2s\", \"500ms\")",
                         hr_err_quote(q, sizeof q, d, dl, 24));
     }
 
     hr_jpath prl = HR_JP_KEY(&ps, "rateLimits");
     yyjson_val *rl;
     if ((st = hr_jobj(&c, &prl, hr_jget(spec, "rateLimits"), &rl)) ||
-        (st = get_int(&c, &prl, rl, "perNodePatchesPerSecond", 1, 1000000,
-                      &cfg->per_node_pps)) ||
-        (st = get_int(&c, &prl, rl, "clientQPS", 1, 1000000,
-                      &cfg->client_qps)) ||
-        (st = get_int(&c, &prl, rl, "clientBurst", 1, 1000000,
-                      &cfg->client_burst)))
+        (st = get_int(&c, &prl, rl, "perNodePatchesPerSecond", 1, 1000000, &cfg->per_node_pps)) ||
+        (st = get_int(&c, &prl, rl, "clientQPS", 1, 1000000, &cfg->client_qps)) ||
+        (st = get_int(&c, &prl, rl, "clientBurst", 1, 1000000, &cfg->client_burst)))
         return st;
 
     hr_jpath pwh = HR_JP_KEY(&ps, "webhook");
     hr_jpath pwe = HR_JP_KEY(&pwh, "enabled");
     yyjson_val *wh;
     if ((st = hr_jobj(&c, &pwh, hr_jget(spec, "webhook"), &wh)) ||
-        (st = hr_jbool(&c, &pwe, hr_jget(wh, "enabled"),
-                       &cfg->webhook_enabled)) ||
-        (st = get_q(&c, &pwh, wh, "initialMultiplier", HR_QK_MILLI,
-                    &cfg->initial_multiplier_milli)))
+        (st = hr_jbool(&c, &pwe, hr_jget(wh, "enabled"), &cfg->webhook_enabled)) ||
+        (st =
+             get_q(&c, &pwh, wh, "initialMultiplier", HR_QK_MILLI, &cfg->initial_multiplier_milli)))
         return st;
 
     /* Absent selector keeps the default (mode=managed); {} selects all. */
@@ -262,8 +247,8 @@ hr_status hr_decode_config(yyjson_val *obj, hr_arena *a, hr_kconfig *out,
     const char *const *ens = NULL;
     uint32_t n_ens = 0;
     bool have_ens;
-    if ((st = decode_str_list(&c, &pens, hr_jget(spec, "excludedNamespaces"),
-                              &ens, &n_ens, &have_ens)))
+    if ((st = decode_str_list(&c, &pens, hr_jget(spec, "excludedNamespaces"), &ens, &n_ens,
+                              &have_ens)))
         return st;
     if (have_ens) {
         cfg->excluded_ns = ens;
@@ -272,8 +257,7 @@ hr_status hr_decode_config(yyjson_val *obj, hr_arena *a, hr_kconfig *out,
     hr_jpath peo = HR_JP_KEY(&ps, "excludedOwners");
     hr_jpath pen = HR_JP_KEY(&ps, "excludedNodeSelector");
     if ((st = decode_owners(&c, &peo, hr_jget(spec, "excludedOwners"), cfg)) ||
-        (st = hr_decode_selector_at(&c, &pen,
-                                    hr_jget(spec, "excludedNodeSelector"),
+        (st = hr_decode_selector_at(&c, &pen, hr_jget(spec, "excludedNodeSelector"),
                                     &cfg->excluded_nodes)))
         return st;
 

@@ -9,8 +9,7 @@
 #include "kube/decode/common.h"
 #include "kube/decode/limitrange.h"
 
-hr_status hr_decode_limitrange(yyjson_val *obj, hr_arena *a,
-                               hr_klimitrange *out, hr_err *err)
+hr_status hr_decode_limitrange(yyjson_val *obj, hr_arena *a, hr_klimitrange *out, hr_err *err)
 {
     hr_kctx c = {a, err, "limitrange", NULL, NULL};
     memset(out, 0, sizeof *out);
@@ -29,11 +28,11 @@ hr_status hr_decode_limitrange(yyjson_val *obj, hr_arena *a,
         return HR_OK;
     size_t i, max;
     yyjson_val *e;
-    yyjson_arr_foreach(limits, i, max, e) {
+    yyjson_arr_foreach(limits, i, max, e)
+    {
         hr_jpath pe = HR_JP_IDX(&pl, i);
         if (!yyjson_is_obj(e))
-            return hr_kfail(&c, &pe, HR_E_INPUT, "expected an object, got %s",
-                            hr_jtype_str(e));
+            return hr_kfail(&c, &pe, HR_E_INPUT, "expected an object, got %s", hr_jtype_str(e));
         hr_jpath pt = HR_JP_KEY(&pe, "type");
         hr_jpath pmax = HR_JP_KEY(&pe, "max");
         hr_jpath pmaxc = HR_JP_KEY(&pmax, "cpu");
@@ -45,12 +44,9 @@ hr_status hr_decode_limitrange(yyjson_val *obj, hr_arena *a,
         int64_t max_cpu = HR_NONE, ratio_milli = HR_NONE;
         if ((st = hr_jstr_ref(&c, &pt, hr_jget(e, "type"), &type, &tl)) ||
             (st = hr_jobj(&c, &pmax, hr_jget(e, "max"), &mx)) ||
-            (st = hr_jobj(&c, &pr, hr_jget(e, "maxLimitRequestRatio"),
-                          &ratio)) ||
-            (st = hr_jquantity(&c, &pmaxc, hr_jget(mx, "cpu"), HR_QK_CPU,
-                               &max_cpu)) ||
-            (st = hr_jquantity(&c, &prc, hr_jget(ratio, "cpu"), HR_QK_MILLI,
-                               &ratio_milli)))
+            (st = hr_jobj(&c, &pr, hr_jget(e, "maxLimitRequestRatio"), &ratio)) ||
+            (st = hr_jquantity(&c, &pmaxc, hr_jget(mx, "cpu"), HR_QK_CPU, &max_cpu)) ||
+            (st = hr_jquantity(&c, &prc, hr_jget(ratio, "cpu"), HR_QK_MILLI, &ratio_milli)))
             return st;
         if (!type)
             return hr_kfail(&c, &pt, HR_E_INPUT, "missing");

@@ -12,8 +12,7 @@
 #include "kube/decode/common.h"
 #include "kube/decode/node.h"
 
-static hr_status decode_conditions(const hr_kctx *c, yyjson_val *status,
-                                   hr_knode *n)
+static hr_status decode_conditions(const hr_kctx *c, yyjson_val *status, hr_knode *n)
 {
     hr_jpath pst = HR_JP_KEY(NULL, "status");
     hr_jpath pc = HR_JP_KEY(&pst, "conditions");
@@ -23,11 +22,11 @@ static hr_status decode_conditions(const hr_kctx *c, yyjson_val *status,
         return st;
     size_t i, max;
     yyjson_val *e;
-    yyjson_arr_foreach(arr, i, max, e) {
+    yyjson_arr_foreach(arr, i, max, e)
+    {
         hr_jpath pe = HR_JP_IDX(&pc, i);
         if (!yyjson_is_obj(e))
-            return hr_kfail(c, &pe, HR_E_INPUT, "expected an object, got %s",
-                            hr_jtype_str(e));
+            return hr_kfail(c, &pe, HR_E_INPUT, "expected an object, got %s", hr_jtype_str(e));
         hr_jpath pt = HR_JP_KEY(&pe, "type"), ps = HR_JP_KEY(&pe, "status");
         const char *type, *val;
         size_t tl, vl;
@@ -46,8 +45,7 @@ static hr_status decode_conditions(const hr_kctx *c, yyjson_val *status,
     return HR_OK;
 }
 
-hr_status hr_decode_node(yyjson_val *obj, hr_arena *a, hr_knode *out,
-                         hr_err *err)
+hr_status hr_decode_node(yyjson_val *obj, hr_arena *a, hr_knode *out, hr_err *err)
 {
     hr_kctx c = {a, err, "node", NULL, NULL};
     memset(out, 0, sizeof *out);
@@ -65,16 +63,14 @@ hr_status hr_decode_node(yyjson_val *obj, hr_arena *a, hr_knode *out,
     int64_t cpu = HR_NONE;
     if ((st = hr_jobj(&c, &pst, hr_jget(obj, "status"), &status)) ||
         (st = hr_jobj(&c, &pal, hr_jget(status, "allocatable"), &alloc)) ||
-        (st = hr_jquantity(&c, &pcpu, hr_jget(alloc, "cpu"), HR_QK_CPU,
-                           &cpu)))
+        (st = hr_jquantity(&c, &pcpu, hr_jget(alloc, "cpu"), HR_QK_CPU, &cpu)))
         return st;
     out->has_allocatable = cpu != HR_NONE;
     out->node.allocatable = cpu == HR_NONE ? 0 : cpu;
     return decode_conditions(&c, status, out);
 }
 
-hr_status hr_decode_namespace(yyjson_val *obj, hr_arena *a,
-                              hr_knamespace *out, hr_err *err)
+hr_status hr_decode_namespace(yyjson_val *obj, hr_arena *a, hr_knamespace *out, hr_err *err)
 {
     hr_kctx c = {a, err, "namespace", NULL, NULL};
     memset(out, 0, sizeof *out);

@@ -14,10 +14,10 @@
 
 typedef struct hr_knode {
     hr_kmeta meta;
-    hr_node node;          /* allocatable (0 when absent), known, pressures */
-    bool has_allocatable;  /* status.allocatable.cpu was there */
-    bool ready;            /* condition Ready is True */
-    bool windows;          /* label kubernetes.io/os = windows */
+    hr_node node;         /* allocatable (0 when absent), known, pressures */
+    bool has_allocatable; /* status.allocatable.cpu was there */
+    bool ready;           /* condition Ready is True */
+    bool windows;         /* label kubernetes.io/os = windows */
 } hr_knode;
 
 typedef struct hr_knamespace {

@@ -27,8 +27,8 @@
 
 #define ANN_MIRROR "kubernetes.io/config.mirror"
 
-static hr_status decode_resources(const hr_kctx *c, const hr_jpath *p,
-                                  yyjson_val *res, hr_container *ctr)
+static hr_status decode_resources(const hr_kctx *c, const hr_jpath *p, yyjson_val *res,
+                                  hr_container *ctr)
 {
     yyjson_val *obj, *req, *lim;
     hr_status st = hr_jobj(c, p, res, &obj);
@@ -41,14 +41,10 @@ static hr_status decode_resources(const hr_kctx *c, const hr_jpath *p,
         return st;
     hr_jpath p1 = HR_JP_KEY(&preq, "cpu"), p2 = HR_JP_KEY(&preq, "memory");
     hr_jpath p3 = HR_JP_KEY(&plim, "cpu"), p4 = HR_JP_KEY(&plim, "memory");
-    if ((st = hr_jquantity(c, &p1, hr_jget(req, "cpu"), HR_QK_CPU,
-                           &ctr->cpu_req)) ||
-        (st = hr_jquantity(c, &p2, hr_jget(req, "memory"), HR_QK_MEM,
-                           &ctr->mem_req)) ||
-        (st = hr_jquantity(c, &p3, hr_jget(lim, "cpu"), HR_QK_CPU,
-                           &ctr->cpu_lim)) ||
-        (st = hr_jquantity(c, &p4, hr_jget(lim, "memory"), HR_QK_MEM,
-                           &ctr->mem_lim)))
+    if ((st = hr_jquantity(c, &p1, hr_jget(req, "cpu"), HR_QK_CPU, &ctr->cpu_req)) ||
+        (st = hr_jquantity(c, &p2, hr_jget(req, "memory"), HR_QK_MEM, &ctr->mem_req)) ||
+        (st = hr_jquantity(c, &p3, hr_jget(lim, "cpu"), HR_QK_CPU, &ctr->cpu_lim)) ||
+        (st = hr_jquantity(c, &p4, hr_jget(lim, "memory"), HR_QK_MEM, &ctr->mem_lim)))
         return st;
     /* The API server defaults a missing request to the limit; a dump of
      * stored objects already has it, but a hand-written one may not. */
@@ -59,8 +55,8 @@ static hr_status decode_resources(const hr_kctx *c, const hr_jpath *p,
     return HR_OK;
 }
 
-static hr_status decode_resize_policy(const hr_kctx *c, const hr_jpath *p,
-                                      yyjson_val *v, bool *cpu_restart)
+static hr_status decode_resize_policy(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
+                                      bool *cpu_restart)
 {
     yyjson_val *arr;
     hr_status st = hr_jarr(c, p, v, &arr);
@@ -68,37 +64,32 @@ static hr_status decode_resize_policy(const hr_kctx *c, const hr_jpath *p,
         return st;
     size_t i, max;
     yyjson_val *e;
-    yyjson_arr_foreach(arr, i, max, e) {
+    yyjson_arr_foreach(arr, i, max, e)
+    {
         hr_jpath pe = HR_JP_IDX(p, i);
         if (!yyjson_is_obj(e))
-            return hr_kfail(c, &pe, HR_E_INPUT, "expected an object, got %s",
-                            hr_jtype_str(e));
+            return hr_kfail(c, &pe, HR_E_INPUT, "expected an object, got %s", hr_jtype_str(e));
         hr_jpath pr = HR_JP_KEY(&pe, "resourceName");
         hr_jpath pp = HR_JP_KEY(&pe, "restartPolicy");
         const char *rn, *rp;
         size_t rnl, rpl;
-        if ((st = hr_jstr_ref(c, &pr, hr_jget(e, "resourceName"), &rn,
-                              &rnl)) ||
-            (st = hr_jstr_ref(c, &pp, hr_jget(e, "restartPolicy"), &rp,
-                              &rpl)))
+        if ((st = hr_jstr_ref(c, &pr, hr_jget(e, "resourceName"), &rn, &rnl)) ||
+            (st = hr_jstr_ref(c, &pp, hr_jget(e, "restartPolicy"), &rp, &rpl)))
             return st;
-        if (rn && rnl == 3 && memcmp(rn, "cpu", 3) == 0 && rp &&
-            rpl == 16 && memcmp(rp, "RestartContainer", 16) == 0)
+        if (rn && rnl == 3 && memcmp(rn, "cpu", 3) == 0 && rp && rpl == 16 &&
+            memcmp(rp, "RestartContainer", 16) == 0)
             *cpu_restart = true;
     }
     return HR_OK;
 }
 
 /* One container of spec.<field>[i]. */
-static hr_status decode_container(const hr_kctx *c, const hr_jpath *p,
-                                  yyjson_val *e, bool init,
+static hr_status decode_container(const hr_kctx *c, const hr_jpath *p, yyjson_val *e, bool init,
                                   hr_container *ctr, const char **name)
 {
     if (!yyjson_is_obj(e))
-        return hr_kfail(c, p, HR_E_INPUT, "expected an object, got %s",
-                        hr_jtype_str(e));
-    *ctr = (hr_container){HR_NONE, HR_NONE, HR_NONE, HR_NONE, HR_CTR_APP,
-                          false};
+        return hr_kfail(c, p, HR_E_INPUT, "expected an object, got %s", hr_jtype_str(e));
+    *ctr = (hr_container){HR_NONE, HR_NONE, HR_NONE, HR_NONE, HR_CTR_APP, false};
     hr_jpath pn = HR_JP_KEY(p, "name");
     hr_jpath pres = HR_JP_KEY(p, "resources");
     hr_jpath prp = HR_JP_KEY(p, "resizePolicy");
@@ -106,18 +97,14 @@ static hr_status decode_container(const hr_kctx *c, const hr_jpath *p,
     hr_status st;
     if ((st = hr_jstr(c, &pn, hr_jget(e, "name"), "", name)) ||
         (st = decode_resources(c, &pres, hr_jget(e, "resources"), ctr)) ||
-        (st = decode_resize_policy(c, &prp, hr_jget(e, "resizePolicy"),
-                                   &ctr->cpu_restart)))
+        (st = decode_resize_policy(c, &prp, hr_jget(e, "resizePolicy"), &ctr->cpu_restart)))
         return st;
     if (init) {
         const char *rp;
         size_t rpl;
-        if ((st = hr_jstr_ref(c, &prestart, hr_jget(e, "restartPolicy"), &rp,
-                              &rpl)))
+        if ((st = hr_jstr_ref(c, &prestart, hr_jget(e, "restartPolicy"), &rp, &rpl)))
             return st;
-        ctr->kind = rp && rpl == 6 && memcmp(rp, "Always", 6) == 0
-                        ? HR_CTR_SIDECAR
-                        : HR_CTR_INIT;
+        ctr->kind = rp && rpl == 6 && memcmp(rp, "Always", 6) == 0 ? HR_CTR_SIDECAR : HR_CTR_INIT;
     }
     return HR_OK;
 }
@@ -127,15 +114,15 @@ static bool status_has_resources(yyjson_val *statuses, const char *name)
 {
     size_t i, max;
     yyjson_val *e;
-    yyjson_arr_foreach(statuses, i, max, e) {
+    yyjson_arr_foreach(statuses, i, max, e)
+    {
         if (yyjson_equals_str(hr_jget(e, "name"), name))
             return yyjson_is_obj(hr_jget(e, "resources"));
     }
     return false;
 }
 
-static hr_status decode_owner(const hr_kctx *c, yyjson_val *meta,
-                              hr_kowner *o)
+static hr_status decode_owner(const hr_kctx *c, yyjson_val *meta, hr_kowner *o)
 {
     *o = (hr_kowner){NULL, "", "", false};
     hr_jpath pm = HR_JP_KEY(NULL, "metadata");
@@ -147,11 +134,11 @@ static hr_status decode_owner(const hr_kctx *c, yyjson_val *meta,
     yyjson_val *pick = NULL;
     size_t i, max, pick_i = 0;
     yyjson_val *e;
-    yyjson_arr_foreach(arr, i, max, e) {
+    yyjson_arr_foreach(arr, i, max, e)
+    {
         if (!yyjson_is_obj(e)) {
             hr_jpath pe = HR_JP_IDX(&po, i);
-            return hr_kfail(c, &pe, HR_E_INPUT, "expected an object, got %s",
-                            hr_jtype_str(e));
+            return hr_kfail(c, &pe, HR_E_INPUT, "expected an object, got %s", hr_jtype_str(e));
         }
         if (!pick) {
             pick = e;
@@ -187,8 +174,8 @@ static hr_status decode_owner(const hr_kctx *c, yyjson_val *meta,
     return HR_OK;
 }
 
-static hr_status decode_annotations(const hr_kctx *c, yyjson_val *meta,
-                                    hr_pod *pod, const char **mode_ann)
+static hr_status decode_annotations(const hr_kctx *c, yyjson_val *meta, hr_pod *pod,
+                                    const char **mode_ann)
 {
     hr_jpath pm = HR_JP_KEY(NULL, "metadata");
     hr_jpath pa = HR_JP_KEY(&pm, "annotations");
@@ -199,15 +186,13 @@ static hr_status decode_annotations(const hr_kctx *c, yyjson_val *meta,
     pod->mirror = hr_jget(ann, ANN_MIRROR) != NULL;
     hr_jpath pmode = HR_JP_KEY(&pa, HR_LABEL_MODE);
     size_t len;
-    if ((st = hr_jstr_ref(c, &pmode, hr_jget(ann, HR_LABEL_MODE), mode_ann,
-                          &len)))
+    if ((st = hr_jstr_ref(c, &pmode, hr_jget(ann, HR_LABEL_MODE), mode_ann, &len)))
         return st;
     yyjson_val *mc = hr_jget(ann, HR_ANN_MAX_CPU);
     if (mc && !yyjson_is_null(mc)) {
         int64_t v = 0;
         if (yyjson_is_str(mc) &&
-            hr_cpu_parse_milli(yyjson_get_str(mc), yyjson_get_len(mc), &v) ==
-                HR_Q_OK)
+            hr_cpu_parse_milli(yyjson_get_str(mc), yyjson_get_len(mc), &v) == HR_Q_OK)
             pod->max_cpu = v;
         else
             pod->max_cpu_invalid = true;
@@ -231,25 +216,22 @@ static uint8_t parse_phase(yyjson_val *v)
 }
 
 /* created: the object of a CREATE request (no name or namespace yet). */
-static hr_status decode_pod(yyjson_val *obj, hr_arena *a, bool created,
-                            hr_kpod *out, hr_err *err)
+static hr_status decode_pod(yyjson_val *obj, hr_arena *a, bool created, hr_kpod *out, hr_err *err)
 {
     hr_kctx c = {a, err, "pod", NULL, NULL};
     memset(out, 0, sizeof *out);
     out->pod = hr_pod_init();
     hr_pod *pod = &out->pod;
     yyjson_val *meta;
-    hr_status st = created
-                       ? hr_decode_meta_unnamed(&c, obj, &out->meta, &meta)
-                       : hr_decode_meta(&c, obj, true, &out->meta, &meta);
+    hr_status st = created ? hr_decode_meta_unnamed(&c, obj, &out->meta, &meta)
+                           : hr_decode_meta(&c, obj, true, &out->meta, &meta);
     if (st)
         return st;
     hr_jpath pm = HR_JP_KEY(NULL, "metadata");
     hr_jpath pdel = HR_JP_KEY(&pm, "deletionTimestamp");
     yyjson_val *del = hr_jget(meta, "deletionTimestamp");
     if (del && !yyjson_is_null(del) && !yyjson_is_str(del))
-        return hr_kfail(&c, &pdel, HR_E_INPUT, "expected a string, got %s",
-                        hr_jtype_str(del));
+        return hr_kfail(&c, &pdel, HR_E_INPUT, "expected a string, got %s", hr_jtype_str(del));
     out->deleting = del && yyjson_is_str(del);
     if ((st = decode_owner(&c, meta, &out->owner)))
         return st;
@@ -269,8 +251,7 @@ static hr_status decode_pod(yyjson_val *obj, hr_arena *a, bool created,
         return hr_kfail(&c, &ps, HR_E_INPUT, "missing");
 
     hr_jpath pnn = HR_JP_KEY(&ps, "nodeName");
-    if ((st = hr_jstr(&c, &pnn, hr_jget(spec, "nodeName"), NULL,
-                      &out->node_name)))
+    if ((st = hr_jstr(&c, &pnn, hr_jget(spec, "nodeName"), NULL, &out->node_name)))
         return st;
     if (out->node_name && !out->node_name[0])
         out->node_name = NULL;
@@ -289,8 +270,7 @@ static hr_status decode_pod(yyjson_val *obj, hr_arena *a, bool created,
     if (n_ac == 0)
         return hr_kfail(&c, &pac, HR_E_INPUT, "empty");
     if (n_ic + n_ac > 4096)
-        return hr_kfail(&c, &pac, HR_E_INPUT,
-                        "%zu containers: more than 4096", n_ic + n_ac);
+        return hr_kfail(&c, &pac, HR_E_INPUT, "%zu containers: more than 4096", n_ic + n_ac);
     size_t n = n_ic + n_ac;
     hr_container *ctr = hr_arena_alloc(a, n * sizeof *ctr);
     const char **names = hr_arena_alloc(a, n * sizeof *names);
@@ -299,15 +279,16 @@ static hr_status decode_pod(yyjson_val *obj, hr_arena *a, bool created,
     size_t i, max, k = 0;
     yyjson_val *e;
     if (ic) {
-        yyjson_arr_foreach(ic, i, max, e) {
+        yyjson_arr_foreach(ic, i, max, e)
+        {
             hr_jpath pe = HR_JP_IDX(&pic, i);
-            if ((st = decode_container(&c, &pe, e, true, &ctr[k],
-                                       &names[k])))
+            if ((st = decode_container(&c, &pe, e, true, &ctr[k], &names[k])))
                 return st;
             k++;
         }
     }
-    yyjson_arr_foreach(ac, i, max, e) {
+    yyjson_arr_foreach(ac, i, max, e)
+    {
         hr_jpath pe = HR_JP_IDX(&pac, i);
         if ((st = decode_container(&c, &pe, e, false, &ctr[k], &names[k])))
             return st;
@@ -321,8 +302,7 @@ static hr_status decode_pod(yyjson_val *obj, hr_arena *a, bool created,
     hr_jpath povc = HR_JP_KEY(&pov, "cpu");
     yyjson_val *ov;
     if ((st = hr_jobj(&c, &pov, hr_jget(spec, "overhead"), &ov)) ||
-        (st = hr_jquantity(&c, &povc, hr_jget(ov, "cpu"), HR_QK_CPU,
-                           &pod->overhead_cpu)))
+        (st = hr_jquantity(&c, &povc, hr_jget(ov, "cpu"), HR_QK_CPU, &pod->overhead_cpu)))
         return st;
 
     hr_jpath pr = HR_JP_KEY(&ps, "resources");
@@ -339,10 +319,8 @@ static hr_status decode_pod(yyjson_val *obj, hr_arena *a, bool created,
         int64_t lim = HR_NONE;
         if ((st = hr_jobj(&c, &prr, hr_jget(pres, "requests"), &rr)) ||
             (st = hr_jobj(&c, &prl, hr_jget(pres, "limits"), &rl)) ||
-            (st = hr_jquantity(&c, &prrc, hr_jget(rr, "cpu"), HR_QK_CPU,
-                               &pod->pod_cpu_req)) ||
-            (st = hr_jquantity(&c, &prlc, hr_jget(rl, "cpu"), HR_QK_CPU,
-                               &lim)))
+            (st = hr_jquantity(&c, &prrc, hr_jget(rr, "cpu"), HR_QK_CPU, &pod->pod_cpu_req)) ||
+            (st = hr_jquantity(&c, &prlc, hr_jget(rl, "cpu"), HR_QK_CPU, &lim)))
             return st;
         /* As for containers, a pod-level request defaults to the limit. */
         if (pod->pod_cpu_req == HR_NONE)
@@ -367,11 +345,9 @@ static hr_status decode_pod(yyjson_val *obj, hr_arena *a, bool created,
     const char *phase;
     size_t phl;
     if ((st = hr_jobj(&c, &pst, hr_jget(obj, "status"), &status)) ||
-        (st = hr_jstr_ref(&c, &pph, hr_jget(status, "phase"), &phase,
-                          &phl)) ||
+        (st = hr_jstr_ref(&c, &pph, hr_jget(status, "phase"), &phase, &phl)) ||
         (st = hr_jarr(&c, &pcs, hr_jget(status, "containerStatuses"), &cs)) ||
-        (st = hr_jarr(&c, &pis, hr_jget(status, "initContainerStatuses"),
-                      &is)))
+        (st = hr_jarr(&c, &pis, hr_jget(status, "initContainerStatuses"), &is)))
         return st;
     pod->phase = parse_phase(hr_jget(status, "phase"));
 
@@ -391,14 +367,12 @@ static hr_status decode_pod(yyjson_val *obj, hr_arena *a, bool created,
     return HR_OK;
 }
 
-hr_status hr_decode_pod(yyjson_val *obj, hr_arena *a, hr_kpod *out,
-                        hr_err *err)
+hr_status hr_decode_pod(yyjson_val *obj, hr_arena *a, hr_kpod *out, hr_err *err)
 {
     return decode_pod(obj, a, false, out, err);
 }
 
-hr_status hr_decode_pod_created(yyjson_val *obj, hr_arena *a, hr_kpod *out,
-                                hr_err *err)
+hr_status hr_decode_pod_created(yyjson_val *obj, hr_arena *a, hr_kpod *out, hr_err *err)
 {
     return decode_pod(obj, a, true, out, err);
 }
@@ -415,7 +389,8 @@ void hr_decode_pod_status(yyjson_val *obj, hr_kpod_status *out)
     yyjson_val *conds = yyjson_obj_get(yyjson_obj_get(obj, "status"), "conditions");
     size_t i, max;
     yyjson_val *e;
-    yyjson_arr_foreach(conds, i, max, e) {
+    yyjson_arr_foreach(conds, i, max, e)
+    {
         yyjson_val *t = yyjson_obj_get(e, "type");
         if (yyjson_equals_str(t, "PodResizePending")) {
             yyjson_val *r = yyjson_obj_get(e, "reason");

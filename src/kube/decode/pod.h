@@ -23,10 +23,10 @@ typedef struct hr_kowner {
 
 typedef struct hr_kpod {
     hr_kmeta meta;
-    const char *node_name;         /* spec.nodeName, NULL when not bound */
+    const char *node_name; /* spec.nodeName, NULL when not bound */
     hr_kowner owner;
-    bool deleting;                 /* metadata.deletionTimestamp set */
-    const char *const *ctr_names;  /* parallel to pod.ctr (pod.n_ctr entries) */
+    bool deleting;                /* metadata.deletionTimestamp set */
+    const char *const *ctr_names; /* parallel to pod.ctr (pod.n_ctr entries) */
     /* The core view. Context fields (ns_state, node_excluded, node_windows,
      * owner_excluded, in_backoff, limits) are left neutral as hr_pod_init()
      * sets them: they depend on other objects, the caller fills them. */

@@ -12,8 +12,7 @@
 #include "kube/decode/common.h"
 #include "kube/decode/resourcequota.h"
 
-hr_status hr_decode_resourcequota(yyjson_val *obj, hr_arena *a,
-                                  hr_kquota *out, hr_err *err)
+hr_status hr_decode_resourcequota(yyjson_val *obj, hr_arena *a, hr_kquota *out, hr_err *err)
 {
     hr_kctx c = {a, err, "resourcequota", NULL, NULL};
     memset(out, 0, sizeof *out);

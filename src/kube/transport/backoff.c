@@ -4,8 +4,7 @@
  */
 #include "kube/transport/backoff.h"
 
-long hr_kbackoff_ms_r(hr_prng *r, int attempt, long base_ms, long max_ms,
-                      long retry_after_ms)
+long hr_kbackoff_ms_r(hr_prng *r, int attempt, long base_ms, long max_ms, long retry_after_ms)
 {
     if (base_ms < 1)
         base_ms = 1;

@@ -18,7 +18,6 @@
 long hr_kbackoff_ms(int attempt, long base_ms, long max_ms, long retry_after_ms);
 
 /* hr_kbackoff_ms with an explicit generator (deterministic in tests). */
-long hr_kbackoff_ms_r(hr_prng *r, int attempt, long base_ms, long max_ms,
-                      long retry_after_ms);
+long hr_kbackoff_ms_r(hr_prng *r, int attempt, long base_ms, long max_ms, long retry_after_ms);
 
 #endif

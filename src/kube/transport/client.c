@@ -34,10 +34,10 @@
 #include <strings.h>
 #include <time.h>
 
-#include "kube/transport/backoff.h"
 #include "kube/config/cred.h"
-#include "kube/transport/kstatus.h"
 #include "kube/config/kubeconfig.h"
+#include "kube/transport/backoff.h"
+#include "kube/transport/kstatus.h"
 #include "kube/transport/limiter.h"
 #include "kube/transport/linesplit.h"
 #include "util/clock.h"
@@ -66,7 +66,7 @@ struct hr_kclient {
     hr_prng rand;
     char *ua;
     long timeout_ms;
-    char *base;                  /* URL prefix requests are made against */
+    char *base;                    /* URL prefix requests are made against */
     struct curl_slist *connect_to; /* tls-server-name: real address */
     _Atomic uint64_t n_responses, n_http2, n_connects;
 };
@@ -109,8 +109,8 @@ static void share_unlock(CURL *h, curl_lock_data data, void *ud)
 
 static hr_status curl_fail(hr_err *err, const char *what, CURLcode rc)
 {
-    return hr_err_set(err, rc == CURLE_OUT_OF_MEMORY ? HR_E_NOMEM : HR_E_IO,
-                      "libcurl: %s: %s", what, curl_easy_strerror(rc));
+    return hr_err_set(err, rc == CURLE_OUT_OF_MEMORY ? HR_E_NOMEM : HR_E_IO, "libcurl: %s: %s",
+                      what, curl_easy_strerror(rc));
 }
 
 /* Requests go to base; with tls-server-name the URL names that host (so it
@@ -139,8 +139,8 @@ static hr_status make_base(hr_kclient *c, hr_err *err)
     if (uc == CURLUE_OK)
         uc = curl_url_get(u, CURLUPART_URL, &url, 0);
     if (uc != CURLUE_OK) {
-        st = hr_err_set(err, HR_E_INPUT, "%s: server %s with tls-server-name %s: %s",
-                        k->origin, k->server, k->tls_server_name, curl_url_strerror(uc));
+        st = hr_err_set(err, HR_E_INPUT, "%s: server %s with tls-server-name %s: %s", k->origin,
+                        k->server, k->tls_server_name, curl_url_strerror(uc));
         goto out;
     }
     size_t n = strlen(url);
@@ -162,8 +162,7 @@ out:
 
 hr_status hr_kclient_new(const hr_kclient_opts *o, hr_kclient **out, hr_err *err)
 {
-    hr_kconfig_opts ko = {.kubeconfig = o ? o->kubeconfig : NULL,
-                          .context = o ? o->context : NULL};
+    hr_kconfig_opts ko = {.kubeconfig = o ? o->kubeconfig : NULL, .context = o ? o->context : NULL};
     hr_kconfig *cfg = NULL;
     *out = NULL;
     hr_status st = hr_kconfig_load(&ko, &cfg, err);
@@ -172,8 +171,8 @@ hr_status hr_kclient_new(const hr_kclient_opts *o, hr_kclient **out, hr_err *err
     return hr_kclient_new_from_config(cfg, o, out, err);
 }
 
-hr_status hr_kclient_new_from_config(hr_kconfig *cfg, const hr_kclient_opts *o,
-                                     hr_kclient **out, hr_err *err)
+hr_status hr_kclient_new_from_config(hr_kconfig *cfg, const hr_kclient_opts *o, hr_kclient **out,
+                                     hr_err *err)
 {
     static const hr_kclient_opts none = {0};
     if (!o)
@@ -343,20 +342,20 @@ static void give_handle(hr_kclient *c, CURL *h)
 
 typedef struct xfer {
     CURL *h;
-    long http;             /* known once headers are in */
+    long http; /* known once headers are in */
     hr_buf *resp;
-    hr_buf ebody;          /* body of a non-2xx answer, bounded */
+    hr_buf ebody; /* body of a non-2xx answer, bounded */
     char retry_after[64];
     size_t ra_len;
-    bool resp_full;        /* resp refused more data */
+    bool resp_full; /* resp refused more data */
     /* streams */
     hr_klines lines;
     hr_kline_fn fn;
     void *ud;
     const atomic_bool *stop;
-    bool cb_stopped;       /* on_line asked to stop */
+    bool cb_stopped; /* on_line asked to stop */
     bool line_failed;
-    bool delivered;        /* at least one line went out */
+    bool delivered; /* at least one line went out */
     hr_err line_err;
     char errbuf[CURL_ERROR_SIZE];
 } xfer;
@@ -391,7 +390,10 @@ void hr_kclient_get_stats(const hr_kclient *c, hr_kclient_stats *out)
     out->new_connections = atomic_load(&c->n_connects);
 }
 
-static bool ok2xx(long s) { return s >= 200 && s < 300; }
+static bool ok2xx(long s)
+{
+    return s >= 200 && s < 300;
+}
 
 static size_t on_write(char *p, size_t sz, size_t n, void *ud)
 {
@@ -400,8 +402,8 @@ static size_t on_write(char *p, size_t sz, size_t n, void *ud)
     long s = http_code(x);
     if (!ok2xx(s)) {
         if (x->ebody.len < ERR_BODY_MAX)
-            hr_buf_append(&x->ebody, p, len < ERR_BODY_MAX - x->ebody.len
-                                            ? len : ERR_BODY_MAX - x->ebody.len);
+            hr_buf_append(&x->ebody, p,
+                          len < ERR_BODY_MAX - x->ebody.len ? len : ERR_BODY_MAX - x->ebody.len);
         return len;
     }
     if (x->fn) {
@@ -458,11 +460,11 @@ static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, cu
     return stop_requested(ud) ? 1 : 0;
 }
 
-#define SET(opt, val)                                                            \
-    do {                                                                         \
-        CURLcode rc_ = curl_easy_setopt(h, (opt), (val));                        \
-        if (rc_ != CURLE_OK)                                                     \
-            return curl_fail(err, #opt, rc_);                                    \
+#define SET(opt, val)                                     \
+    do {                                                  \
+        CURLcode rc_ = curl_easy_setopt(h, (opt), (val)); \
+        if (rc_ != CURLE_OK)                              \
+            return curl_fail(err, #opt, rc_);             \
     } while (0)
 
 static hr_status setup(hr_kclient *c, xfer *x, const char *method, const char *url,
@@ -597,11 +599,10 @@ static hr_status transport_err(hr_kclient *c, hr_err *err, const char *method, c
     /* curl's detail says which limit hit (connect, TLS, whole request);
      * naming our total here would misreport a connect timeout. */
     if (rc == CURLE_OPERATION_TIMEDOUT && timeout_ms > 0)
-        return hr_err_set(err, HR_E_IO, "%s %s: timed out (%s, request limit %ld ms): %s",
-                          method, p, c->cfg->server, timeout_ms, d);
+        return hr_err_set(err, HR_E_IO, "%s %s: timed out (%s, request limit %ld ms): %s", method,
+                          p, c->cfg->server, timeout_ms, d);
     if (rc == CURLE_OPERATION_TIMEDOUT)
-        return hr_err_set(err, HR_E_IO, "%s %s: timed out (%s): %s", method, p,
-                          c->cfg->server, d);
+        return hr_err_set(err, HR_E_IO, "%s %s: timed out (%s): %s", method, p, c->cfg->server, d);
     return hr_err_set(err, rc == CURLE_OUT_OF_MEMORY ? HR_E_NOMEM : HR_E_IO, "%s %s: %s: %s",
                       method, p, c->cfg->server, d);
 }
@@ -628,10 +629,8 @@ static bool error_answered(const xfer *x, CURLcode rc)
     case CURLE_HTTP2:
     case CURLE_HTTP2_STREAM:
     case CURLE_RECV_ERROR:
-    case CURLE_SEND_ERROR:
-        return true;
-    default:
-        return false;
+    case CURLE_SEND_ERROR: return true;
+    default: return false;
     }
 }
 
@@ -650,28 +649,27 @@ static hr_status http_err(xfer *x, const char *method, const char *path, hr_kres
 }
 
 static hr_status request(hr_kclient *c, const char *method, const char *path,
-                         const char *content_type, const void *body, size_t body_len,
-                         hr_buf *resp, hr_kresult *res, bool limited, hr_err *err);
+                         const char *content_type, const void *body, size_t body_len, hr_buf *resp,
+                         hr_kresult *res, bool limited, hr_err *err);
 
 hr_status hr_kclient_do(hr_kclient *c, const char *method, const char *path,
-                        const char *content_type, const void *body, size_t body_len,
-                        hr_buf *resp, hr_kresult *res, hr_err *err)
+                        const char *content_type, const void *body, size_t body_len, hr_buf *resp,
+                        hr_kresult *res, hr_err *err)
 {
     bool write = method && strcmp(method, "GET") != 0;
     return request(c, method, path, content_type, body, body_len, resp, res, write, err);
 }
 
 hr_status hr_kclient_do_unlimited(hr_kclient *c, const char *method, const char *path,
-                                  const char *content_type, const void *body,
-                                  size_t body_len, hr_buf *resp, hr_kresult *res,
-                                  hr_err *err)
+                                  const char *content_type, const void *body, size_t body_len,
+                                  hr_buf *resp, hr_kresult *res, hr_err *err)
 {
     return request(c, method, path, content_type, body, body_len, resp, res, false, err);
 }
 
 static hr_status request(hr_kclient *c, const char *method, const char *path,
-                         const char *content_type, const void *body, size_t body_len,
-                         hr_buf *resp, hr_kresult *res, bool limited, hr_err *err)
+                         const char *content_type, const void *body, size_t body_len, hr_buf *resp,
+                         hr_kresult *res, bool limited, hr_err *err)
 {
     hr_kresult dummy;
     if (!res)
@@ -679,8 +677,9 @@ static hr_status request(hr_kclient *c, const char *method, const char *path,
     res->status = 0;
     res->retry_after_ms = 0;
     if (!path_ok(path))
-        return hr_err_set(err, HR_E_INPUT, "request path must start with '/' and contain no "
-                                           "spaces or control characters");
+        return hr_err_set(err, HR_E_INPUT,
+                          "request path must start with '/' and contain no "
+                          "spaces or control characters");
     if (!method || !*method)
         return hr_err_set(err, HR_E_INPUT, "request without a method");
     if (limited)
@@ -714,8 +713,10 @@ static hr_status request(hr_kclient *c, const char *method, const char *path,
             res->status = x.http;
             count(c, x.h);
             if (x.resp_full) {
-                st = hr_err_set(err, HR_E_LIMIT, "%s %s: response larger than the buffer "
-                                "allows (%zu bytes)", method, path, resp ? resp->limit : 0);
+                st = hr_err_set(err, HR_E_LIMIT,
+                                "%s %s: response larger than the buffer "
+                                "allows (%zu bytes)",
+                                method, path, resp ? resp->limit : 0);
             } else if (rc != CURLE_OK && !error_answered(&x, rc)) {
                 res->status = 0;
                 st = transport_err(c, err, method, path, rc, x.errbuf, c->timeout_ms);
@@ -788,9 +789,8 @@ static hr_status run_stream(xfer *x, CURLcode *rc, hr_err *err)
     return st;
 }
 
-hr_status hr_kclient_stream(hr_kclient *c, const char *path, long timeout_s,
-                            hr_kline_fn on_line, void *ud, const atomic_bool *stop,
-                            hr_kresult *res, hr_err *err)
+hr_status hr_kclient_stream(hr_kclient *c, const char *path, long timeout_s, hr_kline_fn on_line,
+                            void *ud, const atomic_bool *stop, hr_kresult *res, hr_err *err)
 {
     hr_kresult dummy;
     if (!res)
@@ -798,8 +798,9 @@ hr_status hr_kclient_stream(hr_kclient *c, const char *path, long timeout_s,
     res->status = 0;
     res->retry_after_ms = 0;
     if (!path_ok(path))
-        return hr_err_set(err, HR_E_INPUT, "stream path must start with '/' and contain no "
-                                           "spaces or control characters");
+        return hr_err_set(err, HR_E_INPUT,
+                          "stream path must start with '/' and contain no "
+                          "spaces or control characters");
     if (!on_line)
         return hr_err_set(err, HR_E_INPUT, "stream without a line callback");
     char *url = join_url(c, path);

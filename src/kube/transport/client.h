@@ -47,9 +47,9 @@ typedef struct hr_kclient hr_kclient;
 typedef struct hr_kclient_opts {
     const char *kubeconfig;
     const char *context;
-    double qps;          /* write limiter; <= 0: 50 */
-    int burst;           /* <= 0: 100 */
-    long timeout_ms;     /* per non-watch request; <= 0: 30000 */
+    double qps;             /* write limiter; <= 0: 50 */
+    int burst;              /* <= 0: 100 */
+    long timeout_ms;        /* per non-watch request; <= 0: 30000 */
     const char *user_agent; /* NULL: "headroom/<version>" */
 } hr_kclient_opts;
 
@@ -79,8 +79,8 @@ const char *hr_kclient_origin(const hr_kclient *c);
 void hr_kclient_set_rate(hr_kclient *c, double qps, int burst);
 
 typedef struct hr_kresult {
-    long status;           /* HTTP status, 0 when no response arrived */
-    long retry_after_ms;   /* from Retry-After on 429/503, else 0 */
+    long status;         /* HTTP status, 0 when no response arrived */
+    long retry_after_ms; /* from Retry-After on 429/503, else 0 */
 } hr_kresult;
 
 /* Counters since hr_kclient_new (for metrics and tests): responses

@@ -72,15 +72,15 @@ static const char *http_reason(long s)
 hr_status hr_kstatus_err(hr_err *err, const char *method, const char *path, long http,
                          const hr_kstatus *st)
 {
-    hr_status code = http == 404 ? HR_E_NOTFOUND
+    hr_status code = http == 404                                  ? HR_E_NOTFOUND
                      : (http >= 400 && http < 500 && http != 429) ? HR_E_INPUT
-                                                                   : HR_E_IO;
+                                                                  : HR_E_IO;
     char p[120];
     hr_err_quote(p, sizeof p, path, strlen(path), 100);
     const char *rs = http_reason(http);
     if (st->message[0])
-        return hr_err_set(err, code, "%s %s: %ld%s%s: %s", method, p, http, *rs ? " " : "",
-                          rs, st->message);
+        return hr_err_set(err, code, "%s %s: %ld%s%s: %s", method, p, http, *rs ? " " : "", rs,
+                          st->message);
     return hr_err_set(err, code, "%s %s: %ld%s%s", method, p, http, *rs ? " " : "", rs);
 }
 

@@ -61,8 +61,7 @@ static int deliver(hr_klines *s, hr_kline_fn fn, void *ud)
     return fn(ud, s->buf, len) ? 1 : 0;
 }
 
-int hr_klines_feed(hr_klines *s, const char *p, size_t n, hr_kline_fn fn, void *ud,
-                   hr_err *err)
+int hr_klines_feed(hr_klines *s, const char *p, size_t n, hr_kline_fn fn, void *ud, hr_err *err)
 {
     while (n) {
         const char *nl = memchr(p, '\n', n);

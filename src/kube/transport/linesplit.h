@@ -47,7 +47,10 @@ HR_MUST_CHECK int hr_klines_feed(hr_klines *s, const char *p, size_t n, hr_kline
 HR_MUST_CHECK int hr_klines_finish(hr_klines *s, hr_kline_fn fn, void *ud, hr_err *err);
 
 /* Bytes of an unfinished line held now. */
-static inline size_t hr_klines_pending(const hr_klines *s) { return s->len; }
+static inline size_t hr_klines_pending(const hr_klines *s)
+{
+    return s->len;
+}
 
 void hr_klines_free(hr_klines *s);
 

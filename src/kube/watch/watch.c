@@ -15,8 +15,8 @@
 #include "kube/watch/watch.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,11 +94,9 @@ static char *dup_or_null(const char *s)
 hr_status hr_watch_new(const hr_watch_opts *o, hr_watch **out, hr_err *err)
 {
     *out = NULL;
-    if (!o || !o->path || !o->path[0] || o->path[0] != '/' ||
-        !o->sink.upsert || !o->sink.remove || !o->transport.do_get ||
-        !o->transport.stream)
-        return hr_err_set(err, HR_E_INPUT,
-                          "watch: path, sink and transport are required");
+    if (!o || !o->path || !o->path[0] || o->path[0] != '/' || !o->sink.upsert || !o->sink.remove ||
+        !o->transport.do_get || !o->transport.stream)
+        return hr_err_set(err, HR_E_INPUT, "watch: path, sink and transport are required");
     hr_watch *w = calloc(1, sizeof *w);
     if (!w)
         return hr_err_set(err, HR_E_NOMEM, "watch: out of memory");
@@ -106,8 +104,8 @@ hr_status hr_watch_new(const hr_watch_opts *o, hr_watch **out, hr_err *err)
     w->path = strdup(o->path);
     w->query = (o->query && o->query[0]) ? dup_or_null(o->query) : NULL;
     w->alc = yyjson_alc_dyn_new();
-    if (!w->resource || !w->path || (o->query && o->query[0] && !w->query) ||
-        !w->alc || pthread_mutex_init(&w->mu, NULL) != 0) {
+    if (!w->resource || !w->path || (o->query && o->query[0] && !w->query) || !w->alc ||
+        pthread_mutex_init(&w->mu, NULL) != 0) {
         if (w->alc)
             yyjson_alc_dyn_free(w->alc);
         free(w->resource);
@@ -173,8 +171,7 @@ static void count(hr_watch *w, uint64_t *field, uint64_t n)
 /* metadata.resourceVersion of obj, when it is a sane string. */
 static bool obj_rv(yyjson_val *obj, const char **rv, size_t *len)
 {
-    yyjson_val *v = yyjson_obj_get(yyjson_obj_get(obj, "metadata"),
-                                   "resourceVersion");
+    yyjson_val *v = yyjson_obj_get(yyjson_obj_get(obj, "metadata"), "resourceVersion");
     if (!yyjson_is_str(v))
         return false;
     *rv = yyjson_get_str(v);
@@ -214,14 +211,13 @@ static hr_wline feed(hr_watch *w, char *line, size_t len, bool insitu)
     yyjson_read_err rerr;
     /* Without YYJSON_READ_INSITU the input is only read (yyjson copies
      * it); with it, strings are unescaped in the caller's buffer. */
-    yyjson_doc *doc = yyjson_read_opts(
-        line, len, insitu ? YYJSON_READ_INSITU : YYJSON_READ_NOFLAG, w->alc,
-        &rerr);
+    yyjson_doc *doc = yyjson_read_opts(line, len, insitu ? YYJSON_READ_INSITU : YYJSON_READ_NOFLAG,
+                                       w->alc, &rerr);
     char ex[100];
     if (!doc) {
         count(w, &w->stats.malformed, 1);
-        wlog(w, HR_LV_WARN, "unparseable watch line at byte %zu (%s): %s",
-             rerr.pos, rerr.msg, excerpt(ex, sizeof ex, line, len));
+        wlog(w, HR_LV_WARN, "unparseable watch line at byte %zu (%s): %s", rerr.pos, rerr.msg,
+             excerpt(ex, sizeof ex, line, len));
         return HR_WL_BAD;
     }
     yyjson_val *root = yyjson_doc_get_root(doc);
@@ -230,8 +226,7 @@ static hr_wline feed(hr_watch *w, char *line, size_t len, bool insitu)
     hr_wline res = HR_WL_OK;
     if (!yyjson_is_str(type) || !yyjson_is_obj(obj)) {
         count(w, &w->stats.malformed, 1);
-        wlog(w, HR_LV_WARN, "watch line is not an event: %s",
-             excerpt(ex, sizeof ex, line, len));
+        wlog(w, HR_LV_WARN, "watch line is not an event: %s", excerpt(ex, sizeof ex, line, len));
         yyjson_doc_free(doc);
         return HR_WL_BAD;
     }
@@ -241,8 +236,7 @@ static hr_wline feed(hr_watch *w, char *line, size_t len, bool insitu)
     hr_err_clear(&e);
     const char *rv;
     size_t rvl;
-    if (yyjson_equals_str(type, "ADDED") ||
-        yyjson_equals_str(type, "MODIFIED")) {
+    if (yyjson_equals_str(type, "ADDED") || yyjson_equals_str(type, "MODIFIED")) {
         if (w->sink.upsert(w->sink.ud, obj, &e) != HR_OK)
             skipped(w, "object", &e);
         if (obj_rv(obj, &rv, &rvl))
@@ -268,15 +262,13 @@ static hr_wline feed(hr_watch *w, char *line, size_t len, bool insitu)
             wlog(w, HR_LV_INFO, "watch expired (410): %s", mq);
             res = HR_WL_GONE;
         } else {
-            wlog(w, HR_LV_WARN, "watch error event %lld: %s", (long long)c,
-                 mq);
+            wlog(w, HR_LV_WARN, "watch error event %lld: %s", (long long)c, mq);
             res = HR_WL_ERROR;
         }
     } else {
         count(w, &w->stats.malformed, 1);
         wlog(w, HR_LV_WARN, "unknown watch event type: %s",
-             excerpt(ex, sizeof ex, yyjson_get_str(type),
-                     yyjson_get_len(type)));
+             excerpt(ex, sizeof ex, yyjson_get_str(type), yyjson_get_len(type)));
     }
     yyjson_doc_free(doc);
     return res;
@@ -294,45 +286,42 @@ hr_wline hr_watch_feed_line_mut(hr_watch *w, char *line, size_t len)
     return feed(w, line, len, true);
 }
 
-hr_status hr_watch_feed_page(hr_watch *w, const char *body, size_t len,
-                             char *cont, size_t cont_cap, hr_err *err)
+hr_status hr_watch_feed_page(hr_watch *w, const char *body, size_t len, char *cont, size_t cont_cap,
+                             hr_err *err)
 {
     if (cont_cap)
         cont[0] = '\0';
     yyjson_read_err rerr;
-    yyjson_doc *doc = yyjson_read_opts((char *)(uintptr_t)body, len,
-                                       YYJSON_READ_NOFLAG, w->alc, &rerr);
+    yyjson_doc *doc =
+        yyjson_read_opts((char *)(uintptr_t)body, len, YYJSON_READ_NOFLAG, w->alc, &rerr);
     if (!doc)
-        return hr_err_set(err, HR_E_INPUT,
-                          "%s list: unparseable response at byte %zu: %s",
+        return hr_err_set(err, HR_E_INPUT, "%s list: unparseable response at byte %zu: %s",
                           w->resource, rerr.pos, rerr.msg);
     yyjson_val *root = yyjson_doc_get_root(doc);
     yyjson_val *meta = yyjson_obj_get(root, "metadata");
     yyjson_val *items = yyjson_obj_get(root, "items");
     yyjson_val *c = yyjson_obj_get(meta, "continue");
     hr_status st = HR_OK;
-    if (!yyjson_is_obj(root) ||
-        !(yyjson_is_arr(items) || yyjson_is_null(items) || !items)) {
+    if (!yyjson_is_obj(root) || !(yyjson_is_arr(items) || yyjson_is_null(items) || !items)) {
         st = hr_err_set(err, HR_E_INPUT, "%s list: not a list", w->resource);
         goto out;
     }
     if (yyjson_is_str(c) && yyjson_get_len(c) > 0) {
         if (yyjson_get_len(c) >= cont_cap) {
-            st = hr_err_set(err, HR_E_LIMIT,
-                            "%s list: continue token of %zu bytes",
-                            w->resource, yyjson_get_len(c));
+            st = hr_err_set(err, HR_E_LIMIT, "%s list: continue token of %zu bytes", w->resource,
+                            yyjson_get_len(c));
             goto out;
         }
         memcpy(cont, yyjson_get_str(c), yyjson_get_len(c));
         cont[yyjson_get_len(c)] = '\0';
     }
     yyjson_val *rvv = yyjson_obj_get(meta, "resourceVersion");
-    if (yyjson_is_str(rvv) && yyjson_get_len(rvv) > 0 &&
-        yyjson_get_len(rvv) < RV_MAX)
+    if (yyjson_is_str(rvv) && yyjson_get_len(rvv) > 0 && yyjson_get_len(rvv) < RV_MAX)
         set_rv(w, yyjson_get_str(rvv), yyjson_get_len(rvv));
     size_t i, max, n = 0;
     yyjson_val *it;
-    yyjson_arr_foreach(items, i, max, it) {
+    yyjson_arr_foreach(items, i, max, it)
+    {
         hr_err e;
         hr_err_clear(&e);
         n++;
@@ -396,9 +385,8 @@ static void urlenc(hr_buf *b, const char *s)
     static const char hex[] = "0123456789ABCDEF";
     for (; *s; s++) {
         unsigned char ch = (unsigned char)*s;
-        if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
-            (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.' ||
-            ch == '~') {
+        if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+            ch == '-' || ch == '_' || ch == '.' || ch == '~') {
             hr_buf_putc(b, (char)ch);
         } else {
             hr_buf_putc(b, '%');
@@ -420,16 +408,14 @@ static void start_query(hr_watch *w, hr_buf *p)
 }
 
 /* One complete list, framed for the sink. */
-static hr_status do_list(hr_watch *w, const atomic_bool *stop,
-                         long *retry_after, hr_err *err)
+static hr_status do_list(hr_watch *w, const atomic_bool *stop, long *retry_after, hr_err *err)
 {
     hr_buf path, body;
     hr_buf_init(&path, 0);
     hr_buf_init(&body, w->max_page);
     char *cont = malloc(CONT_MAX);
     if (!cont)
-        return hr_err_set(err, HR_E_NOMEM, "%s list: out of memory",
-                          w->resource);
+        return hr_err_set(err, HR_E_NOMEM, "%s list: out of memory", w->resource);
     cont[0] = '\0';
     hr_status st = HR_OK;
     hr_watch_relist_begin(w);
@@ -445,16 +431,14 @@ static hr_status do_list(hr_watch *w, const atomic_bool *stop,
             urlenc(&path, cont);
         }
         if (hr_buf_failed(&path)) {
-            st = hr_err_set(err, HR_E_NOMEM, "%s list: out of memory",
-                            w->resource);
+            st = hr_err_set(err, HR_E_NOMEM, "%s list: out of memory", w->resource);
             break;
         }
         hr_buf_reset(&body);
         hr_kresult res = {0, 0};
         st = w->tr.do_get(w->tr.ud, hr_buf_str(&path), &body, &res, err);
         if (st == HR_OK && hr_buf_failed(&body))
-            st = hr_err_set(err, HR_E_LIMIT,
-                            "%s list: a page is larger than %zu bytes",
+            st = hr_err_set(err, HR_E_LIMIT, "%s list: a page is larger than %zu bytes",
                             w->resource, w->max_page);
         if (st != HR_OK) {
             *retry_after = res.retry_after_ms;
@@ -462,8 +446,7 @@ static hr_status do_list(hr_watch *w, const atomic_bool *stop,
              * starts a new list (a new snapshot), never a half of one. */
             break;
         }
-        st = hr_watch_feed_page(w, body.data ? body.data : "", body.len, cont,
-                                CONT_MAX, err);
+        st = hr_watch_feed_page(w, body.data ? body.data : "", body.len, cont, CONT_MAX, err);
         if (st != HR_OK || !cont[0])
             break;
     }
@@ -479,9 +462,8 @@ static int on_line(void *ud, const char *line, size_t len)
     hr_watch *w = ud;
     /* hr_kline_fn hands a const pointer; the transport said the line is a
      * private padded copy (hr_wtransport.lines_writable). */
-    hr_wline r = w->tr.lines_writable
-                     ? hr_watch_feed_line_mut(w, (char *)(uintptr_t)line, len)
-                     : hr_watch_feed_line(w, line, len);
+    hr_wline r = w->tr.lines_writable ? hr_watch_feed_line_mut(w, (char *)(uintptr_t)line, len)
+                                      : hr_watch_feed_line(w, line, len);
     if (r != HR_WL_OK) {
         w->line_result = r;
         return 1;
@@ -510,8 +492,7 @@ hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
             if (st != HR_OK) {
                 count(w, &w->stats.errors, 1);
                 long d = backoff(w, attempt++, retry_after);
-                wlog(w, HR_LV_WARN, "list failed, retry in %ld ms: %s", d,
-                     err.msg);
+                wlog(w, HR_LV_WARN, "list failed, retry in %ld ms: %s", d, err.msg);
                 nap(d, stop);
                 continue;
             }
@@ -522,9 +503,8 @@ hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
             w->stats.synced = true;
             pthread_mutex_unlock(&w->mu);
             wlog(w, HR_LV_INFO,
-                 "listed at resourceVersion %s in %llu ms (%llu objects listed in all)",
-                 rv, (unsigned long long)(hr_mono_ms() - t0),
-                 (unsigned long long)n);
+                 "listed at resourceVersion %s in %llu ms (%llu objects listed in all)", rv,
+                 (unsigned long long)(hr_mono_ms() - t0), (unsigned long long)n);
             need_list = false;
             attempt = 0;
         }
@@ -553,14 +533,13 @@ hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
         int64_t t0 = hr_mono_ms();
         /* The client-side bound is a little longer than the server's, so
          * a healthy stream ends on the server's side, cleanly. */
-        hr_status st = w->tr.stream(w->tr.ud, hr_buf_str(&path), timeout + 30,
-                                    on_line, w, stop, &res, &err);
+        hr_status st =
+            w->tr.stream(w->tr.ud, hr_buf_str(&path), timeout + 30, on_line, w, stop, &res, &err);
         if (stopped(stop))
             break;
         if (w->line_result == HR_WL_GONE || res.status == 410) {
             if (res.status == 410)
-                wlog(w, HR_LV_INFO, "watch from %s refused with 410 Gone: relist",
-                     rv);
+                wlog(w, HR_LV_INFO, "watch from %s refused with 410 Gone: relist", rv);
             need_list = true;
             continue;
         }
@@ -574,12 +553,10 @@ hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
         count(w, &w->stats.errors, 1);
         long d = backoff(w, attempt++, res.retry_after_ms);
         if (st != HR_OK)
-            wlog(w, HR_LV_WARN,
-                 "watch from %s ended (status %ld), resume in %ld ms: %s", rv,
+            wlog(w, HR_LV_WARN, "watch from %s ended (status %ld), resume in %ld ms: %s", rv,
                  res.status, d, err.msg);
         else
-            wlog(w, HR_LV_WARN, "watch from %s ended early, resume in %ld ms",
-                 rv, d);
+            wlog(w, HR_LV_WARN, "watch from %s ended early, resume in %ld ms", rv, d);
         nap(d, stop);
     }
     hr_buf_free(&path);
@@ -596,13 +573,11 @@ static void *thread_main(void *arg)
 hr_status hr_watch_start(hr_watch *w, const atomic_bool *stop, hr_err *err)
 {
     if (w->started)
-        return hr_err_set(err, HR_E_INPUT, "%s watch: already started",
-                          w->resource);
+        return hr_err_set(err, HR_E_INPUT, "%s watch: already started", w->resource);
     w->stop = stop;
     int rc = pthread_create(&w->thread, NULL, thread_main, w);
     if (rc != 0)
-        return hr_err_set(err, HR_E_IO, "%s watch: pthread_create: %s",
-                          w->resource, strerror(rc));
+        return hr_err_set(err, HR_E_IO, "%s watch: pthread_create: %s", w->resource, strerror(rc));
     w->started = true;
     return HR_OK;
 }

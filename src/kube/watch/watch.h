@@ -58,16 +58,12 @@ typedef struct hr_wsink {
  * semantics). Both fill res->status (0 when no response arrived). */
 typedef struct hr_wtransport {
     void *ud;
-    hr_status (*do_get)(void *ud, const char *path, hr_buf *resp,
-                        hr_kresult *res, hr_err *err);
-    hr_status (*stream)(void *ud, const char *path, long timeout_s,
-                        hr_kline_fn on_line, void *line_ud,
-                        const atomic_bool *stop, hr_kresult *res,
-                        hr_err *err);
+    hr_status (*do_get)(void *ud, const char *path, hr_buf *resp, hr_kresult *res, hr_err *err);
+    hr_status (*stream)(void *ud, const char *path, long timeout_s, hr_kline_fn on_line,
+                        void *line_ud, const atomic_bool *stop, hr_kresult *res, hr_err *err);
     /* Jittered back-off (kube/transport/backoff.h's hr_kbackoff_ms); NULL: a built-in one
      * with the same shape, seeded by hr_watch_opts.seed. */
-    long (*backoff_ms)(int attempt, long base_ms, long max_ms,
-                       long retry_after_ms);
+    long (*backoff_ms)(int attempt, long base_ms, long max_ms, long retry_after_ms);
     /* The lines stream hands over are private, writable copies followed by
      * at least YYJSON_PADDING_SIZE zero bytes (linesplit.h guarantees it),
      * so they can be parsed in place, saving a copy of every event. */
@@ -77,18 +73,18 @@ typedef struct hr_wtransport {
 typedef struct hr_watch_opts {
     const char *resource; /* for logs and metrics: "pods" */
     const char *path;     /* collection path: "/api/v1/pods" */
-    const char *query;    /* extra query, e.g. "fieldSelector=metadata.name%3Dcluster"; may be NULL */
+    const char *query; /* extra query, e.g. "fieldSelector=metadata.name%3Dcluster"; may be NULL */
     hr_wsink sink;
     hr_wtransport transport;
-    int page_limit;       /* <= 0: 500 */
-    int timeout_min_s;    /* watch timeoutSeconds drawn from [min, max]; <= 0: 240 */
-    int timeout_max_s;    /* <= 0: 2 × min */
-    long backoff_base_ms; /* <= 0: 500 */
-    long backoff_max_ms;  /* <= 0: 30000 */
-    size_t max_page_bytes;/* <= 0: 256 MiB; a larger list page is an error */
-    hr_log_sink log;      /* NULL: logfmt lines on stderr */
+    int page_limit;        /* <= 0: 500 */
+    int timeout_min_s;     /* watch timeoutSeconds drawn from [min, max]; <= 0: 240 */
+    int timeout_max_s;     /* <= 0: 2 × min */
+    long backoff_base_ms;  /* <= 0: 500 */
+    long backoff_max_ms;   /* <= 0: 30000 */
+    size_t max_page_bytes; /* <= 0: 256 MiB; a larger list page is an error */
+    hr_log_sink log;       /* NULL: logfmt lines on stderr */
     void *log_ud;
-    uint64_t seed;        /* jitter; 0: a random seed (util/prng.h) */
+    uint64_t seed; /* jitter; 0: a random seed (util/prng.h) */
 } hr_watch_opts;
 
 /* Counters, readable from any thread (metrics). */
@@ -124,10 +120,10 @@ void hr_watch_get_rv(hr_watch *w, char *dst, size_t cap);
 /* The steps, exposed for the unit tests and the fuzz target. */
 
 typedef enum hr_wline {
-    HR_WL_OK = 0,    /* handled (or skipped as malformed): keep reading */
-    HR_WL_GONE,      /* ERROR 410: the resourceVersion is too old, relist */
-    HR_WL_ERROR,     /* another ERROR event: reconnect after back-off */
-    HR_WL_BAD,       /* the line is not a watch event: reconnect */
+    HR_WL_OK = 0, /* handled (or skipped as malformed): keep reading */
+    HR_WL_GONE,   /* ERROR 410: the resourceVersion is too old, relist */
+    HR_WL_ERROR,  /* another ERROR event: reconnect after back-off */
+    HR_WL_BAD,    /* the line is not a watch event: reconnect */
 } hr_wline;
 
 /* One line of a watch stream (without its newline). */

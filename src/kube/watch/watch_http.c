@@ -10,22 +10,17 @@
 #include "kube/transport/linesplit.h"
 
 /* The client's lines come from linesplit.c: writable, zero-padded. */
-_Static_assert(HR_KLINE_PAD >= YYJSON_PADDING_SIZE,
-               "watch lines must be parseable in place");
+_Static_assert(HR_KLINE_PAD >= YYJSON_PADDING_SIZE, "watch lines must be parseable in place");
 
-static hr_status kc_get(void *ud, const char *path, hr_buf *resp,
-                        hr_kresult *res, hr_err *err)
+static hr_status kc_get(void *ud, const char *path, hr_buf *resp, hr_kresult *res, hr_err *err)
 {
     return hr_kclient_do(ud, "GET", path, NULL, NULL, 0, resp, res, err);
 }
 
-static hr_status kc_stream(void *ud, const char *path, long timeout_s,
-                           hr_kline_fn on_line, void *line_ud,
-                           const atomic_bool *stop, hr_kresult *res,
-                           hr_err *err)
+static hr_status kc_stream(void *ud, const char *path, long timeout_s, hr_kline_fn on_line,
+                           void *line_ud, const atomic_bool *stop, hr_kresult *res, hr_err *err)
 {
-    return hr_kclient_stream(ud, path, timeout_s, on_line, line_ud, stop, res,
-                             err);
+    return hr_kclient_stream(ud, path, timeout_s, on_line, line_ud, stop, res, err);
 }
 
 hr_wtransport hr_watch_transport_kclient(hr_kclient *c)

@@ -35,10 +35,10 @@ static size_t utf8_cut(const char *s, size_t max)
 
 hr_status hr_kevent_json(const hr_kevent *e, int64_t now_us, hr_buf *out, hr_err *err)
 {
-    const char *req[] = {e->ns, e->kind, e->api_version, e->name, e->type, e->reason,
-                         e->action, e->controller, e->instance};
-    const char *names[] = {"ns", "kind", "api_version", "name", "type", "reason",
-                           "action", "controller", "instance"};
+    const char *req[] = {e->ns,     e->kind,   e->api_version, e->name,    e->type,
+                         e->reason, e->action, e->controller,  e->instance};
+    const char *names[] = {"ns",     "kind",   "api_version", "name",    "type",
+                           "reason", "action", "controller",  "instance"};
     for (size_t i = 0; i < sizeof req / sizeof req[0]; i++)
         if (!req[i] || !*req[i])
             return hr_err_set(err, HR_E_INPUT, "event: %s is required", names[i]);
@@ -115,10 +115,9 @@ hr_status hr_kevent_create(hr_kclient *c, const hr_kevent *e, hr_kresult *res, h
     hr_status st = hr_kevent_json(e, hr_ktime_now_us(), &body, err);
     if (!st) {
         hr_buf_printf(&path, "/apis/events.k8s.io/v1/namespaces/%s/events", e->ns);
-        st = hr_buf_failed(&path)
-                 ? hr_err_set(err, HR_E_NOMEM, "event: out of memory")
-                 : hr_kclient_do(c, "POST", hr_buf_str(&path), "application/json",
-                                 body.data, body.len, NULL, res, err);
+        st = hr_buf_failed(&path) ? hr_err_set(err, HR_E_NOMEM, "event: out of memory")
+                                  : hr_kclient_do(c, "POST", hr_buf_str(&path), "application/json",
+                                                  body.data, body.len, NULL, res, err);
     }
     hr_buf_free(&body);
     hr_buf_free(&path);

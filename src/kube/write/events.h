@@ -21,8 +21,8 @@ typedef struct hr_kevent {
     /* The object the event is about ("regarding"); the event is created in
      * its namespace. */
     const char *ns;
-    const char *kind;             /* "Pod" */
-    const char *api_version;      /* "v1" */
+    const char *kind;        /* "Pod" */
+    const char *api_version; /* "v1" */
     const char *name;
     const char *uid;              /* NULL: omitted */
     const char *resource_version; /* NULL: omitted */

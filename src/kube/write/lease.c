@@ -139,9 +139,8 @@ static hr_status lease_req(hr_kclient *c, const char *method, const char *ns, co
     if (!st && in)
         st = hr_klease_json(ns, name, in, strcmp(method, "PUT") == 0, &body, err);
     if (!st)
-        st = hr_kclient_do_unlimited(c, method, hr_buf_str(&path),
-                                     in ? "application/json" : NULL, in ? body.data : NULL,
-                                     in ? body.len : 0, &resp, res, err);
+        st = hr_kclient_do_unlimited(c, method, hr_buf_str(&path), in ? "application/json" : NULL,
+                                     in ? body.data : NULL, in ? body.len : 0, &resp, res, err);
     if (!st && out) {
         hr_klease tmp;
         st = hr_klease_parse(resp.data ? resp.data : "", resp.len, &tmp, err);
@@ -160,14 +159,14 @@ hr_status hr_klease_get(hr_kclient *c, const char *ns, const char *name, hr_klea
     return lease_req(c, "GET", ns, name, NULL, true, out, res, err);
 }
 
-hr_status hr_klease_create(hr_kclient *c, const char *ns, const char *name,
-                           const hr_klease *in, hr_klease *out, hr_kresult *res, hr_err *err)
+hr_status hr_klease_create(hr_kclient *c, const char *ns, const char *name, const hr_klease *in,
+                           hr_klease *out, hr_kresult *res, hr_err *err)
 {
     return lease_req(c, "POST", ns, name, in, false, out, res, err);
 }
 
-hr_status hr_klease_update(hr_kclient *c, const char *ns, const char *name,
-                           const hr_klease *in, hr_klease *out, hr_kresult *res, hr_err *err)
+hr_status hr_klease_update(hr_kclient *c, const char *ns, const char *name, const hr_klease *in,
+                           hr_klease *out, hr_kresult *res, hr_err *err)
 {
     if (!in->rv[0])
         return hr_err_set(err, HR_E_INPUT,

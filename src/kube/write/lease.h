@@ -18,12 +18,12 @@
 #include "util/err.h"
 
 typedef struct hr_klease {
-    char holder[256];      /* spec.holderIdentity, "" when none */
-    long duration_s;       /* spec.leaseDurationSeconds, 0 when absent */
-    int64_t acquire_us;    /* spec.acquireTime (µs since the epoch), 0 when absent */
-    int64_t renew_us;      /* spec.renewTime */
-    long transitions;      /* spec.leaseTransitions */
-    char rv[64];           /* metadata.resourceVersion (read; required for update) */
+    char holder[256];   /* spec.holderIdentity, "" when none */
+    long duration_s;    /* spec.leaseDurationSeconds, 0 when absent */
+    int64_t acquire_us; /* spec.acquireTime (µs since the epoch), 0 when absent */
+    int64_t renew_us;   /* spec.renewTime */
+    long transitions;   /* spec.leaseTransitions */
+    char rv[64];        /* metadata.resourceVersion (read; required for update) */
 } hr_klease;
 
 /* 404 → HR_E_NOTFOUND (res->status 404). */

@@ -23,9 +23,8 @@ static void put_escaped(hr_buf *b, const char *s)
     }
 }
 
-hr_status hr_kclient_apply(hr_kclient *c, const char *path, const char *field_manager,
-                           bool force, const char *body, size_t len, hr_buf *resp,
-                           hr_kresult *res, hr_err *err)
+hr_status hr_kclient_apply(hr_kclient *c, const char *path, const char *field_manager, bool force,
+                           const char *body, size_t len, hr_buf *resp, hr_kresult *res, hr_err *err)
 {
     if (!field_manager || !*field_manager)
         return hr_err_set(err, HR_E_INPUT, "server-side apply needs a field manager");
@@ -44,8 +43,8 @@ hr_status hr_kclient_apply(hr_kclient *c, const char *path, const char *field_ma
     return st;
 }
 
-hr_status hr_kclient_merge_patch(hr_kclient *c, const char *path, const char *body,
-                                 size_t len, hr_buf *resp, hr_kresult *res, hr_err *err)
+hr_status hr_kclient_merge_patch(hr_kclient *c, const char *path, const char *body, size_t len,
+                                 hr_buf *resp, hr_kresult *res, hr_err *err)
 {
     return hr_kclient_do(c, "PATCH", path, "application/merge-patch+json", body, len, resp, res,
                          err);
