@@ -35,6 +35,7 @@
 #include "core/pod.h"
 #include "core/policy.h"
 #include "util/clock.h"
+#include "util/prng.h"
 
 /* ---- allocation counting ------------------------------------------------ */
 
@@ -91,19 +92,16 @@ static hr_pod pods[NPODS];
 static hr_container ctrs[NPODS][MAXC];
 static hr_pod_plan out[NPODS];
 static int64_t limits[NPODS * MAXC];
-static uint64_t rng = UINT64_C(0x2545F4914F6CDD1D); /* fixed: every run plans the same node */
+static hr_prng rng = {UINT64_C(0x2545F4914F6CDD1D)}; /* fixed: every run plans the same node */
 
-static uint64_t xorshift(void)
+static uint64_t draw(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
+    return hr_prng_next(&rng);
 }
 
 static int64_t pick(const int64_t *v, int n)
 {
-    return v[xorshift() % (uint64_t)n];
+    return v[draw() % (uint64_t)n];
 }
 
 static hr_container ctr(uint8_t kind, int64_t creq, int64_t clim, int64_t mreq, int64_t mlim)
@@ -119,7 +117,7 @@ static void build_node(void)
         hr_pod p = hr_pod_init();
         uint32_t n = 0;
         p.status_resources = true;
-        int kind = (int)(xorshift() % 100);
+        int kind = (int)(draw() % 100);
         if (i < 6) {
             /* DaemonSets in kube-system: CNI, kube-proxy, log shipper... */
             c[n++] = ctr(HR_CTR_APP, 100, 200, GiB / 8, GiB / 4);
@@ -151,11 +149,11 @@ static void build_node(void)
         /* Half the managed pods already carry a limit from an earlier round. */
         for (uint32_t k = 0; k < n; k++)
             if (c[k].kind != HR_CTR_INIT && c[k].cpu_req > 0 && c[k].cpu_lim == HR_NONE &&
-                xorshift() % 2)
+                draw() % 2)
                 c[k].cpu_lim = c[k].cpu_req * 3;
-        if (xorshift() % 10 == 0)
+        if (draw() % 10 == 0)
             p.max_cpu = 4000;
-        if (xorshift() % 8 == 0)
+        if (draw() % 8 == 0)
             p.limits = (hr_limit_bounds){8000, 4000, HR_NONE};
         p.ctr = c;
         p.n_ctr = n;
