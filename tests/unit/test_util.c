@@ -27,6 +27,7 @@
 #include "util/hash.h"
 #include "util/log.h"
 #include "util/prng.h"
+#include "util/urlenc.h"
 
 static void test_clock(void **state)
 {
@@ -200,6 +201,20 @@ static void test_log(void **state)
     hr_logf(&none, HR_LV_INFO, "nothing");
 }
 
+/* Query values: unreserved bytes as they are, every other byte %XX. */
+static void test_urlenc(void **state)
+{
+    (void)state;
+    hr_buf b;
+    hr_buf_init(&b, 0);
+    hr_buf_urlenc(&b, "headroom");
+    hr_buf_urlenc(&b, "|A-z.0_9~|");
+    hr_buf_urlenc(&b, "a b&c=d/\xc3\xa9%");
+    assert_false(hr_buf_failed(&b));
+    assert_string_equal(hr_buf_str(&b), "headroom%7CA-z.0_9~%7Ca%20b%26c%3Dd%2F%C3%A9%25");
+    hr_buf_free(&b);
+}
+
 static void test_wide(void **state)
 {
     (void)state;
@@ -220,6 +235,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_clock),  cmocka_unit_test(test_prng), cmocka_unit_test(test_hash),
         cmocka_unit_test(test_base64), cmocka_unit_test(test_log),  cmocka_unit_test(test_wide),
+        cmocka_unit_test(test_urlenc),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,6 +24,7 @@
 
 #include "util/clock.h"
 #include "util/prng.h"
+#include "util/urlenc.h"
 
 #define RV_MAX 128
 #define CONT_MAX 4096
@@ -380,22 +381,6 @@ static long backoff(hr_watch *w, int attempt, long retry_after)
     return retry_after > d ? retry_after : d;
 }
 
-static void urlenc(hr_buf *b, const char *s)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
-            ch == '-' || ch == '_' || ch == '.' || ch == '~') {
-            hr_buf_putc(b, (char)ch);
-        } else {
-            hr_buf_putc(b, '%');
-            hr_buf_putc(b, hex[ch >> 4]);
-            hr_buf_putc(b, hex[ch & 15]);
-        }
-    }
-}
-
 static void start_query(hr_watch *w, hr_buf *p)
 {
     hr_buf_reset(p);
@@ -428,7 +413,7 @@ static hr_status do_list(hr_watch *w, const atomic_bool *stop, long *retry_after
         hr_buf_printf(&path, "limit=%d", w->page_limit);
         if (cont[0]) {
             hr_buf_puts(&path, "&continue=");
-            urlenc(&path, cont);
+            hr_buf_urlenc(&path, cont);
         }
         if (hr_buf_failed(&path)) {
             st = hr_err_set(err, HR_E_NOMEM, "%s list: out of memory", w->resource);
@@ -517,7 +502,7 @@ hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
                       "watch=1&allowWatchBookmarks=true&timeoutSeconds=%ld"
                       "&resourceVersion=",
                       timeout);
-        urlenc(&path, rv);
+        hr_buf_urlenc(&path, rv);
         if (hr_buf_failed(&path)) {
             nap(backoff(w, attempt++, 0), stop);
             hr_buf_free(&path);

@@ -6,22 +6,7 @@
 
 #include <string.h>
 
-/* Percent-encode a query value (RFC 3986 unreserved pass through). */
-static void put_escaped(hr_buf *b, const char *s)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
-            ch == '-' || ch == '.' || ch == '_' || ch == '~') {
-            hr_buf_putc(b, (char)ch);
-        } else {
-            hr_buf_putc(b, '%');
-            hr_buf_putc(b, hex[ch >> 4]);
-            hr_buf_putc(b, hex[ch & 15]);
-        }
-    }
-}
+#include "util/urlenc.h"
 
 hr_status hr_kclient_apply(hr_kclient *c, const char *path, const char *field_manager, bool force,
                            const char *body, size_t len, hr_buf *resp, hr_kresult *res, hr_err *err)
@@ -32,7 +17,7 @@ hr_status hr_kclient_apply(hr_kclient *c, const char *path, const char *field_ma
     hr_buf_init(&p, 0);
     hr_buf_puts(&p, path);
     hr_buf_puts(&p, strchr(path, '?') ? "&fieldManager=" : "?fieldManager=");
-    put_escaped(&p, field_manager);
+    hr_buf_urlenc(&p, field_manager);
     if (force)
         hr_buf_puts(&p, "&force=true");
     hr_status st = hr_buf_failed(&p)
