@@ -355,18 +355,22 @@ int64_t hr_decode_generation(yyjson_val *obj, int64_t dflt)
     return yyjson_is_int(g) ? yyjson_get_sint(g) : dflt;
 }
 
-static hr_status decode_values(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
-                               hr_requirement *r)
+hr_status hr_jstr_array(const hr_kctx *c, const hr_jpath *p, yyjson_val *v, const char *const **out,
+                        uint32_t *n_out, bool *present)
 {
+    *out = NULL;
+    *n_out = 0;
     yyjson_val *arr;
     hr_status st = hr_jarr(c, p, v, &arr);
+    if (present)
+        *present = arr != NULL;
     if (st || !arr)
         return st;
     size_t n = yyjson_arr_size(arr);
     if (n > UINT32_MAX)
-        return hr_kfail(c, p, HR_E_INPUT, "too many values");
-    const char **vals = hr_arena_alloc(c->a, (n ? n : 1) * sizeof *vals);
-    if (!vals)
+        return hr_kfail(c, p, HR_E_INPUT, "too many entries");
+    const char **list = hr_arena_alloc(c->a, (n ? n : 1) * sizeof *list);
+    if (!list)
         return hr_knomem(c);
     size_t i, max;
     yyjson_val *e;
@@ -375,11 +379,11 @@ static hr_status decode_values(const hr_kctx *c, const hr_jpath *p, yyjson_val *
         hr_jpath pe = HR_JP_IDX(p, i);
         if (!yyjson_is_str(e))
             return wrong_type(c, &pe, "a string", e);
-        if ((st = hr_jstr(c, &pe, e, "", &vals[i])))
+        if ((st = hr_jstr(c, &pe, e, "", &list[i])))
             return st;
     }
-    r->values = vals;
-    r->n_values = (uint32_t)n;
+    *out = list;
+    *n_out = (uint32_t)n;
     return HR_OK;
 }
 
@@ -458,7 +462,7 @@ hr_status hr_decode_selector_at(const hr_kctx *c, const hr_jpath *p, yyjson_val 
                                 "unknown operator \"%s\" (want In, NotIn, "
                                 "Exists or DoesNotExist)",
                                 hr_err_quote(quoted, sizeof quoted, op, oplen, 24));
-            if ((st = decode_values(c, &pv, hr_jget(e, "values"), r)))
+            if ((st = hr_jstr_array(c, &pv, hr_jget(e, "values"), &r->values, &r->n_values, NULL)))
                 return st;
             if ((r->op == HR_SEL_IN || r->op == HR_SEL_NOT_IN) && r->n_values == 0)
                 return hr_kfail(c, &pv, HR_E_INPUT, "must not be empty for operator %s",

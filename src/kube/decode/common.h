@@ -86,6 +86,11 @@ HR_MUST_CHECK hr_status hr_jarr(const hr_kctx *c, const hr_jpath *p, yyjson_val 
 /* String copied into the arena; *out = dflt when absent. */
 HR_MUST_CHECK hr_status hr_jstr(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
                                 const char *dflt, const char **out);
+
+/* An array of strings at p (absent or null: none, *present false when
+ * present is not NULL), in c's arena. Any other element type is an error. */
+HR_MUST_CHECK hr_status hr_jstr_array(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
+                                      const char *const **out, uint32_t *n_out, bool *present);
 /* String left in the document (valid while it lives). */
 HR_MUST_CHECK hr_status hr_jstr_ref(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
                                     const char **out, size_t *len);

@@ -80,35 +80,6 @@ bool hr_parse_duration_ms(const char *s, size_t len, int64_t *ms)
     return true;
 }
 
-static hr_status decode_str_list(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
-                                 const char *const **out, uint32_t *n_out, bool *present)
-{
-    yyjson_val *arr;
-    hr_status st = hr_jarr(c, p, v, &arr);
-    *present = arr != NULL;
-    if (st || !arr)
-        return st;
-    size_t n = yyjson_arr_size(arr);
-    if (n > UINT32_MAX)
-        return hr_kfail(c, p, HR_E_INPUT, "too many entries");
-    const char **list = hr_arena_alloc(c->a, (n ? n : 1) * sizeof *list);
-    if (!list)
-        return hr_knomem(c);
-    size_t i, max;
-    yyjson_val *e;
-    yyjson_arr_foreach(arr, i, max, e)
-    {
-        hr_jpath pe = HR_JP_IDX(p, i);
-        if (!yyjson_is_str(e))
-            return hr_kfail(c, &pe, HR_E_INPUT, "expected a string, got %s", hr_jtype_str(e));
-        if ((st = hr_jstr(c, &pe, e, "", &list[i])))
-            return st;
-    }
-    *out = list;
-    *n_out = (uint32_t)n;
-    return HR_OK;
-}
-
 static hr_status decode_owners(const hr_kctx *c, const hr_jpath *p, yyjson_val *v, hr_config *cfg)
 {
     yyjson_val *arr;
@@ -247,8 +218,8 @@ hr_status hr_decode_config(yyjson_val *obj, hr_arena *a, hr_kconfig *out, hr_err
     const char *const *ens = NULL;
     uint32_t n_ens = 0;
     bool have_ens;
-    if ((st = decode_str_list(&c, &pens, hr_jget(spec, "excludedNamespaces"), &ens, &n_ens,
-                              &have_ens)))
+    if ((st = hr_jstr_array(&c, &pens, hr_jget(spec, "excludedNamespaces"), &ens, &n_ens,
+                            &have_ens)))
         return st;
     if (have_ens) {
         cfg->excluded_ns = ens;
