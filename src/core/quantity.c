@@ -112,6 +112,8 @@ hr_qerr hr_quantity_parse(const char *s, size_t len, int scale, int64_t *out)
         /* plain number */
     } else if (slen == 1) {
         switch (suf[0]) {
+        case 'n': exp10 -= 9; break;
+        case 'u': exp10 -= 6; break;
         case 'm': exp10 -= 3; break;
         case 'k': exp10 += 3; break;
         case 'M': exp10 += 6; break;

@@ -5,7 +5,8 @@
  *
  *   quantity  ::= [sign] number suffix
  *   number    ::= digits | digits "." [digits] | "." digits
- *   suffix    ::= "" | "m" | "k" | "M" | "G" | "T" | "P" | "E"   (decimal SI)
+ *   suffix    ::= "" | "n" | "u" | "m" | "k" | "M" | "G" | "T" | "P" | "E"
+ *                                                                 (decimal SI)
  *               | "Ki" | "Mi" | "Gi" | "Ti" | "Pi" | "Ei"         (binary SI)
  *               | ("e" | "E") [sign] digits                       (exponent)
  *

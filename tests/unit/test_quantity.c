@@ -130,6 +130,15 @@ static void test_decimal_si(void **state)
     expect_cpu("1P", INT64_C(1000000000000000000));
     expect_cpu("0.5k", 500000);
     expect_cpu("1.5m", 2); /* 1.5 millicores rounds up */
+    /* nano and micro: valid Kubernetes syntax, rounded up to a millicore */
+    expect_cpu("100u", 1);
+    expect_cpu("1000u", 1);
+    expect_cpu("1001u", 2);
+    expect_cpu("250000u", 250);
+    expect_cpu("1500000n", 2);
+    expect_cpu("1000000000n", 1000);
+    expect_cpu("1n", 1);
+    expect_cpu("0n", 0);
 
     expect_mem("1k", 1000);
     expect_mem("1M", 1000000);
