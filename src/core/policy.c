@@ -11,6 +11,7 @@
 
 #include "wide.h"
 
+/* The last multiple of q at or below v, for v >= 0. */
 static int64_t floor_q(int64_t v, int64_t q)
 {
     return v - v % q;
@@ -25,24 +26,70 @@ int64_t hr_node_factor_milli(const hr_node_plan *np)
     return f > INT64_MAX ? INT64_MAX : (int64_t)f;
 }
 
-/* How much burst a managed container may take under its LimitRange
- * container bounds, as a multiple of the quantum; INT64_MAX when unbounded. */
-static int64_t ctr_room(const hr_pod *p, const hr_container *c, int64_t q)
+int64_t hr_grid_ceil(int64_t v, int64_t q)
 {
-    if (p->limits.ctr_max == HR_NONE && p->limits.ctr_ratio_milli == HR_NONE)
-        return INT64_MAX;
+    int64_t f = floor_q(v, q);
+    if (f == v)
+        return v;
+    return f <= INT64_MAX - q ? f + q : HR_NONE;
+}
+
+int64_t hr_quantize(int64_t v, int64_t lo, int64_t cap, int64_t q)
+{
+    if (lo == HR_NONE || lo > cap)
+        return HR_NONE;
+    int64_t d = hr_min64(v, cap) - lo;
+    int64_t k = 0;
+    if (d > 0) {
+        k = floor_q(d, q);
+        if (d - k >= q - (d - k) && k <= INT64_MAX - q)
+            k += q; /* half rounds up */
+    }
+    if (k > cap - lo)
+        k -= q; /* lo <= cap, so k stays >= 0 */
+    return lo + k;
+}
+
+/* A managed container's LimitRange ceiling; INT64_MAX when unbounded. */
+static int64_t ctr_bound(const hr_pod *p, const hr_container *c)
+{
     int64_t cap = INT64_MAX;
     if (p->limits.ctr_max != HR_NONE)
         cap = p->limits.ctr_max;
     if (p->limits.ctr_ratio_milli != HR_NONE)
         cap = hr_min64(cap, hr_muldiv64(c->cpu_req, p->limits.ctr_ratio_milli, 1000));
-    int64_t room = cap - c->cpu_req;
-    return room > 0 ? floor_q(room, q) : 0;
+    return cap;
 }
 
-/* Σ over managed containers of request + room: the most the split can
- * place in the pod, so the pod-level cap never promises what the
- * containers cannot hold. INT64_MAX when nothing bounds. */
+/* Where a managed container's limit may lie on the grid (design §2.4,
+ * §3.4): from its first grid point at or above its request (*lo) to the
+ * last grid point at or under its LimitRange bound (*hi, INT64_MAX when
+ * unbounded). When the bound leaves no grid point at or above the request
+ * the request wins over the grid: *lo = *hi = request. */
+static void ctr_span(const hr_pod *p, const hr_container *c, int64_t q, int64_t *lo, int64_t *hi)
+{
+    int64_t g = hr_grid_ceil(c->cpu_req, q);
+    int64_t b = ctr_bound(p, c);
+    if (g == HR_NONE || b < g) {
+        *lo = *hi = c->cpu_req;
+        return;
+    }
+    *lo = g;
+    *hi = b == INT64_MAX ? INT64_MAX : floor_q(b, q);
+}
+
+/* How much a managed container may take above its *lo; INT64_MAX when
+ * unbounded. */
+static int64_t ctr_room(const hr_pod *p, const hr_container *c, int64_t q)
+{
+    int64_t lo, hi;
+    ctr_span(p, c, q, &lo, &hi);
+    return hi == INT64_MAX ? INT64_MAX : hi - lo;
+}
+
+/* Σ over managed containers of their *hi: the most the split can place in
+ * the pod, so the pod-level cap never promises what the containers cannot
+ * hold. INT64_MAX when nothing bounds. */
 static int64_t container_caps_total(const hr_pod *p, int64_t q)
 {
     if (p->limits.ctr_max == HR_NONE && p->limits.ctr_ratio_milli == HR_NONE)
@@ -50,10 +97,33 @@ static int64_t container_caps_total(const hr_pod *p, int64_t q)
     int64_t sum = 0;
     for (uint32_t i = 0; i < p->n_ctr; i++) {
         const hr_container *c = &p->ctr[i];
-        if (hr_ctr_managed(c))
-            sum = hr_sadd64(sum, hr_sadd64(c->cpu_req, ctr_room(p, c, q)));
+        if (hr_ctr_managed(c)) {
+            int64_t lo, hi;
+            ctr_span(p, c, q, &lo, &hi);
+            sum = hr_sadd64(sum, hi);
+        }
     }
     return sum;
+}
+
+/* The least pod target that keeps every managed container on the grid:
+ * Σ of their *lo. A caller's request that is not the sum of the managed
+ * containers' (a bare piece under test) is taken as one container. */
+static int64_t grid_floor(const hr_pod *p, int64_t request, int64_t q)
+{
+    int64_t sum_req = 0, sum_lo = 0;
+    for (uint32_t i = 0; i < p->n_ctr; i++) {
+        const hr_container *c = &p->ctr[i];
+        if (hr_ctr_managed(c)) {
+            int64_t lo, hi;
+            ctr_span(p, c, q, &lo, &hi);
+            sum_req = hr_sadd64(sum_req, c->cpu_req);
+            sum_lo = hr_sadd64(sum_lo, lo);
+        }
+    }
+    if (sum_req != request || sum_lo == INT64_MAX)
+        return hr_grid_ceil(request, q);
+    return sum_lo;
 }
 
 /* CPU limits of resizable containers the policy does not touch. */
@@ -95,36 +165,54 @@ int64_t hr_pod_target(const hr_config *c, int64_t allocatable, int64_t slack, in
     cap = hr_max64(cap, r);
     t = hr_min64(t, cap);
 
-    /* Quantize the burst to the nearest quantum, stepping down when the
-     * rounding would cross the cap. */
-    int64_t b = t - r;
-    int64_t bq = floor_q(b, q);
-    if (b - bq >= q - (b - bq) && bq <= INT64_MAX - q)
-        bq += q; /* half rounds up */
-    if (hr_sadd64(r, bq) > cap)
-        bq -= q;
-    if (bq < 0)
-        bq = 0;
+    /* Quantize the target (design §2.4): the nearest point of the grid at
+     * or above the grid floor, stepping down when rounding would cross the
+     * cap. A cap below the grid floor leaves no grid point between the
+     * request and the cap: the request wins over the grid. */
+    int64_t tq = hr_quantize(t, grid_floor(p, r, q), cap, q);
     if (cap_out != NULL)
         *cap_out = cap;
-    return r + bq;
+    return tq == HR_NONE ? r : tq;
+}
+
+/* A managed container's grid floor (see ctr_span). */
+static int64_t ctr_lo(const hr_pod *p, const hr_container *c, int64_t q)
+{
+    int64_t lo, hi;
+    ctr_span(p, c, q, &lo, &hi);
+    return lo;
 }
 
 int64_t hr_split_target(const hr_config *c, const hr_pod *p, int64_t request, int64_t target,
                         int64_t *limits, bool *guarded)
 {
     int64_t q = c->quantum > 0 ? c->quantum : 1;
-    int64_t burst = target > request ? target - request : 0;
     if (guarded != NULL)
         *guarded = false;
 
-    /* Water-filling in quanta: share the burst pro-rata to requests among
-     * the containers that still have room under their LimitRange bounds,
-     * again and again until it is placed or nobody has room. A share a
-     * bound cuts goes to the others, so the pod gets its whole target and
-     * the pod total stays monotone in the node's slack. */
-    for (uint32_t i = 0; i < p->n_ctr; i++)
-        limits[i] = hr_ctr_managed(&p->ctr[i]) && request > 0 ? p->ctr[i].cpu_req : HR_NONE;
+    /* Every managed container starts at its grid floor (design §2.4): its
+     * first grid point at or above its request. A target below the sum of
+     * the floors is the request-wins case of hr_pod_target: every
+     * container stays at its request. */
+    int64_t base = 0;
+    for (uint32_t i = 0; i < p->n_ctr; i++) {
+        limits[i] = HR_NONE;
+        if (hr_ctr_managed(&p->ctr[i]) && request > 0) {
+            limits[i] = ctr_lo(p, &p->ctr[i], q);
+            base = hr_sadd64(base, limits[i]);
+        }
+    }
+    if (target < base)
+        for (uint32_t i = 0; i < p->n_ctr; i++)
+            if (limits[i] != HR_NONE)
+                limits[i] = p->ctr[i].cpu_req;
+    int64_t burst = target > base ? target - base : 0;
+
+    /* Water-filling in quanta: share the burst above the floors pro-rata
+     * to requests among the containers that still have room under their
+     * LimitRange bounds, again and again until it is placed or nobody has
+     * room. A share a bound cuts goes to the others, so the pod gets its
+     * whole target and the pod total stays monotone in the node's slack. */
     int64_t placed = 0;
     for (uint32_t round = 0; round <= p->n_ctr; round++) {
         int64_t pool = burst - placed;
@@ -132,7 +220,8 @@ int64_t hr_split_target(const hr_config *c, const hr_pod *p, int64_t request, in
             break;
         int64_t open_req = 0;
         for (uint32_t i = 0; i < p->n_ctr; i++)
-            if (limits[i] != HR_NONE && limits[i] - p->ctr[i].cpu_req < ctr_room(p, &p->ctr[i], q))
+            if (limits[i] != HR_NONE &&
+                limits[i] - ctr_lo(p, &p->ctr[i], q) < ctr_room(p, &p->ctr[i], q))
                 open_req = hr_sadd64(open_req, p->ctr[i].cpu_req);
         if (open_req == 0)
             break;
@@ -140,7 +229,7 @@ int64_t hr_split_target(const hr_config *c, const hr_pod *p, int64_t request, in
         for (uint32_t i = 0; i < p->n_ctr; i++) {
             if (limits[i] == HR_NONE)
                 continue;
-            int64_t have = limits[i] - p->ctr[i].cpu_req;
+            int64_t have = limits[i] - ctr_lo(p, &p->ctr[i], q);
             int64_t room = ctr_room(p, &p->ctr[i], q) - have;
             if (room <= 0)
                 continue;
@@ -162,7 +251,7 @@ int64_t hr_split_target(const hr_config *c, const hr_pod *p, int64_t request, in
         for (uint32_t i = 0; i < p->n_ctr; i++) {
             if (limits[i] == HR_NONE)
                 continue;
-            int64_t have = limits[i] - p->ctr[i].cpu_req;
+            int64_t have = limits[i] - ctr_lo(p, &p->ctr[i], q);
             if (have + q > ctr_room(p, &p->ctr[i], q))
                 continue;
             int64_t gap = hr_muldiv64(burst, p->ctr[i].cpu_req, request) - have;
@@ -178,14 +267,15 @@ int64_t hr_split_target(const hr_config *c, const hr_pod *p, int64_t request, in
     }
 
     /* QoS guard (design §3.3): the API server refuses a resize that would
-     * turn the pod Guaranteed; keep the largest container one quantum up. */
+     * turn the pod Guaranteed; lift the largest container to the next grid
+     * point above its request (one quantum up for a request on the grid). */
     if (hr_pod_qos(p, limits) == HR_QOS_GUARANTEED) {
         int best = -1;
         for (uint32_t i = 0; i < p->n_ctr; i++)
             if (limits[i] != HR_NONE && (best < 0 || p->ctr[i].cpu_req > p->ctr[best].cpu_req))
                 best = (int)i;
         if (best >= 0) {
-            limits[best] = hr_sadd64(p->ctr[best].cpu_req, q);
+            limits[best] = hr_sadd64(floor_q(p->ctr[best].cpu_req, q), q);
             if (guarded != NULL)
                 *guarded = true;
         }

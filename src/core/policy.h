@@ -3,7 +3,8 @@
  *
  *   S = A − R, M = Σ managed requests, N = managed pods
  *   burst_i  = max(S·r_i/M, min(floor, S/N))      when S > 0 and M > 0
- *   target_i = r_i + burst_i, then the caps in order, then the quantum,
+ *   target_i = r_i + burst_i, then the caps in order, then the quantum
+ *   (the target on the grid, never below the request, never above a cap),
  *   then the per-container split, then the QoS guard, then hysteresis.
  *
  * Integer millicores throughout (products are taken in 128 bits), so the
@@ -56,7 +57,16 @@ int64_t hr_node_factor_milli(const hr_node_plan *np);
 hr_node_plan hr_plan_node(const hr_config *c, const hr_node *node, const hr_pod *pods, size_t n,
                           hr_pod_plan *out, int64_t *ctr_limits);
 
-/* The pieces, exposed for tests and for `explain`. */
+/* The pieces, exposed for tests, for `explain` and for the webhook. */
+
+/* The quantum grid (design §2.4). hr_grid_ceil: the first multiple of q
+ * (q >= 1) at or above v >= 0, HR_NONE when it does not fit in int64.
+ * hr_quantize: the point of lo, lo + q, lo + 2q, … nearest to min(v, cap)
+ * (half rounds up), stepping down one q when that would cross cap; HR_NONE when
+ * lo is HR_NONE or above cap (no grid point fits: the caller's request
+ * wins over the grid). */
+int64_t hr_grid_ceil(int64_t v, int64_t q);
+int64_t hr_quantize(int64_t v, int64_t lo, int64_t cap, int64_t q);
 
 /* target_i before the split: burst, caps, quantum. cap_out (may be NULL)
  * receives the binding upper bound min(r·mult, max(A, r), maxCpu, pod LR). */
@@ -64,8 +74,8 @@ int64_t hr_pod_target(const hr_config *c, int64_t allocatable, int64_t slack, in
                       uint32_t n_managed, const hr_pod *p, int64_t request, int64_t *cap_out);
 
 /* Split a pod target over its managed containers pro-rata to requests, each
- * container's burst a multiple of the quantum and within its LimitRange
- * bounds; then apply the QoS guard. Writes one slot per container into
+ * container's limit on the grid (from its first grid point at or above its
+ * request) and within its LimitRange bounds; then apply the QoS guard. Writes one slot per container into
  * limits; returns the total. *guarded tells whether the guard acted. */
 int64_t hr_split_target(const hr_config *c, const hr_pod *p, int64_t request, int64_t target,
                         int64_t *limits, bool *guarded);

@@ -5,9 +5,8 @@
  * Each expected value is derived in the comment next to it from design §2's
  * formula, never read back from the code: these tables are the reference a
  * reviewer checks by hand, and the property tests only say the answers hang
- * together. Where design §2.4 leaves a rounding choice open (how the quantum
- * lands on a request that is not a multiple of it) the tables either avoid
- * the case or accept every reading the design allows.
+ * together. Requests off the quantum grid are pinned in the quantum section
+ * (design §2.4: the target is rounded, never the burst).
  */
 #include <inttypes.h>
 #include <setjmp.h>
@@ -438,15 +437,211 @@ static void test_quantum_never_above_cap_or_below_request(void **state)
     CHECK_I64("tiny slack", R.out[0].target, 1000);
 
     /* A request that is not a multiple of the quantum is never rounded
-     * below: 1050m with 10m of slack is 1050 (burst rounded) or 1100
-     * (target rounded); both keep target >= request. */
+     * below it: 1050m alone on A = 1060 (quantum 100) has raw target
+     * 1050 + 10 = 1060; the first grid point at or above the request is
+     * 1100, above the cap A' = max(1060, 1050) = 1060, so the request wins
+     * over the grid: 1050. On A = 1200 the cap allows 1100: 1100. */
     hr_container d[] = {APP(1050)};
     hr_pod r = MKPOD(d);
     n = mknode(1060);
     run_plan(&R, &c, &n, &r, 1);
-    int64_t t = R.out[0].target;
-    if (t != 1050 && t != 1100)
-        fail_msg("1050m pod with 10m slack, quantum 100: got %" PRId64 ", want 1050 or 1100", t);
+    CHECK_I64("1050m, cap 1060 below the grid point 1100", R.out[0].target, 1050);
+    n = mknode(1200);
+    run_plan(&R, &c, &n, &r, 1);
+    CHECK_I64("1050m, raw 1200 capped by A to 1200 -> 1200", R.out[0].target, 1200);
+    c.max_multiplier_milli = 1100; /* cap 1155: raw 1155 -> nearest 1200 > cap -> 1100 */
+    run_plan(&R, &c, &n, &r, 1);
+    CHECK_I64("1050m, cap 1155 -> down to 1100", R.out[0].target, 1100);
+}
+
+/* The examples of issue 11 item 7 (design §2.4): the burst used to be
+ * rounded, so a request off the 10m grid gave a limit off it. Each pod
+ * alone with floor 0 and no multiplier, S = burst and M = r, so
+ * raw = r + burst exactly; old = what rounding the burst gave. */
+static void test_quantum_target_on_grid(void **state)
+{
+    (void)state;
+    hr_config c = defaults();
+    c.min_burst_floor = 0;
+    c.max_multiplier_milli = 0;
+    static const struct {
+        int64_t r, burst, old, want;
+    } rows[] = {
+        {333, 660, 993, 990},        /* 993 -> nearest 990 */
+        {383, 490, 873, 870},        /* 873 -> 870 */
+        {505, 10, 515, 520},         /* 515: half rounds up -> 520 */
+        {755, 490, 1245, 1250},      /* 1245 -> 1250 */
+        {1583, 6080, 7663, 7660},    /* 7663 -> 7660 */
+        {1655, 10, 1665, 1670},      /* 1665 -> 1670 */
+        {1855, 10730, 12585, 12590}, /* 12585 -> 12590 */
+        {5, 0, 5, 10},               /* no burst: up to the first grid point */
+        {5, 3, 5, 10},               /* 8 -> 10 */
+        {5, 6, 15, 10},              /* 11 -> 10, still >= request */
+    };
+    for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
+        hr_container a[] = {APP(rows[k].r)};
+        hr_pod p = MKPOD(a);
+        int64_t t = hr_pod_target(&c, 64000, rows[k].burst, rows[k].r, 1, &p, rows[k].r, NULL);
+        if (t != rows[k].want)
+            fail_msg("request %" PRId64 "m, burst %" PRId64 "m: target %" PRId64 "m, want %" PRId64
+                     "m (burst rounding gave %" PRId64 "m)",
+                     rows[k].r, rows[k].burst, t, rows[k].want, rows[k].old);
+        int64_t lim[1] = {-1};
+        CHECK_I64("split of one container", hr_split_target(&c, &p, rows[k].r, t, lim, NULL), t);
+        CHECK_I64("container limit = target", lim[0], t);
+    }
+
+    /* A 5m pod on a full node (A = 1000, an opted-out pod books 2000):
+     * S < 0, raw target = request = 5, written limit 10. */
+    c = defaults();
+    hr_container u[] = {APP(2000)}, a[] = {APP(5)};
+    hr_pod pods[] = {MKPOD(u), MKPOD(a)};
+    pods[0].opted_out = true;
+    hr_node n = mknode(1000);
+    run_plan(&R, &c, &n, pods, 2);
+    CHECK_I64("S", R.np.slack, -1005);
+    CHECK_I64("5m pod on a full node: target", R.out[1].target, 10);
+    CHECK_I64("5m pod on a full node: limit", LIM(&R, 1, 0), 10);
+    CHECK_TRUE("not guarded", !R.out[1].qos_guarded);
+
+    /* A cap in the way rounds down: 333m, raw 333 + 665 = 998 would be
+     * 1000, but max-cpu 995 -> 990. */
+    hr_container b[] = {APP(333)};
+    hr_pod q = MKPOD(b);
+    q.max_cpu = 995;
+    int64_t cap = 0;
+    CHECK_I64("max-cpu 995", hr_pod_target(&c, 64000, 665, 333, 1, &q, 333, &cap), 990);
+    CHECK_I64("cap", cap, 995);
+}
+
+/* A cap below the first grid point at or above the request: the request
+ * wins over the grid (a limit below it is invalid, one above the cap is
+ * refused or unwanted), so the limit is the request, off the grid. This is
+ * the only way a limit leaves the grid (design §2.4). */
+static void test_quantum_request_wins_over_grid(void **state)
+{
+    (void)state;
+    hr_config c = defaults();
+    hr_container a[] = {APP(333)};
+    hr_pod p = MKPOD(a);
+    p.max_cpu = 335; /* first grid point 340 > 335 */
+    CHECK_I64("max-cpu 335 on 333m", lone_target(&c, &p), 333);
+    CHECK_I64("limit", LIM(&R, 0, 0), 333);
+    p.max_cpu = 340; /* 340 fits */
+    CHECK_I64("max-cpu 340 on 333m", lone_target(&c, &p), 340);
+
+    /* LimitRange Pod max and Container max alike. */
+    p.max_cpu = HR_NONE;
+    p.limits.pod_max = 339;
+    CHECK_I64("LimitRange pod max 339", lone_target(&c, &p), 333);
+    p.limits.pod_max = HR_NONE;
+    p.limits.ctr_max = 339;
+    CHECK_I64("LimitRange container max 339", lone_target(&c, &p), 333);
+    p.limits.ctr_max = 345; /* container ceiling on the grid: 340 */
+    CHECK_I64("LimitRange container max 345", lone_target(&c, &p), 340);
+
+    /* request × maxMultiplier: 1.01 × 333 = 336 < 340. */
+    p.limits.ctr_max = HR_NONE;
+    c.max_multiplier_milli = 1010;
+    CHECK_I64("maxMultiplier 1.01", lone_target(&c, &p), 333);
+
+    /* Two containers of 5m on a full node need 10m each (20m); max-cpu 15m
+     * leaves no room for both on the grid: both stay at 5m. With max-cpu
+     * 20m both get 10m. */
+    c = defaults();
+    hr_container u[] = {APP(2000)}, two[] = {SIDECAR(5), APP(5)};
+    hr_pod pods[] = {MKPOD(u), MKPOD(two)};
+    pods[0].opted_out = true;
+    pods[1].max_cpu = 15;
+    hr_node n = mknode(1000);
+    run_plan(&R, &c, &n, pods, 2);
+    CHECK_I64("5m + 5m under max-cpu 15m: target", R.out[1].target, 10);
+    CHECK_I64("sidecar at its request", LIM(&R, 1, 0), 5);
+    CHECK_I64("app at its request", LIM(&R, 1, 1), 5);
+    pods[1].max_cpu = 20;
+    run_plan(&R, &c, &n, pods, 2);
+    CHECK_I64("5m + 5m under max-cpu 20m: target", R.out[1].target, 20);
+    CHECK_I64("sidecar on the grid", LIM(&R, 1, 0), 10);
+    CHECK_I64("app on the grid", LIM(&R, 1, 1), 10);
+
+    /* The QoS guard where the request wins: both containers pinned
+     * (memory limit = request) would be Guaranteed at 5m/5m, so the first
+     * of the largest is lifted to its next grid point, 10m: 15m. */
+    hr_container pin[] = {CTR(HR_CTR_SIDECAR, 5, HR_NONE, GiB, GiB),
+                          CTR(HR_CTR_APP, 5, HR_NONE, GiB, GiB)};
+    pods[1] = MKPOD(pin);
+    pods[1].max_cpu = 15;
+    run_plan(&R, &c, &n, pods, 2);
+    CHECK_TRUE("guarded", R.out[1].qos_guarded);
+    CHECK_I64("guarded target", R.out[1].target, 15);
+    CHECK_I64("lifted to the grid", LIM(&R, 1, 0), 10);
+    CHECK_I64("other at its request", LIM(&R, 1, 1), 5);
+}
+
+static void test_split_off_grid_requests(void **state)
+{
+    (void)state;
+    /* Sidecar 333 + app 667 (r = 1000) alone on A = 2000, floor 0, mult 0:
+     * S = 1000, target 2000. Each container starts at its first grid point
+     * (340, 670: 1010) and the 990 left is shared pro-rata in quanta:
+     * 329.67 -> 320 and 660.33 -> 660, the last 10 to the one furthest
+     * below its share (the sidecar, 9.67 short): 340 + 330 = 670 and
+     * 670 + 660 = 1330. */
+    hr_config c = defaults();
+    c.min_burst_floor = 0;
+    c.max_multiplier_milli = 0;
+    hr_container cs[] = {SIDECAR(333), APP(667)};
+    hr_pod p = MKPOD(cs);
+    hr_node n = mknode(2000);
+    run_plan(&R, &c, &n, &p, 1);
+    CHECK_I64("target", R.out[0].target, 2000);
+    CHECK_I64("sidecar", LIM(&R, 0, 0), 670);
+    CHECK_I64("app", LIM(&R, 0, 1), 1330);
+
+    /* No slack (A = 1500, an opted-out pod books 600: S = -100): each at
+     * its first grid point, 340 + 670. */
+    hr_container uc[] = {APP(600)};
+    hr_pod two[] = {p, MKPOD(uc)};
+    two[1].opted_out = true;
+    n = mknode(1500);
+    run_plan(&R, &c, &n, two, 2);
+    CHECK_I64("no slack: target", R.out[0].target, 1010);
+    CHECK_I64("no slack: sidecar", LIM(&R, 0, 0), 340);
+    CHECK_I64("no slack: app", LIM(&R, 0, 1), 670);
+
+    /* A container whose LimitRange bound is below its first grid point
+     * stays at its request, the other still on the grid: ratio 1.01
+     * bounds the sidecar at 336 (< 340) and the app at 673 (-> 670). */
+    p.limits.ctr_ratio_milli = 1010;
+    n = mknode(2000);
+    run_plan(&R, &c, &n, &p, 1);
+    CHECK_I64("ratio: sidecar at its request", LIM(&R, 0, 0), 333);
+    CHECK_I64("ratio: app at its grid ceiling", LIM(&R, 0, 1), 670);
+    CHECK_I64("ratio: target", R.out[0].target, 1003);
+}
+
+/* The guard needs no lift when the grid already keeps the limit off the
+ * request: 1005m pinned (memory limit = request) on a full node (A = 4000,
+ * an opted-out pod books 3500) is written 1010, Burstable as it is. On
+ * A = 1000 the cap A' = max(1000, 1005) = 1005 is below 1010: the request
+ * wins, 1005 would be Guaranteed, and the guard lifts it to 1010. */
+static void test_qos_guard_off_grid_request(void **state)
+{
+    (void)state;
+    hr_config c = defaults();
+    hr_container g[] = {CTR(HR_CTR_APP, 1005, HR_NONE, GiB, GiB)};
+    hr_container u[] = {APP(3500)};
+    hr_pod pods[] = {MKPOD(g), MKPOD(u)};
+    pods[1].opted_out = true;
+    hr_node n = mknode(1000);
+    run_plan(&R, &c, &n, pods, 2);
+    CHECK_I64("A = 1000: guarded target", R.out[0].target, 1010);
+    CHECK_TRUE("A = 1000: guarded", R.out[0].qos_guarded);
+    n = mknode(4000);
+    run_plan(&R, &c, &n, pods, 2);
+    CHECK_I64("target", R.out[0].target, 1010);
+    CHECK_TRUE("not guarded", !R.out[0].qos_guarded);
+    CHECK_I64("stays Burstable", hr_pod_qos(&pods[0], &LIM(&R, 0, 0)), HR_QOS_BURSTABLE);
 }
 
 /* ---- per-container split ------------------------------------------------ */
@@ -930,6 +1125,10 @@ int main(void)
         cmocka_unit_test(test_limitrange_split_monotone),
         cmocka_unit_test(test_quantum_nearest),
         cmocka_unit_test(test_quantum_never_above_cap_or_below_request),
+        cmocka_unit_test(test_quantum_target_on_grid),
+        cmocka_unit_test(test_quantum_request_wins_over_grid),
+        cmocka_unit_test(test_split_off_grid_requests),
+        cmocka_unit_test(test_qos_guard_off_grid_request),
         cmocka_unit_test(test_split_pro_rata),
         cmocka_unit_test(test_split_rounding),
         cmocka_unit_test(test_qos_guard_single),
