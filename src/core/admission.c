@@ -4,10 +4,12 @@
  *
  * Integer millicores throughout; products go through 128 bits and saturate,
  * so a request or annotation a user can type never wraps around. The pod
- * budget is shared pro-rata with floor division, so the limits given never
+ * budget is shared pro-rata with floor division and each limit is rounded
+ * to the quantum grid without crossing its share, so the limits given never
  * sum above it (unless the floor at the request lifts one).
  */
 #include "core/admission.h"
+#include "core/policy.h"
 #include "core/wide.h"
 
 uint32_t hr_birth_limits(const hr_config *cfg, const hr_pod *p, int64_t *lim)
@@ -50,20 +52,25 @@ uint32_t hr_birth_limits(const hr_config *cfg, const hr_pod *p, int64_t *lim)
     for (uint32_t k = 0; k < p->n_ctr; k++)
         if (lim[k] != HR_NONE)
             sum_lim = hr_sadd64(sum_lim, lim[k]);
+    int64_t q = cfg->quantum > 0 ? cfg->quantum : 1;
     for (uint32_t k = 0; k < p->n_ctr; k++) {
         if (lim[k] == HR_NONE)
             continue;
         int64_t r = p->ctr[k].cpu_req;
-        /* Pro-rata share of the budget; floor division keeps the sum
-         * within it. */
+        /* The caps: a pro-rata share of the budget (floor division keeps
+         * the sum within it) and the LimitRange container bounds. */
+        int64_t cap = INT64_MAX;
         if (budget != HR_NONE && sum_lim > budget)
-            lim[k] = hr_min64(lim[k], hr_muldiv64(r, budget, sum_new_req));
+            cap = hr_muldiv64(r, budget, sum_new_req);
         if (lb->ctr_max != HR_NONE)
-            lim[k] = hr_min64(lim[k], lb->ctr_max);
+            cap = hr_min64(cap, lb->ctr_max);
         if (lb->ctr_ratio_milli != HR_NONE)
-            lim[k] = hr_min64(lim[k], hr_muldiv64(r, lb->ctr_ratio_milli, 1000));
-        if (lim[k] < r)
-            lim[k] = r; /* never below the request: that would be invalid */
+            cap = hr_min64(cap, hr_muldiv64(r, lb->ctr_ratio_milli, 1000));
+        /* On the grid as in design §2.4: nearest, never above a cap, never
+         * below the request; a cap below the first grid point at or above
+         * the request leaves the request (a limit below it is invalid). */
+        int64_t g = hr_quantize(lim[k], hr_grid_ceil(r, q), cap, q);
+        lim[k] = g == HR_NONE ? r : g;
     }
     return n;
 }

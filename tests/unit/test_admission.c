@@ -235,9 +235,69 @@ static void fractional_multiplier(void **state)
     (void)state;
     hr_config cfg = cfg_live();
     cfg.initial_multiplier_milli = 1500;
+    /* 333m × 1.5 = 499.5m, floored to 499m, then to the nearest grid
+     * point (design §2.4, §8): 500m. */
     expect(&cfg, "", "\"containers\":[" C("a", REQ("333m")) "]", HR_WH_MUTATED,
            "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits\","
-           "\"value\":{\"cpu\":\"499m\"}}]");
+           "\"value\":{\"cpu\":\"500m\"}}]");
+}
+
+/* Birth limits land on the quantum grid like the controller's (design §8,
+ * §2.4): nearest grid point, never above a cap, never below the request;
+ * a cap below the first grid point at or above the request leaves the
+ * request. Default initialMultiplier 2, quantum 10m. */
+static void birth_limits_on_grid(void **state)
+{
+    (void)state;
+    hr_config cfg = cfg_live();
+    static const struct {
+        const char *req, *want;
+    } rows[] = {
+        {"5m", "10m"},      /* 10 */
+        {"7m", "10m"},      /* 14 -> 10, still >= 7 */
+        {"8m", "20m"},      /* 16 -> 20 */
+        {"333m", "670m"},   /* 666 -> 670 */
+        {"1583m", "3170m"}, /* 3166 -> 3170 */
+    };
+    for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
+        char spec[256], patch[256];
+        snprintf(spec, sizeof spec,
+                 "\"containers\":[{\"name\":\"a\",\"image\":\"x\",\"resources\":"
+                 "{\"requests\":{\"cpu\":\"%s\"}}}]",
+                 rows[k].req);
+        snprintf(patch, sizeof patch,
+                 "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits\","
+                 "\"value\":{\"cpu\":\"%s\"}}]",
+                 rows[k].want);
+        expect(&cfg, "", spec, HR_WH_MUTATED, patch);
+    }
+    /* A cap in the way rounds down: max-cpu 345m on 333m -> 340m. */
+    expect(&cfg, "\"annotations\":{\"" HR_ANN_MAX_CPU "\":\"345m\"}",
+           "\"containers\":[" C("a", REQ("333m")) "]", HR_WH_MUTATED,
+           "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits\","
+           "\"value\":{\"cpu\":\"340m\"}}]");
+    /* A cap below the first grid point: the request wins, 333m. */
+    expect(&cfg, "\"annotations\":{\"" HR_ANN_MAX_CPU "\":\"335m\"}",
+           "\"containers\":[" C("a", REQ("333m")) "]", HR_WH_MUTATED,
+           "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits\","
+           "\"value\":{\"cpu\":\"333m\"}}]");
+    /* Budget shared pro-rata: max-cpu 1 over 333m + 667m (2x would be
+     * 2000m): shares 333m and 667m, each below its first grid point (340m,
+     * 670m), so both stay at their requests, 1000m in all. */
+    expect(&cfg, "\"annotations\":{\"" HR_ANN_MAX_CPU "\":\"1\"}",
+           "\"containers\":[" C("a", REQ("333m")) "," C("b", REQ("667m")) "]", HR_WH_MUTATED,
+           "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits\","
+           "\"value\":{\"cpu\":\"333m\"}},"
+           "{\"op\":\"add\",\"path\":\"/spec/containers/1/resources/limits\","
+           "\"value\":{\"cpu\":\"667m\"}}]");
+    /* max-cpu 1200m: shares 399m (399.6 floored) and 800m; 2x (666m,
+     * 1334m) is above both, so each goes down to the grid: 390m and 800m. */
+    expect(&cfg, "\"annotations\":{\"" HR_ANN_MAX_CPU "\":\"1200m\"}",
+           "\"containers\":[" C("a", REQ("333m")) "," C("b", REQ("667m")) "]", HR_WH_MUTATED,
+           "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits\","
+           "\"value\":{\"cpu\":\"390m\"}},"
+           "{\"op\":\"add\",\"path\":\"/spec/containers/1/resources/limits\","
+           "\"value\":{\"cpu\":\"800m\"}}]");
 }
 
 static void max_cpu_shared_pro_rata(void **state)
@@ -665,6 +725,7 @@ int main(void)
         cmocka_unit_test(limits_null_is_missing),
         cmocka_unit_test(max_multiplier_caps),
         cmocka_unit_test(fractional_multiplier),
+        cmocka_unit_test(birth_limits_on_grid),
         cmocka_unit_test(max_cpu_shared_pro_rata),
         cmocka_unit_test(max_cpu_counts_existing_limits_and_floors),
         cmocka_unit_test(bad_max_cpu_leaves_pod),
