@@ -168,7 +168,7 @@ static void print_explain(const hr_nodesnap *s, const hr_reconcile *r, size_t me
            cpu(np->allocatable, b), cpu(p->pod.max_cpu, c), cpu(p->pod.limits.pod_max, d),
            cpu(cap, a));
     printf("  target (quantum %s%s)          %s\n", cpu(cfg->quantum, b),
-           pp->qos_guarded ? ", QoS guard +1 quantum" : "", cpu(pp->target, a));
+           pp->qos_guarded ? ", QoS guard: next grid point" : "", cpu(pp->target, a));
     for (uint32_t i = 0; i < p->pod.n_ctr; i++) {
         int64_t l = r->limits[pp->ctr_off + i];
         const hr_container *ct = &p->pod.ctr[i];
