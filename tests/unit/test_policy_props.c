@@ -414,7 +414,7 @@ static int64_t pod_grid_lo(const hr_pod *p, int64_t q)
 
 /* How often the request-wins exception wrote a limit off the grid, and
  * for which reason: the generator must reach both. */
-static long g_offgrid_pod, g_offgrid_ctr;
+static long g_offgrid_pod, g_offgrid_ctr, g_ctr_checked;
 
 /* ---- running and checking a plan ----------------------------------------- */
 
@@ -566,6 +566,7 @@ static void check_plan(const gen_node *g, const result *r)
                       ct->cpu_req);
             }
             bool ctr_wins = grid_lo(p, ct, q) != grid_up(ct->cpu_req, q);
+            g_ctr_checked++;
             bool guard_lift = pp->qos_guarded && l == ct->cpu_req - ct->cpu_req % q + q;
             if (l % q != 0) {
                 if (l != ct->cpu_req || !(pod_wins || ctr_wins)) {
@@ -698,9 +699,9 @@ static void test_prop_bounds(void **state)
         fail_msg("generator too tame: %d managed pods, %d guarded, %ld/%ld limits off the grid "
                  "where the request wins (pod/container cap) (seed %" PRIu64 ")",
                  managed_seen, guarded_seen, g_offgrid_pod, g_offgrid_ctr, g_seed);
-    printf("property a: %ld/%ld container limits left at an off-grid request by a cap below "
-           "the grid (pod/container)\n",
-           g_offgrid_pod, g_offgrid_ctr);
+    printf("property a: of %ld container limits, %ld/%ld left at an off-grid request by a cap "
+           "below the grid (pod/container)\n",
+           g_ctr_checked, g_offgrid_pod, g_offgrid_ctr);
     passed("a (r <= target <= min(A', caps), split, accounting)", CASES);
 }
 
