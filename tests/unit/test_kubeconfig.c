@@ -11,7 +11,10 @@
  * scripts in a temporary directory), so argument, environment and
  * KUBERNETES_EXEC_INFO passing are tested end to end.
  */
+#include <dirent.h>
+#include <errno.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -650,6 +653,81 @@ static void test_exec_failures(void **state)
                 NULL, "exec.args[0]: expected a string");
 }
 
+/* Processes of group pgid that still run (a zombie, dead but not yet
+ * reaped by init, does not count): /proc/<pid>/stat is "pid (comm) S ppid pgrp". */
+static int group_running(pid_t pgid)
+{
+    DIR *d = opendir("/proc");
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] < '0' || de->d_name[0] > '9')
+            continue;
+        char p[300], line[512];
+        snprintf(p, sizeof p, "/proc/%s/stat", de->d_name);
+        FILE *f = fopen(p, "r");
+        if (!f)
+            continue;
+        size_t len = fread(line, 1, sizeof line - 1, f);
+        fclose(f);
+        line[len] = '\0';
+        const char *rp = strrchr(line, ')');
+        char state;
+        long ppid, pgrp;
+        if (rp && sscanf(rp + 1, " %c %ld %ld", &state, &ppid, &pgrp) == 3 && pgrp == pgid &&
+            state != 'Z' && state != 'X')
+            n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* A plugin that closes its stdout and keeps running must not hold the
+ * caller (and the credential lock) past the deadline: the client gets an
+ * error at it, and neither the plugin nor what it started is left behind. */
+static void test_exec_closes_stdout_and_sleeps(void **state)
+{
+    (void)state;
+    char script[700];
+    snprintf(script, sizeof script,
+             "#!/bin/sh\necho $$ > '%s/lingerer.pid'\nexec 1>&-\nsleep 600\n", g_dir);
+    put_file("lingerer.sh", script, 0700);
+    unlink(path_of("lingerer.pid"));
+    hr_kconfig *c = exec_config("x", path_of("lingerer.sh"));
+    hr_kcred cr;
+    assert_int_equal(hr_kcred_init(&cr, c), 0);
+    cr.exec_timeout_ms = 1000;
+    hr_kcred_snap s;
+    hr_err e = {0};
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(hr_kcred_get(&cr, &s, &e), HR_E_IO);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    assert_true(took >= 0.9 && took < 3.0);
+    assert_non_null(strstr(e.msg, "did not exit within 1000 ms"));
+    assert_non_null(strstr(e.msg, "killed"));
+
+    /* The plugin is reaped (no such process, not even a zombie) and its
+     * process group — the sleep it started — is gone too. */
+    char *pid_s = slurp("lingerer.pid");
+    pid_t pid = (pid_t)atol(pid_s);
+    free(pid_s);
+    assert_true(pid > 1);
+    assert_int_equal(kill(pid, 0), -1);
+    assert_int_equal(errno, ESRCH);
+    int live = 1;
+    for (int i = 0; i < 200 && live; i++) { /* SIGKILL lands asynchronously */
+        live = group_running(pid);
+        if (live)
+            usleep(10 * 1000);
+    }
+    assert_int_equal(live, 0);
+    hr_kcred_destroy(&cr);
+    hr_kconfig_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -664,6 +742,7 @@ int main(void)
         cmocka_unit_test(test_exec_parse),
         cmocka_unit_test(test_exec_plugin_and_cache),
         cmocka_unit_test(test_exec_failures),
+        cmocka_unit_test(test_exec_closes_stdout_and_sleeps),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

@@ -6,6 +6,12 @@
  * does the dance correctly. The pipe is made O_CLOEXEC so a plugin started
  * by another thread at the same moment cannot inherit (and hold open) our
  * end — dup2 onto fd 1 clears the flag for the child's copy only.
+ *
+ * The deadline covers the whole run, not only the output: a plugin that
+ * closes its stdout and keeps running (or leaves a child holding it) would
+ * otherwise hold the caller — and the credential lock above it — for ever.
+ * The plugin runs in a process group of its own, so at the deadline the
+ * group is killed (the plugin and whatever it started) and the plugin reaped.
  */
 #include "kube/config/execcred.h"
 
@@ -21,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <yyjson.h>
 
@@ -264,8 +271,9 @@ hr_status hr_kexec_run(const hr_kconfig *cfg, const hr_kexec *e, long timeout_ms
     size_t olen = 0;
     int pfd[2] = {-1, -1};
     pid_t pid = -1;
-    bool fa_ok = false;
+    bool fa_ok = false, sa_ok = false;
     posix_spawn_file_actions_t fa;
+    posix_spawnattr_t sa;
 
     if (info_json) {
         size_t l = strlen(info_json) + sizeof "KUBERNETES_EXEC_INFO=";
@@ -294,7 +302,13 @@ hr_status hr_kexec_run(const hr_kconfig *cfg, const hr_kexec *e, long timeout_ms
     if (rc == 0)
         rc = posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
     if (rc == 0)
-        rc = posix_spawnp(&pid, e->command, &fa, NULL, argv, envp);
+        sa_ok = (rc = posix_spawnattr_init(&sa)) == 0;
+    if (rc == 0)
+        rc = posix_spawnattr_setflags(&sa, POSIX_SPAWN_SETPGROUP);
+    if (rc == 0)
+        rc = posix_spawnattr_setpgroup(&sa, 0); /* a group of its own, led by the plugin */
+    if (rc == 0)
+        rc = posix_spawnp(&pid, e->command, &fa, &sa, argv, envp);
     if (rc != 0) {
         pid = -1;
         st = hr_err_set(err, HR_E_IO, "exec plugin %s: cannot start: %s%s%s", e->command,
@@ -339,11 +353,32 @@ hr_status hr_kexec_run(const hr_kconfig *cfg, const hr_kexec *e, long timeout_ms
             break;
         }
     }
-    /* ESRCH (already gone) is fine: waitpid below reaps it either way. */
-    if (st)
-        (void)kill(pid, SIGKILL);
+    /* End of output is not the end of the plugin: wait for its exit, but
+     * only until the deadline. */
     int ws = 0;
-    while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+    bool reaped = false;
+    while (!st && !reaped) {
+        pid_t w = waitpid(pid, &ws, WNOHANG);
+        if (w == pid) {
+            reaped = true;
+        } else if (w < 0 && errno != EINTR) {
+            st = hr_err_set(err, HR_E_IO, "exec plugin %s: waitpid: %s", e->command,
+                            strerror(errno));
+        } else if (hr_mono_ns() >= deadline) {
+            st = hr_err_set(err, HR_E_IO,
+                            "exec plugin %s: closed its output but did not exit within %ld ms; "
+                            "killed",
+                            e->command, timeout_ms);
+        } else if (w == 0) {
+            struct timespec ts = {0, 5 * 1000000L};
+            (void)nanosleep(&ts, NULL); /* EINTR: look again sooner */
+        }
+    }
+    /* The whole group, before the leader is reaped (so its id cannot have
+     * been reused); ESRCH (already gone) is fine. */
+    if (st && !reaped)
+        (void)kill(-pid, SIGKILL);
+    while (!reaped && waitpid(pid, &ws, 0) < 0 && errno == EINTR)
         ;
     pid = -1;
     if (!st && !(WIFEXITED(ws) && WEXITSTATUS(ws) == 0)) {
@@ -364,6 +399,8 @@ out:
     /* Releasing: nothing useful to do if these fail. */
     if (fa_ok)
         (void)posix_spawn_file_actions_destroy(&fa);
+    if (sa_ok)
+        (void)posix_spawnattr_destroy(&sa);
     if (pfd[0] >= 0)
         (void)close(pfd[0]);
     if (pfd[1] >= 0)
