@@ -299,6 +299,12 @@ static void test_status_errors(void **state)
                           "\"TooManyRequests\",\"details\":{\"retryAfterSeconds\":7},\"code\":429}";
     hr_kstatus_parse(tooMany, strlen(tooMany), &st);
     assert_int_equal(st.retry_after_s, 7);
+    /* details.retryAfterSeconds obeys the same cap as the header. */
+    const char *tooLong = "{\"kind\":\"Status\",\"details\":{\"retryAfterSeconds\":3600},"
+                          "\"code\":429}";
+    hr_kstatus_parse(tooLong, strlen(tooLong), &st);
+    assert_int_equal(st.retry_after_s, 60);
+    hr_kstatus_parse(tooMany, strlen(tooMany), &st);
     assert_int_equal(hr_kstatus_err(&e, "PATCH", "/x", 429, &st), HR_E_IO);
     assert_int_equal(hr_kstatus_err(&e, "PATCH", "/x", 422, &st), HR_E_INPUT);
     assert_int_equal(hr_kstatus_err(&e, "PATCH", "/x", 503, &st), HR_E_IO);
@@ -328,13 +334,19 @@ static void test_retry_after(void **state)
     time_t now = 1796025600; /* 2026-11-30T08:00:00Z, a Monday */
     CHECK_I64("seconds", hr_kretry_after_ms(" 5\r\n", 4, now), 5000);
     CHECK_I64("zero", hr_kretry_after_ms("0", 1, now), 0);
-    CHECK_I64("capped", hr_kretry_after_ms("99999999999999999999", 20, now), 3600000);
+    /* Honoured up to a minute (design §7), never longer, in either form. */
+    CHECK_I64("at the cap", hr_kretry_after_ms("60", 2, now), 60000);
+    CHECK_I64("over the cap", hr_kretry_after_ms("61", 2, now), 60000);
+    CHECK_I64("an hour", hr_kretry_after_ms("3600", 4, now), 60000);
+    CHECK_I64("capped", hr_kretry_after_ms("99999999999999999999", 20, now), 60000);
     CHECK_I64("junk", hr_kretry_after_ms("5s", 2, now), 0);
     CHECK_I64("empty", hr_kretry_after_ms("", 0, now), 0);
     const char *d = "Mon, 30 Nov 2026 08:00:30 GMT";
     CHECK_I64("http-date", hr_kretry_after_ms(d, strlen(d), now), 30000);
     d = "Mon, 30 Nov 2026 07:00:00 GMT";
     CHECK_I64("past date", hr_kretry_after_ms(d, strlen(d), now), 0);
+    d = "Mon, 30 Nov 2026 10:00:00 GMT";
+    CHECK_I64("far date", hr_kretry_after_ms(d, strlen(d), now), 60000);
 }
 
 /* -------------------------------------------------------------- client */

@@ -33,7 +33,9 @@ void hr_kstatus_parse(const char *body, size_t len, hr_kstatus *st)
             st->code = (long)yyjson_get_sint(code);
         yyjson_val *ra = yyjson_obj_get(yyjson_obj_get(root, "details"), "retryAfterSeconds");
         if (yyjson_is_int(ra) && yyjson_get_sint(ra) > 0)
-            st->retry_after_s = (long)(yyjson_get_sint(ra) > 3600 ? 3600 : yyjson_get_sint(ra));
+            st->retry_after_s = yyjson_get_sint(ra) > HR_KRETRY_AFTER_MAX_S
+                                    ? HR_KRETRY_AFTER_MAX_S
+                                    : (long)yyjson_get_sint(ra);
     } else {
         /* Not a Status: the first line of whatever came, trimmed. */
         size_t n = 0;
@@ -103,8 +105,8 @@ long hr_kretry_after_ms(const char *value, size_t len, time_t now)
         unsigned long long n = 0;
         for (; i < len && isdigit((unsigned char)v[i]); i++) {
             n = n * 10 + (unsigned)(v[i] - '0');
-            if (n > 3600)
-                n = 3600;
+            if (n > HR_KRETRY_AFTER_MAX_S)
+                n = HR_KRETRY_AFTER_MAX_S;
         }
         if (i != len)
             return 0;
@@ -114,7 +116,8 @@ long hr_kretry_after_ms(const char *value, size_t len, time_t now)
         time_t t = curl_getdate(v, NULL);
         if (t == (time_t)-1)
             return 0;
-        secs = t > now ? (long)(t - now > 3600 ? 3600 : t - now) : 0;
+        secs =
+            t > now ? (long)(t - now > HR_KRETRY_AFTER_MAX_S ? HR_KRETRY_AFTER_MAX_S : t - now) : 0;
     }
     return secs * 1000;
 }

@@ -33,9 +33,16 @@ void hr_kstatus_parse(const char *body, size_t len, hr_kstatus *st);
 HR_MUST_CHECK hr_status hr_kstatus_err(hr_err *err, const char *method, const char *path, long http,
                                        const hr_kstatus *st);
 
+/* The longest server-asked wait honoured (design §7): a Retry-After header
+ * or a Status's details.retryAfterSeconds beyond it counts as this. A minute
+ * covers what kube-apiserver's priority and fairness asks (1 s typically)
+ * and what a proxy in front of it plausibly says, while a bogus or hostile
+ * value cannot park a node's writes, a watch or a Lease renewal for long. */
+#define HR_KRETRY_AFTER_MAX_S 60L
+
 /* Retry-After value (delta-seconds or an HTTP-date) in ms relative to now;
- * 0 when absent or unparsable, never negative. Capped at one hour so a
- * bogus header cannot park a caller for ever. */
+ * 0 when absent or unparsable, never negative, at most
+ * HR_KRETRY_AFTER_MAX_S seconds. */
 long hr_kretry_after_ms(const char *value, size_t len, time_t now);
 
 #endif
