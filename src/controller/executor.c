@@ -20,6 +20,7 @@
 #include "controller/nodequeue.h"
 #include "core/names.h"
 #include "kube/decode/decode.h"
+#include "kube/transport/backoff.h"
 #include "kube/transport/limiter.h"
 #include "kube/write/events.h"
 #include "kube/write/patch.h"
@@ -44,6 +45,8 @@ struct hr_executor {
     hr_strmap reported; /* ns/name -> REP_* mask */
     hr_strmap buckets;  /* node -> hr_klimiter* */
     int node_pps;
+    int write_fails; /* 429/5xx/timeouts in a row (design §7); under mu */
+    hr_prng rand;    /* the back-off's jitter; under mu */
 };
 
 #define logf_(e, level, ...) \
@@ -58,6 +61,7 @@ hr_status hr_executor_new(const hr_executor_opts *o, hr_executor **out, hr_err *
     snprintf(e->instance, sizeof e->instance, "%s", o->instance != NULL ? o->instance : "headroom");
     e->o.instance = e->instance;
     e->node_pps = 10;
+    hr_prng_seed_random(&e->rand);
     if (pthread_mutex_init(&e->mu, NULL) != 0) {
         free(e);
         return hr_err_set(err, HR_E_NOMEM, "executor: cannot create a lock");
@@ -111,6 +115,29 @@ int hr_executor_node_rate(hr_executor *e)
     int pps = e->node_pps;
     pthread_mutex_unlock(&e->mu);
     return pps;
+}
+
+long hr_exec_retry_ms(hr_prng *r, int fails, long retry_after_ms)
+{
+    return hr_kbackoff_ms_r(r, fails, HR_WRITE_RETRY_BASE_MS, HR_WRITE_RETRY_MAX_MS,
+                            retry_after_ms);
+}
+
+long hr_executor_write_refused(hr_executor *e, long retry_after_ms)
+{
+    pthread_mutex_lock(&e->mu);
+    long wait = hr_exec_retry_ms(&e->rand, e->write_fails, retry_after_ms);
+    if (e->write_fails < 64) /* far past the cap: the count cannot overflow */
+        e->write_fails++;
+    pthread_mutex_unlock(&e->mu);
+    return wait;
+}
+
+static void write_accepted(hr_executor *e)
+{
+    pthread_mutex_lock(&e->mu);
+    e->write_fails = 0;
+    pthread_mutex_unlock(&e->mu);
 }
 
 static void pod_key(char *k, size_t cap, const char *ns, const char *name)
@@ -402,14 +429,15 @@ hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r
                 } else if (rr == HR_RES_CONFLICT) {
                     out->requeue_ms = 200; /* recompute from fresh state */
                 } else {
-                    /* 429, 5xx, timeouts: the cache and the queue survive. */
-                    long wait = res.retry_after_ms > 0 ? res.retry_after_ms : 1000;
-                    out->requeue_ms = wait;
+                    /* 429, 5xx, timeouts: the cache and the queue survive;
+                     * the node waits a growing, jittered while (design §7). */
+                    out->requeue_ms = hr_executor_write_refused(e, res.retry_after_ms);
                 }
                 hr_buf_free(&resp);
                 hr_err_clear(err);
                 continue;
             }
+            write_accepted(e);
             atomic_fetch_add(&e->o.metrics->resizes[HR_RES_APPLIED], 1);
             clear_reported(e, key,
                            REP_PRESSURE | REP_UNAVAILABLE | REP_ALLOCATABLE | REP_FORBIDDEN |
@@ -426,6 +454,7 @@ hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r
         out->writes++;
         atomic_fetch_add(&e->o.metrics->writes[HR_WK_ANNOTATION], 1);
         if (st == HR_OK) {
+            write_accepted(e);
             uint64_t rv = response_rv(&resp);
             pthread_mutex_lock(&e->mu);
             /* Out of memory: no stale-cache guard for this pod, as when rv is 0. */

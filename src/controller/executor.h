@@ -24,6 +24,7 @@
 #include "controller/reconcile.h"
 #include "kube/transport/client.h"
 #include "util/err.h"
+#include "util/prng.h"
 
 typedef struct hr_executor hr_executor;
 
@@ -62,6 +63,26 @@ typedef struct hr_exec_outcome {
 
 HR_MUST_CHECK hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r,
                                    hr_exec_outcome *out, hr_err *err);
+
+/* Retrying writes the server refused with 429, 5xx, a timeout or a lost
+ * connection (design §7): jittered exponential back-off (kube/transport/
+ * backoff.h) from HR_WRITE_RETRY_BASE_MS, doubling per refusal in a row up
+ * to HR_WRITE_RETRY_MAX_MS (so, with the jitter, never more than 45 s);
+ * the server's Retry-After (itself at most HR_KRETRY_AFTER_MAX_S) wins
+ * when longer. */
+#define HR_WRITE_RETRY_BASE_MS 1000L
+#define HR_WRITE_RETRY_MAX_MS 30000L
+
+/* The wait after `fails` such refusals in a row before this one (0: the
+ * first), when the server asked for retry_after_ms (0: it did not). Pure
+ * but for r; deterministic for a seeded r. */
+long hr_exec_retry_ms(hr_prng *r, int fails, long retry_after_ms);
+
+/* The executor's own use of it: counts one more refusal in a row and
+ * returns how long the node waits. The count is the executor's, not a
+ * node's (an overloaded API server refuses everyone: every node backs off,
+ * and the jitter spreads them); any accepted write resets it. Thread-safe. */
+long hr_executor_write_refused(hr_executor *e, long retry_after_ms);
 
 /* A pod left the cache: forget its last-write record and its dedup marks. */
 void hr_executor_forget_pod(hr_executor *e, const char *ns, const char *name);

@@ -1,6 +1,8 @@
 /*
  * test_backoff.c — parked pods stay parked for the period, then come back;
- * forgetting and pruning remove exactly what they should.
+ * forgetting and pruning remove exactly what they should. Writes refused
+ * with 429/5xx/timeouts retry after a jittered, exponentially growing,
+ * capped wait (design §7), not a flat second.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +13,9 @@
 #include <cmocka.h>
 
 #include "controller/backoff.h"
+#include "controller/executor.h"
+#include "kube/transport/kstatus.h"
+#include "util/prng.h"
 
 static void park_expire_forget(void **state)
 {
@@ -42,8 +47,80 @@ static void park_expire_forget(void **state)
     hr_backoff_free(b);
 }
 
+/* Nominal wait after `fails` refusals in a row: 1 s doubling to 30 s. */
+static long nominal(int fails)
+{
+    long d = HR_WRITE_RETRY_BASE_MS;
+    for (int i = 0; i < fails && d < HR_WRITE_RETRY_MAX_MS; i++)
+        d *= 2;
+    return d > HR_WRITE_RETRY_MAX_MS ? HR_WRITE_RETRY_MAX_MS : d;
+}
+
+static void write_retry_grows_jittered_capped(void **state)
+{
+    (void)state;
+    hr_prng r;
+    hr_prng_seed(&r, 11);
+    double prev_mean = 0;
+    for (int fails = 0; fails < 12; fails++) {
+        long lo = 1L << 40, hi = 0;
+        double sum = 0;
+        for (int k = 0; k < 2000; k++) {
+            long d = hr_exec_retry_ms(&r, fails, 0);
+            lo = d < lo ? d : lo;
+            hi = d > hi ? d : hi;
+            sum += (double)d;
+        }
+        double mean = sum / 2000;
+        /* Jitter within [0.5, 1.5) of the nominal wait, and really spread. */
+        assert_true(lo >= nominal(fails) / 2);
+        assert_true(hi < nominal(fails) * 3 / 2);
+        assert_true(hi - lo > nominal(fails) / 2);
+        /* Growth: the first is about the old flat second, then it doubles
+         * (on average) until the cap... */
+        if (fails == 0)
+            assert_true(mean > 900 && mean < 1100);
+        else if (nominal(fails) < HR_WRITE_RETRY_MAX_MS)
+            assert_true(mean > prev_mean * 1.8 && mean < prev_mean * 2.2);
+        prev_mean = mean;
+        /* ...and the cap holds however long the outage: never 45 s or more. */
+        assert_true(hi < 45000);
+    }
+    assert_true(nominal(5) == HR_WRITE_RETRY_MAX_MS); /* 1, 2, 4, 8, 16, then 30 s */
+    /* Deterministic for a seed. */
+    hr_prng a, b;
+    hr_prng_seed(&a, 5);
+    hr_prng_seed(&b, 5);
+    for (int i = 0; i < 20; i++)
+        assert_int_equal(hr_exec_retry_ms(&a, i, 0), hr_exec_retry_ms(&b, i, 0));
+    /* The server's Retry-After wins when longer, never when shorter; what
+     * the transport hands over is already at most HR_KRETRY_AFTER_MAX_S. */
+    assert_int_equal(hr_exec_retry_ms(&r, 0, HR_KRETRY_AFTER_MAX_S * 1000),
+                     HR_KRETRY_AFTER_MAX_S * 1000);
+    assert_true(hr_exec_retry_ms(&r, 6, 2000) >= 15000);
+}
+
+/* The executor counts refusals in a row: each wait is drawn from the next
+ * step, up to the cap (an accepted write resets the count; hr_execute). */
+static void executor_backs_off_writes(void **state)
+{
+    (void)state;
+    hr_executor_opts o = {0};
+    hr_executor *e = NULL;
+    hr_err err = {0};
+    assert_int_equal(hr_executor_new(&o, &e, &err), HR_OK);
+    for (int fails = 0; fails < 10; fails++) {
+        long d = hr_executor_write_refused(e, 0);
+        assert_true(d >= nominal(fails) / 2 && d < nominal(fails) * 3 / 2);
+    }
+    assert_int_equal(hr_executor_write_refused(e, 50000), 50000); /* Retry-After, when longer */
+    hr_executor_free(e);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(park_expire_forget)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(park_expire_forget),
+                                       cmocka_unit_test(write_retry_grows_jittered_capped),
+                                       cmocka_unit_test(executor_backs_off_writes)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
