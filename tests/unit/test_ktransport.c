@@ -114,6 +114,64 @@ static void test_limiter_fake_clock(void **state)
     hr_klimiter_destroy(&l);
 }
 
+/* When a reservation made at now may go. */
+static int64_t go_at(hr_klimiter *l, int64_t now)
+{
+    return now + hr_klimiter_reserve(l, now);
+}
+
+#define MS INT64_C(1000000)
+
+/* clientQPS 2, clientBurst 2 (design §1.1): two at once, then one every
+ * 500 ms however fast they are asked for; a live change paces the very
+ * next reservation, one new interval after the last one already given. */
+static void test_limiter_pacing_live_change(void **state)
+{
+    (void)state;
+    hr_klimiter l;
+    assert_int_equal(hr_klimiter_init(&l, 50, 100, 0), 0);
+    hr_klimiter_set(&l, 2, 2, 0);
+    /* The bucket holds 2 now, not 100. */
+    int64_t at[12];
+    for (int i = 0; i < 12; i++)
+        at[i] = go_at(&l, (int64_t)i * 10 * MS); /* asked every 10 ms */
+    CHECK_I64("burst 1", at[0], 0);
+    CHECK_I64("burst 2", at[1], 10 * MS);
+    CHECK_I64("the first paced one", at[2], 500 * MS);
+    for (int i = 3; i < 12; i++) {
+        CHECK_TRUE("spaced >= 500 ms", at[i] - at[i - 1] >= 500 * MS - 1);
+        CHECK_TRUE("not later than needed", at[i] - at[i - 1] <= 500 * MS + 1);
+    }
+    int64_t now = 110 * MS; /* when at[11] was asked */
+    int64_t last = at[11];
+    CHECK_I64("the 12th", last, 5000 * MS);
+
+    /* Raised to 10/s mid-stream: the next one comes 100 ms after the last
+     * one already promised — not ahead of callers asleep. */
+    hr_klimiter_set(&l, 10, 2, now);
+    int64_t n1 = go_at(&l, now);
+    CHECK_TRUE("raised: after the queue", n1 >= last);
+    CHECK_TRUE("raised: one new interval on", llabs(n1 - (last + 100 * MS)) <= 1000);
+    int64_t n2 = go_at(&l, now);
+    CHECK_TRUE("raised: 100 ms apart", llabs(n2 - n1 - 100 * MS) <= 1000);
+
+    /* Lowered to 1/s: the next one is 1 s after the last — not the whole
+     * queue re-priced at the slow rate. */
+    hr_klimiter_set(&l, 1, 2, now);
+    int64_t n3 = go_at(&l, now);
+    CHECK_TRUE("lowered: one new interval on", llabs(n3 - (n2 + SEC)) <= 1000);
+    int64_t n4 = go_at(&l, now);
+    CHECK_TRUE("lowered: 1 s apart", llabs(n4 - n3 - SEC) <= 1000);
+
+    /* Once the queue has drained, the bucket refills to the new burst at
+     * the new rate: two at once, then 1 s apart. */
+    int64_t idle = n4 + 60 * SEC;
+    CHECK_I64("refilled 1", go_at(&l, idle), idle);
+    CHECK_I64("refilled 2", go_at(&l, idle), idle);
+    CHECK_TRUE("then 1/s", llabs(go_at(&l, idle) - (idle + SEC)) <= 1000);
+    hr_klimiter_destroy(&l);
+}
+
 typedef struct lim_thread {
     hr_klimiter *l;
     int n;
@@ -445,6 +503,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_backoff_bounds),
         cmocka_unit_test(test_limiter_fake_clock),
+        cmocka_unit_test(test_limiter_pacing_live_change),
         cmocka_unit_test(test_limiter_threads_real_clock),
         cmocka_unit_test(test_lines_every_split),
         cmocka_unit_test(test_lines_limit_stop_tail),

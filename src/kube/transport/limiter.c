@@ -48,10 +48,25 @@ void hr_klimiter_set(hr_klimiter *l, double qps, int burst, int64_t now_ns)
     norm(&qps, &burst);
     pthread_mutex_lock(&l->mu);
     refill(l, now_ns);
+    /* A debt is time already promised to sleepers: the last of them goes
+     * -tokens / qps from now. Keep that moment and re-express it at the
+     * new rate, so the next reservation comes one new interval after it —
+     * neither ahead of callers already asleep (a raised rate) nor a whole
+     * queue's worth later (a lowered one). */
+    if (l->tokens < 0)
+        l->tokens = l->tokens * qps / l->qps;
     l->qps = qps;
     l->burst = burst;
     if (l->tokens > l->burst)
         l->tokens = l->burst;
+    pthread_mutex_unlock(&l->mu);
+}
+
+void hr_klimiter_get(hr_klimiter *l, double *qps, int *burst)
+{
+    pthread_mutex_lock(&l->mu);
+    *qps = l->qps;
+    *burst = (int)l->burst;
     pthread_mutex_unlock(&l->mu);
 }
 

@@ -34,9 +34,16 @@ typedef struct hr_klimiter {
 HR_MUST_CHECK int hr_klimiter_init(hr_klimiter *l, double qps, int burst, int64_t now_ns);
 void hr_klimiter_destroy(hr_klimiter *l);
 
-/* Change rate and size live; tokens earned so far at the old rate are
- * kept (capped at the new burst). */
+/* Change rate and size live; the next reservation is paced by them.
+ * Tokens earned so far at the old rate are kept (capped at the new burst);
+ * reservations already made keep the moment they were given, and the next
+ * one comes one new interval (1/qps) after the last of them. Safe against
+ * concurrent reservations (the bucket's mutex is a leaf lock: never held
+ * while sleeping or taking another). */
 void hr_klimiter_set(hr_klimiter *l, double qps, int burst, int64_t now_ns);
+
+/* The rate and burst in force. */
+void hr_klimiter_get(hr_klimiter *l, double *qps, int *burst);
 
 /* Take one token: returns how many ns the caller must wait before using it
  * (0: go now). The token is taken either way. */
