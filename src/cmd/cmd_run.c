@@ -146,8 +146,10 @@ static void log_sink(void *ud, int level, const char *msg)
 
 /* The one "config changed" path. Called with the cache lock held (the
  * cache owns the strings the holder deep-copies, and the push reaches the
- * controller before any reconcile can see the new config). *eff receives
- * the configuration in force. */
+ * controller before any reconcile can see the new config). The controller
+ * passes what changed on, once: the per-node rate to its executor, the
+ * client rate to x->k (controller.h). *eff receives the configuration in
+ * force. */
 static hr_status apply_config_locked(run_ctx *x, hr_config *eff, hr_err *err)
 {
     hr_config_effective(hr_cache_config(x->cache, NULL), x->o.dry_run, eff);

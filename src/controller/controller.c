@@ -43,6 +43,8 @@ struct hr_controller {
     pthread_mutex_t cfg_mu;
     int64_t debounce_ms; /* spec.debouncePeriod */
     int per_node_pps;    /* as last handed to the executor */
+    int client_qps;      /* as last handed to the client's limiter */
+    int client_burst;
 };
 
 #define ctl_log(c, level, ...) \
@@ -79,6 +81,13 @@ unsigned hr_controller_config_changed(hr_controller *c, const hr_config *eff)
         c->per_node_pps = eff->per_node_pps;
         hr_executor_set_node_rate(c->exec, c->per_node_pps);
         pushed |= HR_CTL_PUSHED_NODE_RATE;
+    }
+    if (eff->client_qps != c->client_qps || eff->client_burst != c->client_burst) {
+        c->client_qps = eff->client_qps;
+        c->client_burst = eff->client_burst;
+        if (c->o.client != NULL)
+            hr_kclient_set_rate(c->o.client, c->client_qps, c->client_burst);
+        pushed |= HR_CTL_PUSHED_CLIENT_RATE;
     }
     pthread_mutex_unlock(&c->cfg_mu);
     return pushed;
@@ -218,6 +227,12 @@ hr_status hr_controller_start(const hr_controller_opts *o, hr_controller **out, 
     const hr_config *cfg = o->config != NULL ? o->config : &dflt;
     c->debounce_ms = cfg->debounce_ms;
     c->per_node_pps = cfg->per_node_pps;
+    c->client_qps = cfg->client_qps;
+    c->client_burst = cfg->client_burst;
+    /* The client was made with the defaults; from here on it writes at
+     * the configured rate. */
+    if (o->client != NULL)
+        hr_kclient_set_rate(o->client, c->client_qps, c->client_burst);
     hr_ctlmetrics_init(&c->metrics);
     atomic_init(&c->stop, false);
     c->gauges = hr_gauges_new();

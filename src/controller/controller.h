@@ -21,12 +21,16 @@
  * HeadroomConfig calls hr_controller_config_changed with the configuration
  * in force, and the values the threads run with (debounce period for the
  * feeder's jitter, the node queue's redo delay and the start-up wave; the
- * executor's per-node patch rate) change then, once. Those values live
+ * executor's per-node patch rate; the API client's write limiter,
+ * clientQPS/clientBurst) change then, once: hr_controller_start hands the
+ * client the starting rate, and each push that changes clientQPS or
+ * clientBurst calls hr_kclient_set_rate exactly once. Those values live
  * under one mutex of the controller (cfg_mu in controller.c), taken only
- * for the copy in and the copy out; the push calls into the executor
- * while holding it (lock order: caller's locks, e.g. the cache lock, then
- * cfg_mu, then the executor's lock), so two pushes never reach the
- * executor out of order. No getter changes anything.
+ * for the copy in and the copy out; the push calls into the executor and
+ * the client while holding it (lock order: caller's locks, e.g. the cache
+ * lock, then cfg_mu, then the executor's lock or the client limiter's
+ * mutex, a leaf that no request holds while it sleeps), so two
+ * pushes never reach either out of order. No getter changes anything.
  */
 #ifndef HR_CONTROLLER_CONTROLLER_H
 #define HR_CONTROLLER_CONTROLLER_H
@@ -75,12 +79,15 @@ void hr_controller_stop(hr_controller *c);
 enum {
     HR_CTL_PUSHED_DEBOUNCE = 1u << 0,  /* spec.debouncePeriod */
     HR_CTL_PUSHED_NODE_RATE = 1u << 1, /* spec.rateLimits.perNodePatchesPerSecond */
+    /* spec.rateLimits.clientQPS / clientBurst, to the client's limiter */
+    HR_CTL_PUSHED_CLIENT_RATE = 1u << 2,
 };
 
 /* The configuration in force changed (eff: hr_config_effective's result;
  * only its scalars are read, during the call). Values that differ from
  * what the controller runs with are taken over and passed on — the node
- * rate to the executor — and the mask of those is returned; the same
+ * rate to the executor, the client rate to opts.client — and the mask of
+ * those is returned; the same
  * values again push nothing (0). Thread-safe; see the contract above. */
 unsigned hr_controller_config_changed(hr_controller *c, const hr_config *eff);
 

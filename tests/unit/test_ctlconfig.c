@@ -13,8 +13,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -24,6 +26,7 @@
 #include "core/names.h"
 #include "hr_check.h"
 #include "kube/decode/config.h"
+#include "kube/transport/client.h"
 
 static bool never_synced(void *ud)
 {
@@ -168,12 +171,115 @@ static void nothing_is_polled(void **state)
     stop(&f);
 }
 
+/* An API client nothing is ever sent through: loopback port 1. */
+static hr_kclient *new_client(char *kc, size_t kc_size)
+{
+    snprintf(kc, kc_size, "/tmp/hr-ctlconfig-%d.yaml", (int)getpid());
+    FILE *fp = fopen(kc, "w");
+    assert_non_null(fp);
+    fputs("current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
+          "clusters:\n- name: c\n  cluster: {server: 'https://127.0.0.1:1'}\n"
+          "users:\n- name: u\n  user: {token: t}\n",
+          fp);
+    assert_int_equal(fclose(fp), 0);
+    hr_kclient_opts ko = {.kubeconfig = kc}; /* the client's defaults: 50/100 */
+    hr_kclient *k = NULL;
+    hr_err err;
+    if (hr_kclient_new(&ko, &k, &err) != HR_OK)
+        fail_msg("%s", err.msg);
+    return k;
+}
+
+static uint64_t rate_sets(hr_kclient *k)
+{
+    hr_kclient_stats s;
+    hr_kclient_get_stats(k, &s);
+    return s.rate_sets;
+}
+
+static void check_rate(hr_kclient *k, double qps, int burst)
+{
+    double q = 0;
+    int b = 0;
+    hr_kclient_get_rate(k, &q, &b);
+    CHECK_TRUE("client qps", q == qps);
+    CHECK_I64("client burst", b, burst);
+}
+
+/* rateLimits.clientQPS/clientBurst reach the API client's write limiter:
+ * at start, then once per change, never again for the same values. */
+static void the_client_rate_is_pushed_once(void **state)
+{
+    (void)state;
+    char kc[128];
+    hr_kclient *k = new_client(kc, sizeof kc);
+    check_rate(k, 50, 100);
+    uint64_t n0 = rate_sets(k);
+
+    hr_cache *cache;
+    hr_err err;
+    assert_int_equal(hr_cache_new(&cache, &err), HR_OK);
+    hr_config cfg;
+    hr_config_defaults(&cfg);
+    cfg.client_qps = 20;
+    cfg.client_burst = 30;
+    hr_controller_opts o = {.client = k,
+                            .cache = cache,
+                            .config = &cfg,
+                            .workers = 1,
+                            .synced = never_synced,
+                            .log = quiet};
+    hr_controller *ctl = NULL;
+    assert_int_equal(hr_controller_start(&o, &ctl, &err), HR_OK);
+    CHECK_I64("set once at start", rate_sets(k) - n0, 1);
+    check_rate(k, 20, 30);
+    CHECK_I64("the same config", hr_controller_config_changed(ctl, &cfg), 0);
+    CHECK_I64("nothing set for it", rate_sets(k) - n0, 1);
+
+    cfg.client_qps = 2;
+    CHECK_I64("clientQPS changed", hr_controller_config_changed(ctl, &cfg),
+              HR_CTL_PUSHED_CLIENT_RATE);
+    CHECK_I64("set once for it", rate_sets(k) - n0, 2);
+    check_rate(k, 2, 30);
+    for (int i = 0; i < 3; i++)
+        CHECK_I64("again: nothing", hr_controller_config_changed(ctl, &cfg), 0);
+    CHECK_I64("still once", rate_sets(k) - n0, 2);
+
+    cfg.client_burst = 2;
+    cfg.per_node_pps = 3;
+    CHECK_I64("clientBurst and the node rate", hr_controller_config_changed(ctl, &cfg),
+              HR_CTL_PUSHED_CLIENT_RATE | HR_CTL_PUSHED_NODE_RATE);
+    CHECK_I64("set once more", rate_sets(k) - n0, 3);
+    check_rate(k, 2, 2);
+    cfg.debounce_ms = 700;
+    CHECK_I64("debounce only", hr_controller_config_changed(ctl, &cfg), HR_CTL_PUSHED_DEBOUNCE);
+    CHECK_I64("the client untouched", rate_sets(k) - n0, 3);
+
+    /* The path cmd_run takes: the HeadroomConfig lands in the cache and
+     * the observer, under the cache lock, pushes its effective config. */
+    cache_gets_config(cache, 700, 3);
+    hr_cache_lock(cache);
+    hr_config eff;
+    hr_config_effective(hr_cache_config(cache, NULL), HR_DRY_RUN_UNSET, &eff);
+    unsigned pushed = hr_controller_config_changed(ctl, &eff);
+    hr_cache_unlock(cache);
+    CHECK_I64("back to the defaults", pushed, HR_CTL_PUSHED_CLIENT_RATE);
+    CHECK_I64("set once for them", rate_sets(k) - n0, 4);
+    check_rate(k, 50, 100);
+
+    hr_controller_stop(ctl);
+    hr_cache_free(cache);
+    hr_kclient_free(k);
+    unlink(kc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(starts_with_what_it_is_given),
         cmocka_unit_test(a_change_is_pushed_once),
         cmocka_unit_test(nothing_is_polled),
+        cmocka_unit_test(the_client_rate_is_pushed_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -68,7 +68,7 @@ struct hr_kclient {
     long timeout_ms;
     char *base;                    /* URL prefix requests are made against */
     struct curl_slist *connect_to; /* tls-server-name: real address */
-    _Atomic uint64_t n_responses, n_http2, n_connects;
+    _Atomic uint64_t n_responses, n_http2, n_connects, n_rate_sets;
 };
 
 /* ------------------------------------------------------------- process */
@@ -296,6 +296,12 @@ const char *hr_kclient_origin(const hr_kclient *c)
 void hr_kclient_set_rate(hr_kclient *c, double qps, int burst)
 {
     hr_klimiter_set(&c->lim, qps, burst, hr_mono_ns());
+    atomic_fetch_add(&c->n_rate_sets, 1);
+}
+
+void hr_kclient_get_rate(hr_kclient *c, double *qps, int *burst)
+{
+    hr_klimiter_get(&c->lim, qps, burst);
 }
 
 long hr_kclient_backoff_ms(hr_kclient *c, int attempt, long base_ms, long max_ms,
@@ -388,6 +394,7 @@ void hr_kclient_get_stats(const hr_kclient *c, hr_kclient_stats *out)
     out->responses = atomic_load(&c->n_responses);
     out->http2 = atomic_load(&c->n_http2);
     out->new_connections = atomic_load(&c->n_connects);
+    out->rate_sets = atomic_load(&c->n_rate_sets);
 }
 
 static bool ok2xx(long s)

@@ -75,8 +75,17 @@ const char *hr_kclient_namespace(const hr_kclient *c);
  * config" (for messages). */
 const char *hr_kclient_origin(const hr_kclient *c);
 
-/* Change the write limiter live (HeadroomConfig rateLimits). */
+/* Change the write limiter live (HeadroomConfig rateLimits.clientQPS and
+ * clientBurst; design §11): the next write is paced by the new values
+ * (limiter.h: writes already waiting keep their turn). Safe to call while
+ * other threads make requests, and with any of the caller's locks held:
+ * it takes only the limiter's own mutex, a leaf that no request holds
+ * while it sleeps or does I/O. The controller calls it, once per change
+ * (controller.h). qps <= 0: 50, burst <= 0: 100. */
 void hr_kclient_set_rate(hr_kclient *c, double qps, int burst);
+
+/* The write limiter's rate and burst in force. */
+void hr_kclient_get_rate(hr_kclient *c, double *qps, int *burst);
 
 typedef struct hr_kresult {
     long status;         /* HTTP status, 0 when no response arrived */
@@ -84,12 +93,14 @@ typedef struct hr_kresult {
 } hr_kresult;
 
 /* Counters since hr_kclient_new (for metrics and tests): responses
- * received, how many came over HTTP/2, and how many needed a new
- * connection (the rest reused a warm one). */
+ * received, how many came over HTTP/2, how many needed a new connection
+ * (the rest reused a warm one), and how often the write limiter was
+ * changed. */
 typedef struct hr_kclient_stats {
     uint64_t responses;
     uint64_t http2;
     uint64_t new_connections;
+    uint64_t rate_sets; /* hr_kclient_set_rate calls */
 } hr_kclient_stats;
 void hr_kclient_get_stats(const hr_kclient *c, hr_kclient_stats *out);
 
