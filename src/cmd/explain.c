@@ -102,7 +102,8 @@ static void print_explain(const hr_nodesnap *s, const hr_reconcile *r, size_t me
     printf("pod %s/%s on node %s: %s\n", p->ns, p->name, s->node.name,
            pp->reason == HR_MANAGED ? "managed" : hr_reason_str(pp->reason));
     printf("\nnode %s%s\n", s->node.name,
-           s->node_present ? "" : " (Node object not readable: increases are skipped)");
+           s->node_present ? ""
+                           : " (Node object not in the cache: nothing is written, node-unknown)");
     printf("  A  allocatable CPU                 %s\n", cpu(np->allocatable, a));
     printf("  R  booked by %u pods               %s\n", np->n_pods, cpu(np->booked, a));
     /* Who booked it: the largest requests first. */
@@ -143,6 +144,13 @@ static void print_explain(const hr_nodesnap *s, const hr_reconcile *r, size_t me
         printf("\nthis pod is not managed (%s): its limit is left as it is; its requests still "
                "book the node\n",
                hr_reason_str(pp->reason));
+        return;
+    }
+    if (pp->gate == HR_GATE_NODE_UNKNOWN) {
+        printf(
+            "\nnot planned (node-unknown): the Node is not in the cache, so its allocatable is "
+            "unknown; the limit is left as it is, in either direction, until the Node is seen\n");
+        printf("last status annotation: %s\n", status_ann ? status_ann : "none");
         return;
     }
     int64_t rq = pp->request;

@@ -32,6 +32,7 @@ enum {
     REP_PRESSURE = 1u << HR_GATE_PRESSURE,
     REP_UNAVAILABLE = 1u << HR_GATE_UNAVAILABLE,
     REP_ALLOCATABLE = 1u << HR_GATE_ALLOCATABLE,
+    REP_NODE_UNKNOWN = 1u << HR_GATE_NODE_UNKNOWN,
     REP_INFEASIBLE = 1u << 8,
     REP_FORBIDDEN = 1u << 9,
     REP_INVALID = 1u << 10,
@@ -281,6 +282,16 @@ static void count_skip(hr_executor *e, const hr_rpod *p, const char *key, hr_gat
                        int64_t current, int64_t target, hr_exec_outcome *out)
 {
     atomic_fetch_add(&e->o.metrics->skips[g], 1);
+    if (g == HR_GATE_NODE_UNKNOWN) {
+        logf_(e, 2, "msg=\"not planned, nothing written\" pod=%s/%s reason=%s", p->ns, p->name,
+              hr_gate_str(g));
+        if (report_once(e, key, REP_NODE_UNKNOWN))
+            post_event(e, p, "Normal", "ResizeSkipped",
+                       "CPU limit left as it is: the pod's Node is not in the controller's "
+                       "cache (node-unknown)",
+                       out);
+        return;
+    }
     logf_(e, 2, "msg=\"increase skipped\" pod=%s/%s from=%" PRId64 "m to=%" PRId64 "m reason=%s",
           p->ns, p->name, current, target, hr_gate_str(g));
     if (report_once(e, key, 1u << g)) {

@@ -46,6 +46,16 @@ hr_status hr_reconcile_node(const hr_config *cfg, const hr_rnode *rn, int64_t no
             continue;
         if (rp->resize == HR_RS_DEFERRED)
             out->n_deferred++;
+        if (pp->gate == HR_GATE_NODE_UNKNOWN) {
+            /* Design §6: not planned, held in both directions and in dry-run
+             * too; the executor only counts and reports it. */
+            out->actions[out->n_actions++] = (hr_action){.kind = HR_ACT_SKIP,
+                                                         .pod = i,
+                                                         .current = pp->current,
+                                                         .target = HR_NONE,
+                                                         .gate = HR_GATE_NODE_UNKNOWN};
+            continue;
+        }
         if (!pp->write)
             continue;
 

@@ -13,6 +13,7 @@ const char *hr_gate_str(hr_gate g)
     case HR_GATE_PRESSURE: return "pressure";
     case HR_GATE_UNAVAILABLE: return "unavailable";
     case HR_GATE_ALLOCATABLE: return "allocatable";
+    case HR_GATE_NODE_UNKNOWN: return "node-unknown";
     }
     return "unknown";
 }

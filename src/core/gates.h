@@ -15,12 +15,16 @@
 
 typedef enum hr_gate {
     HR_GATE_PASS = 0,
-    HR_GATE_PRESSURE,    /* DiskPressure or PIDPressure is True */
-    HR_GATE_UNAVAILABLE, /* the Node cannot be read */
-    HR_GATE_ALLOCATABLE, /* the pod's total limit would exceed allocatable */
+    HR_GATE_PRESSURE,     /* DiskPressure or PIDPressure is True */
+    HR_GATE_UNAVAILABLE,  /* the Node cannot be read */
+    HR_GATE_ALLOCATABLE,  /* the pod's total limit would exceed allocatable */
+    HR_GATE_NODE_UNKNOWN, /* the Node is not in the cache: the pod is not planned
+                             and gets no write in either direction (design §6);
+                             set by hr_plan_node, never by hr_gate_check */
 } hr_gate;
 
-/* "pass", "pressure", "unavailable", "allocatable": the metric label. */
+/* "pass", "pressure", "unavailable", "allocatable", "node-unknown": the
+ * metric label. */
 const char *hr_gate_str(hr_gate g);
 
 typedef struct hr_node {

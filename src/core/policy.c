@@ -338,6 +338,15 @@ hr_node_plan hr_plan_node(const hr_config *c, const hr_node *node, const hr_pod 
                 lim[k] = HR_NONE;
             continue;
         }
+        if (node == NULL || !node->known) {
+            /* Design §6: with the Node unknown, A is unknown too, and a plan
+             * with A = 0 would turn every burst into a "decrease". The pod is
+             * not planned and gets no write in either direction. */
+            for (uint32_t k = 0; k < p->n_ctr; k++)
+                lim[k] = HR_NONE;
+            pp->gate = HR_GATE_NODE_UNKNOWN;
+            continue;
+        }
         int64_t t = hr_pod_target(c, np.allocatable, np.slack, np.managed, np.n_managed, p,
                                   pp->request, NULL);
         pp->target = hr_split_target(c, p, pp->request, t, lim, &pp->qos_guarded);

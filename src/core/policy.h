@@ -31,7 +31,9 @@ typedef struct hr_pod_plan {
     int64_t target;   /* total target after split and guard; HR_NONE if unmanaged */
     bool write;       /* hysteresis verdict */
     bool qos_guarded; /* the QoS guard lifted one container */
-    hr_gate gate;     /* for a write: may it go (cached node)? else PASS */
+    hr_gate gate;     /* for a write: may it go (cached node)? else PASS;
+                         HR_GATE_NODE_UNKNOWN for a managed pod on an unknown
+                         node: target HR_NONE, write false, never written */
     uint32_t ctr_off; /* this pod's first slot in the container-limit array */
 } hr_pod_plan;
 

@@ -71,8 +71,13 @@ static bool add_node_json(yyjson_mut_doc *doc, yyjson_mut_val *nodes, const hr_p
             !(managed ? yyjson_mut_obj_add_int(doc, po, "targetMilli", pp->target)
                       : yyjson_mut_obj_add_null(doc, po, "targetMilli")) ||
             !yyjson_mut_obj_add_bool(doc, po, "write", managed && pp->write) ||
-            !yyjson_mut_obj_add_bool(doc, po, "managed", managed) ||
+            !yyjson_mut_obj_add_bool(doc, po, "managed",
+                                     managed || pp->gate == HR_GATE_NODE_UNKNOWN) ||
             !yyjson_mut_obj_add_str(doc, po, "reason", hr_reason_str(pp->reason)))
+            return false;
+        /* Design §6: a pod on a node not in the dump is not planned. */
+        if (pp->gate == HR_GATE_NODE_UNKNOWN &&
+            !yyjson_mut_obj_add_str(doc, po, "held", hr_gate_str(pp->gate)))
             return false;
     }
     return true;
@@ -135,8 +140,8 @@ static void render_node_table(const hr_plan_node_out *no, hr_buf *b)
                   no->np.n_managed == 1 ? "" : "s", f);
     /* Conditions that change how to read the numbers, one per line. */
     if (no->unknown)
-        hr_buf_puts(b, "  ! not in the dump: allocatable taken as 0, "
-                       "increases held\n");
+        hr_buf_puts(b, "  ! not in the dump: its pods are not planned and get no write "
+                       "(node-unknown)\n");
     if (no->node.disk_pressure)
         hr_buf_puts(b, "  ! DiskPressure: increases held\n");
     if (no->node.pid_pressure)
@@ -163,12 +168,16 @@ static void render_node_table(const hr_plan_node_out *no, hr_buf *b)
         size_t l = strlen(kp->meta.ns) + 1 + strlen(kp->meta.name);
         hr_buf_printf(b, "  %s/%s", kp->meta.ns, kp->meta.name);
         hr_buf_fill(b, ' ', l < w ? w - l : 0);
-        const char *write = !managed ? "-" : !pp->write ? "no" : pp->gate ? "held" : "yes";
+        const char *write = pp->gate == HR_GATE_NODE_UNKNOWN ? "held"
+                            : !managed                       ? "-"
+                            : !pp->write                     ? "no"
+                            : pp->gate                       ? "held"
+                                                             : "yes";
         hr_buf_printf(b, "  %9s  %9s  %9s  %-5s  %s", milli(v1, sizeof v1, pp->request, 0, "-"),
                       milli(v2, sizeof v2, pp->current, 0, "none"),
                       managed ? milli(v3, sizeof v3, pp->target, -1, "-") : "-", write,
                       hr_reason_str(pp->reason));
-        if (managed && pp->write && pp->gate)
+        if ((managed && pp->write && pp->gate) || pp->gate == HR_GATE_NODE_UNKNOWN)
             hr_buf_printf(b, " (held: %s)", hr_gate_str(pp->gate));
         if (managed && pp->qos_guarded)
             hr_buf_puts(b, " (qos-guard)");
@@ -216,7 +225,7 @@ hr_status hr_render_table(const hr_plan *p, const char *only_node, hr_buf *out, 
     if (st)
         return st;
     render_config(p->cfg, out);
-    size_t pods = 0, managed = 0, writes = 0, nodes = 0;
+    size_t pods = 0, managed = 0, writes = 0, nodes = 0, unknown = 0;
     for (size_t i = 0; i < p->n_nodes; i++) {
         const hr_plan_node_out *no = &p->nodes[i];
         if (only_node && strcmp(no->name, only_node) != 0)
@@ -226,6 +235,8 @@ hr_status hr_render_table(const hr_plan *p, const char *only_node, hr_buf *out, 
         pods += no->n_pods;
         managed += no->np.n_managed;
         writes += no->np.n_write;
+        for (size_t k = 0; k < no->n_pods; k++)
+            unknown += no->plans[k].gate == HR_GATE_NODE_UNKNOWN;
     }
     hr_buf_printf(out,
                   "%zu node%s, %zu pod%s, %zu managed, %zu would be "
@@ -237,6 +248,10 @@ hr_status hr_render_table(const hr_plan *p, const char *only_node, hr_buf *out, 
                       "%zu finished pod%s\n",
                       p->n_unbound, p->n_unbound == 1 ? "" : "s", p->n_terminal,
                       p->n_terminal == 1 ? "" : "s");
+    if (unknown)
+        hr_buf_printf(out,
+                      "not planned: %zu managed pod%s on a node not in the dump (node-unknown)\n",
+                      unknown, unknown == 1 ? "" : "s");
     if (hr_buf_failed(out))
         return hr_err_set(err, HR_E_NOMEM, "out of memory writing the table");
     return HR_OK;

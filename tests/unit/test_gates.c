@@ -39,6 +39,7 @@ static void test_gate_names(void **state)
     assert_string_equal(hr_gate_str(HR_GATE_PRESSURE), "pressure");
     assert_string_equal(hr_gate_str(HR_GATE_UNAVAILABLE), "unavailable");
     assert_string_equal(hr_gate_str(HR_GATE_ALLOCATABLE), "allocatable");
+    assert_string_equal(hr_gate_str(HR_GATE_NODE_UNKNOWN), "node-unknown");
 }
 
 static void test_healthy_node(void **state)
@@ -172,12 +173,10 @@ static void test_plan_gates_pressure(void **state)
 static void test_plan_gates_unknown(void **state)
 {
     (void)state;
-    /* design §6 fixes the gate, not the target: with the Node unreadable no
-     * increase may pass, decreases may. Which targets an unreadable node
-     * yields is not pinned here: the core plans it as allocatable 0, so
-     * every bursting pod's limit becomes a "decrease" to its request that
-     * the gate lets through — an open design question (fail closed would
-     * rather write nothing), raised with the core's author. */
+    /* design §6: with the Node unknown its allocatable is unknown too, and a
+     * plan with A = 0 would turn every burst into a "decrease". So nothing
+     * is planned: every managed pod is held as node-unknown, target none,
+     * no write, whichever direction it would have gone. */
     hr_config c;
     hr_config_defaults(&c);
     c.min_burst_floor = 0;
@@ -186,16 +185,11 @@ static void test_plan_gates_unknown(void **state)
     n.known = false;
     run_plan(&R, &c, &n, pods, 3);
     for (int i = 0; i < 3; i++) {
-        if (!R.out[i].write) {
-            CHECK_I64("no write: pass", R.out[i].gate, HR_GATE_PASS);
-            continue;
-        }
-        bool increase = R.out[i].current > 0 && R.out[i].target > R.out[i].current;
-        CHECK_I64(increase ? "increase: unavailable" : "decrease: pass", R.out[i].gate,
-                  increase ? HR_GATE_UNAVAILABLE : HR_GATE_PASS);
+        CHECK_I64("unknown: node-unknown", R.out[i].gate, HR_GATE_NODE_UNKNOWN);
+        CHECK_I64("unknown: no target", R.out[i].target, HR_NONE);
+        CHECK_TRUE("unknown: no write", !R.out[i].write);
     }
-    CHECK_TRUE("pod 2 shrinks (14000 is above any target)",
-               R.out[2].write && R.out[2].gate == HR_GATE_PASS);
+    CHECK_I64("unknown: nothing to write", R.np.n_write, 0);
 }
 
 static void test_plan_gate_only_for_writes(void **state)

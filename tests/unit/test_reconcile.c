@@ -1,7 +1,8 @@
 /*
  * test_reconcile.c — a node snapshot becomes the right actions: resizes
  * with their body, annotation and event; dry-run annotations only when the
- * numbers change; increases refused under DiskPressure while decreases go.
+ * numbers change; increases refused under DiskPressure while decreases go;
+ * nothing at all written on a node that is not in the cache.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -137,6 +138,61 @@ static void steady_state_writes_nothing(void **state)
     hr_arena_free(&a);
 }
 
+/* Design §6: a Node that is not in the cache has no known allocatable, so
+ * nothing on it is planned or written, in either direction, live or dry-run:
+ * a plan with A = 0 would turn every burst into a "decrease". */
+static void unknown_node_writes_nothing(void **state)
+{
+    (void)state;
+    hr_rnode rn = setup_node();
+    ctr[1].cpu_lim = 20000; /* would be a decrease on a known node */
+    rn.node = (hr_node){0, false, false, false};
+    hr_config live = live_config(), dry;
+    hr_config_defaults(&dry);
+    const hr_config *cfgs[] = {&live, &dry};
+    for (int k = 0; k < 2; k++) {
+        hr_arena a;
+        hr_arena_init(&a, 0);
+        hr_reconcile r;
+        hr_err err;
+        assert_int_equal(hr_reconcile_node(cfgs[k], &rn, 1795000000, &a, &r, &err), HR_OK);
+        assert_int_equal(r.n_actions, 2); /* one held action per managed pod */
+        for (size_t i = 0; i < r.n_actions; i++) {
+            assert_int_equal(r.actions[i].kind, HR_ACT_SKIP);
+            assert_int_equal(r.actions[i].gate, HR_GATE_NODE_UNKNOWN);
+            assert_null(r.actions[i].apply_body);
+            assert_null(r.actions[i].status_patch);
+            assert_int_equal(r.pods[r.actions[i].pod].target, HR_NONE);
+            assert_false(r.pods[r.actions[i].pod].write);
+        }
+        assert_int_equal(r.limits[0], HR_NONE);
+        assert_int_equal(r.limits[1], HR_NONE);
+        hr_arena_free(&a);
+    }
+    assert_string_equal(hr_gate_str(HR_GATE_NODE_UNKNOWN), "node-unknown");
+}
+
+/* The same pods on the same node once it is known: one increase, one
+ * decrease — the held pods above were real writes-to-be. */
+static void known_node_writes_both(void **state)
+{
+    (void)state;
+    hr_rnode rn = setup_node();
+    ctr[1].cpu_lim = 20000;
+    hr_config c = live_config();
+    hr_arena a;
+    hr_arena_init(&a, 0);
+    hr_reconcile r;
+    hr_err err;
+    assert_int_equal(hr_reconcile_node(&c, &rn, 1795000000, &a, &r, &err), HR_OK);
+    assert_int_equal(r.n_actions, 2);
+    assert_int_equal(r.actions[0].kind, HR_ACT_RESIZE);
+    assert_true(r.actions[0].increase);
+    assert_int_equal(r.actions[1].kind, HR_ACT_RESIZE);
+    assert_false(r.actions[1].increase);
+    hr_arena_free(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -144,6 +200,8 @@ int main(void)
         cmocka_unit_test(dry_run_annotates_only_on_change),
         cmocka_unit_test(pressure_skips_increase_allows_decrease),
         cmocka_unit_test(steady_state_writes_nothing),
+        cmocka_unit_test(unknown_node_writes_nothing),
+        cmocka_unit_test(known_node_writes_both),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
