@@ -8,9 +8,10 @@
  * come out sorted by name, pods by namespace/name.
  *
  * Decisions (documented in docs/planner.md):
- * - A pod bound to a node that is not in the dump is planned on a node of
- *   that name marked unknown, with allocatable 0 (so no slack: every
- *   target is the request) and known=false (gates fail closed).
+ * - A pod bound to a node that is not in the dump is listed on a node of
+ *   that name marked unknown (allocatable 0, known=false); its managed
+ *   pods are not planned: gate HR_GATE_NODE_UNKNOWN, no target, no write
+ *   (design §6).
  * - Pods not bound to any node are not planned; they are counted
  *   (n_unbound) and the table says so. Terminal pods are not listed.
  * - --set-request scales the pod's managed containers' CPU requests
