@@ -51,6 +51,31 @@ static entry *find_slot(entry *slots, size_t cap, const char *name)
     }
 }
 
+/* Free e's name and close the gap (linear probing: shift back every entry
+ * of the run after it that may live in the hole). Lock held. */
+static void remove_entry(hr_nodequeue *q, entry *e)
+{
+    size_t i = (size_t)(e - q->slots);
+    free(e->name);
+    q->slots[i] = (entry){0};
+    q->used--;
+    size_t j = i;
+    for (;;) {
+        j = (j + 1) & (q->cap - 1);
+        entry *n = &q->slots[j];
+        if (n->name == NULL)
+            return;
+        size_t home = hash_str(n->name) & (q->cap - 1);
+        /* n may move into the hole at i unless home lies cyclically in (i, j]. */
+        bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+        if (stays)
+            continue;
+        q->slots[i] = *n;
+        *n = (entry){0};
+        i = j;
+    }
+}
+
 static bool grow(hr_nodequeue *q)
 {
     size_t ncap = q->cap * 2;
@@ -197,7 +222,7 @@ void hr_nodequeue_done(hr_nodequeue *q, const char *node, int64_t now_ms, int64_
             e->due = due;
             q->waiting++;
         } else {
-            e->state = ST_IDLE;
+            remove_entry(q, e); /* idle: nothing of it is kept */
         }
     }
     pthread_cond_broadcast(&q->cv);
@@ -233,6 +258,14 @@ void hr_nodequeue_shutdown(hr_nodequeue *q)
     q->shutdown = true;
     pthread_cond_broadcast(&q->cv);
     pthread_mutex_unlock(&q->mu);
+}
+
+size_t hr_nodequeue_entries(hr_nodequeue *q)
+{
+    pthread_mutex_lock(&q->mu);
+    size_t n = q->used;
+    pthread_mutex_unlock(&q->mu);
+    return n;
 }
 
 size_t hr_nodequeue_len(hr_nodequeue *q)

@@ -5,7 +5,7 @@
  * changes every managed limit there, so events are collapsed per node. A
  * node is in one of three states:
  *
- *   idle     — not in the queue
+ *   idle     — not in the queue (nothing of it is kept)
  *   waiting  — due at some time; further adds keep the EARLIER due time,
  *              so a burst of events computes once, and the first event of
  *              the burst is never delayed by more than one debounce period
@@ -56,5 +56,10 @@ const char *hr_nodequeue_wait(hr_nodequeue *q);
 void hr_nodequeue_shutdown(hr_nodequeue *q);
 
 size_t hr_nodequeue_len(hr_nodequeue *q);
+
+/* Entries held (waiting or running). An idle node holds nothing: a node
+ * done with no further work is freed, so the queue's memory follows the
+ * nodes with work in hand, not every node ever seen. */
+size_t hr_nodequeue_entries(hr_nodequeue *q);
 
 #endif

@@ -98,6 +98,34 @@ static void many_nodes_grow(void **state)
     hr_nodequeue_free(q);
 }
 
+/* Churn: nodes that come and go leave nothing behind once done, and the
+ * removal keeps every other entry reachable. */
+static void idle_nodes_are_freed(void **state)
+{
+    (void)state;
+    hr_nodequeue *q = mk();
+    char name[32];
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < 500; i++) {
+            snprintf(name, sizeof name, "n%d-%d", round, i);
+            assert_int_equal(hr_nodequeue_add(q, name, 0, i % 7), HR_OK);
+        }
+        assert_int_equal(hr_nodequeue_entries(q), 500);
+        for (int i = 0; i < 500; i++) {
+            const char *n = hr_nodequeue_pop(q, 100, NULL);
+            assert_non_null(n);
+            char copy[32];
+            snprintf(copy, sizeof copy, "%s", n);
+            hr_nodequeue_done(q, copy, 100, -1, 0);
+            assert_int_equal(hr_nodequeue_entries(q), 499 - (size_t)i);
+        }
+        assert_null(hr_nodequeue_pop(q, 1000, NULL));
+        assert_int_equal(hr_nodequeue_entries(q), 0);
+        assert_int_equal(hr_nodequeue_len(q), 0);
+    }
+    hr_nodequeue_free(q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -106,6 +134,7 @@ int main(void)
         cmocka_unit_test(add_while_running_is_not_lost),
         cmocka_unit_test(requeue_after_failure),
         cmocka_unit_test(many_nodes_grow),
+        cmocka_unit_test(idle_nodes_are_freed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
