@@ -215,6 +215,11 @@ bool hr_cache_pod_get(const hr_cache *c, const char *ns, const char *name, hr_cp
     return hr_cpods_get(c, ns, name, out, s);
 }
 
+bool hr_cache_pod_uid(const hr_cache *c, const char *ns, const char *name, uint8_t uid[16])
+{
+    return hr_cpods_uid(c, ns, name, uid);
+}
+
 bool hr_cache_pod_at(const hr_cache *c, uint32_t id, hr_cpod_view *out, hr_cpod_scratch *s)
 {
     return hr_cpods_at(c, id, out, s);

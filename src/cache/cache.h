@@ -157,6 +157,9 @@ typedef struct hr_cpod_scratch {
 /* false when absent. */
 bool hr_cache_pod_get(const hr_cache *c, const char *ns, const char *name, hr_cpod_view *out,
                       hr_cpod_scratch *s);
+/* Only the pod's uid (no decoding): is ns/name cached, and as which pod?
+ * false when absent. */
+bool hr_cache_pod_uid(const hr_cache *c, const char *ns, const char *name, uint8_t uid[16]);
 bool hr_cache_pod_at(const hr_cache *c, uint32_t id, hr_cpod_view *out, hr_cpod_scratch *s);
 
 /* Ids of the pods bound to node (any order). Returns how many there are,

@@ -387,6 +387,19 @@ bool hr_cpods_get(const hr_cache *c, const char *ns, const char *name, hr_cpod_v
     return true;
 }
 
+bool hr_cpods_uid(const hr_cache *c, const char *ns, const char *name, uint8_t uid[16])
+{
+    uint32_t id = hr_intern_find(&c->str, ns, strlen(ns));
+    if (!id)
+        return false;
+    size_t nl = strlen(name);
+    uint32_t i = pod_find(c, id, name, nl, pod_hash(id, name, nl));
+    if (i == NIL)
+        return false;
+    memcpy(uid, (*PA(c, i)).uid, 16);
+    return true;
+}
+
 bool hr_cpods_at(const hr_cache *c, uint32_t id, hr_cpod_view *out, hr_cpod_scratch *s)
 {
     if (id >= c->pods_used || !(*PA(c, id)).ns)

@@ -12,6 +12,7 @@ extern const cstore hr_cpods_store;
 
 HR_MUST_CHECK hr_status hr_cpods_put(hr_cache *c, const hr_kpod *p, const hr_cpod_status *s,
                                      hr_err *err);
+bool hr_cpods_uid(const hr_cache *c, const char *ns, const char *name, uint8_t uid[16]);
 bool hr_cpods_get(const hr_cache *c, const char *ns, const char *name, hr_cpod_view *out,
                   hr_cpod_scratch *s);
 bool hr_cpods_at(const hr_cache *c, uint32_t id, hr_cpod_view *out, hr_cpod_scratch *s);
