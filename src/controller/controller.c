@@ -25,6 +25,8 @@
 
 #define FEED_INTERVAL_MS 10
 #define MAX_WORKERS 8
+/* Entries of each executor map looked at per feeder tick (executor.h). */
+#define SWEEP_BUDGET 256
 
 struct hr_controller {
     hr_controller_opts o;
@@ -121,6 +123,10 @@ static void *feeder_main(void *ud)
         if (synced) {
             hr_cache_lock(c->o.cache);
             hr_cache_drain(c->o.cache, feed_one, &f);
+            /* After the drain, which frees the placeholders of nodes whose
+             * last pod left: what the executor keeps for pods and nodes no
+             * longer cached goes (order: cache lock, then the executor's). */
+            hr_executor_sweep(c->exec, c->o.cache, SWEEP_BUDGET);
             hr_cache_unlock(c->o.cache);
         }
         hr_backoff_prune(c->backoff, f.now);

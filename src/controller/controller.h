@@ -10,7 +10,12 @@
  * not reconcile in lockstep. The drain runs under the cache lock, as
  * cache.h requires, and feeds the queue from inside it: lock order cache
  * lock, then the node queue's lock (hr_controller_enqueue_all takes them
- * in the same order; the queue's lock is never held while taking another). Workers take nodes from the queue; a node is
+ * in the same order; the queue's lock is never held while taking another).
+ * Under the same hold, after the drain, the feeder sweeps a bounded slice
+ * of the executor's per-pod and per-node maps (hr_executor_sweep: lock
+ * order cache lock, then the executor's lock), so what belongs to a pod or
+ * node that left the cache is freed; the queue frees a node's entry
+ * itself once the node is done. Workers take nodes from the queue; a node is
  * never reconciled by two workers at once; rate-limited or failed work is
  * requeued, never dropped. Only the leader writes (the executor checks the
  * flag before every write); followers keep their caches warm. Beside the

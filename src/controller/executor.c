@@ -1,10 +1,13 @@
 /*
  * executor.c — performing one node's actions (executor.h).
  *
- * All bookkeeping is keyed by "ns/name": the resourceVersion of our last
- * write to each pod, and which warnings were already reported for it (one
- * event per pod and reason, not one per reconcile). A per-node token bucket
- * paces each node's wave of writes.
+ * Per-pod bookkeeping is keyed by "ns/name/uid" (the uid in hex): the
+ * resourceVersion of our last write to each pod, and which warnings were
+ * already reported for it (one event per pod and reason, not one per
+ * reconcile). A pod recreated under the same name has a new uid, so it
+ * starts clean. A per-node token bucket paces each node's wave of writes.
+ * What belongs to a pod or node no longer in the cache is dropped by
+ * hr_executor_sweep, a bounded slice of each map per call.
  */
 #include "executor.h"
 
@@ -40,11 +43,12 @@ enum {
 
 struct hr_executor {
     hr_executor_opts o;
-    char instance[256]; /* our copy of o.instance: the caller's may not outlive us */
-    pthread_mutex_t mu; /* guards the maps below */
-    hr_strmap last_rv;  /* ns/name -> resourceVersion of our last write */
-    hr_strmap reported; /* ns/name -> REP_* mask */
-    hr_strmap buckets;  /* node -> hr_klimiter* */
+    char instance[256];              /* our copy of o.instance: the caller's may not outlive us */
+    pthread_mutex_t mu;              /* guards the maps below */
+    hr_strmap last_rv;               /* ns/name -> resourceVersion of our last write */
+    hr_strmap reported;              /* ns/name -> REP_* mask */
+    hr_strmap buckets;               /* node -> hr_klimiter* */
+    size_t cur_rv, cur_rep, cur_bkt; /* where the sweep resumes in each map */
     int node_pps;
     int write_fails; /* 429/5xx/timeouts in a row (design §7); under mu */
     hr_prng rand;    /* the back-off's jitter; under mu */
@@ -141,18 +145,126 @@ static void write_accepted(hr_executor *e)
     pthread_mutex_unlock(&e->mu);
 }
 
-static void pod_key(char *k, size_t cap, const char *ns, const char *name)
+static void pod_key(char *k, size_t cap, const char *ns, const char *name, const uint8_t uid[16])
 {
-    snprintf(k, cap, "%s/%s", ns, name);
+    static const uint8_t none[16];
+    const uint8_t *u = uid != NULL ? uid : none;
+    char hex[33];
+    for (int i = 0; i < 16; i++)
+        snprintf(hex + 2 * i, 3, "%02x", u[i]);
+    /* A namespace is at most 63 bytes, a pod name 253: the key fits. */
+    snprintf(k, cap, "%s/%s/", ns, name);
+    size_t n = strlen(k);
+    if (n + sizeof hex <= cap)
+        memcpy(k + n, hex, sizeof hex);
 }
 
-void hr_executor_forget_pod(hr_executor *e, const char *ns, const char *name)
+static const uint8_t *snap_uid(const hr_nodesnap *s, size_t i)
+{
+    return s->pod_uid != NULL ? s->pod_uid[i] : NULL;
+}
+
+void hr_executor_forget_pod(hr_executor *e, const char *ns, const char *name, const uint8_t uid[16])
 {
     char k[512];
-    pod_key(k, sizeof k, ns, name);
+    pod_key(k, sizeof k, ns, name, uid);
     pthread_mutex_lock(&e->mu);
     hr_strmap_del(&e->last_rv, k, NULL);
     hr_strmap_del(&e->reported, k, NULL);
+    pthread_mutex_unlock(&e->mu);
+}
+
+/* Is the pod a key names ("ns/name/uidhex") still in the cache, as the
+ * same pod? Cache lock held. */
+static bool pod_key_live(const hr_cache *c, const char *key)
+{
+    const char *s1 = strchr(key, '/');
+    const char *s2 = strrchr(key, '/');
+    if (s1 == NULL || s2 == s1 || strlen(s2 + 1) != 32)
+        return false;
+    char ns[256], name[256];
+    size_t nl = (size_t)(s1 - key), ml = (size_t)(s2 - s1 - 1);
+    if (nl >= sizeof ns || ml >= sizeof name)
+        return false;
+    memcpy(ns, key, nl);
+    ns[nl] = 0;
+    memcpy(name, s1 + 1, ml);
+    name[ml] = 0;
+    uint8_t uid[16];
+    if (!hr_cache_pod_uid(c, ns, name, uid))
+        return false;
+    char want[512];
+    pod_key(want, sizeof want, ns, name, uid);
+    return strcmp(want, key) == 0;
+}
+
+/* One slice of a pod map's sweep; lock held. */
+static size_t sweep_pods(hr_strmap *m, size_t *cur, const hr_cache *c, size_t budget)
+{
+    size_t dropped = 0;
+    const char *k;
+    for (size_t seen = 0; seen < budget; seen++) {
+        if (!hr_strmap_next(m, cur, &k, NULL)) {
+            *cur = 0; /* a pass is complete; the next call starts over */
+            break;
+        }
+        if (!pod_key_live(c, k)) {
+            char copy[512];
+            snprintf(copy, sizeof copy, "%s", k);
+            dropped += hr_strmap_del(m, copy, NULL); /* a tombstone: *cur stays valid */
+        }
+    }
+    return dropped;
+}
+
+size_t hr_executor_sweep(hr_executor *e, const hr_cache *c, size_t budget)
+{
+    size_t dropped = 0;
+    pthread_mutex_lock(&e->mu);
+    dropped += sweep_pods(&e->last_rv, &e->cur_rv, c, budget);
+    dropped += sweep_pods(&e->reported, &e->cur_rep, c, budget);
+    const char *k;
+    uint64_t v;
+    for (size_t seen = 0; seen < budget; seen++) {
+        if (!hr_strmap_next(&e->buckets, &e->cur_bkt, &k, &v)) {
+            e->cur_bkt = 0;
+            break;
+        }
+        hr_cnode_view nv;
+        if (hr_cache_node_get(c, k, &nv))
+            continue; /* the node, or a placeholder its pods keep */
+        char copy[256];
+        snprintf(copy, sizeof copy, "%s", k);
+        if (hr_strmap_del(&e->buckets, copy, NULL)) {
+            hr_klimiter *l = (hr_klimiter *)(uintptr_t)v;
+            hr_klimiter_destroy(l);
+            free(l);
+            dropped++;
+        }
+    }
+    pthread_mutex_unlock(&e->mu);
+    return dropped;
+}
+
+void hr_executor_get_stats(hr_executor *e, hr_executor_stats *out)
+{
+    pthread_mutex_lock(&e->mu);
+    out->last_rv = e->last_rv.n;
+    out->reported = e->reported.n;
+    out->buckets = e->buckets.n;
+    pthread_mutex_unlock(&e->mu);
+}
+
+void hr_executor_pod_marks(hr_executor *e, const char *ns, const char *name, const uint8_t uid[16],
+                           uint64_t *last_rv, unsigned *reported)
+{
+    char k[512];
+    pod_key(k, sizeof k, ns, name, uid);
+    pthread_mutex_lock(&e->mu);
+    const uint64_t *rv = hr_strmap_get(&e->last_rv, k);
+    const uint64_t *rep = hr_strmap_get(&e->reported, k);
+    *last_rv = rv != NULL ? *rv : 0;
+    *reported = rep != NULL ? (unsigned)*rep : 0;
     pthread_mutex_unlock(&e->mu);
 }
 
@@ -331,7 +443,7 @@ hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r
     for (size_t i = 0; i < rn->n; i++) {
         const hr_rpod *p = &rn->pods[i];
         char key[512];
-        pod_key(key, sizeof key, p->ns, p->name);
+        pod_key(key, sizeof key, p->ns, p->name, snap_uid(s, i));
         if (p->resize != HR_RS_INFEASIBLE) {
             clear_reported(e, key, REP_INFEASIBLE);
             continue;
@@ -358,7 +470,7 @@ hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r
         const hr_action *a = &r->actions[i];
         const hr_rpod *p = &rn->pods[a->pod];
         char key[512];
-        pod_key(key, sizeof key, p->ns, p->name);
+        pod_key(key, sizeof key, p->ns, p->name, snap_uid(s, a->pod));
 
         /* Never act on a cache older than our own last write to the pod. */
         pthread_mutex_lock(&e->mu);
@@ -436,7 +548,7 @@ hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r
                                    rr == HR_RES_QUOTA_DENIED ? "ResizeForbidden" : "ResizeSkipped",
                                    err->msg, out);
                 } else if (rr == HR_RES_GONE) {
-                    hr_executor_forget_pod(e, p->ns, p->name);
+                    hr_executor_forget_pod(e, p->ns, p->name, snap_uid(s, a->pod));
                 } else if (rr == HR_RES_CONFLICT) {
                     out->requeue_ms = 200; /* recompute from fresh state */
                 } else {

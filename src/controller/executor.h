@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cache/cache.h"
 #include "controller/backoff.h"
 #include "controller/ctllog.h"
 #include "controller/ctlmetrics.h"
@@ -84,7 +85,35 @@ long hr_exec_retry_ms(hr_prng *r, int fails, long retry_after_ms);
  * and the jitter spreads them); any accepted write resets it. Thread-safe. */
 long hr_executor_write_refused(hr_executor *e, long retry_after_ms);
 
-/* A pod left the cache: forget its last-write record and its dedup marks. */
-void hr_executor_forget_pod(hr_executor *e, const char *ns, const char *name);
+/* A pod is gone (the API server said 404): forget its last-write record
+ * and its dedup marks. uid: the pod's metadata.uid (NULL: none). */
+void hr_executor_forget_pod(hr_executor *e, const char *ns, const char *name,
+                            const uint8_t uid[16]);
+
+/* What the executor keeps per pod is keyed by namespace, name AND uid, so a
+ * pod recreated under the same name (a new uid) inherits neither the
+ * last-write resourceVersion nor the "already reported" marks of the old
+ * one. hr_executor_sweep drops what belongs to pods and nodes that left the
+ * cache: per-pod entries whose ns/name is not cached, or is cached with
+ * another uid, and token buckets of nodes the cache knows nothing of (no
+ * Node, no placeholder). Each call looks at no more than budget entries of
+ * each map, resuming where the last one stopped, so memory follows the
+ * cache within a few passes while no call holds the locks long.
+ *
+ * Call it with the cache lock held (the feeder does, right after the
+ * drain): lock order cache lock, then the executor's lock (controller.h).
+ * Returns how many entries were dropped. */
+size_t hr_executor_sweep(hr_executor *e, const hr_cache *c, size_t budget);
+
+typedef struct hr_executor_stats {
+    size_t last_rv, reported, buckets; /* entries held in each map */
+} hr_executor_stats;
+
+void hr_executor_get_stats(hr_executor *e, hr_executor_stats *out);
+
+/* The marks held for one pod: *last_rv (0: none) and *reported (REP_* mask
+ * bits; 0: none). For tests and diagnostics. */
+void hr_executor_pod_marks(hr_executor *e, const char *ns, const char *name, const uint8_t uid[16],
+                           uint64_t *last_rv, unsigned *reported);
 
 #endif

@@ -98,7 +98,8 @@ hr_status hr_nodesnap_take(hr_cache *c, const char *name, const hr_nodesnap_opts
     }
     hr_rpod *pods = hr_arena_calloc(a, n ? n : 1, sizeof *pods);
     out->pod_rv = hr_arena_calloc(a, n ? n : 1, sizeof *out->pod_rv);
-    if (pods == NULL || out->pod_rv == NULL || out->node.name == NULL) {
+    out->pod_uid = hr_arena_calloc(a, n ? n : 1, sizeof *out->pod_uid);
+    if (pods == NULL || out->pod_rv == NULL || out->pod_uid == NULL || out->node.name == NULL) {
         st = hr_err_set(err, HR_E_NOMEM, "snapshot: out of memory");
         goto out;
     }
@@ -111,6 +112,7 @@ hr_status hr_nodesnap_take(hr_cache *c, const char *name, const hr_nodesnap_opts
         if (st != HR_OK)
             goto out;
         out->pod_rv[k] = v.rv;
+        memcpy(out->pod_uid[k], v.uid, 16);
         k++;
     }
     out->node.pods = pods;

@@ -26,6 +26,7 @@ typedef struct hr_nodesnap {
                                the flags applied); selectors/lists cleared */
     const char *cfg_invalid; /* why the last HeadroomConfig was refused, or NULL */
     uint64_t *pod_rv;        /* resourceVersion per pod, parallel to node.pods */
+    uint8_t (*pod_uid)[16];  /* metadata.uid per pod, parallel (all zero: none) */
     bool node_present;
 } hr_nodesnap;
 

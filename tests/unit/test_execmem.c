@@ -1,0 +1,255 @@
+/*
+ * test_execmem.c — the executor's memory follows the cache: after pods and
+ * nodes are created and deleted through the cache, the sweep leaves no
+ * per-pod entry ("already reported" marks) and no per-node token bucket
+ * behind; a pod recreated under the same name with a new uid inherits no
+ * marks of the old one (design §5).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <yyjson.h>
+
+#include "cache/cache.h"
+#include "cache/sink.h"
+#include "controller/executor.h"
+
+typedef struct fx {
+    hr_cache *c;
+    hr_csink *sink[HR_CK_COUNT_];
+    hr_wsink ws[HR_CK_COUNT_];
+    hr_kclient *k;
+    char kc[64];
+    bool leading;
+    hr_ctlmetrics m;
+} fx;
+
+static bool leading(void *ud)
+{
+    return ((fx *)ud)->leading;
+}
+
+static void quiet(void *ud, int level, const char *msg)
+{
+    (void)ud, (void)level, (void)msg;
+}
+
+static void feed(fx *f, hr_ckind k, const char *json)
+{
+    yyjson_doc *d = yyjson_read(json, strlen(json), 0);
+    assert_non_null(d);
+    hr_err err;
+    hr_err_clear(&err);
+    assert_int_equal(f->ws[k].upsert(f->ws[k].ud, yyjson_doc_get_root(d), &err), HR_OK);
+    yyjson_doc_free(d);
+}
+
+static void put_node(fx *f, const char *name)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf,
+             "{\"metadata\":{\"name\":\"%s\",\"resourceVersion\":\"1\"},"
+             "\"status\":{\"allocatable\":{\"cpu\":\"4\"},\"conditions\":["
+             "{\"type\":\"Ready\",\"status\":\"True\"}]}}",
+             name);
+    feed(f, HR_CK_NODE, buf);
+}
+
+/* uid: a number spelled into the last group of a UUID. */
+static void put_pod(fx *f, const char *name, const char *node, int uid)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf,
+             "{\"metadata\":{\"namespace\":\"ns\",\"name\":\"%s\","
+             "\"uid\":\"0f1e2d3c-4b5a-6978-8796-%012d\",\"resourceVersion\":\"7\"},"
+             "\"spec\":{\"nodeName\":\"%s\",\"containers\":[{\"name\":\"app\","
+             "\"resources\":{\"requests\":{\"cpu\":\"100m\"}}}]},"
+             "\"status\":{\"phase\":\"Running\"}}",
+             name, uid, node);
+    feed(f, HR_CK_POD, buf);
+}
+
+static void uid_of(int n, uint8_t uid[16])
+{
+    static const uint8_t head[10] = {0x0f, 0x1e, 0x2d, 0x3c, 0x4b, 0x5a, 0x69, 0x78, 0x87, 0x96};
+    char tail[13];
+    snprintf(tail, sizeof tail, "%012d", n);
+    memcpy(uid, head, 10);
+    for (int i = 0; i < 6; i++) {
+        unsigned b;
+        assert_int_equal(sscanf(tail + 2 * i, "%2x", &b), 1);
+        uid[10 + i] = (uint8_t)b;
+    }
+}
+
+static hr_executor *mk_exec(fx *f)
+{
+    snprintf(f->kc, sizeof f->kc, "/tmp/hr-execmem-%d.yaml", (int)getpid());
+    FILE *fp = fopen(f->kc, "w");
+    assert_non_null(fp);
+    fputs("current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
+          "clusters:\n- name: c\n  cluster: {server: 'https://127.0.0.1:1'}\n"
+          "users:\n- name: u\n  user: {token: t}\n",
+          fp);
+    assert_int_equal(fclose(fp), 0);
+    hr_kclient_opts ko = {.kubeconfig = f->kc, .timeout_ms = 500};
+    hr_err err;
+    assert_int_equal(hr_kclient_new(&ko, &f->k, &err), HR_OK);
+    hr_ctlmetrics_init(&f->m);
+    hr_executor_opts o = {
+        .client = f->k, .metrics = &f->m, .leading = leading, .leading_ud = f, .log = quiet};
+    hr_executor *e = NULL;
+    assert_int_equal(hr_executor_new(&o, &e, &err), HR_OK);
+    return e;
+}
+
+static int setup(void **state)
+{
+    fx *f = calloc(1, sizeof *f);
+    hr_err err;
+    assert_int_equal(hr_cache_new(&f->c, &err), HR_OK);
+    for (int k = 0; k < HR_CK_COUNT_; k++) {
+        assert_int_equal(hr_csink_new(f->c, (hr_ckind)k, &f->sink[k], &err), HR_OK);
+        f->ws[k] = hr_csink_wsink(f->sink[k]);
+    }
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fx *f = *state;
+    for (int k = 0; k < HR_CK_COUNT_; k++)
+        hr_csink_free(f->sink[k]);
+    hr_cache_free(f->c);
+    if (f->k != NULL)
+        hr_kclient_free(f->k);
+    if (f->kc[0])
+        unlink(f->kc);
+    free(f);
+    return 0;
+}
+
+/* One reconcile of one pod on node, as the executor sees it: the kubelet
+ * called its resize Infeasible (an "already reported" mark), and, when
+ * leading, a dry-run annotation (a token from the node's bucket; the write
+ * itself goes nowhere). */
+static void execute_one(fx *f, hr_executor *e, const char *node, const char *name, int uid)
+{
+    hr_rpod p = {.ns = "ns", .name = name, .pod = hr_pod_init(), .resize = HR_RS_INFEASIBLE};
+    uint64_t rv = 7;
+    uint8_t u[1][16];
+    uid_of(uid, u[0]);
+    hr_nodesnap s = {.node = {.name = node, .pods = &p, .n = 1}, .pod_rv = &rv, .pod_uid = u};
+    hr_action a = {.kind = HR_ACT_ANNOTATE, .pod = 0, .status_patch = "{}"};
+    hr_reconcile r = {.actions = &a, .n_actions = f->leading ? 1 : 0};
+    hr_exec_outcome out;
+    hr_err err;
+    hr_err_clear(&err);
+    assert_int_equal(hr_execute(e, &s, &r, &out, &err), HR_OK);
+}
+
+static size_t sweep_all(fx *f, hr_executor *e)
+{
+    size_t n = 0;
+    hr_cache_lock(f->c);
+    hr_cache_drain(f->c, NULL, NULL); /* frees placeholders, as the feeder does */
+    for (int i = 0; i < 64; i++)
+        n += hr_executor_sweep(e, f->c, 16);
+    hr_cache_unlock(f->c);
+    return n;
+}
+
+static void churn_leaves_nothing(void **state)
+{
+    fx *f = *state;
+    hr_executor *e = mk_exec(f);
+    f->leading = true;
+    enum { NODES = 4, PODS = 40 };
+    char node[32], pod[32];
+    for (int i = 0; i < NODES; i++) {
+        snprintf(node, sizeof node, "n%d", i);
+        put_node(f, node);
+    }
+    for (int i = 0; i < PODS; i++) {
+        snprintf(node, sizeof node, "n%d", i % NODES);
+        snprintf(pod, sizeof pod, "p%d", i);
+        put_pod(f, pod, node, i + 1);
+        execute_one(f, e, node, pod, i + 1);
+    }
+    hr_executor_stats st;
+    hr_executor_get_stats(e, &st);
+    assert_int_equal(st.reported, PODS);
+    assert_int_equal(st.buckets, NODES);
+    /* While everything is cached, the sweep keeps everything. */
+    assert_int_equal(sweep_all(f, e), 0);
+    hr_executor_get_stats(e, &st);
+    assert_int_equal(st.reported, PODS);
+    assert_int_equal(st.buckets, NODES);
+
+    for (int i = 0; i < PODS; i++) {
+        snprintf(pod, sizeof pod, "p%d", i);
+        hr_cache_del(f->c, HR_CK_POD, "ns", pod);
+    }
+    for (int i = 0; i < NODES; i++) {
+        snprintf(node, sizeof node, "n%d", i);
+        hr_cache_del(f->c, HR_CK_NODE, "", node);
+    }
+    assert_int_equal(sweep_all(f, e), PODS + NODES);
+    hr_executor_get_stats(e, &st);
+    assert_int_equal(st.reported, 0);
+    assert_int_equal(st.last_rv, 0);
+    assert_int_equal(st.buckets, 0);
+    hr_executor_free(e);
+}
+
+static void recreated_pod_starts_clean(void **state)
+{
+    fx *f = *state;
+    hr_executor *e = mk_exec(f);
+    f->leading = false; /* no writes: only the marks */
+    put_node(f, "n1");
+    put_pod(f, "db-0", "n1", 1);
+    execute_one(f, e, "n1", "db-0", 1);
+    uint8_t old_uid[16], new_uid[16];
+    uid_of(1, old_uid);
+    uid_of(2, new_uid);
+    uint64_t rv;
+    unsigned rep;
+    hr_executor_pod_marks(e, "ns", "db-0", old_uid, &rv, &rep);
+    assert_int_not_equal(rep, 0);
+
+    /* StatefulSet style: same namespace and name, a new uid. */
+    hr_cache_del(f->c, HR_CK_POD, "ns", "db-0");
+    put_pod(f, "db-0", "n1", 2);
+    hr_executor_pod_marks(e, "ns", "db-0", new_uid, &rv, &rep);
+    assert_int_equal(rep, 0);
+    assert_int_equal(rv, 0);
+    /* The old pod's marks go with the sweep; the new pod's stay. */
+    execute_one(f, e, "n1", "db-0", 2);
+    assert_int_equal(sweep_all(f, e), 1);
+    hr_executor_pod_marks(e, "ns", "db-0", old_uid, &rv, &rep);
+    assert_int_equal(rep, 0);
+    hr_executor_pod_marks(e, "ns", "db-0", new_uid, &rv, &rep);
+    assert_int_not_equal(rep, 0);
+    hr_executor_stats st;
+    hr_executor_get_stats(e, &st);
+    assert_int_equal(st.reported, 1);
+    hr_executor_free(e);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(churn_leaves_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(recreated_pod_starts_clean, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
