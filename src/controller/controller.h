@@ -13,8 +13,8 @@
  * in the same order; the queue's lock is never held while taking another).
  * Under the same hold, after the drain, the feeder sweeps a bounded slice
  * of the executor's per-pod and per-node maps (hr_executor_sweep: lock
- * order cache lock, then the executor's lock), so what belongs to a pod or
- * node that left the cache is freed; the queue frees a node's entry
+ * order cache lock, then the executor's lock, then the back-off table's, a
+ * leaf), so what belongs to a pod or node that left the cache is freed; the queue frees a node's entry
  * itself once the node is done. Workers take nodes from the queue; a node is
  * never reconciled by two workers at once; rate-limited or failed work is
  * requeued, never dropped. Only the leader writes (the executor checks the

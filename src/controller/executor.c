@@ -174,32 +174,38 @@ void hr_executor_forget_pod(hr_executor *e, const char *ns, const char *name, co
     pthread_mutex_unlock(&e->mu);
 }
 
+enum { KEY_LIVE, KEY_RECREATED, KEY_ABSENT };
+
 /* Is the pod a key names ("ns/name/uidhex") still in the cache, as the
- * same pod? Cache lock held. */
-static bool pod_key_live(const hr_cache *c, const char *key)
+ * same pod (KEY_LIVE), as another pod of that name (KEY_RECREATED), or not
+ * at all (KEY_ABSENT)? ns and name (256 bytes each) receive its parts.
+ * Cache lock held. */
+static int pod_key_state(const hr_cache *c, const char *key, char *ns, char *name)
 {
     const char *s1 = strchr(key, '/');
     const char *s2 = strrchr(key, '/');
+    ns[0] = name[0] = 0;
     if (s1 == NULL || s2 == s1 || strlen(s2 + 1) != 32)
-        return false;
-    char ns[256], name[256];
+        return KEY_RECREATED; /* not a key of ours: drop it, touch nothing else */
     size_t nl = (size_t)(s1 - key), ml = (size_t)(s2 - s1 - 1);
-    if (nl >= sizeof ns || ml >= sizeof name)
-        return false;
+    if (nl >= 256 || ml >= 256)
+        return KEY_RECREATED;
     memcpy(ns, key, nl);
     ns[nl] = 0;
     memcpy(name, s1 + 1, ml);
     name[ml] = 0;
     uint8_t uid[16];
     if (!hr_cache_pod_uid(c, ns, name, uid))
-        return false;
+        return KEY_ABSENT;
     char want[512];
     pod_key(want, sizeof want, ns, name, uid);
-    return strcmp(want, key) == 0;
+    return strcmp(want, key) == 0 ? KEY_LIVE : KEY_RECREATED;
 }
 
-/* One slice of a pod map's sweep; lock held. */
-static size_t sweep_pods(hr_strmap *m, size_t *cur, const hr_cache *c, size_t budget)
+/* One slice of a pod map's sweep; lock held. A pod whose name is no
+ * longer cached at all also leaves the back-off table (a leaf lock). */
+static size_t sweep_pods(hr_executor *e, hr_strmap *m, size_t *cur, const hr_cache *c,
+                         size_t budget)
 {
     size_t dropped = 0;
     const char *k;
@@ -208,11 +214,15 @@ static size_t sweep_pods(hr_strmap *m, size_t *cur, const hr_cache *c, size_t bu
             *cur = 0; /* a pass is complete; the next call starts over */
             break;
         }
-        if (!pod_key_live(c, k)) {
-            char copy[512];
-            snprintf(copy, sizeof copy, "%s", k);
-            dropped += hr_strmap_del(m, copy, NULL); /* a tombstone: *cur stays valid */
-        }
+        char ns[256], name[256];
+        int st = pod_key_state(c, k, ns, name);
+        if (st == KEY_LIVE)
+            continue;
+        char copy[512];
+        snprintf(copy, sizeof copy, "%s", k);
+        dropped += hr_strmap_del(m, copy, NULL); /* a tombstone: *cur stays valid */
+        if (st == KEY_ABSENT && e->o.backoff != NULL)
+            hr_backoff_forget(e->o.backoff, ns, name);
     }
     return dropped;
 }
@@ -221,8 +231,8 @@ size_t hr_executor_sweep(hr_executor *e, const hr_cache *c, size_t budget)
 {
     size_t dropped = 0;
     pthread_mutex_lock(&e->mu);
-    dropped += sweep_pods(&e->last_rv, &e->cur_rv, c, budget);
-    dropped += sweep_pods(&e->reported, &e->cur_rep, c, budget);
+    dropped += sweep_pods(e, &e->last_rv, &e->cur_rv, c, budget);
+    dropped += sweep_pods(e, &e->reported, &e->cur_rep, c, budget);
     const char *k;
     uint64_t v;
     for (size_t seen = 0; seen < budget; seen++) {

@@ -96,12 +96,16 @@ void hr_executor_forget_pod(hr_executor *e, const char *ns, const char *name,
  * one. hr_executor_sweep drops what belongs to pods and nodes that left the
  * cache: per-pod entries whose ns/name is not cached, or is cached with
  * another uid, and token buckets of nodes the cache knows nothing of (no
- * Node, no placeholder). Each call looks at no more than budget entries of
+ * Node, no placeholder). A pod whose name is not cached at all is also
+ * dropped from the back-off table (every park comes with a mark; the table
+ * is keyed by name, so a pod recreated under the same name keeps a park
+ * until it expires, at most HR_BACKOFF_PERIOD_MS). Each call looks at no more than budget entries of
  * each map, resuming where the last one stopped, so memory follows the
  * cache within a few passes while no call holds the locks long.
  *
  * Call it with the cache lock held (the feeder does, right after the
- * drain): lock order cache lock, then the executor's lock (controller.h).
+ * drain): lock order cache lock, then the executor's lock, then the
+ * back-off table's (a leaf; controller.h).
  * Returns how many entries were dropped. */
 size_t hr_executor_sweep(hr_executor *e, const hr_cache *c, size_t budget);
 

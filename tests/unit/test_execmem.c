@@ -1,8 +1,8 @@
 /*
  * test_execmem.c — the executor's memory follows the cache: after pods and
  * nodes are created and deleted through the cache, the sweep leaves no
- * per-pod entry ("already reported" marks) and no per-node token bucket
- * behind; a pod recreated under the same name with a new uid inherits no
+ * per-pod entry ("already reported" marks), no back-off entry and no
+ * per-node token bucket behind; a pod recreated under the same name with a new uid inherits no
  * marks of the old one (design §5).
  */
 #include <setjmp.h>
@@ -29,6 +29,7 @@ typedef struct fx {
     char kc[64];
     bool leading;
     hr_ctlmetrics m;
+    hr_backoff *b;
 } fx;
 
 static bool leading(void *ud)
@@ -102,9 +103,14 @@ static hr_executor *mk_exec(fx *f)
     hr_kclient_opts ko = {.kubeconfig = f->kc, .timeout_ms = 500};
     hr_err err;
     assert_int_equal(hr_kclient_new(&ko, &f->k, &err), HR_OK);
+    assert_int_equal(hr_backoff_new(&f->b, &err), HR_OK);
     hr_ctlmetrics_init(&f->m);
-    hr_executor_opts o = {
-        .client = f->k, .metrics = &f->m, .leading = leading, .leading_ud = f, .log = quiet};
+    hr_executor_opts o = {.client = f->k,
+                          .metrics = &f->m,
+                          .backoff = f->b,
+                          .leading = leading,
+                          .leading_ud = f,
+                          .log = quiet};
     hr_executor *e = NULL;
     assert_int_equal(hr_executor_new(&o, &e, &err), HR_OK);
     return e;
@@ -131,6 +137,7 @@ static int teardown(void **state)
     hr_cache_free(f->c);
     if (f->k != NULL)
         hr_kclient_free(f->k);
+    hr_backoff_free(f->b);
     if (f->kc[0])
         unlink(f->kc);
     free(f);
@@ -188,6 +195,7 @@ static void churn_leaves_nothing(void **state)
     hr_executor_get_stats(e, &st);
     assert_int_equal(st.reported, PODS);
     assert_int_equal(st.buckets, NODES);
+    assert_int_equal(hr_backoff_prune(f->b, 0), PODS); /* each Infeasible pod parked */
     /* While everything is cached, the sweep keeps everything. */
     assert_int_equal(sweep_all(f, e), 0);
     hr_executor_get_stats(e, &st);
@@ -207,6 +215,7 @@ static void churn_leaves_nothing(void **state)
     assert_int_equal(st.reported, 0);
     assert_int_equal(st.last_rv, 0);
     assert_int_equal(st.buckets, 0);
+    assert_int_equal(hr_backoff_prune(f->b, 0), 0);
     hr_executor_free(e);
 }
 
