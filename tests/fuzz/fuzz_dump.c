@@ -64,6 +64,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t i = 0; i < p.n_nodes; i++)
             for (size_t k = 0; k < p.nodes[i].n_pods; k++) {
                 const hr_pod_plan *pp = &p.nodes[i].plans[k];
+                /* A managed pod on a node not in the dump is held: no
+                 * target and never a write (design §6, node-unknown). */
+                if (pp->gate == HR_GATE_NODE_UNKNOWN) {
+                    if (pp->target != HR_NONE || pp->write)
+                        abort();
+                    continue;
+                }
                 if (pp->reason == HR_MANAGED && pp->target < pp->request)
                     abort();
             }
