@@ -15,17 +15,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
 #include "cache/cache.h"
 #include "cache/sink.h"
 #include "kube/watch/watch.h"
+#include "util/clock.h"
 
 /* ------------------------------------------------------------ script */
 
 typedef struct step {
-    int kind;         /* 'G' a GET (list page), 'S' a stream */
+    int kind;         /* 'G' a GET (list page), 'S' a stream, 'H' a stream that then hangs */
     long status;      /* HTTP status; 0 = transport failure */
     const char *body; /* G: the page; S: lines separated by '\n' */
 } step;
@@ -37,6 +39,7 @@ typedef struct script {
     size_t n_paths;
     atomic_bool *stop;
     char log[8192];
+    int64_t hang_ms; /* how long the last 'H' stream hung */
 } script;
 
 static void record(script *s, const char *path)
@@ -71,7 +74,7 @@ static hr_status fake_stream(void *ud, const char *path, long timeout_s, hr_klin
         res->status = 0;
         return hr_err_set(err, HR_E_IO, "stopped");
     }
-    if (s->steps[s->at].kind != 'S')
+    if (s->steps[s->at].kind != 'S' && s->steps[s->at].kind != 'H')
         fail_msg("unexpected stream %s at step %zu", path, s->at);
     const step *st = &s->steps[s->at++];
     res->status = st->status;
@@ -84,6 +87,18 @@ static hr_status fake_stream(void *ud, const char *path, long timeout_s, hr_klin
         if (on_line(line_ud, p, len))
             return HR_OK;
         p += len + (nl ? 1 : 0);
+    }
+    if (st->kind == 'H') {
+        /* A live but silent server: nothing more until the stream's stop
+         * (the client's contract: polled, then HR_OK); 5 s is a hang. */
+        int64_t t0 = hr_mono_ms();
+        while (!atomic_load(stop)) {
+            if (hr_mono_ms() - t0 > 5000)
+                fail_msg("silent stream was never dropped");
+            struct timespec ts = {0, 5 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+        s->hang_ms = hr_mono_ms() - t0;
     }
     return HR_OK;
 }
@@ -116,6 +131,8 @@ typedef struct fx {
     hr_cpod_scratch *scr;
 } fx;
 
+static long g_idle_ms; /* hr_watch_opts.idle_timeout_ms of the next fx_init */
+
 static void fx_init(fx *f, const step *steps, size_t n)
 {
     memset(f, 0, sizeof *f);
@@ -135,6 +152,7 @@ static void fx_init(fx *f, const step *steps, size_t n)
         .log = capture_log,
         .log_ud = &f->sc,
         .seed = 42,
+        .idle_timeout_ms = g_idle_ms,
     };
     assert_int_equal(hr_watch_new(&o, &f->w, &err), HR_OK);
     f->scr = malloc(sizeof *f->scr);
@@ -302,6 +320,39 @@ static void test_list_watch_resume(void **state)
     fx_done(&f);
 }
 
+/* design §5: a stream that goes silent (no line, not even a bookmark) is
+ * dropped after the idle timeout and resumed from the last resourceVersion. */
+static void test_silent_stream_dropped(void **state)
+{
+    (void)state;
+    static const step steps[] = {
+        {'G', 200, LIST("100", "", POD("a", "100m", "10"))},
+        {'H', 200, EV("ADDED", POD("d", "100m", "101")) "\n"},
+        {'S', 200, EV("DELETED", POD("a", "100m", "102")) "\n"},
+    };
+    fx f;
+    g_idle_ms = 200;
+    fx_init(&f, steps, sizeof steps / sizeof steps[0]);
+    g_idle_ms = 0;
+    int64_t t0 = hr_mono_ms();
+    assert_int_equal(hr_watch_run(f.w, &f.stop), HR_OK);
+    int64_t took = hr_mono_ms() - t0;
+    assert_true(f.sc.n_paths >= 3);
+    assert_non_null(strstr(f.sc.paths[1], "allowWatchBookmarks=true"));
+    assert_non_null(strstr(f.sc.paths[1], "&resourceVersion=100"));
+    assert_non_null(strstr(f.sc.paths[2], "&resourceVersion=101"));
+    if (f.sc.hang_ms < 150 || f.sc.hang_ms > 1000 || took > 2000)
+        fail_msg("silent stream hung %lld ms (idle 200 ms), run took %lld ms",
+                 (long long)f.sc.hang_ms, (long long)took);
+    assert_true(has_pod(&f, "ns", "d", 100));
+    assert_false(has_pod(&f, "ns", "a", -1));
+    assert_non_null(strstr(f.sc.log, "silent"));
+    hr_watch_stats st;
+    hr_watch_get_stats(f.w, &st);
+    assert_int_equal(st.reconnects, 2);
+    fx_done(&f);
+}
+
 static void test_gone_relists_by_difference(void **state)
 {
     (void)state;
@@ -381,6 +432,7 @@ int main(void)
         cmocka_unit_test(test_error_events),
         cmocka_unit_test(test_malformed_skipped),
         cmocka_unit_test(test_list_watch_resume),
+        cmocka_unit_test(test_silent_stream_dropped),
         cmocka_unit_test(test_gone_relists_by_difference),
         cmocka_unit_test(test_failed_list_is_not_swept),
     };

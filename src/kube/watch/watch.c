@@ -53,6 +53,14 @@ struct hr_watch {
     pthread_t thread;
     bool started;
     const atomic_bool *stop;
+
+    /* The idle watchdog of one stream (design §5): the stream is given cut,
+     * not the caller's stop; the dog sets it on stop or after idle_ms with
+     * no line (bookmarks are lines). */
+    long idle_ms;
+    atomic_bool cut, idle_fired, stream_done;
+    _Atomic int64_t last_line_ms;
+    const atomic_bool *dog_stop;
 };
 
 static void default_log(void *ud, int level, const char *msg)
@@ -123,6 +131,7 @@ hr_status hr_watch_new(const hr_watch_opts *o, hr_watch **out, hr_err *err)
     w->bo_base = o->backoff_base_ms > 0 ? o->backoff_base_ms : 500;
     w->bo_max = o->backoff_max_ms > 0 ? o->backoff_max_ms : 30000;
     w->max_page = o->max_page_bytes > 0 ? o->max_page_bytes : (size_t)256 << 20;
+    w->idle_ms = o->idle_timeout_ms > 0 ? o->idle_timeout_ms : 60000;
     w->log = o->log ? o->log : default_log;
     w->log_ud = o->log_ud;
     if (o->seed)
@@ -445,6 +454,7 @@ static hr_status do_list(hr_watch *w, const atomic_bool *stop, long *retry_after
 static int on_line(void *ud, const char *line, size_t len)
 {
     hr_watch *w = ud;
+    atomic_store(&w->last_line_ms, hr_mono_ms());
     /* hr_kline_fn hands a const pointer; the transport said the line is a
      * private padded copy (hr_wtransport.lines_writable). */
     hr_wline r = w->tr.lines_writable ? hr_watch_feed_line_mut(w, (char *)(uintptr_t)line, len)
@@ -454,6 +464,52 @@ static int on_line(void *ud, const char *line, size_t len)
         return 1;
     }
     return 0;
+}
+
+/* The watchdog of one stream: a healthy stream is never silent for long,
+ * because the watch asks for bookmarks (the API server sends one about
+ * every minute) — so idle_ms without a line means a live but silent server
+ * (a half-open connection, a stuck proxy). It checks in short slices so
+ * that a stop reaches the stream promptly too. */
+static void *idle_dog(void *arg)
+{
+    hr_watch *w = arg;
+    long slice = w->idle_ms / 4 < 50 ? (w->idle_ms / 4 > 0 ? w->idle_ms / 4 : 1) : 50;
+    while (!atomic_load(&w->stream_done)) {
+        if (stopped(w->dog_stop)) {
+            atomic_store(&w->cut, true);
+            break;
+        }
+        if (hr_mono_ms() - atomic_load(&w->last_line_ms) >= w->idle_ms) {
+            atomic_store(&w->idle_fired, true);
+            atomic_store(&w->cut, true);
+            break;
+        }
+        struct timespec ts = {slice / 1000, (slice % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
+/* One stream under the idle watchdog. Without a thread for the dog (it
+ * could not be made) the stream runs on stop alone. */
+static hr_status guarded_stream(hr_watch *w, const char *path, long timeout_s,
+                                const atomic_bool *stop, hr_kresult *res, hr_err *err)
+{
+    atomic_store(&w->cut, false);
+    atomic_store(&w->idle_fired, false);
+    atomic_store(&w->stream_done, false);
+    atomic_store(&w->last_line_ms, hr_mono_ms());
+    w->dog_stop = stop;
+    pthread_t dog;
+    if (pthread_create(&dog, NULL, idle_dog, w) != 0) {
+        wlog(w, HR_LV_WARN, "no thread for the idle watchdog: stream without it");
+        return w->tr.stream(w->tr.ud, path, timeout_s, on_line, w, stop, res, err);
+    }
+    hr_status st = w->tr.stream(w->tr.ud, path, timeout_s, on_line, w, &w->cut, res, err);
+    atomic_store(&w->stream_done, true);
+    pthread_join(dog, NULL);
+    return st;
 }
 
 hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
@@ -518,10 +574,20 @@ hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
         int64_t t0 = hr_mono_ms();
         /* The client-side bound is a little longer than the server's, so
          * a healthy stream ends on the server's side, cleanly. */
-        hr_status st =
-            w->tr.stream(w->tr.ud, hr_buf_str(&path), timeout + 30, on_line, w, stop, &res, &err);
+        hr_status st = guarded_stream(w, hr_buf_str(&path), timeout + 30, stop, &res, &err);
         if (stopped(stop))
             break;
+        if (atomic_load(&w->idle_fired)) {
+            /* Dropped as silent: resume from the last resourceVersion, as
+             * after any other stream end that was not clean. */
+            hr_watch_get_rv(w, rv, sizeof rv);
+            count(w, &w->stats.errors, 1);
+            long d = backoff(w, attempt++, 0);
+            wlog(w, HR_LV_WARN, "watch silent for %ld ms, dropped; resume from %s in %ld ms",
+                 w->idle_ms, rv, d);
+            nap(d, stop);
+            continue;
+        }
         if (w->line_result == HR_WL_GONE || res.status == 410) {
             if (res.status == 410)
                 wlog(w, HR_LV_INFO, "watch from %s refused with 410 Gone: relist", rv);

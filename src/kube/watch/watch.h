@@ -85,6 +85,9 @@ typedef struct hr_watch_opts {
     hr_log_sink log;       /* NULL: logfmt lines on stderr */
     void *log_ud;
     uint64_t seed; /* jitter; 0: a random seed (util/prng.h) */
+    /* A stream with no line (bookmarks included) for this long is dropped
+     * and resumed from the last resourceVersion (design §5); <= 0: 60000. */
+    long idle_timeout_ms;
 } hr_watch_opts;
 
 /* Counters, readable from any thread (metrics). */
