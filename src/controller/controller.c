@@ -237,8 +237,10 @@ hr_status hr_controller_start(const hr_controller_opts *o, hr_controller **out, 
     c->client_burst = cfg->client_burst;
     /* The client was made with the defaults; from here on it writes at
      * the configured rate. */
-    if (o->client != NULL)
+    if (o->client != NULL) {
         hr_kclient_set_rate(o->client, c->client_qps, c->client_burst);
+        hr_kclient_abandon_writes(o->client, false);
+    }
     hr_ctlmetrics_init(&c->metrics);
     atomic_init(&c->stop, false);
     c->gauges = hr_gauges_new();
@@ -305,6 +307,10 @@ void hr_controller_stop(hr_controller *c)
     if (c == NULL)
         return;
     atomic_store(&c->stop, true);
+    /* A worker asleep in the client's write limiter wakes now, not when
+     * its token comes (design §10: the Lease is released within 10 s). */
+    if (c->o.client != NULL)
+        hr_kclient_abandon_writes(c->o.client, true);
     if (c->q != NULL)
         hr_nodequeue_shutdown(c->q);
     if (c->feeder_started)

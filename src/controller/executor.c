@@ -362,6 +362,8 @@ static void post_event(hr_executor *e, const hr_rpod *p, const char *type, const
     hr_kresult res = {0};
     hr_err err;
     hr_status st = hr_kevent_create(e->o.client, &ev, &res, &err);
+    if (st == HR_E_CANCELED)
+        return; /* abandoned on shutdown: nothing was sent */
     out->writes++;
     atomic_fetch_add(&e->o.metrics->writes[HR_WK_EVENT], 1);
     if (st != HR_OK)
@@ -526,6 +528,11 @@ hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r
             snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s/resize", p->ns, p->name);
             st = hr_kclient_apply(e->o.client, path, HR_FIELD_MANAGER, true, a->apply_body,
                                   strlen(a->apply_body), &resp, &res, err);
+            if (st == HR_E_CANCELED) {
+                hr_buf_free(&resp);
+                hr_err_clear(err);
+                return HR_OK; /* abandoned on shutdown: nothing was sent */
+            }
             out->writes++;
             atomic_fetch_add(&e->o.metrics->writes[HR_WK_RESIZE], 1);
             if (st != HR_OK) {
@@ -584,6 +591,11 @@ hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r
         hr_buf_reset(&resp);
         st = hr_kclient_merge_patch(e->o.client, path, a->status_patch, strlen(a->status_patch),
                                     &resp, &res, err);
+        if (st == HR_E_CANCELED) {
+            hr_buf_free(&resp);
+            hr_err_clear(err);
+            return HR_OK; /* abandoned on shutdown: nothing was sent */
+        }
         out->writes++;
         atomic_fetch_add(&e->o.metrics->writes[HR_WK_ANNOTATION], 1);
         if (st == HR_OK) {

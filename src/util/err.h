@@ -37,6 +37,7 @@ typedef enum HR_STATUS_MUST_CHECK_ hr_status {
     HR_E_IO,       /* reading a file or stream failed */
     HR_E_LIMIT,    /* the input is larger than allowed */
     HR_E_NOTFOUND, /* a named thing (node, pod) does not exist */
+    HR_E_CANCELED, /* abandoned on shutdown before it was done (nothing sent) */
 } hr_status;
 
 #define HR_ERR_MSG_MAX 400

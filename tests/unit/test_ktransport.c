@@ -205,6 +205,51 @@ static void test_limiter_threads_real_clock(void **state)
     hr_klimiter_destroy(&l);
 }
 
+typedef struct stop_waiter {
+    hr_klimiter *l;
+    const atomic_bool *stop;
+    hr_status st;
+    _Atomic int64_t done_ns;
+} stop_waiter;
+
+static void *stop_waiter_main(void *p)
+{
+    stop_waiter *t = p;
+    t->st = hr_klimiter_wait_stop(t->l, t->stop);
+    atomic_store(&t->done_ns, hr_mono_ns());
+    return NULL;
+}
+
+/* design §10: a worker asleep in the limiter for a far token (qps 0.1: 10 s
+ * away) gives up promptly when the stop flag is set, with HR_E_CANCELED,
+ * and hands its token back. */
+static void test_limiter_wait_stops(void **state)
+{
+    (void)state;
+    hr_klimiter l;
+    assert_int_equal(hr_klimiter_init(&l, 0.1, 1, hr_mono_ns()), 0);
+    CHECK_TRUE("burst", hr_klimiter_try(&l, hr_mono_ns()));
+    atomic_bool stop;
+    atomic_init(&stop, false);
+    stop_waiter t = {&l, &stop, HR_OK, 0};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, stop_waiter_main, &t), 0);
+    struct timespec ts = {0, 50 * 1000000L};
+    nanosleep(&ts, NULL);
+    CHECK_TRUE("still waiting before stop", atomic_load(&t.done_ns) == 0);
+    int64_t t0 = hr_mono_ns();
+    atomic_store(&stop, true);
+    pthread_join(th, NULL);
+    int64_t ms = (atomic_load(&t.done_ns) - t0) / 1000000;
+    if (ms > 100)
+        fail_msg("limiter wait ended %" PRId64 " ms after stop, want < 100", ms);
+    assert_int_equal(t.st, HR_E_CANCELED);
+    /* The abandoned token went back: the next comes ~10 s out, not ~20. */
+    int64_t next = hr_klimiter_reserve(&l, hr_mono_ns());
+    CHECK_TRUE("token refunded", next > 9 * SEC && next <= 10 * SEC);
+    hr_klimiter_destroy(&l);
+}
+
 /* --------------------------------------------------------- line splitter */
 
 typedef struct lines_seen {
@@ -430,6 +475,52 @@ static int stop_line(void *ud, const char *line, size_t len)
     return 1;
 }
 
+typedef struct write_waiter {
+    hr_kclient *c;
+    hr_status st;
+    hr_err e;
+    _Atomic int64_t done_ns;
+} write_waiter;
+
+static void *write_waiter_main(void *p)
+{
+    write_waiter *t = p;
+    t->st = hr_kclient_merge_patch(t->c, "/api/v1/namespaces/a/pods/b", "{}", 2, NULL, NULL, &t->e);
+    atomic_store(&t->done_ns, hr_mono_ns());
+    return NULL;
+}
+
+/* The same through the client: hr_kclient_abandon_writes wakes a write
+ * waiting for its token; it sends nothing and says so. */
+static void test_client_abandon_writes(void **state)
+{
+    (void)state;
+    write_kubeconfig("https://127.0.0.1:1");
+    hr_kclient_opts o = {.kubeconfig = g_kc, .timeout_ms = 3000, .qps = 0.1, .burst = 1};
+    hr_kclient *c = NULL;
+    hr_err e = {0};
+    if (hr_kclient_new(&o, &c, &e) != HR_OK)
+        fail_msg("%s", e.msg);
+    /* The burst token: refused at once by port 1. */
+    assert_int_equal(
+        hr_kclient_merge_patch(c, "/api/v1/namespaces/a/pods/b", "{}", 2, NULL, NULL, &e), HR_E_IO);
+    write_waiter t = {c, HR_OK, {0}, 0};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, write_waiter_main, &t), 0);
+    struct timespec ts = {0, 50 * 1000000L};
+    nanosleep(&ts, NULL);
+    CHECK_TRUE("write waits for its token", atomic_load(&t.done_ns) == 0);
+    int64_t t0 = hr_mono_ns();
+    hr_kclient_abandon_writes(c, true);
+    pthread_join(th, NULL);
+    int64_t ms = (atomic_load(&t.done_ns) - t0) / 1000000;
+    if (ms > 100)
+        fail_msg("write ended %" PRId64 " ms after abandon, want < 100", ms);
+    assert_int_equal(t.st, HR_E_CANCELED);
+    assert_non_null(strstr(t.e.msg, "abandoned on shutdown"));
+    hr_kclient_free(c);
+}
+
 static void test_client_nothing_listens(void **state)
 {
     (void)state;
@@ -505,12 +596,14 @@ int main(void)
         cmocka_unit_test(test_limiter_fake_clock),
         cmocka_unit_test(test_limiter_pacing_live_change),
         cmocka_unit_test(test_limiter_threads_real_clock),
+        cmocka_unit_test(test_limiter_wait_stops),
         cmocka_unit_test(test_lines_every_split),
         cmocka_unit_test(test_lines_limit_stop_tail),
         cmocka_unit_test(test_lines_big),
         cmocka_unit_test(test_status_errors),
         cmocka_unit_test(test_retry_after),
         cmocka_unit_test(test_client_nothing_listens),
+        cmocka_unit_test(test_client_abandon_writes),
         cmocka_unit_test(test_client_stop_flag),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -69,6 +69,7 @@ struct hr_kclient {
     char *base;                    /* URL prefix requests are made against */
     struct curl_slist *connect_to; /* tls-server-name: real address */
     _Atomic uint64_t n_responses, n_http2, n_connects, n_rate_sets;
+    atomic_bool abandon; /* hr_kclient_abandon_writes: limiter waits give up */
 };
 
 /* ------------------------------------------------------------- process */
@@ -200,6 +201,7 @@ hr_status hr_kclient_new_from_config(hr_kconfig *cfg, const hr_kclient_opts *o, 
         goto fail;
     }
     c->lim_ok = true;
+    atomic_init(&c->abandon, false);
     if (pthread_mutex_init(&c->pool_mu, NULL) != 0) {
         st = hr_err_set(err, HR_E_NOMEM, "client: cannot create a mutex");
         goto fail;
@@ -297,6 +299,11 @@ void hr_kclient_set_rate(hr_kclient *c, double qps, int burst)
 {
     hr_klimiter_set(&c->lim, qps, burst, hr_mono_ns());
     atomic_fetch_add(&c->n_rate_sets, 1);
+}
+
+void hr_kclient_abandon_writes(hr_kclient *c, bool on)
+{
+    atomic_store_explicit(&c->abandon, on, memory_order_release);
 }
 
 void hr_kclient_get_rate(hr_kclient *c, double *qps, int *burst)
@@ -689,8 +696,10 @@ static hr_status request(hr_kclient *c, const char *method, const char *path,
                           "spaces or control characters");
     if (!method || !*method)
         return hr_err_set(err, HR_E_INPUT, "request without a method");
-    if (limited)
-        hr_klimiter_wait(&c->lim);
+    if (limited && hr_klimiter_wait_stop(&c->lim, &c->abandon) != HR_OK)
+        return hr_err_set(err, HR_E_CANCELED,
+                          "%s %s: abandoned on shutdown while waiting for the write limiter",
+                          method, path);
     char *url = join_url(c, path);
     if (!url)
         return hr_err_set(err, HR_E_NOMEM, "client: out of memory");

@@ -84,6 +84,13 @@ const char *hr_kclient_origin(const hr_kclient *c);
  * (controller.h). qps <= 0: 50, burst <= 0: 100. */
 void hr_kclient_set_rate(hr_kclient *c, double qps, int burst);
 
+/* Shutdown (design §10): while on, a write waiting for the limiter — or
+ * about to — gives up within 10 ms, sends nothing and returns
+ * HR_E_CANCELED; writes that need no wait and unlimited requests (the
+ * Lease release) go on. Safe from any thread. The controller turns it on
+ * when it stops (and off when it starts). */
+void hr_kclient_abandon_writes(hr_kclient *c, bool on);
+
 /* The write limiter's rate and burst in force. */
 void hr_kclient_get_rate(hr_kclient *c, double *qps, int *burst);
 
@@ -108,7 +115,8 @@ void hr_kclient_get_stats(const hr_kclient *c, hr_kclient_stats *out);
  * body may be NULL. The response body is appended to resp (may be NULL).
  * Returns HR_OK for 2xx; otherwise an error whose message carries the
  * server's Status message, with res->status set. Writes (any method but
- * GET) first take a token from the limiter, waiting for it. No retries
+ * GET) first take a token from the limiter, waiting for it (HR_E_CANCELED:
+ * abandoned on shutdown, see hr_kclient_abandon_writes). No retries
  * here: callers decide (see hr_kbackoff). */
 HR_MUST_CHECK hr_status hr_kclient_do(hr_kclient *c, const char *method, const char *path,
                                       const char *content_type, const void *body, size_t body_len,

@@ -93,6 +93,32 @@ bool hr_klimiter_try(hr_klimiter *l, int64_t now_ns)
     return ok;
 }
 
+hr_status hr_klimiter_wait_stop(hr_klimiter *l, const atomic_bool *stop)
+{
+    int64_t now = hr_mono_ns();
+    int64_t wait = hr_klimiter_reserve(l, now);
+    if (wait <= 0)
+        return HR_OK;
+    int64_t deadline = now + wait;
+    const int64_t slice = (int64_t)HR_KLIMITER_STOP_SLICE_MS * 1000000;
+    for (;;) {
+        if (stop != NULL && atomic_load_explicit(stop, memory_order_acquire)) {
+            /* Unused: the debt it made goes, so the bucket is as if the
+             * caller had never come (reservations given out keep theirs). */
+            pthread_mutex_lock(&l->mu);
+            l->tokens += 1;
+            if (l->tokens > l->burst)
+                l->tokens = l->burst;
+            pthread_mutex_unlock(&l->mu);
+            return HR_E_CANCELED;
+        }
+        int64_t t = hr_mono_ns();
+        if (t >= deadline)
+            return HR_OK;
+        hr_mono_sleep_until(deadline - t > slice ? t + slice : deadline);
+    }
+}
+
 void hr_klimiter_wait(hr_klimiter *l)
 {
     int64_t now = hr_mono_ns();

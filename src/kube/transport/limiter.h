@@ -16,6 +16,7 @@
 #define HR_KUBE_LIMITER_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -55,5 +56,12 @@ bool hr_klimiter_try(hr_klimiter *l, int64_t now_ns);
 /* Reserve and sleep on the monotonic clock (util/clock.h) until the token
  * is ours. */
 void hr_klimiter_wait(hr_klimiter *l);
+
+/* The same, but a waiter gives up within HR_KLIMITER_STOP_SLICE_MS of *stop
+ * becoming true (shutdown, design §10: a worker must not hold the process
+ * up for a token it will not use): HR_E_CANCELED, and the token goes back
+ * to the bucket. stop may be NULL (never). HR_OK: the token is ours. */
+#define HR_KLIMITER_STOP_SLICE_MS 10
+HR_MUST_CHECK hr_status hr_klimiter_wait_stop(hr_klimiter *l, const atomic_bool *stop);
 
 #endif
