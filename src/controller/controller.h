@@ -11,7 +11,7 @@
  * cache.h requires, and feeds the queue from inside it: lock order cache
  * lock, then the node queue's lock (hr_controller_enqueue_all takes them
  * in the same order; the queue's lock is never held while taking another).
- * Under the same hold, after the drain, the feeder sweeps a bounded slice
+ * Under the same hold, after every tenth drain (100 ms), the feeder sweeps a bounded slice
  * of the executor's per-pod and per-node maps (hr_executor_sweep: lock
  * order cache lock, then the executor's lock, then the back-off table's, a
  * leaf), so what belongs to a pod or node that left the cache is freed; the queue frees a node's entry

@@ -45,8 +45,8 @@ struct hr_executor {
     hr_executor_opts o;
     char instance[256];              /* our copy of o.instance: the caller's may not outlive us */
     pthread_mutex_t mu;              /* guards the maps below */
-    hr_strmap last_rv;               /* ns/name -> resourceVersion of our last write */
-    hr_strmap reported;              /* ns/name -> REP_* mask */
+    hr_strmap last_rv;               /* ns/name/uid -> resourceVersion of our last write */
+    hr_strmap reported;              /* ns/name/uid -> REP_* mask */
     hr_strmap buckets;               /* node -> hr_klimiter* */
     size_t cur_rv, cur_rep, cur_bkt; /* where the sweep resumes in each map */
     int node_pps;
