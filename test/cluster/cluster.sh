@@ -17,6 +17,10 @@
 #   cluster.sh restart-apiserver [SECONDS]
 #                                    SIGKILL the API server, keep it down SECONDS (default 3),
 #                                    start it again with the same flags, wait until ready
+#   cluster.sh freeze-apiserver SECONDS
+#                                    SIGSTOP the API server for SECONDS, then SIGCONT it (its
+#                                    sockets stay open: clients hang instead of being refused)
+#   cluster.sh audit                 print the audit log path (JSON lines, see README.md)
 #
 # `up` while the cluster is already up and healthy prints the status and exits 0; `up` over a
 # partly running cluster fails and asks for `down` (stale state with nothing running is removed).
@@ -280,6 +284,26 @@ state_any_running() {
   return 1
 }
 
+# The API server's own record of requests (design §14): every request of a client that is not a
+# control-plane component, at Metadata level (who, verb, object, code, timestamps), one JSON object
+# per line, written before the response (blocking mode). Tests count our reads and writes from it
+# rather than from our own counters. The components' own traffic is left out to keep it small.
+write_audit_policy() {
+  cat >"$STATE/audit-policy.yaml" <<EOF
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: None
+  users: [system:kube-controller-manager, system:kube-scheduler, kwok-controller, system:apiserver]
+- level: None
+  userGroups: [system:serviceaccounts:kube-system, system:nodes]
+- level: None
+  nonResourceURLs: [/healthz*, /readyz*, /livez*, /version, /openapi*]
+- level: Metadata
+EOF
+}
+
 cmd_up() {
   local t0
   t0=$(now_ms)
@@ -331,6 +355,7 @@ cmd_up() {
     --unsafe-no-fsync=true --quota-backend-bytes=8589934592 --log-level=warn
   wait_for "etcd /health" 30 etcd -- curl -sf --max-time 2 "http://127.0.0.1:$ETCD_PORT/health"
 
+  write_audit_policy
   # shellcheck disable=SC2086
   start kube-apiserver \
     --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
@@ -346,6 +371,8 @@ cmd_up() {
     --allow-privileged=true \
     --max-requests-inflight=1000 --max-mutating-requests-inflight=500 \
     --profiling=false \
+    --audit-policy-file="$STATE/audit-policy.yaml" --audit-log-path="$STATE/audit.log" \
+    --audit-log-format=json --audit-log-mode=blocking --audit-log-maxbackup=0 \
     ${HEADROOM_APISERVER_ARGS:-}
   wait_for "kube-apiserver /readyz" "$READY_TIMEOUT" etcd kube-apiserver -- api_ready
 
@@ -503,6 +530,20 @@ cmd_restart_apiserver() {
   log "kube-apiserver ready again in $(secs_since "$t0")s"
 }
 
+# For fault tests: the API server stops answering but keeps its sockets (a hung process, a
+# stalled node), unlike restart-apiserver where connections are refused.
+cmd_freeze_apiserver() {
+  local secs=${1:?usage: cluster.sh freeze-apiserver SECONDS} pid bin
+  pid=$(cat "$STATE/pids/kube-apiserver" 2>/dev/null) || die "no API server recorded in $STATE"
+  bin=$(cat "$STATE/pids/kube-apiserver.bin")
+  pid_is_ours "$pid" "$bin" || die "the recorded API server (pid $pid) is not running"
+  kill -STOP "$pid"
+  log "kube-apiserver (pid $pid) frozen for ${secs}s"
+  sleep "$secs"
+  kill -CONT "$pid"
+  log "kube-apiserver (pid $pid) thawed"
+}
+
 main() {
   local cmd=${1:-}
   [ $# -eq 0 ] || shift
@@ -517,7 +558,9 @@ main() {
     kubectl) exec "$(bin_path kubectl)" --kubeconfig "$STATE/admin.kubeconfig" "$@" ;;
     bin) [ $# -eq 1 ] || die "usage: cluster.sh bin NAME"; echo "$(bin_path "$1")" ;;
     restart-apiserver) cmd_restart_apiserver "$@" ;;
-    *) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; [ -n "$cmd" ] && [ "$cmd" != help ] && [ "$cmd" != -h ] && exit 2; return 0 ;;
+    freeze-apiserver) cmd_freeze_apiserver "$@" ;;
+    audit) echo "$STATE/audit.log" ;;
+    *) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; [ -n "$cmd" ] && [ "$cmd" != help ] && [ "$cmd" != -h ] && exit 2; return 0 ;;
   esac
 }
 main "$@"

@@ -77,6 +77,17 @@ remove_identity() { # user name
   k -n kube-headroom delete rolebinding "$1" >/dev/null 2>&1
 }
 
+# ------------------------------------------------------------- audit log
+# The API server's own record (test/cluster/README.md): count requests from
+# it, not from the daemon's counters. audit_mark prints the current line
+# count; audit_since MARK [jq filter] prints the events after it, one compact
+# JSON object per line, optionally filtered (e.g. 'select(.verb=="patch")').
+AUDIT=${HEADROOM_AUDIT_LOG:-$STATE/audit.log}
+audit_mark() { [ -f "$AUDIT" ] && wc -l <"$AUDIT" || echo 0; }
+audit_since() { # mark [jq filter]
+  tail -n +"$(($1 + 1))" "$AUDIT" | jq -c "${2:-.}"
+}
+
 # ------------------------------------------------------------- objects
 NODES=() NSS=()
 delete_objects() {
