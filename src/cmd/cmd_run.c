@@ -14,8 +14,12 @@
  *
  * Shutdown: SIGTERM or SIGINT stops the listeners (in-flight requests are
  * answered or dropped; the API server's failurePolicy Ignore covers a
- * dropped review), then the informers (each notices within 0.5 s). A
- * watchdog exits the process if all that takes longer than 10 s.
+ * dropped review), then the controller (a write waiting in the limiter is
+ * abandoned) and the Lease is released, then the informers (each notices
+ * within 0.5 s). A watchdog exits the process if all that takes longer
+ * than 10 s. The signals are blocked in every thread and taken by the main
+ * thread with sigtimedwait: no handler runs, and every flag another thread
+ * reads is a C11 atomic (each part owns its own stop flag).
  *
  * Precedence (design §11): flags, then the HeadroomConfig, then defaults;
  * --dry-run=true|false overrides the config's dryRun (hr_config_effective).
@@ -88,14 +92,14 @@ typedef struct run_ctx {
     hr_certs *certs;
     hr_wh_endpoint wh;
     hr_listener *metrics_l, *webhook_l;
+    /* Set and cleared under the cache lock: the observer, which runs with
+     * that lock held, pushes config changes to it. */
     hr_controller *ctl;
     /* NULL without --leader-elect. Set once the metrics listener, which
      * reads it (render_run_metrics), is running: an atomic pointer. */
     _Atomic(hr_leader *) leader;
-    /* x->ctl is set and cleared under the cache lock: the observer, which
-     * runs with that lock held, pushes config changes to it. */
+    /* Set by the observer (a watch thread), taken by the main loop. */
     atomic_bool cfg_dirty;
-    volatile bool stop;
     /* What was last published, to log changes only. */
     hr_config last;
     bool have_last;
@@ -701,7 +705,6 @@ int hr_cmd_run(const char *prog, int argc, char **argv)
     }
     hr_logf(&x->log, HR_LV_INFO, "msg=\"shutting down\" signal=%s",
             sig == SIGTERM ? "SIGTERM" : "SIGINT");
-    x->stop = true;
     pthread_t wd;
     if (pthread_create(&wd, NULL, watchdog, NULL) == 0)
         pthread_detach(wd);
