@@ -373,6 +373,7 @@ static hr_status controller_start(run_ctx *x, hr_err *err)
                              .dry_run = x->o.dry_run,
                              .config = &eff,
                              .leading = leader ? hr_leader_leading : NULL,
+                             .leading_until = leader ? hr_leader_until_ms : NULL,
                              .leading_ud = leader,
                              .instance = host,
                              .workers = 2,

@@ -262,8 +262,11 @@ static void tick(hr_cfgstatus *s)
             st_log(s, d == HR_CFGST_COUNTS ? HR_LV_DEBUG : HR_LV_WARN,
                    "msg=\"HeadroomConfig status written\" ready=%s change=%s",
                    ready_false ? "False" : "True", d == HR_CFGST_COUNTS ? "counts" : "conditions");
-        } else if (st == HR_E_CANCELED) {
-            st_log(s, HR_LV_DEBUG, "msg=\"HeadroomConfig status abandoned on shutdown\"");
+        } else if (st == HR_E_CANCELED || st == HR_E_EXPIRED) {
+            /* Nothing was sent: shutting down, or leadership went during
+             * the limiter wait (the next leader compares afresh). */
+            st_log(s, HR_LV_DEBUG, "msg=\"HeadroomConfig status not sent\" why=%s",
+                   st == HR_E_CANCELED ? "shutdown" : "not-leading");
         } else {
             /* 404: the object went away between the cache and the write. */
             long backoff =

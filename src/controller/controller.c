@@ -198,6 +198,8 @@ static int64_t reconcile_one(hr_controller *c, const char *node, hr_arena *a)
     hr_exec_outcome out = {-1, 0};
     /* Even with nothing to write the executor looks at the node: a pod the
      * kubelet calls Infeasible needs parking and one event. */
+    /* Not leading: nothing is kept of the node; every (re)gain of
+     * leadership queues every node (controller.h). */
     if (c->o.leading == NULL || c->o.leading(c->o.leading_ud)) {
         if (hr_execute(c->exec, &s, &r, &out, &err) != HR_OK)
             ctl_log(c, 0, "msg=\"execute failed\" node=%s error=\"%s\"", node, err.msg);
@@ -247,6 +249,10 @@ hr_status hr_controller_start(const hr_controller_opts *o, hr_controller **out, 
     if (o->client != NULL) {
         hr_kclient_set_rate(o->client, c->client_qps, c->client_burst);
         hr_kclient_abandon_writes(o->client, false);
+        /* Every write re-checks leadership right before it is sent and
+         * ends by the lease's renew deadline (design §10). */
+        if (o->leading_until != NULL)
+            hr_kclient_set_write_lease(o->client, o->leading_until, o->leading_ud);
     }
     hr_ctlmetrics_init(&c->metrics);
     atomic_init(&c->stop, false);
@@ -261,8 +267,16 @@ hr_status hr_controller_start(const hr_controller_opts *o, hr_controller **out, 
     if (st == HR_OK)
         st = hr_backoff_new(&c->backoff, err);
     if (st == HR_OK) {
-        hr_executor_opts eo = {o->client, c->backoff,  &c->metrics, o->leading, o->leading_ud,
-                               &c->stop,  o->instance, o->log,      o->log_ud};
+        hr_executor_opts eo = {.client = o->client,
+                               .backoff = c->backoff,
+                               .metrics = &c->metrics,
+                               .leading = o->leading,
+                               .leading_until = o->leading_until,
+                               .leading_ud = o->leading_ud,
+                               .stop = &c->stop,
+                               .instance = o->instance,
+                               .log = o->log,
+                               .log_ud = o->log_ud};
         st = hr_executor_new(&eo, &c->exec, err);
         if (st == HR_OK)
             hr_executor_set_node_rate(c->exec, c->per_node_pps);
@@ -325,6 +339,9 @@ void hr_controller_stop(hr_controller *c)
     for (int i = 0; i < c->n_workers; i++)
         pthread_join(c->workers[i], NULL);
     hr_cfgstatus_stop(c->cfgstatus);
+    /* No writer is left: the lease callback may go with its owner. */
+    if (c->o.client != NULL && c->o.leading_until != NULL)
+        hr_kclient_set_write_lease(c->o.client, NULL, NULL);
     hr_executor_free(c->exec);
     hr_backoff_free(c->backoff);
     hr_nodequeue_free(c->q);

@@ -17,8 +17,13 @@
  * leaf), so what belongs to a pod or node that left the cache is freed; the queue frees a node's entry
  * itself once the node is done. Workers take nodes from the queue; a node is
  * never reconciled by two workers at once; rate-limited or failed work is
- * requeued, never dropped. Only the leader writes (the executor checks the
- * flag before every write); followers keep their caches warm. Beside the
+ * requeued, never dropped. Only the leader writes; followers keep their
+ * caches warm. Leadership is asked at the start of a reconcile (a node a
+ * non-leader skips is not kept: every (re)gain of leadership queues every
+ * node, hr_controller_enqueue_all), by the executor before each action and
+ * after each wait, and by the client right before each write is sent (the
+ * write lease, opts.leading_until); a node whose wave leadership cut short
+ * is requeued (design §10). Beside the
  * workers, one thread keeps the HeadroomConfig's status current
  * (cfgstatus.h).
  *
@@ -61,6 +66,11 @@ typedef struct hr_controller_opts {
      * defaults. Later changes come through hr_controller_config_changed. */
     const hr_config *config;
     bool (*leading)(void *ud); /* NULL: no leader election, always write */
+    /* Until when a request may be in flight (hr_leader_until_ms; NULL: no
+     * bound), with leading_ud. Installed as the client's write lease while
+     * the controller runs, so every write is re-checked right before it is
+     * sent and bounded by it (design §10). */
+    int64_t (*leading_until)(void *ud);
     void *leading_ud;
     const char *instance;   /* events' reportingInstance */
     int workers;            /* <= 0: 2 */

@@ -342,13 +342,23 @@ static uint64_t response_rv(const hr_buf *b)
     return v;
 }
 
+/* Leadership went while a wave ran: the rest of it waits for the next run
+ * (design §10: requeued, not dropped). */
+static void lease_lost(hr_exec_outcome *out)
+{
+    if (out->requeue_ms < 0 || out->requeue_ms > HR_EXEC_LEASE_REQUEUE_MS)
+        out->requeue_ms = HR_EXEC_LEASE_REQUEUE_MS;
+}
+
 /* One Event about a pod. Failures are logged, never fatal: an event is a
- * courtesy, the limit is the product. */
-static void post_event(hr_executor *e, const hr_rpod *p, const char *type, const char *reason,
-                       const char *note, hr_exec_outcome *out)
+ * courtesy, the limit is the product. HR_E_EXPIRED: not sent, we do not
+ * lead (asked here, and by the client after its limiter wait);
+ * HR_E_CANCELED: not sent, shutting down; else HR_OK. */
+static hr_status post_event(hr_executor *e, const hr_rpod *p, const char *type, const char *reason,
+                            const char *note, hr_exec_outcome *out)
 {
     if (!is_leader(e))
-        return;
+        return HR_E_EXPIRED;
     hr_kevent ev = {.ns = p->ns,
                     .kind = "Pod",
                     .api_version = "v1",
@@ -362,16 +372,38 @@ static void post_event(hr_executor *e, const hr_rpod *p, const char *type, const
     hr_kresult res = {0};
     hr_err err;
     hr_status st = hr_kevent_create(e->o.client, &ev, &res, &err);
-    if (st == HR_E_CANCELED)
-        return; /* abandoned on shutdown: nothing was sent */
+    if (st == HR_E_CANCELED || st == HR_E_EXPIRED)
+        return st; /* nothing was sent */
     out->writes++;
     atomic_fetch_add(&e->o.metrics->writes[HR_WK_EVENT], 1);
     if (st != HR_OK)
         logf_(e, 1, "msg=\"event not recorded\" pod=%s/%s reason=%s status=%ld error=\"%s\"", p->ns,
               p->name, reason, res.status, err.msg);
+    return HR_OK;
 }
 
-/* The Node as the API server has it right now (design §6). */
+/* An event said once per pod and bit (report_once): REPORT_SENT (this
+ * call said it), REPORT_EARLIER (said before), or REPORT_STOP — it could not
+ * be sent, for lack of leadership (the wave is requeued) or on shutdown:
+ * the mark is taken back, so whoever leads next says it, and the caller
+ * stops the wave. */
+enum { REPORT_STOP = -1, REPORT_EARLIER = 0, REPORT_SENT = 1 };
+static int report(hr_executor *e, const char *key, unsigned bit, const hr_rpod *p, const char *type,
+                  const char *reason, const char *note, hr_exec_outcome *out)
+{
+    if (!report_once(e, key, bit))
+        return REPORT_EARLIER;
+    hr_status st = post_event(e, p, type, reason, note, out);
+    if (st == HR_OK)
+        return REPORT_SENT;
+    clear_reported(e, key, bit);
+    if (st == HR_E_EXPIRED)
+        lease_lost(out);
+    return REPORT_STOP;
+}
+
+/* The Node as the API server has it right now (design §6), read no later
+ * than leadership allows (a leader's requests end by its renew deadline). */
 static hr_status read_node_live(hr_executor *e, const char *name, hr_node *out)
 {
     char path[300];
@@ -380,7 +412,10 @@ static hr_status read_node_live(hr_executor *e, const char *name, hr_node *out)
     hr_buf_init(&b, 64u << 20);
     hr_kresult res = {0};
     hr_err err;
-    hr_status st = hr_kclient_do(e->o.client, "GET", path, NULL, NULL, 0, &b, &res, &err);
+    int64_t until =
+        e->o.leading_until != NULL ? e->o.leading_until(e->o.leading_ud) : HR_KUNTIL_NONE;
+    hr_status st =
+        hr_kclient_do_until(e->o.client, until, "GET", path, NULL, NULL, 0, &b, &res, &err);
     if (st == HR_OK) {
         yyjson_doc *d = yyjson_read(hr_buf_str(&b), b.len, 0);
         hr_arena a;
@@ -402,31 +437,28 @@ static hr_status read_node_live(hr_executor *e, const char *name, hr_node *out)
     return st;
 }
 
-static void count_skip(hr_executor *e, const hr_rpod *p, const char *key, hr_gate g,
+/* Returns false when the wave must stop (report). */
+static bool count_skip(hr_executor *e, const hr_rpod *p, const char *key, hr_gate g,
                        int64_t current, int64_t target, hr_exec_outcome *out)
 {
     atomic_fetch_add(&e->o.metrics->skips[g], 1);
     if (g == HR_GATE_NODE_UNKNOWN) {
         logf_(e, 2, "msg=\"not planned, nothing written\" pod=%s/%s reason=%s", p->ns, p->name,
               hr_gate_str(g));
-        if (report_once(e, key, REP_NODE_UNKNOWN))
-            post_event(e, p, "Normal", "ResizeSkipped",
-                       "CPU limit left as it is: the pod's Node is not in the controller's "
-                       "cache (node-unknown)",
-                       out);
-        return;
+        return report(e, key, REP_NODE_UNKNOWN, p, "Normal", "ResizeSkipped",
+                      "CPU limit left as it is: the pod's Node is not in the controller's "
+                      "cache (node-unknown)",
+                      out) != REPORT_STOP;
     }
     logf_(e, 2, "msg=\"increase skipped\" pod=%s/%s from=%" PRId64 "m to=%" PRId64 "m reason=%s",
           p->ns, p->name, current, target, hr_gate_str(g));
-    if (report_once(e, key, 1u << g)) {
-        char note[256];
-        static const char *why[] = {
-            "", "the node reports DiskPressure or PIDPressure", "the node cannot be read",
-            "the pod's total CPU limit would exceed the node's allocatable"};
-        snprintf(note, sizeof note, "CPU limit increase %" PRId64 "m -> %" PRId64 "m skipped: %s",
-                 current, target, why[g]);
-        post_event(e, p, "Normal", "ResizeSkipped", note, out);
-    }
+    char note[256];
+    static const char *why[] = {"", "the node reports DiskPressure or PIDPressure",
+                                "the node cannot be read",
+                                "the pod's total CPU limit would exceed the node's allocatable"};
+    snprintf(note, sizeof note, "CPU limit increase %" PRId64 "m -> %" PRId64 "m skipped: %s",
+             current, target, why[g]);
+    return report(e, key, 1u << g, p, "Normal", "ResizeSkipped", note, out) != REPORT_STOP;
 }
 
 /* The whole pod's CPU limit after a write: ours plus the containers we
@@ -465,18 +497,22 @@ hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r
             !hr_backoff_active(e->o.backoff, p->ns, p->name, hr_mono_ms(), NULL))
             HR_IGNORE(hr_backoff_park(e->o.backoff, p->ns, p->name, hr_mono_ms(),
                                       HR_BACKOFF_PERIOD_MS, "infeasible"));
-        if (report_once(e, key, REP_INFEASIBLE)) {
+        int said =
+            report(e, key, REP_INFEASIBLE, p, "Warning", "ResizeInfeasible",
+                   "the kubelet reports the CPU limit change as Infeasible; backing off", out);
+        if (said == REPORT_STOP)
+            return HR_OK; /* lost the lease (requeued) or shutting down */
+        if (said == REPORT_SENT)
             atomic_fetch_add(&e->o.metrics->resizes[HR_RES_INFEASIBLE], 1);
-            post_event(e, p, "Warning", "ResizeInfeasible",
-                       "the kubelet reports the CPU limit change as Infeasible; backing off", out);
-        }
     }
 
     bool have_live = false, live_ok = false;
     hr_node live = {0};
     for (size_t i = 0; i < r->n_actions; i++) {
-        if (!is_leader(e))
-            return HR_OK; /* lost the lease: stop at once */
+        if (!is_leader(e)) {
+            lease_lost(out); /* stop at once; the rest of the wave is requeued */
+            return HR_OK;
+        }
         if (e->o.stop != NULL && atomic_load(e->o.stop))
             return HR_OK; /* shutting down */
         const hr_action *a = &r->actions[i];
@@ -495,7 +531,8 @@ hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r
         }
 
         if (a->kind == HR_ACT_SKIP) {
-            count_skip(e, p, key, a->gate, a->current, a->target, out);
+            if (!count_skip(e, p, key, a->gate, a->current, a->target, out))
+                return HR_OK;
             continue;
         }
         if (!take_node_token(e, rn->name)) {
@@ -511,10 +548,16 @@ hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r
                 if (live_ok)
                     live.known = true;
             }
+            /* The read was a wait: leadership may have gone meanwhile. */
+            if (!is_leader(e)) {
+                lease_lost(out);
+                return HR_OK;
+            }
             hr_gate g = live_ok ? hr_gate_check(&live, a->current, a->target, pod_total_after(p, a))
                                 : HR_GATE_UNAVAILABLE;
             if (g != HR_GATE_PASS) {
-                count_skip(e, p, key, g, a->current, a->target, out);
+                if (!count_skip(e, p, key, g, a->current, a->target, out))
+                    return HR_OK;
                 continue;
             }
         }
@@ -528,10 +571,14 @@ hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r
             snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s/resize", p->ns, p->name);
             st = hr_kclient_apply(e->o.client, path, HR_FIELD_MANAGER, true, a->apply_body,
                                   strlen(a->apply_body), &resp, &res, err);
-            if (st == HR_E_CANCELED) {
+            if (st == HR_E_CANCELED || st == HR_E_EXPIRED) {
+                /* Nothing was sent: shutting down, or leadership went
+                 * during the limiter wait (requeued). */
+                if (st == HR_E_EXPIRED)
+                    lease_lost(out);
                 hr_buf_free(&resp);
                 hr_err_clear(err);
-                return HR_OK; /* abandoned on shutdown: nothing was sent */
+                return HR_OK;
             }
             out->writes++;
             atomic_fetch_add(&e->o.metrics->writes[HR_WK_RESIZE], 1);
@@ -560,10 +607,13 @@ hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r
                         HR_IGNORE(hr_backoff_park(e->o.backoff, p->ns, p->name, hr_mono_ms(),
                                                   HR_BACKOFF_PERIOD_MS, hr_result_str(rr)));
                     unsigned bit = rr == HR_RES_QUOTA_DENIED ? REP_FORBIDDEN : REP_INVALID;
-                    if (report_once(e, key, bit))
-                        post_event(e, p, "Warning",
-                                   rr == HR_RES_QUOTA_DENIED ? "ResizeForbidden" : "ResizeSkipped",
-                                   err->msg, out);
+                    if (report(e, key, bit, p, "Warning",
+                               rr == HR_RES_QUOTA_DENIED ? "ResizeForbidden" : "ResizeSkipped",
+                               err->msg, out) == REPORT_STOP) {
+                        hr_buf_free(&resp);
+                        hr_err_clear(err);
+                        return HR_OK;
+                    }
                 } else if (rr == HR_RES_GONE) {
                     hr_executor_forget_pod(e, p->ns, p->name, snap_uid(s, a->pod));
                 } else if (rr == HR_RES_CONFLICT) {
@@ -591,10 +641,12 @@ hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r
         hr_buf_reset(&resp);
         st = hr_kclient_merge_patch(e->o.client, path, a->status_patch, strlen(a->status_patch),
                                     &resp, &res, err);
-        if (st == HR_E_CANCELED) {
+        if (st == HR_E_CANCELED || st == HR_E_EXPIRED) {
+            if (st == HR_E_EXPIRED)
+                lease_lost(out); /* nothing was sent; requeued */
             hr_buf_free(&resp);
             hr_err_clear(err);
-            return HR_OK; /* abandoned on shutdown: nothing was sent */
+            return HR_OK;
         }
         out->writes++;
         atomic_fetch_add(&e->o.metrics->writes[HR_WK_ANNOTATION], 1);
@@ -612,8 +664,14 @@ hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r
             hr_err_clear(err);
         }
         hr_buf_free(&resp);
-        if (a->kind == HR_ACT_RESIZE)
-            post_event(e, p, "Normal", "CPULimitAdjusted", a->event_message, out);
+        if (a->kind == HR_ACT_RESIZE) {
+            hr_status es = post_event(e, p, "Normal", "CPULimitAdjusted", a->event_message, out);
+            if (es != HR_OK) {
+                if (es == HR_E_EXPIRED)
+                    lease_lost(out); /* the limit is written; the rest waits */
+                return HR_OK;
+            }
+        }
     }
     return HR_OK;
 }

@@ -7,8 +7,13 @@
  * "never act on a cache older than our own write" check, the live Node
  * re-read before any increase (a condition that flipped mid-reconcile
  * cannot authorize a raise), then the write, and the outcome table of
- * design §7. Only the leader writes: the flag is checked before every write,
- * so a replica that lost its lease stops at the next write.
+ * design §7. Only the leader writes (design §10): leadership is asked
+ * before every action, again after the live Node read (a wait of up to the
+ * request timeout), and by the client right before each write is sent
+ * (after its limiter wait; the client's write lease). A wave that loses
+ * leadership stops there and the node is requeued (HR_EXEC_LEASE_REQUEUE_MS):
+ * nothing is dropped, and the "already reported" mark of an event that was
+ * not sent is taken back, so it is sent by whoever leads next.
  */
 #ifndef HR_CONTROLLER_EXECUTOR_H
 #define HR_CONTROLLER_EXECUTOR_H
@@ -33,8 +38,13 @@ typedef struct hr_executor_opts {
     hr_kclient *client;
     hr_backoff *backoff;
     hr_ctlmetrics *metrics;
-    /* May we write now? Asked before every write (NULL: always). */
+    /* May we write now? Asked before every action and after every wait
+     * (NULL: always). */
     bool (*leading)(void *ud);
+    /* Until when a request may be in flight (monotonic ms; NULL: no bound):
+     * bounds the live Node read. Writes are bounded by the client's write
+     * lease (controller.h installs the same callback there). */
+    int64_t (*leading_until)(void *ud);
     void *leading_ud;
     /* Shutdown: checked before every write; the rest of a wave is
      * abandoned (design §10: finish or abandon in-flight work in 10 s). */
@@ -56,6 +66,12 @@ bool hr_executor_set_node_rate(hr_executor *e, int per_node_pps);
 
 /* The per-node rate in force. A plain read, under the executor's lock. */
 int hr_executor_node_rate(hr_executor *e);
+
+/* How soon a node whose wave lost leadership is looked at again: one
+ * election retry period. A replica that leads again by then (a slow
+ * renewal) carries on; one that does not skips it (and every node is queued
+ * anew when it leads again). */
+#define HR_EXEC_LEASE_REQUEUE_MS 2000
 
 typedef struct hr_exec_outcome {
     int64_t requeue_ms; /* -1: node done; else run it again this far from now */

@@ -32,25 +32,50 @@ struct hr_leader {
 
 #define llog(l, level, ...) hr_ctl_logf((l)->o.log, (l)->o.log_ud, "leader", (level), __VA_ARGS__)
 
-bool hr_leader_leading(void *ud)
+int64_t hr_leader_until_ms(void *ud)
 {
     hr_leader *l = ud;
     if (l == NULL)
-        return true;
-    return atomic_load(&l->leading) && hr_mono_ms() < atomic_load(&l->valid_until_ms);
+        return HR_KUNTIL_NONE;
+    return atomic_load(&l->leading) ? atomic_load(&l->valid_until_ms) : 0;
 }
 
+bool hr_leader_leading(void *ud)
+{
+    return hr_leader_until_ms(ud) > hr_mono_ms();
+}
+
+bool hr_leader_gained(bool was_flag, int64_t until_before, int64_t until_after, int64_t now_ms)
+{
+    bool before = was_flag && now_ms < until_before;
+    return !before && until_after > now_ms;
+}
+
+/* A successful acquire or renewal (on) whose round began at renewed_at, or
+ * a loss (off). "Leading" is the flag AND the clock (leader.h), so the edge
+ * reported to on_change is that of the pair: a renewal that came back
+ * after the renew deadline had passed is a new term — nodes skipped in the
+ * lapse are looked at again — even though the flag never dropped. */
 static void set_leading(hr_leader *l, bool on, int64_t renewed_at)
 {
     bool was = atomic_load(&l->leading);
+    int64_t before = atomic_load(&l->valid_until_ms);
+    int64_t until = on ? renewed_at + l->o.renew_deadline_ms : before;
     if (on)
-        atomic_store(&l->valid_until_ms, renewed_at + l->o.renew_deadline_ms);
+        atomic_store(&l->valid_until_ms, until);
     atomic_store(&l->leading, on);
-    if (was != on) {
+    int64_t now = hr_mono_ms();
+    if (on && hr_leader_gained(was, before, until, now)) {
         llog(l, HR_LV_INFO, "msg=\"%s\" lease=%s/%s identity=%s",
-             on ? "became leader" : "stopped leading", l->ns, l->name, l->id);
+             was ? "leading again after the renew deadline lapsed" : "became leader", l->ns,
+             l->name, l->id);
         if (l->o.on_change)
-            l->o.on_change(l->o.ud, on);
+            l->o.on_change(l->o.ud, true);
+    } else if (!on && was) {
+        llog(l, HR_LV_INFO, "msg=\"stopped leading\" lease=%s/%s identity=%s", l->ns, l->name,
+             l->id);
+        if (l->o.on_change)
+            l->o.on_change(l->o.ud, false);
     }
 }
 
@@ -60,6 +85,13 @@ static void round_once(hr_leader *l)
     hr_kresult res = {0};
     hr_err err;
     int64_t t0 = hr_mono_ms();
+    if (atomic_load(&l->leading) && t0 >= atomic_load(&l->valid_until_ms)) {
+        /* The renew deadline passed without a renewal (a slow or stalled
+         * API server): writing stopped then, by the clock; say so. */
+        llog(l, HR_LV_WARN, "msg=\"renew deadline passed, not leading\" lease=%s/%s", l->ns,
+             l->name);
+        set_leading(l, false, 0);
+    }
     hr_klease cur;
     hr_status st = hr_klease_get(l->o.client, l->ns, l->name, &cur, &res, &err);
     int64_t now_us = hr_ktime_now_us();

@@ -37,7 +37,8 @@ typedef struct hr_leader_opts {
     long renew_deadline_ms; /* <= 0: 10000 */
     long retry_ms;          /* <= 0: 2000 */
     /* Called on the election thread when leadership is gained (e.g. to
-     * reconcile every node) and lost. */
+     * reconcile every node) — including regained after the renew deadline
+     * lapsed without the flag dropping (hr_leader_gained) — and lost. */
     void (*on_change)(void *ud, bool leading);
     void *ud;
     hr_log_sink log;
@@ -46,8 +47,26 @@ typedef struct hr_leader_opts {
 
 HR_MUST_CHECK hr_status hr_leader_start(const hr_leader_opts *o, hr_leader **out, hr_err *err);
 
-/* May this replica write right now? Safe from any thread; cheap. */
+/* May this replica write right now? Safe from any thread; cheap.
+ * hr_leader_until_ms(leader) > hr_mono_ms(). NULL: true. */
 bool hr_leader_leading(void *leader);
+
+/* Until when (monotonic ms, util/clock.h) this replica may have a request
+ * in flight: the start of the round of its last successful renewal plus
+ * the renew deadline — below the lease duration, so nothing it sends
+ * outlives the lease a follower waits out. 0 when not leading (a failed
+ * renewal); NULL: HR_KUNTIL_NONE (no election, no bound). Its shape is
+ * hr_kuntil_fn: the controller installs it as the client's write lease
+ * (kube/transport/client.h) and bounds its reads with it. */
+int64_t hr_leader_until_ms(void *leader);
+
+/* The gain edge reported to on_change(true), pure for tests: leading
+ * before (the flag was_flag and now_ms < until_before) was false, and
+ * leading after a successful renewal (until_after > now_ms) is true. So a
+ * renewal that succeeds after the renew deadline had lapsed is a gain —
+ * every node is looked at again — and one that succeeds too late to lead
+ * (until_after <= now_ms) is not yet. */
+bool hr_leader_gained(bool was_flag, int64_t until_before, int64_t until_after, int64_t now_ms);
 
 /* Stop and join the election thread: once this returns, on_change is
  * never called again. The Lease is neither renewed nor released, so

@@ -38,6 +38,7 @@ typedef enum HR_STATUS_MUST_CHECK_ hr_status {
     HR_E_LIMIT,    /* the input is larger than allowed */
     HR_E_NOTFOUND, /* a named thing (node, pod) does not exist */
     HR_E_CANCELED, /* abandoned on shutdown before it was done (nothing sent) */
+    HR_E_EXPIRED,  /* the caller's deadline (a leader's lease) had passed: nothing sent */
 } hr_status;
 
 #define HR_ERR_MSG_MAX 400

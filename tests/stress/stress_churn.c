@@ -742,6 +742,7 @@ int main(void)
                              .own_ns = "headroom-system",
                              .config = &eff,
                              .leading = hr_leader_leading,
+                             .leading_until = hr_leader_until_ms,
                              .leading_ud = leader,
                              .instance = "stress",
                              .workers = 4,

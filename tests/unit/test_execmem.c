@@ -3,7 +3,10 @@
  * nodes are created and deleted through the cache, the sweep leaves no
  * per-pod entry ("already reported" marks), no back-off entry and no
  * per-node token bucket behind; a pod recreated under the same name with a new uid inherits no
- * marks of the old one (design §5).
+ * marks of the old one (design §5). And a wave that loses leadership — at
+ * the executor's own check, or in the client right before a write is sent
+ * — stops, sends nothing more, is requeued, and keeps no "already
+ * reported" mark for an event it did not send (design §10).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -28,13 +31,23 @@ typedef struct fx {
     hr_kclient *k;
     char kc[64];
     bool leading;
+    int leading_calls_left; /* > 0: leading turns false after this many asks */
+    int64_t lease_until;    /* the client's write lease (HR_KUNTIL_NONE: none) */
     hr_ctlmetrics m;
     hr_backoff *b;
 } fx;
 
 static bool leading(void *ud)
 {
-    return ((fx *)ud)->leading;
+    fx *f = ud;
+    if (f->leading_calls_left > 0 && --f->leading_calls_left == 0)
+        f->leading = false;
+    return f->leading;
+}
+
+static int64_t lease_until(void *ud)
+{
+    return ((fx *)ud)->lease_until;
 }
 
 static void quiet(void *ud, int level, const char *msg)
@@ -109,6 +122,7 @@ static hr_executor *mk_exec(fx *f)
                           .metrics = &f->m,
                           .backoff = f->b,
                           .leading = leading,
+                          .leading_until = lease_until,
                           .leading_ud = f,
                           .log = quiet};
     hr_executor *e = NULL;
@@ -223,7 +237,7 @@ static void recreated_pod_starts_clean(void **state)
 {
     fx *f = *state;
     hr_executor *e = mk_exec(f);
-    f->leading = false; /* no writes: only the marks */
+    f->leading = true; /* the writes go to port 1 and fail: only the marks matter */
     put_node(f, "n1");
     put_pod(f, "db-0", "n1", 1);
     execute_one(f, e, "n1", "db-0", 1);
@@ -254,11 +268,98 @@ static void recreated_pod_starts_clean(void **state)
     hr_executor_free(e);
 }
 
+/* One node, one Infeasible pod (an event to report) and two annotations. */
+static hr_exec_outcome wave(fx *f, hr_executor *e, bool infeasible)
+{
+    hr_rpod p[2] = {
+        {.ns = "ns",
+         .name = "a",
+         .pod = hr_pod_init(),
+         .resize = infeasible ? HR_RS_INFEASIBLE : 0},
+        {.ns = "ns", .name = "b", .pod = hr_pod_init()},
+    };
+    uint64_t rv[2] = {7, 7};
+    uint8_t u[2][16];
+    uid_of(1, u[0]);
+    uid_of(2, u[1]);
+    hr_nodesnap s = {.node = {.name = "n1", .pods = p, .n = 2}, .pod_rv = rv, .pod_uid = u};
+    hr_action a[2] = {{.kind = HR_ACT_ANNOTATE, .pod = 0, .status_patch = "{}"},
+                      {.kind = HR_ACT_ANNOTATE, .pod = 1, .status_patch = "{}"}};
+    hr_reconcile r = {.actions = a, .n_actions = 2};
+    hr_exec_outcome out;
+    hr_err err;
+    hr_err_clear(&err);
+    assert_int_equal(hr_execute(e, &s, &r, &out, &err), HR_OK);
+    (void)f;
+    return out;
+}
+
+static unsigned marks_of(hr_executor *e, const char *name, int uid)
+{
+    uint8_t u[16];
+    uid_of(uid, u);
+    uint64_t rv;
+    unsigned rep;
+    hr_executor_pod_marks(e, "ns", name, u, &rv, &rep);
+    return rep;
+}
+
+/* Leadership gone in the client, right before the bytes go out (after the
+ * limiter wait): the event is not sent, its mark is taken back, nothing is
+ * written and the node comes back after HR_EXEC_LEASE_REQUEUE_MS. */
+static void lease_lost_in_client_requeues(void **state)
+{
+    fx *f = *state;
+    hr_executor *e = mk_exec(f);
+    f->leading = true;
+    f->lease_until = 0; /* the client's view: not leading */
+    hr_kclient_set_write_lease(f->k, lease_until, f);
+    hr_exec_outcome out = wave(f, e, true);
+    assert_int_equal(out.requeue_ms, HR_EXEC_LEASE_REQUEUE_MS);
+    assert_int_equal(out.writes, 0);
+    assert_int_equal(marks_of(e, "a", 1), 0); /* said by whoever leads next */
+    /* Without the infeasible event: the first annotation is refused. */
+    out = wave(f, e, false);
+    assert_int_equal(out.requeue_ms, HR_EXEC_LEASE_REQUEUE_MS);
+    assert_int_equal(out.writes, 0);
+    /* Leading again: the same wave is sent (port 1 refuses it: 3 writes
+     * counted, the event and two annotations) and the mark stays. */
+    f->lease_until = HR_KUNTIL_NONE;
+    out = wave(f, e, true);
+    assert_int_equal(out.writes, 3);
+    assert_int_not_equal(marks_of(e, "a", 1), 0);
+    hr_kclient_set_write_lease(f->k, NULL, NULL);
+    hr_executor_free(e);
+}
+
+/* Leadership gone between two actions (the executor's own check): the
+ * first annotation went, the second does not, and the node is requeued —
+ * not dropped. Not leading at all: the event is neither sent nor marked. */
+static void lease_lost_mid_wave_requeues(void **state)
+{
+    fx *f = *state;
+    hr_executor *e = mk_exec(f);
+    f->leading = true;
+    f->leading_calls_left = 2; /* the first action's ask, then false */
+    hr_exec_outcome out = wave(f, e, false);
+    assert_int_equal(out.writes, 1);
+    assert_int_equal(out.requeue_ms, HR_EXEC_LEASE_REQUEUE_MS);
+    f->leading = false;
+    f->leading_calls_left = 0;
+    out = wave(f, e, true);
+    assert_int_equal(out.writes, 0);
+    assert_int_equal(out.requeue_ms, HR_EXEC_LEASE_REQUEUE_MS);
+    assert_int_equal(marks_of(e, "a", 1), 0);
+    hr_executor_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(churn_leaves_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(recreated_pod_starts_clean, setup, teardown),
+        cmocka_unit_test_setup_teardown(lease_lost_in_client_requeues, setup, teardown),
+        cmocka_unit_test_setup_teardown(lease_lost_mid_wave_requeues, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,7 +7,10 @@
  *
  * Talking to a real API server is tests/integration/it_client.c.
  */
+#include <arpa/inet.h>
+#include <errno.h>
 #include <inttypes.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -589,6 +593,140 @@ static void test_client_stop_flag(void **state)
     unlink(g_kc);
 }
 
+/* ------------------------------------------------------- the write lease */
+
+/* design §10: a request ends by the lease, and not at all once it is up. */
+static void test_timeout_until(void **state)
+{
+    (void)state;
+    assert_int_equal(hr_kclient_timeout_ms(30000, HR_KUNTIL_NONE, 5), 30000);
+    assert_int_equal(hr_kclient_timeout_ms(30000, 10005, 5), 10000); /* cut to the lease */
+    assert_int_equal(hr_kclient_timeout_ms(3000, 10005, 5), 3000);   /* the timeout is shorter */
+    assert_int_equal(hr_kclient_timeout_ms(30000, 6, 5), 1);
+    assert_int_equal(hr_kclient_timeout_ms(30000, 5, 5), 0); /* up: send nothing */
+    assert_int_equal(hr_kclient_timeout_ms(30000, 0, 5), 0); /* not leading */
+    assert_int_equal(hr_kclient_timeout_ms(30000, INT64_MIN, 5), 0);
+}
+
+static _Atomic int64_t g_lease_until;
+static int64_t lease_until(void *ud)
+{
+    (void)ud;
+    return atomic_load(&g_lease_until);
+}
+
+/* The lease is asked after the limiter wait, not before it: a write that
+ * waited past the lease sends nothing (HR_E_EXPIRED), and reads and the
+ * unlimited path (the Lease itself) are never asked. */
+static void test_client_lease_after_wait(void **state)
+{
+    (void)state;
+    write_kubeconfig("https://127.0.0.1:1");
+    hr_kclient_opts o = {.kubeconfig = g_kc, .timeout_ms = 3000, .qps = 2, .burst = 1};
+    hr_kclient *c = NULL;
+    hr_err e = {0};
+    if (hr_kclient_new(&o, &c, &e) != HR_OK)
+        fail_msg("%s", e.msg);
+    atomic_store(&g_lease_until, hr_mono_ms() + 250);
+    hr_kclient_set_write_lease(c, lease_until, NULL);
+    /* The burst token, inside the lease: sent (port 1 refuses it). */
+    assert_int_equal(
+        hr_kclient_merge_patch(c, "/api/v1/namespaces/a/pods/b", "{}", 2, NULL, NULL, &e), HR_E_IO);
+    /* The next token comes 500 ms later, after the lease. */
+    int64_t t0 = hr_mono_ms();
+    assert_int_equal(
+        hr_kclient_merge_patch(c, "/api/v1/namespaces/a/pods/b", "{}", 2, NULL, NULL, &e),
+        HR_E_EXPIRED);
+    int64_t waited = hr_mono_ms() - t0;
+    if (waited < 350)
+        fail_msg("refused after %" PRId64 " ms: asked before the limiter wait", waited);
+    assert_non_null(strstr(e.msg, "not sent"));
+    /* Reads and the Lease's own requests are not the lease's business. */
+    assert_int_equal(hr_kclient_do(c, "GET", "/version", NULL, NULL, 0, NULL, NULL, &e), HR_E_IO);
+    assert_int_equal(hr_kclient_do_unlimited(c, "PUT", "/x", NULL, "{}", 2, NULL, NULL, &e),
+                     HR_E_IO);
+    /* A read with a deadline of its own that has passed is not sent. */
+    assert_int_equal(
+        hr_kclient_do_until(c, hr_mono_ms() - 1, "GET", "/version", NULL, NULL, 0, NULL, NULL, &e),
+        HR_E_EXPIRED);
+    hr_kclient_set_write_lease(c, NULL, NULL);
+    hr_kclient_set_rate(c, 1000, 10);
+    assert_int_equal(
+        hr_kclient_merge_patch(c, "/api/v1/namespaces/a/pods/b", "{}", 2, NULL, NULL, &e), HR_E_IO);
+    hr_kclient_free(c);
+    unlink(g_kc);
+}
+
+/* A stalled server: it accepts (the kernel's backlog does) and never says a
+ * word. The write ends when the lease does, not at its 5 s timeout, and its
+ * connection is not kept: it is closed with a reset (SO_LINGER {1, 0}), the
+ * close that keeps a server that wakes up from running the request. */
+typedef struct stalled {
+    int lfd;
+    int got_reset; /* 1: ECONNRESET after the bytes; 0: FIN; -1: nothing */
+    _Atomic bool client_done;
+} stalled;
+
+static void *stalled_main(void *p)
+{
+    stalled *s = p;
+    int fd = accept(s->lfd, NULL, NULL);
+    s->got_reset = -1;
+    if (fd < 0)
+        return NULL;
+    while (!atomic_load(&s->client_done)) {
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    char buf[4096];
+    for (;;) {
+        ssize_t n = recv(fd, buf, sizeof buf, 0);
+        if (n > 0)
+            continue; /* what the kernel had buffered: the TLS hello */
+        s->got_reset = n < 0 && errno == ECONNRESET ? 1 : 0;
+        break;
+    }
+    close(fd);
+    return NULL;
+}
+
+static void test_client_lease_bounds_stalled_write(void **state)
+{
+    (void)state;
+    stalled s = {.lfd = socket(AF_INET, SOCK_STREAM, 0)};
+    assert_true(s.lfd >= 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t al = sizeof a;
+    assert_int_equal(bind(s.lfd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(s.lfd, 4), 0);
+    assert_int_equal(getsockname(s.lfd, (struct sockaddr *)&a, &al), 0);
+    char url[64];
+    snprintf(url, sizeof url, "https://127.0.0.1:%d", ntohs(a.sin_port));
+    write_kubeconfig(url);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, stalled_main, &s), 0);
+    hr_kclient_opts o = {.kubeconfig = g_kc, .timeout_ms = 5000};
+    hr_kclient *c = NULL;
+    hr_err e = {0};
+    if (hr_kclient_new(&o, &c, &e) != HR_OK)
+        fail_msg("%s", e.msg);
+    int64_t t0 = hr_mono_ms();
+    atomic_store(&g_lease_until, t0 + 400);
+    hr_kclient_set_write_lease(c, lease_until, NULL);
+    assert_int_equal(
+        hr_kclient_merge_patch(c, "/api/v1/namespaces/a/pods/b", "{}", 2, NULL, NULL, &e), HR_E_IO);
+    int64_t took = hr_mono_ms() - t0;
+    if (took < 350 || took > 1500)
+        fail_msg("the stalled write ended after %" PRId64 " ms, want ~400 (the lease)", took);
+    assert_non_null(strstr(e.msg, "timed out"));
+    atomic_store(&s.client_done, true);
+    pthread_join(th, NULL);
+    assert_int_equal(s.got_reset, 1); /* reset, not FIN, and not left open */
+    hr_kclient_free(c);
+    close(s.lfd);
+    unlink(g_kc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -605,6 +743,9 @@ int main(void)
         cmocka_unit_test(test_client_nothing_listens),
         cmocka_unit_test(test_client_abandon_writes),
         cmocka_unit_test(test_client_stop_flag),
+        cmocka_unit_test(test_timeout_until),
+        cmocka_unit_test(test_client_lease_after_wait),
+        cmocka_unit_test(test_client_lease_bounds_stalled_write),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

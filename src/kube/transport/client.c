@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include "kube/config/cred.h"
@@ -69,7 +70,11 @@ struct hr_kclient {
     char *base;                    /* URL prefix requests are made against */
     struct curl_slist *connect_to; /* tls-server-name: real address */
     _Atomic uint64_t n_responses, n_http2, n_connects, n_rate_sets;
-    atomic_bool abandon; /* hr_kclient_abandon_writes: limiter waits give up */
+    atomic_bool abandon;      /* hr_kclient_abandon_writes: limiter waits give up */
+    pthread_mutex_t lease_mu; /* guards lease_fn and lease_ud (a leaf) */
+    bool lease_ok;
+    hr_kuntil_fn lease_fn; /* hr_kclient_set_write_lease; NULL: none */
+    void *lease_ud;
 };
 
 /* ------------------------------------------------------------- process */
@@ -212,6 +217,11 @@ hr_status hr_kclient_new_from_config(hr_kconfig *cfg, const hr_kclient_opts *o, 
         goto fail;
     }
     c->rand_ok = true;
+    if (pthread_mutex_init(&c->lease_mu, NULL) != 0) {
+        st = hr_err_set(err, HR_E_NOMEM, "client: cannot create a mutex");
+        goto fail;
+    }
+    c->lease_ok = true;
     hr_prng_seed_random(&c->rand);
     for (; c->n_locks < CURL_LOCK_DATA_LAST; c->n_locks++)
         if (pthread_mutex_init(&c->locks[c->n_locks], NULL) != 0) {
@@ -269,6 +279,8 @@ void hr_kclient_free(hr_kclient *c)
         pthread_mutex_destroy(&c->pool_mu);
     if (c->rand_ok)
         pthread_mutex_destroy(&c->rand_mu);
+    if (c->lease_ok)
+        pthread_mutex_destroy(&c->lease_mu);
     if (c->lim_ok)
         hr_klimiter_destroy(&c->lim);
     if (c->cred_ok)
@@ -304,6 +316,34 @@ void hr_kclient_set_rate(hr_kclient *c, double qps, int burst)
 void hr_kclient_abandon_writes(hr_kclient *c, bool on)
 {
     atomic_store_explicit(&c->abandon, on, memory_order_release);
+}
+
+void hr_kclient_set_write_lease(hr_kclient *c, hr_kuntil_fn fn, void *ud)
+{
+    pthread_mutex_lock(&c->lease_mu);
+    c->lease_fn = fn;
+    c->lease_ud = ud;
+    pthread_mutex_unlock(&c->lease_mu);
+}
+
+/* Until when a write may be in flight (HR_KUNTIL_NONE: no lease). The
+ * callback runs under lease_mu, so a replacement never races a call. */
+static int64_t write_until(hr_kclient *c)
+{
+    pthread_mutex_lock(&c->lease_mu);
+    int64_t until = c->lease_fn != NULL ? c->lease_fn(c->lease_ud) : HR_KUNTIL_NONE;
+    pthread_mutex_unlock(&c->lease_mu);
+    return until;
+}
+
+long hr_kclient_timeout_ms(long timeout_ms, int64_t until_ms, int64_t now_ms)
+{
+    if (until_ms == HR_KUNTIL_NONE)
+        return timeout_ms;
+    if (until_ms <= now_ms)
+        return 0;
+    int64_t left = until_ms - now_ms;
+    return left < timeout_ms ? (long)left : timeout_ms;
 }
 
 void hr_kclient_get_rate(hr_kclient *c, double *qps, int *burst)
@@ -474,6 +514,18 @@ static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, cu
     return stop_requested(ud) ? 1 : 0;
 }
 
+/* Every request socket closes abortively (SO_LINGER {1, 0}: a TCP reset,
+ * unsent bytes dropped), so a connection given up after a timeout takes
+ * the request with it instead of leaving it for a stalled server to run
+ * when it wakes (client.h; design §10). Streams keep the ordinary close. */
+static int on_sockopt(void *ud, curl_socket_t fd, curlsocktype purpose)
+{
+    (void)ud, (void)purpose;
+    struct linger l = {1, 0};
+    return setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l) == 0 ? CURL_SOCKOPT_OK
+                                                                    : CURL_SOCKOPT_ERROR;
+}
+
 #define SET(opt, val)                                     \
     do {                                                  \
         CURLcode rc_ = curl_easy_setopt(h, (opt), (val)); \
@@ -510,6 +562,8 @@ static hr_status setup(hr_kclient *c, xfer *x, const char *method, const char *u
         SET(CURLOPT_XFERINFOFUNCTION, on_progress);
         SET(CURLOPT_XFERINFODATA, x);
         SET(CURLOPT_NOPROGRESS, 0L);
+    } else {
+        SET(CURLOPT_SOCKOPTFUNCTION, on_sockopt);
     }
     if (k->insecure) {
         SET(CURLOPT_SSL_VERIFYPEER, 0L);
@@ -664,26 +718,49 @@ static hr_status http_err(xfer *x, const char *method, const char *path, hr_kres
 
 static hr_status request(hr_kclient *c, const char *method, const char *path,
                          const char *content_type, const void *body, size_t body_len, hr_buf *resp,
-                         hr_kresult *res, bool limited, hr_err *err);
+                         hr_kresult *res, bool limited, int64_t until_ms, hr_err *err);
 
 hr_status hr_kclient_do(hr_kclient *c, const char *method, const char *path,
                         const char *content_type, const void *body, size_t body_len, hr_buf *resp,
                         hr_kresult *res, hr_err *err)
 {
     bool write = method && strcmp(method, "GET") != 0;
-    return request(c, method, path, content_type, body, body_len, resp, res, write, err);
+    return request(c, method, path, content_type, body, body_len, resp, res, write, HR_KUNTIL_NONE,
+                   err);
+}
+
+hr_status hr_kclient_do_until(hr_kclient *c, int64_t until_ms, const char *method, const char *path,
+                              const char *content_type, const void *body, size_t body_len,
+                              hr_buf *resp, hr_kresult *res, hr_err *err)
+{
+    bool write = method && strcmp(method, "GET") != 0;
+    return request(c, method, path, content_type, body, body_len, resp, res, write, until_ms, err);
 }
 
 hr_status hr_kclient_do_unlimited(hr_kclient *c, const char *method, const char *path,
                                   const char *content_type, const void *body, size_t body_len,
                                   hr_buf *resp, hr_kresult *res, hr_err *err)
 {
-    return request(c, method, path, content_type, body, body_len, resp, res, false, err);
+    return request(c, method, path, content_type, body, body_len, resp, res, false, HR_KUNTIL_NONE,
+                   err);
+}
+
+/* The timeout for the next attempt of a request bounded by until_ms and,
+ * for a write, by the write lease — asked now, after any wait (design §10);
+ * 0: the time has come, send nothing. */
+static long attempt_timeout(hr_kclient *c, bool write, int64_t until_ms)
+{
+    if (write) {
+        int64_t lease = write_until(c);
+        if (lease < until_ms)
+            until_ms = lease;
+    }
+    return hr_kclient_timeout_ms(c->timeout_ms, until_ms, hr_mono_ms());
 }
 
 static hr_status request(hr_kclient *c, const char *method, const char *path,
                          const char *content_type, const void *body, size_t body_len, hr_buf *resp,
-                         hr_kresult *res, bool limited, hr_err *err)
+                         hr_kresult *res, bool limited, int64_t until_ms, hr_err *err)
 {
     hr_kresult dummy;
     if (!res)
@@ -719,11 +796,20 @@ static hr_status request(hr_kclient *c, const char *method, const char *path,
             hr_kcred_snap_free(&snap);
             break;
         }
-        x.h = take_handle(c);
-        if (!x.h) {
+        /* Asked last, right before the bytes go out: the limiter wait and
+         * the credential lookup are behind us. */
+        long timeout_ms = attempt_timeout(c, limited, until_ms);
+        bool discard = false;
+        x.h = timeout_ms > 0 ? take_handle(c) : NULL;
+        if (timeout_ms <= 0) {
+            st = hr_err_set(err, HR_E_EXPIRED,
+                            "%s %s: not sent: the write lease (or the caller's deadline) has "
+                            "run out",
+                            method, path);
+        } else if (!x.h) {
             st = hr_err_set(err, HR_E_NOMEM, "libcurl: curl_easy_init failed");
-        } else if (!(st = setup(c, &x, method, url, &snap, hdrs, body, body_len, c->timeout_ms,
-                                false, err))) {
+        } else if (!(st = setup(c, &x, method, url, &snap, hdrs, body, body_len, timeout_ms, false,
+                                err))) {
             CURLcode rc = curl_easy_perform(x.h);
             http_code(&x);
             res->status = x.http;
@@ -735,7 +821,10 @@ static hr_status request(hr_kclient *c, const char *method, const char *path,
                                 method, path, resp ? resp->limit : 0);
             } else if (rc != CURLE_OK && !error_answered(&x, rc)) {
                 res->status = 0;
-                st = transport_err(c, err, method, path, rc, x.errbuf, c->timeout_ms);
+                st = transport_err(c, err, method, path, rc, x.errbuf, timeout_ms);
+                /* Its connection goes with a reset: a stalled server must
+                 * not find the request waiting when it wakes (client.h). */
+                discard = true;
             } else if (!ok2xx(x.http)) {
                 if (x.http == 401 && attempt == 0 && snap.refreshable &&
                     hr_kcred_unauthorized(&c->cred, snap.gen)) {
@@ -750,7 +839,10 @@ static hr_status request(hr_kclient *c, const char *method, const char *path,
                 }
             }
         }
-        give_handle(c, x.h);
+        if (discard)
+            curl_easy_cleanup(x.h); /* closes its connections: SO_LINGER {1, 0} */
+        else
+            give_handle(c, x.h);
         free_headers(hdrs);
         hr_kcred_snap_free(&snap);
         hr_buf_free(&x.ebody);

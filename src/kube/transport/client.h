@@ -17,6 +17,14 @@
  * handle, so a watch per resource can run on its own thread while writes go
  * out on others.
  *
+ * An abandoned request's connection is closed with a TCP reset. A
+ * request that fails in transport (above all a timeout against a stalled
+ * server) does not give its connection back: the easy handle is freed, and
+ * every request socket carries SO_LINGER {1, 0}, so the close is abortive —
+ * unsent bytes are discarded and the server's HTTP/2 connection ends, which
+ * makes the API server cancel what it had not yet run of it (measured:
+ * docs/design.md §10). Healthy requests keep their warm connections.
+ *
  * Errors are hr_err values (util/err.h). For an HTTP error the status code
  * is in hr_kresult.status and the server's Status.message is in the error
  * message; a transport failure (connect, TLS, timeout) has status 0.
@@ -91,6 +99,28 @@ void hr_kclient_set_rate(hr_kclient *c, double qps, int burst);
  * when it stops (and off when it starts). */
 void hr_kclient_abandon_writes(hr_kclient *c, bool on);
 
+/* The write lease (design §10): who may write, and until when. fn(ud)
+ * returns the monotonic millisecond (util/clock.h, hr_mono_ms) until which
+ * this process may have a write in flight — HR_KUNTIL_NONE for no bound, a
+ * time at or before now for "may not write". Every write (any method but
+ * GET through hr_kclient_do) asks it immediately before it is sent — after
+ * the limiter wait, and again before a 401 repeat — and is refused with
+ * HR_E_EXPIRED (nothing sent) when the time has come, or else sent with its
+ * timeout cut to end by then (hr_kclient_timeout_ms). Reads and
+ * hr_kclient_do_unlimited (the Lease itself) are not asked. fn NULL: no
+ * lease (the default). Safe from any thread; fn must be, too, and must stay
+ * callable until it is replaced (the controller installs the leader's at
+ * start and removes it once its writers are joined). */
+#define HR_KUNTIL_NONE INT64_MAX
+typedef int64_t (*hr_kuntil_fn)(void *ud);
+void hr_kclient_set_write_lease(hr_kclient *c, hr_kuntil_fn fn, void *ud);
+
+/* The timeout of a request that must end by until_ms (monotonic ms;
+ * HR_KUNTIL_NONE: no bound) when it starts at now_ms and may take
+ * timeout_ms: the smaller of the two, and 0 when until_ms is not after now
+ * (the request must not be sent). Pure. */
+long hr_kclient_timeout_ms(long timeout_ms, int64_t until_ms, int64_t now_ms);
+
 /* The write limiter's rate and burst in force. */
 void hr_kclient_get_rate(hr_kclient *c, double *qps, int *burst);
 
@@ -121,6 +151,16 @@ void hr_kclient_get_stats(const hr_kclient *c, hr_kclient_stats *out);
 HR_MUST_CHECK hr_status hr_kclient_do(hr_kclient *c, const char *method, const char *path,
                                       const char *content_type, const void *body, size_t body_len,
                                       hr_buf *resp, hr_kresult *res, hr_err *err);
+
+/* As hr_kclient_do, but the request must end by until_ms (monotonic ms,
+ * hr_mono_ms; HR_KUNTIL_NONE: no bound): its timeout is cut to end then, and
+ * when that time has come nothing is sent (HR_E_EXPIRED). A write is also
+ * bounded by the write lease. For a leader's reads (the live Node read
+ * before an increase, design §6), which must not outlive its lease. */
+HR_MUST_CHECK hr_status hr_kclient_do_until(hr_kclient *c, int64_t until_ms, const char *method,
+                                            const char *path, const char *content_type,
+                                            const void *body, size_t body_len, hr_buf *resp,
+                                            hr_kresult *res, hr_err *err);
 
 /* As hr_kclient_do, but never waits on the write limiter: for
  * leader-election renewals, which must not queue behind a burst of
