@@ -18,6 +18,12 @@
  * caller's stop flag however quiet the stream is; the xferinfo callback
  * aborts the transfer as soon as it sees the flag while data flows.
  *
+ * A request that fails in transport frees its easy handle instead of
+ * pooling it, and request sockets are made with SO_LINGER {1, 0}: the
+ * connection ends with a reset, so a stalled server that wakes up cancels
+ * the request rather than running it (design §10, measured there). The
+ * write lease (client.h) is asked right before each write attempt.
+ *
  * Credentials come from kube/config/cred.h per request; a 401 lets it refresh a
  * rotating token or rerun an exec plugin, and the request is repeated once.
  * Certificates and keys reach libcurl as blobs (copied by libcurl), never
