@@ -295,7 +295,7 @@ int main(int argc, char **argv)
     build_node();
     hr_config c;
     hr_config_defaults(&c);
-    hr_node node = {64000, true, false, false}; /* 64 cores, ~70% booked */
+    hr_node node = {64000, true, false, false, false}; /* 64 cores, ~70% booked */
 
     hr_node_plan np = hr_plan_node(&c, &node, pods, NPODS, out, limits);
     int64_t nctr = 0;

@@ -174,6 +174,14 @@ hr_status hr_cache_put_quota(hr_cache *c, const hr_kquota *q, hr_err *err)
     return st;
 }
 
+hr_status hr_cache_put_node_undecodable(hr_cache *c, const char *name, const char *rv, hr_err *err)
+{
+    pthread_mutex_lock(&c->mu);
+    hr_status st = hr_cnodes_undecodable(c, name, rv ? rv : "", err);
+    pthread_mutex_unlock(&c->mu);
+    return st;
+}
+
 void hr_cache_del(hr_cache *c, hr_ckind kind, const char *ns, const char *name)
 {
     pthread_mutex_lock(&c->mu);
@@ -243,6 +251,11 @@ bool hr_cache_node_get(const hr_cache *c, const char *name, hr_cnode_view *out)
 bool hr_cache_node_next(const hr_cache *c, uint32_t *iter, hr_cnode_view *out)
 {
     return hr_cnodes_next(c, iter, out);
+}
+
+uint32_t hr_cache_pods_nowhere(const hr_cache *c)
+{
+    return c->n_pods_nowhere;
 }
 
 bool hr_cache_ns_get(const hr_cache *c, const char *name, hr_cns_view *out)

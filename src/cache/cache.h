@@ -24,6 +24,9 @@
  *    never reports duplicates.
  *
  * Terminal pods (Succeeded/Failed) leave the cache: they book nothing.
+ * A pod that cannot be decoded is kept all the same, as an undecodable
+ * record (pod.undecodable: its name, uid and node, no containers), so its
+ * node's booking reads as unknown instead of silently lower (design §6).
  *
  * Thread-safety: one mutex. Writers (put/del/relist) take it themselves;
  * readers (get/foreach/drain) must be called between hr_cache_lock and
@@ -113,6 +116,13 @@ HR_MUST_CHECK hr_status hr_cache_put_config_status(hr_cache *c, const hr_kcfg_st
 /* Quotas are kept only as "bounds limits.cpu or not". */
 HR_MUST_CHECK hr_status hr_cache_put_quota(hr_cache *c, const hr_kquota *q, hr_err *err);
 
+/* A Node object that cannot be decoded (design §6, §15): whatever was
+ * cached of it is dropped and the node is unknown (present false,
+ * undecodable true: no write in either direction) until it decodes or is
+ * deleted. rv is its metadata.resourceVersion ("" when unreadable). */
+HR_MUST_CHECK hr_status hr_cache_put_node_undecodable(hr_cache *c, const char *name, const char *rv,
+                                                      hr_err *err);
+
 /* Deletes; a missing object is not an error. ns is "" for cluster-scoped
  * kinds. */
 void hr_cache_del(hr_cache *c, hr_ckind kind, const char *ns, const char *name);
@@ -171,8 +181,9 @@ bool hr_cache_pod_next(const hr_cache *c, uint32_t *iter, hr_cpod_view *out, hr_
 
 typedef struct hr_cnode_view {
     const char *name;
-    bool present; /* false: only known from its pods */
-    hr_node node; /* known = present */
+    bool present;     /* false: only known from its pods, or undecodable */
+    bool undecodable; /* the Node object exists but could not be decoded */
+    hr_node node;     /* known = present */
     bool has_allocatable, ready, windows;
     uint64_t rv;
     hr_labels labels;
@@ -182,6 +193,12 @@ typedef struct hr_cnode_view {
 bool hr_cache_node_get(const hr_cache *c, const char *name, hr_cnode_view *out);
 /* Iterate over nodes, placeholders included. */
 bool hr_cache_node_next(const hr_cache *c, uint32_t *iter, hr_cnode_view *out);
+
+/* Undecodable pods whose spec.nodeName cannot be read either (a pod is put
+ * with pod.undecodable and node_unreadable, kube/decode/pod.h): each may
+ * be on any node, so while there is one every node's booking is unknown
+ * (design §6). The first one and the last one make every node dirty. */
+uint32_t hr_cache_pods_nowhere(const hr_cache *c);
 
 typedef struct hr_cns_view {
     const char *name;

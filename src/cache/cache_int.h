@@ -70,6 +70,10 @@ enum {
     PF_RESIZE_SHIFT = 11, /* 2 bits: hr_resize_state */
     PF_RESIZING = 1 << 13,
     PF_OWNER_CTRL = 1 << 14,
+    /* The pod could not be decoded (design §15): no containers, and its
+     * node's booking is unknown. With PF_BOUND set but no node, its
+     * spec.nodeName could not be read either: it may be on any node. */
+    PF_UNDECODABLE = 1 << 15,
 };
 
 typedef struct cpod {
@@ -117,6 +121,8 @@ enum {
     NF_PID = 1 << 4,
     NF_WINDOWS = 1 << 5,
     NF_DIRTY = 1 << 6,
+    NF_UNDECODABLE = 1 << 7, /* the Node object exists but could not be
+                                decoded: unknown, like a placeholder */
 };
 
 typedef struct cnode {
@@ -180,7 +186,8 @@ struct hr_cache {
     uint32_t *pbuckets;
     uint32_t n_pbuckets;
     size_t blob_bytes;
-    u32map ns_pods; /* ns id -> number of cached pods in it */
+    u32map ns_pods;          /* ns id -> number of cached pods in it */
+    uint32_t n_pods_nowhere; /* undecodable pods whose node cannot be read */
 
     cslots nodes; /* of cnode */
     uint32_t *dirty;

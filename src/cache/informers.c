@@ -89,3 +89,8 @@ void hr_informers_stats(hr_informers *in, hr_ckind kind, hr_watch_stats *out)
     if ((unsigned)kind < HR_CK_COUNT_ && in->watch[kind])
         hr_watch_get_stats(in->watch[kind], out);
 }
+
+uint64_t hr_informers_decode_errors(hr_informers *in, hr_ckind kind)
+{
+    return (unsigned)kind < HR_CK_COUNT_ ? hr_csink_decode_errors(in->sink[kind]) : 0;
+}

@@ -40,6 +40,10 @@ bool hr_informers_synced(hr_informers *in);
 /* Counters of one kind (zeroes when it was not started). */
 void hr_informers_stats(hr_informers *in, hr_ckind kind, hr_watch_stats *out);
 
+/* Objects of one kind that could not be decoded (hr_csink_decode_errors;
+ * 0 when the kind was not started). */
+uint64_t hr_informers_decode_errors(hr_informers *in, hr_ckind kind);
+
 /* Stops and joins the threads, frees everything. */
 void hr_informers_free(hr_informers *in);
 

@@ -5,7 +5,8 @@
  *
  * A node can be known before the Node object is: a pod bound to it makes a
  * placeholder (present false), so the per-node index never waits for the
- * node watch. A placeholder nobody points to any more is collected when the
+ * node watch. A Node object that cannot be decoded becomes such an unknown
+ * node too, marked undecodable and kept until it decodes or is deleted. A placeholder nobody points to any more is collected when the
  * change feed is drained (feed.c). Heartbeats that move only condition
  * timestamps change nothing kept and report nothing.
  */
@@ -42,7 +43,7 @@ uint32_t hr_cnodes_find(const hr_cache *c, const char *name)
 void hr_cnodes_gc(hr_cache *c, uint32_t i)
 {
     cnode *n = node_at(c, i);
-    if (!n->name || (n->flags & (NF_PRESENT | NF_DIRTY)) || n->n_pods)
+    if (!n->name || (n->flags & (NF_PRESENT | NF_DIRTY | NF_UNDECODABLE)) || n->n_pods)
         return;
     uint32_t name = n->name;
     free(n->labels);
@@ -100,10 +101,36 @@ hr_status hr_cnodes_put(hr_cache *c, const hr_knode *k, hr_err *err)
     return HR_OK;
 }
 
+hr_status hr_cnodes_undecodable(hr_cache *c, const char *name, const char *rv, hr_err *err)
+{
+    uint32_t id = hr_cstore_intern(c, name);
+    if (!id)
+        return hr_err_set(err, HR_E_INPUT, "node without a name");
+    if (id == UINT32_MAX)
+        return hr_err_set(err, HR_E_NOMEM, "node %s: out of memory", name);
+    uint32_t i = hr_cnodes_slot(c, id);
+    if (i == NIL)
+        return hr_err_set(err, HR_E_NOMEM, "node %s: out of memory", name);
+    cnode *n = node_at(c, i);
+    n->mark = c->epoch[HR_CK_NODE];
+    n->rv = hr_cstore_parse_rv(rv);
+    if (n->flags & NF_UNDECODABLE)
+        return HR_OK; /* still unreadable: nothing new */
+    /* What we knew of it no longer holds: the node is unknown (no write in
+     * either direction, design §6) until it decodes or is deleted. */
+    bool was = (n->flags & NF_PRESENT) != 0;
+    node_clear(c, n);
+    n->rv = hr_cstore_parse_rv(rv);
+    n->flags |= NF_UNDECODABLE;
+    hr_cfeed_mark(c, i);
+    hr_cstore_report(c, HR_CK_NODE, was ? HR_CC_UPDATED : HR_CC_ADDED, "", name);
+    return HR_OK;
+}
+
 static void node_delete(hr_cache *c, uint32_t i)
 {
     cnode *n = node_at(c, i);
-    if (!(n->flags & NF_PRESENT))
+    if (!(n->flags & (NF_PRESENT | NF_UNDECODABLE)))
         return;
     node_clear(c, n);
     hr_cfeed_mark(c, i);
@@ -118,6 +145,7 @@ static void fill_node_view(const hr_cache *c, uint32_t i, hr_cnode_view *v)
     memset(v, 0, sizeof *v);
     v->name = hr_intern_str(&c->str, n->name);
     v->present = (n->flags & NF_PRESENT) != 0;
+    v->undecodable = (n->flags & NF_UNDECODABLE) != 0;
     v->node.allocatable = n->allocatable;
     v->node.known = v->present;
     v->node.disk_pressure = (n->flags & NF_DISK) != 0;
@@ -172,7 +200,7 @@ static uint32_t *nodes_mark(hr_cache *c, hr_ckind k, uint32_t i)
 {
     (void)k;
     cnode *n = node_at(c, i);
-    return n->name && (n->flags & NF_PRESENT) ? &n->mark : NULL;
+    return n->name && (n->flags & (NF_PRESENT | NF_UNDECODABLE)) ? &n->mark : NULL;
 }
 
 static bool nodes_remove(hr_cache *c, hr_ckind k, uint32_t i)

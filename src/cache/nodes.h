@@ -10,6 +10,8 @@
 extern const cstore hr_cnodes_store;
 
 HR_MUST_CHECK hr_status hr_cnodes_put(hr_cache *c, const hr_knode *k, hr_err *err);
+HR_MUST_CHECK hr_status hr_cnodes_undecodable(hr_cache *c, const char *name, const char *rv,
+                                              hr_err *err);
 bool hr_cnodes_get(const hr_cache *c, const char *name, hr_cnode_view *out);
 bool hr_cnodes_next(const hr_cache *c, uint32_t *iter, hr_cnode_view *out);
 

@@ -113,9 +113,29 @@ static void release_pod_strings(hr_cache *c, cpod *p)
     hr_intern_unref(&c->str, p->oname);
 }
 
+/* An undecodable pod that says it is bound but not where (cache_int.h). */
+static bool pod_nowhere(const cpod *p)
+{
+    return (p->flags & (PF_UNDECODABLE | PF_BOUND)) == (PF_UNDECODABLE | PF_BOUND) &&
+           p->node == NIL;
+}
+
+/* One more or one fewer pod that may be on any node. The first one and the
+ * last one change every node's booking (unknown / known again): every node
+ * is looked at. */
+static void nowhere_add(hr_cache *c, int delta)
+{
+    uint32_t before = c->n_pods_nowhere;
+    c->n_pods_nowhere = (uint32_t)((int64_t)before + delta);
+    if ((before == 0) != (c->n_pods_nowhere == 0))
+        c->all_dirty = true;
+}
+
 static void pod_remove(hr_cache *c, uint32_t pi)
 {
     cpod *p = &(*PA(c, pi));
+    if (pod_nowhere(p))
+        nowhere_add(c, -1);
     const char *name;
     size_t nl;
     hr_cblob_name(p->blob, &name, &nl);
@@ -163,9 +183,8 @@ static uint32_t pod_alloc(hr_cache *c)
     return c->pods_used++;
 }
 
-static uint16_t pod_flags(const hr_kpod *p, const hr_cpod_status *s)
+static uint16_t pod_flags(const hr_kpod *p, const hr_pod *d, const hr_cpod_status *s)
 {
-    const hr_pod *d = &p->pod;
     uint16_t f = (uint16_t)(d->phase & PF_PHASE);
     f |= d->bound ? PF_BOUND : 0;
     f |= d->mirror ? PF_MIRROR : 0;
@@ -176,6 +195,7 @@ static uint16_t pod_flags(const hr_kpod *p, const hr_cpod_status *s)
     f |= d->pod_resources ? PF_POD_RES : 0;
     f |= p->deleting ? PF_DELETING : 0;
     f |= p->owner.controller ? PF_OWNER_CTRL : 0;
+    f |= d->undecodable ? PF_UNDECODABLE : 0;
     if (s) {
         f |= (uint16_t)((s->resize & 3) << PF_RESIZE_SHIFT);
         f |= s->resizing ? PF_RESIZING : 0;
@@ -200,11 +220,22 @@ hr_status hr_cpods_put(hr_cache *c, const hr_kpod *p, const hr_cpod_status *s, h
     if (p->pod.n_ctr > HR_CPOD_MAX_CTR)
         return hr_err_set(err, HR_E_LIMIT, "pod %s/%s: %u containers", ns, name, p->pod.n_ctr);
     uint32_t ids[HR_CPOD_MAX_CTR];
+    const char *node_name = p->node_name;
+    hr_pod podv = p->pod;
+    if (p->pod.undecodable && node_name == NULL) {
+        /* spec.nodeName cannot change once set: a pod we knew on a node is
+         * still there, whatever we can (not) read of it now. */
+        uint32_t was = pods_find(c, HR_CK_POD, ns, name);
+        if (was != NIL && (*PA(c, was)).node != NIL) {
+            node_name = hr_intern_str(&c->str, node_at(c, (*PA(c, was)).node)->name);
+            podv.bound = true;
+        }
+    }
     uint32_t nsid = hr_cstore_intern(c, ns);
     uint32_t ok = hr_cstore_intern(c, p->owner.kind);
     uint32_t og = p->owner.kind ? hr_cstore_intern(c, p->owner.api_group) : 0;
     uint32_t on = p->owner.kind ? hr_cstore_intern(c, p->owner.name) : 0;
-    uint32_t nn = hr_cstore_intern(c, p->node_name);
+    uint32_t nn = hr_cstore_intern(c, node_name);
     size_t len = 0;
     if (nsid == UINT32_MAX || ok == UINT32_MAX || og == UINT32_MAX || on == UINT32_MAX ||
         nn == UINT32_MAX || (len = hr_cblob_encode(&c->enc, &c->str, p, ids)) == 0) {
@@ -220,7 +251,7 @@ hr_status hr_cpods_put(hr_cache *c, const hr_kpod *p, const hr_cpod_status *s, h
         if (node == NIL)
             goto nomem;
     }
-    uint16_t flags = pod_flags(p, s);
+    uint16_t flags = pod_flags(p, &podv, s);
     uint64_t rv = hr_cstore_parse_rv(p->meta.resource_version);
     size_t nl = strlen(name);
     uint32_t h = pod_hash(nsid, name, nl);
@@ -252,6 +283,7 @@ hr_status hr_cpods_put(hr_cache *c, const hr_kpod *p, const hr_cpod_status *s, h
         if (!nb)
             goto nomem_ids;
         memcpy(nb, c->enc.buf, len);
+        bool was_nowhere = pod_nowhere(old);
         release_pod_strings(c, old);
         hr_intern_unref(&c->str, nsid); /* the record keeps its own */
         c->blob_bytes -= hr_cblob_alloc_size(old->blob_len);
@@ -271,6 +303,8 @@ hr_status hr_cpods_put(hr_cache *c, const hr_kpod *p, const hr_cpod_status *s, h
         } else {
             hr_cfeed_mark(c, node);
         }
+        if (pod_nowhere(old) != was_nowhere)
+            nowhere_add(c, was_nowhere ? -1 : +1);
         hr_cstore_report(c, HR_CK_POD, HR_CC_UPDATED, ns, name);
         return HR_OK;
     }
@@ -312,6 +346,8 @@ hr_status hr_cpods_put(hr_cache *c, const hr_kpod *p, const hr_cpod_status *s, h
     ns_count(c, nsid, +1);
     if (node != NIL)
         node_link(c, node, pi);
+    if (pod_nowhere(np))
+        nowhere_add(c, +1);
     hr_cstore_report(c, HR_CK_POD, HR_CC_ADDED, ns, name);
     return HR_OK;
 nomem_ids:
@@ -371,6 +407,7 @@ static void fill_pod_view(const hr_cache *c, uint32_t i, hr_cpod_view *v, hr_cpo
     v->pod.status_resources = (p->flags & PF_STATUS_RES) != 0;
     v->pod.max_cpu_invalid = (p->flags & PF_MAXCPU_BAD) != 0;
     v->pod.pod_resources = (p->flags & PF_POD_RES) != 0;
+    v->pod.undecodable = (p->flags & PF_UNDECODABLE) != 0;
 }
 
 bool hr_cpods_get(const hr_cache *c, const char *ns, const char *name, hr_cpod_view *out,

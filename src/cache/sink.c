@@ -8,19 +8,35 @@
  * The scratch arena is freed after every object: decoding a pod takes a
  * few hundred bytes, and nothing of it may outlive the call (the cache
  * copies what it keeps into its own packed form).
+ *
+ * An object that cannot be decoded is never silently dropped (design
+ * §15): a pod is kept as an undecodable record (its node's booking is then
+ * unknown), a Node becomes an unknown node, a ResourceQuota counts as one
+ * that bounds limits.cpu, and a Namespace, LimitRange or HeadroomConfig
+ * keeps its last good version. Each such object is reported once: the
+ * first failure returns the decoder's message (naming the field) with what
+ * was kept, for the watch to log, and counts headroom_decode_errors_total;
+ * later failures of the same object (namespace/name/uid) are quiet until
+ * it decodes, is deleted, or vanishes in a relist.
  */
 #include "cache/sink.h"
 
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/names.h"
 #include "kube/write/status_note.h"
+#include "util/strmap.h"
 
 struct hr_csink {
     hr_cache *c;
     hr_ckind kind;
     hr_arena a;
+    hr_strmap bad;  /* "ns/name/uid" of objects reported undecodable -> relist round */
+    uint64_t round; /* relist round, for sweeping bad */
+    atomic_uint_fast64_t decode_errors;
 };
 
 const char *hr_ckind_path(hr_ckind k)
@@ -52,6 +68,8 @@ hr_status hr_csink_new(hr_cache *c, hr_ckind kind, hr_csink **out, hr_err *err)
         return hr_err_set(err, HR_E_NOMEM, "sink: out of memory");
     s->c = c;
     s->kind = kind;
+    hr_strmap_init(&s->bad);
+    atomic_init(&s->decode_errors, 0);
     /* One chunk holds a typical pod's decoded view; a hostile object is
      * bounded by the decoder's own limits and this cap. */
     hr_arena_init(&s->a, 16384);
@@ -65,7 +83,13 @@ void hr_csink_free(hr_csink *s)
     if (!s)
         return;
     hr_arena_free(&s->a);
+    hr_strmap_free(&s->bad);
     free(s);
+}
+
+uint64_t hr_csink_decode_errors(const hr_csink *s)
+{
+    return s ? atomic_load(&((hr_csink *)s)->decode_errors) : 0;
 }
 
 /* metadata.namespace and .name as NUL-terminated strings in the arena. */
@@ -74,14 +98,18 @@ static bool obj_key(hr_csink *s, yyjson_val *obj, const char **ns, const char **
     return hr_decode_key(obj, &s->a, ns, name);
 }
 
-static hr_status decode_put(hr_csink *s, yyjson_val *obj, hr_err *err)
+/* Decode obj and put it in the cache. *decoded tells a decoder's refusal
+ * (false) from the cache's (true). */
+static hr_status decode_put(hr_csink *s, yyjson_val *obj, bool *decoded, hr_err *err)
 {
     hr_status st;
+    *decoded = false;
     switch (s->kind) {
     case HR_CK_POD: {
         hr_kpod p;
         if ((st = hr_decode_pod(obj, &s->a, &p, err)))
             return st;
+        *decoded = true;
         hr_kpod_status ks;
         hr_decode_pod_status(obj, &ks);
         hr_cpod_status ps = {(uint8_t)ks.resize, ks.resizing,
@@ -92,24 +120,28 @@ static hr_status decode_put(hr_csink *s, yyjson_val *obj, hr_err *err)
         hr_knode n;
         if ((st = hr_decode_node(obj, &s->a, &n, err)))
             return st;
+        *decoded = true;
         return hr_cache_put_node(s->c, &n, err);
     }
     case HR_CK_NAMESPACE: {
         hr_knamespace n;
         if ((st = hr_decode_namespace(obj, &s->a, &n, err)))
             return st;
+        *decoded = true;
         return hr_cache_put_namespace(s->c, &n, err);
     }
     case HR_CK_LIMITRANGE: {
         hr_klimitrange l;
         if ((st = hr_decode_limitrange(obj, &s->a, &l, err)))
             return st;
+        *decoded = true;
         return hr_cache_put_limitrange(s->c, &l, err);
     }
     case HR_CK_QUOTA: {
         hr_kquota q;
         if ((st = hr_decode_resourcequota(obj, &s->a, &q, err)))
             return st;
+        *decoded = true;
         return hr_cache_put_quota(s->c, &q, err);
     }
     case HR_CK_CONFIG: {
@@ -126,8 +158,10 @@ static hr_status decode_put(hr_csink *s, yyjson_val *obj, hr_err *err)
                                       .managed_pods = -1,
                                       .managed_nodes = -1};
             }
-            if ((st = hr_cache_put_config_status(s->c, &cs, err)))
+            if ((st = hr_cache_put_config_status(s->c, &cs, err))) {
+                *decoded = true; /* the cache's refusal, not the decoder's */
                 return st;
+            }
         }
         /* The config's pointers must outlive this call: its own arena,
          * handed over to the cache. */
@@ -143,6 +177,7 @@ static hr_status decode_put(hr_csink *s, yyjson_val *obj, hr_err *err)
                 hr_cache_config_invalid(s->c, err->msg);
             return st;
         }
+        *decoded = true;
         return hr_cache_put_config(s->c, &k, hr_decode_generation(obj, 0), &ca, err);
     }
     default: return hr_err_set(err, HR_E_INPUT, "sink: unknown kind");
@@ -161,14 +196,125 @@ static void scratch_done(hr_csink *s)
         hr_arena_free(&s->a);
 }
 
+/* The key an object is reported under: namespace/name/uid (a recreated
+ * object is a new one). NULL when it has no name or the arena is full. */
+static const char *bad_key(hr_csink *s, yyjson_val *obj)
+{
+    const char *ns, *name;
+    if (!obj_key(s, obj, &ns, &name))
+        return NULL;
+    yyjson_val *uid = yyjson_obj_get(yyjson_obj_get(obj, "metadata"), "uid");
+    size_t nl = strlen(ns), ml = strlen(name), ul = yyjson_is_str(uid) ? yyjson_get_len(uid) : 0;
+    char *k = hr_arena_alloc(&s->a, nl + ml + ul + 3);
+    if (!k)
+        return NULL;
+    memcpy(k, ns, nl);
+    k[nl] = '/';
+    memcpy(k + nl + 1, name, ml);
+    k[nl + 1 + ml] = '/';
+    if (ul)
+        memcpy(k + nl + ml + 2, yyjson_get_str(uid), ul);
+    k[nl + ml + 2 + ul] = '\0';
+    return k;
+}
+
+/* It decoded, or it is gone: a later failure is news again. */
+static void bad_forget(hr_csink *s, yyjson_val *obj)
+{
+    if (s->bad.n == 0)
+        return;
+    const char *k = bad_key(s, obj);
+    if (k)
+        hr_strmap_del(&s->bad, k, NULL);
+}
+
+/* Keep what can be kept of an object the decoder refused (the header
+ * comment says what, per kind); *what receives a few words saying so. */
+static hr_status keep_undecodable(hr_csink *s, yyjson_val *obj, const char *why, const char **what,
+                                  hr_err *err)
+{
+    const char *ns, *name;
+    if (!obj_key(s, obj, &ns, &name)) {
+        *what = "not kept: it has no name";
+        return HR_OK;
+    }
+    yyjson_val *rv = yyjson_obj_get(yyjson_obj_get(obj, "metadata"), "resourceVersion");
+    const char *rvs = yyjson_is_str(rv) ? yyjson_get_str(rv) : "";
+    switch (s->kind) {
+    case HR_CK_POD: {
+        hr_kpod p;
+        if (!hr_decode_pod_undecodable(obj, &s->a, why, &p))
+            return hr_err_set(err, HR_E_NOMEM, "pod %s/%s: out of memory", ns, name);
+        p.meta.ns = ns; /* the key, as every other kind is kept under */
+        p.meta.name = name;
+        *what = p.node_unreadable ? "kept as undecodable; its node cannot be read: no CPU limit "
+                                    "increase on any node until it decodes or is deleted"
+                : p.node_name     ? "kept as undecodable: no CPU limit increase on its node until "
+                                    "it decodes or is deleted (booking-unknown)"
+                                  : "kept as undecodable (not bound to a node)";
+        return hr_cache_put_pod(s->c, &p, NULL, err);
+    }
+    case HR_CK_NODE:
+        *what = "kept as an unknown node: no CPU limit write on it until it decodes "
+                "(node-unknown)";
+        return hr_cache_put_node_undecodable(s->c, name, rvs, err);
+    case HR_CK_QUOTA: {
+        /* Fail closed: a quota we cannot read may bound limits.cpu. */
+        hr_kquota q = {.meta = {.ns = ns, .name = name, .uid = "", .resource_version = rvs},
+                       .limits_cpu = true};
+        *what = "counted as bounding limits.cpu";
+        return hr_cache_put_quota(s->c, &q, err);
+    }
+    default:
+        /* Namespaces, LimitRanges, the HeadroomConfig: the last good
+         * version stays (none: as if not seen), also through a relist. */
+        *what = "the last version decoded stays in force";
+        hr_cache_touch(s->c, s->kind, ns, name);
+        return HR_OK;
+    }
+}
+
+static hr_status undecodable(hr_csink *s, yyjson_val *obj, hr_err *err)
+{
+    char why[HR_ERR_MSG_MAX];
+    snprintf(why, sizeof why, "%s", err->msg);
+    const char *what = "";
+    hr_err kerr;
+    hr_err_clear(&kerr);
+    hr_status kst = keep_undecodable(s, obj, why, &what, &kerr);
+    const char *k = bad_key(s, obj);
+    uint64_t *seen = k ? hr_strmap_get(&s->bad, k) : NULL;
+    if (seen) {
+        *seen = s->round; /* still there: not swept at the end of a relist */
+        hr_err_clear(err);
+        return kst == HR_OK ? HR_OK : hr_err_set(err, kst, "%s", kerr.msg);
+    }
+    /* First failure of this object: count it, and hand the message back
+     * for the watch to log once. Without a key it cannot be remembered:
+     * reported every time (the API server never serves such an object). */
+    atomic_fetch_add(&s->decode_errors, 1);
+    if (k && !hr_strmap_put(&s->bad, k, s->round))
+        k = NULL; /* out of memory: reported again next time, no harm */
+    if (kst != HR_OK)
+        return hr_err_set(err, kst, "%s; not kept: %s", why, kerr.msg);
+    return hr_err_set(err, HR_E_INPUT, "%s; %s", why, what);
+}
+
 static hr_status sink_upsert(void *ud, yyjson_val *obj, hr_err *err)
 {
     hr_csink *s = ud;
-    hr_status st = decode_put(s, obj, err);
-    if (st != HR_OK) {
+    bool decoded;
+    hr_status st = decode_put(s, obj, &decoded, err);
+    if (st != HR_OK && !decoded) {
+        st = undecodable(s, obj, err);
+    } else if (st != HR_OK) {
+        /* Decoded but the cache refused it (out of memory): what the
+         * cache had stays, through a relist too. */
         const char *ns, *name;
         if (obj_key(s, obj, &ns, &name))
             hr_cache_touch(s->c, s->kind, ns, name);
+    } else {
+        bad_forget(s, obj);
     }
     scratch_done(s);
     return st;
@@ -179,6 +325,7 @@ static hr_status sink_remove(void *ud, yyjson_val *obj, hr_err *err)
     hr_csink *s = ud;
     const char *ns, *name;
     hr_status st = HR_OK;
+    bad_forget(s, obj);
     if (obj_key(s, obj, &ns, &name))
         hr_cache_del(s->c, s->kind, ns, name);
     else
@@ -191,6 +338,7 @@ static hr_status sink_remove(void *ud, yyjson_val *obj, hr_err *err)
 static void sink_relist_begin(void *ud)
 {
     hr_csink *s = ud;
+    s->round++;
     hr_cache_relist_begin(s->c, s->kind);
 }
 
@@ -198,6 +346,20 @@ static void sink_relist_end(void *ud, bool complete)
 {
     hr_csink *s = ud;
     hr_cache_relist_end(s->c, s->kind, complete);
+    if (!complete)
+        return;
+    /* What the list did not show is gone: forget it. Deleting while
+     * iterating is safe with this map (a tombstone, no rehash on delete);
+     * the key is copied first because the delete frees the map's own. */
+    size_t i = 0;
+    const char *k;
+    uint64_t v;
+    while (hr_strmap_next(&s->bad, &i, &k, &v)) {
+        const char *copy = v != s->round ? hr_arena_strdup(&s->a, k) : NULL;
+        if (copy)
+            hr_strmap_del(&s->bad, copy, NULL);
+    }
+    scratch_done(s);
 }
 
 hr_wsink hr_csink_wsink(hr_csink *s)

@@ -5,9 +5,9 @@
  * decoders (kube/decode/decode.h) into a scratch arena, hands the compact result
  * to the cache, and throws the JSON and the scratch away. Deletions need
  * only the object's namespace and name, so a DELETED event whose body the
- * decoder would refuse still deletes. An object that cannot be decoded
- * during a relist keeps what the cache had for it (it still exists on the
- * server) rather than vanishing.
+ * decoder would refuse still deletes. An object that cannot be decoded is
+ * never dropped silently (design §15): what is kept of it, per kind, and
+ * the once-per-object report are in sink.c's header comment.
  */
 #ifndef HR_CACHE_SINK_H
 #define HR_CACHE_SINK_H
@@ -19,6 +19,10 @@ typedef struct hr_csink hr_csink;
 
 HR_MUST_CHECK hr_status hr_csink_new(hr_cache *c, hr_ckind kind, hr_csink **out, hr_err *err);
 void hr_csink_free(hr_csink *s);
+
+/* Objects of this sink's kind that could not be decoded, each counted once
+ * per episode (headroom_decode_errors_total{resource}). Any thread. */
+uint64_t hr_csink_decode_errors(const hr_csink *s);
 
 /* The watch.h sink interface of this sink. */
 hr_wsink hr_csink_wsink(hr_csink *s);

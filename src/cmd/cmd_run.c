@@ -301,6 +301,14 @@ static void render_run_metrics(void *ud, hr_buf *out)
                           (unsigned long long)(f == 0 ? st.events : st.relists));
         }
     }
+    hr_buf_puts(out, "# HELP headroom_decode_errors_total Objects that could not be decoded, "
+                     "each counted once until it decodes or is deleted (design §15).\n"
+                     "# TYPE headroom_decode_errors_total counter\n");
+    for (int k = 0; k < HR_CK_COUNT_; k++)
+        hr_buf_printf(
+            out, "headroom_decode_errors_total{resource=\"%s\"} %llu\n", hr_ckind_str((hr_ckind)k),
+            (unsigned long long)(x->inf != NULL ? hr_informers_decode_errors(x->inf, (hr_ckind)k)
+                                                : 0));
     hr_leader *l = atomic_load(&x->leader);
     hr_buf_printf(out,
                   "# HELP headroom_leader 1 when this replica holds the lease and writes.\n"

@@ -43,10 +43,12 @@ static int usage(const char *prog, const char *msg)
     return HR_EXIT_USAGE;
 }
 
-/* The node a pod is bound to, and its live annotations and conditions. */
+/* The node a pod is bound to, its live annotations and conditions, and
+ * why it cannot be decoded (*decode_err, NULL when it can). */
 static int read_pod(hr_kclient *k, const char *ns, const char *name, char *node, size_t cap,
-                    char **status_ann, char **resize_cond)
+                    char **status_ann, char **resize_cond, char **decode_err)
 {
+    *decode_err = NULL;
     char path[600];
     snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s", ns, name);
     hr_buf b;
@@ -64,6 +66,13 @@ static int read_pod(hr_kclient *k, const char *ns, const char *name, char *node,
         return HR_EXIT_INPUT;
     }
     yyjson_val *root = yyjson_doc_get_root(d);
+    hr_arena da;
+    hr_arena_init(&da, 0);
+    hr_kpod kp;
+    hr_err derr;
+    if (hr_decode_pod(root, &da, &kp, &derr) != HR_OK)
+        *decode_err = strdup(derr.msg);
+    hr_arena_free(&da);
     const char *n = yyjson_get_str(yyjson_ptr_get(root, "/spec/nodeName"));
     snprintf(node, cap, "%s", n ? n : "");
     yyjson_val *ann = yyjson_ptr_get(root, "/metadata/annotations");
@@ -89,8 +98,25 @@ static int read_pod(hr_kclient *k, const char *ns, const char *name, char *node,
     return HR_EXIT_OK;
 }
 
+/* Design §6: a pod here (or maybe here) that could not be decoded. */
+static void print_booking_unknown(const hr_nodesnap *s, const hr_reconcile *r)
+{
+    const hr_node_plan *np = &r->plan;
+    if (!np->booking_unknown)
+        return;
+    printf("  !  booking unknown (booking-unknown): R above is a lower bound; no CPU limit "
+           "increase on this node until the pods below decode or are deleted (decreases still "
+           "go)\n");
+    for (size_t k = 0; k < s->node.n; k++)
+        if (s->node.pods[k].pod.undecodable)
+            printf("       %s/%s could not be decoded\n", s->node.pods[k].ns, s->node.pods[k].name);
+    if (s->pods_nowhere)
+        printf("       %u undecodable pod%s whose node cannot be read may be on this node\n",
+               s->pods_nowhere, s->pods_nowhere == 1 ? "" : "s");
+}
+
 static void print_explain(const hr_nodesnap *s, const hr_reconcile *r, size_t me,
-                          const char *status_ann, const char *resize_cond)
+                          const char *status_ann, const char *resize_cond, const char *decode_err)
 {
     char a[HR_CPU_FMT_MAX], b[HR_CPU_FMT_MAX], c[HR_CPU_FMT_MAX], d[HR_CPU_FMT_MAX];
     const hr_node_plan *np = &r->plan;
@@ -103,7 +129,10 @@ static void print_explain(const hr_nodesnap *s, const hr_reconcile *r, size_t me
            pp->reason == HR_MANAGED ? "managed" : hr_reason_str(pp->reason));
     printf("\nnode %s%s\n", s->node.name,
            s->node_present ? ""
-                           : " (Node object not in the cache: nothing is written, node-unknown)");
+           : s->node_undecodable
+               ? " (Node object could not be decoded: nothing is written, "
+                 "node-unknown)"
+               : " (Node object not in the cache: nothing is written, node-unknown)");
     printf("  A  allocatable CPU                 %s\n", cpu(np->allocatable, a));
     printf("  R  booked by %u pods               %s\n", np->n_pods, cpu(np->booked, a));
     /* Who booked it: the largest requests first. */
@@ -135,11 +164,19 @@ static void print_explain(const hr_nodesnap *s, const hr_reconcile *r, size_t me
     }
     if (s->node.n > n_order)
         printf("       … and %zu more pods\n", s->node.n - n_order);
+    print_booking_unknown(s, r);
     printf("  S  slack = A − R                   %s\n", cpu(np->slack, a));
     printf("  M  managed requests over N = %u     %s\n", np->n_managed, cpu(np->managed, a));
     printf("  F  factor = 1 + S/M                %" PRId64 ".%02" PRId64 "\n", f / 1000,
            (f % 1000 + 5) / 10);
 
+    if (pp->reason == HR_R_UNDECODABLE) {
+        printf("\nthis pod could not be decoded: %s\nits requests are unknown, so no CPU limit "
+               "on node %s is raised until it decodes or is deleted (booking-unknown); its own "
+               "limit is left as it is\n",
+               decode_err ? decode_err : "(it decodes now: try again)", s->node.name);
+        return;
+    }
     if (pp->reason != HR_MANAGED) {
         printf("\nthis pod is not managed (%s): its limit is left as it is; its requests still "
                "book the node\n",
@@ -188,6 +225,9 @@ static void print_explain(const hr_nodesnap *s, const hr_reconcile *r, size_t me
     if (!pp->write)
         printf("no write (inside the deadband: +%d%% / −%d%%)\n", cfg->grow_percent,
                cfg->shrink_percent);
+    else if (pp->gate == HR_GATE_BOOKING_UNKNOWN)
+        printf("increase held: the node's booking is unknown (booking-unknown), in dry-run "
+               "too\n");
     else if (cfg->dry_run)
         printf("would be written, but kube-headroom runs in dry-run%s\n",
                s->cfg_invalid ? "" : " (no HeadroomConfig, or spec.dryRun: true)");
@@ -240,8 +280,8 @@ int hr_cmd_explain(const char *prog, int argc, char **argv)
         return HR_EXIT_INPUT;
     }
     char node[256];
-    char *status_ann = NULL, *resize_cond = NULL;
-    int rc = read_pod(k, ns, pod, node, sizeof node, &status_ann, &resize_cond);
+    char *status_ann = NULL, *resize_cond = NULL, *decode_err = NULL;
+    int rc = read_pod(k, ns, pod, node, sizeof node, &status_ann, &resize_cond, &decode_err);
     hr_cache *c = NULL;
     hr_arena a;
     hr_arena_init(&a, 0);
@@ -275,12 +315,13 @@ int hr_cmd_explain(const char *prog, int argc, char **argv)
         rc = HR_EXIT_INPUT;
         goto out;
     }
-    print_explain(&s, &r, me, status_ann, resize_cond);
+    print_explain(&s, &r, me, status_ann, resize_cond, decode_err);
 out:
     hr_arena_free(&a);
     hr_cache_free(c);
     hr_kclient_free(k);
     free(status_ann);
     free(resize_cond);
+    free(decode_err);
     return rc;
 }

@@ -114,8 +114,9 @@ static hr_status to_sink(void *ud, yyjson_val *item, hr_err *err)
     hr_wsink *ws = ud;
     hr_status st = ws->upsert(ws->ud, item, err);
     if (st == HR_E_INPUT) {
-        /* A malformed object is reported and skipped, as the watch does. */
-        fprintf(stderr, "warning: skipped: %s\n", err->msg);
+        /* A malformed object is reported (the message says what the
+         * cache kept of it), as the watch does. */
+        fprintf(stderr, "warning: not decoded: %s\n", err->msg);
         hr_err_clear(err);
         return HR_OK;
     }

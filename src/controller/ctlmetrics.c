@@ -24,7 +24,7 @@ void hr_ctlmetrics_init(hr_ctlmetrics *m)
 {
     for (int i = 0; i < HR_RES_COUNT_; i++)
         atomic_init(&m->resizes[i], 0);
-    for (int i = 0; i <= HR_GATE_NODE_UNKNOWN; i++)
+    for (int i = 0; i < HR_GATE_COUNT_; i++)
         atomic_init(&m->skips[i], 0);
     for (int i = 0; i < HR_WK_COUNT_; i++)
         atomic_init(&m->writes[i], 0);
@@ -45,9 +45,10 @@ void hr_ctlmetrics_render(void *ud, hr_buf *out)
         hr_buf_printf(out, "headroom_resizes_total{result=\"%s\"} %" PRIuFAST64 "\n",
                       result_names[i], atomic_load(&m->resizes[i]));
     hr_buf_puts(out, "# HELP headroom_capacity_skip_total Limit increases skipped by a capacity or "
-                     "pressure gate, and pods on an unknown Node left unwritten.\n"
+                     "pressure gate or on a node whose booking is unknown, and pods on an "
+                     "unknown Node left unwritten.\n"
                      "# TYPE headroom_capacity_skip_total counter\n");
-    for (int g = HR_GATE_PRESSURE; g <= HR_GATE_NODE_UNKNOWN; g++)
+    for (int g = HR_GATE_PRESSURE; g < HR_GATE_COUNT_; g++)
         hr_buf_printf(out, "headroom_capacity_skip_total{reason=\"%s\"} %" PRIuFAST64 "\n",
                       hr_gate_str((hr_gate)g), atomic_load(&m->skips[g]));
     hr_buf_puts(out, "# HELP headroom_writes_total API writes by kind (zero in a steady state).\n"

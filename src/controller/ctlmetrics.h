@@ -39,7 +39,7 @@ typedef enum hr_write_kind {
 
 typedef struct hr_ctlmetrics {
     atomic_uint_fast64_t resizes[HR_RES_COUNT_];
-    atomic_uint_fast64_t skips[HR_GATE_NODE_UNKNOWN + 1]; /* by hr_gate (PASS unused) */
+    atomic_uint_fast64_t skips[HR_GATE_COUNT_]; /* by hr_gate (PASS unused) */
     atomic_uint_fast64_t writes[HR_WK_COUNT_];
     atomic_uint_fast64_t reconciles;
     atomic_int_fast64_t deferred;      /* gauge, summed over nodes */

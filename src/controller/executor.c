@@ -36,6 +36,7 @@ enum {
     REP_UNAVAILABLE = 1u << HR_GATE_UNAVAILABLE,
     REP_ALLOCATABLE = 1u << HR_GATE_ALLOCATABLE,
     REP_NODE_UNKNOWN = 1u << HR_GATE_NODE_UNKNOWN,
+    REP_BOOKING_UNKNOWN = 1u << HR_GATE_BOOKING_UNKNOWN,
     REP_INFEASIBLE = 1u << 8,
     REP_FORBIDDEN = 1u << 9,
     REP_INVALID = 1u << 10,
@@ -453,11 +454,14 @@ static bool count_skip(hr_executor *e, const hr_rpod *p, const char *key, hr_gat
     logf_(e, 2, "msg=\"increase skipped\" pod=%s/%s from=%" PRId64 "m to=%" PRId64 "m reason=%s",
           p->ns, p->name, current, target, hr_gate_str(g));
     char note[256];
-    static const char *why[] = {"", "the node reports DiskPressure or PIDPressure",
-                                "the node cannot be read",
-                                "the pod's total CPU limit would exceed the node's allocatable"};
+    static const char *const why[HR_GATE_COUNT_] = {
+        [HR_GATE_PRESSURE] = "the node reports DiskPressure or PIDPressure",
+        [HR_GATE_UNAVAILABLE] = "the node cannot be read",
+        [HR_GATE_ALLOCATABLE] = "the pod's total CPU limit would exceed the node's allocatable",
+        [HR_GATE_BOOKING_UNKNOWN] = "a pod here could not be decoded (booking-unknown)",
+    };
     snprintf(note, sizeof note, "CPU limit increase %" PRId64 "m -> %" PRId64 "m skipped: %s",
-             current, target, why[g]);
+             current, target, why[g] ? why[g] : hr_gate_str(g));
     return report(e, key, 1u << g, p, "Normal", "ResizeSkipped", note, out) != REPORT_STOP;
 }
 
@@ -630,8 +634,8 @@ hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r
             write_accepted(e);
             atomic_fetch_add(&e->o.metrics->resizes[HR_RES_APPLIED], 1);
             clear_reported(e, key,
-                           REP_PRESSURE | REP_UNAVAILABLE | REP_ALLOCATABLE | REP_FORBIDDEN |
-                               REP_INVALID);
+                           REP_PRESSURE | REP_UNAVAILABLE | REP_ALLOCATABLE | REP_BOOKING_UNKNOWN |
+                               REP_FORBIDDEN | REP_INVALID);
             logf_(e, 2, "msg=\"limit applied\" pod=%s/%s node=%s from=%" PRId64 "m to=%" PRId64 "m",
                   p->ns, p->name, rn->name, a->current, a->target);
         }

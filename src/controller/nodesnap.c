@@ -76,11 +76,16 @@ hr_status hr_nodesnap_take(hr_cache *c, const char *name, const hr_nodesnap_opts
     hr_cnode_view nv;
     bool have_node = hr_cache_node_get(c, name, &nv);
     out->node_present = have_node && nv.present;
+    out->node_undecodable = have_node && nv.undecodable;
     out->node.name = hr_arena_strdup(a, name);
     if (out->node_present)
         out->node.node = nv.node;
     else
-        out->node.node = (hr_node){0, false, false, false};
+        out->node.node = (hr_node){0};
+    /* A pod whose node cannot be read may be on this one (design §6). The
+     * node's own undecodable pods are in its list: hr_plan_node sees them. */
+    out->pods_nowhere = hr_cache_pods_nowhere(c);
+    out->node.node.booking_unknown = out->pods_nowhere > 0;
 
     size_t cap = 256, n;
     uint32_t *ids = NULL;

@@ -28,6 +28,9 @@ typedef struct hr_nodesnap {
     uint64_t *pod_rv;        /* resourceVersion per pod, parallel to node.pods */
     uint8_t (*pod_uid)[16];  /* metadata.uid per pod, parallel (all zero: none) */
     bool node_present;
+    bool node_undecodable; /* the Node object exists but could not be decoded */
+    uint32_t pods_nowhere; /* undecodable pods whose node cannot be read
+                              (hr_cache_pods_nowhere): node.booking_unknown */
 } hr_nodesnap;
 
 typedef struct hr_nodesnap_opts {

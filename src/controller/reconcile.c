@@ -73,9 +73,11 @@ hr_status hr_reconcile_node(const hr_config *cfg, const hr_rnode *rn, int64_t no
         if (act->annotation == NULL)
             goto nomem;
 
-        if (cfg->dry_run) {
+        if (cfg->dry_run && pp->gate != HR_GATE_BOOKING_UNKNOWN) {
             /* Dry-run writes only the annotation, and only when what it
-             * would say changes: a steady state stays free of writes. */
+             * would say changes: a steady state stays free of writes. An
+             * increase on a node whose booking is unknown is held in
+             * dry-run too: its figures (slack, factor) are not known. */
             if (hr_status_note_hash(act->annotation, strlen(act->annotation)) == rp->status_hash)
                 continue;
             act->kind = HR_ACT_ANNOTATE;

@@ -41,8 +41,9 @@ typedef struct hr_rnode {
 typedef enum hr_action_kind {
     HR_ACT_RESIZE = 0, /* apply the new limits, then annotate, then the event */
     HR_ACT_ANNOTATE,   /* dry-run: only the status annotation changes */
-    HR_ACT_SKIP,       /* a gate refused an increase, or the Node is unknown
-                          and nothing is written at all (design §6) */
+    HR_ACT_SKIP,       /* a gate refused an increase (booking-unknown also in
+                          dry-run), or the Node is unknown and nothing is
+                          written at all (design §6) */
 } hr_action_kind;
 
 typedef struct hr_action {

@@ -31,6 +31,7 @@ static const char *const reason_names[HR_R_COUNT_] = {
     [HR_R_NO_STATUS_RESOURCES] = "resize-unsupported-by-node",
     [HR_R_BACKOFF] = "backoff",
     [HR_R_BAD_MAX_CPU] = "invalid-max-cpu",
+    [HR_R_UNDECODABLE] = "undecodable",
 };
 
 const char *hr_reason_str(hr_reason r)
@@ -49,6 +50,9 @@ const char *hr_reason_str(hr_reason r)
  * controller and the webhook, so they give the same reason. */
 static hr_reason rules(const hr_pod *p, bool birth)
 {
+    /* Rule 0: nothing else about a pod we could not read can be judged. */
+    if (p->undecodable)
+        return HR_R_UNDECODABLE;
     if (!birth && !p->bound)
         return HR_R_NOT_BOUND;
     if (!birth && hr_pod_terminal(p))

@@ -14,6 +14,8 @@ const char *hr_gate_str(hr_gate g)
     case HR_GATE_UNAVAILABLE: return "unavailable";
     case HR_GATE_ALLOCATABLE: return "allocatable";
     case HR_GATE_NODE_UNKNOWN: return "node-unknown";
+    case HR_GATE_BOOKING_UNKNOWN: return "booking-unknown";
+    case HR_GATE_COUNT_: break;
     }
     return "unknown";
 }
@@ -26,6 +28,8 @@ hr_gate hr_gate_check(const hr_node *n, int64_t current, int64_t target, int64_t
         return HR_GATE_PASS;
     if (n == NULL || !n->known)
         return HR_GATE_UNAVAILABLE;
+    if (n->booking_unknown)
+        return HR_GATE_BOOKING_UNKNOWN;
     if (n->disk_pressure || n->pid_pressure)
         return HR_GATE_PRESSURE;
     if (pod_total_limit > n->allocatable)

@@ -15,16 +15,20 @@
 
 typedef enum hr_gate {
     HR_GATE_PASS = 0,
-    HR_GATE_PRESSURE,     /* DiskPressure or PIDPressure is True */
-    HR_GATE_UNAVAILABLE,  /* the Node cannot be read */
-    HR_GATE_ALLOCATABLE,  /* the pod's total limit would exceed allocatable */
-    HR_GATE_NODE_UNKNOWN, /* the Node is not in the cache: the pod is not planned
+    HR_GATE_PRESSURE,        /* DiskPressure or PIDPressure is True */
+    HR_GATE_UNAVAILABLE,     /* the Node cannot be read */
+    HR_GATE_ALLOCATABLE,     /* the pod's total limit would exceed allocatable */
+    HR_GATE_NODE_UNKNOWN,    /* the Node is not in the cache: the pod is not planned
                              and gets no write in either direction (design §6);
                              set by hr_plan_node, never by hr_gate_check */
+    HR_GATE_BOOKING_UNKNOWN, /* a pod the node holds (or may hold) could not be
+                                decoded, so R is unknown: increases wait until
+                                it decodes or is gone (design §6) */
+    HR_GATE_COUNT_
 } hr_gate;
 
-/* "pass", "pressure", "unavailable", "allocatable", "node-unknown": the
- * metric label. */
+/* "pass", "pressure", "unavailable", "allocatable", "node-unknown",
+ * "booking-unknown": the metric label. */
 const char *hr_gate_str(hr_gate g);
 
 typedef struct hr_node {
@@ -32,6 +36,9 @@ typedef struct hr_node {
     bool known;          /* false: the Node object cannot be read */
     bool disk_pressure;
     bool pid_pressure;
+    bool booking_unknown; /* some pod that may be bound here could not be
+                             decoded (hr_plan_node also sets it for an
+                             undecodable pod in its list): no increase */
 } hr_node;
 
 /* current: the pod's current managed limit (0 when some container has none,

@@ -78,6 +78,9 @@ typedef struct hr_pod {
     bool status_resources; /* every container status reports resources */
     int64_t max_cpu;       /* kube-headroom.dev/max-cpu or HR_NONE */
     bool max_cpu_invalid;  /* the annotation is there but not a CPU quantity */
+    bool undecodable;      /* the object could not be decoded (design §15): no
+                              containers, books nothing it can prove, and makes
+                              its node's booking unknown (hr_plan_node) */
 
     /* What the caller decided about the pod's surroundings. */
     uint8_t ns_state;    /* hr_ns_state */

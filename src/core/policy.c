@@ -321,6 +321,8 @@ hr_node_plan hr_plan_node(const hr_config *c, const hr_node *node, const hr_pod 
         if (!hr_pod_terminal(p)) {
             np.booked = hr_sadd64(np.booked, pp->booked);
             np.n_pods++;
+            if (p->undecodable)
+                np.n_undecodable++;
         }
         if (pp->reason == HR_MANAGED) {
             np.managed = hr_sadd64(np.managed, pp->request);
@@ -328,6 +330,12 @@ hr_node_plan hr_plan_node(const hr_config *c, const hr_node *node, const hr_pod 
         }
     }
     np.slack = hr_sadd64(np.allocatable, -np.booked);
+    /* Design §6: with a pod we could not read, R is only a lower bound, so
+     * the slack may be smaller than it looks. Increases wait; decreases
+     * (which only free capacity) go. */
+    np.booking_unknown = (node != NULL && node->booking_unknown) || np.n_undecodable > 0;
+    hr_node gnode = node != NULL ? *node : (hr_node){0};
+    gnode.booking_unknown = np.booking_unknown;
 
     for (size_t i = 0; i < n; i++) {
         const hr_pod *p = &pods[i];
@@ -353,7 +361,7 @@ hr_node_plan hr_plan_node(const hr_config *c, const hr_node *node, const hr_pod 
         pp->write = hr_should_write(c, pp->current, pp->target);
         if (pp->write) {
             np.n_write++;
-            pp->gate = hr_gate_check(node, pp->current, pp->target,
+            pp->gate = hr_gate_check(&gnode, pp->current, pp->target,
                                      hr_sadd64(pp->target, unmanaged_limits(p)));
         }
     }

@@ -38,13 +38,17 @@ typedef struct hr_pod_plan {
 } hr_pod_plan;
 
 typedef struct hr_node_plan {
-    int64_t allocatable; /* A */
-    int64_t booked;      /* R */
-    int64_t slack;       /* S, may be negative */
-    int64_t managed;     /* M */
-    uint32_t n_managed;  /* N */
-    uint32_t n_pods;     /* non-terminal pods counted in R */
-    uint32_t n_write;    /* pods whose hysteresis verdict is "write" */
+    int64_t allocatable;    /* A */
+    int64_t booked;         /* R */
+    int64_t slack;          /* S, may be negative */
+    int64_t managed;        /* M */
+    uint32_t n_managed;     /* N */
+    uint32_t n_pods;        /* non-terminal pods counted in R */
+    uint32_t n_write;       /* pods whose hysteresis verdict is "write" */
+    uint32_t n_undecodable; /* pods that could not be decoded (their booking is
+                               unknown: R is a lower bound) */
+    bool booking_unknown;   /* node->booking_unknown or n_undecodable > 0:
+                               every increase is held, HR_GATE_BOOKING_UNKNOWN */
 } hr_node_plan;
 
 /* The node factor F = 1 + S/M as x1000 fixed point (1000 when S ≤ 0 or M = 0),
@@ -52,7 +56,10 @@ typedef struct hr_node_plan {
 int64_t hr_node_factor_milli(const hr_node_plan *np);
 
 /* Plan one node. pods[0..n) are every pod bound to the node (terminal ones
- * are accepted and ignored). out[i] receives pod i's plan; ctr_limits must
+ * are accepted and ignored). An undecodable pod (hr_pod.undecodable) books
+ * nothing it can prove and is never managed, but makes the node's booking
+ * unknown: every increase on the node is held (HR_GATE_BOOKING_UNKNOWN,
+ * design §6); decreases still go. out[i] receives pod i's plan; ctr_limits must
  * hold Σ pods[i].n_ctr slots and receives, per container, the CPU limit to
  * write (HR_NONE for containers the policy leaves alone), starting at
  * out[i].ctr_off. */

@@ -53,7 +53,7 @@ static inline hr_pod mkpod(const hr_container *c, uint32_t n)
 
 static inline hr_node mknode(int64_t allocatable)
 {
-    return (hr_node){allocatable, true, false, false};
+    return (hr_node){allocatable, true, false, false, false};
 }
 
 #define PLAN_MAX_PODS 256

@@ -465,13 +465,19 @@ static void test_quotas_and_config_status(void **state)
     assert_int_equal(feed(f, HR_CK_QUOTA, false, q1), HR_OK);
     assert_int_equal(feed(f, HR_CK_QUOTA, false, q2), HR_OK);
     assert_int_equal(feed(f, HR_CK_QUOTA, false, q3), HR_OK);
+    /* A quota we cannot read fails closed: it counts as bounding limits.cpu
+     * (design §15), reported once. */
     assert_int_not_equal(feed(f, HR_CK_QUOTA, false, bad), HR_OK);
-    assert_int_equal(f->changes[HR_CK_QUOTA][HR_CC_ADDED], 3);
+    assert_int_equal(feed(f, HR_CK_QUOTA, false, bad), HR_OK);
+    assert_int_equal(hr_csink_decode_errors(f->sink[HR_CK_QUOTA]), 1);
+    assert_int_equal(f->changes[HR_CK_QUOTA][HR_CC_ADDED], 4);
     assert_string_equal(drain(f, d), ""); /* no node replans for a quota */
     const char *ns[4];
     hr_cache_lock(f->c);
-    assert_int_equal(hr_cache_quota_namespaces(f->c, ns, 4), 1); /* "a" once; b bounds requests */
-    assert_string_equal(ns[0], "a");
+    /* "a" once; b's q3 bounds requests only, but its q4 cannot be read */
+    assert_int_equal(hr_cache_quota_namespaces(f->c, ns, 4), 2);
+    assert_true((!strcmp(ns[0], "a") && !strcmp(ns[1], "b")) ||
+                (!strcmp(ns[0], "b") && !strcmp(ns[1], "a")));
     hr_cache_unlock(f->c);
     /* Which of them the config manages: "a" once it is labelled managed,
      * never the controller's own namespace; sorted, each once. */
@@ -496,7 +502,7 @@ static void test_quotas_and_config_status(void **state)
     /* A relist that no longer has q1 and q2 sweeps them. */
     hr_cache_relist_begin(f->c, HR_CK_QUOTA);
     assert_int_equal(feed(f, HR_CK_QUOTA, false, q3), HR_OK);
-    assert_int_equal(hr_cache_relist_end(f->c, HR_CK_QUOTA, true), 2);
+    assert_int_equal(hr_cache_relist_end(f->c, HR_CK_QUOTA, true), 3);
     hr_cache_lock(f->c);
     assert_int_equal(hr_cache_quota_namespaces(f->c, ns, 4), 0);
     hr_cache_unlock(f->c);
@@ -568,7 +574,8 @@ static void test_relist_by_difference(void **state)
     put_pod(f, "a", "keep", "n1", "Running", 100, -1, "1");
     put_pod(f, "a", "changed", "n3", "Running", 200, -1, "7");
     put_pod(f, "a", "new", "n5", "Running", 100, -1, "8");
-    /* a listed object the decoder refuses keeps its cached state */
+    /* a listed pod the decoder refuses is kept, as undecodable: its node's
+     * booking is unknown now (design §6, §15) */
     const char *garbled = "{\"metadata\":{\"namespace\":\"a\",\"name\":\"garbled\"},"
                           "\"spec\":{\"containers\":[{\"name\":\"x\",\"resources\":"
                           "{\"requests\":{\"cpu\":\"1x\"}}}]}}";
@@ -576,13 +583,16 @@ static void test_relist_by_difference(void **state)
     f->ws[HR_CK_POD].relist_end(f->ws[HR_CK_POD].ud, true);
 
     assert_int_equal(f->changes[HR_CK_POD][HR_CC_ADDED], 1);
-    assert_int_equal(f->changes[HR_CK_POD][HR_CC_UPDATED], 1);
+    assert_int_equal(f->changes[HR_CK_POD][HR_CC_UPDATED], 2);
     assert_int_equal(f->changes[HR_CK_POD][HR_CC_DELETED], 1);
     assert_string_equal(f->last, "pods 2 a/gone");
-    assert_string_equal(drain(f, d), "n2,n3,n5");
+    assert_string_equal(drain(f, d), "n2,n3,n4,n5");
     hr_cpod_view v;
     hr_cache_lock(f->c);
     assert_true(hr_cache_pod_get(f->c, "a", "garbled", &v, f->scr));
+    assert_true(v.pod.undecodable);
+    assert_string_equal(v.node, "n4");
+    assert_int_equal(v.pod.n_ctr, 0);
     assert_false(hr_cache_pod_get(f->c, "a", "gone", &v, f->scr));
     hr_cache_unlock(f->c);
 

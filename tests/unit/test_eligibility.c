@@ -301,6 +301,7 @@ static void apply(hr_pod *p, hr_reason r)
     case HR_R_NO_STATUS_RESOURCES: p->status_resources = false; break;
     case HR_R_BACKOFF: p->in_backoff = true; break;
     case HR_R_BAD_MAX_CPU: p->max_cpu_invalid = true; break;
+    case HR_R_UNDECODABLE: p->undecodable = true; break;
     default: fail_msg("no breaker for %d", (int)r);
     }
 }
@@ -329,6 +330,15 @@ static void test_first_rule_wins(void **state)
             apply(&p, (hr_reason)b);
             apply(&p, (hr_reason)a);
             hr_reason got = hr_pod_eligibility(&p);
+            /* Rule 0 (design §4): a pod that could not be decoded has
+             * nothing else to judge, so undecodable beats every rule. */
+            if (b == HR_R_UNDECODABLE) {
+                if (got != HR_R_UNDECODABLE)
+                    fail_msg("pod breaking %s and undecodable: got %s", hr_reason_str((hr_reason)a),
+                             hr_reason_str(got));
+                pairs++;
+                continue;
+            }
             /* Where invalid-max-cpu falls among the other rules is not
              * pinned here (design §4 lists it last but back-off); it must
              * still be one of the two broken. */

@@ -257,7 +257,7 @@ static void rand_node(gen_node *g, gen_opts *o, bool caps)
     static const int64_t scales[] = {100, 1000, 4000, 16000};
     o->max_req = scales[below(4)];
     rand_config(&g->c, caps);
-    g->node = (hr_node){0, true, chance(5), chance(5)};
+    g->node = (hr_node){0, true, chance(5), chance(5), false};
     g->node.allocatable = chance(60) ? 1000 * between(1, 128) : between(0, 200000);
     g->n = (size_t)below(111);
     for (size_t i = 0; i < g->n; i++)
@@ -968,7 +968,7 @@ static void test_prop_absurd(void **state)
         G1.c.max_multiplier_milli = chance(30) ? 0 : 1000 + below(99001);
         G1.c.grow_percent = (int)below(101);
         G1.c.shrink_percent = (int)below(101);
-        G1.node = (hr_node){huge(), true, false, false};
+        G1.node = (hr_node){huge(), true, false, false, false};
         G1.n = (size_t)below(21);
         for (size_t i = 0; i < G1.n; i++) {
             hr_container *cs = G1.ctrs[i];

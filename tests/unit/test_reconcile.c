@@ -37,7 +37,7 @@ static hr_rnode setup_node(void)
     pods[0].ctr_names = names0;
     pods[1].name = "big";
     pods[1].ctr_names = names1;
-    return (hr_rnode){"n1", {16000, true, false, false}, pods, 2};
+    return (hr_rnode){"n1", {16000, true, false, false, false}, pods, 2};
 }
 
 static hr_config live_config(void)
@@ -146,7 +146,7 @@ static void unknown_node_writes_nothing(void **state)
     (void)state;
     hr_rnode rn = setup_node();
     ctr[1].cpu_lim = 20000; /* would be a decrease on a known node */
-    rn.node = (hr_node){0, false, false, false};
+    rn.node = (hr_node){0};
     hr_config live = live_config(), dry;
     hr_config_defaults(&dry);
     const hr_config *cfgs[] = {&live, &dry};

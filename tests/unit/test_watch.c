@@ -253,10 +253,17 @@ static void test_malformed_skipped(void **state)
     fx_init(&f, NULL, 0);
     const char *bad = EV("ADDED", POD("bad-cpu", "1x", "7"));
     assert_int_equal(hr_watch_feed_line(f.w, bad, strlen(bad)), HR_WL_OK);
-    assert_false(has_pod(&f, "ns", "bad-cpu", -1));
-    /* the log names the object and the field */
+    /* never dropped: kept as undecodable, no containers (design §15) */
+    assert_true(has_pod(&f, "ns", "bad-cpu", -1));
+    assert_false(has_pod(&f, "ns", "bad-cpu", 0));
+    /* the log names the object and the field, once */
     assert_non_null(strstr(f.sc.log, "ns/bad-cpu"));
     assert_non_null(strstr(f.sc.log, "requests.cpu"));
+    assert_non_null(strstr(f.sc.log, "kept as undecodable"));
+    size_t log_len = strlen(f.sc.log);
+    const char *again = EV("MODIFIED", POD("bad-cpu", "1x", "7"));
+    assert_int_equal(hr_watch_feed_line(f.w, again, strlen(again)), HR_WL_OK);
+    assert_int_equal(strlen(f.sc.log), log_len);
     /* the resourceVersion still moves past it: it is never re-read */
     char rv[64];
     hr_watch_get_rv(f.w, rv, sizeof rv);
@@ -273,7 +280,7 @@ static void test_malformed_skipped(void **state)
     assert_int_equal(hr_watch_feed_line(f.w, unk, strlen(unk)), HR_WL_OK);
     hr_watch_stats st;
     hr_watch_get_stats(f.w, &st);
-    assert_int_equal(st.malformed, 5);
+    assert_int_equal(st.malformed, 5); /* the repeat of bad-cpu is not news */
     fx_done(&f);
 }
 

@@ -377,6 +377,49 @@ hr_status hr_decode_pod_created(yyjson_val *obj, hr_arena *a, hr_kpod *out, hr_e
     return decode_pod(obj, a, true, out, err);
 }
 
+/* A string field copied into the arena, "" when absent or not a string;
+ * NULL only when the arena is full. */
+static const char *str_or_empty(yyjson_val *v, hr_arena *a)
+{
+    return yyjson_is_str(v) ? hr_arena_strndup(a, yyjson_get_str(v), yyjson_get_len(v)) : "";
+}
+
+bool hr_decode_pod_undecodable(yyjson_val *obj, hr_arena *a, const char *why, hr_kpod *out)
+{
+    memset(out, 0, sizeof *out);
+    out->pod = hr_pod_init();
+    out->pod.undecodable = true;
+    out->owner = (hr_kowner){NULL, "", "", false};
+    yyjson_val *meta = yyjson_obj_get(obj, "metadata");
+    out->meta.ns = str_or_empty(yyjson_obj_get(meta, "namespace"), a);
+    out->meta.name = str_or_empty(yyjson_obj_get(meta, "name"), a);
+    out->meta.uid = str_or_empty(yyjson_obj_get(meta, "uid"), a);
+    out->meta.resource_version = str_or_empty(yyjson_obj_get(meta, "resourceVersion"), a);
+    out->undecodable = why ? hr_arena_strdup(a, why) : NULL;
+    if (!out->meta.ns || !out->meta.name || !out->meta.uid || !out->meta.resource_version ||
+        (why && !out->undecodable))
+        return false;
+    out->deleting = yyjson_is_str(yyjson_obj_get(meta, "deletionTimestamp"));
+
+    /* spec.nodeName: absent or null (or "") is unbound, a string is the
+     * node, anything else (or a spec that is not an object) is unreadable:
+     * the pod may be bound to any node. */
+    yyjson_val *spec = yyjson_obj_get(obj, "spec");
+    yyjson_val *nn = yyjson_obj_get(spec, "nodeName");
+    if (yyjson_is_str(nn) && yyjson_get_len(nn) > 0) {
+        out->node_name = hr_arena_strndup(a, yyjson_get_str(nn), yyjson_get_len(nn));
+        if (!out->node_name)
+            return false;
+    } else if ((spec != NULL && !yyjson_is_null(spec) && !yyjson_is_obj(spec)) ||
+               (nn != NULL && !yyjson_is_null(nn) && !yyjson_is_str(nn))) {
+        out->node_unreadable = true;
+    }
+    out->pod.bound = out->node_name != NULL || out->node_unreadable;
+    yyjson_val *status = yyjson_obj_get(obj, "status");
+    out->pod.phase = parse_phase(yyjson_is_obj(status) ? yyjson_obj_get(status, "phase") : NULL);
+    return true;
+}
+
 void hr_decode_pod_status(yyjson_val *obj, hr_kpod_status *out)
 {
     *out = (hr_kpod_status){HR_RS_NONE, false, NULL, 0};

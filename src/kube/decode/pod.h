@@ -27,6 +27,12 @@ typedef struct hr_kpod {
     hr_kowner owner;
     bool deleting;                /* metadata.deletionTimestamp set */
     const char *const *ctr_names; /* parallel to pod.ctr (pod.n_ctr entries) */
+    /* Set only by hr_decode_pod_undecodable: why hr_decode_pod refused the
+     * object (its one-line message naming the field), and whether
+     * spec.nodeName is there but cannot be read (then node_name is NULL and
+     * the pod may be bound anywhere). NULL / false for a decoded pod. */
+    const char *undecodable;
+    bool node_unreadable;
     /* The core view. Context fields (ns_state, node_excluded, node_windows,
      * owner_excluded, in_backoff, limits) are left neutral as hr_pod_init()
      * sets them: they depend on other objects, the caller fills them. */
@@ -39,6 +45,15 @@ HR_MUST_CHECK hr_status hr_decode_pod(yyjson_val *obj, hr_arena *a, hr_kpod *out
  * (the request names it); meta.name and meta.ns are then "". */
 HR_MUST_CHECK hr_status hr_decode_pod_created(yyjson_val *obj, hr_arena *a, hr_kpod *out,
                                               hr_err *err);
+
+/* What can still be read of a pod hr_decode_pod refused (design §15: it is
+ * kept, never silently dropped): metadata.namespace, .name, .uid,
+ * .resourceVersion and .deletionTimestamp, spec.nodeName and status.phase,
+ * each when it has the right type. The core view has no containers and
+ * pod.undecodable set; why (may be NULL) is copied as out->undecodable.
+ * Never fails on a field (an unreadable string is ""); false only when the
+ * arena is full. */
+bool hr_decode_pod_undecodable(yyjson_val *obj, hr_arena *a, const char *why, hr_kpod *out);
 
 /* The kubelet's verdict on a pending resize (pod condition PodResizePending),
  * design §7. */

@@ -200,7 +200,7 @@ static void set_rv(hr_watch *w, const char *rv, size_t len)
 static void skipped(hr_watch *w, const char *what, const hr_err *e)
 {
     count(w, &w->stats.malformed, 1);
-    wlog(w, HR_LV_WARN, "%s skipped: %s", what, e->msg);
+    wlog(w, HR_LV_WARN, "%s not decoded: %s", what, e->msg);
 }
 
 /* Short, printable excerpt of untrusted bytes for a log line. */

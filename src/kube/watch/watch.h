@@ -41,8 +41,9 @@
 
 /* What the watch hands over. Callbacks run on the watch's thread, one at a
  * time. obj is the object (a list item or a watch event's object). A
- * non-OK status from upsert/remove means "malformed, skipped": the watch
- * logs the message (which names the object) and goes on. */
+ * non-OK status from upsert/remove means "malformed": the watch logs the
+ * message (which names the object, and says what the sink kept of it) and
+ * goes on. */
 typedef struct hr_wsink {
     void *ud;
     void (*relist_begin)(void *ud);
