@@ -138,6 +138,22 @@ static hr_status read_live(const plan_args *pa, hr_snapshot *snap, hr_err *err)
     return st;
 }
 
+/* One line per object of the dump that could not be decoded. */
+static void report_bad(const char *prog, const char *cmd, const hr_snapshot_bad *b)
+{
+    const char *what;
+    if (!strcmp(b->kind, "node"))
+        what = "planned as an unknown node: no write on it (node-unknown)";
+    else if (b->node_unreadable)
+        what = "kept as undecodable; its node cannot be read, so no increase is planned on any "
+               "node (booking-unknown)";
+    else if (b->node)
+        what = "kept as undecodable: no increase is planned on its node (booking-unknown)";
+    else
+        what = "kept as undecodable (not bound to a node)";
+    fprintf(stderr, "%s %s: %s; %s\n", prog, cmd, b->msg ? b->msg : "", what);
+}
+
 static int run(const char *prog, const char *cmd, int argc, char **argv)
 {
     plan_args pa;
@@ -181,6 +197,13 @@ static int run(const char *prog, const char *cmd, int argc, char **argv)
         st = hr_err_set(&err, HR_E_IO, "writing the output failed");
     if (st) {
         fprintf(stderr, "%s %s: %s\n", prog, cmd, err.msg);
+        rc = HR_EXIT_INPUT;
+    } else if (snap.n_bad) {
+        /* Design §15: the rest is planned (printed above), each object
+         * that could not be decoded is named here, and the exit status
+         * says the input was not clean. */
+        for (size_t i = 0; i < snap.n_bad; i++)
+            report_bad(prog, cmd, &snap.bad[i]);
         rc = HR_EXIT_INPUT;
     }
     hr_buf_free(&out);

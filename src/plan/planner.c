@@ -69,6 +69,11 @@ static hr_status make_override(const hr_snapshot *s, const hr_set_request *r, hr
                           "(Succeeded or Failed)",
                           qn, qp);
     const hr_pod *p = &kp->pod;
+    if (p->undecodable)
+        return hr_err_set(err, HR_E_INPUT,
+                          "--set-request %s/%s: the pod could not be decoded, so it has no "
+                          "requests to change",
+                          qn, qp);
     if (p->n_ctr == 0) /* the decoder refuses such pods; stay safe anyway */
         return hr_err_set(err, HR_E_INPUT, "--set-request %s/%s: the pod has no containers", qn,
                           qp);
@@ -165,7 +170,12 @@ static hr_status plan_one(const hr_snapshot *s, hr_plan_node_out *no, const char
     no->name = name;
     no->kn = kn;
     no->unknown = kn == NULL;
-    no->node = kn ? kn->node : (hr_node){0, false, false, false};
+    no->node = kn ? kn->node : (hr_node){0};
+    /* An undecodable pod whose node cannot be read may be on this one. */
+    no->node.booking_unknown = s->n_pods_nowhere > 0;
+    for (size_t i = 0; !kn && i < s->n_bad; i++)
+        if (!strcmp(s->bad[i].kind, "node") && !strcmp(s->bad[i].name, name))
+            no->undecodable = s->bad[i].msg;
     no->n_pods = n;
     size_t cap = n ? n : 1;
     no->src = hr_arena_alloc(a, cap * sizeof *no->src);
@@ -191,6 +201,9 @@ hr_status hr_plan_build(const hr_snapshot *s, const hr_set_request *sets, size_t
 {
     memset(out, 0, sizeof *out);
     out->cfg = &s->cfg;
+    out->bad = s->bad;
+    out->n_bad = s->n_bad;
+    out->n_pods_nowhere = s->n_pods_nowhere;
     hr_status st;
     override *ovs = hr_arena_calloc(a, n_sets ? n_sets : 1, sizeof *ovs);
     if (!ovs)
@@ -207,6 +220,8 @@ hr_status hr_plan_build(const hr_snapshot *s, const hr_set_request *sets, size_t
         const hr_kpod *kp = &s->pods[i];
         if (hr_pod_terminal(&kp->pod))
             out->n_terminal++;
+        else if (kp->node_unreadable)
+            continue; /* bound, but where is unknown: listed in out->bad */
         else if (!kp->node_name)
             out->n_unbound++;
         else

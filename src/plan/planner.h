@@ -12,6 +12,10 @@
  *   that name marked unknown (allocatable 0, known=false); its managed
  *   pods are not planned: gate HR_GATE_NODE_UNKNOWN, no target, no write
  *   (design §6).
+ * - An undecodable pod (hr_snapshot.bad) is listed on its node with reason
+ *   undecodable and makes every increase there held (booking-unknown); one
+ *   whose nodeName cannot be read holds every node's. An undecodable Node is
+ *   an unknown node (undecodable names why). Design §6, §15.
  * - Pods not bound to any node are not planned; they are counted
  *   (n_unbound) and the table says so. Terminal pods are not listed.
  * - --set-request scales the pod's managed containers' CPU requests
@@ -44,9 +48,11 @@ HR_MUST_CHECK hr_status hr_set_request_parse(const char *arg, hr_arena *a, hr_se
 
 typedef struct hr_plan_node_out {
     const char *name;
-    const hr_knode *kn; /* NULL when the node is not in the dump */
-    bool unknown;       /* == (kn == NULL) */
-    hr_node node;       /* as given to the policy */
+    const hr_knode *kn;      /* NULL when the node is not in the dump */
+    bool unknown;            /* == (kn == NULL) */
+    const char *undecodable; /* the Node is in the dump but could not be
+                                decoded: the decoder's message; else NULL */
+    hr_node node;            /* as given to the policy */
     hr_node_plan np;
     int64_t factor_milli; /* hr_node_factor_milli */
     size_t n_pods;        /* non-terminal pods bound here */
@@ -60,8 +66,11 @@ typedef struct hr_plan {
     const hr_config *cfg;
     hr_plan_node_out *nodes;
     size_t n_nodes;
-    size_t n_unbound;  /* non-terminal pods with no nodeName */
-    size_t n_terminal; /* Succeeded/Failed pods (not listed) */
+    size_t n_unbound;           /* non-terminal pods with no nodeName */
+    size_t n_terminal;          /* Succeeded/Failed pods (not listed) */
+    const hr_snapshot_bad *bad; /* objects that could not be decoded */
+    size_t n_bad;
+    size_t n_pods_nowhere; /* undecodable pods whose node cannot be read */
 } hr_plan;
 
 /* Plan the whole snapshot into a (allocations live in it). Every set

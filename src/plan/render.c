@@ -58,16 +58,25 @@ static bool add_node_json(yyjson_mut_doc *doc, yyjson_mut_val *nodes, const hr_p
         !yyjson_mut_obj_add_val(doc, o, "factor", yyjson_mut_rawcpy(doc, f)) ||
         !yyjson_mut_obj_add_val(doc, o, "pods", pods))
         return false;
+    /* Design §6, §15: only when it applies, so plans of clean dumps keep
+     * their shape. */
+    if (no->np.booking_unknown && !yyjson_mut_obj_add_bool(doc, o, "bookingUnknown", true))
+        return false;
+    if (no->undecodable && !yyjson_mut_obj_add_str(doc, o, "undecodable", no->undecodable))
+        return false;
     for (size_t i = 0; i < no->n_pods; i++) {
         const hr_kpod *kp = no->src[i];
         const hr_pod_plan *pp = &no->plans[i];
         bool managed = pod_managed(pp);
+        bool bad = kp->pod.undecodable;
         yyjson_mut_val *po = yyjson_mut_obj(doc);
         if (!po || !yyjson_mut_arr_append(pods, po) ||
             !yyjson_mut_obj_add_str(doc, po, "namespace", kp->meta.ns) ||
             !yyjson_mut_obj_add_str(doc, po, "name", kp->meta.name) ||
-            !yyjson_mut_obj_add_int(doc, po, "requestMilli", pp->request) ||
-            !yyjson_mut_obj_add_int(doc, po, "limitMilli", pp->current) ||
+            !(bad ? yyjson_mut_obj_add_null(doc, po, "requestMilli")
+                  : yyjson_mut_obj_add_int(doc, po, "requestMilli", pp->request)) ||
+            !(bad ? yyjson_mut_obj_add_null(doc, po, "limitMilli")
+                  : yyjson_mut_obj_add_int(doc, po, "limitMilli", pp->current)) ||
             !(managed ? yyjson_mut_obj_add_int(doc, po, "targetMilli", pp->target)
                       : yyjson_mut_obj_add_null(doc, po, "targetMilli")) ||
             !yyjson_mut_obj_add_bool(doc, po, "write", managed && pp->write) ||
@@ -76,8 +85,34 @@ static bool add_node_json(yyjson_mut_doc *doc, yyjson_mut_val *nodes, const hr_p
             !yyjson_mut_obj_add_str(doc, po, "reason", hr_reason_str(pp->reason)))
             return false;
         /* Design §6: a pod on a node not in the dump is not planned. */
-        if (pp->gate == HR_GATE_NODE_UNKNOWN &&
+        if ((pp->gate == HR_GATE_NODE_UNKNOWN ||
+             (managed && pp->write && pp->gate == HR_GATE_BOOKING_UNKNOWN)) &&
             !yyjson_mut_obj_add_str(doc, po, "held", hr_gate_str(pp->gate)))
+            return false;
+        if (bad && kp->undecodable && !yyjson_mut_obj_add_str(doc, po, "error", kp->undecodable))
+            return false;
+    }
+    return true;
+}
+
+/* Design §15: what could not be decoded, in dump order. */
+static bool add_bad_json(yyjson_mut_doc *doc, yyjson_mut_val *root, const hr_plan *p)
+{
+    if (!p->n_bad)
+        return true;
+    yyjson_mut_val *arr = yyjson_mut_arr(doc);
+    if (!arr || !yyjson_mut_obj_add_val(doc, root, "undecodable", arr))
+        return false;
+    for (size_t i = 0; i < p->n_bad; i++) {
+        const hr_snapshot_bad *b = &p->bad[i];
+        yyjson_mut_val *o = yyjson_mut_obj(doc);
+        if (!o || !yyjson_mut_arr_append(arr, o) ||
+            !yyjson_mut_obj_add_str(doc, o, "kind", b->kind) ||
+            (b->ns[0] && !yyjson_mut_obj_add_str(doc, o, "namespace", b->ns)) ||
+            !yyjson_mut_obj_add_str(doc, o, "name", b->name) ||
+            (b->node && !yyjson_mut_obj_add_str(doc, o, "node", b->node)) ||
+            (b->node_unreadable && !yyjson_mut_obj_add_bool(doc, o, "nodeUnreadable", true)) ||
+            !yyjson_mut_obj_add_str(doc, o, "error", b->msg ? b->msg : ""))
             return false;
     }
     return true;
@@ -99,6 +134,8 @@ hr_status hr_render_json(const hr_plan *p, const char *only_node, hr_buf *out, h
             continue;
         ok = add_node_json(doc, nodes, &p->nodes[i]);
     }
+    if (ok && !only_node)
+        ok = add_bad_json(doc, root, p);
     char *text = NULL;
     size_t len = 0;
     if (ok)
@@ -139,9 +176,18 @@ static void render_node_table(const hr_plan_node_out *no, hr_buf *b)
                   milli(v4, sizeof v4, no->np.managed, -1, ""), no->np.n_managed,
                   no->np.n_managed == 1 ? "" : "s", f);
     /* Conditions that change how to read the numbers, one per line. */
-    if (no->unknown)
+    if (no->undecodable)
+        hr_buf_puts(b, "  ! could not be decoded (listed at the top): its pods are not planned "
+                       "and get no write (node-unknown)\n");
+    else if (no->unknown)
         hr_buf_puts(b, "  ! not in the dump: its pods are not planned and get no write "
                        "(node-unknown)\n");
+    if (no->np.booking_unknown)
+        hr_buf_printf(b,
+                      "  ! booking unknown: %" PRIu32 " pod%s here%s could not be decoded: "
+                      "increases held (booking-unknown)\n",
+                      no->np.n_undecodable, no->np.n_undecodable == 1 ? "" : "s",
+                      no->node.booking_unknown ? ", and pods whose node cannot be read," : "");
     if (no->node.disk_pressure)
         hr_buf_puts(b, "  ! DiskPressure: increases held\n");
     if (no->node.pid_pressure)
@@ -173,8 +219,10 @@ static void render_node_table(const hr_plan_node_out *no, hr_buf *b)
                             : !pp->write                     ? "no"
                             : pp->gate                       ? "held"
                                                              : "yes";
-        hr_buf_printf(b, "  %9s  %9s  %9s  %-5s  %s", milli(v1, sizeof v1, pp->request, 0, "-"),
-                      milli(v2, sizeof v2, pp->current, 0, "none"),
+        bool bad = kp->pod.undecodable;
+        hr_buf_printf(b, "  %9s  %9s  %9s  %-5s  %s",
+                      bad ? "?" : milli(v1, sizeof v1, pp->request, 0, "-"),
+                      bad ? "?" : milli(v2, sizeof v2, pp->current, 0, "none"),
                       managed ? milli(v3, sizeof v3, pp->target, -1, "-") : "-", write,
                       hr_reason_str(pp->reason));
         if ((managed && pp->write && pp->gate) || pp->gate == HR_GATE_NODE_UNKNOWN)
@@ -225,6 +273,21 @@ hr_status hr_render_table(const hr_plan *p, const char *only_node, hr_buf *out, 
     if (st)
         return st;
     render_config(p->cfg, out);
+    if (p->n_bad && !only_node) {
+        hr_buf_puts(out, "Not decoded: a pod's node holds every increase (booking-unknown); a "
+                         "node is unknown (node-unknown)\n");
+        for (size_t i = 0; i < p->n_bad; i++) {
+            const hr_snapshot_bad *bd = &p->bad[i];
+            /* The decoder's message names the object and the field. */
+            hr_buf_printf(out, "  %s", bd->msg ? bd->msg : bd->name);
+            if (bd->node)
+                hr_buf_printf(out, " (on node %s)", bd->node);
+            else if (bd->node_unreadable)
+                hr_buf_puts(out, " (its node cannot be read: every node holds its increases)");
+            hr_buf_putc(out, '\n');
+        }
+        hr_buf_putc(out, '\n');
+    }
     size_t pods = 0, managed = 0, writes = 0, nodes = 0, unknown = 0;
     for (size_t i = 0; i < p->n_nodes; i++) {
         const hr_plan_node_out *no = &p->nodes[i];
@@ -252,6 +315,9 @@ hr_status hr_render_table(const hr_plan *p, const char *only_node, hr_buf *out, 
         hr_buf_printf(out,
                       "not planned: %zu managed pod%s on a node not in the dump (node-unknown)\n",
                       unknown, unknown == 1 ? "" : "s");
+    if (!only_node && p->n_bad)
+        hr_buf_printf(out, "not decoded: %zu object%s (listed at the top)\n", p->n_bad,
+                      p->n_bad == 1 ? "" : "s");
     if (hr_buf_failed(out))
         return hr_err_set(err, HR_E_NOMEM, "out of memory writing the table");
     return HR_OK;

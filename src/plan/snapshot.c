@@ -15,6 +15,7 @@
 #include "plan/snapshot.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -204,6 +205,44 @@ static hr_status sort_and_check(hr_snapshot *s, hr_err *err)
     return HR_OK;
 }
 
+/* A Pod or Node the decoder refused (snapshot.h): listed, and a pod kept as
+ * undecodable. The decoder's message is in err; it is cleared. */
+static hr_status keep_bad(hr_snapshot *s, yyjson_val *it, size_t idx, item_kind k, hr_err *err)
+{
+    hr_arena *a = &s->arena;
+    hr_snapshot_bad *b = &s->bad[s->n_bad];
+    *b = (hr_snapshot_bad){0};
+    b->kind = k == K_POD ? "pod" : "node";
+    b->msg = hr_arena_strdup(a, err->msg);
+    const char *ns, *name;
+    if (!hr_decode_key(it, a, &ns, &name)) {
+        char unnamed[40];
+        snprintf(unnamed, sizeof unnamed, "<items[%zu]>", idx);
+        yyjson_val *x = yyjson_obj_get(yyjson_obj_get(it, "metadata"), "namespace");
+        ns = yyjson_is_str(x) ? hr_arena_strndup(a, yyjson_get_str(x), yyjson_get_len(x)) : "";
+        name = hr_arena_strdup(a, unnamed);
+    }
+    if (!b->msg || !ns || !name)
+        return hr_err_set(err, HR_E_NOMEM, "out of memory");
+    b->ns = k == K_POD ? ns : "";
+    b->name = name;
+    if (k == K_POD) {
+        hr_kpod *kp = &s->pods[s->n_pods];
+        if (!hr_decode_pod_undecodable(it, a, b->msg, kp))
+            return hr_err_set(err, HR_E_NOMEM, "out of memory");
+        kp->meta.ns = ns;
+        kp->meta.name = name;
+        b->node = kp->node_name;
+        b->node_unreadable = kp->node_unreadable;
+        if (kp->node_unreadable && !hr_pod_terminal(&kp->pod))
+            s->n_pods_nowhere++;
+        s->n_pods++;
+    }
+    s->n_bad++;
+    hr_err_clear(err);
+    return HR_OK;
+}
+
 static hr_status decode_items(hr_snapshot *s, yyjson_val *items, yyjson_val *single,
                               item_kind list_kind, hr_err *err)
 {
@@ -229,7 +268,8 @@ static hr_status decode_items(hr_snapshot *s, yyjson_val *items, yyjson_val *sin
     s->pods = hr_arena_calloc(a, count[K_POD] + 1, sizeof *s->pods);
     s->namespaces = hr_arena_calloc(a, count[K_NAMESPACE] + 1, sizeof *s->namespaces);
     s->limitranges = hr_arena_calloc(a, count[K_LIMITRANGE] + 1, sizeof *s->limitranges);
-    if (!s->nodes || !s->pods || !s->namespaces || !s->limitranges)
+    s->bad = hr_arena_calloc(a, count[K_POD] + count[K_NODE] + 1, sizeof *s->bad);
+    if (!s->nodes || !s->pods || !s->namespaces || !s->limitranges || !s->bad)
         return hr_err_set(err, HR_E_NOMEM, "out of memory for %zu objects", n_items);
     bool have_cfg = false;
     /* Pass 2: decode. */
@@ -241,8 +281,20 @@ static hr_status decode_items(hr_snapshot *s, yyjson_val *items, yyjson_val *sin
         if ((st = item_kind_of(it, i, list_kind, &k, err)))
             return st;
         switch (k) {
-        case K_POD: st = hr_decode_pod(it, a, &s->pods[s->n_pods++], err); break;
-        case K_NODE: st = hr_decode_node(it, a, &s->nodes[s->n_nodes++], err); break;
+        case K_POD:
+            st = hr_decode_pod(it, a, &s->pods[s->n_pods], err);
+            if (st == HR_OK)
+                s->n_pods++;
+            else if (st == HR_E_INPUT)
+                st = keep_bad(s, it, i, k, err);
+            break;
+        case K_NODE:
+            st = hr_decode_node(it, a, &s->nodes[s->n_nodes], err);
+            if (st == HR_OK)
+                s->n_nodes++;
+            else if (st == HR_E_INPUT)
+                st = keep_bad(s, it, i, k, err);
+            break;
         case K_NAMESPACE:
             st = hr_decode_namespace(it, a, &s->namespaces[s->n_namespaces++], err);
             break;

@@ -8,6 +8,17 @@
  * and a single object are accepted too. Other kinds are skipped. Without a
  * HeadroomConfig the config is hr_config_defaults(): dry-run (design §1).
  *
+ * A Pod or a Node that cannot be decoded does not refuse the dump (design
+ * §15): it is listed in `bad` with the decoder's message. The pod is kept
+ * in `pods` too, as an undecodable pod (pod.undecodable, no containers) on
+ * the node its spec.nodeName names, so that node's increases are held
+ * (booking-unknown, design §6); a pod whose nodeName cannot be read
+ * (node_unreadable) holds every node's (n_pods_nowhere). The node is left
+ * out of `nodes`, so it is unknown: its pods get no write (node-unknown).
+ * Any other object that does not decode (Namespace, LimitRange, the
+ * HeadroomConfig) still refuses the whole dump: planning without its
+ * labels or bounds could only show limits the cluster would not get.
+ *
  * Everything decoded lives in the snapshot's arena; the JSON document and
  * the file buffer are freed before hr_snapshot_read returns. Memory is
  * bounded: the file size, the parser's memory and the decoded objects each
@@ -34,6 +45,16 @@ typedef struct hr_dump_limits {
 #define HR_DUMP_MAX_BYTES ((size_t)1 << 30)
 #define HR_DUMP_LIMITS_DEFAULT ((hr_dump_limits){HR_DUMP_MAX_BYTES, 0, 0})
 
+/* An object of the dump that could not be decoded. */
+typedef struct hr_snapshot_bad {
+    const char *kind; /* "pod", "node" */
+    const char *ns;   /* "" for nodes */
+    const char *name; /* "<items[N]>" when the object has none */
+    const char *node; /* a pod's spec.nodeName; NULL: unbound or unreadable */
+    bool node_unreadable;
+    const char *msg; /* the decoder's one line, naming the field */
+} hr_snapshot_bad;
+
 typedef struct hr_snapshot {
     hr_arena arena;  /* owns every object below */
     hr_config cfg;   /* the HeadroomConfig "cluster", or the defaults */
@@ -45,7 +66,10 @@ typedef struct hr_snapshot {
     size_t n_namespaces;
     hr_klimitrange *limitranges; /* sorted by namespace */
     size_t n_limitranges;
-    size_t n_ignored; /* items of other kinds */
+    size_t n_ignored;     /* items of other kinds */
+    hr_snapshot_bad *bad; /* in dump order */
+    size_t n_bad;
+    size_t n_pods_nowhere; /* undecodable pods whose nodeName cannot be read */
 } hr_snapshot;
 
 /* Parse and decode buf[0..len). buf must be followed by at least
