@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# e2e_decode.sh — a pod the API server admits but our decoder cannot read
+# (issue 11, done-means 2; design §6 booking-unknown, §15).
+#
+# The API server stores any quantity resource.Quantity can parse, and does
+# not bound a CPU request: `cpu: "1e16"` (10^16 cores, 10^19 millicores, more
+# than an int64 of millicores holds) is admitted, bound with spec.nodeName
+# and Running on a kwok node. Our decoder refuses it ("out of range"), so its
+# node's booking is unknown. This script shows, on the real control plane and
+# the controller running as deploy/rbac.yaml's least-privilege user:
+#   - the pod exists on the node, and the controller logs it once and counts
+#     headroom_decode_errors_total{resource="pods"};
+#   - decreases on that node still go, increases freeze (a neighbour whose
+#     target grows keeps its limit), counted in
+#     headroom_capacity_skip_total{reason="booking-unknown"}, one
+#     ResizeSkipped event, and `headroom explain` says why;
+#   - once the pod is deleted the node converges.
+# Prints PASS/FAIL per check and "N passed, N failed"; exits non-zero on any
+# failure. Needs `test/cluster/cluster.sh up`. Quick (about 30 s).
+set -uo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# A port nobody listens on (the machine is shared), unless one is given.
+free_port() {
+  local p
+  for _ in $(seq 1 50); do
+    p=$((20000 + RANDOM % 20000))
+    ss -Htln "sport = :$p" | grep -q . || { echo "$p"; return; }
+  done
+  echo 28141
+}
+MPORT=${HEADROOM_E2E_DECODE_PORT:-$(free_port)}
+WORK=$(mktemp -d /tmp/headroom-e2e.XXXXXX)
+NS=e2e-dec-$S
+N1=e2e-dec-n1-$S
+
+cleanup() {
+  stop_controller KILL
+  delete_objects
+  k delete headroomconfig cluster --ignore-not-found >/dev/null 2>&1
+  remove_identity headroom-e2e-decode
+  if [ "$failed" -gt 0 ]; then echo "--- controller log (tail)"; tail -n 60 "$WORK/controller.log"; fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+events_for() { # ns pod reason -> count
+  k -n "$1" get events.events.k8s.io -o json 2>/dev/null |
+    jq --arg p "$2" --arg r "$3" '[.items[] | select(.regarding.name == $p and .reason == $r)] | length'
+}
+# A pod whose CPU request and limit no int64 of millicores holds.
+mkhuge() { # ns name node
+  k apply -f - >/dev/null <<POD
+apiVersion: v1
+kind: Pod
+metadata: {name: $2, namespace: $1}
+spec:
+  nodeName: $3
+  containers:
+  - name: app
+    image: registry.invalid/app:1
+    resources:
+      requests: {cpu: "1e16", memory: 64Mi}
+      limits: {cpu: "1e16", memory: 64Mi}
+POD
+}
+
+require_cluster
+install_identity headroom-e2e-decode
+mkns "$NS" managed
+mknode "$N1" 8
+k apply -f - >/dev/null <<EOF
+apiVersion: kube-headroom.dev/v1alpha1
+kind: HeadroomConfig
+metadata: {name: cluster}
+spec: {dryRun: false, debouncePeriod: 300ms}
+EOF
+start_controller || fail "controller start" "not ready within 60 s"
+
+# 1 core alone on 8 cores: min(1 x 10, 8) = 8.
+mkpod "$NS" a "$N1" 1 1
+WHY="limit of a: '$(cpu_limit "$NS" a)'"
+check "baseline: 1 core alone on 8 cores gets 8" wait_until 20 limit_is "$NS" a 8
+
+# ------------------------------------------------ the API server admits it
+mkhuge "$NS" huge "$N1"
+stored=$(k -n "$NS" get pod huge -o jsonpath='{.spec.containers[0].resources.requests.cpu}/{.spec.nodeName}' 2>&1)
+WHY="stored request/node: '$stored', phase '$(k -n "$NS" get pod huge -o jsonpath='{.status.phase}' 2>&1)'"
+check "the API server admits cpu: 1e16 and the pod runs on $N1" \
+  wait_until 20 running "$NS" huge
+decoded_err() { [ "$(metric 'headroom_decode_errors_total{resource="pods"}')" = 1 ]; }
+WHY="headroom_decode_errors_total{resource=\"pods\"} = $(metric 'headroom_decode_errors_total{resource="pods"}')"
+check "headroom_decode_errors_total{resource=\"pods\"} counts it (1)" wait_until 10 decoded_err
+
+# ------------------------------------------------ decreases still go
+# b: 3 cores. R = 1 + 3 (huge books what we cannot know), S = 4, M = 4: a -> 2.
+mkpod "$NS" b "$N1" 3 3
+WHY="limit of a: '$(cpu_limit "$NS" a)'"
+check "a decrease on that node still goes (a: 8 -> 2)" wait_until 20 limit_is "$NS" a 2
+
+# ------------------------------------------------ increases freeze
+skips0=$(metric 'headroom_capacity_skip_total{reason="booking-unknown"}')
+k -n "$NS" delete pod b --wait=false >/dev/null
+skipped() { [ "$(metric 'headroom_capacity_skip_total{reason="booking-unknown"}')" -gt "$skips0" ]; }
+wait_until 20 skipped
+sleep 3 # several debounce periods: a write would have happened by now
+WHY="limit of a '$(cpu_limit "$NS" a)', booking-unknown skips $skips0 -> $(metric 'headroom_capacity_skip_total{reason="booking-unknown"}')"
+check "the neighbour whose target grows (2 -> 8) keeps its limit; skip counted as booking-unknown" \
+  eval 'limit_is "$NS" a 2 && skipped'
+WHY="ResizeSkipped events on a: $(events_for "$NS" a ResizeSkipped)"
+check "one ResizeSkipped event says why" wait_until 10 test "$(events_for "$NS" a ResizeSkipped)" = 1
+out=$("$HEADROOM" explain a -n "$NS" --kubeconfig "$USER_KC" 2>&1)
+explain_ok() { echo "$out" | grep -q 'booking-unknown' && echo "$out" | grep -q "$NS/huge could not be decoded"; }
+WHY="explain said: $(echo "$out" | grep -E 'booking|decoded|held' | tr '\n' ' ')"
+check "explain shows the reason (booking-unknown) and names the undecodable pod" explain_ok
+out=$("$HEADROOM" explain huge -n "$NS" --kubeconfig "$USER_KC" 2>&1)
+WHY="explain huge said: $(echo "$out" | tail -n 4 | tr '\n' ' ')"
+check "explain of the pod itself names the field" \
+  eval 'echo "$out" | grep -q "resources.requests.cpu: out of range"'
+# Send it again (a label change is a MODIFIED event): still one line, one count.
+k -n "$NS" label pod huge e2e-touched=yes >/dev/null
+sleep 1
+logged=$(grep -c "$NS/huge: spec.containers\[0\].resources.requests.cpu: out of range" "$WORK/controller.log")
+WHY="$logged log lines, decode errors $(metric 'headroom_decode_errors_total{resource="pods"}')"
+check "logged and counted once, with the field, though the pod was sent again" \
+  eval '[ "$logged" = 1 ] && decoded_err'
+
+# ------------------------------------------------ deleted: the node converges
+k -n "$NS" delete pod huge --wait=false >/dev/null
+WHY="limit of a: '$(cpu_limit "$NS" a)'"
+check "after deleting it the node converges (a: 2 -> 8)" wait_until 20 limit_is "$NS" a 8
+stop_controller TERM
+
+echo
+finish
