@@ -557,6 +557,141 @@ static void test_quotas_and_config_status(void **state)
     hr_cache_unlock(f->c);
 }
 
+/* One pod object as JSON: cpu is the request's text, node the raw JSON
+ * value of spec.nodeName ("\"n1\"", "7", NULL: absent). */
+static hr_status feed_pod(fx *f, bool del, const char *name, const char *uid, const char *node,
+                          const char *cpu)
+{
+    char nodef[64] = "", buf[1024];
+    if (node)
+        snprintf(nodef, sizeof nodef, "\"nodeName\":%s,", node);
+    snprintf(buf, sizeof buf,
+             "{\"metadata\":{\"namespace\":\"u\",\"name\":\"%s\",\"uid\":\"%s\","
+             "\"resourceVersion\":\"3\"},\"spec\":{%s\"containers\":[{\"name\":\"c\","
+             "\"resources\":{\"requests\":{\"cpu\":\"%s\"}}}]},\"status\":{\"phase\":\"Running\"}}",
+             name, uid, nodef, cpu);
+    return feed(f, HR_CK_POD, del, buf);
+}
+
+static bool pod_view(fx *f, const char *name, hr_cpod_view *v)
+{
+    hr_cache_lock(f->c);
+    bool ok = hr_cache_pod_get(f->c, "u", name, v, f->scr);
+    hr_cache_unlock(f->c);
+    return ok;
+}
+
+/* Design §6, §15: a pod the decoder refuses is kept as undecodable on its
+ * node (its booking then unknown), reported and counted once per object,
+ * and again only after it decoded, was deleted or was recreated. */
+static void test_undecodable_pods(void **state)
+{
+    fx *f = *state;
+    char d[4096];
+    hr_csink *ps = f->sink[HR_CK_POD];
+    hr_cpod_view v;
+    put_node(f, "n1", "4", "False", "z", "1");
+    put_node(f, "n2", "4", "False", "z", "2");
+    drain(f, d);
+
+    /* The first failure is news (the watch logs it), the next is quiet. */
+    assert_int_equal(feed_pod(f, false, "big", "u1", "\"n1\"", "1e16"), HR_E_INPUT);
+    assert_int_equal(hr_csink_decode_errors(ps), 1);
+    assert_int_equal(feed_pod(f, false, "big", "u1", "\"n1\"", "1e16"), HR_OK);
+    assert_int_equal(hr_csink_decode_errors(ps), 1);
+    assert_true(pod_view(f, "big", &v));
+    assert_true(v.pod.undecodable);
+    assert_string_equal(v.node, "n1");
+    assert_int_equal(v.pod.n_ctr, 0);
+    assert_string_equal(drain(f, d), "n1");
+    hr_cache_lock(f->c);
+    assert_int_equal(hr_cache_pods_nowhere(f->c), 0);
+    hr_cache_unlock(f->c);
+
+    /* It decodes: an ordinary pod again, the node replans; failing again
+     * later is a new episode. */
+    assert_int_equal(feed_pod(f, false, "big", "u1", "\"n1\"", "100m"), HR_OK);
+    assert_true(pod_view(f, "big", &v));
+    assert_false(v.pod.undecodable);
+    assert_int_equal(v.pod.n_ctr, 1);
+    assert_string_equal(drain(f, d), "n1");
+    assert_int_equal(feed_pod(f, false, "big", "u1", "\"n1\"", "1x"), HR_E_INPUT);
+    assert_int_equal(hr_csink_decode_errors(ps), 2);
+    /* nodeName unreadable now: it cannot have moved, it stays on n1 */
+    assert_int_equal(feed_pod(f, false, "big", "u1", "7", "1x"), HR_OK);
+    assert_true(pod_view(f, "big", &v));
+    assert_string_equal(v.node, "n1");
+    /* Deleted (the event carries the uid): gone, and forgotten. */
+    assert_int_equal(feed_pod(f, true, "big", "u1", "\"n1\"", "1x"), HR_OK);
+    assert_false(pod_view(f, "big", &v));
+    assert_int_equal(feed_pod(f, false, "big", "u2", "\"n1\"", "1x"), HR_E_INPUT);
+    assert_int_equal(hr_csink_decode_errors(ps), 3);
+    drain(f, d);
+
+    /* A pod whose nodeName cannot be read may be on any node: every node
+     * is looked at, when the first such pod comes and when the last goes. */
+    assert_int_equal(feed_pod(f, false, "lost", "u3", "7", "1x"), HR_E_INPUT);
+    assert_true(pod_view(f, "lost", &v));
+    assert_null(v.node);
+    assert_true(v.pod.bound && v.pod.undecodable);
+    hr_cache_lock(f->c);
+    assert_int_equal(hr_cache_pods_nowhere(f->c), 1);
+    hr_cache_unlock(f->c);
+    assert_string_equal(drain(f, d), "n1,n2");
+    assert_int_equal(feed_pod(f, false, "lost", "u3", "\"n2\"", "1m"), HR_OK);
+    hr_cache_lock(f->c);
+    assert_int_equal(hr_cache_pods_nowhere(f->c), 0);
+    hr_cache_unlock(f->c);
+    assert_string_equal(drain(f, d), "n1,n2");
+
+    /* A relist that no longer lists an undecodable pod sweeps it, and its
+     * report: the same failure later is news again. */
+    f->ws[HR_CK_POD].relist_begin(f->ws[HR_CK_POD].ud);
+    assert_int_equal(feed_pod(f, false, "lost", "u3", "\"n2\"", "1m"), HR_OK);
+    f->ws[HR_CK_POD].relist_end(f->ws[HR_CK_POD].ud, true);
+    assert_false(pod_view(f, "big", &v));
+    assert_int_equal(feed_pod(f, false, "big", "u2", "\"n1\"", "1x"), HR_E_INPUT);
+    assert_int_equal(hr_csink_decode_errors(ps), 5);
+}
+
+/* Design §6: a Node object the decoder refuses makes the node unknown (no
+ * write either way), dropping what was known of it, until it decodes. */
+static void test_undecodable_node(void **state)
+{
+    fx *f = *state;
+    char d[4096];
+    hr_cnode_view nv;
+    put_node(f, "n1", "4", "False", "z", "1");
+    put_pod(f, "a", "p", "n1", "Running", 100, -1, "2");
+    drain(f, d);
+    const char *bad = "{\"metadata\":{\"name\":\"n1\",\"resourceVersion\":\"5\"},"
+                      "\"status\":{\"allocatable\":{\"cpu\":\"16 cores\"}}}";
+    assert_int_equal(feed(f, HR_CK_NODE, false, bad), HR_E_INPUT);
+    assert_int_equal(feed(f, HR_CK_NODE, false, bad), HR_OK);
+    assert_int_equal(hr_csink_decode_errors(f->sink[HR_CK_NODE]), 1);
+    assert_string_equal(drain(f, d), "n1");
+    hr_cache_lock(f->c);
+    assert_true(hr_cache_node_get(f->c, "n1", &nv));
+    assert_false(nv.present);
+    assert_true(nv.undecodable);
+    assert_false(nv.node.known);
+    hr_cache_unlock(f->c);
+    /* kept through a relist that lists it (undecodable still) */
+    f->ws[HR_CK_NODE].relist_begin(f->ws[HR_CK_NODE].ud);
+    assert_int_equal(feed(f, HR_CK_NODE, false, bad), HR_OK);
+    f->ws[HR_CK_NODE].relist_end(f->ws[HR_CK_NODE].ud, true);
+    hr_cache_lock(f->c);
+    assert_true(hr_cache_node_get(f->c, "n1", &nv) && nv.undecodable);
+    hr_cache_unlock(f->c);
+    put_node(f, "n1", "4", "False", "z", "6");
+    assert_string_equal(drain(f, d), "n1");
+    hr_cache_lock(f->c);
+    assert_true(hr_cache_node_get(f->c, "n1", &nv));
+    assert_true(nv.present && nv.node.known && !nv.undecodable);
+    assert_int_equal(nv.node.allocatable, 4000);
+    hr_cache_unlock(f->c);
+}
+
 static void test_relist_by_difference(void **state)
 {
     fx *f = *state;
@@ -809,6 +944,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_limitrange_and_config, setup, teardown),
         cmocka_unit_test_setup_teardown(test_quotas_and_config_status, setup, teardown),
         cmocka_unit_test_setup_teardown(test_relist_by_difference, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_undecodable_pods, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_undecodable_node, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resize_conditions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_churn_against_model, setup, teardown),
         cmocka_unit_test_setup_teardown(test_every_kind_through_the_store, setup, teardown),

@@ -139,6 +139,65 @@ static hr_status pod_with(const char *from, const char *to, hr_kpod *kp, parsed 
     return hr_decode_pod(root, &p->arena, kp, &p->err);
 }
 
+/* Issue 11: every valid quantity form books exactly what it says, through
+ * the decoder (strings, and a bare JSON number as a dump may carry). */
+static void test_pod_quantity_forms(void **state)
+{
+    (void)state;
+    parsed p;
+    yyjson_val *root = parse(
+        &p, "{\"metadata\":{\"name\":\"q\",\"namespace\":\"n\"},\"spec\":{"
+            "\"nodeName\":\"n1\",\"overhead\":{\"cpu\":\"1500000n\"},\"containers\":["
+            "{\"name\":\"a\",\"resources\":{\"requests\":{\"cpu\":\"100u\"}}},"
+            "{\"name\":\"b\",\"resources\":{\"requests\":{\"cpu\":\"5e-1\"},"
+            "\"limits\":{\"cpu\":\"1E3m\"}}},"
+            "{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"+1\",\"memory\":\"+.5Gi\"},"
+            "\"limits\":{\"cpu\":\"1E0\"}}},"
+            "{\"name\":\"d\",\"resources\":{\"requests\":{\"cpu\":\"250000u\"},"
+            "\"limits\":{\"cpu\":\"1e-3\"}}},"
+            "{\"name\":\"e\",\"resources\":{\"requests\":{\"cpu\":\"10e-1\"},"
+            "\"limits\":{\"cpu\":\"0.0015k\"}}},"
+            "{\"name\":\"f\",\"resources\":{\"requests\":{\"cpu\":2}}}]}}");
+    hr_kpod k;
+    hr_status st = hr_decode_pod(root, &p.arena, &k, &p.err);
+    /* 1E3m is not Kubernetes syntax (an exponent takes no suffix after it) */
+    assert_int_equal(st, HR_E_INPUT);
+    assert_non_null(strstr(p.err.msg, "spec.containers[1].resources.limits.cpu"));
+    done(&p);
+
+    root = parse(
+        &p, "{\"metadata\":{\"name\":\"q\",\"namespace\":\"n\"},\"spec\":{"
+            "\"nodeName\":\"n1\",\"overhead\":{\"cpu\":\"1500000n\"},\"containers\":["
+            "{\"name\":\"a\",\"resources\":{\"requests\":{\"cpu\":\"100u\"}}},"
+            "{\"name\":\"b\",\"resources\":{\"requests\":{\"cpu\":\"5e-1\"},"
+            "\"limits\":{\"cpu\":\"1E3\"}}},"
+            "{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"+1\",\"memory\":\"+.5Gi\"},"
+            "\"limits\":{\"cpu\":\"1E0\"}}},"
+            "{\"name\":\"d\",\"resources\":{\"requests\":{\"cpu\":\"250000u\"},"
+            "\"limits\":{\"cpu\":\"1e-3\"}}},"
+            "{\"name\":\"e\",\"resources\":{\"requests\":{\"cpu\":\"10e-1\"},"
+            "\"limits\":{\"cpu\":\"0.0015k\"}}},"
+            "{\"name\":\"f\",\"resources\":{\"requests\":{\"cpu\":2}}}]}}");
+    if (hr_decode_pod(root, &p.arena, &k, &p.err) != HR_OK)
+        fail_msg("%s", p.err.msg);
+    const hr_container *c = k.pod.ctr;
+    CHECK_I64("100u -> 1m (rounded up)", c[0].cpu_req, 1);
+    CHECK_I64("5e-1", c[1].cpu_req, 500);
+    CHECK_I64("1E3 (an exponent, not exa)", c[1].cpu_lim, 1000000);
+    CHECK_I64("+1", c[2].cpu_req, 1000);
+    CHECK_I64("+.5Gi", c[2].mem_req, INT64_C(536870912));
+    CHECK_I64("1E0", c[2].cpu_lim, 1000);
+    CHECK_I64("250000u", c[3].cpu_req, 250);
+    CHECK_I64("1e-3", c[3].cpu_lim, 1);
+    CHECK_I64("10e-1", c[4].cpu_req, 1000);
+    CHECK_I64("0.0015k", c[4].cpu_lim, 1500);
+    CHECK_I64("bare 2", c[5].cpu_req, 2000);
+    CHECK_I64("1500000n overhead -> 2m", k.pod.overhead_cpu, 2);
+    /* booked: 1 + 500 + 1000 + 250 + 1000 + 2000, plus 2 of overhead */
+    CHECK_I64("booked exactly", hr_pod_booked_cpu(&k.pod), 4753);
+    done(&p);
+}
+
 static void test_pod_flags(void **state)
 {
     (void)state;
@@ -723,6 +782,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pod_good),
+        cmocka_unit_test(test_pod_quantity_forms),
         cmocka_unit_test(test_pod_flags),
         cmocka_unit_test(test_pod_deleting_and_pod_level),
         cmocka_unit_test(test_pod_created),

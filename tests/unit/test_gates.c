@@ -192,6 +192,58 @@ static void test_plan_gates_unknown(void **state)
     CHECK_I64("unknown: nothing to write", R.np.n_write, 0);
 }
 
+static void test_booking_unknown(void **state)
+{
+    (void)state;
+    /* design §6: a node whose booking is unknown (a pod on it could not be
+     * decoded) holds increases only; decreases and first limits go. */
+    hr_node n = mknode(16000);
+    n.booking_unknown = true;
+    expect_gate("increase", n, 1000, 2000, 2000, HR_GATE_BOOKING_UNKNOWN);
+    expect_gate("decrease", n, 2000, 1000, 1000, HR_GATE_PASS);
+    expect_gate("no limit yet", n, 0, 1000, 1000, HR_GATE_PASS);
+    assert_string_equal(hr_gate_str(HR_GATE_BOOKING_UNKNOWN), "booking-unknown");
+}
+
+static void test_plan_gates_undecodable_pod(void **state)
+{
+    (void)state;
+    /* An undecodable pod on the node: it is not managed, books nothing it
+     * can prove (so the other targets are those of plan3), and every
+     * increase on the node is held; the decrease and the first limit go. */
+    hr_config c;
+    hr_config_defaults(&c);
+    c.min_burst_floor = 0;
+    hr_pod bad = hr_pod_init();
+    bad.undecodable = true;
+    hr_pod pods[] = {MKPOD(p0), MKPOD(p1), MKPOD(p2), bad};
+    hr_node n = mknode(16000);
+    run_plan(&R, &c, &n, pods, 4);
+    CHECK_TRUE("booking unknown", R.np.booking_unknown);
+    CHECK_I64("one undecodable pod", R.np.n_undecodable, 1);
+    CHECK_I64("it is not managed", R.out[3].reason, HR_R_UNDECODABLE);
+    CHECK_TRUE("and not written", !R.out[3].write);
+    CHECK_I64("target 1 as without it", R.out[1].target, 3000);
+    CHECK_I64("no limit yet: pass", R.out[0].gate, HR_GATE_PASS);
+    CHECK_I64("increase: held", R.out[1].gate, HR_GATE_BOOKING_UNKNOWN);
+    CHECK_I64("decrease: pass", R.out[2].gate, HR_GATE_PASS);
+
+    /* A pod that may be on any node (its nodeName cannot be read): the
+     * caller marks the node, with no undecodable pod in the list. */
+    n.booking_unknown = true;
+    run_plan(&R, &c, &n, pods, 3);
+    CHECK_TRUE("marked: booking unknown", R.np.booking_unknown);
+    CHECK_I64("marked: no undecodable pod here", R.np.n_undecodable, 0);
+    CHECK_I64("marked: increase held", R.out[1].gate, HR_GATE_BOOKING_UNKNOWN);
+    CHECK_I64("marked: decrease passes", R.out[2].gate, HR_GATE_PASS);
+
+    /* Without either, the same increase passes. */
+    n.booking_unknown = false;
+    run_plan(&R, &c, &n, pods, 3);
+    CHECK_TRUE("clean: booking known", !R.np.booking_unknown);
+    CHECK_I64("clean: increase passes", R.out[1].gate, HR_GATE_PASS);
+}
+
 static void test_plan_gate_only_for_writes(void **state)
 {
     (void)state;
@@ -250,6 +302,8 @@ int main(void)
         cmocka_unit_test(test_plan_gates_healthy),
         cmocka_unit_test(test_plan_gates_pressure),
         cmocka_unit_test(test_plan_gates_unknown),
+        cmocka_unit_test(test_booking_unknown),
+        cmocka_unit_test(test_plan_gates_undecodable_pod),
         cmocka_unit_test(test_plan_gate_only_for_writes),
         cmocka_unit_test(test_plan_gate_allocatable),
     };

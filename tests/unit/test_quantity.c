@@ -186,6 +186,51 @@ static void test_exponent(void **state)
     expect_cpu("1e-9", 1);
     expect_mem("1e6", 1000000);
     expect_mem("2E-1", 1);
+    /* Issue 11: signs, exponents on fractions, and the forms the API
+     * server stores ("10e15", "9300e12", "1e-3") */
+    expect_cpu("5e-1", 500);
+    expect_cpu("+5e-1", 500);
+    expect_cpu("2.5e-1", 250);
+    expect_cpu("1.5E-3", 2); /* 1.5 millicores rounds up */
+    expect_cpu("5e-4", 1);
+    expect_cpu("1E+3", 1000000);
+    expect_cpu("1e-3", 1);
+    expect_cpu("+.5e1", 5000);
+    expect_cpu("0.0e9", 0);
+    expect_cpu("9223372036854775e0", INT64_C(9223372036854775000));
+    expect_cpu("9223e12", INT64_C(9223000000000000000));
+    expect_cpu_err("9300e12", HR_Q_RANGE); /* what the API server stores for 9.3e15 */
+    expect_cpu_err("10e15", HR_Q_RANGE);   /* ... and for 1e16 */
+    expect_cpu_err("1e-3m", HR_Q_SUFFIX);  /* an exponent takes no suffix */
+    expect_cpu_err("1E3m", HR_Q_SUFFIX);
+    expect_cpu_err("1e3Mi", HR_Q_SUFFIX);
+}
+
+static void test_sign_and_suffix_combinations(void **state)
+{
+    (void)state;
+    /* + is allowed before any form, and every suffix after a fraction */
+    expect_cpu("+100u", 1);
+    expect_cpu("+1500000n", 2);
+    expect_cpu("+0.1n", 1);
+    expect_cpu("+1.5k", 1500000);
+    expect_cpu("+1Ki", 1024000);
+    expect_cpu(".5m", 1);
+    expect_cpu("0.5u", 1);
+    expect_cpu("999999n", 1);
+    expect_cpu("1000001n", 2);
+    expect_cpu("2000000n", 2);
+    expect_mem("+1.5Gi", INT64_C(1610612736));
+    expect_mem("100u", 1);
+    expect_mem("1500000000n", 2);
+    expect_mem("+1e3", 1000);
+    expect_cpu_err("++1", HR_Q_SYNTAX);
+    expect_cpu_err("+u", HR_Q_SYNTAX);
+    expect_cpu_err("1nm", HR_Q_SUFFIX);
+    expect_cpu_err("1un", HR_Q_SUFFIX);
+    expect_cpu_err("1Ni", HR_Q_SUFFIX);
+    expect_cpu_err("1ui", HR_Q_SUFFIX);
+    expect_cpu_err("-100u", HR_Q_NEGATIVE);
 }
 
 /* Binary suffixes on 20+ significant digits: exact ceilings, computed with
@@ -426,6 +471,7 @@ int main(void)
         cmocka_unit_test(test_decimal_si),
         cmocka_unit_test(test_binary_si),
         cmocka_unit_test(test_exponent),
+        cmocka_unit_test(test_sign_and_suffix_combinations),
         cmocka_unit_test(test_general_parse_scale_and_sign),
         cmocka_unit_test(test_binary_suffix_long_mantissa),
         cmocka_unit_test(test_length_is_respected),

@@ -172,6 +172,36 @@ static void unknown_node_writes_nothing(void **state)
     assert_string_equal(hr_gate_str(HR_GATE_NODE_UNKNOWN), "node-unknown");
 }
 
+/* Design §6: a node whose booking is unknown (an undecodable pod on it, or
+ * one that may be anywhere) holds the increase, live and in dry-run (no
+ * annotation either: its figures are not known); the decrease goes. */
+static void booking_unknown_holds_increases(void **state)
+{
+    (void)state;
+    hr_rnode rn = setup_node();
+    ctr[1].cpu_lim = 20000; /* a decrease */
+    rn.node.booking_unknown = true;
+    hr_config live = live_config(), dry;
+    hr_config_defaults(&dry);
+    const hr_config *cfgs[] = {&live, &dry};
+    for (int k = 0; k < 2; k++) {
+        hr_arena a;
+        hr_arena_init(&a, 0);
+        hr_reconcile r;
+        hr_err err;
+        assert_int_equal(hr_reconcile_node(cfgs[k], &rn, 1795000000, &a, &r, &err), HR_OK);
+        assert_true(r.plan.booking_unknown);
+        assert_int_equal(r.n_actions, 2);
+        assert_int_equal(r.actions[0].kind, HR_ACT_SKIP);
+        assert_int_equal(r.actions[0].gate, HR_GATE_BOOKING_UNKNOWN);
+        assert_true(r.actions[0].target > r.actions[0].current);
+        assert_null(r.actions[0].apply_body);
+        assert_int_equal(r.actions[1].kind, k == 0 ? HR_ACT_RESIZE : HR_ACT_ANNOTATE);
+        assert_false(r.actions[1].increase);
+        hr_arena_free(&a);
+    }
+}
+
 /* The same pods on the same node once it is known: one increase, one
  * decrease — the held pods above were real writes-to-be. */
 static void known_node_writes_both(void **state)
@@ -202,6 +232,7 @@ int main(void)
         cmocka_unit_test(steady_state_writes_nothing),
         cmocka_unit_test(unknown_node_writes_nothing),
         cmocka_unit_test(known_node_writes_both),
+        cmocka_unit_test(booking_unknown_holds_increases),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
