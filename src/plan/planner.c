@@ -173,7 +173,7 @@ static hr_status plan_one(const hr_snapshot *s, hr_plan_node_out *no, const char
     no->node = kn ? kn->node : (hr_node){0};
     /* An undecodable pod whose node cannot be read may be on this one. */
     no->node.booking_unknown = s->n_pods_nowhere > 0;
-    for (size_t i = 0; !kn && i < s->n_bad; i++)
+    for (size_t i = 0; !kn && name && i < s->n_bad; i++)
         if (!strcmp(s->bad[i].kind, "node") && !strcmp(s->bad[i].name, name))
             no->undecodable = s->bad[i].msg;
     no->n_pods = n;

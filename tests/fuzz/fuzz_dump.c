@@ -5,7 +5,9 @@
  * Besides "never crash, never leak, never read out of bounds", it checks
  * that every failure comes with a one-line message and that what the
  * planner prints is consistent: targets never below requests, the JSON
- * output parses back, and rendering twice gives the same bytes.
+ * output parses back, and rendering twice gives the same bytes; and that a
+ * pod that could not be decoded is kept, never written, and holds every
+ * increase on its node (design §6, booking-unknown).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -52,7 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     hr_set_request set = {NULL, NULL, 1234};
     size_t n_set = 0;
     for (size_t i = 0; i < s.n_pods; i++)
-        if (s.pods[i].node_name && !hr_pod_terminal(&s.pods[i].pod)) {
+        if (s.pods[i].node_name && !hr_pod_terminal(&s.pods[i].pod) && !s.pods[i].pod.undecodable) {
             set.ns = s.pods[i].meta.ns;
             set.name = s.pods[i].meta.name;
             n_set = 1;
@@ -61,9 +63,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     st = hr_plan_build(&s, &set, n_set, &a, &p, &err);
     check_err(st, &err);
     if (st == HR_OK) {
-        for (size_t i = 0; i < p.n_nodes; i++)
+        for (size_t i = 0; i < p.n_nodes; i++) {
+            /* Design §6: a node holding a pod that could not be decoded
+             * (or any node, while one may be anywhere) has its booking
+             * unknown, and no increase may go there. */
+            bool undecodable_here = p.n_pods_nowhere > 0;
+            for (size_t k = 0; k < p.nodes[i].n_pods; k++)
+                undecodable_here |= p.nodes[i].pods[k].undecodable;
+            if (undecodable_here != p.nodes[i].np.booking_unknown)
+                abort();
             for (size_t k = 0; k < p.nodes[i].n_pods; k++) {
                 const hr_pod_plan *pp = &p.nodes[i].plans[k];
+                bool increase = pp->write && pp->current > 0 && pp->target > pp->current;
+                if (undecodable_here && increase && pp->gate == HR_GATE_PASS)
+                    abort();
+                /* An undecodable pod is never managed, never written. */
+                if (p.nodes[i].pods[k].undecodable &&
+                    (pp->reason != HR_R_UNDECODABLE || pp->write || pp->target != HR_NONE))
+                    abort();
                 /* A managed pod on a node not in the dump is held: no
                  * target and never a write (design §6, node-unknown). */
                 if (pp->gate == HR_GATE_NODE_UNKNOWN) {
@@ -74,6 +91,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 if (pp->reason == HR_MANAGED && pp->target < pp->request)
                     abort();
             }
+        }
+        /* Every object that did not decode is named, with a message. */
+        for (size_t i = 0; i < s.n_bad; i++)
+            if (!s.bad[i].msg || !s.bad[i].msg[0] || strchr(s.bad[i].msg, '\n'))
+                abort();
         hr_buf j1, j2, t;
         hr_buf_init(&j1, 0);
         hr_buf_init(&j2, 0);

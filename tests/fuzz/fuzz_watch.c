@@ -11,15 +11,21 @@
  *
  * What must hold besides "no crash, no leak, no read past the input": the
  * cache stays consistent — every pod found by iteration is found again by
- * name and sits in its node's list — and after deleting every pod no
- * interned string is left behind.
+ * name and sits in its node's list, undecodable pods have no containers and
+ * the count of those bound to no known node is right, and through the
+ * controller's snapshot and reconcile no node holding an undecodable pod
+ * (or any node, while one may be anywhere) gets an increase (design §6) —
+ * and after deleting every pod no interned string is left behind.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cache/cache.h"
 #include "cache/sink.h"
+#include "controller/nodesnap.h"
+#include "controller/reconcile.h"
 #include "kube/transport/linesplit.h"
 #include "kube/watch/watch.h"
 
@@ -43,14 +49,44 @@ static void quiet(void *ud, int level, const char *msg)
     (void)ud, (void)level, (void)msg;
 }
 
+/* Design §6 through the controller's own path (snapshot, reconcile): on a
+ * node holding an undecodable pod, or on every node while one may be
+ * anywhere, no action raises a limit. */
+static void check_booking_unknown(hr_cache *c, const char *node)
+{
+    hr_arena a;
+    hr_arena_init(&a, 0);
+    hr_nodesnap snap;
+    hr_reconcile r;
+    hr_err err;
+    hr_nodesnap_opts o = {NULL, NULL, 0, HR_DRY_RUN_OFF};
+    if (hr_nodesnap_take(c, node, &o, &a, &snap, &err) == HR_OK &&
+        hr_reconcile_node(&snap.cfg, &snap.node, 0, &a, &r, &err) == HR_OK) {
+        bool unknown = snap.pods_nowhere > 0;
+        for (size_t i = 0; i < snap.node.n; i++)
+            unknown |= snap.node.pods[i].pod.undecodable;
+        if (unknown != r.plan.booking_unknown)
+            abort();
+        for (size_t i = 0; unknown && i < r.n_actions; i++)
+            if (r.actions[i].kind != HR_ACT_SKIP && r.actions[i].increase)
+                abort();
+    }
+    hr_arena_free(&a);
+}
+
 static void check(hr_cache *c, hr_cpod_scratch *s)
 {
     hr_cache_lock(c);
-    uint32_t it = 0;
+    uint32_t it = 0, nowhere = 0;
     hr_cpod_view v, again;
     while (hr_cache_pod_next(c, &it, &v, s)) {
         if (!hr_cache_pod_get(c, v.ns, v.name, &again, s) || again.id != v.id)
             abort();
+        /* An undecodable pod has no containers; the ones bound to no
+         * known node are exactly the cache's count of them. */
+        if (v.pod.undecodable && v.pod.n_ctr != 0)
+            abort();
+        nowhere += v.pod.undecodable && v.pod.bound && !v.node;
         if (v.node) {
             uint32_t ids[64];
             size_t n = hr_cache_node_pods(c, v.node, ids, 64), k;
@@ -61,8 +97,19 @@ static void check(hr_cache *c, hr_cpod_scratch *s)
                 abort();
         }
     }
+    if (nowhere != hr_cache_pods_nowhere(c))
+        abort();
+    /* The node names, copied: the snapshot takes the lock itself. */
+    char names[32][256];
+    size_t n_names = 0;
+    hr_cnode_view nv;
+    it = 0;
+    while (n_names < 32 && hr_cache_node_next(c, &it, &nv))
+        snprintf(names[n_names++], sizeof names[0], "%s", nv.name);
     hr_cache_drain(c, NULL, NULL);
     hr_cache_unlock(c);
+    for (size_t i = 0; i < n_names; i++)
+        check_booking_unknown(c, names[i]);
 }
 
 typedef struct fz {
@@ -151,7 +198,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         hr_cache_get_stats(c, &cs);
         hr_cache_unlock(c);
         if (cs.pods || cs.nodes || cs.node_placeholders || cs.namespaces || cs.limitranges ||
-            cs.quotas || cs.strings)
+            cs.quotas || cs.strings || hr_cache_pods_nowhere(c))
             abort();
     }
     for (int k = 0; k < HR_CK_COUNT_; k++) {
