@@ -2,9 +2,10 @@
  * http.c — the libmicrohttpd listener behind http.h.
  *
  * Per request, the access handler is called once with the headers (route
- * lookup and the Content-Length check happen there, so an oversized or
- * misrouted request is answered before its body is read), then once per
- * chunk of body, then once more to produce the answer. The TLS certificate
+ * lookup and the body checks of request.h happen there, so an oversized,
+ * misrouted or GET-with-body request is answered before its body is read),
+ * then once per chunk of body (counted against the route's limit as it
+ * arrives), then once more to produce the answer. The TLS certificate
  * is picked per handshake by a GnuTLS callback that finds this listener
  * through the connection's socket context (set when MHD announces the
  * connection), so no global state is needed to serve rotating certs.
@@ -30,6 +31,7 @@ struct hr_listener {
     hr_route routes[MAX_ROUTES];
     size_t n_routes;
     hr_certs *tls;
+    hr_body_budget budget;
     hr_logger log;
     char name[32];
     uint16_t port;
@@ -37,7 +39,7 @@ struct hr_listener {
 
 typedef struct req_state {
     const hr_route *route;
-    hr_buf body;
+    hr_body body;
 } req_state;
 
 /* Marks a request already answered on its first call (no state to free). */
@@ -156,57 +158,50 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (st == (void *)&answered_early)
         return MHD_NO; /* nothing more to say on this request */
     if (st == NULL) {
-        const hr_route *route = NULL;
-        bool path_known = false;
-        for (size_t i = 0; i < l->n_routes; i++) {
-            if (strcmp(l->routes[i].path, url) != 0)
-                continue;
-            path_known = true;
-            if (strcmp(l->routes[i].method, method) == 0) {
-                route = &l->routes[i];
-                break;
+        /* The headers are in, no body byte has been read: route and check
+         * here, so a refused request is answered without reading it (MHD
+         * then closes the connection rather than read on). */
+        hr_req_head h = {
+            .method = method,
+            .path = url,
+            .content_length =
+                MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH),
+            .transfer_encoding =
+                MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING),
+        };
+        hr_req_verdict v;
+        hr_req_admit(l->routes, l->n_routes, &h, &v);
+        if (v.status == 0) {
+            st = calloc(1, sizeof *st);
+            if (st == NULL)
+                return MHD_NO;
+            st->route = v.route;
+            int rc = hr_body_begin(&st->body, v.route->max_body, v.declared, &l->budget);
+            if (rc == HR_BODY_OK) {
+                *con_cls = st;
+                return MHD_YES;
             }
+            hr_body_free(&st->body);
+            free(st);
+            v.status = rc;
+            v.msg = rc == HR_BODY_TOO_LARGE ? "request body too large\n" : "server busy\n";
         }
-        int early = 0;
-        const char *msg = NULL;
-        if (route == NULL) {
-            early = path_known ? 405 : 404;
-            msg = path_known ? "method not allowed\n" : "not found\n";
-        } else {
-            const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-            if (cl != NULL) {
-                char *end;
-                unsigned long long n = strtoull(cl, &end, 10);
-                if (*end != '\0' || n > route->max_body) {
-                    early = 413;
-                    msg = "request body too large\n";
-                }
-            }
-        }
-        if (early) {
-            *con_cls = (void *)&answered_early;
-            return reply_text(c, early, msg);
-        }
-        st = calloc(1, sizeof *st);
-        if (st == NULL)
-            return MHD_NO;
-        st->route = route;
-        hr_buf_init(&st->body, route->max_body);
-        *con_cls = st;
-        return MHD_YES;
+        *con_cls = (void *)&answered_early;
+        return reply_text(c, v.status, v.msg);
     }
     if (*upload_size > 0) {
-        hr_buf_append(&st->body, upload, *upload_size);
+        int rc = hr_body_add(&st->body, upload, *upload_size);
         *upload_size = 0;
         /* Over the route's limit (a chunked body has no Content-Length to
-         * refuse early): drop the connection rather than read on. */
-        return hr_buf_failed(&st->body) ? MHD_NO : MHD_YES;
+         * refuse early) or the listener's budget: drop the connection
+         * rather than read on — MHD cannot answer in mid-body. */
+        return rc == HR_BODY_OK ? MHD_YES : MHD_NO;
     }
     hr_http_req req = {
         .method = method,
         .path = url,
         .content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type"),
-        .body = hr_buf_str(&st->body),
+        .body = hr_body_str(&st->body),
         .body_len = st->body.len,
     };
     hr_http_resp resp = {200, NULL, {0}};
@@ -229,7 +224,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     (void)toe;
     req_state *st = *con_cls;
     if (st != NULL && st != (void *)&answered_early) {
-        hr_buf_free(&st->body);
+        hr_body_free(&st->body);
         free(st);
     }
     *con_cls = NULL;
@@ -268,6 +263,7 @@ hr_status hr_listener_start(const hr_listener_opts *o, hr_listener **out, hr_err
     memcpy(l->routes, o->routes, o->n_routes * sizeof *o->routes);
     l->n_routes = o->n_routes;
     l->tls = o->tls;
+    hr_body_budget_init(&l->budget, o->body_budget ? o->body_budget : (size_t)64 << 20);
     l->log = o->log;
     snprintf(l->name, sizeof l->name, "%s", o->name ? o->name : "http");
 
@@ -285,7 +281,8 @@ hr_status hr_listener_start(const hr_listener_opts *o, hr_listener **out, hr_err
         flags, 0, NULL, NULL, on_request, l, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
         l, /* first, to catch all */
         MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_CONNECTION_TIMEOUT, timeout,
-        MHD_OPTION_CONNECTION_LIMIT, maxconn, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+        MHD_OPTION_CONNECTION_LIMIT, maxconn, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)HR_HTTP_CONN_MEMORY, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
         MHD_OPTION_NOTIFY_CONNECTION, on_connection, l,
         /* A pool of one is no pool: MHD wants the option absent. */
         MHD_OPTION_THREAD_POOL_SIZE, threads > 1 ? threads : 0,

@@ -9,10 +9,13 @@
  * server gives the webhook at most timeoutSeconds.
  *
  * Threads: an internal epoll thread pool (MHD_OPTION_THREAD_POOL_SIZE),
- * so a slow client holds a connection, not a thread. Limits: a body size
- * per route (413 when Content-Length says more; the connection is dropped
- * when a chunked body grows past it), an idle timeout per connection and a
- * connection cap.
+ * so a slow client holds a connection, not a thread. Limits (request.h):
+ * a body size per route, 0 meaning no body (413 when Content-Length says
+ * more or the route takes none, before any of it is read; the connection
+ * is dropped the moment a chunked body grows past it), GET and HEAD with a
+ * body refused (400) unread, one body budget per listener, a fixed
+ * per-connection pool for headers (HR_HTTP_CONN_MEMORY), an idle timeout
+ * per connection and a connection cap.
  */
 #ifndef HR_SERVER_HTTP_H
 #define HR_SERVER_HTTP_H
@@ -21,6 +24,7 @@
 #include <stdint.h>
 
 #include "server/certs.h"
+#include "server/request.h"
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -39,16 +43,6 @@ typedef struct hr_http_resp {
     hr_buf body;              /* the handler appends; freed by the server */
 } hr_http_resp;
 
-typedef void (*hr_http_handler)(void *ud, const hr_http_req *req, hr_http_resp *resp);
-
-typedef struct hr_route {
-    const char *method; /* "GET", "POST" */
-    const char *path;   /* exact match */
-    hr_http_handler fn;
-    void *ud;
-    size_t max_body; /* 0: no body accepted beyond 0 bytes */
-} hr_route;
-
 typedef struct hr_listener_opts {
     const char *name;       /* "metrics", "webhook": for logs */
     const char *addr;       /* "host:port", ":port"; port 0 picks one */
@@ -58,8 +52,13 @@ typedef struct hr_listener_opts {
     unsigned threads;         /* pool size; 0: 2 */
     unsigned idle_timeout_s;  /* 0: 30 */
     unsigned max_connections; /* 0: 256 */
+    size_t body_budget;       /* bytes all bodies in flight may hold; 0: 64 MiB */
     hr_logger log;
 } hr_listener_opts;
+
+/* libmicrohttpd's memory per connection: the request line and headers
+ * must fit (431/413 otherwise), and body bytes pass through it. */
+#define HR_HTTP_CONN_MEMORY (32u * 1024)
 
 typedef struct hr_listener hr_listener;
 

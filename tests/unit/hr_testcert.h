@@ -16,7 +16,10 @@
 /* Which files to write: both, only the key, only the cert. */
 enum { HR_TC_BOTH = 3, HR_TC_KEY = 1, HR_TC_CRT = 2 };
 
-static inline int hr_testcert_write(const char *dir, uint8_t serial_tag, int which)
+/* pk: GNUTLS_PK_ECDSA (P-256) or GNUTLS_PK_RSA (2048 bits; also usable
+ * for RSA key exchange, so a test can show that exchange is refused). */
+static inline int hr_testcert_write_pk(const char *dir, uint8_t serial_tag, int which,
+                                       gnutls_pk_algorithm_t pk)
 {
     gnutls_x509_privkey_t key;
     gnutls_x509_crt_t crt;
@@ -31,8 +34,11 @@ static inline int hr_testcert_write(const char *dir, uint8_t serial_tag, int whi
     unsigned char ip[4] = {127, 0, 0, 1};
     time_t t = time(NULL);
     gnutls_datum_t c = {NULL, 0}, k = {NULL, 0};
-    if (gnutls_x509_privkey_generate(key, GNUTLS_PK_ECDSA,
-                                     GNUTLS_CURVE_TO_BITS(GNUTLS_ECC_CURVE_SECP256R1), 0) < 0 ||
+    unsigned bits = pk == GNUTLS_PK_RSA ? 2048 : GNUTLS_CURVE_TO_BITS(GNUTLS_ECC_CURVE_SECP256R1);
+    unsigned usage = GNUTLS_KEY_DIGITAL_SIGNATURE | GNUTLS_KEY_KEY_CERT_SIGN;
+    if (pk == GNUTLS_PK_RSA)
+        usage |= GNUTLS_KEY_KEY_ENCIPHERMENT;
+    if (gnutls_x509_privkey_generate(key, pk, bits, 0) < 0 ||
         gnutls_x509_crt_set_version(crt, 3) < 0 ||
         gnutls_x509_crt_set_serial(crt, serial, sizeof serial) < 0 ||
         gnutls_x509_crt_set_activation_time(crt, t - 60) < 0 ||
@@ -42,8 +48,7 @@ static inline int hr_testcert_write(const char *dir, uint8_t serial_tag, int whi
                                              GNUTLS_FSAN_SET) < 0 ||
         gnutls_x509_crt_set_key(crt, key) < 0 ||
         gnutls_x509_crt_set_basic_constraints(crt, 1, -1) < 0 ||
-        gnutls_x509_crt_set_key_usage(crt, GNUTLS_KEY_DIGITAL_SIGNATURE |
-                                               GNUTLS_KEY_KEY_CERT_SIGN) < 0 ||
+        gnutls_x509_crt_set_key_usage(crt, usage) < 0 ||
         gnutls_x509_crt_sign2(crt, crt, key, GNUTLS_DIG_SHA256, 0) < 0 ||
         gnutls_x509_crt_export2(crt, GNUTLS_X509_FMT_PEM, &c) < 0 ||
         gnutls_x509_privkey_export2(key, GNUTLS_X509_FMT_PEM, &k) < 0)
@@ -69,6 +74,11 @@ static inline int hr_testcert_write(const char *dir, uint8_t serial_tag, int whi
     gnutls_x509_crt_deinit(crt);
     gnutls_x509_privkey_deinit(key);
     return rc;
+}
+
+static inline int hr_testcert_write(const char *dir, uint8_t serial_tag, int which)
+{
+    return hr_testcert_write_pk(dir, serial_tag, which, GNUTLS_PK_ECDSA);
 }
 
 #endif

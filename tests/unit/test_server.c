@@ -23,6 +23,7 @@
 #include "server/health.h"
 #include "server/http.h"
 #include "server/metrics.h"
+#include "server/request.h"
 
 #include "hr_testcert.h"
 
@@ -157,6 +158,86 @@ static void routing_and_limits(void **state)
     hr_listener_stop(l);
 }
 
+/* The checks made on the headers alone, before any body byte is read. */
+static void request_admission(void **state)
+{
+    (void)state;
+    hr_route routes[] = {
+        {"POST", "/echo", echo, NULL, 64},
+        {"GET", "/healthz", ok, NULL, 0},
+        {"POST", "/nobody", ok, NULL, 0},
+    };
+    static const struct {
+        const char *method, *path, *cl, *te;
+        int status;
+        int route; /* index when status is 0 */
+    } cases[] = {
+        {"GET", "/healthz", NULL, NULL, 0, 1},
+        {"GET", "/healthz", "0", NULL, 0, 1},
+        {"GET", "/healthz", "1", NULL, 400, -1},
+        {"GET", "/healthz", NULL, "chunked", 400, -1},
+        {"HEAD", "/healthz", NULL, "chunked", 400, -1},
+        {"GET", "/nope", NULL, "chunked", 400, -1}, /* the body first, whatever the path */
+        {"GET", "/nope", NULL, NULL, 404, -1},
+        {"GET", "/echo", NULL, NULL, 405, -1},
+        {"POST", "/echo", "64", NULL, 0, 0},
+        {"POST", "/echo", "65", NULL, 413, -1},
+        {"POST", "/echo", NULL, "chunked", 0, 0},
+        {"POST", "/echo", "5", "chunked", 400, -1},
+        {"POST", "/echo", "-1", NULL, 400, -1},
+        {"POST", "/echo", "", NULL, 400, -1},
+        {"POST", "/echo", "99999999999999999999999", NULL, 400, -1},
+        {"POST", "/nobody", NULL, NULL, 0, 2},
+        {"POST", "/nobody", "1", NULL, 413, -1}, /* 0 means no body, not unlimited */
+        {"POST", "/nobody", NULL, "chunked", 413, -1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        hr_req_head h = {cases[i].method, cases[i].path, cases[i].cl, cases[i].te};
+        hr_req_verdict v;
+        hr_req_admit(routes, 3, &h, &v);
+        if (v.status != cases[i].status)
+            fail_msg("case %zu (%s %s): status %d, want %d", i, cases[i].method, cases[i].path,
+                     v.status, cases[i].status);
+        if (cases[i].status == 0)
+            assert_ptr_equal(v.route, &routes[cases[i].route]);
+        else
+            assert_null(v.route);
+    }
+}
+
+/* A body never grows past its limit, and all bodies share a budget. */
+static void body_collection(void **state)
+{
+    (void)state;
+    hr_body_budget budget;
+    hr_body_budget_init(&budget, 10000);
+    hr_body a, b;
+    char x[6000];
+    memset(x, 'x', sizeof x);
+    assert_int_equal(hr_body_begin(&a, 8000, 0, &budget), HR_BODY_OK);
+    assert_int_equal(hr_body_add(&a, x, 5000), HR_BODY_OK);
+    assert_int_equal(hr_body_add(&a, x, 3000), HR_BODY_OK);
+    assert_int_equal(a.len, 8000);
+    assert_true(a.cap <= 8001);
+    assert_int_equal(hr_body_add(&a, x, 1), HR_BODY_TOO_LARGE);
+    assert_int_equal(a.len, 8000);
+    /* The budget holds a's buffer: b cannot have 6000 more. */
+    assert_int_equal(hr_body_begin(&b, 8000, 6000, &budget), HR_BODY_NO_ROOM);
+    hr_body_free(&b);
+    hr_body_free(&a);
+    assert_int_equal(atomic_load(&budget.used), 0);
+    assert_int_equal(hr_body_begin(&b, 8000, 6000, &budget), HR_BODY_OK);
+    assert_int_equal(hr_body_add(&b, x, 6000), HR_BODY_OK);
+    assert_string_equal(hr_body_str(&b) + 5990, "xxxxxxxxxx");
+    hr_body_free(&b);
+    /* A zero limit takes nothing. */
+    assert_int_equal(hr_body_begin(&a, 0, 0, &budget), HR_BODY_OK);
+    assert_int_equal(hr_body_add(&a, x, 1), HR_BODY_TOO_LARGE);
+    assert_string_equal(hr_body_str(&a), "");
+    hr_body_free(&a);
+    assert_int_equal(atomic_load(&budget.used), 0);
+}
+
 static void bad_addresses(void **state)
 {
     (void)state;
@@ -285,10 +366,9 @@ int main(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(routing_and_limits),
-        cmocka_unit_test(bad_addresses),
-        cmocka_unit_test(cert_rotation),
-        cmocka_unit_test(metrics_text_format),
+        cmocka_unit_test(routing_and_limits), cmocka_unit_test(request_admission),
+        cmocka_unit_test(body_collection),    cmocka_unit_test(bad_addresses),
+        cmocka_unit_test(cert_rotation),      cmocka_unit_test(metrics_text_format),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     curl_global_cleanup();
