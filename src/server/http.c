@@ -11,7 +11,9 @@
  * connection), so no global state is needed to serve rotating certs.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -23,11 +25,33 @@
 #include <microhttpd.h>
 
 #include "server/http.h"
+#include "util/clock.h"
 
 #define MAX_ROUTES 16
 
+/* One open connection, as the deadline watchdog sees it. */
+typedef struct tconn {
+    struct hr_listener *l;
+    int fd;
+    int64_t since_ns;    /* accepted, or the previous answer completed */
+    int64_t deadline_ns; /* since + the header or the request deadline */
+    bool in_request;     /* headers read: the whole-request deadline runs */
+    bool fired;
+    struct tconn *prev, *next;
+} tconn;
+
 struct hr_listener {
     struct MHD_Daemon *d;
+    /* Deadlines: every connection is on this list (guarded by mu) from
+     * MHD's "started" to its "closed" notice, which MHD gives before it
+     * closes the socket, so the watchdog never shuts down a reused fd. */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    tconn *conns;
+    bool stop;
+    bool watchdog_running;
+    pthread_t watchdog;
+    int64_t header_ns, request_ns;
     hr_route routes[MAX_ROUTES];
     size_t n_routes;
     hr_certs *tls;
@@ -88,9 +112,108 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe)
 {
-    (void)c;
-    if (toe == MHD_CONNECTION_NOTIFY_STARTED)
-        *socket_context = cls;
+    hr_listener *l = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        tconn *t = calloc(1, sizeof *t);
+        if (t == NULL || ci == NULL) {
+            /* Untracked means unbounded: refuse it instead. */
+            free(t);
+            *socket_context = NULL;
+            if (ci != NULL)
+                (void)shutdown(ci->connect_fd, SHUT_RDWR);
+            return;
+        }
+        t->l = l;
+        t->fd = ci->connect_fd;
+        t->since_ns = hr_mono_ns();
+        t->deadline_ns = t->since_ns + l->header_ns;
+        pthread_mutex_lock(&l->mu);
+        t->next = l->conns;
+        if (l->conns)
+            l->conns->prev = t;
+        l->conns = t;
+        pthread_mutex_unlock(&l->mu);
+        *socket_context = t;
+        return;
+    }
+    tconn *t = *socket_context;
+    if (t == NULL)
+        return;
+    pthread_mutex_lock(&l->mu);
+    if (t->prev)
+        t->prev->next = t->next;
+    else
+        l->conns = t->next;
+    if (t->next)
+        t->next->prev = t->prev;
+    pthread_mutex_unlock(&l->mu);
+    free(t);
+    *socket_context = NULL;
+}
+
+/* The connection's entry, from MHD's socket context. */
+static tconn *conn_of(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+/* The headers of a request are in (in_request) or its answer is done. */
+static void conn_phase(tconn *t, bool in_request)
+{
+    if (t == NULL)
+        return;
+    hr_listener *l = t->l;
+    pthread_mutex_lock(&l->mu);
+    t->in_request = in_request;
+    if (in_request) {
+        t->deadline_ns = t->since_ns + l->request_ns;
+    } else {
+        t->since_ns = hr_mono_ns();
+        t->deadline_ns = t->since_ns + l->header_ns;
+    }
+    pthread_mutex_unlock(&l->mu);
+}
+
+/* Every WATCHDOG_TICK_MS: shut down the sockets past their deadline.
+ * MHD sees the end of the stream and closes them on its own thread. */
+#define WATCHDOG_TICK_MS 100
+
+static void *watchdog_main(void *arg)
+{
+    hr_listener *l = arg;
+    pthread_mutex_lock(&l->mu);
+    while (!l->stop) {
+        struct timespec until = hr_mono_timespec(hr_mono_ns() + WATCHDOG_TICK_MS * 1000000LL);
+        int rc = 0;
+        while (!l->stop && rc != ETIMEDOUT)
+            rc = pthread_cond_timedwait(&l->cv, &l->mu, &until);
+        int64_t now = hr_mono_ns();
+        unsigned n_header = 0, n_request = 0;
+        for (tconn *t = l->conns; t; t = t->next) {
+            if (t->fired || now < t->deadline_ns)
+                continue;
+            t->fired = true;
+            (void)shutdown(t->fd, SHUT_RDWR);
+            if (t->in_request)
+                n_request++;
+            else
+                n_header++;
+        }
+        if (n_header + n_request > 0) {
+            pthread_mutex_unlock(&l->mu);
+            hr_logf(&l->log, HR_LV_DEBUG,
+                    "msg=\"http: connections past their deadline closed\" listener=%s "
+                    "header=%u request=%u",
+                    l->name, n_header, n_request);
+            pthread_mutex_lock(&l->mu);
+        }
+    }
+    pthread_mutex_unlock(&l->mu);
+    return NULL;
 }
 
 static int cert_callback(gnutls_session_t s, const gnutls_datum_t *req_ca_rdn, int nreqs,
@@ -104,9 +227,8 @@ static int cert_callback(gnutls_session_t s, const gnutls_datum_t *req_ca_rdn, i
     struct MHD_Connection *c = gnutls_session_get_ptr(s);
     if (c == NULL)
         return -1;
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    hr_listener *l = ci ? ci->socket_context : NULL;
+    tconn *t = conn_of(c);
+    hr_listener *l = t ? t->l : NULL;
     if (l == NULL || l->tls == NULL)
         return -1;
     unsigned n = 0;
@@ -169,6 +291,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             .transfer_encoding =
                 MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING),
         };
+        conn_phase(conn_of(c), true);
         hr_req_verdict v;
         hr_req_admit(l->routes, l->n_routes, &h, &v);
         if (v.status == 0) {
@@ -220,14 +343,21 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
     (void)cls;
-    (void)c;
     (void)toe;
+    conn_phase(conn_of(c), false);
     req_state *st = *con_cls;
     if (st != NULL && st != (void *)&answered_early) {
         hr_body_free(&st->body);
         free(st);
     }
     *con_cls = NULL;
+}
+
+static void listener_free(hr_listener *l)
+{
+    pthread_mutex_destroy(&l->mu);
+    pthread_cond_destroy(&l->cv);
+    free(l);
 }
 
 hr_status hr_listener_start(const hr_listener_opts *o, hr_listener **out, hr_err *err)
@@ -266,6 +396,13 @@ hr_status hr_listener_start(const hr_listener_opts *o, hr_listener **out, hr_err
     hr_body_budget_init(&l->budget, o->body_budget ? o->body_budget : (size_t)64 << 20);
     l->log = o->log;
     snprintf(l->name, sizeof l->name, "%s", o->name ? o->name : "http");
+    l->header_ns = (int64_t)(o->header_timeout_ms ? o->header_timeout_ms : 10000) * 1000000;
+    l->request_ns = (int64_t)(o->request_timeout_ms ? o->request_timeout_ms : 30000) * 1000000;
+    if (pthread_mutex_init(&l->mu, NULL) != 0 || hr_mono_cond_init(&l->cv) != 0) {
+        freeaddrinfo(ai);
+        free(l);
+        return hr_err_set(err, HR_E_NOMEM, "%s: cannot create locks", o->name);
+    }
 
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
     if (ai->ai_family == AF_INET6)
@@ -275,26 +412,35 @@ hr_status hr_listener_start(const hr_listener_opts *o, hr_listener **out, hr_err
     unsigned threads = o->threads ? o->threads : 2;
     unsigned timeout = o->idle_timeout_s ? o->idle_timeout_s : 30;
     unsigned maxconn = o->max_connections ? o->max_connections : 256;
+    unsigned per_ip = o->per_ip_connections ? o->per_ip_connections : 32;
     /* The certificate callback goes last: without TLS its option id is
      * MHD_OPTION_END, which ends the list there. */
     l->d = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, l, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
         l, /* first, to catch all */
         MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_CONNECTION_TIMEOUT, timeout,
-        MHD_OPTION_CONNECTION_LIMIT, maxconn, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)HR_HTTP_CONN_MEMORY, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-        MHD_OPTION_NOTIFY_CONNECTION, on_connection, l,
+        MHD_OPTION_CONNECTION_LIMIT, maxconn, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HR_HTTP_CONN_MEMORY,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_NOTIFY_CONNECTION,
+        on_connection, l,
         /* A pool of one is no pool: MHD wants the option absent. */
         MHD_OPTION_THREAD_POOL_SIZE, threads > 1 ? threads : 0,
         o->tls ? MHD_OPTION_HTTPS_CERT_CALLBACK : MHD_OPTION_END, cert_callback, MHD_OPTION_END);
     freeaddrinfo(ai);
     if (l->d == NULL) {
-        free(l);
+        listener_free(l);
         return hr_err_set(err, HR_E_IO,
                           "%s: cannot listen on %s (address in use, or "
                           "TLS setup failed)",
                           o->name, o->addr);
     }
+    int rc = pthread_create(&l->watchdog, NULL, watchdog_main, l);
+    if (rc != 0) {
+        hr_listener_stop(l);
+        return hr_err_set(err, HR_E_NOMEM, "%s: cannot start the deadline thread: %s", o->name,
+                          strerror(rc));
+    }
+    l->watchdog_running = true;
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(l->d, MHD_DAEMON_INFO_BIND_PORT);
     l->port = di ? di->port : port;
     *out = l;
@@ -310,6 +456,16 @@ void hr_listener_stop(hr_listener *l)
 {
     if (l == NULL)
         return;
-    MHD_stop_daemon(l->d);
-    free(l);
+    /* The daemon first: closing its connections empties the list. */
+    if (l->d != NULL)
+        MHD_stop_daemon(l->d);
+    l->d = NULL;
+    if (l->watchdog_running) {
+        pthread_mutex_lock(&l->mu);
+        l->stop = true;
+        pthread_cond_signal(&l->cv);
+        pthread_mutex_unlock(&l->mu);
+        pthread_join(l->watchdog, NULL);
+    }
+    listener_free(l);
 }

@@ -15,7 +15,10 @@
  * is dropped the moment a chunked body grows past it), GET and HEAD with a
  * body refused (400) unread, one body budget per listener, a fixed
  * per-connection pool for headers (HR_HTTP_CONN_MEMORY), an idle timeout
- * per connection and a connection cap.
+ * per connection; a connection cap in all and per client address, and a
+ * header-read and a whole-request deadline per connection, so idle or
+ * slow clients cannot starve others (a byte every few seconds defeats an
+ * idle timeout, not a deadline).
  */
 #ifndef HR_SERVER_HTTP_H
 #define HR_SERVER_HTTP_H
@@ -49,10 +52,19 @@ typedef struct hr_listener_opts {
     hr_certs *tls;          /* NULL: plain HTTP; else HTTPS with these */
     const hr_route *routes; /* copied */
     size_t n_routes;
-    unsigned threads;         /* pool size; 0: 2 */
-    unsigned idle_timeout_s;  /* 0: 30 */
-    unsigned max_connections; /* 0: 256 */
-    size_t body_budget;       /* bytes all bodies in flight may hold; 0: 64 MiB */
+    unsigned threads;            /* pool size; 0: 2 */
+    unsigned idle_timeout_s;     /* 0: 30 */
+    unsigned max_connections;    /* all clients together; 0: 256 */
+    unsigned per_ip_connections; /* from one address; 0: 32 */
+    /* Deadlines, enforced by a watchdog thread (every 100 ms) that shuts
+     * the socket down, however busy the client keeps it: the headers
+     * (and the TLS handshake) must be in within header_timeout_ms of the
+     * accept or of the previous answer — so it is also how long an idle
+     * keep-alive connection stays — and the whole request, answer
+     * included, within request_timeout_ms of the same moment. */
+    unsigned header_timeout_ms;  /* 0: 10000 */
+    unsigned request_timeout_ms; /* 0: 30000 */
+    size_t body_budget;          /* bytes all bodies in flight may hold; 0: 64 MiB */
     hr_logger log;
 } hr_listener_opts;
 

@@ -31,8 +31,7 @@ static void refuse(hr_req_verdict *v, int status, const char *msg)
     v->msg = msg;
 }
 
-void hr_req_admit(const hr_route *routes, size_t n_routes, const hr_req_head *h,
-                  hr_req_verdict *v)
+void hr_req_admit(const hr_route *routes, size_t n_routes, const hr_req_head *h, hr_req_verdict *v)
 {
     memset(v, 0, sizeof *v);
     const char *method = h->method ? h->method : "";

@@ -56,8 +56,7 @@ typedef struct hr_req_verdict {
  * path), 405 (path known, not for this method), 400 (GET/HEAD with a body,
  * a bad Content-Length, both Content-Length and Transfer-Encoding), 413
  * (a body the route does not take, or a declared length over max_body). */
-void hr_req_admit(const hr_route *routes, size_t n_routes, const hr_req_head *h,
-                  hr_req_verdict *v);
+void hr_req_admit(const hr_route *routes, size_t n_routes, const hr_req_head *h, hr_req_verdict *v);
 
 /* The bytes every body buffer of one listener may hold together. */
 typedef struct hr_body_budget {

@@ -313,9 +313,9 @@ static void check_bodies(uint16_t wport, uint16_t mport, bool mtls)
         bool webhook;
         const char *method, *path;
     } targets[] = {
-        {true, "GET", "/healthz"},       {true, "GET", "/readyz"},  {true, "POST", "/mutate-pods"},
-        {true, "POST", "/healthz"},      {true, "GET", "/nowhere"}, {false, "GET", "/metrics"},
-        {false, "GET", "/healthz"},      {false, "GET", "/readyz"}, {false, "POST", "/metrics"},
+        {true, "GET", "/healthz"},      {true, "GET", "/readyz"},  {true, "POST", "/mutate-pods"},
+        {true, "POST", "/healthz"},     {true, "GET", "/nowhere"}, {false, "GET", "/metrics"},
+        {false, "GET", "/healthz"},     {false, "GET", "/readyz"}, {false, "POST", "/metrics"},
         {false, "PUT", "/mutate-pods"},
     };
     for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) {
@@ -337,6 +337,57 @@ static void check_bodies(uint16_t wport, uint16_t mport, bool mtls)
               targets[i].method, targets[i].path, targets[i].webhook ? "webhook" : "metrics", hwm0,
               hwm1, hwm1 - hwm0, sent / 1024, st, (long long)dt, after);
     }
+}
+
+#define N_SLOW 300
+
+/* 300 connections from 127.0.0.1, half silent, half trickling a header
+ * byte every 200 ms (over TLS on a TLS port, so the handshake is done and
+ * only the headers are slow); meanwhile a request from 127.0.0.2 must be
+ * answered within 1 s, five times over 2 s. */
+static void check_slow(uint16_t port, bool tls, const char *name)
+{
+    static conn cs[N_SLOW];
+    int opened = 0;
+    for (int i = 0; i < N_SLOW; i++) {
+        bool slow = i % 2 == 1;
+        /* A connection the server refuses at once counts as opened: it
+         * tried; what matters is what 127.0.0.2 sees. */
+        if (conn_open(&cs[i], "127.0.0.1", port, tls && slow, NULL, 2000) == 0)
+            opened++;
+        if (slow && cs[i].fd >= 0)
+            (void)send_all(&cs[i], "GET /healthz HTTP/1.1\r\nX-Slow: ", 31);
+    }
+    int64_t worst = 0;
+    int bad = 0;
+    for (int round = 0; round < 5; round++) {
+        for (int i = 1; i < N_SLOW; i += 2)
+            if (cs[i].fd >= 0 && conn_send(&cs[i], "a", 1) != 1)
+                conn_close(&cs[i]); /* the server hung up on it */
+        int64_t t0 = now_ms();
+        int st = get("127.0.0.2", port, tls, "/healthz", 2000);
+        int64_t dt = now_ms() - t0;
+        if (dt > worst)
+            worst = dt;
+        if (st != 200 || dt > 1000)
+            bad++;
+        usleep(400000);
+    }
+    int still = 0;
+    for (int i = 0; i < N_SLOW; i++) {
+        if (cs[i].fd >= 0) {
+            struct pollfd p = {cs[i].fd, POLLIN, 0};
+            char b[64];
+            if (!(poll(&p, 1, 0) == 1 && recv(cs[i].fd, b, sizeof b, MSG_DONTWAIT) <= 0))
+                still++;
+        }
+        conn_close(&cs[i]);
+    }
+    check(bad == 0 && alive(),
+          "%d idle or slow connections from 127.0.0.1 to the %s port (%d connected, %d still "
+          "open after 2 s): /healthz from 127.0.0.2 answered 200 within 1 s 5 times out of 5 "
+          "(%d failed; slowest %lld ms)",
+          N_SLOW, name, opened, still, bad, (long long)worst);
 }
 
 int main(int argc, char **argv)
@@ -386,8 +437,11 @@ int main(int argc, char **argv)
     check(up, "headroom run serves the webhook (TLS) on %u and metrics on %u", wport, mport);
     if (up) {
         printf("idle: VmRSS %ld KiB, VmHWM %ld KiB\n", vm_kb("VmRSS"), vm_kb("VmHWM"));
-        check_bodies(wport, mport, false);
+        if (!getenv("HR_SKIP_BODIES"))
+            check_bodies(wport, mport, false);
         printf("after: VmRSS %ld KiB, VmHWM %ld KiB\n", vm_kb("VmRSS"), vm_kb("VmHWM"));
+        check_slow(wport, true, "webhook");
+        check_slow(mport, false, "metrics");
     }
     (void)kill(g_pid, SIGTERM);
     int status = 0;

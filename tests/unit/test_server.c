@@ -7,6 +7,9 @@
  * old pair keeps serving, and a listener started before any cert exists
  * becomes ready once the files appear.
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -24,6 +28,7 @@
 #include "server/http.h"
 #include "server/metrics.h"
 #include "server/request.h"
+#include "util/clock.h"
 
 #include "hr_testcert.h"
 
@@ -238,6 +243,110 @@ static void body_collection(void **state)
     assert_int_equal(atomic_load(&budget.used), 0);
 }
 
+/* A raw TCP connection to 127.0.0.1:port from src. */
+static int tcp_from(const char *src, unsigned port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in s = {.sin_family = AF_INET};
+    assert_int_equal(inet_pton(AF_INET, src, &s.sin_addr), 1);
+    assert_int_equal(bind(fd, (struct sockaddr *)&s, sizeof s), 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    return fd;
+}
+
+/* Milliseconds until the server closes fd (reads 0 or an error), sending
+ * one byte of trickle every 50 ms when trickle is set; -1 when still open
+ * after limit_ms. */
+static long ms_until_closed(int fd, const char *trickle, long limit_ms)
+{
+    int64_t t0 = hr_mono_ms();
+    size_t i = 0;
+    while (hr_mono_ms() - t0 < limit_ms) {
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, 50) > 0) {
+            char b[256];
+            ssize_t r = recv(fd, b, sizeof b, 0);
+            if (r <= 0)
+                return (long)(hr_mono_ms() - t0);
+            continue; /* an answer: keep reading to the close */
+        }
+        if (trickle && trickle[i] && send(fd, trickle + i, 1, MSG_NOSIGNAL) == 1)
+            i++;
+    }
+    return -1;
+}
+
+/* Idle or trickling clients are cut at their deadline, and one address
+ * cannot take every connection. */
+static void deadlines_and_per_ip(void **state)
+{
+    (void)state;
+    hr_route routes[] = {
+        {"POST", "/echo", echo, NULL, 64},
+        {"GET", "/healthz", ok, NULL, 0},
+    };
+    hr_listener_opts o = {.name = "t",
+                          .addr = "127.0.0.1:0",
+                          .routes = routes,
+                          .n_routes = 2,
+                          .threads = 2,
+                          .per_ip_connections = 4,
+                          .header_timeout_ms = 400,
+                          .request_timeout_ms = 1000};
+    hr_listener *l;
+    hr_err err;
+    assert_int_equal(hr_listener_start(&o, &l, &err), HR_OK);
+    unsigned port = hr_listener_port(l);
+
+    /* Silent: closed at the header deadline. */
+    int fd = tcp_from("127.0.0.1", port);
+    long ms = ms_until_closed(fd, NULL, 3000);
+    close(fd);
+    assert_true(ms >= 300 && ms <= 900);
+    /* A header byte every 50 ms keeps an idle timeout at bay, not this. */
+    static const char slow_head[] =
+        "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: "
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    fd = tcp_from("127.0.0.1", port);
+    ms = ms_until_closed(fd, slow_head, 3000);
+    close(fd);
+    assert_true(ms >= 300 && ms <= 900);
+    /* Headers in at once, then a body byte every 50 ms: the whole-request
+     * deadline. */
+    static const char slow_body[] = "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 60\r\n\r\n";
+    fd = tcp_from("127.0.0.1", port);
+    assert_int_equal(send(fd, slow_body, sizeof slow_body - 1, MSG_NOSIGNAL),
+                     (ssize_t)(sizeof slow_body - 1));
+    ms = ms_until_closed(fd, "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", 3000);
+    close(fd);
+    assert_true(ms >= 800 && ms <= 1500);
+
+    /* Four from 127.0.0.1 are all it gets; 127.0.0.2 is still served. */
+    int held[4];
+    for (int i = 0; i < 4; i++)
+        held[i] = tcp_from("127.0.0.1", port);
+    usleep(100000);
+    fd = tcp_from("127.0.0.1", port);
+    ms = ms_until_closed(fd, NULL, 300);
+    close(fd);
+    assert_true(ms >= 0 && ms < 200);
+    fd = tcp_from("127.0.0.2", port);
+    static const char get[] = "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    assert_int_equal(send(fd, get, sizeof get - 1, MSG_NOSIGNAL), (ssize_t)(sizeof get - 1));
+    char b[512] = "";
+    struct pollfd p = {fd, POLLIN, 0};
+    assert_int_equal(poll(&p, 1, 1000), 1);
+    assert_true(recv(fd, b, sizeof b - 1, 0) > 0);
+    assert_non_null(strstr(b, "200 OK"));
+    close(fd);
+    for (int i = 0; i < 4; i++)
+        close(held[i]);
+    hr_listener_stop(l);
+}
+
 static void bad_addresses(void **state)
 {
     (void)state;
@@ -366,9 +475,10 @@ int main(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(routing_and_limits), cmocka_unit_test(request_admission),
-        cmocka_unit_test(body_collection),    cmocka_unit_test(bad_addresses),
-        cmocka_unit_test(cert_rotation),      cmocka_unit_test(metrics_text_format),
+        cmocka_unit_test(routing_and_limits),  cmocka_unit_test(request_admission),
+        cmocka_unit_test(body_collection),     cmocka_unit_test(deadlines_and_per_ip),
+        cmocka_unit_test(bad_addresses),       cmocka_unit_test(cert_rotation),
+        cmocka_unit_test(metrics_text_format),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     curl_global_cleanup();
