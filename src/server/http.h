@@ -18,7 +18,7 @@
  * per connection; a connection cap in all and per client address, and a
  * header-read and a whole-request deadline per connection, so idle or
  * slow clients cannot starve others (a byte every few seconds defeats an
- * idle timeout, not a deadline).
+ * idle timeout, not a deadline). TLS listeners take HR_TLS_PRIORITIES.
  */
 #ifndef HR_SERVER_HTTP_H
 #define HR_SERVER_HTTP_H
@@ -67,6 +67,15 @@ typedef struct hr_listener_opts {
     size_t body_budget;          /* bytes all bodies in flight may hold; 0: 64 MiB */
     hr_logger log;
 } hr_listener_opts;
+
+/* Every TLS listener's GnuTLS priorities: TLS 1.3 (preferred: GnuTLS
+ * picks the highest version both sides have) and 1.2, and in 1.2 only
+ * ECDHE key exchange with AEAD ciphers — no TLS 1.0/1.1, no RSA key
+ * exchange, no CBC or SHA-1 MAC suites such as AES128-SHA. TLS 1.3's
+ * suites are all forward-secret AEAD. The server's order wins. */
+#define HR_TLS_PRIORITIES                                                               \
+    "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-CIPHER-ALL:+AES-256-GCM:+AES-128-GCM:" \
+    "+CHACHA20-POLY1305:-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA:%SERVER_PRECEDENCE"
 
 /* libmicrohttpd's memory per connection: the request line and headers
  * must fit (431/413 otherwise), and body bytes pass through it. */

@@ -390,6 +390,45 @@ static void check_slow(uint16_t port, bool tls, const char *name)
           N_SLOW, name, opened, still, bad, (long long)worst);
 }
 
+/* What a client offering only old or weak TLS gets: no handshake. */
+static void check_tls(uint16_t port, const char *name)
+{
+    static const struct {
+        const char *what, *prio;
+        bool ok;
+        int version; /* expected when ok; 0: any */
+    } cases[] = {
+        {"only TLS 1.0/1.1", "NORMAL:-VERS-ALL:+VERS-TLS1.1:+VERS-TLS1.0", false, 0},
+        {"only TLS 1.0", "NORMAL:-VERS-ALL:+VERS-TLS1.0", false, 0},
+        {"only AES128-SHA (RSA key exchange, CBC, SHA-1)",
+         "NONE:+VERS-TLS1.2:+AES-128-CBC:+SHA1:+RSA:+COMP-NULL:+SIGN-ALL:+GROUP-ALL", false, 0},
+        {"only ECDHE-RSA-AES128-SHA (forward-secret, not AEAD)",
+         "NONE:+VERS-TLS1.2:+AES-128-CBC:+SHA1:+ECDHE-RSA:+COMP-NULL:+SIGN-ALL:+GROUP-ALL", false,
+         0},
+        {"only DHE-RSA-AES128-GCM-SHA256 (finite-field DH)",
+         "NONE:+VERS-TLS1.2:+AES-128-GCM:+AEAD:+DHE-RSA:+COMP-NULL:+SIGN-ALL:+GROUP-ALL", false, 0},
+        {"its defaults (TLS 1.3 expected)", NULL, true, GNUTLS_TLS1_3},
+        {"only TLS 1.2 ECDHE-RSA-AES128-GCM-SHA256",
+         "NONE:+VERS-TLS1.2:+AES-128-GCM:+AEAD:+ECDHE-RSA:+COMP-NULL:+SIGN-ALL:+GROUP-ALL", true,
+         GNUTLS_TLS1_2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        conn c;
+        int rc = conn_open(&c, NULL, port, true, cases[i].prio, 3000);
+        int v = rc == 0 ? (int)gnutls_protocol_get_version(c.s) : 0;
+        char *desc = rc == 0 ? gnutls_session_get_desc(c.s) : NULL;
+        bool ok = cases[i].ok ? rc == 0 && (cases[i].version == 0 || v == cases[i].version)
+                              : rc != 0 && rc != 1;
+        check(ok, "%s port, a client offering %s: %s (%s)", name, cases[i].what,
+              rc == 0 ? "handshake done" : "refused",
+              rc == 0   ? (desc ? desc : "?")
+              : rc == 1 ? "no TCP connection"
+                        : gnutls_strerror(rc));
+        gnutls_free(desc);
+        conn_close(&c);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -440,6 +479,7 @@ int main(int argc, char **argv)
         if (!getenv("HR_SKIP_BODIES"))
             check_bodies(wport, mport, false);
         printf("after: VmRSS %ld KiB, VmHWM %ld KiB\n", vm_kb("VmRSS"), vm_kb("VmHWM"));
+        check_tls(wport, "webhook");
         check_slow(wport, true, "webhook");
         check_slow(mport, false, "metrics");
     }
