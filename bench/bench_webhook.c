@@ -222,8 +222,8 @@ int main(int argc, char **argv)
     hr_wh_endpoint wh;
     hr_wh_endpoint_init(&wh, holder, NULL, NULL);
     hr_route routes[] = {
-        {"POST", HR_WEBHOOK_PATH, hr_wh_endpoint_handle, &wh, HR_WEBHOOK_MAX_BODY},
-        {"GET", "/healthz", healthz, NULL, 0}, /* the transport alone */
+        {"POST", HR_WEBHOOK_PATH, hr_wh_endpoint_handle, &wh, HR_WEBHOOK_MAX_BODY, false},
+        {"GET", "/healthz", healthz, NULL, 0, false}, /* the transport alone */
     };
     hr_listener_opts lo = {.name = "webhook",
                            .addr = "127.0.0.1:0",

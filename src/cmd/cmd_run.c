@@ -4,8 +4,10 @@
  * What runs: the node-scoped controller (controller/: cache change feed,
  * debounced node queue, reconcile, rate-limited writes to pods/resize), the
  * HTTPS admission webhook (/mutate-pods) with its serving certificate
- * re-read from --webhook-cert-dir when it changes, and the plain-HTTP
- * /metrics, /healthz, /readyz listener. One set of informers (cache/)
+ * re-read from --webhook-cert-dir when it changes, /metrics over HTTPS with
+ * the same certificate for tokens RBAC allows (TokenReview +
+ * SubjectAccessReview, cached; --metrics-secure=false: plain HTTP with the
+ * probes beside it), and plain /healthz, /readyz on --probe-addr. One set of informers (cache/)
  * watches every kind; the controller and the webhook read the same cache,
  * and every HeadroomConfig change is published to the config holder the
  * webhook reads per request. The controller writes only after every watch
@@ -48,6 +50,8 @@
 #include "controller/leader.h"
 #include "core/config.h"
 #include "kube/transport/client.h"
+#include "kube/write/review.h"
+#include "server/authz.h"
 #include "server/certs.h"
 #include "server/health.h"
 #include "server/http.h"
@@ -67,6 +71,8 @@
 
 typedef struct run_opts {
     const char *metrics_addr;
+    bool metrics_secure;      /* HTTPS + TokenReview/SubjectAccessReview (default) */
+    const char *probe_addr;   /* plain /healthz, /readyz; "" disables it */
     const char *webhook_addr; /* "" disables the webhook listener */
     const char *cert_dir;
     const char *kubeconfig;
@@ -91,7 +97,8 @@ typedef struct run_ctx {
     hr_readiness ready;
     hr_certs *certs;
     hr_wh_endpoint wh;
-    hr_listener *metrics_l, *webhook_l;
+    hr_authz *authz; /* the secured /metrics' reviews (NULL when plain) */
+    hr_listener *metrics_l, *webhook_l, *probe_l;
     /* Set and cleared under the cache lock: the observer, which runs with
      * that lock held, pushes config changes to it. */
     hr_controller *ctl;
@@ -274,6 +281,24 @@ static void route_readyz(void *ud, const hr_http_req *req, hr_http_resp *r)
     r->status = hr_readiness_eval(&x->ready, &r->body) ? 200 : 503;
 }
 
+/* The secured /metrics' review: TokenReview, then SubjectAccessReview on
+ * the non-resource URL (hr_authz caches the verdict). */
+static hr_authz_verdict review_token(void *ud, const char *token, const char *verb,
+                                     const char *path, char *user, size_t cap)
+{
+    run_ctx *x = ud;
+    hr_kreview_verdict v;
+    hr_err err;
+    hr_err_clear(&err);
+    if (hr_kreview_nonresource(x->k, token, verb, path, &v, user, cap, &err) != HR_OK) {
+        hr_logf(&x->log, HR_LV_WARN, "msg=\"metrics access review failed\" error=\"%s\"", err.msg);
+        return HR_AUTHZ_ERROR;
+    }
+    return v == HR_KREVIEW_ALLOWED  ? HR_AUTHZ_ALLOWED
+           : v == HR_KREVIEW_DENIED ? HR_AUTHZ_DENIED
+                                    : HR_AUTHZ_UNAUTHENTICATED;
+}
+
 static void route_metrics(void *ud, const hr_http_req *req, hr_http_resp *r)
 {
     (void)req;
@@ -432,12 +457,16 @@ static void run_usage(FILE *f, const char *prog)
     fprintf(f,
             "usage: %s run [flags]\n"
             "\n"
-            "  --metrics-addr ADDR      /metrics, /healthz, /readyz "
-            "(default :8080)\n"
+            "  --metrics-addr ADDR      /metrics over HTTPS with the serving certificate,\n"
+            "                           for a token RBAC lets get /metrics (default :8443)\n"
+            "  --metrics-secure=false   /metrics, /healthz, /readyz over plain HTTP, no\n"
+            "                           authentication (tests, trusted networks only)\n"
+            "  --probe-addr ADDR        plain /healthz, /readyz for the kubelet (default\n"
+            "                           :8081; \"\" disables it)\n"
             "  --webhook-addr ADDR      HTTPS admission webhook (default "
             ":9443; \"\" disables it)\n"
-            "  --webhook-cert-dir DIR   tls.crt and tls.key, re-read when they "
-            "change\n"
+            "  --webhook-cert-dir DIR   tls.crt and tls.key (webhook and metrics), re-read\n"
+            "                           when they change\n"
             "                           (default "
             "/tmp/k8s-webhook-server/serving-certs)\n"
             "  --kubeconfig FILE        (default $KUBECONFIG, ~/.kube/config, "
@@ -479,7 +508,9 @@ static bool flag_value(int argc, char **argv, int *i, const char *name, const ch
 
 static int parse_flags(const char *prog, int argc, char **argv, run_opts *o)
 {
-    *o = (run_opts){.metrics_addr = ":8080",
+    *o = (run_opts){.metrics_addr = ":8443",
+                    .metrics_secure = true,
+                    .probe_addr = ":8081",
                     .webhook_addr = ":9443",
                     .cert_dir = "/tmp/k8s-webhook-server/serving-certs",
                     .dry_run = HR_DRY_RUN_UNSET,
@@ -492,6 +523,7 @@ static int parse_flags(const char *prog, int argc, char **argv, run_opts *o)
         const char *a = argv[i];
         if (flag_value(argc, argv, &i, "--metrics-addr", &o->metrics_addr, prog, &rc) ||
             flag_value(argc, argv, &i, "--webhook-addr", &o->webhook_addr, prog, &rc) ||
+            flag_value(argc, argv, &i, "--probe-addr", &o->probe_addr, prog, &rc) ||
             flag_value(argc, argv, &i, "--webhook-cert-dir", &o->cert_dir, prog, &rc) ||
             flag_value(argc, argv, &i, "--kubeconfig", &o->kubeconfig, prog, &rc) ||
             flag_value(argc, argv, &i, "--context", &o->context, prog, &rc) ||
@@ -512,6 +544,10 @@ static int parse_flags(const char *prog, int argc, char **argv, run_opts *o)
             o->leader_elect = true;
         } else if (!strcmp(a, "--leader-elect=false")) {
             o->leader_elect = false;
+        } else if (!strcmp(a, "--metrics-secure=false")) {
+            o->metrics_secure = false;
+        } else if (!strcmp(a, "--metrics-secure") || !strcmp(a, "--metrics-secure=true")) {
+            o->metrics_secure = true;
         } else if (!strcmp(a, "--controller=false")) {
             o->controller = false;
         } else if (!strcmp(a, "--controller") || !strcmp(a, "--controller=true")) {
@@ -550,6 +586,10 @@ static void teardown(run_ctx *x)
     x->webhook_l = NULL;
     hr_listener_stop(x->metrics_l);
     x->metrics_l = NULL;
+    hr_listener_stop(x->probe_l);
+    x->probe_l = NULL;
+    hr_authz_free(x->authz);
+    x->authz = NULL;
     controller_stop(x);
     hr_informers_free(x->inf);
     x->inf = NULL;
@@ -561,6 +601,38 @@ static void teardown(run_ctx *x)
     x->cfg = NULL;
     hr_kclient_free(x->k);
     x->k = NULL;
+}
+
+/* /metrics: HTTPS with the serving certificate, every scrape's token
+ * reviewed (design §9.3); or, with --metrics-secure=false, plain HTTP with
+ * the probes beside it, as before. */
+static hr_status start_metrics(run_ctx *x, hr_err *err)
+{
+    hr_status st;
+    bool secure = x->o.metrics_secure;
+    if (secure) {
+        hr_authz_opts ao = {.review = review_token, .ud = x, .log = x->log};
+        if ((st = hr_authz_new(&ao, &x->authz, err)))
+            return st;
+    }
+    hr_route mroutes[] = {
+        {"GET", "/metrics", route_metrics, x, 0, secure},
+        {"GET", "/healthz", route_healthz, x, 0, false},
+        {"GET", "/readyz", route_readyz, x, 0, false},
+    };
+    hr_listener_opts mo = {.name = "metrics",
+                           .addr = x->o.metrics_addr,
+                           .tls = secure ? x->certs : NULL,
+                           .authz = x->authz,
+                           .routes = mroutes,
+                           .n_routes = secure ? 1 : 3,
+                           .threads = 2,
+                           .log = x->log};
+    if ((st = hr_listener_start(&mo, &x->metrics_l, err)))
+        return st;
+    hr_logf(&x->log, HR_LV_INFO, "msg=\"listening\" listener=metrics addr=%s port=%u secure=%s",
+            x->o.metrics_addr, hr_listener_port(x->metrics_l), secure ? "true" : "false");
+    return HR_OK;
 }
 
 static hr_status start_all(run_ctx *x, hr_err *err)
@@ -596,36 +668,39 @@ static hr_status start_all(run_ctx *x, hr_err *err)
         return st;
 
     bool webhook = x->o.webhook_addr && x->o.webhook_addr[0];
-    if (webhook) {
+    bool metrics = x->o.metrics_addr && x->o.metrics_addr[0];
+    /* The serving certificate is the webhook's and the secured metrics'. */
+    if (webhook || (metrics && x->o.metrics_secure)) {
         if ((st = hr_certs_new(x->o.cert_dir, &x->log, &x->certs, err)) ||
             (st = hr_certs_start(x->certs, 1000, err)) ||
             (st = hr_readiness_add(&x->ready, "webhook-cert", hr_certs_ready, x->certs, err)))
             return st;
     }
 
-    hr_route mroutes[] = {
-        {"GET", "/metrics", route_metrics, x, 0},
-        {"GET", "/healthz", route_healthz, x, 0},
-        {"GET", "/readyz", route_readyz, x, 0},
-    };
-    hr_listener_opts mo = {.name = "metrics",
-                           .addr = x->o.metrics_addr,
-                           .routes = mroutes,
-                           .n_routes = 3,
-                           .threads = 1,
-                           .log = x->log};
-    if ((st = hr_listener_start(&mo, &x->metrics_l, err)))
+    if (metrics && (st = start_metrics(x, err)))
         return st;
-    hr_logf(&x->log, HR_LV_INFO,
-            "msg=\"listening\" listener=metrics addr=%s "
-            "port=%u",
-            x->o.metrics_addr, hr_listener_port(x->metrics_l));
+    if (x->o.probe_addr && x->o.probe_addr[0]) {
+        hr_route proutes[] = {
+            {"GET", "/healthz", route_healthz, x, 0, false},
+            {"GET", "/readyz", route_readyz, x, 0, false},
+        };
+        hr_listener_opts po = {.name = "probes",
+                               .addr = x->o.probe_addr,
+                               .routes = proutes,
+                               .n_routes = 2,
+                               .threads = 1,
+                               .log = x->log};
+        if ((st = hr_listener_start(&po, &x->probe_l, err)))
+            return st;
+        hr_logf(&x->log, HR_LV_INFO, "msg=\"listening\" listener=probes addr=%s port=%u",
+                x->o.probe_addr, hr_listener_port(x->probe_l));
+    }
 
     if (webhook) {
         hr_route wroutes[] = {
-            {"POST", HR_WEBHOOK_PATH, hr_wh_endpoint_handle, &x->wh, HR_WEBHOOK_MAX_BODY},
-            {"GET", "/healthz", route_healthz, x, 0},
-            {"GET", "/readyz", route_readyz, x, 0},
+            {"POST", HR_WEBHOOK_PATH, hr_wh_endpoint_handle, &x->wh, HR_WEBHOOK_MAX_BODY, false},
+            {"GET", "/healthz", route_healthz, x, 0, false},
+            {"GET", "/readyz", route_readyz, x, 0, false},
         };
         hr_listener_opts wo = {.name = "webhook",
                                .addr = x->o.webhook_addr,

@@ -55,6 +55,7 @@ struct hr_listener {
     hr_route routes[MAX_ROUTES];
     size_t n_routes;
     hr_certs *tls;
+    hr_authz *authz;
     hr_body_budget budget;
     hr_logger log;
     char name[32];
@@ -255,6 +256,8 @@ static enum MHD_Result reply(struct MHD_Connection *c, int status, const char *c
         return MHD_NO;
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
                             ctype ? ctype : "text/plain; charset=utf-8");
+    if (status == 401)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
     enum MHD_Result ret = MHD_queue_response(c, (unsigned)status, r);
     MHD_destroy_response(r);
     return ret;
@@ -294,6 +297,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         conn_phase(conn_of(c), true);
         hr_req_verdict v;
         hr_req_admit(l->routes, l->n_routes, &h, &v);
+        if (v.status == 0 && v.route->guarded) {
+            char verb[16];
+            size_t i = 0;
+            for (; method[i] && i < sizeof verb - 1; i++)
+                verb[i] = (char)(method[i] >= 'A' && method[i] <= 'Z' ? method[i] + 32 : method[i]);
+            verb[i] = '\0';
+            const char *az =
+                MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+            v.status = hr_authz_status(hr_authz_check(l->authz, az, verb, url));
+            v.msg = v.status == 401   ? "unauthorized: a bearer token is needed\n"
+                    : v.status == 403 ? "forbidden\n"
+                                      : "authorization failed, try again\n";
+        }
         if (v.status == 0) {
             st = calloc(1, sizeof *st);
             if (st == NULL)
@@ -390,6 +406,15 @@ hr_status hr_listener_start(const hr_listener_opts *o, hr_listener **out, hr_err
         freeaddrinfo(ai);
         return hr_err_set(err, HR_E_NOMEM, "%s: out of memory", o->name);
     }
+    for (size_t i = 0; i < o->n_routes; i++) {
+        if (o->routes[i].guarded && o->authz == NULL) {
+            freeaddrinfo(ai);
+            free(l);
+            return hr_err_set(err, HR_E_INPUT, "%s: route %s is guarded but has no authorizer",
+                              o->name, o->routes[i].path);
+        }
+    }
+    l->authz = o->authz;
     memcpy(l->routes, o->routes, o->n_routes * sizeof *o->routes);
     l->n_routes = o->n_routes;
     l->tls = o->tls;

@@ -19,6 +19,8 @@
  * header-read and a whole-request deadline per connection, so idle or
  * slow clients cannot starve others (a byte every few seconds defeats an
  * idle timeout, not a deadline). TLS listeners take HR_TLS_PRIORITIES.
+ * A guarded route is answered 401/403/500 by the listener's authorizer
+ * (authz.h) before its handler runs.
  */
 #ifndef HR_SERVER_HTTP_H
 #define HR_SERVER_HTTP_H
@@ -26,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "server/authz.h"
 #include "server/certs.h"
 #include "server/request.h"
 #include "util/buf.h"
@@ -50,6 +53,7 @@ typedef struct hr_listener_opts {
     const char *name;       /* "metrics", "webhook": for logs */
     const char *addr;       /* "host:port", ":port"; port 0 picks one */
     hr_certs *tls;          /* NULL: plain HTTP; else HTTPS with these */
+    hr_authz *authz;        /* checks the guarded routes (needed if any) */
     const hr_route *routes; /* copied */
     size_t n_routes;
     unsigned threads;            /* pool size; 0: 2 */

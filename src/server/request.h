@@ -32,6 +32,7 @@ typedef struct hr_route {
     hr_http_handler fn;
     void *ud;
     size_t max_body; /* bytes; 0: the request must have no body */
+    bool guarded;    /* a bearer token the listener's authorizer allows */
 } hr_route;
 
 /* One request's headers, as the admission check reads them (NULL:

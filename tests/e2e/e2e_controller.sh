@@ -57,7 +57,7 @@ mknode e2e-n1-$S 8
 # An API server that cannot be reached: the process is alive but never ready.
 sed "s#server: .*#server: https://127.0.0.1:1#" "$USER_KC" >"$WORK/unreachable.kubeconfig"
 "$HEADROOM" run --kubeconfig "$WORK/unreachable.kubeconfig" --namespace kube-headroom \
-  --metrics-addr "127.0.0.1:$((MPORT + 1))" --webhook-addr "" >"$WORK/unready.log" 2>&1 &
+  --metrics-addr "127.0.0.1:$((MPORT + 1))" "${PLAIN_METRICS[@]}" --webhook-addr "" >"$WORK/unready.log" 2>&1 &
 UNREADY=$!
 wait_until 20 curl -sf "http://127.0.0.1:$((MPORT + 1))/healthz"
 sleep 2

@@ -14,7 +14,7 @@ leader() { curl -sf "http://127.0.0.1:$1/metrics" | awk '$1 == "headroom_leader"
 is_leader() { [ "$(leader "$1")" = 1 ]; }
 declare -A PID
 start() { # port
-  "$HEADROOM" run --namespace kube-headroom --leader-elect --metrics-addr "127.0.0.1:$1" \
+  "$HEADROOM" run --namespace kube-headroom --leader-elect --metrics-addr "127.0.0.1:$1" "${PLAIN_METRICS[@]}" \
     --webhook-addr "" >>"$WORK/r$1.log" 2>&1 &
   PID[$1]=$!
   wait_until 60 curl -sf "http://127.0.0.1:$1/readyz"

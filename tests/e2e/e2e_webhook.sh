@@ -187,7 +187,7 @@ done
 # --controller=false: this test is about admission; a controller here would
 # also resize other tests' pods in the shared cluster.
 "$HEADROOM_BIN" run --kubeconfig "$KUBECONFIG" --namespace hr-wh-own-$$ --controller=false \
-  --metrics-addr "127.0.0.1:$M_PORT" --webhook-addr "127.0.0.1:$WH_PORT" \
+  --metrics-addr "127.0.0.1:$M_PORT" --metrics-secure=false --probe-addr= --webhook-addr "127.0.0.1:$WH_PORT" \
   --webhook-cert-dir "$WORK/certs" -v >"$WORK/headroom.log" 2>&1 &
 HR_PID=$!
 ready=0

@@ -41,7 +41,11 @@ require_cluster() {
 }
 
 # ------------------------------------------------------------- the daemon
-# metric and writes read the daemon on $MPORT.
+# metric and writes read the daemon on $MPORT over plain HTTP: every script
+# that starts `headroom run` passes "${PLAIN_METRICS[@]}" (metrics without
+# TLS or tokens, /healthz and /readyz beside them, no probe port of its own
+# to collide on). e2e_metrics_auth.sh tests the secured default.
+PLAIN_METRICS=(--metrics-secure=false --probe-addr=)
 metric() { # 'name{labels}' -> value (0 when absent)
   curl -sf "http://127.0.0.1:$MPORT/metrics" | awk -v m="$1" '$1 == m {print $2; f=1} END {if (!f) print 0}'
 }
@@ -51,7 +55,7 @@ writes() { # [port]: every write the daemon made, whatever its kind
 CTL_PID=""
 start_controller() { # extra flags... (as $USER_KC, logging to $WORK/controller.log)
   "$HEADROOM" run --kubeconfig "$USER_KC" --namespace kube-headroom \
-    --metrics-addr "127.0.0.1:$MPORT" --webhook-addr "" -v "$@" >>"$WORK/controller.log" 2>&1 &
+    --metrics-addr "127.0.0.1:$MPORT" "${PLAIN_METRICS[@]}" --webhook-addr "" -v "$@" >>"$WORK/controller.log" 2>&1 &
   CTL_PID=$!
   wait_until 60 curl -sf "http://127.0.0.1:$MPORT/readyz"
 }

@@ -4,12 +4,13 @@
  * TLS, real sockets, on loopback, no API server needed (the kubeconfig
  * points at a port nothing listens on, so the informers just retry).
  *
- *   body     a 700 MiB chunked body to every route of both listeners
+ *   body     a 700 MiB chunked body to every route of the three listeners
+ *            (webhook and metrics over TLS, probes plain)
  *            leaves the process's peak RSS (VmHWM) within a few MB of what
  *            it was, and the process answering;
  *   slow     300 idle or trickling connections from 127.0.0.1 do not stop
  *            a request from 127.0.0.2 being answered within 1 s, on the
- *            webhook port and on the metrics port;
+ *            webhook, the metrics and the probe port;
  *   tls      a client offering only TLS 1.0/1.1, or only AES128-SHA, is
  *            refused on every TLS listener; TLS 1.3 is what a modern client
  *            gets, TLS 1.2 with an ECDHE AEAD suite still works.
@@ -307,20 +308,26 @@ static unsigned long long send_big(uint16_t port, bool tls, const char *method, 
     return sent;
 }
 
-static void check_bodies(uint16_t wport, uint16_t mport, bool mtls)
+enum { WEBHOOK, METRICS, PROBES };
+static const char *const port_name[] = {"webhook", "metrics", "probe"};
+
+static void check_bodies(const uint16_t ports[3])
 {
     static const struct {
-        bool webhook;
+        int port;
         const char *method, *path;
     } targets[] = {
-        {true, "GET", "/healthz"},      {true, "GET", "/readyz"},  {true, "POST", "/mutate-pods"},
-        {true, "POST", "/healthz"},     {true, "GET", "/nowhere"}, {false, "GET", "/metrics"},
-        {false, "GET", "/healthz"},     {false, "GET", "/readyz"}, {false, "POST", "/metrics"},
-        {false, "PUT", "/mutate-pods"},
+        {WEBHOOK, "GET", "/healthz"},      {WEBHOOK, "GET", "/readyz"},
+        {WEBHOOK, "POST", "/mutate-pods"}, {WEBHOOK, "POST", "/healthz"},
+        {WEBHOOK, "GET", "/nowhere"},      {METRICS, "GET", "/metrics"},
+        {METRICS, "POST", "/metrics"},     {METRICS, "PUT", "/mutate-pods"},
+        {PROBES, "GET", "/healthz"},       {PROBES, "GET", "/readyz"},
+        {PROBES, "POST", "/readyz"},
     };
     for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) {
-        uint16_t port = targets[i].webhook ? wport : mport;
-        bool tls = targets[i].webhook ? true : mtls;
+        int which = targets[i].port;
+        uint16_t port = ports[which];
+        bool tls = which != PROBES;
         reset_peak();
         long hwm0 = vm_kb("VmHWM");
         int64_t t0 = now_ms();
@@ -328,14 +335,12 @@ static void check_bodies(uint16_t wport, uint16_t mport, bool mtls)
         unsigned long long sent = send_big(port, tls, targets[i].method, targets[i].path, &st);
         int64_t dt = now_ms() - t0;
         long hwm1 = vm_kb("VmHWM");
-        int after = get(NULL, port, tls, "/healthz", 5000);
-        if (!targets[i].webhook && mtls)
-            after = 200; /* the secured metrics port has no /healthz */
+        int after = get(NULL, ports[PROBES], false, "/healthz", 5000);
         check(hwm1 >= 0 && hwm1 - hwm0 <= 8 * 1024 && alive() && after == 200,
               "700 MiB chunked to %s %s on the %s port: peak RSS %ld -> %ld KiB (+%ld), %llu "
               "KiB taken before the server said %d or hung up (%lld ms); /healthz then %d",
-              targets[i].method, targets[i].path, targets[i].webhook ? "webhook" : "metrics", hwm0,
-              hwm1, hwm1 - hwm0, sent / 1024, st, (long long)dt, after);
+              targets[i].method, targets[i].path, port_name[which], hwm0, hwm1, hwm1 - hwm0,
+              sent / 1024, st, (long long)dt, after);
     }
 }
 
@@ -345,7 +350,7 @@ static void check_bodies(uint16_t wport, uint16_t mport, bool mtls)
  * byte every 200 ms (over TLS on a TLS port, so the handshake is done and
  * only the headers are slow); meanwhile a request from 127.0.0.2 must be
  * answered within 1 s, five times over 2 s. */
-static void check_slow(uint16_t port, bool tls, const char *name)
+static void check_slow(uint16_t port, bool tls, const char *path, int want, const char *name)
 {
     static conn cs[N_SLOW];
     int opened = 0;
@@ -365,11 +370,11 @@ static void check_slow(uint16_t port, bool tls, const char *name)
             if (cs[i].fd >= 0 && conn_send(&cs[i], "a", 1) != 1)
                 conn_close(&cs[i]); /* the server hung up on it */
         int64_t t0 = now_ms();
-        int st = get("127.0.0.2", port, tls, "/healthz", 2000);
+        int st = get("127.0.0.2", port, tls, path, 2000);
         int64_t dt = now_ms() - t0;
         if (dt > worst)
             worst = dt;
-        if (st != 200 || dt > 1000)
+        if (st != want || dt > 1000)
             bad++;
         usleep(400000);
     }
@@ -385,9 +390,9 @@ static void check_slow(uint16_t port, bool tls, const char *name)
     }
     check(bad == 0 && alive(),
           "%d idle or slow connections from 127.0.0.1 to the %s port (%d connected, %d still "
-          "open after 2 s): /healthz from 127.0.0.2 answered 200 within 1 s 5 times out of 5 "
+          "open after 2 s): %s from 127.0.0.2 answered %d within 1 s 5 times out of 5 "
           "(%d failed; slowest %lld ms)",
-          N_SLOW, name, opened, still, bad, (long long)worst);
+          N_SLOW, name, opened, still, path, want, bad, (long long)worst);
 }
 
 /* What a client offering only old or weak TLS gets: no handshake. */
@@ -452,36 +457,44 @@ int main(int argc, char **argv)
     gnutls_global_init();
     gnutls_certificate_allocate_credentials(&g_cred);
 
-    uint16_t wport = free_port(), mport = free_port();
-    char waddr[64], maddr[64];
-    snprintf(waddr, sizeof waddr, "127.0.0.1:%u", wport);
-    snprintf(maddr, sizeof maddr, "127.0.0.1:%u", mport);
+    uint16_t ports[3];
+    char addr[3][64];
+    for (int i = 0; i < 3; i++) {
+        ports[i] = free_port();
+        snprintf(addr[i], sizeof addr[i], "127.0.0.1:%u", ports[i]);
+    }
     g_pid = fork();
     if (g_pid == 0) {
         int fd = open(logp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
             _exit(126);
         execl(argv[1], argv[1], "run", "--kubeconfig", kc, "--namespace", "hr-hardening",
-              "--controller=false", "--webhook-addr", waddr, "--metrics-addr", maddr,
-              "--webhook-cert-dir", dir, (char *)NULL);
+              "--controller=false", "--webhook-addr", addr[WEBHOOK], "--metrics-addr",
+              addr[METRICS], "--probe-addr", addr[PROBES], "--webhook-cert-dir", dir, (char *)NULL);
         _exit(127);
     }
     bool up = false;
     for (int i = 0; i < 200 && !up; i++) {
-        up = get(NULL, wport, true, "/healthz", 1000) == 200 &&
-             get(NULL, mport, false, "/healthz", 1000) == 200;
+        up = get(NULL, ports[WEBHOOK], true, "/healthz", 1000) == 200 &&
+             get(NULL, ports[METRICS], true, "/metrics", 1000) == 401 &&
+             get(NULL, ports[PROBES], false, "/healthz", 1000) == 200;
         if (!up)
             usleep(50000);
     }
-    check(up, "headroom run serves the webhook (TLS) on %u and metrics on %u", wport, mport);
+    check(up,
+          "headroom run serves the webhook (TLS) on %u, /metrics (TLS, 401 without a token) on "
+          "%u, the probes (plain) on %u",
+          ports[WEBHOOK], ports[METRICS], ports[PROBES]);
     if (up) {
         printf("idle: VmRSS %ld KiB, VmHWM %ld KiB\n", vm_kb("VmRSS"), vm_kb("VmHWM"));
         if (!getenv("HR_SKIP_BODIES"))
-            check_bodies(wport, mport, false);
+            check_bodies(ports);
         printf("after: VmRSS %ld KiB, VmHWM %ld KiB\n", vm_kb("VmRSS"), vm_kb("VmHWM"));
-        check_tls(wport, "webhook");
-        check_slow(wport, true, "webhook");
-        check_slow(mport, false, "metrics");
+        check_tls(ports[WEBHOOK], "webhook");
+        check_tls(ports[METRICS], "metrics");
+        check_slow(ports[WEBHOOK], true, "/healthz", 200, "webhook");
+        check_slow(ports[METRICS], true, "/metrics", 401, "metrics");
+        check_slow(ports[PROBES], false, "/healthz", 200, "probe");
     }
     (void)kill(g_pid, SIGTERM);
     int status = 0;

@@ -118,9 +118,9 @@ static void routing_and_limits(void **state)
     assert_int_equal(hr_readiness_add(&rd, "caches-synced", hr_ready_flag_check, &flag, &err),
                      HR_OK);
     hr_route routes[] = {
-        {"POST", "/echo", echo, NULL, 64},
-        {"GET", "/healthz", ok, NULL, 0},
-        {"GET", "/readyz", readyz, &rd, 0},
+        {"POST", "/echo", echo, NULL, 64, false},
+        {"GET", "/healthz", ok, NULL, 0, false},
+        {"GET", "/readyz", readyz, &rd, 0, false},
     };
     hr_listener_opts o = {
         .name = "t", .addr = "127.0.0.1:0", .routes = routes, .n_routes = 3, .threads = 2};
@@ -168,9 +168,9 @@ static void request_admission(void **state)
 {
     (void)state;
     hr_route routes[] = {
-        {"POST", "/echo", echo, NULL, 64},
-        {"GET", "/healthz", ok, NULL, 0},
-        {"POST", "/nobody", ok, NULL, 0},
+        {"POST", "/echo", echo, NULL, 64, false},
+        {"GET", "/healthz", ok, NULL, 0, false},
+        {"POST", "/nobody", ok, NULL, 0, false},
     };
     static const struct {
         const char *method, *path, *cl, *te;
@@ -285,8 +285,8 @@ static void deadlines_and_per_ip(void **state)
 {
     (void)state;
     hr_route routes[] = {
-        {"POST", "/echo", echo, NULL, 64},
-        {"GET", "/healthz", ok, NULL, 0},
+        {"POST", "/echo", echo, NULL, 64, false},
+        {"GET", "/healthz", ok, NULL, 0, false},
     };
     hr_listener_opts o = {.name = "t",
                           .addr = "127.0.0.1:0",
@@ -376,7 +376,7 @@ static void cert_rotation(void **state)
     /* No files yet: not ready, and handshakes fail cleanly. */
     assert_int_equal(hr_certs_new(dir, NULL, &certs, &err), HR_OK);
     assert_false(hr_certs_ready(certs));
-    hr_route routes[] = {{"GET", "/healthz", ok, NULL, 0}};
+    hr_route routes[] = {{"GET", "/healthz", ok, NULL, 0, false}};
     hr_listener_opts o = {.name = "tls",
                           .addr = "127.0.0.1:0",
                           .tls = certs,

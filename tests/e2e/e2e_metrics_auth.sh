@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# e2e_metrics_auth.sh — the secured /metrics on the real API server (design
+# §9.3): HTTPS with the serving certificate, the bearer token reviewed with
+# a TokenReview and access with a SubjectAccessReview (non-resource URL
+# /metrics, verb get), verdicts cached. A ServiceAccount bound to
+# kube-headroom-metrics-reader (deploy/rbac.yaml) scrapes (200), another
+# gets 403, no token 401; the reviews are counted in the API server's audit
+# log, and a second round of scrapes makes none. The daemon runs as a user
+# bound to deploy/rbac.yaml's kube-headroom role, so that role's review
+# grants are what is exercised. The probes stay plain on their own port.
+set -uo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+MPORT=${HEADROOM_E2E_METRICS_AUTH_PORT:-28197}
+PPORT=$((MPORT + 1))
+WORK=$(mktemp -d /tmp/headroom-metrics-auth.XXXXXX)
+ID=headroom-e2e-metrics
+NS=hr-metrics-$S
+
+cleanup() {
+  stop_controller
+  k delete clusterrolebinding "hr-metrics-reader-$S" --ignore-not-found >/dev/null 2>&1
+  k delete namespace "$NS" --ignore-not-found --wait=false >/dev/null 2>&1
+  remove_identity "$ID"
+  [ "$failed" -gt 0 ] && tail -n 30 "$WORK/controller.log"
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+require_cluster
+
+install_identity "$ID"
+can=$(KUBECONFIG=$USER_KC k auth can-i create tokenreviews.authentication.k8s.io)/$(KUBECONFIG=$USER_KC k auth can-i create subjectaccessreviews.authorization.k8s.io)
+WHY="can-i create tokenreviews/subjectaccessreviews = $can"
+check "deploy/rbac.yaml lets the daemon create TokenReviews and SubjectAccessReviews" [ "$can" = yes/yes ]
+
+mkdir -p "$WORK/certs"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+  -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
+  -keyout "$WORK/certs/tls.key" -out "$WORK/certs/tls.crt" >/dev/null 2>&1
+k create namespace "$NS" >/dev/null
+k -n "$NS" create serviceaccount reader >/dev/null
+k -n "$NS" create serviceaccount other >/dev/null
+k create clusterrolebinding "hr-metrics-reader-$S" --clusterrole=kube-headroom-metrics-reader \
+  --serviceaccount="$NS:reader" >/dev/null
+READER=$(k -n "$NS" create token reader)
+OTHER=$(k -n "$NS" create token other)
+
+"$HEADROOM" run --kubeconfig "$USER_KC" --namespace kube-headroom --controller=false \
+  --webhook-addr "" --metrics-addr "127.0.0.1:$MPORT" --probe-addr "127.0.0.1:$PPORT" \
+  --webhook-cert-dir "$WORK/certs" -v >>"$WORK/controller.log" 2>&1 &
+CTL_PID=$!
+WHY="no 200 from http://127.0.0.1:$PPORT/readyz within 60 s"
+check "the probes answer plain HTTP on their own port (/readyz 200)" \
+  wait_until 60 curl -sf "http://127.0.0.1:$PPORT/readyz"
+
+scrape() { # token (may be empty) -> HTTP status; the body in $WORK/body
+  local auth=()
+  [ -n "$1" ] && auth=(-H "Authorization: Bearer $1")
+  curl -s -o "$WORK/body" -w '%{http_code}' --cacert "$WORK/certs/tls.crt" "${auth[@]}" \
+    "https://127.0.0.1:$MPORT/metrics"
+}
+reviews() { # mark resource -> how many creates the daemon made since mark
+  audit_since "$1" "select(.user.username==\"$ID\" and .verb==\"create\" and .objectRef.resource==\"$2\")" | wc -l
+}
+settle() { sleep 1; } # the audit log is written once a request completes
+
+m0=$(audit_mark)
+st=$(scrape "$READER")
+WHY="status $st"
+check "a token of a ServiceAccount bound to kube-headroom-metrics-reader scrapes /metrics (200)" \
+  [ "$st" = 200 ]
+WHY="no headroom_webhook_requests_total in the page"
+check "the page is the metrics page" grep -q '^headroom_webhook_requests_total' "$WORK/body"
+st=$(scrape "$OTHER")
+WHY="status $st"
+check "another ServiceAccount's token gets 403" [ "$st" = 403 ]
+st=$(scrape "")
+WHY="status $st"
+check "no token gets 401" [ "$st" = 401 ]
+st=$(scrape "not-a-token-$S")
+WHY="status $st"
+check "a token the API server does not know gets 401" [ "$st" = 401 ]
+st=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$MPORT/metrics")
+WHY="status $st"
+check "plain HTTP on the metrics port gets no metrics" [ "$st" != 200 ]
+settle
+tr=$(reviews "$m0" tokenreviews) sar=$(reviews "$m0" subjectaccessreviews)
+WHY="tokenreviews $tr, subjectaccessreviews $sar"
+check "the audit log shows one TokenReview per token (3) and one SubjectAccessReview per authenticated one (2)" \
+  test "$tr/$sar" = 3/2
+
+m1=$(audit_mark)
+s1=$(scrape "$READER") s2=$(scrape "$OTHER") s3=$(scrape "$READER")
+settle
+tr=$(reviews "$m1" tokenreviews) sar=$(reviews "$m1" subjectaccessreviews)
+WHY="statuses $s1 $s2 $s3; tokenreviews $tr, subjectaccessreviews $sar"
+check "scraping again is answered from the cache: same verdicts, no new review in the audit log" \
+  test "$s1/$s2/$s3/$tr/$sar" = 200/403/200/0/0
+
+finish
