@@ -335,10 +335,11 @@ static void render_run_metrics(void *ud, hr_buf *out)
             (unsigned long long)(x->inf != NULL ? hr_informers_decode_errors(x->inf, (hr_ckind)k)
                                                 : 0));
     hr_leader *l = atomic_load(&x->leader);
+    /* 0 without --leader-elect: no election, no lease to hold. */
     hr_buf_printf(out,
                   "# HELP headroom_leader 1 when this replica holds the lease and writes.\n"
                   "# TYPE headroom_leader gauge\nheadroom_leader %d\n",
-                  l == NULL || hr_leader_leading(l) ? 1 : 0);
+                  l != NULL && hr_leader_leading(l) ? 1 : 0);
 }
 
 /* ----------------------------------------------------- controller seam */

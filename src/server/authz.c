@@ -134,10 +134,10 @@ hr_authz_verdict hr_authz_check(hr_authz *a, const char *authorization, const ch
     free(t);
     hr_logf(&a->o.log, HR_LV_DEBUG, "msg=\"access reviewed\" path=%s verb=%s user=\"%s\" result=%s",
             path, verb, user,
-            v == HR_AUTHZ_ALLOWED          ? "allowed"
-            : v == HR_AUTHZ_DENIED         ? "denied"
+            v == HR_AUTHZ_ALLOWED           ? "allowed"
+            : v == HR_AUTHZ_DENIED          ? "denied"
             : v == HR_AUTHZ_UNAUTHENTICATED ? "unauthenticated"
-                                           : "error");
+                                            : "error");
     if (v == HR_AUTHZ_ERROR)
         return v;
     now = hr_mono_ms();

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <gnutls/gnutls.h>
 #include <microhttpd.h>
@@ -392,10 +393,18 @@ hr_status hr_listener_start(const hr_listener_opts *o, hr_listener **out, hr_err
     hints.ai_flags = AI_PASSIVE;
     char ps[8];
     snprintf(ps, sizeof ps, "%u", (unsigned)port);
-    /* An empty host listens on every IPv4 address, as Go's ":8080" does
-     * on most clusters' single-stack pods. */
-    if (host[0] == '\0')
-        hints.ai_family = AF_INET;
+    /* An empty host listens on every address of both families, as Go's
+     * ":8080" does: the IPv6 wildcard with IPV6_V6ONLY off (MHD's dual
+     * stack), so IPv4 clients arrive as v4-mapped addresses; where the
+     * kernel has no IPv6, the IPv4 wildcard. */
+    bool dual = false;
+    if (host[0] == '\0') {
+        int probe = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        dual = probe >= 0;
+        if (probe >= 0)
+            close(probe);
+        hints.ai_family = dual ? AF_INET6 : AF_INET;
+    }
     int gai = getaddrinfo(host[0] ? host : NULL, ps, &hints, &ai);
     if (gai != 0 || ai == NULL)
         return hr_err_set(err, HR_E_INPUT, "%s address %s: %s", o->name, o->addr,
@@ -431,7 +440,7 @@ hr_status hr_listener_start(const hr_listener_opts *o, hr_listener **out, hr_err
 
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
     if (ai->ai_family == AF_INET6)
-        flags |= MHD_USE_IPv6;
+        flags |= dual ? MHD_USE_DUAL_STACK : MHD_USE_IPv6;
     if (o->tls)
         flags |= MHD_USE_TLS;
     unsigned threads = o->threads ? o->threads : 2;

@@ -71,6 +71,9 @@ check "a token of a ServiceAccount bound to kube-headroom-metrics-reader scrapes
   [ "$st" = 200 ]
 WHY="no headroom_webhook_requests_total in the page"
 check "the page is the metrics page" grep -q '^headroom_webhook_requests_total' "$WORK/body"
+leader=$(awk '$1 == "headroom_leader" {print $2}' "$WORK/body")
+WHY="headroom_leader '$leader'"
+check "headroom_leader is 0 on a replica that does not elect" [ "$leader" = 0 ]
 st=$(scrape "$OTHER")
 WHY="status $st"
 check "another ServiceAccount's token gets 403" [ "$st" = 403 ]

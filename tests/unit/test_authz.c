@@ -58,11 +58,8 @@ static void cache_bounds(void **state)
 {
     (void)state;
     fake f = {0, HR_AUTHZ_ALLOWED, ""};
-    hr_authz_opts o = {.review = review,
-                       .ud = &f,
-                       .max_entries = 2,
-                       .allow_ttl_ms = 400,
-                       .deny_ttl_ms = 100};
+    hr_authz_opts o = {
+        .review = review, .ud = &f, .max_entries = 2, .allow_ttl_ms = 400, .deny_ttl_ms = 100};
     hr_authz *a;
     hr_err err;
     assert_int_equal(hr_authz_new(&o, &a, &err), HR_OK);
@@ -124,8 +121,9 @@ static void review_json(void **state)
     hr_err err;
     hr_buf_init(&b, 0);
     assert_int_equal(hr_kreview_token_json("to\"ken", &b, &err), HR_OK);
-    assert_string_equal(hr_buf_str(&b), "{\"apiVersion\":\"authentication.k8s.io/v1\","
-                                        "\"kind\":\"TokenReview\",\"spec\":{\"token\":\"to\\\"ken\"}}");
+    assert_string_equal(hr_buf_str(&b),
+                        "{\"apiVersion\":\"authentication.k8s.io/v1\","
+                        "\"kind\":\"TokenReview\",\"spec\":{\"token\":\"to\\\"ken\"}}");
     hr_buf_reset(&b);
 
     static const char tr[] =
@@ -135,10 +133,9 @@ static void review_json(void **state)
         "\"extra\":{\"authentication.kubernetes.io/pod-name\":[\"p\"]}}}}";
     bool authn = false;
     char user[64];
-    assert_int_equal(
-        hr_kreview_sar_json(tr, sizeof tr - 1, "get", "/metrics", &authn, user, sizeof user, &b,
-                            &err),
-        HR_OK);
+    assert_int_equal(hr_kreview_sar_json(tr, sizeof tr - 1, "get", "/metrics", &authn, user,
+                                         sizeof user, &b, &err),
+                     HR_OK);
     assert_true(authn);
     assert_string_equal(user, "system:serviceaccount:m:reader");
     assert_string_equal(
@@ -157,12 +154,12 @@ static void review_json(void **state)
                      HR_OK);
     assert_false(authn);
     assert_int_equal(b.len, 0);
-    assert_int_equal(hr_kreview_sar_json("[1]", 3, "get", "/metrics", &authn, user, sizeof user,
-                                         &b, &err),
-                     HR_E_INPUT);
-    assert_int_equal(hr_kreview_sar_json("{", 1, "get", "/metrics", &authn, user, sizeof user, &b,
-                                         &err),
-                     HR_E_INPUT);
+    assert_int_equal(
+        hr_kreview_sar_json("[1]", 3, "get", "/metrics", &authn, user, sizeof user, &b, &err),
+        HR_E_INPUT);
+    assert_int_equal(
+        hr_kreview_sar_json("{", 1, "get", "/metrics", &authn, user, sizeof user, &b, &err),
+        HR_E_INPUT);
 
     bool allowed = true;
     static const char yes[] = "{\"kind\":\"SubjectAccessReview\",\"status\":{\"allowed\":true}}";

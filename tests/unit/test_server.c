@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -347,6 +348,36 @@ static void deadlines_and_per_ip(void **state)
     hr_listener_stop(l);
 }
 
+/* ":port" listens on both families (IPv6 wildcard, IPV6_V6ONLY off). */
+static void dual_stack(void **state)
+{
+    (void)state;
+    hr_route routes[] = {{"GET", "/healthz", ok, NULL, 0, false}};
+    hr_listener_opts o = {.name = "t", .addr = ":0", .routes = routes, .n_routes = 1};
+    hr_listener *l;
+    hr_err err;
+    assert_int_equal(hr_listener_start(&o, &l, &err), HR_OK);
+    char url[128];
+    reply r;
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/healthz", hr_listener_port(l));
+    assert_int_equal(request(url, NULL, 0, NULL, &r), CURLE_OK);
+    assert_int_equal(r.status, 200);
+    /* ::1 only where the machine has IPv6 loopback. */
+    int fd = socket(AF_INET6, SOCK_STREAM, 0);
+    struct sockaddr_in6 a6 = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+    bool v6 = fd >= 0 && bind(fd, (struct sockaddr *)&a6, sizeof a6) == 0;
+    if (fd >= 0)
+        close(fd);
+    if (v6) {
+        snprintf(url, sizeof url, "http://[::1]:%u/healthz", hr_listener_port(l));
+        assert_int_equal(request(url, NULL, 0, NULL, &r), CURLE_OK);
+        assert_int_equal(r.status, 200);
+    } else {
+        printf("dual_stack: no IPv6 loopback here, IPv4 only checked\n");
+    }
+    hr_listener_stop(l);
+}
+
 static void bad_addresses(void **state)
 {
     (void)state;
@@ -475,10 +506,10 @@ int main(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(routing_and_limits),  cmocka_unit_test(request_admission),
-        cmocka_unit_test(body_collection),     cmocka_unit_test(deadlines_and_per_ip),
-        cmocka_unit_test(bad_addresses),       cmocka_unit_test(cert_rotation),
-        cmocka_unit_test(metrics_text_format),
+        cmocka_unit_test(routing_and_limits), cmocka_unit_test(request_admission),
+        cmocka_unit_test(body_collection),    cmocka_unit_test(deadlines_and_per_ip),
+        cmocka_unit_test(dual_stack),         cmocka_unit_test(bad_addresses),
+        cmocka_unit_test(cert_rotation),      cmocka_unit_test(metrics_text_format),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     curl_global_cleanup();

@@ -67,8 +67,7 @@ hr_status hr_kreview_sar_json(const char *json, size_t len, const char *verb, co
         }
         yyjson_mut_val *r = yyjson_mut_obj(d);
         yyjson_mut_doc_set_root(d, r);
-        bool ok = r &&
-                  yyjson_mut_obj_add_str(d, r, "apiVersion", "authorization.k8s.io/v1") &&
+        bool ok = r && yyjson_mut_obj_add_str(d, r, "apiVersion", "authorization.k8s.io/v1") &&
                   yyjson_mut_obj_add_str(d, r, "kind", "SubjectAccessReview");
         yyjson_mut_val *spec = ok ? yyjson_mut_obj_add_obj(d, r, "spec") : NULL;
         ok = spec && yyjson_mut_obj_add_strncpy(d, spec, "user", yyjson_get_str(name),
@@ -103,8 +102,8 @@ hr_status hr_kreview_sar_allowed(const char *json, size_t len, bool *allowed, hr
     yyjson_val *status = yyjson_obj_get(root, "status");
     hr_status st = HR_OK;
     if (!yyjson_equals_str(yyjson_obj_get(root, "kind"), "SubjectAccessReview"))
-        st = hr_err_set(err, HR_E_INPUT,
-                        "subjectaccessreview: answer is not a SubjectAccessReview");
+        st =
+            hr_err_set(err, HR_E_INPUT, "subjectaccessreview: answer is not a SubjectAccessReview");
     else
         *allowed = yyjson_is_true(yyjson_obj_get(status, "allowed")) &&
                    !yyjson_is_true(yyjson_obj_get(status, "denied"));
@@ -116,8 +115,8 @@ static hr_status post(hr_kclient *c, const char *path, const hr_buf *body, hr_bu
                       hr_err *err)
 {
     hr_kresult res = {0};
-    return hr_kclient_do_unlimited(c, "POST", path, "application/json", body->data, body->len,
-                                   resp, &res, err);
+    return hr_kclient_do_unlimited(c, "POST", path, "application/json", body->data, body->len, resp,
+                                   &res, err);
 }
 
 hr_status hr_kreview_nonresource(hr_kclient *c, const char *token, const char *verb,
@@ -134,8 +133,8 @@ hr_status hr_kreview_nonresource(hr_kclient *c, const char *token, const char *v
     if (!st)
         st = post(c, TOKENREVIEWS, &req, &resp, err);
     if (!st)
-        st = hr_kreview_sar_json(hr_buf_str(&resp), resp.len, verb, path, &authenticated, user,
-                                 cap, &sar, err);
+        st = hr_kreview_sar_json(hr_buf_str(&resp), resp.len, verb, path, &authenticated, user, cap,
+                                 &sar, err);
     if (!st && authenticated) {
         hr_buf_reset(&resp);
         st = post(c, SARS, &sar, &resp, err);
