@@ -123,6 +123,7 @@ static int grow(hr_body *b, size_t want)
     }
     b->data = d;
     b->cap = cap;
+    b->data[b->len] = '\0'; /* a buffer allocated ahead is an empty string */
     return HR_BODY_OK;
 }
 

@@ -233,6 +233,7 @@ static void body_collection(void **state)
     hr_body_free(&a);
     assert_int_equal(atomic_load(&budget.used), 0);
     assert_int_equal(hr_body_begin(&b, 8000, 6000, &budget), HR_BODY_OK);
+    assert_string_equal(hr_body_str(&b), ""); /* allocated ahead, still empty */
     assert_int_equal(hr_body_add(&b, x, 6000), HR_BODY_OK);
     assert_string_equal(hr_body_str(&b) + 5990, "xxxxxxxxxx");
     hr_body_free(&b);
