@@ -18,12 +18,26 @@
  * wall-clock latencies the CPU time the whole process (server and client)
  * spent per request, which load does not inflate much.
  *
+ * Under attack, last: 300 slow connections from 127.0.0.1 held open for
+ * the whole run (half silent, half trickling a TLS record header and body
+ * a byte at a time; any the server closes or refuses is reopened, at most
+ * once a second each), while the same paced AdmissionReviews come from
+ * 127.0.0.2 on their own keep-alive connection. Its p99 is printed beside
+ * the quiet one (a figure, not a verdict: the per-address limit and the
+ * deadlines are what keep it close).
+ *
  * Usage: bench_webhook [seconds] [requests-per-second]. Loopback only.
  */
+#include <arpa/inet.h>
 #include <curl/curl.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -180,6 +194,82 @@ static int paced(CURL *h, const char *url, bool post, size_t n, double rate, dou
     return 0;
 }
 
+/* ------------------------------------------------- the slow connections */
+
+#define N_SLOW 300
+
+typedef struct slow {
+    uint16_t port;
+    atomic_bool stop;
+    int fd[N_SLOW];
+    size_t sent[N_SLOW];
+    double retry_at[N_SLOW];
+    unsigned long reopened, open_sum, ticks;
+} slow;
+
+static int slow_connect(uint16_t port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return -1;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    (void)connect(fd, (struct sockaddr *)&a, sizeof a); /* in progress */
+    return fd;
+}
+
+/* A TLS handshake record header announcing 16 KiB, then its body, one
+ * byte per tick: the record is never complete. */
+static unsigned char slow_byte(size_t i)
+{
+    static const unsigned char head[] = {0x16, 0x03, 0x01, 0x40, 0x00, 0x01, 0x00, 0x3f, 0xfc};
+    return i < sizeof head ? head[i] : 0x00;
+}
+
+static void *slow_main(void *arg)
+{
+    slow *w = arg;
+    while (!atomic_load(&w->stop)) {
+        double now = now_s();
+        unsigned long open = 0;
+        for (int i = 0; i < N_SLOW; i++) {
+            if (w->fd[i] >= 0) {
+                char b[64];
+                ssize_t r = recv(w->fd[i], b, sizeof b, MSG_DONTWAIT);
+                bool closed = r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+                                         errno != ENOTCONN);
+                if (!closed && i % 2 == 1) {
+                    unsigned char c = slow_byte(w->sent[i]);
+                    ssize_t s = send(w->fd[i], &c, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+                    if (s == 1)
+                        w->sent[i]++;
+                    else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != ENOTCONN)
+                        closed = true;
+                }
+                if (closed) {
+                    close(w->fd[i]);
+                    w->fd[i] = -1;
+                    w->retry_at[i] = now + 1.0;
+                } else {
+                    open++;
+                }
+            } else if (now >= w->retry_at[i]) {
+                w->fd[i] = slow_connect(w->port);
+                w->sent[i] = 0;
+                w->reopened++;
+                w->retry_at[i] = now + 1.0;
+            }
+        }
+        w->open_sum += open;
+        w->ticks++;
+        usleep(100000);
+    }
+    for (int i = 0; i < N_SLOW; i++)
+        if (w->fd[i] >= 0)
+            close(w->fd[i]);
+    return NULL;
+}
+
 static void healthz(void *ud, const hr_http_req *req, hr_http_resp *r)
 {
     (void)ud;
@@ -291,6 +381,37 @@ int main(int argc, char **argv)
     }
 
     double c4 = cpu_s(CLOCK_THREAD_CPUTIME_ID);
+
+    /* Under attack: 300 slow connections from 127.0.0.1, the reviews from
+     * 127.0.0.2 on a connection of their own. */
+    static slow w;
+    w.port = hr_listener_port(l);
+    for (int i = 0; i < N_SLOW; i++)
+        w.fd[i] = slow_connect(w.port);
+    pthread_t wt;
+    bool attacking = pthread_create(&wt, NULL, slow_main, &w) == 0;
+    int rc3 = attacking ? 0 : -1;
+    double *lat3 = calloc(n, sizeof *lat3), *svc3 = calloc(n, sizeof *svc3);
+    size_t bad3 = 0;
+    CURL *h2 = curl_easy_init();
+    if (rc3 == 0 && lat3 && svc3 && h2) {
+        curl_easy_setopt(h2, CURLOPT_CAINFO, ca);
+        curl_easy_setopt(h2, CURLOPT_HTTPHEADER, hdr);
+        curl_easy_setopt(h2, CURLOPT_TCP_NODELAY, 1L);
+        curl_easy_setopt(h2, CURLOPT_TIMEOUT_MS, 5000L);
+        curl_easy_setopt(h2, CURLOPT_INTERFACE, "127.0.0.2");
+        usleep(500000); /* let the attack settle in */
+        rc3 = paced(h2, url_wh, true, n, rate, lat3, svc3, &bad3);
+    } else {
+        rc3 = -1;
+    }
+    double held = w.ticks ? (double)w.open_sum / (double)w.ticks : 0;
+    unsigned long reopened = w.reopened;
+    atomic_store(&w.stop, true);
+    if (attacking)
+        pthread_join(wt, NULL);
+    if (h2)
+        curl_easy_cleanup(h2);
     char load[64] = "?";
     FILE *la = fopen("/proc/loadavg", "r");
     if (la) {
@@ -306,12 +427,19 @@ int main(int argc, char **argv)
     print("  service time only", s1s);
     print("reference: /healthz (same TLS)", s2);
     print("reference: handler alone", s3);
-    printf("  failed requests: webhook %zu, healthz %zu\n", bad, bad2);
+    stats s4 = summarize(lat3, lat3 ? n : 0);
+    print("under attack, from 127.0.0.2", s4);
+    printf("  attack: %d slow connections from 127.0.0.1 (half silent, half trickling); "
+           "%.0f open on average, %lu reopened after the server closed or refused them\n",
+           N_SLOW, held, reopened);
+    printf("  failed requests: webhook %zu, healthz %zu, under attack %zu\n", bad, bad2, bad3);
     printf("  CPU per request (server + client, whole process): webhook %.1f us, "
            "healthz %.1f us; handler alone %.1f us\n",
            (c1 - c0) / (double)n * 1e6, (c2 - c1) / (double)n * 1e6, (c4 - c3) / (double)m * 1e6);
     printf("  budget p99 <= 1000 us: %s (p99 %.1f us)\n",
            rc1 == 0 && s1.p99 <= 1e-3 ? "MET" : "MISSED", s1.p99 * 1e6);
+    printf("  under attack p99 %.1f us (%.2f x the quiet p99)%s\n", s4.p99 * 1e6,
+           s1.p99 > 0 ? s4.p99 / s1.p99 : 0, rc3 == 0 ? "" : " (run incomplete)");
     printf("  ratio p99 webhook / healthz: %.2f; p50 webhook / healthz: %.2f; "
            "p50 handler share of webhook: %.0f%%\n",
            s2.p99 > 0 ? s1.p99 / s2.p99 : 0, s2.p50 > 0 ? s1.p50 / s2.p50 : 0,
@@ -334,5 +462,7 @@ int main(int argc, char **argv)
     free(lat2);
     free(svc2);
     free(hand);
-    return rc1 == 0 && rc2 == 0 ? 0 : 1;
+    free(lat3);
+    free(svc3);
+    return rc1 == 0 && rc2 == 0 && rc3 == 0 ? 0 : 1;
 }
