@@ -104,26 +104,21 @@ static void budget_give(hr_body_budget *b, size_t n)
         atomic_fetch_sub(&b->used, n);
 }
 
-/* Grow to hold want bytes plus the NUL, never past max + 1. */
-static int grow(hr_body *b, size_t want)
+/* Room for want bytes plus the NUL, in one allocation that never moves
+ * again: the declared length, else (a chunked body) the route's limit.
+ * Pages not yet written are not resident, so a large limit costs address
+ * space, not memory, and no copy ever doubles the peak. */
+static int reserve(hr_body *b, size_t want)
 {
     if (want + 1 <= b->cap)
         return HR_BODY_OK;
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap < want + 1)
-        cap = cap > SIZE_MAX / 2 ? SIZE_MAX : cap * 2;
-    if (cap > b->max + 1)
-        cap = b->max + 1;
-    if (!budget_take(b->budget, cap - b->cap))
-        return HR_BODY_NO_ROOM;
+    size_t cap = b->max + 1;
     char *d = realloc(b->data, cap);
-    if (d == NULL) {
-        budget_give(b->budget, cap - b->cap);
+    if (d == NULL)
         return HR_BODY_NO_ROOM;
-    }
     b->data = d;
     b->cap = cap;
-    b->data[b->len] = '\0'; /* a buffer allocated ahead is an empty string */
+    b->data[b->len] = '\0';
     return HR_BODY_OK;
 }
 
@@ -134,7 +129,14 @@ int hr_body_begin(hr_body *b, size_t max, size_t expect, hr_body_budget *budget)
     b->budget = budget;
     if (expect > max)
         return HR_BODY_TOO_LARGE;
-    return expect ? grow(b, expect) : HR_BODY_OK;
+    if (expect == 0)
+        return HR_BODY_OK;
+    b->data = malloc(expect + 1);
+    if (b->data == NULL)
+        return HR_BODY_NO_ROOM;
+    b->cap = expect + 1;
+    b->data[0] = '\0'; /* allocated ahead: an empty string until bytes come */
+    return HR_BODY_OK;
 }
 
 int hr_body_add(hr_body *b, const void *p, size_t n)
@@ -143,9 +145,13 @@ int hr_body_add(hr_body *b, const void *p, size_t n)
         return HR_BODY_TOO_LARGE;
     if (n == 0)
         return HR_BODY_OK;
-    int rc = grow(b, b->len + n);
+    int rc = reserve(b, b->len + n);
     if (rc != HR_BODY_OK)
         return rc;
+    /* The budget counts bytes held, not room reserved: a client must send
+     * a byte to use one up. */
+    if (!budget_take(b->budget, n))
+        return HR_BODY_NO_ROOM;
     memcpy(b->data + b->len, p, n);
     b->len += n;
     b->data[b->len] = '\0';
@@ -159,7 +165,7 @@ const char *hr_body_str(const hr_body *b)
 
 void hr_body_free(hr_body *b)
 {
-    budget_give(b->budget, b->cap);
+    budget_give(b->budget, b->len);
     free(b->data);
     b->data = NULL;
     b->len = b->cap = 0;

@@ -10,10 +10,11 @@
  * GET and HEAD never take one, and a chunked body is counted as it streams.
  *
  * Memory bound (design §8): a request holds at most its route's max_body
- * + 1 bytes of body (the buffer never grows past that), on top of the
- * connection's fixed libmicrohttpd pool (HR_HTTP_CONN_MEMORY, headers
- * included). Across a listener every body buffer draws on one budget
- * (hr_body_budget), so many connections cannot add up past it either.
+ * + 1 bytes of body — one buffer, sized once (the declared length, else
+ * the limit, resident only as it is written) and never copied — on top of
+ * the connection's fixed libmicrohttpd pool (HR_HTTP_CONN_MEMORY, headers
+ * included). Across a listener the bytes of every body held draw on one
+ * budget (hr_body_budget), so many connections cannot add up past it.
  */
 #ifndef HR_SERVER_REQUEST_H
 #define HR_SERVER_REQUEST_H
@@ -59,7 +60,7 @@ typedef struct hr_req_verdict {
  * (a body the route does not take, or a declared length over max_body). */
 void hr_req_admit(const hr_route *routes, size_t n_routes, const hr_req_head *h, hr_req_verdict *v);
 
-/* The bytes every body buffer of one listener may hold together. */
+/* The body bytes all requests of one listener may hold together. */
 typedef struct hr_body_budget {
     atomic_size_t used;
     size_t limit;
@@ -79,7 +80,7 @@ typedef struct hr_body {
 enum { HR_BODY_OK = 0, HR_BODY_TOO_LARGE = 413, HR_BODY_NO_ROOM = 503 };
 
 /* Start collecting a body of at most max bytes; expect (0: unknown) is
- * the declared length, allocated at once so a declared body never moves. */
+ * the declared length, allocated at once. */
 int hr_body_begin(hr_body *b, size_t max, size_t expect, hr_body_budget *budget);
 /* Append; past max nothing is kept and HR_BODY_TOO_LARGE is returned
  * (sticky: the caller drops the connection). */
