@@ -24,7 +24,7 @@ declare -A PID
 leader() { curl -sf "http://127.0.0.1:$1/metrics" | awk '$1 == "headroom_leader" {print $2}'; }
 start() { # port kubeconfig
   "$HEADROOM" run --kubeconfig "$2" --namespace kube-headroom --leader-elect \
-    --metrics-addr "127.0.0.1:$1" --webhook-addr "" -v >>"$WORK/r$1.log" 2>&1 &
+    --metrics-addr "127.0.0.1:$1" "${PLAIN_METRICS[@]}" --webhook-addr "" -v >>"$WORK/r$1.log" 2>&1 &
   PID[$1]=$!
 }
 cleanup() {
