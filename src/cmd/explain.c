@@ -1,11 +1,13 @@
 /*
- * explain.c — `headroom explain POD [-n NS]`: the arithmetic behind one
+ * explain.c — `headroom explain POD [-n NS] [-f DUMP]`: the arithmetic behind one
  * pod's CPU limit, who booked its node, and why the last change was or was
  * not applied (design §0: every limit explainable in two commands).
  *
  * It reads the pod's node through the controller's own path — the cache's
  * sinks, the node snapshot, the reconcile — so the numbers it prints are
- * the numbers the controller acts on.
+ * the numbers the controller acts on. With -f it reads a dump (a List)
+ * into that same cache instead of the API server: the offline path the
+ * golden tests drive. Names are checked (kube/kname.h) before any request.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -20,6 +22,8 @@
 #include "core/names.h"
 #include "core/quantity.h"
 #include "core/wide.h"
+#include "kube/kname.h"
+#include "util/file.h"
 
 static const char *cpu(int64_t milli, char *buf)
 {
@@ -38,17 +42,64 @@ static int usage(const char *prog, const char *msg)
 {
     if (msg)
         fprintf(stderr, "%s explain: %s\n", prog, msg);
-    fprintf(stderr, "usage: %s explain POD [-n NAMESPACE] [--kubeconfig FILE] [--context NAME]\n",
+    fprintf(stderr,
+            "usage: %s explain POD|NAMESPACE/POD|pod/POD [-n NAMESPACE] [-f FILE|- | "
+            "--kubeconfig FILE --context NAME]\n",
             prog);
     return HR_EXIT_USAGE;
 }
 
-/* The node a pod is bound to, its live annotations and conditions, and
- * why it cannot be decoded (*decode_err, NULL when it can). */
-static int read_pod(hr_kclient *k, const char *ns, const char *name, char *node, size_t cap,
-                    char **status_ann, char **resize_cond, char **decode_err)
+/* What explain reads of the pod object itself: the node it is bound to,
+ * its live annotations and conditions, and why it cannot be decoded
+ * (*decode_err, NULL when it can). */
+typedef struct pod_facts {
+    char node[256];
+    char *status_ann, *resize_cond, *decode_err;
+} pod_facts;
+
+static void pod_facts_free(pod_facts *f)
 {
-    *decode_err = NULL;
+    free(f->status_ann);
+    free(f->resize_cond);
+    free(f->decode_err);
+}
+
+static void read_facts(yyjson_val *root, pod_facts *f)
+{
+    hr_arena da;
+    hr_arena_init(&da, 0);
+    hr_kpod kp;
+    hr_err derr;
+    if (hr_decode_pod(root, &da, &kp, &derr) != HR_OK)
+        f->decode_err = strdup(derr.msg);
+    hr_arena_free(&da);
+    const char *n = yyjson_get_str(yyjson_ptr_get(root, "/spec/nodeName"));
+    snprintf(f->node, sizeof f->node, "%s", n ? n : "");
+    yyjson_val *ann = yyjson_ptr_get(root, "/metadata/annotations");
+    const char *st = yyjson_get_str(yyjson_obj_get(ann, HR_ANN_STATUS));
+    f->status_ann = st ? strdup(st) : NULL;
+    yyjson_val *conds = yyjson_ptr_get(root, "/status/conditions");
+    size_t i, max;
+    yyjson_val *c;
+    yyjson_arr_foreach(conds, i, max, c)
+    {
+        const char *t = yyjson_get_str(yyjson_obj_get(c, "type"));
+        if (t && strcmp(t, "PodResizePending") == 0) {
+            char line[600];
+            const char *r = yyjson_get_str(yyjson_obj_get(c, "reason"));
+            const char *m = yyjson_get_str(yyjson_obj_get(c, "message"));
+            snprintf(line, sizeof line, "PodResizePending %s%s%s", r ? r : "", m ? ": " : "",
+                     m ? m : "");
+            free(f->resize_cond);
+            f->resize_cond = strdup(line);
+        }
+    }
+}
+
+/* The pod from the API server (ns and name are valid DNS-1123 names:
+ * checked before they reach this path). */
+static int read_pod(hr_kclient *k, const char *ns, const char *name, pod_facts *f)
+{
     char path[600];
     snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s", ns, name);
     hr_buf b;
@@ -65,37 +116,25 @@ static int read_pod(hr_kclient *k, const char *ns, const char *name, char *node,
         fprintf(stderr, "explain: pod %s/%s: the API server's answer is not JSON\n", ns, name);
         return HR_EXIT_INPUT;
     }
-    yyjson_val *root = yyjson_doc_get_root(d);
-    hr_arena da;
-    hr_arena_init(&da, 0);
-    hr_kpod kp;
-    hr_err derr;
-    if (hr_decode_pod(root, &da, &kp, &derr) != HR_OK)
-        *decode_err = strdup(derr.msg);
-    hr_arena_free(&da);
-    const char *n = yyjson_get_str(yyjson_ptr_get(root, "/spec/nodeName"));
-    snprintf(node, cap, "%s", n ? n : "");
-    yyjson_val *ann = yyjson_ptr_get(root, "/metadata/annotations");
-    const char *st = yyjson_get_str(yyjson_obj_get(ann, HR_ANN_STATUS));
-    *status_ann = st ? strdup(st) : NULL;
-    *resize_cond = NULL;
-    yyjson_val *conds = yyjson_ptr_get(root, "/status/conditions");
-    size_t i, max;
-    yyjson_val *c;
-    yyjson_arr_foreach(conds, i, max, c)
-    {
-        const char *t = yyjson_get_str(yyjson_obj_get(c, "type"));
-        if (t && strcmp(t, "PodResizePending") == 0) {
-            char line[600];
-            const char *r = yyjson_get_str(yyjson_obj_get(c, "reason"));
-            const char *m = yyjson_get_str(yyjson_obj_get(c, "message"));
-            snprintf(line, sizeof line, "PodResizePending %s%s%s", r ? r : "", m ? ": " : "",
-                     m ? m : "");
-            *resize_cond = strdup(line);
-        }
-    }
+    read_facts(yyjson_doc_get_root(d), f);
     yyjson_doc_free(d);
     return HR_EXIT_OK;
+}
+
+/* The pod in a dump (a List), or NULL. */
+static yyjson_val *find_pod(yyjson_val *root, const char *ns, const char *name)
+{
+    size_t i, max;
+    yyjson_val *it;
+    yyjson_arr_foreach(yyjson_obj_get(root, "items"), i, max, it)
+    {
+        const char *kind = yyjson_get_str(yyjson_obj_get(it, "kind"));
+        const char *n = yyjson_get_str(yyjson_ptr_get(it, "/metadata/name"));
+        const char *s = yyjson_get_str(yyjson_ptr_get(it, "/metadata/namespace"));
+        if (kind && n && !strcmp(kind, "Pod") && !strcmp(n, name) && !strcmp(s ? s : "default", ns))
+            return it;
+    }
+    return NULL;
 }
 
 /* Design §6: a pod here (or maybe here) that could not be decoded. */
@@ -193,26 +232,52 @@ static void print_explain(const hr_nodesnap *s, const hr_reconcile *r, size_t me
     int64_t rq = pp->request;
     printf("\npod request r                      %s\n", cpu(rq, a));
     int64_t burst = 0;
-    if (np->slack > 0 && np->managed > 0) {
+    if (np->slack > 0 && np->managed > 0 && np->n_managed > 0) {
         int64_t prop = hr_muldiv64(np->slack, rq, np->managed);
-        int64_t share = np->slack / (np->n_managed ? np->n_managed : 1);
+        int64_t share = np->slack / np->n_managed;
         int64_t fl = hr_min64(cfg->min_burst_floor, share);
         burst = hr_max64(prop, fl);
         printf("  proportional S·r/M                %s\n", cpu(prop, a));
         printf("  floor min(minBurstFloor %s, S/N %s) = %s\n", cpu(cfg->min_burst_floor, b),
                cpu(share, c), cpu(fl, d));
-        printf("  burst = max of the two            %s\n", cpu(burst, a));
+        printf("  burst = max of the two            %s (%s)\n", cpu(burst, a),
+               fl > prop ? "the floor binds" : "proportional");
     } else {
         printf("  no slack to share (S ≤ 0 or M = 0): burst 0, limit = request\n");
     }
-    int64_t cap = 0;
-    hr_pod_target(cfg, np->allocatable, np->slack, np->managed, np->n_managed, &p->pod, rq, &cap);
-    printf("  r + burst                         %s\n", cpu(rq + burst, a));
-    printf("  caps: r × maxMultiplier %s, allocatable %s, max-cpu %s, LimitRange pod max %s → %s\n",
-           cfg->max_multiplier_milli ? cpu(rq * cfg->max_multiplier_milli / 1000, a) : "off",
-           cpu(np->allocatable, b), cpu(p->pod.max_cpu, c), cpu(p->pod.limits.pod_max, d),
-           cpu(cap, a));
-    printf("  target (quantum %s%s)          %s\n", cpu(cfg->quantum, b),
+    hr_pod_caps caps;
+    hr_pod_caps_of(cfg, np->allocatable, &p->pod, rq, &caps);
+    int64_t raw = hr_sadd64(rq, burst);
+    printf("  r + burst                         %s\n", cpu(raw, a));
+    /* One buffer per figure: printf reads them all after every cpu() ran. */
+    char cb[HR_CAP_COUNT_][HR_CPU_FMT_MAX];
+    printf("  caps (design §2.3):\n");
+    /* Padded by hand: printf widths count bytes, and × is two. */
+    static const char *const what[HR_CAP_REQUEST] = {
+        [HR_CAP_MULTIPLIER] = "r × maxMultiplier               ",
+        [HR_CAP_ALLOCATABLE] = "allocatable max(A, r)           ",
+        [HR_CAP_MAX_CPU] = "max-cpu annotation              ",
+        [HR_CAP_LR_POD] = "LimitRange Pod max              ",
+        [HR_CAP_LR_CONTAINER] = "LimitRange Container bounds     ",
+    };
+    for (int k = 0; k < HR_CAP_REQUEST; k++)
+        printf("    %s%s\n", what[k],
+               !caps.on[k] ? (k == HR_CAP_MULTIPLIER ? "off" : "none") : cpu(caps.bound[k], cb[k]));
+    printf("  cap = max(least bound, r)         %s (%s)\n", cpu(caps.cap, a),
+           hr_cap_str(caps.kind));
+    if (raw > caps.cap && caps.kind == HR_CAP_REQUEST)
+        printf("  r + burst %s > cap %s: every bound is below r, and the request wins over a "
+               "cap\n",
+               cpu(raw, a), cpu(caps.cap, b));
+    else if (raw > caps.cap)
+        printf("  r + burst %s > cap %s: the %s cap binds\n", cpu(raw, a), cpu(caps.cap, b),
+               hr_cap_str(caps.kind));
+    else if (raw == caps.cap)
+        printf("  r + burst %s = cap: it reaches the %s cap exactly\n", cpu(raw, a),
+               hr_cap_str(caps.kind));
+    else
+        printf("  r + burst %s < cap %s: no cap binds\n", cpu(raw, a), cpu(caps.cap, b));
+    printf("  target (quantum %s%s)  %s\n", cpu(cfg->quantum, b),
            pp->qos_guarded ? ", QoS guard: next grid point" : "", cpu(pp->target, a));
     for (uint32_t i = 0; i < p->pod.n_ctr; i++) {
         int64_t l = r->limits[pp->ctr_off + i];
@@ -242,15 +307,112 @@ static void print_explain(const hr_nodesnap *s, const hr_reconcile *r, size_t me
         printf("kubelet: %s\n", resize_cond);
 }
 
+static bool is_pod_kind(const char *s)
+{
+    return strcmp(s, "pod") == 0 || strcmp(s, "pods") == 0 || strcmp(s, "po") == 0;
+}
+
+/* POD, NS/POD, pod/POD (also pods/, po/), NS/pod/POD: the namespace part
+ * (or NULL) and the name, both checked against the DNS-1123 rules before
+ * either goes into a request path. */
+static int parse_ref(const char *prog, const char *ref, char *ns, size_t ns_cap, char *name,
+                     size_t name_cap)
+{
+    char buf[600];
+    if (snprintf(buf, sizeof buf, "%s", ref) >= (int)sizeof buf)
+        return usage(prog, "the pod name is too long");
+    char *part[4];
+    int n = 0;
+    for (char *p = buf, *slash; n < 4; p = slash + 1) {
+        part[n++] = p;
+        if ((slash = strchr(p, '/')) == NULL)
+            break;
+        *slash = '\0';
+    }
+    const char *nsp = NULL, *pod = NULL;
+    bool kind_ok = true;
+    if (n == 1) {
+        pod = part[0];
+    } else if (n == 2) {
+        if (is_pod_kind(part[0]))
+            pod = part[1];
+        else
+            nsp = part[0], pod = part[1];
+    } else if (n == 3) {
+        nsp = part[0];
+        kind_ok = is_pod_kind(part[1]);
+        pod = part[2];
+    }
+    if (pod == NULL || !kind_ok) {
+        fprintf(stderr, "%s explain: \"%s\": expected POD, NAMESPACE/POD or pod/POD\n", prog, ref);
+        return HR_EXIT_USAGE;
+    }
+    if (!hr_kname_subdomain(pod)) {
+        fprintf(stderr,
+                "%s explain: \"%s\" is not a pod name (lowercase letters, digits, '-' and '.', "
+                "at most 253)\n",
+                prog, pod);
+        return HR_EXIT_USAGE;
+    }
+    if (nsp && !hr_kname_label(nsp)) {
+        fprintf(stderr,
+                "%s explain: \"%s\" is not a namespace name (lowercase letters, digits and '-', "
+                "at most 63)\n",
+                prog, nsp);
+        return HR_EXIT_USAGE;
+    }
+    snprintf(ns, ns_cap, "%s", nsp ? nsp : "");
+    snprintf(name, name_cap, "%s", pod);
+    return HR_EXIT_OK;
+}
+
+/* The dump at path into the cache; its pod ns/name into *f (1 when absent). */
+static int load_dump(const char *path, hr_cache *c, const char *ns, const char *name, pod_facts *f)
+{
+    char *text = NULL;
+    size_t len = 0;
+    hr_err err;
+    if (hr_file_slurp(path, (size_t)1 << 30, YYJSON_PADDING_SIZE, &text, &len, &err) != HR_OK) {
+        fprintf(stderr, "explain: %s\n", err.msg);
+        return HR_EXIT_INPUT;
+    }
+    yyjson_read_err re;
+    yyjson_doc *d = yyjson_read_opts(text, len, YYJSON_READ_INSITU, NULL, &re);
+    if (d == NULL) {
+        fprintf(stderr, "explain: %s: not JSON at byte %zu: %s\n", path, re.pos, re.msg);
+        free(text);
+        return HR_EXIT_INPUT;
+    }
+    yyjson_val *root = yyjson_doc_get_root(d);
+    int rc = HR_EXIT_OK;
+    yyjson_val *pod = find_pod(root, ns, name);
+    if (pod == NULL) {
+        fprintf(stderr, "explain: pod %s/%s is not in %s\n", ns, name, path);
+        rc = HR_EXIT_INPUT;
+    } else if (hr_live_load_list(c, root, &err) != HR_OK) {
+        fprintf(stderr, "explain: %s: %s\n", path, err.msg);
+        rc = HR_EXIT_INPUT;
+    } else {
+        read_facts(pod, f);
+    }
+    yyjson_doc_free(d);
+    free(text);
+    return rc;
+}
+
 int hr_cmd_explain(const char *prog, int argc, char **argv)
 {
-    const char *pod = NULL, *ns = "default", *kubeconfig = NULL, *context = NULL;
+    const char *ref = NULL, *ns_flag = NULL, *kubeconfig = NULL, *context = NULL, *file = NULL;
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i];
         if (!strcmp(arg, "-n") || !strcmp(arg, "--namespace")) {
             if (++i >= argc)
                 return usage(prog, "-n needs a namespace");
-            ns = argv[i];
+            ns_flag = argv[i];
+        } else if (!strcmp(arg, "-f") || !strcmp(arg, "--filename")) {
+            if (++i >= argc)
+                return usage(prog, "-f needs a file");
+            file = argv[i];
         } else if (!strcmp(arg, "--kubeconfig")) {
             if (++i >= argc)
                 return usage(prog, "--kubeconfig needs a file");
@@ -264,34 +426,59 @@ int hr_cmd_explain(const char *prog, int argc, char **argv)
             return HR_EXIT_OK;
         } else if (arg[0] == '-') {
             return usage(prog, "unknown flag");
-        } else if (pod == NULL) {
-            pod = arg;
+        } else if (ref == NULL) {
+            ref = arg;
         } else {
             return usage(prog, "one pod at a time");
         }
     }
-    if (pod == NULL)
+    if (ref == NULL)
         return usage(prog, "which pod?");
+    char ref_ns[64], pod[254], ns[64];
+    int rc = parse_ref(prog, ref, ref_ns, sizeof ref_ns, pod, sizeof pod);
+    if (rc != HR_EXIT_OK)
+        return rc;
+    if (ns_flag && !hr_kname_label(ns_flag)) {
+        fprintf(stderr, "%s explain: \"%s\" is not a namespace name\n", prog, ns_flag);
+        return HR_EXIT_USAGE;
+    }
+    if (ns_flag && ref_ns[0] && strcmp(ns_flag, ref_ns) != 0) {
+        fprintf(stderr, "%s explain: -n %s and %s name two namespaces\n", prog, ns_flag, ref);
+        return HR_EXIT_USAGE;
+    }
+    if (file && (kubeconfig || context))
+        return usage(prog, "-f reads a dump; it does not mix with --kubeconfig/--context");
 
     hr_err err;
     hr_kclient *k = NULL;
-    if (hr_live_client(kubeconfig, context, &k, &err) != HR_OK) {
+    if (file == NULL && hr_live_client(kubeconfig, context, &k, &err) != HR_OK) {
         fprintf(stderr, "explain: %s\n", err.msg);
         return HR_EXIT_INPUT;
     }
-    char node[256];
-    char *status_ann = NULL, *resize_cond = NULL, *decode_err = NULL;
-    int rc = read_pod(k, ns, pod, node, sizeof node, &status_ann, &resize_cond, &decode_err);
+    /* Like kubectl: -n, else the namespace in the name, else the
+     * kubeconfig context's (a dump has no context: "default"). */
+    snprintf(ns, sizeof ns, "%s",
+             ns_flag     ? ns_flag
+             : ref_ns[0] ? ref_ns
+             : k         ? hr_kclient_namespace(k)
+                         : "default");
+    pod_facts f = {0};
     hr_cache *c = NULL;
     hr_arena a;
     hr_arena_init(&a, 0);
-    if (rc == HR_EXIT_OK && node[0] == '\0') {
+    if (hr_cache_new(&c, &err) != HR_OK) {
+        fprintf(stderr, "explain: %s\n", err.msg);
+        rc = HR_EXIT_INPUT;
+        goto out;
+    }
+    rc = file ? load_dump(file, c, ns, pod, &f) : read_pod(k, ns, pod, &f);
+    if (rc != HR_EXIT_OK)
+        goto out;
+    if (f.node[0] == '\0') {
         printf("pod %s/%s is not bound to a node yet: nothing to compute\n", ns, pod);
         goto out;
     }
-    if (rc != HR_EXIT_OK)
-        goto out;
-    if (hr_cache_new(&c, &err) != HR_OK || hr_live_load(k, c, node, &err) != HR_OK) {
+    if (k != NULL && hr_live_load(k, c, f.node, &err) != HR_OK) {
         fprintf(stderr, "explain: %s\n", err.msg);
         rc = HR_EXIT_INPUT;
         goto out;
@@ -299,7 +486,7 @@ int hr_cmd_explain(const char *prog, int argc, char **argv)
     hr_nodesnap s;
     hr_nodesnap_opts so = {NULL, NULL, 0, HR_DRY_RUN_UNSET};
     hr_reconcile r;
-    if (hr_nodesnap_take(c, node, &so, &a, &s, &err) != HR_OK ||
+    if (hr_nodesnap_take(c, f.node, &so, &a, &s, &err) != HR_OK ||
         hr_reconcile_node(&s.cfg, &s.node, 0, &a, &r, &err) != HR_OK) {
         fprintf(stderr, "explain: %s\n", err.msg);
         rc = HR_EXIT_INPUT;
@@ -311,17 +498,15 @@ int hr_cmd_explain(const char *prog, int argc, char **argv)
             me = i;
     if (me == s.node.n) {
         fprintf(stderr, "explain: pod %s/%s left node %s while reading it; try again\n", ns, pod,
-                node);
+                f.node);
         rc = HR_EXIT_INPUT;
         goto out;
     }
-    print_explain(&s, &r, me, status_ann, resize_cond, decode_err);
+    print_explain(&s, &r, me, f.status_ann, f.resize_cond, f.decode_err);
 out:
     hr_arena_free(&a);
     hr_cache_free(c);
     hr_kclient_free(k);
-    free(status_ann);
-    free(resize_cond);
-    free(decode_err);
+    pod_facts_free(&f);
     return rc;
 }

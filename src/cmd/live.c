@@ -214,3 +214,38 @@ hr_status hr_live_dump(hr_kclient *k, const char *node, hr_buf *out, hr_err *err
     hr_buf_puts(out, "]}");
     return hr_buf_failed(out) ? hr_err_set(err, HR_E_NOMEM, "out of memory") : HR_OK;
 }
+
+hr_status hr_live_load_list(hr_cache *c, yyjson_val *root, hr_err *err)
+{
+    static const struct {
+        const char *kind;
+        hr_ckind ck;
+    } kinds[] = {{"Node", HR_CK_NODE},
+                 {"Namespace", HR_CK_NAMESPACE},
+                 {"LimitRange", HR_CK_LIMITRANGE},
+                 {"HeadroomConfig", HR_CK_CONFIG},
+                 {"ResourceQuota", HR_CK_QUOTA},
+                 {"Pod", HR_CK_POD}};
+    yyjson_val *items = yyjson_obj_get(root, "items");
+    if (!yyjson_is_arr(items))
+        return hr_err_set(err, HR_E_INPUT, "not a List: no items array");
+    hr_status st = HR_OK;
+    for (size_t k = 0; st == HR_OK && k < sizeof kinds / sizeof kinds[0]; k++) {
+        hr_csink *s = NULL;
+        st = hr_csink_new(c, kinds[k].ck, &s, err);
+        if (st != HR_OK)
+            break;
+        hr_wsink ws = hr_csink_wsink(s);
+        size_t i, max;
+        yyjson_val *it;
+        yyjson_arr_foreach(items, i, max, it)
+        {
+            const char *kind = yyjson_get_str(yyjson_obj_get(it, "kind"));
+            if (kind != NULL && strcmp(kind, kinds[k].kind) == 0 &&
+                (st = to_sink(&ws, it, err)) != HR_OK)
+                break;
+        }
+        hr_csink_free(s);
+    }
+    return st;
+}

@@ -28,6 +28,11 @@ HR_MUST_CHECK hr_status hr_live_load(hr_kclient *k, hr_cache *c, const char *nod
 /* The same objects as one kubectl-style List document (for the planner). */
 HR_MUST_CHECK hr_status hr_live_dump(hr_kclient *k, const char *node, hr_buf *out, hr_err *err);
 
+/* The objects of a kubectl-style List (`kubectl get nodes,pods,... -o
+ * json`, root is the document's root) into the cache, each through its
+ * kind's sink as if it had been listed; items of other kinds are skipped. */
+HR_MUST_CHECK hr_status hr_live_load_list(hr_cache *c, yyjson_val *root, hr_err *err);
+
 /* One kind, whole cluster, into the cache (the HeadroomConfig may be
  * missing: its CRD not installed reads as no config). */
 HR_MUST_CHECK hr_status hr_live_load_kind(hr_kclient *k, hr_cache *c, hr_ckind kind, hr_err *err);

@@ -138,6 +138,54 @@ static int64_t unmanaged_limits(const hr_pod *p)
     return sum;
 }
 
+void hr_pod_caps_of(const hr_config *c, int64_t allocatable, const hr_pod *p, int64_t request,
+                    hr_pod_caps *out)
+{
+    int64_t r = request;
+    int64_t q = c->quantum > 0 ? c->quantum : 1;
+    int64_t *b = out->bound;
+    bool *on = out->on;
+    on[HR_CAP_MULTIPLIER] = c->max_multiplier_milli > 0;
+    b[HR_CAP_MULTIPLIER] =
+        on[HR_CAP_MULTIPLIER] ? hr_muldiv64(r, c->max_multiplier_milli, 1000) : 0;
+    on[HR_CAP_ALLOCATABLE] = true;
+    b[HR_CAP_ALLOCATABLE] = hr_max64(allocatable, r);
+    on[HR_CAP_MAX_CPU] = p->max_cpu != HR_NONE;
+    b[HR_CAP_MAX_CPU] = on[HR_CAP_MAX_CPU] ? p->max_cpu : 0;
+    on[HR_CAP_LR_POD] = p->limits.pod_max != HR_NONE;
+    b[HR_CAP_LR_POD] = on[HR_CAP_LR_POD] ? p->limits.pod_max - unmanaged_limits(p) : 0;
+    int64_t ct = container_caps_total(p, q);
+    on[HR_CAP_LR_CONTAINER] = ct != INT64_MAX;
+    b[HR_CAP_LR_CONTAINER] = on[HR_CAP_LR_CONTAINER] ? ct : 0;
+    int64_t cap = INT64_MAX;
+    hr_cap_kind kind = HR_CAP_ALLOCATABLE; /* always applies */
+    for (int k = 0; k < HR_CAP_REQUEST; k++)
+        if (on[k] && b[k] < cap) {
+            cap = b[k];
+            kind = (hr_cap_kind)k;
+        }
+    /* A limit below the request is invalid: no cap may push under r. */
+    if (cap < r) {
+        cap = r;
+        kind = HR_CAP_REQUEST;
+    }
+    out->cap = cap;
+    out->kind = kind;
+}
+
+const char *hr_cap_str(hr_cap_kind k)
+{
+    switch (k) {
+    case HR_CAP_MULTIPLIER: return "maxMultiplier";
+    case HR_CAP_ALLOCATABLE: return "allocatable";
+    case HR_CAP_MAX_CPU: return "max-cpu";
+    case HR_CAP_LR_POD: return "LimitRange Pod max";
+    case HR_CAP_LR_CONTAINER: return "LimitRange Container bounds";
+    case HR_CAP_REQUEST: return "request";
+    default: return "?";
+    }
+}
+
 int64_t hr_pod_target(const hr_config *c, int64_t allocatable, int64_t slack, int64_t managed,
                       uint32_t n_managed, const hr_pod *p, int64_t request, int64_t *cap_out)
 {
@@ -151,18 +199,10 @@ int64_t hr_pod_target(const hr_config *c, int64_t allocatable, int64_t slack, in
     int64_t t = hr_sadd64(r, burst);
 
     /* Caps, in the order of design §2.3; they always win over the floor. */
-    int64_t cap = INT64_MAX;
-    if (c->max_multiplier_milli > 0)
-        cap = hr_min64(cap, hr_muldiv64(r, c->max_multiplier_milli, 1000));
-    cap = hr_min64(cap, hr_max64(allocatable, r));
-    if (p->max_cpu != HR_NONE)
-        cap = hr_min64(cap, p->max_cpu);
-    if (p->limits.pod_max != HR_NONE)
-        cap = hr_min64(cap, p->limits.pod_max - unmanaged_limits(p));
+    hr_pod_caps caps;
+    hr_pod_caps_of(c, allocatable, p, r, &caps);
+    int64_t cap = caps.cap;
     int64_t q = c->quantum > 0 ? c->quantum : 1;
-    cap = hr_min64(cap, container_caps_total(p, q));
-    /* A limit below the request is invalid: no cap may push under r. */
-    cap = hr_max64(cap, r);
     t = hr_min64(t, cap);
 
     /* Quantize the target (design §2.4): the nearest point of the grid at

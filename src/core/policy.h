@@ -77,8 +77,35 @@ hr_node_plan hr_plan_node(const hr_config *c, const hr_node *node, const hr_pod 
 int64_t hr_grid_ceil(int64_t v, int64_t q);
 int64_t hr_quantize(int64_t v, int64_t lo, int64_t cap, int64_t q);
 
+/* The caps of design §2.3, each bound as computed (HR_NONE when it does
+ * not apply), the cap itself and which bound it is. */
+typedef enum hr_cap_kind {
+    HR_CAP_MULTIPLIER = 0, /* r × maxMultiplier */
+    HR_CAP_ALLOCATABLE,    /* A' = max(A, r) */
+    HR_CAP_MAX_CPU,        /* the max-cpu annotation */
+    HR_CAP_LR_POD,         /* LimitRange Pod max.cpu − limits not ours */
+    HR_CAP_LR_CONTAINER,   /* Σ LimitRange Container bounds */
+    HR_CAP_REQUEST,        /* every bound is below r: the request wins */
+    HR_CAP_COUNT_
+} hr_cap_kind;
+
+typedef struct hr_pod_caps {
+    int64_t bound[HR_CAP_REQUEST]; /* per hr_cap_kind (may be below r, even negative) */
+    bool on[HR_CAP_REQUEST];       /* whether that bound applies */
+    int64_t cap;                   /* max(min of the bounds, r) */
+    hr_cap_kind kind;              /* the bound that is the cap (the first in §2.3 order on a tie),
+                         HR_CAP_REQUEST when r is above all of them */
+} hr_pod_caps;
+
+void hr_pod_caps_of(const hr_config *c, int64_t allocatable, const hr_pod *p, int64_t request,
+                    hr_pod_caps *out);
+
+/* "maxMultiplier", "allocatable", "max-cpu", "LimitRange Pod max",
+ * "LimitRange Container bounds", "request" (for explain and plan). */
+const char *hr_cap_str(hr_cap_kind k);
+
 /* target_i before the split: burst, caps, quantum. cap_out (may be NULL)
- * receives the binding upper bound min(r·mult, max(A, r), maxCpu, pod LR). */
+ * receives hr_pod_caps_of's cap. */
 int64_t hr_pod_target(const hr_config *c, int64_t allocatable, int64_t slack, int64_t managed,
                       uint32_t n_managed, const hr_pod *p, int64_t request, int64_t *cap_out);
 
