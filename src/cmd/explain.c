@@ -38,16 +38,31 @@ static const char *cpu(int64_t milli, char *buf)
     return buf;
 }
 
-static int usage(const char *prog, const char *msg)
-{
-    if (msg)
-        fprintf(stderr, "%s explain: %s\n", prog, msg);
-    fprintf(stderr,
-            "usage: %s explain POD|NAMESPACE/POD|pod/POD [-n NAMESPACE] [-f FILE|- | "
-            "--kubeconfig FILE --context NAME]\n",
-            prog);
-    return HR_EXIT_USAGE;
-}
+enum { F_NAMESPACE, F_FILE, F_KUBECONFIG, F_CONTEXT, F_TIMEOUT, F_N };
+
+static const hr_flag explain_flags[F_N] = {
+    [F_NAMESPACE] = {"namespace", 'n', HR_FLAG_STRING, "NAMESPACE",
+                     "the pod's namespace (default: the kubeconfig context's)", NULL},
+    [F_FILE] = {"filename", 'f', HR_FLAG_STRING, "FILE",
+                "explain from a dump (- for stdin) instead of the live cluster", "@file"},
+    [F_KUBECONFIG] = HR_FLAG_KUBECONFIG,
+    [F_CONTEXT] = HR_FLAG_CONTEXT,
+    [F_TIMEOUT] = HR_FLAG_REQUEST_TIMEOUT,
+};
+
+const hr_command hr_explain_command = {
+    "explain",
+    "POD|NAMESPACE/POD|pod/POD [-n NAMESPACE] [-f FILE|-]",
+    "The arithmetic behind one pod's CPU limit, and why it was or was not written.",
+    "Prints the node's booking, the pod's share and the slack-aware floor, each cap of\n"
+    "design §2.3 and the one that binds, the quantum, and why the last change was or was\n"
+    "not applied. The namespace: -n, else NAMESPACE/POD, else the kubeconfig context's\n"
+    "(a dump read with -f has no context: default).\n",
+    explain_flags,
+    F_N,
+    1,
+    hr_cmd_explain,
+};
 
 /* What explain reads of the pod object itself: the node it is bound to,
  * its live annotations and conditions, and why it cannot be decoded
@@ -247,7 +262,7 @@ static void print_explain(const hr_nodesnap *s, const hr_reconcile *r, size_t me
     }
     hr_pod_caps caps;
     hr_pod_caps_of(cfg, np->allocatable, &p->pod, rq, &caps);
-    int64_t raw = hr_sadd64(rq, burst);
+    int64_t raw = hr_pod_raw(cfg, np->slack, np->managed, np->n_managed, rq);
     printf("  r + burst                         %s\n", cpu(raw, a));
     /* One buffer per figure: printf reads them all after every cpu() ran. */
     char cb[HR_CAP_COUNT_][HR_CPU_FMT_MAX];
@@ -320,7 +335,7 @@ static int parse_ref(const char *prog, const char *ref, char *ns, size_t ns_cap,
 {
     char buf[600];
     if (snprintf(buf, sizeof buf, "%s", ref) >= (int)sizeof buf)
-        return usage(prog, "the pod name is too long");
+        return hr_usage_error(prog, &hr_explain_command, "the pod name is too long");
     char *part[4];
     int n = 0;
     for (char *p = buf, *slash; n < 4; p = slash + 1) {
@@ -402,56 +417,35 @@ static int load_dump(const char *path, hr_cache *c, const char *ns, const char *
 
 int hr_cmd_explain(const char *prog, int argc, char **argv)
 {
-    const char *ref = NULL, *ns_flag = NULL, *kubeconfig = NULL, *context = NULL, *file = NULL;
-    for (int i = 0; i < argc; i++) {
-        const char *arg = argv[i];
-        if (!strcmp(arg, "-n") || !strcmp(arg, "--namespace")) {
-            if (++i >= argc)
-                return usage(prog, "-n needs a namespace");
-            ns_flag = argv[i];
-        } else if (!strcmp(arg, "-f") || !strcmp(arg, "--filename")) {
-            if (++i >= argc)
-                return usage(prog, "-f needs a file");
-            file = argv[i];
-        } else if (!strcmp(arg, "--kubeconfig")) {
-            if (++i >= argc)
-                return usage(prog, "--kubeconfig needs a file");
-            kubeconfig = argv[i];
-        } else if (!strcmp(arg, "--context")) {
-            if (++i >= argc)
-                return usage(prog, "--context needs a name");
-            context = argv[i];
-        } else if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
-            usage(prog, NULL);
-            return HR_EXIT_OK;
-        } else if (arg[0] == '-') {
-            return usage(prog, "unknown flag");
-        } else if (ref == NULL) {
-            ref = arg;
-        } else {
-            return usage(prog, "one pod at a time");
-        }
-    }
+    const hr_command *cmd = &hr_explain_command;
+    hr_args args;
+    int rc = hr_args_parse(prog, cmd, argc, argv, &args);
+    const char *ref = args.n_pos ? args.pos[0] : NULL;
+    const char *ns_flag = args.val[F_NAMESPACE], *file = args.val[F_FILE];
+    const char *kubeconfig = args.val[F_KUBECONFIG], *context = args.val[F_CONTEXT];
+    long timeout_ms = args.val[F_TIMEOUT] ? hr_duration_ms(args.val[F_TIMEOUT]) : 0;
+    hr_args_free(&args); /* the values point into argv */
+    if (rc != HR_EXIT_OK || args.help)
+        return rc;
     if (ref == NULL)
-        return usage(prog, "which pod?");
-    char ref_ns[64], pod[254], ns[64];
-    int rc = parse_ref(prog, ref, ref_ns, sizeof ref_ns, pod, sizeof pod);
+        return hr_usage_error(prog, cmd, "which pod?");
+    if (timeout_ms < 0)
+        return hr_usage_error(prog, cmd, "--request-timeout takes 30s, 2m, 1h or 0");
+    char ref_ns[64] = "", pod[254] = "", ns[64];
+    rc = parse_ref(prog, ref, ref_ns, sizeof ref_ns, pod, sizeof pod);
     if (rc != HR_EXIT_OK)
         return rc;
-    if (ns_flag && !hr_kname_label(ns_flag)) {
-        fprintf(stderr, "%s explain: \"%s\" is not a namespace name\n", prog, ns_flag);
-        return HR_EXIT_USAGE;
-    }
-    if (ns_flag && ref_ns[0] && strcmp(ns_flag, ref_ns) != 0) {
-        fprintf(stderr, "%s explain: -n %s and %s name two namespaces\n", prog, ns_flag, ref);
-        return HR_EXIT_USAGE;
-    }
+    if (ns_flag && !hr_kname_label(ns_flag))
+        return hr_usage_error(prog, cmd, "\"%s\" is not a namespace name", ns_flag);
+    if (ns_flag && ref_ns[0] && strcmp(ns_flag, ref_ns) != 0)
+        return hr_usage_error(prog, cmd, "-n %s and %s name two namespaces", ns_flag, ref);
     if (file && (kubeconfig || context))
-        return usage(prog, "-f reads a dump; it does not mix with --kubeconfig/--context");
+        return hr_usage_error(prog, cmd,
+                              "-f reads a dump; it does not mix with --kubeconfig/--context");
 
     hr_err err;
     hr_kclient *k = NULL;
-    if (file == NULL && hr_live_client(kubeconfig, context, &k, &err) != HR_OK) {
+    if (file == NULL && hr_live_client(kubeconfig, context, timeout_ms, &k, &err) != HR_OK) {
         fprintf(stderr, "explain: %s\n", err.msg);
         return HR_EXIT_INPUT;
     }

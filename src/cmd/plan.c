@@ -3,10 +3,10 @@
  *
  * Reads a dump (-f FILE, or - for stdin) or, without -f, the live cluster
  * (kubeconfig like kubectl; `node` lists only that node's pods), plans
- * every node, prints a table or JSON. The live path assembles the same
- * List a dump would hold, so both go through one planner. Option parsing
- * is by hand (getopt_long would reorder argv and accept abbreviations we
- * would then have to support forever).
+ * every node, prints it (-o table, wide, json, yaml, name). The live path
+ * assembles the same List a dump would hold, so both go through one
+ * planner. Flags are kubectl's, parsed by cmd/flags.h; -n and -l narrow
+ * what is listed, never what books a node.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +14,8 @@
 
 #include "cmd/live.h"
 #include "cmd/plan.h"
+#include "kube/kname.h"
+#include "kube/lselector.h"
 #include "plan/planner.h"
 #include "plan/render.h"
 #include "plan/snapshot.h"
@@ -24,94 +26,122 @@
 typedef struct plan_args {
     const char *file;
     const char *kubeconfig, *context; /* live cluster, when no -f */
-    const char *output;               /* "table" or "json" */
-    const char *node;                 /* for `node` */
-    char **sets;                      /* raw --set-request values */
+    long timeout_ms;                  /* --request-timeout; 0: the client's default */
+    hr_render_opts ro;
+    const char *node; /* for `node` */
+    const char *selector;
+    const char **sets; /* raw --set-request values */
     int n_sets;
 } plan_args;
 
-static int usage_error(const char *prog, const char *cmd, const char *msg, const char *arg)
-{
-    fprintf(stderr, "%s %s: %s%s%s\n", prog, cmd, msg, arg ? " " : "", arg ? arg : "");
-    fprintf(stderr,
-            "usage: %s %s%s [-f FILE|- | --kubeconfig F --context C] [-o table|json] "
-            "[--set-request NS/POD=CPU]...\n",
-            prog, cmd, strcmp(cmd, "node") == 0 ? " NODE" : "");
-    return HR_EXIT_USAGE;
-}
+enum {
+    F_FILE,
+    F_OUTPUT,
+    F_NAMESPACE,
+    F_ALL,
+    F_SELECTOR,
+    F_SET_REQUEST,
+    F_KUBECONFIG,
+    F_CONTEXT,
+    F_TIMEOUT,
+    F_N
+};
 
-/* The value of an option given as "-f X", "--file X" or "--file=X". */
-static int opt_value(int argc, char **argv, int *i, const char *shortname, const char *longname,
-                     const char **val)
-{
-    const char *a = argv[*i];
-    size_t ll = strlen(longname);
-    if (!strcmp(a, shortname) || !strcmp(a, longname)) {
-        if (*i + 1 >= argc)
-            return -1;
-        *val = argv[++*i];
-        return 1;
-    }
-    if (!strncmp(a, longname, ll) && a[ll] == '=') {
-        *val = a + ll + 1;
-        return 1;
-    }
-    return 0;
-}
+static const hr_flag plan_flags[F_N] = {
+    [F_FILE] = {"filename", 'f', HR_FLAG_STRING, "FILE",
+                "a dump to plan (- for stdin) instead of the live cluster", "@file"},
+    [F_OUTPUT] = {"output", 'o', HR_FLAG_STRING, "FORMAT",
+                  "table (default), wide (+ binding cap, node), json, yaml, name (pod/NAME "
+                  "of each pod that would be written)",
+                  "table wide json yaml name"},
+    [F_NAMESPACE] = {"namespace", 'n', HR_FLAG_STRING, "NAMESPACE",
+                     "list only this namespace's pods (all pods still book their node)", NULL},
+    [F_ALL] = {"all-namespaces", 'A', HR_FLAG_BOOL, NULL,
+               "list the pods of every namespace (the default; wins over -n)", NULL},
+    [F_SELECTOR] = {"selector", 'l', HR_FLAG_STRING, "SELECTOR",
+                    "list only pods whose labels match: a=b, a!=b, a, !a, a in (x,y)", NULL},
+    [F_SET_REQUEST] = {"set-request", 0, HR_FLAG_LIST, "NS/POD=CPU",
+                       "what-if: plan as if that pod requested CPU (repeatable)", NULL},
+    [F_KUBECONFIG] = HR_FLAG_KUBECONFIG,
+    [F_CONTEXT] = HR_FLAG_CONTEXT,
+    [F_TIMEOUT] = HR_FLAG_REQUEST_TIMEOUT,
+};
 
-static int parse_args(const char *prog, const char *cmd, int argc, char **argv, plan_args *pa)
+#define DUMP_CMD \
+    "kubectl get nodes,pods,namespaces,limitranges,headroomconfigs -A -o json > dump.json"
+
+const hr_command hr_plan_command = {
+    "plan",
+    "[-f FILE|-] [-o table|wide|json|yaml|name] [-n NS|-A] [-l SELECTOR] "
+    "[--set-request NS/POD=CPU]...",
+    "What the controller would set on every node (reads only, writes nothing).",
+    "Reads the live cluster (kubeconfig as kubectl), or a dump with -f. -n and -l narrow\n"
+    "what is listed; every pod still books its node.\n"
+    "\na complete dump:\n  " DUMP_CMD "\n",
+    plan_flags,
+    F_N,
+    0,
+    hr_cmd_plan,
+};
+
+const hr_command hr_node_command = {
+    "node",
+    "NODE [-f FILE|-] [-o table|wide|json|yaml|name] [-n NS|-A] [-l SELECTOR] "
+    "[--set-request NS/POD=CPU]...",
+    "The plan of one node: each pod's request, limit, target, and why.",
+    "Reads the live cluster (only that node's pods), or a dump with -f.\n"
+    "\na complete dump:\n  " DUMP_CMD "\n",
+    plan_flags,
+    F_N,
+    1,
+    hr_cmd_node,
+};
+
+static int parse_args(const char *prog, const hr_command *c, int argc, char **argv, hr_args *a,
+                      plan_args *pa)
 {
     memset(pa, 0, sizeof *pa);
-    pa->output = "table";
-    pa->sets = calloc((size_t)argc + 1, sizeof *pa->sets);
-    if (!pa->sets) {
-        fprintf(stderr, "%s %s: out of memory\n", prog, cmd);
-        return HR_EXIT_INPUT;
+    int rc = hr_args_parse(prog, c, argc, argv, a);
+    if (rc != HR_EXIT_OK || a->help)
+        return rc;
+    pa->file = a->val[F_FILE];
+    pa->kubeconfig = a->val[F_KUBECONFIG];
+    pa->context = a->val[F_CONTEXT];
+    pa->sets = a->list;
+    pa->n_sets = a->n_list;
+    pa->selector = a->val[F_SELECTOR];
+    pa->ro.ns = hr_args_on(a, F_ALL) ? NULL : a->val[F_NAMESPACE];
+    static const struct {
+        const char *name;
+        hr_render_fmt fmt;
+    } fmts[] = {{"table", HR_RENDER_TABLE},
+                {"wide", HR_RENDER_WIDE},
+                {"json", HR_RENDER_JSON},
+                {"yaml", HR_RENDER_YAML},
+                {"name", HR_RENDER_NAME}};
+    const char *o = a->val[F_OUTPUT];
+    size_t k = 0;
+    while (o && k < sizeof fmts / sizeof fmts[0] && strcmp(o, fmts[k].name) != 0)
+        k++;
+    if (o && k == sizeof fmts / sizeof fmts[0])
+        return hr_usage_error(prog, c, "-o takes table, wide, json, yaml or name, not \"%s\"", o);
+    pa->ro.fmt = o ? fmts[k].fmt : HR_RENDER_TABLE;
+    if (a->val[F_TIMEOUT] && (pa->timeout_ms = hr_duration_ms(a->val[F_TIMEOUT])) < 0)
+        return hr_usage_error(prog, c, "--request-timeout takes 30s, 2m, 1h or 0, not \"%s\"",
+                              a->val[F_TIMEOUT]);
+    if (c->max_args == 1) {
+        if (a->n_pos == 0)
+            return hr_usage_error(prog, c, "missing the node name");
+        pa->node = a->pos[0];
+        if (!hr_kname_subdomain(pa->node))
+            return hr_usage_error(prog, c, "\"%s\" is not a node name", pa->node);
     }
-    for (int i = 0; i < argc; i++) {
-        const char *v = NULL;
-        int r;
-        if ((r = opt_value(argc, argv, &i, "-f", "--filename", &v)) ||
-            (r = opt_value(argc, argv, &i, "-f", "--file", &v))) {
-            if (r < 0)
-                return usage_error(prog, cmd, "missing value for", argv[i]);
-            pa->file = v;
-        } else if ((r = opt_value(argc, argv, &i, "--kubeconfig", "--kubeconfig", &v))) {
-            if (r < 0)
-                return usage_error(prog, cmd, "missing value for", argv[i]);
-            pa->kubeconfig = v;
-        } else if ((r = opt_value(argc, argv, &i, "--context", "--context", &v))) {
-            if (r < 0)
-                return usage_error(prog, cmd, "missing value for", argv[i]);
-            pa->context = v;
-        } else if ((r = opt_value(argc, argv, &i, "-o", "--output", &v))) {
-            if (r < 0)
-                return usage_error(prog, cmd, "missing value for", argv[i]);
-            if (strcmp(v, "table") != 0 && strcmp(v, "json") != 0)
-                return usage_error(prog, cmd, "-o takes table or json, not", v);
-            pa->output = v;
-        } else if ((r = opt_value(argc, argv, &i, "--set-request", "--set-request", &v))) {
-            if (r < 0)
-                return usage_error(prog, cmd, "missing value for", argv[i]);
-            pa->sets[pa->n_sets++] = (char *)v;
-        } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("usage: %s %s%s [-f FILE|- | --kubeconfig F --context C] [-o table|json] "
-                   "[--set-request NS/POD=CPU]...\n",
-                   prog, cmd, strcmp(cmd, "node") == 0 ? " NODE" : "");
-            return -1;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return usage_error(prog, cmd, "unknown option", argv[i]);
-        } else if (!strcmp(cmd, "node") && !pa->node) {
-            pa->node = argv[i];
-        } else {
-            return usage_error(prog, cmd, "unexpected argument", argv[i]);
-        }
-    }
-    if (!strcmp(cmd, "node") && !pa->node)
-        return usage_error(prog, cmd, "missing the node name", NULL);
+    if (pa->ro.ns && !hr_kname_label(pa->ro.ns))
+        return hr_usage_error(prog, c, "\"%s\" is not a namespace name", pa->ro.ns);
     if (pa->file && (pa->kubeconfig || pa->context))
-        return usage_error(prog, cmd, "-f reads a dump; it does not mix with",
-                           "--kubeconfig/--context");
+        return hr_usage_error(prog, c,
+                              "-f reads a dump; it does not mix with --kubeconfig/--context");
+    pa->ro.only_node = pa->node;
     return HR_EXIT_OK;
 }
 
@@ -120,7 +150,7 @@ static hr_status read_live(const plan_args *pa, hr_snapshot *snap, hr_err *err)
 {
     memset(snap, 0, sizeof *snap);
     hr_kclient *k = NULL;
-    hr_status st = hr_live_client(pa->kubeconfig, pa->context, &k, err);
+    hr_status st = hr_live_client(pa->kubeconfig, pa->context, pa->timeout_ms, &k, err);
     hr_buf list;
     hr_buf_init(&list, 0);
     if (!st)
@@ -154,13 +184,15 @@ static void report_bad(const char *prog, const char *cmd, const hr_snapshot_bad 
     fprintf(stderr, "%s %s: %s; %s\n", prog, cmd, b->msg ? b->msg : "", what);
 }
 
-static int run(const char *prog, const char *cmd, int argc, char **argv)
+static int run(const char *prog, const hr_command *c, int argc, char **argv)
 {
+    const char *cmd = c->name;
     plan_args pa;
-    int rc = parse_args(prog, cmd, argc, argv, &pa);
-    if (rc) {
-        free(pa.sets);
-        return rc < 0 ? HR_EXIT_OK : rc; /* -1: help was printed */
+    hr_args args;
+    int rc = parse_args(prog, c, argc, argv, &args, &pa);
+    if (rc || args.help) {
+        hr_args_free(&args);
+        return rc;
     }
     hr_err err;
     hr_err_clear(&err);
@@ -173,11 +205,16 @@ static int run(const char *prog, const char *cmd, int argc, char **argv)
     hr_status st = sets ? HR_OK : hr_err_set(&err, HR_E_NOMEM, "out of memory");
     for (int i = 0; !st && i < pa.n_sets; i++)
         st = hr_set_request_parse(pa.sets[i], &arena, &sets[i], &err);
-    if (st) { /* a malformed --set-request is a usage error */
+    hr_selector sel;
+    if (!st && pa.selector) {
+        st = hr_lselector_parse(pa.selector, &arena, &sel, &err);
+        pa.ro.selector = &sel;
+    }
+    if (st) { /* a malformed --set-request or -l is a usage error */
         fprintf(stderr, "%s %s: %s\n", prog, cmd, err.msg);
         rc = st == HR_E_INPUT ? HR_EXIT_USAGE : HR_EXIT_INPUT;
         hr_arena_free(&arena);
-        free(pa.sets);
+        hr_args_free(&args);
         return rc;
     }
     if (pa.file) {
@@ -189,8 +226,7 @@ static int run(const char *prog, const char *cmd, int argc, char **argv)
     if (!st)
         st = hr_plan_build(&snap, sets, (size_t)pa.n_sets, &arena, &plan, &err);
     if (!st)
-        st = strcmp(pa.output, "json") == 0 ? hr_render_json(&plan, pa.node, &out, &err)
-                                            : hr_render_table(&plan, pa.node, &out, &err);
+        st = hr_render(&plan, &pa.ro, &out, &err);
     if (!st && fwrite(hr_buf_str(&out), 1, out.len, stdout) != out.len)
         st = hr_err_set(&err, HR_E_IO, "writing the output failed");
     if (!st && fflush(stdout) != 0)
@@ -209,16 +245,16 @@ static int run(const char *prog, const char *cmd, int argc, char **argv)
     hr_buf_free(&out);
     hr_snapshot_free(&snap);
     hr_arena_free(&arena);
-    free(pa.sets);
+    hr_args_free(&args);
     return rc;
 }
 
 int hr_cmd_plan(const char *prog, int argc, char **argv)
 {
-    return run(prog, "plan", argc, argv);
+    return run(prog, &hr_plan_command, argc, argv);
 }
 
 int hr_cmd_node(const char *prog, int argc, char **argv)
 {
-    return run(prog, "node", argc, argv);
+    return run(prog, &hr_node_command, argc, argv);
 }

@@ -20,6 +20,7 @@
 #include "cmd/preflight.h"
 #include "core/eligibility.h"
 #include "core/names.h"
+#include "kube/kname.h"
 #include "util/jsonstr.h"
 #include "util/strmap.h"
 
@@ -439,38 +440,50 @@ static void check_vpa(pf *p)
 
 /* ------------------------------------------------------------ command */
 
-static int usage(const char *prog, const char *why)
-{
-    if (why)
-        fprintf(stderr, "%s preflight: %s\n", prog, why);
-    fprintf(stderr,
-            "usage: %s preflight [--namespace NS] [--kubeconfig FILE] [--context NAME]\n"
-            "  --namespace NS   where the controller will run (its Lease; never managed),\n"
-            "                   default kube-headroom\n",
-            prog);
-    return HR_EXIT_USAGE;
-}
+enum { F_NAMESPACE, F_KUBECONFIG, F_CONTEXT, F_TIMEOUT, F_N };
+
+static const hr_flag preflight_flags[F_N] = {
+    [F_NAMESPACE] = {"namespace", 'n', HR_FLAG_STRING, "NAMESPACE",
+                     "where the controller will run (its Lease; never managed), default "
+                     "kube-headroom",
+                     NULL},
+    [F_KUBECONFIG] = HR_FLAG_KUBECONFIG,
+    [F_CONTEXT] = HR_FLAG_CONTEXT,
+    [F_TIMEOUT] = HR_FLAG_REQUEST_TIMEOUT,
+};
+
+const hr_command hr_preflight_command = {
+    "preflight",
+    "[-n NAMESPACE]",
+    "Is this cluster ready for kube-headroom? (read-only; exit 1 on a FAIL)",
+    "One PASS/WARN/FAIL line per check: server version, pods/resize, RBAC of your identity,\n"
+    "limits.cpu quotas and capping LimitRanges in managed namespaces, Windows nodes,\n"
+    "kubelets that do not report container resources, VPAs that set limits.\n",
+    preflight_flags,
+    F_N,
+    0,
+    hr_cmd_preflight,
+};
 
 int hr_cmd_preflight(const char *prog, int argc, char **argv)
 {
-    const char *kubeconfig = NULL, *context = NULL, *own_ns = "kube-headroom";
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        const char **dst = !strcmp(a, "--kubeconfig")                      ? &kubeconfig
-                           : !strcmp(a, "--context")                       ? &context
-                           : !strcmp(a, "--namespace") || !strcmp(a, "-n") ? &own_ns
-                                                                           : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help"))
-            return usage(prog, NULL), HR_EXIT_OK;
-        if (!dst)
-            return usage(prog, "unknown argument");
-        if (++i >= argc)
-            return usage(prog, "a flag needs a value");
-        *dst = argv[i];
-    }
+    hr_args args;
+    int rc = hr_args_parse(prog, &hr_preflight_command, argc, argv, &args);
+    const char *kubeconfig = args.val[F_KUBECONFIG], *context = args.val[F_CONTEXT];
+    const char *own_ns = args.val[F_NAMESPACE] ? args.val[F_NAMESPACE] : "kube-headroom";
+    long timeout_ms = args.val[F_TIMEOUT] ? hr_duration_ms(args.val[F_TIMEOUT]) : 0;
+    hr_args_free(&args);
+    if (rc != HR_EXIT_OK || args.help)
+        return rc;
+    if (timeout_ms < 0)
+        return hr_usage_error(prog, &hr_preflight_command,
+                              "--request-timeout takes 30s, 2m, 1h or 0");
+    if (!hr_kname_label(own_ns))
+        return hr_usage_error(prog, &hr_preflight_command, "\"%s\" is not a namespace name",
+                              own_ns);
     hr_err err;
     pf p = {.own_ns = own_ns};
-    if (hr_live_client(kubeconfig, context, &p.k, &err) != HR_OK) {
+    if (hr_live_client(kubeconfig, context, timeout_ms, &p.k, &err) != HR_OK) {
         fprintf(stderr, "%s preflight: %s\n", prog, err.msg);
         return HR_EXIT_INPUT;
     }

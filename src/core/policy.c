@@ -138,6 +138,18 @@ static int64_t unmanaged_limits(const hr_pod *p)
     return sum;
 }
 
+int64_t hr_pod_raw(const hr_config *c, int64_t slack, int64_t managed, uint32_t n_managed,
+                   int64_t request)
+{
+    int64_t burst = 0;
+    if (slack > 0 && managed > 0 && n_managed > 0) {
+        int64_t prop = hr_muldiv64(slack, request, managed);
+        int64_t floor = hr_min64(c->min_burst_floor, slack / (int64_t)n_managed);
+        burst = hr_max64(prop, floor);
+    }
+    return hr_sadd64(request, burst);
+}
+
 void hr_pod_caps_of(const hr_config *c, int64_t allocatable, const hr_pod *p, int64_t request,
                     hr_pod_caps *out)
 {
@@ -190,13 +202,7 @@ int64_t hr_pod_target(const hr_config *c, int64_t allocatable, int64_t slack, in
                       uint32_t n_managed, const hr_pod *p, int64_t request, int64_t *cap_out)
 {
     int64_t r = request;
-    int64_t burst = 0;
-    if (slack > 0 && managed > 0 && n_managed > 0) {
-        int64_t prop = hr_muldiv64(slack, r, managed);
-        int64_t floor = hr_min64(c->min_burst_floor, slack / (int64_t)n_managed);
-        burst = hr_max64(prop, floor);
-    }
-    int64_t t = hr_sadd64(r, burst);
+    int64_t t = hr_pod_raw(c, slack, managed, n_managed, r);
 
     /* Caps, in the order of design §2.3; they always win over the floor. */
     hr_pod_caps caps;

@@ -104,6 +104,10 @@ void hr_pod_caps_of(const hr_config *c, int64_t allocatable, const hr_pod *p, in
  * "LimitRange Container bounds", "request" (for explain and plan). */
 const char *hr_cap_str(hr_cap_kind k);
 
+/* raw_i = r_i + burst_i of design §2.2, before the caps and the quantum. */
+int64_t hr_pod_raw(const hr_config *c, int64_t slack, int64_t managed, uint32_t n_managed,
+                   int64_t request);
+
 /* target_i before the split: burst, caps, quantum. cap_out (may be NULL)
  * receives hr_pod_caps_of's cap. */
 int64_t hr_pod_target(const hr_config *c, int64_t allocatable, int64_t slack, int64_t managed,

@@ -43,7 +43,31 @@ static bool pod_managed(const hr_pod_plan *pp)
     return pp->reason == HR_MANAGED && pp->target != HR_NONE;
 }
 
-static bool add_node_json(yyjson_mut_doc *doc, yyjson_mut_val *nodes, const hr_plan_node_out *no)
+/* Whether pod i of the node is listed under o's filters. */
+static bool listed(const hr_render_opts *o, const hr_plan_node_out *no, size_t i)
+{
+    const hr_kpod *kp = no->src[i];
+    if (o->ns && strcmp(kp->meta.ns, o->ns) != 0)
+        return false;
+    return o->selector == NULL || hr_selector_matches(o->selector, &kp->meta.labels);
+}
+
+/* A node is shown when it is asked for, or when no filter hides all of
+ * its pods (a node with no pods is shown unfiltered). */
+static bool node_shown(const hr_render_opts *o, const hr_plan_node_out *no)
+{
+    if (o->only_node)
+        return strcmp(no->name, o->only_node) == 0;
+    if (!o->ns && !o->selector)
+        return true;
+    for (size_t i = 0; i < no->n_pods; i++)
+        if (listed(o, no, i))
+            return true;
+    return false;
+}
+
+static bool add_node_json(yyjson_mut_doc *doc, yyjson_mut_val *nodes, const hr_plan_node_out *no,
+                          const hr_render_opts *ro)
 {
     yyjson_mut_val *o = yyjson_mut_obj(doc);
     yyjson_mut_val *pods = yyjson_mut_arr(doc);
@@ -65,6 +89,8 @@ static bool add_node_json(yyjson_mut_doc *doc, yyjson_mut_val *nodes, const hr_p
     if (no->undecodable && !yyjson_mut_obj_add_str(doc, o, "undecodable", no->undecodable))
         return false;
     for (size_t i = 0; i < no->n_pods; i++) {
+        if (!listed(ro, no, i))
+            continue;
         const hr_kpod *kp = no->src[i];
         const hr_pod_plan *pp = &no->plans[i];
         bool managed = pod_managed(pp);
@@ -118,23 +144,18 @@ static bool add_bad_json(yyjson_mut_doc *doc, yyjson_mut_val *root, const hr_pla
     return true;
 }
 
-hr_status hr_render_json(const hr_plan *p, const char *only_node, hr_buf *out, hr_err *err)
+static hr_status render_json(const hr_plan *p, const hr_render_opts *o, hr_buf *out, hr_err *err)
 {
-    hr_status st = check_node(p, only_node, err);
-    if (st)
-        return st;
     yyjson_mut_doc *doc = yyjson_mut_doc_new(NULL);
     yyjson_mut_val *root = doc ? yyjson_mut_obj(doc) : NULL;
     yyjson_mut_val *nodes = doc ? yyjson_mut_arr(doc) : NULL;
     bool ok = root && nodes && yyjson_mut_obj_add_val(doc, root, "nodes", nodes);
     if (ok)
         yyjson_mut_doc_set_root(doc, root);
-    for (size_t i = 0; ok && i < p->n_nodes; i++) {
-        if (only_node && strcmp(p->nodes[i].name, only_node) != 0)
-            continue;
-        ok = add_node_json(doc, nodes, &p->nodes[i]);
-    }
-    if (ok && !only_node)
+    for (size_t i = 0; ok && i < p->n_nodes; i++)
+        if (node_shown(o, &p->nodes[i]))
+            ok = add_node_json(doc, nodes, &p->nodes[i], o);
+    if (ok && !o->only_node)
         ok = add_bad_json(doc, root, p);
     char *text = NULL;
     size_t len = 0;
@@ -151,6 +172,95 @@ hr_status hr_render_json(const hr_plan *p, const char *only_node, hr_buf *out, h
     return HR_OK;
 }
 
+/* YAML, block style, from a JSON value: strings double-quoted (JSON's
+ * escapes are YAML's), keys plain (ours are identifiers). */
+static void yaml_val(yyjson_val *v, int indent, bool in_seq, hr_buf *b);
+
+static void yaml_scalar(yyjson_val *v, hr_buf *b)
+{
+    size_t len = 0;
+    char *t = yyjson_val_write(v, 0, &len);
+    if (t)
+        hr_buf_append(b, t, len);
+    free(t);
+}
+
+static void yaml_val(yyjson_val *v, int indent, bool in_seq, hr_buf *b)
+{
+    size_t i, max;
+    if (yyjson_is_obj(v) && yyjson_obj_size(v) > 0) {
+        yyjson_val *k, *x;
+        bool first = true;
+        yyjson_obj_foreach(v, i, max, k, x)
+        {
+            if (!(first && in_seq))
+                hr_buf_fill(b, ' ', (size_t)indent);
+            first = false;
+            hr_buf_printf(b, "%s:", yyjson_get_str(k));
+            bool block = (yyjson_is_obj(x) && yyjson_obj_size(x)) ||
+                         (yyjson_is_arr(x) && yyjson_arr_size(x));
+            if (block) {
+                hr_buf_putc(b, '\n');
+                yaml_val(x, yyjson_is_arr(x) ? indent : indent + 2, false, b);
+            } else {
+                hr_buf_putc(b, ' ');
+                yaml_val(x, indent, false, b);
+                hr_buf_putc(b, '\n');
+            }
+        }
+    } else if (yyjson_is_arr(v) && yyjson_arr_size(v) > 0) {
+        yyjson_val *x;
+        yyjson_arr_foreach(v, i, max, x)
+        {
+            hr_buf_fill(b, ' ', (size_t)indent);
+            hr_buf_puts(b, "- ");
+            if (yyjson_is_obj(x) && yyjson_obj_size(x)) {
+                yaml_val(x, indent + 2, true, b);
+            } else {
+                yaml_val(x, indent + 2, false, b);
+                hr_buf_putc(b, '\n');
+            }
+        }
+    } else {
+        yaml_scalar(v, b); /* a scalar, [] or {} */
+    }
+}
+
+static hr_status render_yaml(const hr_plan *p, const hr_render_opts *o, hr_buf *out, hr_err *err)
+{
+    hr_buf js;
+    hr_buf_init(&js, 0);
+    hr_status st = render_json(p, o, &js, err);
+    yyjson_doc *d = st ? NULL : yyjson_read(hr_buf_str(&js), js.len, 0);
+    hr_buf_free(&js);
+    if (st)
+        return st;
+    if (d == NULL)
+        return hr_err_set(err, HR_E_NOMEM, "out of memory writing YAML");
+    yaml_val(yyjson_doc_get_root(d), 0, false, out);
+    yyjson_doc_free(d);
+    return hr_buf_failed(out) ? hr_err_set(err, HR_E_NOMEM, "out of memory writing YAML") : HR_OK;
+}
+
+/* The table's WRITE column: a write the gates hold is not a write. */
+static bool would_write(const hr_pod_plan *pp)
+{
+    return pod_managed(pp) && pp->write && pp->gate == HR_GATE_PASS;
+}
+
+static hr_status render_names(const hr_plan *p, const hr_render_opts *o, hr_buf *out, hr_err *err)
+{
+    for (size_t i = 0; i < p->n_nodes; i++) {
+        const hr_plan_node_out *no = &p->nodes[i];
+        if (!node_shown(o, no))
+            continue;
+        for (size_t k = 0; k < no->n_pods; k++)
+            if (listed(o, no, k) && would_write(&no->plans[k]))
+                hr_buf_printf(out, "pod/%s\n", no->src[k]->meta.name);
+    }
+    return hr_buf_failed(out) ? hr_err_set(err, HR_E_NOMEM, "out of memory") : HR_OK;
+}
+
 /* "1500m", or the placeholder when the value means "nothing". */
 static const char *milli(char *buf, size_t cap, int64_t v, int64_t none, const char *placeholder)
 {
@@ -163,8 +273,22 @@ static const char *milli(char *buf, size_t cap, int64_t v, int64_t none, const c
 #define POD_COL_MIN 24
 #define POD_COL_MAX 44
 
-static void render_node_table(const hr_plan_node_out *no, hr_buf *b)
+/* CAP for -o wide: the bound that cut r + burst (design §2.3), or "-". */
+static const char *binding_cap(const hr_config *c, const hr_plan_node_out *no, size_t i)
 {
+    const hr_pod_plan *pp = &no->plans[i];
+    if (!pod_managed(pp) || pp->gate == HR_GATE_NODE_UNKNOWN)
+        return "-";
+    hr_pod_caps caps;
+    hr_pod_caps_of(c, no->np.allocatable, &no->pods[i], pp->request, &caps);
+    int64_t raw = hr_pod_raw(c, no->np.slack, no->np.managed, no->np.n_managed, pp->request);
+    return raw > caps.cap ? hr_cap_str(caps.kind) : "-";
+}
+
+static void render_node_table(const hr_plan *p, const hr_plan_node_out *no, const hr_render_opts *o,
+                              hr_buf *b, size_t *listed_n)
+{
+    bool wide = o->fmt == HR_RENDER_WIDE;
     char f[32], v1[32], v2[32], v3[32], v4[32];
     hr_factor_str(no->factor_milli, f, sizeof f);
     hr_buf_printf(b,
@@ -201,13 +325,21 @@ static void render_node_table(const hr_plan_node_out *no, hr_buf *b)
     }
     size_t w = POD_COL_MIN;
     for (size_t i = 0; i < no->n_pods; i++) {
+        if (!listed(o, no, i))
+            continue;
         size_t l = strlen(no->src[i]->meta.ns) + 1 + strlen(no->src[i]->meta.name);
         if (l > w)
             w = l > POD_COL_MAX ? POD_COL_MAX : l;
     }
-    hr_buf_printf(b, "  %-*s  %9s  %9s  %9s  %-5s  %s\n", (int)w, "POD", "REQUEST", "LIMIT",
-                  "TARGET", "WRITE", "STATUS");
+    hr_buf_printf(b, "  %-*s  %9s  %9s  %9s  %-5s  ", (int)w, "POD", "REQUEST", "LIMIT", "TARGET",
+                  "WRITE");
+    if (wide)
+        hr_buf_printf(b, "%-27s  %-20s  ", "CAP", "NODE");
+    hr_buf_puts(b, "STATUS\n");
     for (size_t i = 0; i < no->n_pods; i++) {
+        if (!listed(o, no, i))
+            continue;
+        ++*listed_n;
         const hr_kpod *kp = no->src[i];
         const hr_pod_plan *pp = &no->plans[i];
         bool managed = pod_managed(pp);
@@ -220,11 +352,13 @@ static void render_node_table(const hr_plan_node_out *no, hr_buf *b)
                             : pp->gate                       ? "held"
                                                              : "yes";
         bool bad = kp->pod.undecodable;
-        hr_buf_printf(b, "  %9s  %9s  %9s  %-5s  %s",
+        hr_buf_printf(b, "  %9s  %9s  %9s  %-5s  ",
                       bad ? "?" : milli(v1, sizeof v1, pp->request, 0, "-"),
                       bad ? "?" : milli(v2, sizeof v2, pp->current, 0, "none"),
-                      managed ? milli(v3, sizeof v3, pp->target, -1, "-") : "-", write,
-                      hr_reason_str(pp->reason));
+                      managed ? milli(v3, sizeof v3, pp->target, -1, "-") : "-", write);
+        if (wide)
+            hr_buf_printf(b, "%-27s  %-20s  ", binding_cap(p->cfg, no, i), no->name);
+        hr_buf_puts(b, hr_reason_str(pp->reason));
         if ((managed && pp->write && pp->gate) || pp->gate == HR_GATE_NODE_UNKNOWN)
             hr_buf_printf(b, " (held: %s)", hr_gate_str(pp->gate));
         if (managed && pp->qos_guarded)
@@ -267,11 +401,10 @@ static void render_config(const hr_config *c, hr_buf *b)
                   c->shrink_percent);
 }
 
-hr_status hr_render_table(const hr_plan *p, const char *only_node, hr_buf *out, hr_err *err)
+static hr_status render_table(const hr_plan *p, const hr_render_opts *o, hr_buf *out, hr_err *err)
 {
-    hr_status st = check_node(p, only_node, err);
-    if (st)
-        return st;
+    const char *only_node = o->only_node;
+    bool filtered = o->ns || o->selector;
     render_config(p->cfg, out);
     if (p->n_bad && !only_node) {
         hr_buf_puts(out, "Not decoded: a pod's node holds every increase (booking-unknown); a "
@@ -291,20 +424,24 @@ hr_status hr_render_table(const hr_plan *p, const char *only_node, hr_buf *out, 
     size_t pods = 0, managed = 0, writes = 0, nodes = 0, unknown = 0;
     for (size_t i = 0; i < p->n_nodes; i++) {
         const hr_plan_node_out *no = &p->nodes[i];
-        if (only_node && strcmp(no->name, only_node) != 0)
+        if (!node_shown(o, no))
             continue;
-        render_node_table(no, out);
+        render_node_table(p, no, o, out, &pods);
         nodes++;
-        pods += no->n_pods;
-        managed += no->np.n_managed;
-        writes += no->np.n_write;
-        for (size_t k = 0; k < no->n_pods; k++)
+        for (size_t k = 0; k < no->n_pods; k++) {
+            if (!listed(o, no, k))
+                continue;
+            /* As np.n_managed and np.n_write count them. */
+            managed += no->plans[k].reason == HR_MANAGED;
+            writes += no->plans[k].write;
             unknown += no->plans[k].gate == HR_GATE_NODE_UNKNOWN;
+        }
     }
     hr_buf_printf(out,
-                  "%zu node%s, %zu pod%s, %zu managed, %zu would be "
+                  "%zu node%s, %zu pod%s%s, %zu managed, %zu would be "
                   "written\n",
-                  nodes, nodes == 1 ? "" : "s", pods, pods == 1 ? "" : "s", managed, writes);
+                  nodes, nodes == 1 ? "" : "s", pods, pods == 1 ? "" : "s",
+                  filtered ? " listed" : "", managed, writes);
     if (!only_node && (p->n_unbound || p->n_terminal))
         hr_buf_printf(out,
                       "not planned: %zu pod%s not bound to a node, "
@@ -321,4 +458,31 @@ hr_status hr_render_table(const hr_plan *p, const char *only_node, hr_buf *out, 
     if (hr_buf_failed(out))
         return hr_err_set(err, HR_E_NOMEM, "out of memory writing the table");
     return HR_OK;
+}
+
+hr_status hr_render(const hr_plan *p, const hr_render_opts *o, hr_buf *out, hr_err *err)
+{
+    hr_status st = check_node(p, o->only_node, err);
+    if (st)
+        return st;
+    switch (o->fmt) {
+    case HR_RENDER_JSON: return render_json(p, o, out, err);
+    case HR_RENDER_YAML: return render_yaml(p, o, out, err);
+    case HR_RENDER_NAME: return render_names(p, o, out, err);
+    case HR_RENDER_TABLE:
+    case HR_RENDER_WIDE:
+    default: return render_table(p, o, out, err);
+    }
+}
+
+hr_status hr_render_json(const hr_plan *p, const char *only_node, hr_buf *out, hr_err *err)
+{
+    hr_render_opts o = {.fmt = HR_RENDER_JSON, .only_node = only_node};
+    return hr_render(p, &o, out, err);
+}
+
+hr_status hr_render_table(const hr_plan *p, const char *only_node, hr_buf *out, hr_err *err)
+{
+    hr_render_opts o = {.fmt = HR_RENDER_TABLE, .only_node = only_node};
+    return hr_render(p, &o, out, err);
 }

@@ -6,17 +6,40 @@
  *     "managedRequestsMilli","factor","pods":[{"namespace","name",
  *     "requestMilli","limitMilli","targetMilli","write","managed",
  *     "reason"}]}]}
- * Table (for people): one block per node, readable at 120 columns.
+ * Table (for people): one block per node, readable at 120 columns; wide
+ * adds NODE and CAP (the design §2.3 bound that cut r + burst, "-" when none).
+ * YAML is the JSON document, block style; name is kubectl's pod/NAME.
  * Both are deterministic: same plan, same bytes.
  */
 #ifndef HR_PLAN_RENDER_H
 #define HR_PLAN_RENDER_H
 
+#include "core/selector.h"
 #include "plan/planner.h"
 #include "util/buf.h"
 #include "util/err.h"
 
-/* only_node: NULL for every node, else just that one (it must exist). */
+typedef enum hr_render_fmt {
+    HR_RENDER_TABLE = 0,
+    HR_RENDER_WIDE, /* the table, plus each pod's node and the cap that binds it */
+    HR_RENDER_JSON,
+    HR_RENDER_YAML, /* the JSON document, as YAML */
+    HR_RENDER_NAME, /* pod/NAME per listed pod whose limit would be written */
+} hr_render_fmt;
+
+/* Which pods are listed. Every pod still books its node: a filter narrows
+ * what is shown, never what is planned. */
+typedef struct hr_render_opts {
+    hr_render_fmt fmt;
+    const char *only_node;       /* NULL: every node; else that one (it must exist) */
+    const char *ns;              /* NULL: every namespace */
+    const hr_selector *selector; /* NULL: every pod; else those whose labels match */
+} hr_render_opts;
+
+HR_MUST_CHECK hr_status hr_render(const hr_plan *p, const hr_render_opts *o, hr_buf *out,
+                                  hr_err *err);
+
+/* hr_render with only only_node set, as JSON / as the table. */
 HR_MUST_CHECK hr_status hr_render_json(const hr_plan *p, const char *only_node, hr_buf *out,
                                        hr_err *err);
 HR_MUST_CHECK hr_status hr_render_table(const hr_plan *p, const char *only_node, hr_buf *out,

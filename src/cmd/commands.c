@@ -1,0 +1,149 @@
+/*
+ * commands.c — the command table and the top-level help (commands.h).
+ */
+#include "cmd/commands.h"
+
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "cmd/cmd_run.h"
+#include "cmd/explain.h"
+#include "cmd/plan.h"
+#include "cmd/preflight.h"
+
+#ifndef HR_VERSION_STRING
+#define HR_VERSION_STRING "0.0.0"
+#endif
+#ifndef HR_GIT_COMMIT
+#define HR_GIT_COMMIT "unknown"
+#endif
+#ifndef HR_BUILD_FLAGS
+#define HR_BUILD_FLAGS ""
+#endif
+
+/* run parses its own flags (cmd_run.c, which prints its own help); this
+ * list is for completion, and tests/golden/cli.sh checks it against
+ * `headroom run --help`. */
+static const hr_flag run_flags[] = {
+    {"metrics-addr", 0, HR_FLAG_STRING, "ADDR", "/metrics, /healthz, /readyz", NULL},
+    {"webhook-addr", 0, HR_FLAG_STRING, "ADDR", "HTTPS admission webhook", NULL},
+    {"webhook-cert-dir", 0, HR_FLAG_STRING, "DIR", "tls.crt and tls.key", "@dir"},
+    HR_FLAG_KUBECONFIG,
+    HR_FLAG_CONTEXT,
+    {"namespace", 0, HR_FLAG_STRING, "NS", "the controller's own namespace", NULL},
+    {"dry-run", 0, HR_FLAG_BOOL, NULL, "override the HeadroomConfig's dryRun", NULL},
+    {"leader-elect", 0, HR_FLAG_BOOL, NULL, "write only while holding the Lease", NULL},
+    {"controller", 0, HR_FLAG_BOOL, NULL, "false: webhook, metrics and health only", NULL},
+    {"log-format", 0, HR_FLAG_STRING, "FORMAT", "logfmt or json", "logfmt json"},
+    {"v", 0, HR_FLAG_STRING, "LEVEL", "1: debug logs", NULL},
+};
+
+static const hr_command run_command = {
+    "run",
+    "[flags]",
+    "The controller daemon (and the admission webhook, /metrics, health).",
+    NULL,
+    run_flags,
+    sizeof run_flags / sizeof run_flags[0],
+    0,
+    hr_cmd_run,
+};
+
+static int cmd_version(const char *prog, int argc, char **argv);
+static int cmd_help(const char *prog, int argc, char **argv);
+
+static const hr_command version_command = {
+    "version", "", "Version, git commit, build flags.", NULL, NULL, 0, 0, cmd_version,
+};
+
+static const hr_command help_command = {
+    "help", "[COMMAND]", "This text, or one command's help.", NULL, NULL, 0, 1, cmd_help,
+};
+
+const hr_command *const hr_commands[] = {
+    &hr_plan_command, &hr_node_command, &hr_explain_command, &hr_preflight_command,
+    &run_command,     &version_command, &help_command,
+};
+const size_t hr_n_commands = sizeof hr_commands / sizeof hr_commands[0];
+
+const hr_command *hr_command_find(const char *name)
+{
+    for (size_t i = 0; i < hr_n_commands; i++)
+        if (strcmp(hr_commands[i]->name, name) == 0)
+            return hr_commands[i];
+    return NULL;
+}
+
+void hr_commands_usage(FILE *f, const char *prog)
+{
+    fprintf(f,
+            "usage: %s COMMAND [ARGS] [FLAGS]\n"
+            "\n"
+            "Sets each managed container's CPU limit from the unbooked CPU of its node.\n"
+            "\n"
+            "commands:\n",
+            prog);
+    for (size_t i = 0; i < hr_n_commands; i++) {
+        const hr_command *c = hr_commands[i];
+        const char *nl = strchr(c->summary, '\n');
+        fprintf(f, "  %-11s%.*s\n", c->name, nl ? (int)(nl - c->summary) : (int)strlen(c->summary),
+                c->summary);
+    }
+    fprintf(f,
+            "\n"
+            "\"%s help COMMAND\" or \"%s COMMAND --help\" for a command's flags. Flags are\n"
+            "kubectl's: -o json|yaml|wide|name (also -o=json, -ojson), -n/--namespace,\n"
+            "-A/--all-namespaces, -l/--selector, --context, --kubeconfig, --request-timeout;\n"
+            "--flag value and --flag=value alike.\n"
+            "\n"
+            "exit status:\n"
+            "  0  done (preflight: no FAIL)\n"
+            "  1  bad input, a cluster that cannot be read, an object that does not decode,\n"
+            "     or a failed preflight check (one line on stderr says which)\n"
+            "  2  usage: unknown command or flag, a missing or malformed argument\n"
+            "\n"
+            "a complete dump for plan -f / node -f / explain -f:\n"
+            "  kubectl get nodes,pods,namespaces,limitranges,headroomconfigs -A -o json > "
+            "dump.json\n"
+            "\n"
+            "docs: README.md (CLI), docs/cli.md, docs/design.md\n",
+            prog, prog);
+}
+
+static int cmd_version(const char *prog, int argc, char **argv)
+{
+    hr_args a;
+    int rc = hr_args_parse(prog, &version_command, argc, argv, &a);
+    hr_args_free(&a);
+    if (rc != HR_EXIT_OK || a.help)
+        return rc;
+    printf("headroom %s\ncommit %s\nbuild %s\n", HR_VERSION_STRING, HR_GIT_COMMIT, HR_BUILD_FLAGS);
+    return HR_EXIT_OK;
+}
+
+static int cmd_help(const char *prog, int argc, char **argv)
+{
+    hr_args a;
+    int rc = hr_args_parse(prog, &help_command, argc, argv, &a);
+    const char *name = a.n_pos ? a.pos[0] : NULL;
+    hr_args_free(&a);
+    if (rc != HR_EXIT_OK || a.help)
+        return rc;
+    if (name == NULL) {
+        hr_commands_usage(stdout, prog);
+        return HR_EXIT_OK;
+    }
+    const hr_command *c = hr_command_find(name);
+    if (c == NULL) {
+        fprintf(stderr, "%s help: unknown command \"%s\" (try \"%s help\")\n", prog, name, prog);
+        return HR_EXIT_USAGE;
+    }
+    if (c == &run_command) {
+        /* run prints its own help (cmd_run.c). */
+        char help[] = "--help";
+        char *args[] = {help, NULL};
+        return c->run(prog, 1, args);
+    }
+    hr_command_help(stdout, prog, c);
+    return HR_EXIT_OK;
+}

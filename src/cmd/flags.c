@@ -1,0 +1,182 @@
+/*
+ * flags.c — kubectl-style flag parsing, help and durations (flags.h).
+ */
+#include "cmd/flags.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+
+void hr_args_free(hr_args *a)
+{
+    free(a->list);
+    free(a->pos);
+    a->list = a->pos = NULL;
+    a->n_list = a->n_pos = 0;
+}
+
+bool hr_args_on(const hr_args *a, size_t flag)
+{
+    return flag < HR_FLAGS_MAX && a->val[flag] && strcmp(a->val[flag], "true") == 0;
+}
+
+static void synopsis(FILE *f, const char *prog, const hr_command *c)
+{
+    fprintf(f, "usage: %s %s %s\n", prog, c->name, c->synopsis);
+}
+
+int hr_usage_error(const char *prog, const hr_command *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s %s: ", prog, c->name);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    synopsis(stderr, prog, c);
+    fprintf(stderr, "(\"%s help %s\" for more)\n", prog, c->name);
+    return HR_EXIT_USAGE;
+}
+
+void hr_command_help(FILE *f, const char *prog, const hr_command *c)
+{
+    synopsis(f, prog, c);
+    fprintf(f, "\n%s\n", c->summary);
+    if (c->n_flags)
+        fputs("\nflags (--flag value and --flag=value alike):\n", f);
+    for (size_t i = 0; i < c->n_flags; i++) {
+        const hr_flag *fl = &c->flags[i];
+        char head[64];
+        int n = snprintf(head, sizeof head, "%s%c%s--%s%s%s", fl->short_name ? "-" : "",
+                         fl->short_name ? fl->short_name : ' ', fl->short_name ? ", " : "  ",
+                         fl->name, fl->metavar ? " " : "", fl->metavar ? fl->metavar : "");
+        if (!fl->short_name)
+            n = snprintf(head, sizeof head, "    --%s%s%s", fl->name, fl->metavar ? " " : "",
+                         fl->metavar ? fl->metavar : "");
+        if (n < 25)
+            fprintf(f, "  %-25s%s\n", head, fl->help);
+        else
+            fprintf(f, "  %s\n  %25s%s\n", head, "", fl->help);
+    }
+    if (c->details)
+        fprintf(f, "\n%s", c->details);
+}
+
+/* The flag named by arg ("--name[=v]" or "-x[v]"), or NULL. *inline_val:
+ * the value after '=' (or after the short letter), NULL when none. */
+static const hr_flag *find_flag(const hr_command *c, const char *arg, const char **inline_val,
+                                size_t *index)
+{
+    *inline_val = NULL;
+    if (arg[1] == '-') {
+        const char *name = arg + 2;
+        const char *eq = strchr(name, '=');
+        size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        for (size_t i = 0; i < c->n_flags; i++)
+            if (strlen(c->flags[i].name) == len && strncmp(c->flags[i].name, name, len) == 0) {
+                *inline_val = eq ? eq + 1 : NULL;
+                *index = i;
+                return &c->flags[i];
+            }
+        return NULL;
+    }
+    for (size_t i = 0; i < c->n_flags; i++)
+        if (c->flags[i].short_name && c->flags[i].short_name == arg[1]) {
+            /* -ojson and -o=json, as kubectl reads them. */
+            if (arg[2] != '\0')
+                *inline_val = arg[2] == '=' ? arg + 3 : arg + 2;
+            *index = i;
+            return &c->flags[i];
+        }
+    return NULL;
+}
+
+int hr_args_parse(const char *prog, const hr_command *c, int argc, char **argv, hr_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->list = calloc((size_t)argc + 1, sizeof *a->list);
+    a->pos = calloc((size_t)argc + 1, sizeof *a->pos);
+    if (!a->list || !a->pos) {
+        fprintf(stderr, "%s %s: out of memory\n", prog, c->name);
+        return HR_EXIT_INPUT;
+    }
+    bool flags_done = false;
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        if (flags_done || arg[0] != '-' || arg[1] == '\0') { /* "-" is stdin: an argument */
+            if (a->n_pos >= c->max_args)
+                return hr_usage_error(prog, c, "unexpected argument \"%s\"", arg);
+            a->pos[a->n_pos++] = arg;
+            continue;
+        }
+        if (!strcmp(arg, "--")) {
+            flags_done = true;
+            continue;
+        }
+        if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+            hr_command_help(stdout, prog, c);
+            a->help = true;
+            return HR_EXIT_OK;
+        }
+        const char *v = NULL;
+        size_t k = 0;
+        const hr_flag *fl = find_flag(c, arg, &v, &k);
+        if (fl == NULL) {
+            const char *eq = strchr(arg, '=');
+            return hr_usage_error(prog, c, "unknown flag \"%.*s\"",
+                                  (int)(eq ? (size_t)(eq - arg) : strlen(arg)), arg);
+        }
+        if (fl->type == HR_FLAG_BOOL) {
+            if (v == NULL)
+                v = "true";
+            else if (strcmp(v, "true") != 0 && strcmp(v, "false") != 0)
+                return hr_usage_error(prog, c, "--%s takes true or false, not \"%s\"", fl->name,
+                                      v);
+        } else if (v == NULL) {
+            if (i + 1 >= argc)
+                return hr_usage_error(prog, c, "flag needs a value: %s", arg);
+            v = argv[++i];
+        }
+        if (fl->type == HR_FLAG_LIST)
+            a->list[a->n_list++] = v;
+        a->val[k] = v;
+    }
+    return HR_EXIT_OK;
+}
+
+long hr_duration_ms(const char *s)
+{
+    if (s == NULL || *s == '\0')
+        return -1;
+    bool bare = s[strspn(s, "0123456789")] == '\0'; /* seconds, as kubectl takes them */
+    long total = 0;
+    for (const char *p = s; *p;) {
+        if (*p < '0' || *p > '9')
+            return -1;
+        long n = 0;
+        while (*p >= '0' && *p <= '9') {
+            if (n > 100000000)
+                return -1;
+            n = n * 10 + (*p++ - '0');
+        }
+        long unit;
+        if (bare)
+            unit = 1000;
+        else if (!strncmp(p, "ms", 2))
+            unit = 1, p += 2;
+        else if (*p == 's')
+            unit = 1000, p++;
+        else if (*p == 'm')
+            unit = 60000, p++;
+        else if (*p == 'h')
+            unit = 3600000, p++;
+        else
+            return -1;
+        total += n * unit;
+        if (total > 86400000L * 365)
+            return -1;
+    }
+    return total;
+}

@@ -1,0 +1,96 @@
+/*
+ * flags.h — the one flag parser of the commands (plan, node, explain,
+ * preflight, completion), kubectl's conventions: `--flag value` and
+ * `--flag=value` for every flag, `-f value`, `-f=value` and `-fvalue` for
+ * short ones, booleans as `--flag`, `--flag=true|false`, `--` ends the
+ * flags, flags and arguments in any order. Unknown flags are named in the
+ * error. No abbreviations (getopt_long accepts `--name` for `--namespace`,
+ * which we would then have to support forever), no reordering of argv.
+ *
+ * A command describes itself once (hr_command: name, synopsis, flags); the
+ * same table prints its help, drives the parser, and feeds `headroom
+ * completion` — so help, parsing and completion cannot drift apart.
+ * `headroom run` keeps its own parser in cmd_run.c; commands.c lists its
+ * flags for help and completion (a test checks the list against `run
+ * --help`).
+ */
+#ifndef HR_CMD_FLAGS_H
+#define HR_CMD_FLAGS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "util/err.h"
+
+typedef enum hr_flag_type {
+    HR_FLAG_STRING = 0, /* takes a value; the last one given wins */
+    HR_FLAG_BOOL,       /* no value, or =true / =false */
+    HR_FLAG_LIST,       /* takes a value; may repeat, every value kept */
+} hr_flag_type;
+
+typedef struct hr_flag {
+    const char *name;    /* long name without "--": "namespace" */
+    char short_name;     /* 'n', or 0 */
+    hr_flag_type type;   /* */
+    const char *metavar; /* for help: "NAMESPACE"; NULL for booleans */
+    const char *help;    /* one line (more lines: '\n' and 27 spaces) */
+    const char *choices; /* completion candidates, space-separated, or NULL;
+                            "@file" completes file names */
+} hr_flag;
+
+#define HR_FLAGS_MAX 16
+
+/* The connection flags every command that talks to a cluster takes. */
+#define HR_FLAG_KUBECONFIG                                                                         \
+    {"kubeconfig", 0, HR_FLAG_STRING, "FILE",                                                      \
+     "kubeconfig file (default $KUBECONFIG, ~/.kube/config, in-cluster)", "@file"}
+#define HR_FLAG_CONTEXT                                                                            \
+    {"context", 0, HR_FLAG_STRING, "NAME", "kubeconfig context (default its current-context)", NULL}
+#define HR_FLAG_REQUEST_TIMEOUT                                                                    \
+    {"request-timeout", 0, HR_FLAG_STRING, "DURATION",                                             \
+     "give up on one request after this long: 1s, 2m, 1h; 0: the default 30s", NULL}
+
+typedef struct hr_command {
+    const char *name;     /* "plan" */
+    const char *synopsis; /* after the name: "[-f FILE|-] [flags]" */
+    const char *summary;  /* one line for `headroom help` */
+    const char *details;  /* printed after the flags, or NULL */
+    const hr_flag *flags;
+    size_t n_flags; /* <= HR_FLAGS_MAX */
+    int max_args;   /* positional arguments allowed */
+    int (*run)(const char *prog, int argc, char **argv);
+} hr_command;
+
+/* What was given. Values point into argv. */
+typedef struct hr_args {
+    const char *val[HR_FLAGS_MAX]; /* per flag index: the value (BOOL: "true"/"false"), NULL */
+    const char **list;             /* the values of the command's HR_FLAG_LIST flag, in order */
+    int n_list;
+    const char **pos; /* positional arguments, in order */
+    int n_pos;
+    bool help; /* -h / --help was given: the help is printed, exit 0 */
+} hr_args;
+
+/* Parse argv (the arguments after the command's name). HR_EXIT_OK, or
+ * HR_EXIT_USAGE with the reason and the synopsis on stderr, or
+ * HR_EXIT_INPUT (out of memory). On -h/--help the help goes to stdout and
+ * a->help is set. hr_args_free always. */
+int hr_args_parse(const char *prog, const hr_command *c, int argc, char **argv, hr_args *a);
+void hr_args_free(hr_args *a);
+
+/* The flag's boolean value (unset: false). */
+bool hr_args_on(const hr_args *a, size_t flag);
+
+/* A usage error: "PROG CMD: MSG" and the synopsis on stderr; HR_EXIT_USAGE. */
+int hr_usage_error(const char *prog, const hr_command *c, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The command's whole help (synopsis, summary, flags, details). */
+void hr_command_help(FILE *f, const char *prog, const hr_command *c);
+
+/* kubectl's --request-timeout: "0" (the default timeout), a bare number of
+ * seconds, or a number with ms, s, m or h ("1m30s" too). -1 when malformed. */
+long hr_duration_ms(const char *s);
+
+#endif

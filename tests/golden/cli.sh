@@ -1,0 +1,240 @@
+#!/bin/sh
+# cli.sh HEADROOM — every command with every kubectl-style flag form
+# (issue 15, done-means 2): `--flag value`, `--flag=value`, `-f value`,
+# `-f=value`, `-fvalue`; -o json|yaml|wide|name; -n/-A/-l; --context,
+# --kubeconfig, --request-timeout; unknown flags named; help CMD and CMD
+# --help on stdout with exit 0; a wrong command or flag exits 2. Each check
+# compares the exit status and the output (against the golden files of
+# this folder where there is one). Runs offline: the "cluster" is
+# 127.0.0.1:1, which refuses, so a live command exits 1 with the path it
+# asked for in the message.
+set -u
+hr=$1
+cd "$(dirname "$0")" || exit 1
+work=$(mktemp -d) || exit 1
+trap 'rm -rf "$work"' EXIT
+cat >"$work/kc" <<'KC'
+apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}
+users:
+- name: u
+  user: {token: t}
+contexts:
+- name: pay
+  context: {cluster: c, user: u, namespace: payments}
+- name: plain
+  context: {cluster: c, user: u}
+current-context: pay
+KC
+fail=0 n=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+# run WANT_RC ARGS...: run headroom, stdout in $work/out, stderr in $work/err.
+run() {
+  want=$1; shift
+  n=$((n + 1))
+  "$hr" "$@" >"$work/out" 2>"$work/err" </dev/null
+  rc=$?
+  [ "$rc" -eq "$want" ] || { bad "headroom $* exited $rc, wanted $want"; cat "$work/err"; }
+}
+same() { # GOLDEN ARGS...: exit 0, stdout byte for byte
+  g=$1; shift
+  run 0 "$@"
+  cmp -s "$g" "$work/out" || { bad "headroom $*: stdout differs from $g"; diff "$g" "$work/out" | head -5; }
+}
+err_has() { # TEXT: stderr contains it
+  grep -qF -- "$1" "$work/err" || { bad "stderr lacks \"$1\":"; cat "$work/err"; }
+}
+out_has() {
+  grep -qF -- "$1" "$work/out" || { bad "stdout lacks \"$1\""; head -5 "$work/out"; }
+}
+
+# -f, every form.
+for f in "-f cluster.json" "-fcluster.json" "-f=cluster.json" "--filename cluster.json" \
+         "--filename=cluster.json"; do
+  # shellcheck disable=SC2086
+  same cluster.table.txt plan $f
+done
+# -o, every form and every format.
+for o in "-o json" "-ojson" "-o=json" "--output json" "--output=json"; do
+  # shellcheck disable=SC2086
+  same cluster.plan.json plan -f cluster.json $o
+done
+same cluster.plan.yaml plan -f cluster.json -o yaml
+same cluster.plan.yaml plan -f cluster.json --output=yaml
+same cluster.table.txt plan -f cluster.json -o table
+same cluster.node-c.txt node node-c -f cluster.json -otable
+same cluster.node-c.txt node -f cluster.json node-c
+run 0 plan -f cluster.json -o wide
+out_has "CAP                          NODE                  STATUS"
+out_has "team-b/small-api-77d-p9        250m       500m       750m  held   LimitRange Container bounds  node-c"
+# -o name: exactly the pods the table marks "yes" (held is not a write).
+run 0 plan -f cluster.json -o name
+awk '$5 == "yes" { sub(/^[^\/]*\//, "", $1); print "pod/" $1 }' cluster.table.txt | sort >"$work/want"
+sort "$work/out" >"$work/got"
+cmp -s "$work/want" "$work/got" || { bad "-o name is not the table's yes rows"; diff "$work/want" "$work/got"; }
+[ -s "$work/got" ] || bad "-o name printed nothing"
+run 2 plan -f cluster.json -o xml
+err_has '-o takes table, wide, json, yaml or name, not "xml"'
+run 2 plan -f cluster.json -o
+err_has "flag needs a value: -o"
+
+# -n / --namespace: only that namespace's pods, every form the same.
+run 0 plan -f cluster.json -n team-b
+cp "$work/out" "$work/ns"
+grep -q '^  team-b/' "$work/ns" || bad "-n team-b lists no team-b pod"
+if grep '^  [a-z0-9-]*/' "$work/ns" | grep -qv '^  team-b/'; then bad "-n team-b lists another namespace"; fi
+grep -q 'pods listed' "$work/ns" || bad "-n: the summary does not say the list is narrowed"
+for f in "-nteam-b" "-n=team-b" "--namespace team-b" "--namespace=team-b"; do
+  # shellcheck disable=SC2086
+  same "$work/ns" plan -f cluster.json $f
+done
+# -A wins over -n (kubectl's rule) and is the default.
+same cluster.table.txt plan -f cluster.json -n team-b -A
+same cluster.table.txt plan -f cluster.json --all-namespaces
+same cluster.table.txt plan -f cluster.json --all-namespaces=true
+run 2 plan -f cluster.json -A=maybe
+err_has "--all-namespaces takes true or false"
+run 2 plan -f cluster.json -n Team_B
+err_has '"Team_B" is not a namespace name'
+
+# -l / --selector.
+run 0 plan -f cluster.json -l app.kubernetes.io/name=web -o name
+[ "$(cat "$work/out")" = "pod/web-7d9f8b6c4-x2k9p" ] || bad "-l name=web: $(cat "$work/out")"
+run 0 plan -f cluster.json -l 'app.kubernetes.io/name in (web,api)' -o json
+cp "$work/out" "$work/sel"
+[ "$(grep -c '"name": "[a-z]' "$work/sel")" -ge 2 ] || bad "-l in (web,api)"
+grep -q '"name": "api-0"' "$work/sel" || bad "-l in (web,api) lacks api-0"
+grep -q '"name": "postgres-0"' "$work/sel" && bad "-l in (web,api) lists postgres-0"
+for f in "-lapp.kubernetes.io/name in (web,api)" "-l=app.kubernetes.io/name in (web,api)" \
+         "--selector=app.kubernetes.io/name in (web,api)"; do
+  same "$work/sel" plan -f cluster.json "$f" -o json
+done
+same "$work/sel" plan -f cluster.json --selector 'app.kubernetes.io/name in (web,api)' -o json
+run 0 plan -f cluster.json -l '!app.kubernetes.io/name' -o json
+grep -q '"name": "web-7d9f8b6c4-x2k9p"' "$work/out" && bad "-l !key lists a pod with the key"
+run 2 plan -f cluster.json -l 'a b'
+err_has 'selector: cannot read "a b"'
+
+# --set-request, both forms.
+same cluster.set-request.txt node node-a -f cluster.json --set-request team-a/api-0=2 \
+  --set-request=team-a/web-7d9f8b6c4-x2k9p=600m
+
+# Connection flags (live): --kubeconfig, --context, --request-timeout.
+for kc in "--kubeconfig $work/kc" "--kubeconfig=$work/kc"; do
+  # shellcheck disable=SC2086
+  run 1 plan $kc
+  err_has "127.0.0.1:1"
+  # shellcheck disable=SC2086
+  run 1 explain ledger-0 $kc
+  err_has "GET /api/v1/namespaces/payments/pods/ledger-0:"
+  # shellcheck disable=SC2086
+  run 1 preflight $kc
+  out_has "preflight of https://127.0.0.1:1"
+done
+for ctx in "--context plain" "--context=plain"; do
+  # shellcheck disable=SC2086
+  run 1 explain ledger-0 --kubeconfig "$work/kc" $ctx
+  err_has "GET /api/v1/namespaces/default/pods/ledger-0:"
+done
+run 1 plan --kubeconfig "$work/kc" --context nope
+err_has "nope"
+for t in "--request-timeout 5s" "--request-timeout=5s" "--request-timeout=1m30s" "--request-timeout 0"; do
+  for c in plan "node node-a" "explain web" preflight; do
+    # shellcheck disable=SC2086
+    run 1 $c --kubeconfig "$work/kc" $t
+  done
+done
+for c in plan "node node-a" "explain web" preflight; do
+  # shellcheck disable=SC2086
+  run 2 $c --kubeconfig "$work/kc" --request-timeout soon
+  err_has "--request-timeout takes"
+done
+
+# explain, every flag form, offline.
+for f in "-n shop" "-nshop" "-n=shop" "--namespace shop" "--namespace=shop"; do
+  # shellcheck disable=SC2086
+  same explain.max-cpu.txt explain capped-0 $f -f explain.json
+done
+for f in "-fexplain.json" "-f=explain.json" "--filename explain.json" "--filename=explain.json"; do
+  # shellcheck disable=SC2086
+  same explain.max-cpu.txt explain shop/capped-0 $f
+done
+# preflight -n, every form (it reaches the server: exit 1, FAIL line).
+for f in "-n ops" "-nops" "-n=ops" "--namespace ops" "--namespace=ops"; do
+  # shellcheck disable=SC2086
+  run 1 preflight --kubeconfig "$work/kc" $f
+done
+run 2 preflight -n Bad_NS
+err_has '"Bad_NS" is not a namespace name'
+
+# Unknown flags are named, with or without a value; exit 2.
+for c in plan "node node-a" "explain web" preflight version help; do
+  # shellcheck disable=SC2086
+  run 2 $c --frobnicate
+  err_has 'unknown flag "--frobnicate"'
+  # shellcheck disable=SC2086
+  run 2 $c --frobnicate=3
+  err_has 'unknown flag "--frobnicate"'
+  # shellcheck disable=SC2086
+  run 2 $c -Z
+  err_has 'unknown flag "-Z"'
+done
+run 2 run --frobnicate
+err_has '"--frobnicate"'
+# Prefixes are not flags (no getopt abbreviations).
+run 2 plan -f cluster.json --name team-b
+err_has 'unknown flag "--name"'
+
+# help CMD and CMD --help: that command's help, on stdout, exit 0.
+for c in plan node explain preflight version help; do
+  run 0 help "$c"
+  head -1 "$work/out" | grep -q "^usage: headroom $c" || bad "help $c: $(head -1 "$work/out")"
+  [ -s "$work/err" ] && bad "help $c wrote to stderr"
+  cp "$work/out" "$work/help"
+  same "$work/help" "$c" --help
+  same "$work/help" "$c" -h
+done
+run 0 help run
+head -1 "$work/out" | grep -q "^usage: headroom run" || bad "help run: $(head -1 "$work/out")"
+cp "$work/out" "$work/help"
+same "$work/help" run --help
+# The kubectl plugin name shows in help.
+ln -s "$(command -v "$hr" 2>/dev/null || echo "$hr")" "$work/kubectl-headroom" 2>/dev/null ||
+  ln -s "$hr" "$work/kubectl-headroom"
+"$work/kubectl-headroom" help plan | head -1 | grep -q '^usage: kubectl headroom plan' ||
+  bad "kubectl-headroom help plan"
+# A wrong command: exit 2, from help too.
+run 2 help bogus
+err_has 'unknown command "bogus"'
+run 2 bogus
+err_has 'unknown command "bogus"'
+run 2
+# The top level: every command, and the exit codes documented.
+for top in help --help -h; do
+  run 0 "$top"
+  for c in plan node explain preflight run version help; do
+    grep -q "^  $c " "$work/out" || bad "$top does not list $c"
+  done
+  out_has "exit status:"
+  out_has "  0  done"
+  out_has "  1  bad input"
+  out_has "  2  usage"
+  out_has "kubectl get nodes,pods,namespaces,limitranges,headroomconfigs -A -o json"
+done
+run 0 version
+out_has "headroom "
+run 0 --version
+# Arguments: "-" is stdin, "--" ends the flags.
+"$hr" plan -f - <cluster.json >"$work/out" 2>"$work/err" || bad "plan -f - exited $?"
+cmp -s cluster.table.txt "$work/out" || bad "plan -f - differs"
+run 2 plan -f cluster.json extra
+err_has 'unexpected argument "extra"'
+run 2 node -f cluster.json -- -n
+err_has '"-n" is not a node name'
+
+echo "cli: $n runs, $([ "$fail" -eq 0 ] && echo ok || echo FAILED)"
+exit "$fail"
