@@ -7,6 +7,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/cmd_run.h"
+#include "cmd/completion.h"
 #include "cmd/explain.h"
 #include "cmd/plan.h"
 #include "cmd/preflight.h"
@@ -39,14 +40,9 @@ static const hr_flag run_flags[] = {
 };
 
 static const hr_command run_command = {
-    "run",
-    "[flags]",
-    "The controller daemon (and the admission webhook, /metrics, health).",
-    NULL,
-    run_flags,
-    sizeof run_flags / sizeof run_flags[0],
-    0,
-    hr_cmd_run,
+    "run", "[flags]",  "The controller daemon (and the admission webhook, /metrics, health).",
+    NULL,  run_flags,  sizeof run_flags / sizeof run_flags[0],
+    0,     hr_cmd_run,
 };
 
 static int cmd_version(const char *prog, int argc, char **argv);
@@ -61,8 +57,8 @@ static const hr_command help_command = {
 };
 
 const hr_command *const hr_commands[] = {
-    &hr_plan_command, &hr_node_command, &hr_explain_command, &hr_preflight_command,
-    &run_command,     &version_command, &help_command,
+    &hr_plan_command, &hr_node_command,       &hr_explain_command, &hr_preflight_command,
+    &run_command,     &hr_completion_command, &version_command,    &help_command,
 };
 const size_t hr_n_commands = sizeof hr_commands / sizeof hr_commands[0];
 

@@ -132,8 +132,7 @@ int hr_args_parse(const char *prog, const hr_command *c, int argc, char **argv, 
             if (v == NULL)
                 v = "true";
             else if (strcmp(v, "true") != 0 && strcmp(v, "false") != 0)
-                return hr_usage_error(prog, c, "--%s takes true or false, not \"%s\"", fl->name,
-                                      v);
+                return hr_usage_error(prog, c, "--%s takes true or false, not \"%s\"", fl->name, v);
         } else if (v == NULL) {
             if (i + 1 >= argc)
                 return hr_usage_error(prog, c, "flag needs a value: %s", arg);

@@ -42,14 +42,21 @@ typedef struct hr_flag {
 #define HR_FLAGS_MAX 16
 
 /* The connection flags every command that talks to a cluster takes. */
-#define HR_FLAG_KUBECONFIG                                                                         \
-    {"kubeconfig", 0, HR_FLAG_STRING, "FILE",                                                      \
-     "kubeconfig file (default $KUBECONFIG, ~/.kube/config, in-cluster)", "@file"}
-#define HR_FLAG_CONTEXT                                                                            \
-    {"context", 0, HR_FLAG_STRING, "NAME", "kubeconfig context (default its current-context)", NULL}
-#define HR_FLAG_REQUEST_TIMEOUT                                                                    \
-    {"request-timeout", 0, HR_FLAG_STRING, "DURATION",                                             \
-     "give up on one request after this long: 1s, 2m, 1h; 0: the default 30s", NULL}
+#define HR_FLAG_KUBECONFIG                                                               \
+    {                                                                                    \
+        "kubeconfig", 0, HR_FLAG_STRING, "FILE",                                         \
+            "kubeconfig file (default $KUBECONFIG, ~/.kube/config, in-cluster)", "@file" \
+    }
+#define HR_FLAG_CONTEXT                                                                           \
+    {                                                                                             \
+        "context", 0, HR_FLAG_STRING, "NAME", "kubeconfig context (default its current-context)", \
+            NULL                                                                                  \
+    }
+#define HR_FLAG_REQUEST_TIMEOUT                                                            \
+    {                                                                                      \
+        "request-timeout", 0, HR_FLAG_STRING, "DURATION",                                  \
+            "give up on one request after this long: 1s, 2m, 1h; 0: the default 30s", NULL \
+    }
 
 typedef struct hr_command {
     const char *name;     /* "plan" */

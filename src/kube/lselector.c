@@ -7,8 +7,8 @@
 
 static bool key_char(char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '.' || c == '-' || c == '_' || c == '/';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '-' || c == '_' || c == '/';
 }
 
 /* A copy of s[0..n) without surrounding blanks, checked as a key (is_key)
@@ -41,8 +41,7 @@ static hr_status values(hr_arena *a, const char *s, size_t n, hr_requirement *r,
         if (i == n || s[i] == ',') {
             const char *w = word(a, s + start, i - start, false);
             if (w == NULL)
-                return hr_err_set(err, HR_E_INPUT, "selector: bad value in \"(%.*s)\"", (int)n,
-                                  s);
+                return hr_err_set(err, HR_E_INPUT, "selector: bad value in \"(%.*s)\"", (int)n, s);
             v[r->n_values++] = w;
             start = i + 1;
         }
