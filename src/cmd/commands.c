@@ -26,7 +26,9 @@
  * list is for completion, and tests/golden/cli.sh checks it against
  * `headroom run --help`. */
 static const hr_flag run_flags[] = {
-    {"metrics-addr", 0, HR_FLAG_STRING, "ADDR", "/metrics, /healthz, /readyz", NULL},
+    {"metrics-addr", 0, HR_FLAG_STRING, "ADDR", "/metrics over HTTPS", NULL},
+    {"metrics-secure", 0, HR_FLAG_BOOL, NULL, "false: /metrics over plain HTTP", NULL},
+    {"probe-addr", 0, HR_FLAG_STRING, "ADDR", "plain /healthz, /readyz", NULL},
     {"webhook-addr", 0, HR_FLAG_STRING, "ADDR", "HTTPS admission webhook", NULL},
     {"webhook-cert-dir", 0, HR_FLAG_STRING, "DIR", "tls.crt and tls.key", "@dir"},
     HR_FLAG_KUBECONFIG,
