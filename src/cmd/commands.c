@@ -11,6 +11,7 @@
 #include "cmd/explain.h"
 #include "cmd/plan.h"
 #include "cmd/preflight.h"
+#include "plan/snapshot.h"
 
 #ifndef HR_VERSION_STRING
 #define HR_VERSION_STRING "0.0.0"
@@ -101,8 +102,7 @@ void hr_commands_usage(FILE *f, const char *prog)
             "  2  usage: unknown command or flag, a missing or malformed argument\n"
             "\n"
             "a complete dump for plan -f / node -f / explain -f:\n"
-            "  kubectl get nodes,pods,namespaces,limitranges,headroomconfigs -A -o json > "
-            "dump.json\n"
+            "  " HR_DUMP_KUBECTL " > dump.json\n"
             "\n"
             "docs: README.md (CLI), docs/cli.md, docs/design.md\n",
             prog, prog);

@@ -67,8 +67,7 @@ static const hr_flag plan_flags[F_N] = {
     [F_TIMEOUT] = HR_FLAG_REQUEST_TIMEOUT,
 };
 
-#define DUMP_CMD \
-    "kubectl get nodes,pods,namespaces,limitranges,headroomconfigs -A -o json > dump.json"
+#define DUMP_CMD HR_DUMP_KUBECTL " > dump.json"
 
 const hr_command hr_plan_command = {
     "plan",
@@ -221,6 +220,19 @@ static int run(const char *prog, const hr_command *c, int argc, char **argv)
         st = hr_snapshot_read(&snap, pa.file, NULL, &err);
     } else {
         st = read_live(&pa, &snap, &err);
+    }
+    /* A dump that lacks a kind plans quietly wrong: say so, on stderr and
+     * in the JSON, with the command that makes a complete one. The live
+     * path reads every kind itself. */
+    hr_snapshot_gap gaps[3];
+    if (!st && pa.file) {
+        pa.ro.gaps = gaps;
+        pa.ro.n_gaps = hr_snapshot_gaps(&snap, gaps);
+        for (size_t i = 0; i < pa.ro.n_gaps; i++)
+            fprintf(stderr, "%s %s: warning: the dump has no %s: %s\n", prog, cmd, gaps[i].kind,
+                    gaps[i].effect);
+        if (pa.ro.n_gaps)
+            fprintf(stderr, "%s %s: a complete dump: %s > dump.json\n", prog, cmd, HR_DUMP_KUBECTL);
     }
     hr_plan plan;
     if (!st)

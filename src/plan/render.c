@@ -43,6 +43,12 @@ static bool pod_managed(const hr_pod_plan *pp)
     return pp->reason == HR_MANAGED && pp->target != HR_NONE;
 }
 
+/* The table's WRITE column: a write the gates hold is not a write. */
+static bool would_write(const hr_pod_plan *pp)
+{
+    return pod_managed(pp) && pp->write && pp->gate == HR_GATE_PASS;
+}
+
 /* Whether pod i of the node is listed under o's filters. */
 static bool listed(const hr_render_opts *o, const hr_plan_node_out *no, size_t i)
 {
@@ -101,18 +107,20 @@ static bool add_node_json(yyjson_mut_doc *doc, yyjson_mut_val *nodes, const hr_p
             !yyjson_mut_obj_add_str(doc, po, "name", kp->meta.name) ||
             !(bad ? yyjson_mut_obj_add_null(doc, po, "requestMilli")
                   : yyjson_mut_obj_add_int(doc, po, "requestMilli", pp->request)) ||
-            !(bad ? yyjson_mut_obj_add_null(doc, po, "limitMilli")
+            /* No limit (on some managed container) is null, as the table's "none". */
+            !(bad || pp->current == 0
+                  ? yyjson_mut_obj_add_null(doc, po, "limitMilli")
                   : yyjson_mut_obj_add_int(doc, po, "limitMilli", pp->current)) ||
             !(managed ? yyjson_mut_obj_add_int(doc, po, "targetMilli", pp->target)
                       : yyjson_mut_obj_add_null(doc, po, "targetMilli")) ||
-            !yyjson_mut_obj_add_bool(doc, po, "write", managed && pp->write) ||
+            /* A write a gate holds is not a write (the table's "held"). */
+            !yyjson_mut_obj_add_bool(doc, po, "write", would_write(pp)) ||
             !yyjson_mut_obj_add_bool(doc, po, "managed",
                                      managed || pp->gate == HR_GATE_NODE_UNKNOWN) ||
             !yyjson_mut_obj_add_str(doc, po, "reason", hr_reason_str(pp->reason)))
             return false;
         /* Design §6: a pod on a node not in the dump is not planned. */
-        if ((pp->gate == HR_GATE_NODE_UNKNOWN ||
-             (managed && pp->write && pp->gate == HR_GATE_BOOKING_UNKNOWN)) &&
+        if ((pp->gate == HR_GATE_NODE_UNKNOWN || (managed && pp->write && pp->gate)) &&
             !yyjson_mut_obj_add_str(doc, po, "held", hr_gate_str(pp->gate)))
             return false;
         if (bad && kp->undecodable && !yyjson_mut_obj_add_str(doc, po, "error", kp->undecodable))
@@ -144,6 +152,23 @@ static bool add_bad_json(yyjson_mut_doc *doc, yyjson_mut_val *root, const hr_pla
     return true;
 }
 
+/* What the dump lacks (hr_snapshot_gaps): only when there is something. */
+static bool add_gaps_json(yyjson_mut_doc *doc, yyjson_mut_val *root, const hr_render_opts *o)
+{
+    yyjson_mut_val *arr = yyjson_mut_arr(doc);
+    if (!arr || !yyjson_mut_obj_add_val(doc, root, "warnings", arr))
+        return false;
+    for (size_t i = 0; i < o->n_gaps; i++) {
+        yyjson_mut_val *w = yyjson_mut_obj(doc);
+        if (!w || !yyjson_mut_arr_append(arr, w) ||
+            !yyjson_mut_obj_add_str(doc, w, "missing", o->gaps[i].kind) ||
+            !yyjson_mut_obj_add_str(doc, w, "effect", o->gaps[i].effect) ||
+            !yyjson_mut_obj_add_str(doc, w, "completeDump", HR_DUMP_KUBECTL))
+            return false;
+    }
+    return true;
+}
+
 static hr_status render_json(const hr_plan *p, const hr_render_opts *o, hr_buf *out, hr_err *err)
 {
     yyjson_mut_doc *doc = yyjson_mut_doc_new(NULL);
@@ -157,6 +182,8 @@ static hr_status render_json(const hr_plan *p, const hr_render_opts *o, hr_buf *
             ok = add_node_json(doc, nodes, &p->nodes[i], o);
     if (ok && !o->only_node)
         ok = add_bad_json(doc, root, p);
+    if (ok && o->n_gaps)
+        ok = add_gaps_json(doc, root, o);
     char *text = NULL;
     size_t len = 0;
     if (ok)
@@ -240,12 +267,6 @@ static hr_status render_yaml(const hr_plan *p, const hr_render_opts *o, hr_buf *
     yaml_val(yyjson_doc_get_root(d), 0, false, out);
     yyjson_doc_free(d);
     return hr_buf_failed(out) ? hr_err_set(err, HR_E_NOMEM, "out of memory writing YAML") : HR_OK;
-}
-
-/* The table's WRITE column: a write the gates hold is not a write. */
-static bool would_write(const hr_pod_plan *pp)
-{
-    return pod_managed(pp) && pp->write && pp->gate == HR_GATE_PASS;
 }
 
 static hr_status render_names(const hr_plan *p, const hr_render_opts *o, hr_buf *out, hr_err *err)
@@ -431,9 +452,8 @@ static hr_status render_table(const hr_plan *p, const hr_render_opts *o, hr_buf 
         for (size_t k = 0; k < no->n_pods; k++) {
             if (!listed(o, no, k))
                 continue;
-            /* As np.n_managed and np.n_write count them. */
             managed += no->plans[k].reason == HR_MANAGED;
-            writes += no->plans[k].write;
+            writes += would_write(&no->plans[k]); /* the "yes" rows: held is not written */
             unknown += no->plans[k].gate == HR_GATE_NODE_UNKNOWN;
         }
     }

@@ -5,7 +5,10 @@
  *   {"nodes":[{"name","allocatableMilli","bookedMilli","slackMilli",
  *     "managedRequestsMilli","factor","pods":[{"namespace","name",
  *     "requestMilli","limitMilli","targetMilli","write","managed",
- *     "reason"}]}]}
+ *     "reason"[,"held"]}]}], ["undecodable":[...]], ["warnings":[{"missing",
+ *     "effect","completeDump"}]]}
+ * "write" is the table's yes (a held write is false, "held" names the gate);
+ * "limitMilli" null is the table's none.
  * Table (for people): one block per node, readable at 120 columns; wide
  * adds NODE and CAP (the design §2.3 bound that cut r + burst, "-" when none).
  * YAML is the JSON document, block style; name is kubectl's pod/NAME.
@@ -34,6 +37,8 @@ typedef struct hr_render_opts {
     const char *only_node;       /* NULL: every node; else that one (it must exist) */
     const char *ns;              /* NULL: every namespace */
     const hr_selector *selector; /* NULL: every pod; else those whose labels match */
+    const hr_snapshot_gap *gaps; /* what the dump lacks: JSON "warnings" */
+    size_t n_gaps;
 } hr_render_opts;
 
 HR_MUST_CHECK hr_status hr_render(const hr_plan *p, const hr_render_opts *o, hr_buf *out,

@@ -1,8 +1,8 @@
 /*
  * snapshot.h — a cluster read from a Kubernetes List dump.
  *
- * The input is what `kubectl get nodes,pods,namespaces,limitranges -A -o
- * json` prints: {"kind":"List","items":[...]} with Node, Pod, Namespace,
+ * The input is what `kubectl get nodes,pods,namespaces,limitranges,
+ * headroomconfigs -A -o json` (HR_DUMP_KUBECTL) prints: {"kind":"List","items":[...]} with Node, Pod, Namespace,
  * LimitRange items and optionally the HeadroomConfig "cluster". Typed lists
  * (PodList, NodeList, as the raw API returns them, items without a kind)
  * and a single object are accepted too. Other kinds are skipped. Without a
@@ -85,6 +85,19 @@ HR_MUST_CHECK hr_status hr_snapshot_read(hr_snapshot *s, const char *path,
                                          const hr_dump_limits *lim, hr_err *err);
 
 void hr_snapshot_free(hr_snapshot *s);
+
+/* The command that makes a complete dump. */
+#define HR_DUMP_KUBECTL "kubectl get nodes,pods,namespaces,limitranges,headroomconfigs -A -o json"
+
+/* A kind the planner reads that the dump has no object of, and what that
+ * does to the plan (for warnings: a partial dump plans quietly wrong). */
+typedef struct hr_snapshot_gap {
+    const char *kind;   /* "Namespace", "LimitRange", "HeadroomConfig" */
+    const char *effect; /* one sentence */
+} hr_snapshot_gap;
+
+/* The gaps of s, at most 3, into out; returns how many. */
+size_t hr_snapshot_gaps(const hr_snapshot *s, hr_snapshot_gap out[3]);
 
 const hr_knode *hr_snapshot_node(const hr_snapshot *s, const char *name);
 const hr_kpod *hr_snapshot_pod(const hr_snapshot *s, const char *ns, const char *name);

@@ -88,8 +88,8 @@ static void selectors(void **state)
     assert_true(sel(" app = web , example.com/team=a ", kv, 3));
     assert_true(sel("tier notin (back)", kv, 3));
 
-    static const char *const bad[] = {"a b", "app in web", "app in (", "=web", "!",
-                                      "app=w/x", "app notin ()x", "a,,b"};
+    static const char *const bad[] = {"a b", "app in web", "app in (",      "=web",
+                                      "!",   "app=w/x",    "app notin ()x", "a,,b"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         hr_arena a;
         hr_arena_init(&a, 0);
@@ -101,8 +101,7 @@ static void selectors(void **state)
     }
 }
 
-static hr_cap_kind cap_kind(const hr_config *c, int64_t A, const hr_pod *p, int64_t r,
-                            int64_t *cap)
+static hr_cap_kind cap_kind(const hr_config *c, int64_t A, const hr_pod *p, int64_t r, int64_t *cap)
 {
     hr_pod_caps caps;
     hr_pod_caps_of(c, A, p, r, &caps);
