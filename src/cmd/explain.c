@@ -23,6 +23,7 @@
 #include "core/quantity.h"
 #include "core/wide.h"
 #include "kube/kname.h"
+#include "plan/snapshot.h"
 #include "util/file.h"
 
 static const char *cpu(int64_t milli, char *buf)
@@ -381,6 +382,29 @@ static int parse_ref(const char *prog, const char *ref, char *ns, size_t ns_cap,
     return HR_EXIT_OK;
 }
 
+/* A dump that lacks a kind explains quietly wrong: the same warnings as
+ * plan -f (plan/snapshot.h), on stderr. */
+static void warn_gaps(yyjson_val *root)
+{
+    size_t n_ns = 0, n_pods = 0, n_lr = 0, n_cfg = 0, i, max;
+    yyjson_val *it;
+    yyjson_arr_foreach(yyjson_obj_get(root, "items"), i, max, it)
+    {
+        const char *kind = yyjson_get_str(yyjson_obj_get(it, "kind"));
+        const char *name = yyjson_get_str(yyjson_ptr_get(it, "/metadata/name"));
+        n_ns += kind && !strcmp(kind, "Namespace");
+        n_pods += kind && !strcmp(kind, "Pod");
+        n_lr += kind && !strcmp(kind, "LimitRange");
+        n_cfg += kind && name && !strcmp(kind, "HeadroomConfig") && !strcmp(name, HR_CONFIG_NAME);
+    }
+    hr_snapshot_gap gaps[3];
+    size_t n = hr_dump_gaps(n_ns, n_pods, n_lr, n_cfg > 0, gaps);
+    for (size_t k = 0; k < n; k++)
+        fprintf(stderr, "explain: warning: the dump has no %s: %s\n", gaps[k].kind, gaps[k].effect);
+    if (n)
+        fprintf(stderr, "explain: a complete dump: %s > dump.json\n", HR_DUMP_KUBECTL);
+}
+
 /* The dump at path into the cache; its pod ns/name into *f (1 when absent). */
 static int load_dump(const char *path, hr_cache *c, const char *ns, const char *name, pod_facts *f)
 {
@@ -409,6 +433,7 @@ static int load_dump(const char *path, hr_cache *c, const char *ns, const char *
         rc = HR_EXIT_INPUT;
     } else {
         read_facts(pod, f);
+        warn_gaps(root);
     }
     yyjson_doc_free(d);
     free(text);

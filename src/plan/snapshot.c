@@ -511,16 +511,22 @@ hr_limit_bounds hr_snapshot_bounds(const hr_snapshot *s, const char *ns)
 
 size_t hr_snapshot_gaps(const hr_snapshot *s, hr_snapshot_gap out[3])
 {
+    return hr_dump_gaps(s->n_namespaces, s->n_pods, s->n_limitranges, s->cfg.present, out);
+}
+
+size_t hr_dump_gaps(size_t n_namespaces, size_t n_pods, size_t n_limitranges, bool has_config,
+                    hr_snapshot_gap out[3])
+{
     size_t n = 0;
-    if (s->n_namespaces == 0 && s->n_pods > 0)
+    if (n_namespaces == 0 && n_pods > 0)
         out[n++] = (hr_snapshot_gap){"Namespace",
                                      "no namespace labels are known, so no pod's namespace is "
                                      "selected (every pod reads as namespace-not-selected)"};
-    if (s->n_limitranges == 0)
+    if (n_limitranges == 0)
         out[n++] = (hr_snapshot_gap){"LimitRange",
                                      "if the cluster has LimitRanges, their CPU bounds do not cap "
                                      "these targets"};
-    if (!s->cfg.present)
+    if (!has_config)
         out[n++] = (hr_snapshot_gap){"HeadroomConfig",
                                      "the defaults apply (dry-run); if the cluster has a "
                                      "HeadroomConfig \"cluster\", its settings are not used"};

@@ -99,6 +99,11 @@ typedef struct hr_snapshot_gap {
 /* The gaps of s, at most 3, into out; returns how many. */
 size_t hr_snapshot_gaps(const hr_snapshot *s, hr_snapshot_gap out[3]);
 
+/* The same from counts of the dump's objects (explain -f, which reads a
+ * dump into the cache, not into a snapshot). */
+size_t hr_dump_gaps(size_t n_namespaces, size_t n_pods, size_t n_limitranges, bool has_config,
+                    hr_snapshot_gap out[3]);
+
 const hr_knode *hr_snapshot_node(const hr_snapshot *s, const char *name);
 const hr_kpod *hr_snapshot_pod(const hr_snapshot *s, const char *ns, const char *name);
 const hr_knamespace *hr_snapshot_namespace(const hr_snapshot *s, const char *name);
