@@ -258,7 +258,9 @@ static hr_status render_yaml(const hr_plan *p, const hr_render_opts *o, hr_buf *
     hr_buf js;
     hr_buf_init(&js, 0);
     hr_status st = render_json(p, o, &js, err);
-    yyjson_doc *d = st ? NULL : yyjson_read(hr_buf_str(&js), js.len, 0);
+    /* Numbers as their text: "factor": 1.00 stays 1.00. */
+    yyjson_doc *d =
+        st ? NULL : yyjson_read(hr_buf_str(&js), js.len, YYJSON_READ_NUMBER_AS_RAW);
     hr_buf_free(&js);
     if (st)
         return st;
