@@ -4,8 +4,9 @@
  * JSON goes through yyjson's mutable writer (it escapes strings correctly,
  * which hand-made printf JSON tends not to), with "factor" inserted as raw
  * number text so it always has exactly two decimals. The table is sized
- * for 120 columns: the pod column takes the longest namespace/name on the
- * node, capped, and longer names overflow rather than being cut (a cut
+ * for 120 columns: the pod column takes the longest namespace/name shown
+ * on any node (one width for the whole table, so rows line up across
+ * nodes), capped, and longer names overflow rather than being cut (a cut
  * name is useless for kubectl).
  */
 #include "plan/render.h"
@@ -259,8 +260,7 @@ static hr_status render_yaml(const hr_plan *p, const hr_render_opts *o, hr_buf *
     hr_buf_init(&js, 0);
     hr_status st = render_json(p, o, &js, err);
     /* Numbers as their text: "factor": 1.00 stays 1.00. */
-    yyjson_doc *d =
-        st ? NULL : yyjson_read(hr_buf_str(&js), js.len, YYJSON_READ_NUMBER_AS_RAW);
+    yyjson_doc *d = st ? NULL : yyjson_read(hr_buf_str(&js), js.len, YYJSON_READ_NUMBER_AS_RAW);
     hr_buf_free(&js);
     if (st)
         return st;
@@ -308,8 +308,39 @@ static const char *binding_cap(const hr_config *c, const hr_plan_node_out *no, s
     return raw > caps.cap ? hr_cap_str(caps.kind) : "-";
 }
 
+/* Column widths, one set for the whole table so that every node's rows
+ * line up: the longest namespace/name shown (capped: longer ones overflow
+ * rather than being cut), and in wide the longest cap name and node name. */
+typedef struct col_widths {
+    size_t pod, cap, node;
+} col_widths;
+
+static col_widths widths(const hr_plan *p, const hr_render_opts *o)
+{
+    col_widths cw = {POD_COL_MIN, strlen("CAP"), strlen("NODE")};
+    for (size_t n = 0; n < p->n_nodes; n++) {
+        const hr_plan_node_out *no = &p->nodes[n];
+        if (!node_shown(o, no))
+            continue;
+        size_t nl = strlen(no->name);
+        for (size_t i = 0; i < no->n_pods; i++) {
+            if (!listed(o, no, i))
+                continue;
+            size_t l = strlen(no->src[i]->meta.ns) + 1 + strlen(no->src[i]->meta.name);
+            if (l > cw.pod)
+                cw.pod = l > POD_COL_MAX ? POD_COL_MAX : l;
+            if (o->fmt == HR_RENDER_WIDE) {
+                size_t c = strlen(binding_cap(p->cfg, no, i));
+                cw.cap = c > cw.cap ? c : cw.cap;
+                cw.node = nl > cw.node ? nl : cw.node;
+            }
+        }
+    }
+    return cw;
+}
+
 static void render_node_table(const hr_plan *p, const hr_plan_node_out *no, const hr_render_opts *o,
-                              hr_buf *b, size_t *listed_n)
+                              const col_widths *cw, hr_buf *b, size_t *listed_n)
 {
     bool wide = o->fmt == HR_RENDER_WIDE;
     char f[32], v1[32], v2[32], v3[32], v4[32];
@@ -346,18 +377,11 @@ static void render_node_table(const hr_plan *p, const hr_plan_node_out *no, cons
         hr_buf_puts(b, "  (no pods)\n\n");
         return;
     }
-    size_t w = POD_COL_MIN;
-    for (size_t i = 0; i < no->n_pods; i++) {
-        if (!listed(o, no, i))
-            continue;
-        size_t l = strlen(no->src[i]->meta.ns) + 1 + strlen(no->src[i]->meta.name);
-        if (l > w)
-            w = l > POD_COL_MAX ? POD_COL_MAX : l;
-    }
+    size_t w = cw->pod;
     hr_buf_printf(b, "  %-*s  %9s  %9s  %9s  %-5s  ", (int)w, "POD", "REQUEST", "LIMIT", "TARGET",
                   "WRITE");
     if (wide)
-        hr_buf_printf(b, "%-27s  %-20s  ", "CAP", "NODE");
+        hr_buf_printf(b, "%-*s  %-*s  ", (int)cw->cap, "CAP", (int)cw->node, "NODE");
     hr_buf_puts(b, "STATUS\n");
     for (size_t i = 0; i < no->n_pods; i++) {
         if (!listed(o, no, i))
@@ -380,7 +404,8 @@ static void render_node_table(const hr_plan *p, const hr_plan_node_out *no, cons
                       bad ? "?" : milli(v2, sizeof v2, pp->current, 0, "none"),
                       managed ? milli(v3, sizeof v3, pp->target, -1, "-") : "-", write);
         if (wide)
-            hr_buf_printf(b, "%-27s  %-20s  ", binding_cap(p->cfg, no, i), no->name);
+            hr_buf_printf(b, "%-*s  %-*s  ", (int)cw->cap, binding_cap(p->cfg, no, i),
+                          (int)cw->node, no->name);
         hr_buf_puts(b, hr_reason_str(pp->reason));
         if ((managed && pp->write && pp->gate) || pp->gate == HR_GATE_NODE_UNKNOWN)
             hr_buf_printf(b, " (held: %s)", hr_gate_str(pp->gate));
@@ -445,11 +470,12 @@ static hr_status render_table(const hr_plan *p, const hr_render_opts *o, hr_buf 
         hr_buf_putc(out, '\n');
     }
     size_t pods = 0, managed = 0, writes = 0, nodes = 0, unknown = 0;
+    col_widths cw = widths(p, o);
     for (size_t i = 0; i < p->n_nodes; i++) {
         const hr_plan_node_out *no = &p->nodes[i];
         if (!node_shown(o, no))
             continue;
-        render_node_table(p, no, o, out, &pods);
+        render_node_table(p, no, o, &cw, out, &pods);
         nodes++;
         for (size_t k = 0; k < no->n_pods; k++) {
             if (!listed(o, no, k))

@@ -69,8 +69,14 @@ same cluster.table.txt plan -f cluster.json -o table
 same cluster.node-c.txt node node-c -f cluster.json -otable
 same cluster.node-c.txt node -f cluster.json node-c
 run 0 plan -f cluster.json -o wide
-out_has "CAP                          NODE                  STATUS"
-out_has "team-b/small-api-77d-p9        250m       500m       750m  held   LimitRange Container bounds  node-c"
+out_has "WRITE  CAP                          NODE       STATUS"
+out_has "team-b/small-api-77d-p9              250m       500m       750m  held   LimitRange Container bounds  node-c     managed"
+# One set of columns for the whole table: every node's header is the same.
+for o in table wide; do
+  run 0 plan -f cluster.json -o $o
+  [ "$(grep -c '^  POD ' "$work/out")" -eq 4 ] || bad "-o $o: not one header per node"
+  [ "$(grep '^  POD ' "$work/out" | sort -u | wc -l)" -eq 1 ] || bad "-o $o: the columns move from node to node"
+done
 # -o name: exactly the pods the table marks "yes" (held is not a write).
 run 0 plan -f cluster.json -o name
 awk '$5 == "yes" { sub(/^[^\/]*\//, "", $1); print "pod/" $1 }' cluster.table.txt | sort >"$work/want"
