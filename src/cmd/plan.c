@@ -234,7 +234,11 @@ static int run(const char *prog, const hr_command *c, int argc, char **argv)
         if (pa.ro.n_gaps)
             fprintf(stderr, "%s %s: a complete dump: %s > dump.json\n", prog, cmd, HR_DUMP_KUBECTL);
     }
-    hr_plan plan;
+    hr_plan plan, before;
+    if (!st && pa.n_sets) { /* what --set-request changes: before → after */
+        st = hr_plan_build(&snap, NULL, 0, &arena, &before, &err);
+        pa.ro.before = &before;
+    }
     if (!st)
         st = hr_plan_build(&snap, sets, (size_t)pa.n_sets, &arena, &plan, &err);
     if (!st)

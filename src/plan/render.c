@@ -50,6 +50,24 @@ static bool would_write(const hr_pod_plan *pp)
     return pod_managed(pp) && pp->write && pp->gate == HR_GATE_PASS;
 }
 
+/* Pod i of node no in o->before when --set-request changed its request or
+ * target, else NULL. Both plans come from one snapshot: same nodes, same
+ * pods, same order. */
+static const hr_pod_plan *changed(const hr_plan *p, const hr_render_opts *o,
+                                  const hr_plan_node_out *no, size_t i)
+{
+    if (o->before == NULL)
+        return NULL;
+    size_t n = (size_t)(no - p->nodes);
+    if (n >= o->before->n_nodes)
+        return NULL;
+    const hr_plan_node_out *bn = &o->before->nodes[n];
+    if (strcmp(bn->name, no->name) != 0 || i >= bn->n_pods || bn->src[i] != no->src[i])
+        return NULL;
+    const hr_pod_plan *b = &bn->plans[i], *a = &no->plans[i];
+    return b->request != a->request || b->target != a->target ? b : NULL;
+}
+
 /* Whether pod i of the node is listed under o's filters. */
 static bool listed(const hr_render_opts *o, const hr_plan_node_out *no, size_t i)
 {
@@ -73,8 +91,8 @@ static bool node_shown(const hr_render_opts *o, const hr_plan_node_out *no)
     return false;
 }
 
-static bool add_node_json(yyjson_mut_doc *doc, yyjson_mut_val *nodes, const hr_plan_node_out *no,
-                          const hr_render_opts *ro)
+static bool add_node_json(yyjson_mut_doc *doc, yyjson_mut_val *nodes, const hr_plan *p,
+                          const hr_plan_node_out *no, const hr_render_opts *ro)
 {
     yyjson_mut_val *o = yyjson_mut_obj(doc);
     yyjson_mut_val *pods = yyjson_mut_arr(doc);
@@ -123,6 +141,14 @@ static bool add_node_json(yyjson_mut_doc *doc, yyjson_mut_val *nodes, const hr_p
         /* Design §6: a pod on a node not in the dump is not planned. */
         if ((pp->gate == HR_GATE_NODE_UNKNOWN || (managed && pp->write && pp->gate)) &&
             !yyjson_mut_obj_add_str(doc, po, "held", hr_gate_str(pp->gate)))
+            return false;
+        const hr_pod_plan *was = changed(p, ro, no, i);
+        yyjson_mut_val *bo = was ? yyjson_mut_obj(doc) : NULL;
+        if (was && (!bo || !yyjson_mut_obj_add_val(doc, po, "before", bo) ||
+                    !yyjson_mut_obj_add_int(doc, bo, "requestMilli", was->request) ||
+                    !(was->target == HR_NONE
+                          ? yyjson_mut_obj_add_null(doc, bo, "targetMilli")
+                          : yyjson_mut_obj_add_int(doc, bo, "targetMilli", was->target))))
             return false;
         if (bad && kp->undecodable && !yyjson_mut_obj_add_str(doc, po, "error", kp->undecodable))
             return false;
@@ -180,7 +206,7 @@ static hr_status render_json(const hr_plan *p, const hr_render_opts *o, hr_buf *
         yyjson_mut_doc_set_root(doc, root);
     for (size_t i = 0; ok && i < p->n_nodes; i++)
         if (node_shown(o, &p->nodes[i]))
-            ok = add_node_json(doc, nodes, &p->nodes[i], o);
+            ok = add_node_json(doc, nodes, p, &p->nodes[i], o);
     if (ok && !o->only_node)
         ok = add_bad_json(doc, root, p);
     if (ok && o->n_gaps)
@@ -411,6 +437,13 @@ static void render_node_table(const hr_plan *p, const hr_plan_node_out *no, cons
             hr_buf_printf(b, " (held: %s)", hr_gate_str(pp->gate));
         if (managed && pp->qos_guarded)
             hr_buf_puts(b, " (qos-guard)");
+        const hr_pod_plan *was = changed(p, o, no, i);
+        if (was)
+            hr_buf_printf(b, " [--set-request: request %s → %s, target %s → %s]",
+                          milli(v1, sizeof v1, was->request, 0, "-"),
+                          milli(v2, sizeof v2, pp->request, 0, "-"),
+                          milli(v3, sizeof v3, was->target, -1, "-"),
+                          milli(v4, sizeof v4, pp->target, -1, "-"));
         if (kp->deleting)
             hr_buf_puts(b, " (terminating)");
         hr_buf_putc(b, '\n');

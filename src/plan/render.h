@@ -39,6 +39,9 @@ typedef struct hr_render_opts {
     const hr_selector *selector; /* NULL: every pod; else those whose labels match */
     const hr_snapshot_gap *gaps; /* what the dump lacks: JSON "warnings" */
     size_t n_gaps;
+    /* The plan of the same snapshot without --set-request, or NULL: each
+     * pod whose request or target it changes shows before → after. */
+    const hr_plan *before;
 } hr_render_opts;
 
 HR_MUST_CHECK hr_status hr_render(const hr_plan *p, const hr_render_opts *o, hr_buf *out,
