@@ -13,6 +13,7 @@ PACKAGES=(
   libmicrohttpd-dev libfyaml-dev libcmocka-dev
   clang-14 libclang-rt-14-dev llvm-14 clang-format-14 clang-tidy-14 universal-ctags
   valgrind jq curl ca-certificates
+  python3-jsonschema python3-yaml
 )
 TRIXIE_PACKAGES=(libyyjson-dev)
 

@@ -20,6 +20,9 @@
 #include "core/eligibility.h"
 #include "core/gates.h"
 
+/* The JSON document's apiVersion (docs/plan.schema.json). */
+#define HR_PLAN_API_VERSION "kube-headroom.dev/v1alpha1"
+
 void hr_factor_str(int64_t factor_milli, char *buf, size_t cap)
 {
     int64_t f = factor_milli < 0 ? 0 : factor_milli;
@@ -43,6 +46,9 @@ static bool pod_managed(const hr_pod_plan *pp)
 {
     return pp->reason == HR_MANAGED && pp->target != HR_NONE;
 }
+
+static const char *binding_cap(const hr_config *c, const hr_plan_node_out *no, size_t i);
+static const char *fixed3(char *buf, size_t cap, int64_t v);
 
 /* The table's WRITE column: a write the gates hold is not a write. */
 static bool would_write(const hr_pod_plan *pp)
@@ -107,6 +113,16 @@ static bool add_node_json(yyjson_mut_doc *doc, yyjson_mut_val *nodes, const hr_p
         !yyjson_mut_obj_add_val(doc, o, "factor", yyjson_mut_rawcpy(doc, f)) ||
         !yyjson_mut_obj_add_val(doc, o, "pods", pods))
         return false;
+    /* The table's "!" lines, as codes. */
+    yyjson_mut_val *notes = yyjson_mut_arr(doc);
+    if (!notes || !yyjson_mut_obj_add_val(doc, o, "notes", notes) ||
+        (no->undecodable && !yyjson_mut_arr_add_str(doc, notes, "undecodable")) ||
+        (!no->undecodable && no->unknown && !yyjson_mut_arr_add_str(doc, notes, "not-in-dump")) ||
+        (no->np.booking_unknown && !yyjson_mut_arr_add_str(doc, notes, "booking-unknown")) ||
+        (no->node.disk_pressure && !yyjson_mut_arr_add_str(doc, notes, "disk-pressure")) ||
+        (no->node.pid_pressure && !yyjson_mut_arr_add_str(doc, notes, "pid-pressure")) ||
+        (!no->unknown && no->np.slack < 0 && !yyjson_mut_arr_add_str(doc, notes, "over-booked")))
+        return false;
     /* Design §6, §15: only when it applies, so plans of clean dumps keep
      * their shape. */
     if (no->np.booking_unknown && !yyjson_mut_obj_add_bool(doc, o, "bookingUnknown", true))
@@ -137,6 +153,11 @@ static bool add_node_json(yyjson_mut_doc *doc, yyjson_mut_val *nodes, const hr_p
             !yyjson_mut_obj_add_bool(doc, po, "managed",
                                      managed || pp->gate == HR_GATE_NODE_UNKNOWN) ||
             !yyjson_mut_obj_add_str(doc, po, "reason", hr_reason_str(pp->reason)))
+            return false;
+        /* The design §2.3 bound that cut r + burst (-o wide's CAP), or null. */
+        const char *bc = bad ? "-" : binding_cap(p->cfg, no, i);
+        if (!(strcmp(bc, "-") == 0 ? yyjson_mut_obj_add_null(doc, po, "bindingCap")
+                                   : yyjson_mut_obj_add_str(doc, po, "bindingCap", bc)))
             return false;
         /* Design §6: a pod on a node not in the dump is not planned. */
         if ((pp->gate == HR_GATE_NODE_UNKNOWN || (managed && pp->write && pp->gate)) &&
@@ -196,17 +217,80 @@ static bool add_gaps_json(yyjson_mut_doc *doc, yyjson_mut_val *root, const hr_re
     return true;
 }
 
+/* The table's last lines: what is shown, under the filters. */
+typedef struct plan_summary {
+    size_t nodes, pods, managed, writes, unknown;
+} plan_summary;
+
+static plan_summary summarize(const hr_plan *p, const hr_render_opts *o)
+{
+    plan_summary s = {0};
+    for (size_t i = 0; i < p->n_nodes; i++) {
+        const hr_plan_node_out *no = &p->nodes[i];
+        if (!node_shown(o, no))
+            continue;
+        s.nodes++;
+        for (size_t k = 0; k < no->n_pods; k++) {
+            if (!listed(o, no, k))
+                continue;
+            s.pods++;
+            s.managed += no->plans[k].reason == HR_MANAGED;
+            s.writes += would_write(&no->plans[k]); /* the "yes" rows: held is not written */
+            s.unknown += no->plans[k].gate == HR_GATE_NODE_UNKNOWN;
+        }
+    }
+    return s;
+}
+
+static bool add_config_json(yyjson_mut_doc *doc, yyjson_mut_val *root, const hr_config *c)
+{
+    char m[32];
+    yyjson_mut_val *o = yyjson_mut_obj(doc);
+    return o && yyjson_mut_obj_add_val(doc, root, "config", o) &&
+           yyjson_mut_obj_add_str(doc, o, "source", c->present ? "HeadroomConfig" : "defaults") &&
+           yyjson_mut_obj_add_bool(doc, o, "dryRun", c->dry_run) &&
+           yyjson_mut_obj_add_int(doc, o, "minBurstFloorMilli", c->min_burst_floor) &&
+           yyjson_mut_obj_add_val(
+               doc, o, "maxMultiplier",
+               yyjson_mut_rawcpy(doc, fixed3(m, sizeof m, c->max_multiplier_milli))) &&
+           yyjson_mut_obj_add_int(doc, o, "quantumMilli", c->quantum) &&
+           yyjson_mut_obj_add_int(doc, o, "growPercent", c->grow_percent) &&
+           yyjson_mut_obj_add_int(doc, o, "shrinkPercent", c->shrink_percent);
+}
+
+static bool add_summary_json(yyjson_mut_doc *doc, yyjson_mut_val *root, const hr_plan *p,
+                             const hr_render_opts *ro)
+{
+    plan_summary s = summarize(p, ro);
+    bool all = !ro->only_node;
+    yyjson_mut_val *o = yyjson_mut_obj(doc);
+    return o && yyjson_mut_obj_add_val(doc, root, "summary", o) &&
+           yyjson_mut_obj_add_uint(doc, o, "nodes", s.nodes) &&
+           yyjson_mut_obj_add_uint(doc, o, "pods", s.pods) &&
+           yyjson_mut_obj_add_uint(doc, o, "managed", s.managed) &&
+           yyjson_mut_obj_add_uint(doc, o, "wouldBeWritten", s.writes) &&
+           yyjson_mut_obj_add_uint(doc, o, "notPlannedNodeUnknown", s.unknown) &&
+           yyjson_mut_obj_add_uint(doc, o, "unbound", all ? p->n_unbound : 0) &&
+           yyjson_mut_obj_add_uint(doc, o, "finished", all ? p->n_terminal : 0) &&
+           yyjson_mut_obj_add_uint(doc, o, "undecodable", all ? p->n_bad : 0);
+}
+
 static hr_status render_json(const hr_plan *p, const hr_render_opts *o, hr_buf *out, hr_err *err)
 {
     yyjson_mut_doc *doc = yyjson_mut_doc_new(NULL);
     yyjson_mut_val *root = doc ? yyjson_mut_obj(doc) : NULL;
     yyjson_mut_val *nodes = doc ? yyjson_mut_arr(doc) : NULL;
-    bool ok = root && nodes && yyjson_mut_obj_add_val(doc, root, "nodes", nodes);
+    bool ok =
+        root && nodes && yyjson_mut_obj_add_str(doc, root, "apiVersion", HR_PLAN_API_VERSION) &&
+        yyjson_mut_obj_add_str(doc, root, "kind", "Plan") && add_config_json(doc, root, p->cfg) &&
+        yyjson_mut_obj_add_val(doc, root, "nodes", nodes);
     if (ok)
         yyjson_mut_doc_set_root(doc, root);
     for (size_t i = 0; ok && i < p->n_nodes; i++)
         if (node_shown(o, &p->nodes[i]))
             ok = add_node_json(doc, nodes, p, &p->nodes[i], o);
+    if (ok)
+        ok = add_summary_json(doc, root, p, o);
     if (ok && !o->only_node)
         ok = add_bad_json(doc, root, p);
     if (ok && o->n_gaps)
@@ -366,7 +450,7 @@ static col_widths widths(const hr_plan *p, const hr_render_opts *o)
 }
 
 static void render_node_table(const hr_plan *p, const hr_plan_node_out *no, const hr_render_opts *o,
-                              const col_widths *cw, hr_buf *b, size_t *listed_n)
+                              const col_widths *cw, hr_buf *b)
 {
     bool wide = o->fmt == HR_RENDER_WIDE;
     char f[32], v1[32], v2[32], v3[32], v4[32];
@@ -412,7 +496,6 @@ static void render_node_table(const hr_plan *p, const hr_plan_node_out *no, cons
     for (size_t i = 0; i < no->n_pods; i++) {
         if (!listed(o, no, i))
             continue;
-        ++*listed_n;
         const hr_kpod *kp = no->src[i];
         const hr_pod_plan *pp = &no->plans[i];
         bool managed = pod_managed(pp);
@@ -502,22 +585,13 @@ static hr_status render_table(const hr_plan *p, const hr_render_opts *o, hr_buf 
         }
         hr_buf_putc(out, '\n');
     }
-    size_t pods = 0, managed = 0, writes = 0, nodes = 0, unknown = 0;
     col_widths cw = widths(p, o);
-    for (size_t i = 0; i < p->n_nodes; i++) {
-        const hr_plan_node_out *no = &p->nodes[i];
-        if (!node_shown(o, no))
-            continue;
-        render_node_table(p, no, o, &cw, out, &pods);
-        nodes++;
-        for (size_t k = 0; k < no->n_pods; k++) {
-            if (!listed(o, no, k))
-                continue;
-            managed += no->plans[k].reason == HR_MANAGED;
-            writes += would_write(&no->plans[k]); /* the "yes" rows: held is not written */
-            unknown += no->plans[k].gate == HR_GATE_NODE_UNKNOWN;
-        }
-    }
+    for (size_t i = 0; i < p->n_nodes; i++)
+        if (node_shown(o, &p->nodes[i]))
+            render_node_table(p, &p->nodes[i], o, &cw, out);
+    plan_summary s = summarize(p, o);
+    size_t nodes = s.nodes, pods = s.pods, managed = s.managed, writes = s.writes,
+           unknown = s.unknown;
     hr_buf_printf(out,
                   "%zu node%s, %zu pod%s%s, %zu managed, %zu would be "
                   "written\n",

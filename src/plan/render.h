@@ -1,12 +1,13 @@
 /*
  * render.h — the planner's two output formats.
  *
- * JSON (for tools), exactly this shape, documented in the README:
- *   {"nodes":[{"name","allocatableMilli","bookedMilli","slackMilli",
- *     "managedRequestsMilli","factor","pods":[{"namespace","name",
- *     "requestMilli","limitMilli","targetMilli","write","managed",
- *     "reason"[,"held"]}]}], ["undecodable":[...]], ["warnings":[{"missing",
- *     "effect","completeDump"}]]}
+ * JSON (for tools), exactly the shape of docs/plan.schema.json:
+ *   {"apiVersion","kind":"Plan","config":{...},"nodes":[{"name",
+ *     "allocatableMilli","bookedMilli","slackMilli","managedRequestsMilli",
+ *     "factor","pods":[{"namespace","name","requestMilli","limitMilli",
+ *     "targetMilli","write","managed","reason","bindingCap"[,"held"]
+ *     [,"before"]}],"notes":[...]}],"summary":{...}, ["undecodable":[...]],
+ *     ["warnings":[{"missing","effect","completeDump"}]]}
  * "write" is the table's yes (a held write is false, "held" names the gate);
  * "limitMilli" null is the table's none.
  * Table (for people): one block per node, readable at 120 columns; wide
