@@ -7,7 +7,7 @@
 # it makes carries $S (its PID), so reruns and parallel runs never collide.
 # shellcheck shell=bash
 HERE=$(cd "$(dirname "${BASH_SOURCE[1]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd) # from lib.sh itself: bench/soak.sh sources it too
 CLUSTER=$ROOT/test/cluster/cluster.sh
 STATE=${HEADROOM_CLUSTER_DIR:-/tmp/kube-headroom-cluster}
 export KUBECONFIG=${KUBECONFIG:-$STATE/admin.kubeconfig}
