@@ -120,7 +120,9 @@ addnode() { # generation
   k label node "soak-$S-$1" "headroom-soak=$S" >/dev/null
 }
 for i in $(seq 0 $((nnodes - 1))); do addnode "$i"; done
-k apply -f - >/dev/null <<EOF
+# A fresh config: whatever an earlier test left (rate limits, say) would change the run.
+k delete headroomconfig cluster --ignore-not-found >/dev/null 2>&1
+k create -f - >/dev/null <<EOF
 apiVersion: kube-headroom.dev/v1alpha1
 kind: HeadroomConfig
 metadata: {name: cluster}

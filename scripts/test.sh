@@ -97,6 +97,8 @@ fi
 step "building the pinned control plane (cached; a no-op when warm)"
 test/cluster/cluster.sh build
 
+# e2e_soak is the longest (5 minutes of pod churn: the controller's RSS
+# growth after warm-up against its 2 MB budget, design §16).
 step "end-to-end tests on a real kube-apiserver with simulated nodes"
 ctest --test-dir build/release -L e2e --output-on-failure
 
