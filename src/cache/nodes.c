@@ -61,17 +61,27 @@ static void node_clear(hr_cache *c, cnode *n)
     n->rv = 0;
 }
 
-hr_status hr_cnodes_put(hr_cache *c, const hr_knode *k, hr_err *err)
+/* The slot of node NAME, made when new: what put and undecodable share. */
+static hr_status node_slot_named(hr_cache *c, const char *name, uint32_t *out, hr_err *err)
 {
-    const char *name = k->meta.name;
     uint32_t id = hr_cstore_intern(c, name);
     if (!id)
         return hr_err_set(err, HR_E_INPUT, "node without a name");
     if (id == UINT32_MAX)
         return hr_err_set(err, HR_E_NOMEM, "node %s: out of memory", name);
-    uint32_t i = hr_cnodes_slot(c, id);
-    if (i == NIL)
+    *out = hr_cnodes_slot(c, id);
+    if (*out == NIL)
         return hr_err_set(err, HR_E_NOMEM, "node %s: out of memory", name);
+    return HR_OK;
+}
+
+hr_status hr_cnodes_put(hr_cache *c, const hr_knode *k, hr_err *err)
+{
+    const char *name = k->meta.name;
+    uint32_t i;
+    hr_status st = node_slot_named(c, name, &i, err);
+    if (st != HR_OK)
+        return st;
     cnode *n = node_at(c, i);
     const char **kv;
     if (hr_cstore_labels(c, &k->meta.labels, &kv) != 0)
@@ -103,14 +113,10 @@ hr_status hr_cnodes_put(hr_cache *c, const hr_knode *k, hr_err *err)
 
 hr_status hr_cnodes_undecodable(hr_cache *c, const char *name, const char *rv, hr_err *err)
 {
-    uint32_t id = hr_cstore_intern(c, name);
-    if (!id)
-        return hr_err_set(err, HR_E_INPUT, "node without a name");
-    if (id == UINT32_MAX)
-        return hr_err_set(err, HR_E_NOMEM, "node %s: out of memory", name);
-    uint32_t i = hr_cnodes_slot(c, id);
-    if (i == NIL)
-        return hr_err_set(err, HR_E_NOMEM, "node %s: out of memory", name);
+    uint32_t i;
+    hr_status st = node_slot_named(c, name, &i, err);
+    if (st != HR_OK)
+        return st;
     cnode *n = node_at(c, i);
     n->mark = c->epoch[HR_CK_NODE];
     n->rv = hr_cstore_parse_rv(rv);
