@@ -479,7 +479,7 @@ static void run_usage(FILE *f, const char *prog)
             "  --leader-elect           write only while holding the Lease \"kube-headroom\"\n"
             "                           in --namespace (run several replicas)\n"
             "  --controller=false       no controller: webhook, metrics and health only\n"
-            "  --log-format=logfmt|json one line per event (default logfmt)\n"
+            "  --log-format logfmt|json one line per event (default logfmt)\n"
             "  -v                       debug logs\n",
             prog);
 }
@@ -533,14 +533,22 @@ static int parse_flags(const char *prog, int argc, char **argv, run_opts *o)
                 return rc;
             continue;
         }
+        const char *fmt = NULL;
+        if (flag_value(argc, argv, &i, "--log-format", &fmt, prog, &rc)) {
+            if (rc)
+                return rc;
+            if (strcmp(fmt, "json") != 0 && strcmp(fmt, "logfmt") != 0) {
+                fprintf(stderr, "%s run: --log-format: \"%s\" is neither logfmt nor json\n", prog,
+                        fmt);
+                return HR_EXIT_USAGE;
+            }
+            o->log_json = fmt[0] == 'j';
+            continue;
+        }
         if (!strcmp(a, "--dry-run") || !strcmp(a, "--dry-run=true")) {
             o->dry_run = HR_DRY_RUN_ON;
         } else if (!strcmp(a, "--dry-run=false")) {
             o->dry_run = HR_DRY_RUN_OFF;
-        } else if (!strcmp(a, "--log-format=json")) {
-            o->log_json = true;
-        } else if (!strcmp(a, "--log-format=logfmt")) {
-            o->log_json = false;
         } else if (!strcmp(a, "--leader-elect") || !strcmp(a, "--leader-elect=true")) {
             o->leader_elect = true;
         } else if (!strcmp(a, "--leader-elect=false")) {

@@ -191,6 +191,15 @@ for c in plan "node node-a" "explain web" preflight version help; do
 done
 run 2 run --frobnicate
 err_has '"--frobnicate"'
+# run's value flags take both forms too (a missing kubeconfig ends it with 1,
+# after its flags were accepted); a bad --log-format value is named.
+for f in "--log-format json" "--log-format=json" "--log-format logfmt"; do
+  # shellcheck disable=SC2086
+  run 1 run $f --kubeconfig "$work/none" --metrics-addr 127.0.0.1:1 --webhook-addr "" --probe-addr ""
+  err_has "kubeconfig $work/none"
+done
+run 2 run --log-format yaml
+err_has '"yaml" is neither logfmt nor json'
 # Prefixes are not flags (no getopt abbreviations).
 run 2 plan -f cluster.json --name team-b
 err_has 'unknown flag "--name"'
