@@ -202,7 +202,7 @@ writes_by_kind() { # "resize=N annotation=N event=N configstatus=N"
 
 # ------------------------------------------------------------- the daemon
 "$HEADROOM" run --kubeconfig "$USER_KC" --namespace kube-headroom \
-  --metrics-addr "127.0.0.1:$MPORT" --webhook-addr "" >"$WORK/controller.log" 2>&1 &
+  --metrics-addr "127.0.0.1:$MPORT" "${PLAIN_METRICS[@]}" --webhook-addr "" >"$WORK/controller.log" 2>&1 &
 CTL_PID=$!
 wait_until 60 curl -sf "http://127.0.0.1:$MPORT/readyz" || { fail "controller start" "not ready within 60 s"; finish; exit; }
 
