@@ -410,14 +410,20 @@ static void fill_pod_view(const hr_cache *c, uint32_t i, hr_cpod_view *v, hr_cpo
     v->pod.undecodable = (p->flags & PF_UNDECODABLE) != 0;
 }
 
-bool hr_cpods_get(const hr_cache *c, const char *ns, const char *name, hr_cpod_view *out,
-                  hr_cpod_scratch *s)
+/* The slot of pod ns/name, or NIL: what get and uid share. */
+static uint32_t pod_named(const hr_cache *c, const char *ns, const char *name)
 {
     uint32_t id = hr_intern_find(&c->str, ns, strlen(ns));
     if (!id)
-        return false;
+        return NIL;
     size_t nl = strlen(name);
-    uint32_t i = pod_find(c, id, name, nl, pod_hash(id, name, nl));
+    return pod_find(c, id, name, nl, pod_hash(id, name, nl));
+}
+
+bool hr_cpods_get(const hr_cache *c, const char *ns, const char *name, hr_cpod_view *out,
+                  hr_cpod_scratch *s)
+{
+    uint32_t i = pod_named(c, ns, name);
     if (i == NIL)
         return false;
     fill_pod_view(c, i, out, s);
@@ -426,11 +432,7 @@ bool hr_cpods_get(const hr_cache *c, const char *ns, const char *name, hr_cpod_v
 
 bool hr_cpods_uid(const hr_cache *c, const char *ns, const char *name, uint8_t uid[16])
 {
-    uint32_t id = hr_intern_find(&c->str, ns, strlen(ns));
-    if (!id)
-        return false;
-    size_t nl = strlen(name);
-    uint32_t i = pod_find(c, id, name, nl, pod_hash(id, name, nl));
+    uint32_t i = pod_named(c, ns, name);
     if (i == NIL)
         return false;
     memcpy(uid, (*PA(c, i)).uid, 16);
