@@ -1,16 +1,16 @@
-# kube-headroom runtime image (design §13): the `headroom` binary on
-# debian:bookworm-slim with only its runtime libraries, running as 65532.
+# kube-headroom runtime image (design §13) for builders that reach a registry: the same image
+# scripts/image.sh builds without one. The build stage compiles `headroom` as scripts/setup.sh
+# and CMake do for the tests, then `scripts/image.sh --rootfs` assembles the root filesystem
+# from the stage's own Debian packages: the stripped binary, exactly the shared libraries it
+# links (with their symlinks and copyright files), /etc/passwd and /etc/group for 65532. The
+# runtime stage is that tree alone, FROM scratch: no shell, no package manager. Nothing names an
+# architecture, so `docker buildx build --platform linux/arm64 .` works as well as amd64.
 #
 #   docker build -t ghcr.io/kube-headroom/headroom:0.1.0 .
 #
-# Built the same way as scripts/setup.sh + CMake build it for the tests, with
-# the build-only packages (no clang, valgrind or cmocka) and yyjson from
-# Debian 13, pinned low, since bookworm does not ship it. The runtime stage
-# takes yyjson's shared library from the build stage instead of adding the
-# trixie source a second time.
-#
-# Not built on the project's development machine (it has no Docker engine):
-# see the closing notes of the session that added it.
+# yyjson comes from Debian 13 (trixie), pinned low, since bookworm does not ship it.
+# Without a registry (this project's machines), use scripts/image.sh: it builds the same tree,
+# packs it by hand and checks it in a container.
 FROM debian:bookworm AS build
 RUN printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: trixie\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
       > /etc/apt/sources.list.d/trixie.sources \
@@ -24,16 +24,10 @@ WORKDIR /src
 COPY . .
 RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHR_WERROR=OFF >/dev/null \
  && ninja -C /build headroom \
- && strip /build/headroom \
- && /build/headroom version
+ && scripts/image.sh --rootfs /rootfs --bin /build/headroom
 
-FROM debian:bookworm-slim
-RUN apt-get update -qq \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      libcurl4 libmicrohttpd12 libfyaml0 libssl3 ca-certificates \
- && rm -rf /var/lib/apt/lists/*
-COPY --from=build /usr/lib/x86_64-linux-gnu/libyyjson.so.0* /usr/lib/x86_64-linux-gnu/
-COPY --from=build /build/headroom /usr/bin/headroom
+FROM scratch
+COPY --from=build /rootfs/ /
 USER 65532:65532
 ENTRYPOINT ["/usr/bin/headroom"]
 CMD ["run", "--leader-elect"]

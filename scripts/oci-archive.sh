@@ -15,9 +15,8 @@
 # manifest.json).
 #
 # The layer is an uncompressed tar (its digest is its diffID, which is what docker-archive
-# needs), written reproducibly: entries sorted, mtime 0, owner root:root unless the file says
-# otherwise (ownership is kept from DIR with --numeric-owner), so the same DIR gives the same
-# digests. The config's architecture is this machine's Debian architecture mapped to its OCI name.
+# needs), written reproducibly: entries sorted, mtime 0, every entry owned by root:root (whoever
+# built DIR; modes are kept), so the same DIR gives the same digests. The config's architecture is this machine's Debian architecture mapped to its OCI name.
 set -euo pipefail
 
 die() { echo "oci-archive: $*" >&2; exit 1; }
@@ -69,7 +68,8 @@ blob() {
   echo "sha256:$hex $size"
 }
 
-tar -C "$rootfs" --sort=name --mtime=@0 --numeric-owner --format=gnu -cf "$work/layer.tar" .
+tar -C "$rootfs" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner --format=gnu \
+  -cf "$work/layer.tar" .
 read -r layer_digest layer_size < <(blob "$work/layer.tar")
 
 jq -n --arg arch "$arch" --arg variant "$variant" --arg user "$user" --arg workdir "$workdir" \
