@@ -311,7 +311,9 @@ static void print_explain(const hr_nodesnap *s, const hr_reconcile *r, size_t me
                "too\n");
     else if (cfg->dry_run)
         printf("would be written, but kube-headroom runs in dry-run%s\n",
-               s->cfg_invalid ? "" : " (no HeadroomConfig, or spec.dryRun: true)");
+               s->cfg_invalid ? ""
+               : cfg->present ? " (spec.dryRun is true or left out; dryRun: false writes)"
+                              : " (no HeadroomConfig)");
     else if (pp->gate != HR_GATE_PASS)
         printf("increase skipped by the %s gate\n", hr_gate_str(pp->gate));
     else

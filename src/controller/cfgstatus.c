@@ -61,7 +61,7 @@ static void ready_cond(const hr_cfgstatus_in *in, cond *c)
         c->reason = "DryRun";
         hr_buf_printf(&c->msg,
                       "dry run (%s): limits are computed and annotated on pods, not written",
-                      in->dry_run_flag ? "--dry-run flag" : "spec.dryRun");
+                      in->dry_run_flag ? "--dry-run flag" : "spec.dryRun, true by default");
     }
 }
 

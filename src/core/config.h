@@ -59,8 +59,8 @@ typedef enum hr_dry_run_flag {
 /* The configuration in force (design §11): flags, then the HeadroomConfig,
  * then defaults. cluster is the HeadroomConfig in force, NULL when there is
  * none (all defaults). With no HeadroomConfig (NULL, or present=false) the
- * result is in dry run (design §1.2; a present one is live unless its
- * spec.dryRun says otherwise); a --dry-run flag beats both.
+ * result is in dry run (design §1.2; a present one is live only when its
+ * spec.dryRun is false, absent meaning true); a --dry-run flag beats both.
  * out may be cluster itself; its selectors and lists point where
  * cluster's do (or to static storage). */
 void hr_config_effective(const hr_config *cluster, hr_dry_run_flag dry_run, hr_config *out);

@@ -6,7 +6,7 @@ import json
 
 items = [{"apiVersion": "kube-headroom.dev/v1alpha1", "kind": "HeadroomConfig",
           "metadata": {"name": "cluster", "generation": 1, "resourceVersion": "1"},
-          "spec": {}}]
+          "spec": {"dryRun": False}}]
 rv = [10]
 
 

@@ -402,7 +402,7 @@ static void test_limitrange_and_config(void **state)
     const char *good =
         "{\"apiVersion\":\"kube-headroom.dev/v1alpha1\",\"kind\":\"HeadroomConfig\","
         "\"metadata\":{\"name\":\"cluster\",\"resourceVersion\":\"9\",\"generation\":1},"
-        "\"spec\":{\"minBurstFloor\":\"500m\",\"excludedNamespaces\":[\"ops\"]}}";
+        "\"spec\":{\"dryRun\":false,\"minBurstFloor\":\"500m\",\"excludedNamespaces\":[\"ops\"]}}";
     assert_int_equal(feed(f, HR_CK_CONFIG, false, good), HR_OK);
     assert_string_equal(drain(f, d), "n1,n2");
     hr_cache_lock(f->c);
@@ -416,7 +416,7 @@ static void test_limitrange_and_config(void **state)
     /* a status write (same generation) is not a config change */
     const char *status =
         "{\"metadata\":{\"name\":\"cluster\",\"resourceVersion\":\"10\",\"generation\":1},"
-        "\"spec\":{\"minBurstFloor\":\"500m\",\"excludedNamespaces\":[\"ops\"]},"
+        "\"spec\":{\"dryRun\":false,\"minBurstFloor\":\"500m\",\"excludedNamespaces\":[\"ops\"]},"
         "\"status\":{\"managedPods\":3}}";
     assert_int_equal(feed(f, HR_CK_CONFIG, false, status), HR_OK);
     assert_string_equal(drain(f, d), "");

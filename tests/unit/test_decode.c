@@ -547,12 +547,39 @@ static void test_config(void **state)
     hr_config def;
     hr_config_defaults(&def);
     CHECK_TRUE("present", kc.cfg.present);
-    CHECK_TRUE("a present config is live", !kc.cfg.dry_run);
+    CHECK_TRUE("a present config without a spec is dry-run (design §1.2)", kc.cfg.dry_run);
     CHECK_I64("floor", kc.cfg.min_burst_floor, def.min_burst_floor);
     CHECK_I64("mult", kc.cfg.max_multiplier_milli, def.max_multiplier_milli);
     CHECK_I64("excluded ns", kc.cfg.n_excluded_ns, 1);
     CHECK_TRUE("default ns selector", kc.cfg.ns_selector.set);
     done(&p);
+
+    /* dryRun left out means dry-run, as the CRD's default says, for an
+     * object the default was not applied to (a dump, a CRD without
+     * defaults); only an explicit false is live (design §1.2). */
+    static const struct {
+        const char *spec;
+        bool dry_run;
+    } dry[] = {
+        {"{}", true},
+        {"{\"namespaceSelector\":{\"matchLabels\":{\"team\":\"a\"}}}", true},
+        {"{\"dryRun\":true}", true},
+        {"{\"dryRun\":false}", false},
+        {"{\"dryRun\":false,\"namespaceSelector\":{}}", false},
+    };
+    for (size_t i = 0; i < sizeof dry / sizeof dry[0]; i++) {
+        char doc[256];
+        snprintf(doc, sizeof doc,
+                 "{\"kind\":\"HeadroomConfig\",\"metadata\":{\"name\":\"cluster\"},"
+                 "\"spec\":%s}",
+                 dry[i].spec);
+        root = parse(&p, doc);
+        if (hr_decode_config(root, &p.arena, &kc, &p.err))
+            fail_msg("%s: %s", dry[i].spec, p.err.msg);
+        if (kc.cfg.dry_run != dry[i].dry_run)
+            fail_msg("spec %s: dry_run %d, want %d", dry[i].spec, kc.cfg.dry_run, dry[i].dry_run);
+        done(&p);
+    }
 
     root = parse(&p, "{\"kind\":\"HeadroomConfig\",\"metadata\":{\"name\":\"cluster\"},"
                      "\"spec\":{\"policy\":\"Proportional\",\"dryRun\":true,"

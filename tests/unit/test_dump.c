@@ -204,14 +204,17 @@ static const hr_pod_plan *plan_of(const hr_plan *p, const char *node, const char
     return NULL;
 }
 
+/* A HeadroomConfig that writes (dryRun left out would mean dry-run, design §1.2). */
+#define LIVE_CONFIG                                                     \
+    "{\"kind\":\"HeadroomConfig\",\"metadata\":{\"name\":\"cluster\"}," \
+    "\"spec\":{\"dryRun\":false}}"
+
 static void test_undecodable_kept(void **state)
 {
     (void)state;
-    const char *dump =
-        "{\"kind\":\"List\",\"items\":["
-        "{\"kind\":\"Namespace\",\"metadata\":{\"name\":\"app\",\"labels\":"
-        "{\"kube-headroom.dev/mode\":\"managed\"}}},"
-        "{\"kind\":\"HeadroomConfig\",\"metadata\":{\"name\":\"cluster\"},\"spec\":{}},"  //
+    const char *dump = "{\"kind\":\"List\",\"items\":["
+                       "{\"kind\":\"Namespace\",\"metadata\":{\"name\":\"app\",\"labels\":"
+                       "{\"kube-headroom.dev/mode\":\"managed\"}}}," LIVE_CONFIG ","      //
         UNODE("n1", "\"4\"") "," UNODE("n2", "\"4\"") "," UNODE("n3", "\"16 cores\"") "," //
         UPOD("big", "\"n1\"", "1e16", "1e16") ","                                         //
         UPOD("grow", "\"n1\"", "100m", "200m") ","                                        //

@@ -2,10 +2,13 @@
  * config.c — HeadroomConfig "cluster" into hr_config (design §1).
  *
  * Starts from hr_config_defaults() and overrides what the spec sets. A
- * present config is not dry-run unless it says so: only the absence of any
- * config means the safe adoption path. Anything the CRD schema should have
- * refused but did not (or a hand-written dump) is an error naming the
- * field, and the result must also pass hr_config_validate.
+ * spec without dryRun is dry-run, as the CRD's schema default says (design
+ * §1.2): the object the API server hands over normally carries that
+ * default, but a dump or a CRD installed without defaults may not, and it
+ * must mean the same. Only spec.dryRun: false is live. Anything the CRD
+ * schema should have refused but did not (or a hand-written dump) is an
+ * error naming the field, and the result must also pass
+ * hr_config_validate.
  */
 #include <stdint.h>
 #include <string.h>
@@ -143,8 +146,7 @@ hr_status hr_decode_config(yyjson_val *obj, hr_arena *a, hr_kconfig *out, hr_err
     memset(out, 0, sizeof *out);
     hr_config *cfg = &out->cfg;
     hr_config_defaults(cfg);
-    cfg->present = true;
-    cfg->dry_run = false;
+    cfg->present = true; /* dry_run stays true: only spec.dryRun: false is live */
     yyjson_val *meta;
     hr_status st = hr_decode_meta(&c, obj, false, &out->meta, &meta);
     if (st)

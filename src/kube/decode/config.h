@@ -16,7 +16,7 @@
 
 typedef struct hr_kconfig {
     hr_kmeta meta;
-    hr_config cfg; /* defaults, present = true, dry_run = spec.dryRun */
+    hr_config cfg; /* defaults, present = true, dry_run = spec.dryRun (absent: true) */
 } hr_kconfig;
 
 /* Also runs hr_config_validate: a config the core would refuse is an error. */
