@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # kube-headroom test control plane: a real etcd + kube-apiserver + kube-controller-manager +
 # kube-scheduler, and kwok (simulated nodes and kubelets), all built from the official Go modules
-# at pinned versions (versions.env) and run on 127.0.0.1. See README.md in this directory.
+# at pinned versions (versions.env) and run on 127.0.0.1; helm (the chart's tests) is built the same
+# way. See README.md in this directory.
 #
 #   cluster.sh build                 build (or reuse) the binaries, cached by version
 #   cluster.sh up                    start everything, wait until ready (runs `build` first)
@@ -56,6 +57,7 @@ version_of() {
   case $1 in
     etcd) echo "$ETCD_VERSION" ;;
     kwok) echo "$KWOK_VERSION" ;;
+    helm) echo "$HELM_VERSION" ;;
     *) echo "$K8S_VERSION" ;;
   esac
 }
@@ -64,12 +66,13 @@ bin_path() { echo "$BIN_DIR/$1-$(version_of "$1")"; }
 # ----------------------------------------------------------------------------------------- build
 # The stamp records the version and a hash of the module files it was built from; a warm build
 # only compares stamps (no go command runs).
-module_of() { case $1 in etcd) echo etcd ;; kwok) echo kwok ;; *) echo k8s ;; esac; }
+module_of() { case $1 in etcd) echo etcd ;; kwok) echo kwok ;; helm) echo helm ;; *) echo k8s ;; esac; }
 stamp_want() {
   local mod
   mod=$(module_of "$1")
-  printf '%s %s %s\n' "$1" "$(version_of "$1")" \
-    "$(cat "$HERE/$mod/go.mod" "$HERE/$mod/go.sum" | sha256sum | cut -c1-16)"
+  printf '%s %s %s%s\n' "$1" "$(version_of "$1")" \
+    "$(cat "$HERE/$mod/go.mod" "$HERE/$mod/go.sum" | sha256sum | cut -c1-16)" \
+    "$([ "$1" != helm ] || echo " $(helm_ldflags | sha256sum | cut -c1-16)")"
 }
 is_built() {
   local b
@@ -92,6 +95,20 @@ k8s_ldflags() {
   echo "$out"
 }
 
+# What helm's own Makefile stamps: the version it reports, a clean tree, and the Kubernetes
+# version `helm template` and `helm lint` assume without a cluster (its client-go's minor: 1.<minor>).
+helm_ldflags() {
+  local cg minor p
+  cg=$(sed -n 's#^[[:space:]]*k8s.io/client-go v0\.\([0-9]*\)\..*#\1#p' "$HERE/helm/go.mod")
+  minor=${cg:-20}
+  printf '%s' "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION"
+  printf '%s' " -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+  for p in helm.sh/helm/v3/pkg/chartutil helm.sh/helm/v3/pkg/lint/rules; do
+    printf '%s' " -X $p.k8sVersionMajor=1 -X $p.k8sVersionMinor=$minor"
+  done
+  echo
+}
+
 go_build() { # module-dir output(file, or dir/ for several packages) ldflags pkgs...
   local dir=$1 out=$2 ldf=$3
   shift 3
@@ -101,9 +118,9 @@ go_build() { # module-dir output(file, or dir/ for several packages) ldflags pkg
 cmd_build() {
   command -v go >/dev/null || die "go is not on PATH (expected Go >= 1.26 at /usr/local/go/bin)"
   local todo=() c
-  for c in etcd kwok "${K8S_BINS[@]}"; do is_built "$c" || todo+=("$c"); done
+  for c in etcd kwok helm "${K8S_BINS[@]}"; do is_built "$c" || todo+=("$c"); done
   if [ ${#todo[@]} -eq 0 ]; then
-    log "build: all binaries up to date in $BIN_DIR (k8s $K8S_VERSION, etcd $ETCD_VERSION, kwok $KWOK_VERSION)"
+    log "build: all binaries up to date in $BIN_DIR (k8s $K8S_VERSION, etcd $ETCD_VERSION, kwok $KWOK_VERSION, helm $HELM_VERSION)"
     return 0
   fi
   log "build: building ${todo[*]} (go build -p $GOFLAGS_P; a cold build takes tens of minutes on 2 cores)"
@@ -117,6 +134,7 @@ cmd_build() {
     case $c in
       etcd) go_build etcd "$tmp/etcd" "-s -w" go.etcd.io/etcd/server/v3 ;;
       kwok) go_build kwok "$tmp/kwok" "-s -w" sigs.k8s.io/kwok/cmd/kwok ;;
+      helm) go_build helm "$tmp/helm" "$(helm_ldflags)" helm.sh/helm/v3/cmd/helm ;;
       *) k8s_todo+=("k8s.io/kubernetes/cmd/$c") ;;
     esac
   done
@@ -320,7 +338,7 @@ cmd_up() {
     rm -rf "$STATE"
   fi
   cmd_build
-  for c in "${COMPONENTS[@]}" kubectl; do [ -x "$(bin_path "$c")" ] || die "missing binary $(bin_path "$c")"; done
+  for c in "${COMPONENTS[@]}" kubectl helm; do [ -x "$(bin_path "$c")" ] || die "missing binary $(bin_path "$c")"; done
   [ -f "$STAGES" ] || die "kwok stages file $STAGES not found"
   local p busy=()
   for p in $(all_ports); do port_listening "$p" && busy+=("$p"); done
@@ -334,6 +352,7 @@ cmd_up() {
   chmod 700 "$STATE"
   ln -sf "$(bin_path kubectl)" "$STATE/bin/kubectl"
   ln -sf "$(bin_path kwok)" "$STATE/bin/kwok"
+  ln -sf "$(bin_path helm)" "$STATE/bin/helm"
   local d=$STATE/pki
   make_ca
   sign_cert apiserver "/CN=kube-apiserver" serverAuth "IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc"
