@@ -678,12 +678,23 @@ static hr_status start_all(run_ctx *x, hr_err *err)
 
     bool webhook = x->o.webhook_addr && x->o.webhook_addr[0];
     bool metrics = x->o.metrics_addr && x->o.metrics_addr[0];
-    /* The serving certificate is the webhook's and the secured metrics'. */
+    /* The serving certificate is the webhook's and the secured metrics'.
+     * Readiness waits for it only with the webhook on: the webhook Service
+     * must not route to a replica that cannot answer, but a controller
+     * without a certificate (no cert-manager, webhook off) still writes,
+     * and a /readyz that stayed 503 would hold rollouts and drains for
+     * ever. Its secured /metrics fails handshakes until the pair appears. */
     if (webhook || (metrics && x->o.metrics_secure)) {
         if ((st = hr_certs_new(x->o.cert_dir, &x->log, &x->certs, err)) ||
             (st = hr_certs_start(x->certs, 1000, err)) ||
-            (st = hr_readiness_add(&x->ready, "webhook-cert", hr_certs_ready, x->certs, err)))
+            (webhook &&
+             (st = hr_readiness_add(&x->ready, "webhook-cert", hr_certs_ready, x->certs, err))))
             return st;
+        if (!webhook && !hr_certs_ready(x->certs))
+            hr_logf(&x->log, HR_LV_WARN,
+                    "msg=\"no serving certificate yet: /metrics (HTTPS) refuses handshakes until "
+                    "tls.crt and tls.key appear\" cert_dir=%s",
+                    x->o.cert_dir);
     }
 
     if (metrics && (st = start_metrics(x, err)))

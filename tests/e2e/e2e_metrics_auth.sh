@@ -3,10 +3,10 @@
 # §9.3): HTTPS with the serving certificate, the bearer token reviewed with
 # a TokenReview and access with a SubjectAccessReview (non-resource URL
 # /metrics, verb get), verdicts cached. A ServiceAccount bound to
-# kube-headroom-metrics-reader (deploy/rbac.yaml) scrapes (200), another
+# kube-headroom-metrics-reader (charts/kube-headroom/templates/rbac.yaml) scrapes (200), another
 # gets 403, no token 401; the reviews are counted in the API server's audit
 # log, and a second round of scrapes makes none. The daemon runs as a user
-# bound to deploy/rbac.yaml's kube-headroom role, so that role's review
+# bound to charts/kube-headroom/templates/rbac.yaml's kube-headroom role, so that role's review
 # grants are what is exercised. The probes stay plain on their own port.
 set -uo pipefail
 # shellcheck source=lib.sh
@@ -31,12 +31,9 @@ require_cluster
 install_identity "$ID"
 can=$(KUBECONFIG=$USER_KC k auth can-i create tokenreviews.authentication.k8s.io)/$(KUBECONFIG=$USER_KC k auth can-i create subjectaccessreviews.authorization.k8s.io)
 WHY="can-i create tokenreviews/subjectaccessreviews = $can"
-check "deploy/rbac.yaml lets the daemon create TokenReviews and SubjectAccessReviews" [ "$can" = yes/yes ]
+check "charts/kube-headroom/templates/rbac.yaml lets the daemon create TokenReviews and SubjectAccessReviews" [ "$can" = yes/yes ]
 
-mkdir -p "$WORK/certs"
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
-  -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
-  -keyout "$WORK/certs/tls.key" -out "$WORK/certs/tls.crt" >/dev/null 2>&1
+mkdir -p "$WORK/certs" # empty: the daemon starts before its certificate exists
 k create namespace "$NS" >/dev/null
 k -n "$NS" create serviceaccount reader >/dev/null
 k -n "$NS" create serviceaccount other >/dev/null
@@ -50,8 +47,21 @@ OTHER=$(k -n "$NS" create token other)
   --webhook-cert-dir "$WORK/certs" -v >>"$WORK/controller.log" 2>&1 &
 CTL_PID=$!
 WHY="no 200 from http://127.0.0.1:$PPORT/readyz within 60 s"
-check "the probes answer plain HTTP on their own port (/readyz 200)" \
+check "without a certificate and with the webhook off, /readyz is 200 on the plain probe port" \
   wait_until 60 curl -sf "http://127.0.0.1:$PPORT/readyz"
+WHY="$(curl -s "http://127.0.0.1:$PPORT/readyz" | tr '\n' ' ')"
+check "/readyz does not wait for the serving certificate when the webhook is off" \
+  sh -c "! curl -s 'http://127.0.0.1:$PPORT/readyz' | grep -q webhook-cert"
+st=$(curl -s -o /dev/null -w '%{http_code}' -k "https://127.0.0.1:$MPORT/metrics")
+WHY="status $st"
+check "the secured /metrics refuses the handshake while there is no certificate" [ "$st" = 000 ]
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+  -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
+  -keyout "$WORK/certs/tls.key.new" -out "$WORK/certs/tls.crt" >/dev/null 2>&1
+mv "$WORK/certs/tls.key.new" "$WORK/certs/tls.key"
+hs() { [ "$(curl -s -o /dev/null -w '%{http_code}' --cacert "$WORK/certs/tls.crt" "https://127.0.0.1:$MPORT/metrics")" = 401 ]; }
+WHY="no TLS answer from https://127.0.0.1:$MPORT/metrics within 10 s of the pair appearing"
+check "the certificate is picked up without a restart (/metrics answers over TLS)" wait_until 10 hs
 
 scrape() { # token (may be empty) -> HTTP status; the body in $WORK/body
   local auth=()
