@@ -3,7 +3,7 @@
 # the controller's memory stay flat while pods come and go for ever?
 #
 # `headroom run` (the release build, as the least-privilege identity of
-# deploy/rbac.yaml, writing: a HeadroomConfig with dryRun false) watches a
+# charts/kube-headroom/templates/rbac.yaml, writing: a HeadroomConfig with dryRun false) watches a
 # managed namespace on simulated kwok nodes of the real control plane while
 # pods are created and deleted continuously, the two ways a real cluster
 # churns them:

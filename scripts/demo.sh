@@ -43,7 +43,7 @@ if ! kubectl get ns demo-team-0 >/dev/null 2>&1; then
   test/cluster/mkload.sh --nodes 4 --node-prefix demo-node --cpu 16 --memory 64Gi \
     --workloads 8 --replicas 3 --namespaces 2 --ns-prefix demo-team --managed --wait 120
 fi
-kubectl apply -f deploy/crd-headroomconfig.yaml >/dev/null
+kubectl apply -f charts/kube-headroom/charts/crds/crds/headroomconfig.yaml >/dev/null
 kubectl wait --for condition=established crd/headroomconfigs.kube-headroom.dev --timeout=30s >/dev/null
 kubectl apply -f - >/dev/null <<'YAML'
 apiVersion: kube-headroom.dev/v1alpha1

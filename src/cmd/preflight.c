@@ -147,7 +147,7 @@ typedef struct need {
     bool in_own_ns; /* leases live in the controller's namespace */
 } need;
 
-/* What the controller does with each permission is in deploy/rbac.yaml. */
+/* What the controller does with each permission is in charts/kube-headroom/templates/rbac.yaml. */
 static const need NEEDS[] = {
     {"", "pods", NULL, "list", false},
     {"", "pods", NULL, "watch", false},
@@ -229,7 +229,9 @@ static void check_rbac(pf *p)
         line(p, V_PASS, "RBAC: this identity may do all %zu things the controller does",
              sizeof NEEDS / sizeof *NEEDS);
     else
-        line(p, V_FAIL, "RBAC: this identity may not %s (bind deploy/rbac.yaml's roles to it)",
+        line(p, V_FAIL,
+             "RBAC: this identity may not %s (bind the kube-headroom ClusterRole and Role of the "
+             "chart to it)",
              names_str(&missing));
     hr_buf_free(&missing.b);
 }

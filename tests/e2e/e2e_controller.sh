@@ -3,7 +3,7 @@
 #
 # Each check is one "done means" line of the controller issue, on simulated
 # kwok nodes, with the controller running as a least-privilege user bound to
-# deploy/rbac.yaml's ClusterRole — never as cluster admin. Prints PASS/FAIL
+# charts/kube-headroom/templates/rbac.yaml's ClusterRole — never as cluster admin. Prints PASS/FAIL
 # per check and a closing "N passed, N failed" line; exits non-zero on any
 # failure. Needs `test/cluster/cluster.sh up` (the CTest fixture does it).
 set -uo pipefail

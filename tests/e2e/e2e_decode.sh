@@ -7,7 +7,7 @@
 # than an int64 of millicores holds) is admitted, bound with spec.nodeName
 # and Running on a kwok node. Our decoder refuses it ("out of range"), so its
 # node's booking is unknown. This script shows, on the real control plane and
-# the controller running as deploy/rbac.yaml's least-privilege user:
+# the controller running as charts/kube-headroom/templates/rbac.yaml's least-privilege user:
 #   - the pod exists on the node, and the controller logs it once and counts
 #     headroom_decode_errors_total{resource="pods"};
 #   - decreases on that node still go, increases freeze (a neighbour whose

@@ -30,7 +30,7 @@ WORK=$(mktemp -d /tmp/headroom-e2e.XXXXXX)
 ID=headroom-e2e-dryrun
 NS=e2e-dd-$S
 NODE=e2e-dd-n1-$S
-CRD=$ROOT/deploy/crd-headroomconfig.yaml
+CRD=$CRD_FILE
 SAMPLE=$ROOT/docs/examples/headroomconfig.yaml
 
 cleanup() {

@@ -10,7 +10,7 @@
 #      server answers again, converges: every managed pod at the target the
 #      planner computes from the live cluster, nothing left to write.
 #
-# Runs as the least-privilege identity of deploy/rbac.yaml. Prints PASS/FAIL
+# Runs as the least-privilege identity of charts/kube-headroom/templates/rbac.yaml. Prints PASS/FAIL
 # per check, figures, and "N passed, N failed".
 set -uo pipefail
 # shellcheck source=lib.sh

@@ -45,7 +45,7 @@ check "exit code 1 exactly when a line says FAIL" consistent admin
 # ---------------------------------------------------------- RBAC
 install_identity headroom-pf
 preflight user --kubeconfig "$USER_KC"
-check "deploy/rbac.yaml's roles grant every permission preflight checks" has user '^PASS  RBAC:'
+check "charts/kube-headroom/templates/rbac.yaml's roles grant every permission preflight checks" has user '^PASS  RBAC:'
 NOBODY_KC=$("$CLUSTER" user-kubeconfig headroom-pf-nobody)
 preflight nobody --kubeconfig "$NOBODY_KC"
 WHY="$(grep RBAC "$WORK/nobody.out")"

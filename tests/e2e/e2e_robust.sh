@@ -2,7 +2,7 @@
 # e2e_robust.sh — issue 11's end-to-end proofs, counted from the API
 # server's audit log (its own record of requests, test/cluster/README.md),
 # never from the daemon's counters, with one leader-elected controller
-# running as the least-privilege identity of deploy/rbac.yaml:
+# running as the least-privilege identity of charts/kube-headroom/templates/rbac.yaml:
 #
 #   U. Unknown node (done-means 3, design §6): a managed pod bound to a Node
 #      that does not exist gets no write at all — no request of the

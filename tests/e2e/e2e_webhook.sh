@@ -3,7 +3,7 @@
 # (issue 7, design §8).
 #
 # Starts `headroom run` with its webhook on 127.0.0.1, registers it by URL
-# with a caBundle (the deploy/webhook.yaml registration, rewritten for
+# with a caBundle (the chart's registration, rendered for
 # loopback), and checks, through the real API server:
 #   1. a Job's pod in a managed namespace is born with limits.cpu =
 #      request x initialMultiplier (from the live HeadroomConfig);
@@ -32,6 +32,8 @@ CLUSTER_DIR=${HEADROOM_CLUSTER_DIR:-/tmp/kube-headroom-cluster}
 export KUBECONFIG=$CLUSTER_DIR/admin.kubeconfig
 HEADROOM_BIN=${HEADROOM_BIN:-$ROOT/build/headroom}
 KUBECTL=$("$CLUSTER_SH" bin kubectl)
+HELM=${HELM:-$("$CLUSTER_SH" bin helm)}
+CRD_FILE=$ROOT/charts/kube-headroom/charts/crds/crds/headroomconfig.yaml
 
 RUN=e2ewh$$
 NS_M=hr-wh-managed-$$
@@ -119,7 +121,7 @@ cp "$WORK/gen1/tls.key" "$WORK/gen1/tls.crt" "$WORK/certs/"
 
 # --- the CRD and a HeadroomConfig that turns mutation on -----------------------
 # A minimal CRD (no schema beyond "an object") stands in when the one in
-# deploy/ cannot be installed on this server: the webhook's behaviour, not
+# the chart cannot be installed on this server: the webhook's behaviour, not
 # the schema, is under test here.
 minimal_crd() {
   cat <<'YAML'
@@ -141,8 +143,8 @@ spec:
 YAML
 }
 if ! k get crd headroomconfigs.kube-headroom.dev >/dev/null 2>&1; then
-  if ! k apply -f "$ROOT/deploy/crd-headroomconfig.yaml" >"$WORK/crd.out" 2>&1; then
-    printf 'NOTE deploy/crd-headroomconfig.yaml does not install here (%s); using a minimal CRD\n' \
+  if ! k apply -f "$CRD_FILE" >"$WORK/crd.out" 2>&1; then
+    printf 'NOTE the chart CRD does not install here (%s); using a minimal CRD\n' \
       "$(grep -m1 -o 'found no matching overload[^:]*' "$WORK/crd.out" || head -c 160 "$WORK/crd.out")"
     minimal_crd | k apply -f - >/dev/null
   fi
@@ -202,15 +204,16 @@ for _ in $(seq 1 40); do grep -q 'msg="config applied" source=HeadroomConfig dry
 grep -q 'msg="config applied" source=HeadroomConfig dry_run=false.*initial_multiplier=3.000' "$WORK/headroom.log" \
   && pass "HeadroomConfig loaded live (dryRun false, initialMultiplier 3)" || fail "HeadroomConfig not applied"
 
-# --- the registration: deploy/webhook.yaml rewritten for loopback -------------------
+# --- the registration: the chart's, registered by URL for loopback -------------------
 CA_B64=$(base64 -w0 "$WORK/ca.crt")
-sed -e "s|^  name: kube-headroom\$|  name: $WH_NAME|" \
-    -e '/cert-manager.io\/inject-ca-from/d' -e '/^  annotations:$/d' \
-    -e "/^    clientConfig:/,/^        port: 443/c\\    clientConfig:\\n      url: https://127.0.0.1:$WH_PORT/mutate-pods\\n      caBundle: $CA_B64" \
-    -e "s|^        kube-headroom.dev/mode: managed\$|&\\n        kube-headroom.dev/e2e-run: \"$RUN\"|" \
-    "$ROOT/deploy/webhook.yaml" >"$WORK/webhook.yaml"
-grep -q "url: https://127.0.0.1:$WH_PORT/mutate-pods" "$WORK/webhook.yaml" || die "could not rewrite deploy/webhook.yaml"
-grep -q 'failurePolicy: Ignore' "$WORK/webhook.yaml" || die "deploy/webhook.yaml lost failurePolicy: Ignore"
+"$HELM" template e2e "$ROOT/charts/kube-headroom" --namespace kube-headroom \
+  --show-only templates/webhook.yaml --set fullnameOverride="$WH_NAME" \
+  --set webhook.enable=true --set webhook.url="https://127.0.0.1:$WH_PORT/mutate-pods" \
+  --set webhook.caBundle="$CA_B64" --set webhook.certSecretName=unused \
+  --set-json "webhook.namespaceSelector={\"matchLabels\":{\"kube-headroom.dev/mode\":\"managed\",\"kube-headroom.dev/e2e-run\":\"$RUN\"}}" \
+  >"$WORK/webhook.yaml" || die "could not render the chart's webhook registration"
+grep -q "url: \"https://127.0.0.1:$WH_PORT/mutate-pods\"" "$WORK/webhook.yaml" || die "the chart's registration has no url"
+grep -q 'failurePolicy: Ignore' "$WORK/webhook.yaml" || die "the chart's registration lost failurePolicy: Ignore"
 k apply -f "$WORK/webhook.yaml" >/dev/null
 
 pod_yaml() { # pod_yaml NAME NS RESOURCES_JSON [META_JSON]

@@ -1,7 +1,8 @@
 # lib.sh — what the end-to-end scripts share: where the cluster and the
 # binaries are, PASS/FAIL bookkeeping, waiting, and the few objects every
 # test makes (simulated nodes, namespaces, single-container pods), plus the
-# least-privilege identity the controller runs as (deploy/rbac.yaml).
+# least-privilege identity the controller runs as (the chart's RBAC,
+# charts/kube-headroom/templates/rbac.yaml).
 #
 # Sourced, not run. Each script sets its own traps and ports; every object
 # it makes carries $S (its PID), so reruns and parallel runs never collide.
@@ -16,6 +17,12 @@ HEADROOM=${HEADROOM_BIN:-$ROOT/build/release/headroom}
 PROMCHECK=${PROMCHECK:-$(dirname "$HEADROOM")/tests/promcheck}
 S=$$
 k() { "$KUBECTL" "$@"; }
+HELM=${HELM:-$("$CLUSTER" bin helm)}
+CHART=$ROOT/charts/kube-headroom
+CRD_FILE=$CHART/charts/crds/crds/headroomconfig.yaml
+# The chart's objects as the one-file install names them (release kube-headroom
+# in kube-headroom): chart_objects [helm template flags, e.g. --show-only FILE]
+chart_objects() { "$HELM" template kube-headroom "$CHART" --namespace kube-headroom "$@"; }
 
 passed=0 failed=0
 WHY=""
@@ -66,12 +73,12 @@ stop_controller() { # signal
   CTL_PID=""
 }
 
-# The CRD, deploy/rbac.yaml, and a user bound to its roles: sets USER_KC.
+# The CRD, the chart's RBAC, and a user bound to its roles: sets USER_KC.
 install_identity() { # user name
-  k apply -f "$ROOT/deploy/crd-headroomconfig.yaml" >/dev/null
+  k apply -f "$CRD_FILE" >/dev/null
   k wait --for condition=established crd/headroomconfigs.kube-headroom.dev --timeout=30s >/dev/null
   k create namespace kube-headroom >/dev/null 2>&1
-  k apply -f "$ROOT/deploy/rbac.yaml" >/dev/null
+  chart_objects --show-only templates/serviceaccount.yaml --show-only templates/rbac.yaml | k apply -f - >/dev/null
   USER_KC=$("$CLUSTER" user-kubeconfig "$1")
   k create clusterrolebinding "$1" --clusterrole=kube-headroom --user="$1" >/dev/null 2>&1
   k -n kube-headroom create rolebinding "$1" --role=kube-headroom-leader-election --user="$1" >/dev/null 2>&1

@@ -1,0 +1,77 @@
+{{/*
+_helpers.tpl — names, labels and the checks every render runs
+(kube-headroom.validate: a configuration that cannot work fails here, with
+the value to set, instead of installing something that never gets ready).
+*/}}
+
+{{- define "kube-headroom.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "kube-headroom.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "kube-headroom.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "kube-headroom.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "kube-headroom.labels" -}}
+{{ include "kube-headroom.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end }}
+
+{{- define "kube-headroom.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "kube-headroom.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- required "serviceAccount.name is required when serviceAccount.create=false" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "kube-headroom.certSecretName" -}}
+{{- default (printf "%s-webhook-tls" (include "kube-headroom.fullname" .)) .Values.webhook.certSecretName }}
+{{- end }}
+
+{{- define "kube-headroom.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{- define "kube-headroom.listen" -}}
+{{- printf "%s:%d" .root.Values.listenAddress (int .port) }}
+{{- end }}
+
+{{/* The PDB only where it can let a drain through: more than one replica. */}}
+{{- define "kube-headroom.pdbEnabled" -}}
+{{- if and .Values.podDisruptionBudget.enable (gt (int .Values.replicas) 1) }}true{{ end }}
+{{- end }}
+
+{{- define "kube-headroom.validate" -}}
+{{- $v := .Values }}
+{{- if and $v.webhook.enable (not $v.certmanager.enable) (or (not $v.webhook.certSecretName) (not $v.webhook.caBundle)) }}
+{{- fail "webhook.enable=true needs a serving certificate: set certmanager.enable=true (cert-manager issues it and injects the CA), or bring your own with webhook.certSecretName=<a kubernetes.io/tls Secret in the release namespace> and webhook.caBundle=<base64 PEM of its CA>; or set webhook.enable=false" }}
+{{- end }}
+{{- if and $v.metrics.certManagerTLS (not $v.certmanager.enable) }}
+{{- fail "metrics.certManagerTLS=true needs certmanager.enable=true (the metrics certificate is cert-manager's)" }}
+{{- end }}
+{{- if and (gt (int $v.replicas) 1) (not $v.leaderElection.enable) }}
+{{- fail (printf "replicas=%d needs leaderElection.enable=true: without the Lease every replica would write" (int $v.replicas)) }}
+{{- end }}
+{{- if and (include "kube-headroom.pdbEnabled" .) (not (kindIs "string" $v.podDisruptionBudget.minAvailable)) }}
+{{- if ge (int $v.podDisruptionBudget.minAvailable) (int $v.replicas) }}
+{{- fail (printf "podDisruptionBudget.minAvailable=%d with replicas=%d would block every node drain: use fewer than replicas" (int $v.podDisruptionBudget.minAvailable) (int $v.replicas)) }}
+{{- end }}
+{{- end }}
+{{- end }}

@@ -1,0 +1,287 @@
+#!/usr/bin/env bash
+# e2e_helm.sh — the Helm chart (charts/kube-headroom, issue 13) with the
+# pinned helm (test/cluster/cluster.sh build) on the real API server:
+#   1. helm lint --strict, the chart, the CRDs subchart and every value set;
+#   2. rendering fails, naming the value to set, for a webhook without a
+#      certificate source, replicas without leader election, a budget that
+#      would block every drain and an unknown value (the schema);
+#   3. helm template with each value set of tests/helm/ (defaults, webhook +
+#      cert-manager, webhook + own certificate, HA with a budget, one replica,
+#      hostNetwork + webhook URL, a values file written for the Go
+#      implementation's chart), each applied with kubectl apply
+#      --dry-run=server, and what each set must change checked in the output;
+#      cert-manager's and the Prometheus Operator's kinds come from minimal
+#      CRDs (tests/helm/dry-run-crds.yaml, removed after) so that no object
+#      is skipped;
+#   4. deploy/install.yaml is what scripts/render-install.sh makes from the
+#      chart (the file and the chart agree);
+#   5. helm install on two simulated nodes: the Deployment Available;
+#      helm upgrade: pods rolled (a new pod-template-hash), the CRD and the
+#      HeadroomConfig the same objects (uid); helm uninstall: every object
+#      carrying the release's label, namespaced or cluster-scoped, listed
+#      before and after: only the HeadroomConfig is left (its keep policy),
+#      and the CRD (crds/ is never deleted by Helm).
+# kwok runs no containers: the image is never pulled. Prints PASS/FAIL lines.
+set -uo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+WORK=$(mktemp -d /tmp/headroom-helm.XXXXXX)
+T=$ROOT/tests/helm
+REL=hr-helm-$S
+NS=hr-helm-$S
+TNS=hr-helm-tpl-$S
+CREATED_CRDS=()
+HC_OURS=0
+h() { "$HELM" "$@"; }
+
+cleanup() {
+  h uninstall "$REL" -n "$NS" --wait --timeout 60s >/dev/null 2>&1
+  # Kept by design on uninstall; ours to remove so later tests start without it.
+  [ "$HC_OURS" = 1 ] && k delete headroomconfig cluster --ignore-not-found >/dev/null 2>&1
+  k delete namespace "$NS" "$TNS" --ignore-not-found --wait=false >/dev/null 2>&1
+  [ ${#CREATED_CRDS[@]} -eq 0 ] || k delete crd "${CREATED_CRDS[@]}" --ignore-not-found >/dev/null 2>&1
+  delete_objects
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+require_cluster
+[ -x "$HELM" ] || { echo "FAIL  no helm at $HELM (test/cluster/cluster.sh build)"; echo "0 passed, 1 failed"; exit 1; }
+echo "helm $(h version --short)"
+
+# --- 1. lint ---------------------------------------------------------------------------
+lint() { # name, helm lint args...
+  local name=$1; shift
+  if h lint --strict "$@" >"$WORK/lint.out" 2>&1; then pass "helm lint --strict $name"
+  else fail "helm lint --strict $name" "$(grep -E 'ERROR|WARNING|Error' "$WORK/lint.out" | head -3 | tr '\n' ' ')"; fi
+}
+lint "the chart (defaults)" "$CHART"
+lint "the CRDs chart alone" "$CHART/charts/crds"
+for f in "$T"/go-values.yaml "$T"/webhook-certmanager.yaml "$T"/ha-pdb.yaml "$T"/single.yaml; do
+  lint "with tests/helm/$(basename "$f")" "$CHART" -f "$f"
+done
+
+# --- 2. what must not render -------------------------------------------------------------
+render_fails() { # name, message substring, helm template args...
+  local name=$1 want=$2; shift 2
+  if h template x "$CHART" -n "$TNS" "$@" >/dev/null 2>"$WORK/fail.err"; then
+    fail "$name" "it rendered"
+  elif grep -qF -- "$want" "$WORK/fail.err"; then
+    pass "$name"
+  else
+    fail "$name" "not the expected message ('$want'): $(head -c 300 "$WORK/fail.err")"
+  fi
+}
+render_fails "the webhook without a certificate source fails, naming certmanager.enable and webhook.certSecretName" \
+  "webhook.enable=true needs a serving certificate: set certmanager.enable=true" --set webhook.enable=true
+render_fails "the webhook with a Secret but no caBundle fails too" \
+  "webhook.caBundle=<base64 PEM of its CA>" --set webhook.enable=true --set webhook.certSecretName=s
+render_fails "metrics.certManagerTLS without cert-manager fails" \
+  "metrics.certManagerTLS=true needs certmanager.enable=true" --set metrics.certManagerTLS=true
+render_fails "two replicas without leader election fail (two writers)" \
+  "replicas=2 needs leaderElection.enable=true" --set leaderElection.enable=false
+render_fails "minAvailable = replicas fails (it would block every drain)" \
+  "would block every node drain" --set podDisruptionBudget.minAvailable=2
+render_fails "an unknown value fails (values.schema.json)" \
+  "additional properties 'replicaCount' not allowed" --set replicaCount=2
+
+# --- 3. every value set, rendered and dry-run on the server --------------------------------
+for crd in $(sed -n 's/^metadata: {name: \(.*\)}$/\1/p' "$T/dry-run-crds.yaml"); do
+  k get crd "$crd" >/dev/null 2>&1 || CREATED_CRDS+=("$crd")
+done
+[ ${#CREATED_CRDS[@]} -eq 0 ] || k apply -f "$T/dry-run-crds.yaml" >/dev/null
+k get crd headroomconfigs.kube-headroom.dev >/dev/null 2>&1 || CREATED_CRDS+=(headroomconfigs.kube-headroom.dev)
+k apply -f "$CRD_FILE" >/dev/null
+k wait --for condition=established crd --all --timeout=30s >/dev/null
+k create namespace "$TNS" >/dev/null
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=e2e-helm-ca \
+  -keyout "$WORK/ca.key" -out "$WORK/ca.crt" >/dev/null 2>&1
+CA_B64=$(base64 -w0 "$WORK/ca.crt")
+
+J="" # the current set's objects as JSON (a List)
+render() { # name, helm template args... -> dry-run on the server; sets J
+  local name=$1; shift
+  J=""
+  if ! h template hr-tpl "$CHART" -n "$TNS" --include-crds "$@" >"$WORK/r.yaml" 2>"$WORK/r.err"; then
+    fail "$name renders" "$(head -c 300 "$WORK/r.err")"; return
+  fi
+  if k apply --dry-run=server -f "$WORK/r.yaml" >"$WORK/r.out" 2>"$WORK/r.err"; then
+    pass "$name: helm template | kubectl apply --dry-run=server ($(wc -l <"$WORK/r.out") objects)"
+  else
+    fail "$name: server-side dry-run" "$(head -n 3 "$WORK/r.err" | tr '\n' ' ')"
+  fi
+  J=$(python3 -c 'import json, sys, yaml; print(json.dumps({"items": [d for d in yaml.safe_load_all(sys.stdin) if d]}))' <"$WORK/r.yaml")
+}
+q() { jq -r "$1" <<<"$J"; } # a jq query on the current set
+kinds() { q '[.items[].kind] | join(",")'; }
+has() { q "[.items[] | select(.kind == \"$1\")] | length" | grep -qx "${2:-1}"; }
+dep() { q ".items[] | select(.kind == \"Deployment\") | $1"; }
+args() { dep '.spec.template.spec.containers[0].args | join(" ")'; }
+count() { q "[.items[] | select(.kind == \"$1\")] | length"; }
+none_of() { local kd; for kd; do [ "$(count "$kd")" = 0 ] || return 1; done; }
+all_of() { local kd; for kd; do [ "$(count "$kd")" -gt 0 ] || return 1; done; }
+contains() { case " $1 " in *" $2 "*) return 0 ;; esac; return 1; } # a word of $1
+webhook_svcs() { q '[.items[] | select(.kind == "Service" and (.metadata.name | endswith("-webhook")))] | length'; }
+
+render "defaults"
+WHY="kinds $(kinds)"
+check "defaults: no webhook registration, Service or cert-manager object" \
+  eval 'none_of MutatingWebhookConfiguration Issuer Certificate && [ "$(webhook_svcs)" = 0 ]'
+WHY="args: $(args)"
+check "defaults: the webhook listener is off (--webhook-addr=), leader election on" \
+  eval 'contains "$(args)" --webhook-addr= && contains "$(args)" --leader-elect'
+WHY="priorityClassName '$(dep '.spec.template.spec.priorityClassName // ""')'"
+check "defaults: no priority class" [ -z "$(dep '.spec.template.spec.priorityClassName // ""')" ]
+WHY="$(q '.items[] | select(.kind == "PodDisruptionBudget") | .spec | tojson')"
+check "defaults: the PDB never blocks a drain for a replica that is not ready (AlwaysAllow, minAvailable 1 of 2)" \
+  [ "$(q '.items[] | select(.kind == "PodDisruptionBudget") | "\(.spec.unhealthyPodEvictionPolicy)/\(.spec.minAvailable)"')/$(dep .spec.replicas)" = AlwaysAllow/1/2 ]
+WHY="kinds $(kinds)"
+check "defaults: the CRD, no HeadroomConfig, no Namespace object (helm owns namespaces)" \
+  eval '[ "$(count CustomResourceDefinition)" = 1 ] && none_of HeadroomConfig Namespace'
+
+render "webhook + cert-manager" -f "$T/webhook-certmanager.yaml"
+sec=$(q '.items[] | select(.kind == "Certificate") | .spec.secretName')
+vol=$(dep '.spec.template.spec.volumes[0].secret.secretName')
+WHY="Certificate secret '$sec', mounted '$vol'"
+check "cert-manager: the Certificate's Secret is the one the pods mount" eval '[ -n "$sec" ] && [ "$sec" = "$vol" ]'
+inj=$(q '.items[] | select(.kind == "MutatingWebhookConfiguration") | .metadata.annotations["cert-manager.io/inject-ca-from"]')
+WHY="inject-ca-from '$inj'"
+check "cert-manager: the CA is injected from that Certificate" [ "$inj" = "$TNS/$(q '.items[] | select(.kind == "Certificate") | .metadata.name')" ]
+dns=$(q '.items[] | select(.kind == "Certificate") | .spec.dnsNames | join(" ")')
+WHY="dnsNames $dns"
+check "cert-manager: the certificate names the webhook and the metrics Services" \
+  eval 'contains "$dns" hr-tpl-kube-headroom-webhook.$TNS.svc && contains "$dns" hr-tpl-kube-headroom-metrics.$TNS.svc'
+WHY="args: $(args)"
+check "cert-manager: the webhook listener is on" grep -q -- '--webhook-addr=:9443' <<<"$(args)"
+
+render "webhook + own certificate (no cert-manager)" -f "$T/webhook-byo.yaml" --set webhook.caBundle="$CA_B64"
+WHY="kinds $(kinds)"
+check "own certificate: no cert-manager object" none_of Issuer Certificate
+WHY="mounted '$(dep '.spec.template.spec.volumes[0].secret.secretName')'"
+check "own certificate: the pods mount webhook.certSecretName" [ "$(dep '.spec.template.spec.volumes[0].secret.secretName')" = my-webhook-tls ]
+WHY="caBundle differs"
+check "own certificate: the registration carries webhook.caBundle and names the Service" \
+  [ "$(q '.items[] | select(.kind == "MutatingWebhookConfiguration") | .webhooks[0].clientConfig | "\(.caBundle)/\(.service.name)"')" = "$CA_B64/hr-tpl-kube-headroom-webhook" ]
+
+render "HA with a budget" -f "$T/ha-pdb.yaml"
+WHY="$(q '.items[] | select(.kind == "PodDisruptionBudget") | .spec | tojson') replicas $(dep .spec.replicas)"
+check "HA: 3 replicas, minAvailable 2, AlwaysAllow" \
+  [ "$(dep .spec.replicas)/$(q '.items[] | select(.kind == "PodDisruptionBudget") | "\(.spec.minAvailable)/\(.spec.unhealthyPodEvictionPolicy)"')" = 3/2/AlwaysAllow ]
+WHY="priorityClassName '$(dep '.spec.template.spec.priorityClassName // ""')'"
+check "HA: the priority class only because it was asked for" [ "$(dep '.spec.template.spec.priorityClassName')" = system-cluster-critical ]
+
+render "one replica" -f "$T/single.yaml"
+WHY="kinds $(kinds); args $(args)"
+check "one replica: no PodDisruptionBudget (it would block every drain), no --leader-elect, no Lease Role" \
+  eval 'none_of PodDisruptionBudget Role RoleBinding && ! contains "$(args)" --leader-elect'
+
+render "hostNetwork + webhook URL" -f "$T/hostnet-url.yaml" --set webhook.caBundle="$CA_B64"
+cc=$(q '.items[] | select(.kind == "MutatingWebhookConfiguration") | .webhooks[0].clientConfig | "\(.url)/\(.service // "no-service")"')
+WHY="clientConfig $cc"
+check "hostNetwork: the webhook is registered by URL, not by Service" [ "$cc" = "https://127.0.0.1:9443/mutate-pods/no-service" ]
+WHY="hostNetwork $(dep .spec.template.spec.hostNetwork) args $(args)"
+check "hostNetwork: the pods use the node's network and bind 127.0.0.1" \
+  eval '[ "$(dep .spec.template.spec.hostNetwork)/$(dep .spec.template.spec.dnsPolicy)" = true/ClusterFirstWithHostNet ] && contains "$(args)" --webhook-addr=127.0.0.1:9443 && contains "$(args)" --metrics-addr=127.0.0.1:8443'
+
+render "a values file written for the Go implementation's chart" -f "$T/go-values.yaml"
+WHY="image $(dep '.spec.template.spec.containers[0].image') pull $(dep '.spec.template.spec.containers[0].imagePullPolicy')"
+check "Go values: image.{repository,tag,pullPolicy} and imagePullSecrets carried over" \
+  [ "$(dep '.spec.template.spec.containers[0].image')/$(dep '.spec.template.spec.containers[0].imagePullPolicy')/$(dep '.spec.template.spec.imagePullSecrets[0].name')" = registry.example.com/kube-headroom/headroom:0.1.0/Always/regcred ]
+WHY="$(dep '.spec.template.spec | {replicas: 0, nodeSelector, tolerations: (.tolerations|length), affinity: (.affinity|keys), tsc: (.topologySpreadConstraints|length)} | tojson')"
+check "Go values: replicas, resources, nodeSelector, tolerations, affinity, topologySpreadConstraints" \
+  [ "$(dep '"\(.spec.replicas)/\(.spec.template.spec.containers[0].resources.requests.cpu)/\(.spec.template.spec.nodeSelector["kubernetes.io/os"])/\(.spec.template.spec.tolerations|length)/\(.spec.template.spec.affinity|keys|join(","))/\(.spec.template.spec.topologySpreadConstraints|length)"')" = 3/100m/linux/1/nodeAffinity/1 ]
+WHY="args $(args); env $(dep '[.spec.template.spec.containers[0].env[].name] | join(",")')"
+check "Go values: extraArgs and extraEnv" \
+  eval 'contains "$(args)" -v && contains "$(args)" --log-format=json && [ "$(dep '"'"'.spec.template.spec.containers[0].env[1].name'"'"')" = TZ ]'
+WHY="kinds $(kinds)"
+aggregated=$(q '[.items[] | select(.kind == "ClusterRole" and (.metadata.labels["rbac.authorization.k8s.io/aggregate-to-view"] // "") == "true")] | length')
+check "Go values: aggregation roles, PDB, webhook, Certificate, ServiceMonitor, NetworkPolicy, CRD, HeadroomConfig" \
+  eval 'all_of PodDisruptionBudget MutatingWebhookConfiguration Certificate ServiceMonitor NetworkPolicy CustomResourceDefinition HeadroomConfig && [ "$aggregated" = 1 ]'
+WHY="webhook namespaceSelector $(q '.items[] | select(.kind == "MutatingWebhookConfiguration") | .webhooks[0].namespaceSelector | tojson')"
+check "Go values: webhook.namespaceSelector" \
+  [ "$(q '.items[] | select(.kind == "MutatingWebhookConfiguration") | .webhooks[0].namespaceSelector.matchExpressions[0].operator')" = In ]
+
+# --- 4. the one-file install is the chart's ---------------------------------------------------
+if HELM=$HELM "$ROOT/scripts/render-install.sh" --check >"$WORK/sync.out" 2>&1; then
+  pass "deploy/install.yaml is what scripts/render-install.sh renders from the chart"
+else
+  fail "deploy/install.yaml and the chart disagree" "$(grep -E '^[-+][^-+]' "$WORK/sync.out" | head -5 | tr '\n' ' ')"
+fi
+
+# --- 5. install, upgrade, uninstall ---------------------------------------------------------
+mknode e2e-helm-a-$S 4
+mknode e2e-helm-b-$S 4
+if k get headroomconfig cluster >/dev/null 2>&1; then
+  echo "NOTE a HeadroomConfig 'cluster' left by another test is deleted (the release creates its own)"
+  k delete headroomconfig cluster >/dev/null
+fi
+k create namespace "$NS" >/dev/null
+k label namespace "$NS" pod-security.kubernetes.io/enforce=restricted >/dev/null
+DEP=$REL-kube-headroom
+SEL=app.kubernetes.io/instance=$REL
+# Every object with the release's label, namespaced or cluster-scoped, of every listable kind.
+TYPES=$(k api-resources --verbs=list -o name | grep -vE '^(events|events\.events\.k8s\.io)$' | paste -sd, -)
+labelled() { k get "$TYPES" -A -l "$SEL" -o custom-columns=KIND:.kind,NS:.metadata.namespace,NAME:.metadata.name --no-headers 2>/dev/null | sort; }
+available() { [ "$(k -n "$NS" get deployment "$DEP" -o jsonpath='{.status.availableReplicas}/{.status.updatedReplicas}/{.status.replicas}')" = 2/2/2 ]; }
+
+t0=$(now_ms)
+if h install "$REL" "$CHART" -n "$NS" -f "$T/install-values.yaml" --wait --timeout 120s >"$WORK/install.out" 2>&1; then
+  pass "helm install ($(($(now_ms) - t0)) ms with --wait)"
+  HC_OURS=1
+else
+  fail "helm install" "$(tail -n 3 "$WORK/install.out" | tr '\n' ' ')"
+fi
+WHY="$(k -n "$NS" get deployment "$DEP" -o jsonpath='{.status.conditions[*].message}' 2>&1)"
+check "the Deployment is Available on the simulated nodes (2 of 2)" wait_until 60 available
+WHY="$(grep -c . "$WORK/install.out") lines of output"
+check "NOTES.txt is printed (dry-run, webhook off)" eval 'grep -q "is in dry-run" "$WORK/install.out" && grep -q "webhook is off" "$WORK/install.out"'
+crd_uid=$(k get crd headroomconfigs.kube-headroom.dev -o jsonpath='{.metadata.uid}')
+hc_uid=$(k get headroomconfig cluster -o jsonpath='{.metadata.uid}' 2>/dev/null)
+hash0=$(k -n "$NS" get pods -l "$SEL" -o jsonpath='{.items[0].metadata.labels.pod-template-hash}')
+WHY="HeadroomConfig uid '$hc_uid', dryRun '$(k get headroomconfig cluster -o jsonpath='{.spec.dryRun}' 2>&1)'"
+check "the release made the HeadroomConfig 'cluster' (dryRun true)" \
+  eval '[ -n "$hc_uid" ] && [ "$(k get headroomconfig cluster -o jsonpath="{.spec.dryRun}")" = true ]'
+labelled >"$WORK/before.txt"
+echo "objects with $SEL after install:"; sed 's/^/    /' "$WORK/before.txt"
+WHY="$(awk '{print $1}' "$WORK/before.txt" | sort -u | paste -sd, -)"
+every_kind() { local kd; for kd in Deployment ServiceAccount ClusterRole ClusterRoleBinding Role RoleBinding Service PodDisruptionBudget NetworkPolicy HeadroomConfig Pod; do grep -q "^$kd " "$WORK/before.txt" || return 1; done; }
+check "the labelled objects include every kind the chart makes" every_kind
+
+t0=$(now_ms)
+if h upgrade "$REL" "$CHART" -n "$NS" -f "$T/install-values.yaml" --set-json 'podAnnotations={"kube-headroom.dev/e2e-upgrade":"2"}' \
+  --wait --timeout 120s >"$WORK/upgrade.out" 2>&1; then
+  pass "helm upgrade ($(($(now_ms) - t0)) ms with --wait)"
+else
+  fail "helm upgrade" "$(tail -n 3 "$WORK/upgrade.out" | tr '\n' ' ')"
+fi
+rolled() {
+  local hashes
+  hashes=$(k -n "$NS" get pods -l "$SEL" -o jsonpath='{range .items[*]}{.metadata.labels.pod-template-hash}{"\n"}{end}' | sort -u)
+  [ -n "$hashes" ] && [ "$(wc -l <<<"$hashes")" = 1 ] && [ "$hashes" != "$hash0" ] && available
+}
+WHY="pod-template-hash before '$hash0', now '$(k -n "$NS" get pods -l "$SEL" -o jsonpath='{.items[*].metadata.labels.pod-template-hash}')'"
+check "upgrade rolled the pods (every pod has a new pod-template-hash, 2 of 2 available)" wait_until 60 rolled
+WHY="CRD uid $crd_uid -> $(k get crd headroomconfigs.kube-headroom.dev -o jsonpath='{.metadata.uid}' 2>&1)"
+check "upgrade kept the CRD (same uid)" [ "$(k get crd headroomconfigs.kube-headroom.dev -o jsonpath='{.metadata.uid}')" = "$crd_uid" ]
+WHY="HeadroomConfig uid $hc_uid -> $(k get headroomconfig cluster -o jsonpath='{.metadata.uid}' 2>&1)"
+check "upgrade kept the HeadroomConfig (same uid)" [ "$(k get headroomconfig cluster -o jsonpath='{.metadata.uid}')" = "$hc_uid" ]
+
+t0=$(now_ms)
+if h uninstall "$REL" -n "$NS" --wait --timeout 60s >"$WORK/uninstall.out" 2>&1; then
+  pass "helm uninstall ($(($(now_ms) - t0)) ms with --wait)"
+else
+  fail "helm uninstall" "$(tail -n 3 "$WORK/uninstall.out" | tr '\n' ' ')"
+fi
+only_kept() { labelled >"$WORK/after.txt"; [ "$(cat "$WORK/after.txt")" = "HeadroomConfig   <none>   cluster" ] || [ "$(awk '{print $1 "/" $3}' "$WORK/after.txt")" = HeadroomConfig/cluster ]; }
+wait_until 60 only_kept
+echo "objects with $SEL after uninstall:"; sed 's/^/    /' "$WORK/after.txt"
+WHY="left: $(paste -sd';' "$WORK/after.txt")"
+check "uninstall left nothing with the release's label but the HeadroomConfig (keep policy)" only_kept
+WHY="kept: $(grep -c keep "$WORK/uninstall.out") lines naming the keep policy"
+check "helm says what it kept" grep -q 'kept due to the resource policy' "$WORK/uninstall.out"
+WHY="CRD uid now '$(k get crd headroomconfigs.kube-headroom.dev -o jsonpath='{.metadata.uid}' 2>&1)'"
+check "uninstall kept the CRD (same uid)" [ "$(k get crd headroomconfigs.kube-headroom.dev -o jsonpath='{.metadata.uid}' 2>/dev/null)" = "$crd_uid" ]
+WHY="HeadroomConfig uid now '$(k get headroomconfig cluster -o jsonpath='{.metadata.uid}' 2>&1)'"
+check "uninstall kept the HeadroomConfig (same uid)" [ "$(k get headroomconfig cluster -o jsonpath='{.metadata.uid}' 2>/dev/null)" = "$hc_uid" ]
+
+echo
+finish
