@@ -9,7 +9,7 @@
 #                                    build/release/headroom, built with CMake if missing)
 #
 # The image is ghcr.io/kube-headroom/headroom:<version>, <version> being what `headroom version`
-# prints (the name deploy/controller.yaml uses). Its root filesystem is assembled here, daemonless:
+# prints (the name the chart and deploy/install.yaml use). Its root filesystem is assembled here, daemonless:
 #   - /usr/bin/headroom (stripped) and /usr/bin/kubectl-headroom -> headroom;
 #   - exactly the shared libraries the binary links (ldd), plus the program interpreter, each
 #     copied from this machine's installed Debian package with its symlink chain (the merged-/usr
