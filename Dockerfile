@@ -10,7 +10,9 @@
 #
 # yyjson comes from Debian 13 (trixie), pinned low, since bookworm does not ship it.
 # Without a registry (this project's machines), use scripts/image.sh: it builds the same tree,
-# packs it by hand and checks it in a container.
+# packs it by hand and checks it in a container. This file is not in the tests (no registry for
+# debian:bookworm); it was built by hand once with a stand-in base (`mmdebstrap --variant=minbase
+# bookworm` + `docker import`) and `docker build --network=host`.
 FROM debian:bookworm AS build
 RUN printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: trixie\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
       > /etc/apt/sources.list.d/trixie.sources \
