@@ -5,6 +5,11 @@
 # library bookworm does not ship: it comes from Debian 13 (trixie), through a
 # deb822 source derived from this machine's own Debian source, pinned to
 # priority 100 so nothing else is ever upgraded from trixie.
+#
+# Installing starts no service: some packages (prometheus) ship an init script
+# that their postinst starts through invoke-rc.d, which on a machine without
+# systemd runs the daemon at once. While apt runs, a policy-rc.d that refuses
+# every action (exit 101) is in place, unless the machine already has one.
 set -euo pipefail
 
 PACKAGES=(
@@ -18,6 +23,7 @@ PACKAGES=(
   # libc.a links the static test programs (test/images/). containerd's package ships a systemd
   # unit only, so installing it where systemd does not run starts nothing.
   libc6-dev containerd runc
+  prometheus
 )
 TRIXIE_PACKAGES=(libyyjson-dev)
 
@@ -59,6 +65,14 @@ Package: *
 Pin: release n=trixie
 Pin-Priority: 100
 PIN
+fi
+
+policy=/usr/sbin/policy-rc.d
+if [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\n# kube-headroom setup.sh: start no service while installing\nexit 101\n' |
+    $SUDO tee "$policy" >/dev/null
+  $SUDO chmod 755 "$policy"
+  trap '$SUDO rm -f "$policy"' EXIT
 fi
 
 export DEBIAN_FRONTEND=noninteractive
