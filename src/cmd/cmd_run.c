@@ -307,7 +307,7 @@ static void route_metrics(void *ud, const hr_http_req *req, hr_http_resp *r)
     hr_metrics_render(&x->metrics, &r->body);
 }
 
-/* Watch counters per resource, and leadership (design §9). */
+/* Watch counters per resource, a refused config, and leadership (design §9). */
 static void render_run_metrics(void *ud, hr_buf *out)
 {
     run_ctx *x = ud;
@@ -334,6 +334,19 @@ static void render_run_metrics(void *ud, hr_buf *out)
             out, "headroom_decode_errors_total{resource=\"%s\"} %llu\n", hr_ckind_str((hr_ckind)k),
             (unsigned long long)(x->inf != NULL ? hr_informers_decode_errors(x->inf, (hr_ckind)k)
                                                 : 0));
+    /* Every replica applies the config itself (design §11), so each says
+     * whether it refused it. */
+    const char *invalid = NULL;
+    if (x->cache != NULL) {
+        hr_cache_lock(x->cache);
+        hr_cache_config(x->cache, &invalid);
+        hr_cache_unlock(x->cache);
+    }
+    hr_buf_printf(out,
+                  "# HELP headroom_config_invalid 1 when the HeadroomConfig cluster is refused "
+                  "(Ready=False, InvalidSpec) and the last good config stays in force.\n"
+                  "# TYPE headroom_config_invalid gauge\nheadroom_config_invalid %d\n",
+                  invalid != NULL ? 1 : 0);
     hr_leader *l = atomic_load(&x->leader);
     /* 0 without --leader-elect: no election, no lease to hold. */
     hr_buf_printf(out,

@@ -376,8 +376,17 @@ hr_ctlmetrics *hr_controller_metrics(hr_controller *c)
     return &c->metrics;
 }
 
+/* Leader only (design §9.3). Every replica watches the same cluster and
+ * keeps the same gauges, so a scrape of each would double every per-pod
+ * and per-node line of every panel and alert. The leader's are the figures
+ * its writes came from; a follower keeps its gauges current (it reconciles
+ * without writing) and shows them from the first scrape after it gains the
+ * Lease. Asked at each scrape, with the same clock the writes ask. */
 void hr_controller_render_gauges(void *ud, hr_buf *out)
 {
     hr_controller *c = ud;
+    if (c->o.leading != NULL && !c->o.leading(c->o.leading_ud))
+        return;
+    hr_ctlmetrics_render_totals(&c->metrics, out);
     hr_gauges_render(c->gauges, out);
 }

@@ -119,9 +119,12 @@ void hr_controller_enqueue_all(hr_controller *c);
  * hr_controller_render_gauges). */
 hr_ctlmetrics *hr_controller_metrics(hr_controller *c);
 
-/* Per-node and per-pod gauges of design §9 (headroom_node_factor,
- * headroom_node_slack_cores, headroom_node_booked_ratio,
- * headroom_pod_limit_cores); series of gone nodes and pods disappear. */
+/* The state of the cluster as design §9.3 exports it: the per-node and
+ * per-pod gauges (headroom_node_factor, headroom_node_slack_cores,
+ * headroom_node_booked_ratio, headroom_pod_limit_cores) and the totals over
+ * them (hr_ctlmetrics_render_totals); series of gone nodes and pods
+ * disappear. With leader election (opts.leading) only while this replica
+ * leads: nothing at all on a follower, so no series is exported twice. */
 void hr_controller_render_gauges(void *c, hr_buf *out);
 
 #endif

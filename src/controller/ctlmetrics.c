@@ -56,6 +56,12 @@ void hr_ctlmetrics_render(void *ud, hr_buf *out)
     for (int i = 0; i < HR_WK_COUNT_; i++)
         hr_buf_printf(out, "headroom_writes_total{kind=\"%s\"} %" PRIuFAST64 "\n", write_names[i],
                       atomic_load(&m->writes[i]));
+    hr_histogram_render(&m->reconcile_seconds, "headroom_reconcile_duration_seconds",
+                        "Time to reconcile one node, writes included.", out);
+}
+
+void hr_ctlmetrics_render_totals(const hr_ctlmetrics *m, hr_buf *out)
+{
     hr_buf_printf(
         out,
         "# HELP headroom_resizes_deferred Managed pods whose last resize the kubelet deferred.\n"
@@ -65,6 +71,4 @@ void hr_ctlmetrics_render(void *ud, hr_buf *out)
         "# HELP headroom_nodes_managed Nodes with at least one managed pod.\n"
         "# TYPE headroom_nodes_managed gauge\nheadroom_nodes_managed %" PRIdFAST64 "\n",
         atomic_load(&m->deferred), atomic_load(&m->pods_managed), atomic_load(&m->nodes_managed));
-    hr_histogram_render(&m->reconcile_seconds, "headroom_reconcile_duration_seconds",
-                        "Time to reconcile one node, writes included.", out);
 }

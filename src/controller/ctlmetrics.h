@@ -3,8 +3,8 @@
  *
  * Lock-free atomics bumped on the write path and rendered on /metrics:
  * resize outcomes by result, capacity skips by gate, writes by kind (the
- * steady-state-is-zero-writes check reads these), deferred resizes, managed
- * pods and nodes, and the reconcile duration histogram.
+ * steady-state-is-zero-writes check reads these), the reconcile duration
+ * histogram, and the totals deferred resizes, managed pods and nodes.
  */
 #ifndef HR_CONTROLLER_CTLMETRICS_H
 #define HR_CONTROLLER_CTLMETRICS_H
@@ -50,7 +50,14 @@ typedef struct hr_ctlmetrics {
 
 void hr_ctlmetrics_init(hr_ctlmetrics *m);
 
-/* Appends the families to a /metrics page (hr_metrics_render_fn shape). */
+/* Appends the counters and the reconcile histogram to a /metrics page
+ * (hr_metrics_render_fn shape): every replica's own activity. */
 void hr_ctlmetrics_render(void *m, hr_buf *out);
+
+/* The totals over the cluster (headroom_resizes_deferred,
+ * headroom_pods_managed, headroom_nodes_managed): state of the cluster, not
+ * of the replica, rendered with the gauges by the leader only
+ * (hr_controller_render_gauges). */
+void hr_ctlmetrics_render_totals(const hr_ctlmetrics *m, hr_buf *out);
 
 #endif
