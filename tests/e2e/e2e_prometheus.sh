@@ -2,7 +2,8 @@
 # e2e_prometheus.sh — monitoring end to end (design §9.3, §9.6): a real
 # Prometheus (Debian's `prometheus`, on loopback, its own data directory and
 # port, stopped by PID) scrapes two leader-electing replicas of `headroom
-# run` the way the chart's ServiceMonitor says — HTTPS with the serving
+# run` the way the chart's ServiceMonitor says (rendered with helm template and
+# converted as the Prometheus Operator does) — HTTPS with the serving
 # certificate, the bearer token of a ServiceAccount bound to the ClusterRole
 # kube-headroom-metrics-reader (`kubectl create token`), honor_labels, and
 # the target labels the Prometheus Operator gives a pod (namespace, pod,
@@ -29,6 +30,7 @@ NS=hr-prom-$S
 MON=hr-prom-mon-$S
 DASHBOARD=$ROOT/charts/kube-headroom/files/dashboard.json
 RULES=$ROOT/charts/kube-headroom/files/prometheus-rules.yaml
+HELM=${HELM:-$("$CLUSTER" bin helm)}
 PIDS=() PROM_PID=""
 
 cleanup() {
@@ -46,14 +48,16 @@ cleanup() {
 }
 trap cleanup EXIT
 require_cluster
-for tool in prometheus promtool jq; do
+for tool in prometheus promtool jq "$HELM"; do
   command -v "$tool" >/dev/null || { echo "FAIL  $tool not installed (scripts/setup.sh installs it)"; echo "0 passed, 1 failed"; exit 1; }
 done
 
 install_identity "$ID"
 mkdir -p "$WORK/certs" "$WORK/data"
+# For 127.0.0.1 (the replicas' address here) and the metrics Service's name
+# (what the ServiceMonitor verifies).
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
-  -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
+  -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1,DNS:kube-headroom-metrics.kube-headroom.svc \
   -keyout "$WORK/certs/tls.key" -out "$WORK/certs/tls.crt" >/dev/null 2>&1
 
 # Prometheus's identity: a ServiceAccount bound to the metrics-reader role.
@@ -108,28 +112,48 @@ WHY="follower's page has: $(grep -E '^headroom_(pod|node)_|^headroom_(pods|nodes
 check "the follower's page has no per-pod, per-node or cluster-total series" \
   sh -c "! grep -qE '^(# [A-Z]+ )?headroom_(pod_limit_cores|node_factor|node_slack_cores|node_booked_ratio|pods_managed|nodes_managed|resizes_deferred)' '$WORK/page-$F.txt'"
 
-# The ServiceMonitor's scrape, as the Prometheus Operator turns it into a
-# scrape config: one target per pod of the metrics Service, labelled with it.
-cat >"$WORK/prometheus.yml" <<CFG
-global:
-  scrape_interval: 1s
-  evaluation_interval: 1s
-rule_files: ["$RULES"]
-scrape_configs:
-  - job_name: kube-headroom-metrics
-    honor_labels: true
-    scheme: https
-    metrics_path: /metrics
-    authorization:
-      credentials_file: $WORK/token
-    tls_config:
-      ca_file: $WORK/certs/tls.crt
-    static_configs:
-      - targets: ["127.0.0.1:$BASE"]
-        labels: {namespace: kube-headroom, pod: kube-headroom-0, service: kube-headroom-metrics, endpoint: metrics, container: headroom}
-      - targets: ["127.0.0.1:$((BASE + 2))"]
-        labels: {namespace: kube-headroom, pod: kube-headroom-1, service: kube-headroom-metrics, endpoint: metrics, container: headroom}
-CFG
+# The chart's ServiceMonitor (helm template, with cert-manager's CA so the
+# server is verified too), turned into a scrape config the way the Prometheus
+# Operator does: the endpoint's scheme, path, honorLabels, bearer token file
+# (here Prometheus's own token, issued above), TLS CA and server name (here
+# our certificate, issued for that name), one target per pod of the metrics
+# Service, labelled namespace, pod, service, endpoint, container; the job is
+# the Service's name. Only the interval is shortened (1 s) for the test.
+"$HELM" template kube-headroom "$ROOT/charts/kube-headroom" -n kube-headroom \
+  --set prometheus.enable=true --set certmanager.enable=true --set metrics.certManagerTLS=true \
+  --show-only templates/servicemonitor.yaml >"$WORK/servicemonitor.yaml" 2>"$WORK/helm.err"
+WHY=$(cat "$WORK/helm.err")
+check "helm template renders the chart's ServiceMonitor" [ -s "$WORK/servicemonitor.yaml" ]
+python3 - "$WORK" "$RULES" "$BASE" >"$WORK/prometheus.yml" <<'PY' 2>"$WORK/convert.err"
+import sys, yaml
+work, rules, base = sys.argv[1], sys.argv[2], int(sys.argv[3])
+sm = yaml.safe_load(open(f"{work}/servicemonitor.yaml"))
+ep = sm["spec"]["endpoints"][0]
+job = {"job_name": "kube-headroom-metrics", "honor_labels": bool(ep.get("honorLabels", False)),
+       "scheme": ep.get("scheme", "http"), "metrics_path": ep.get("path", "/metrics")}
+if ep.get("bearerTokenFile"):
+    job["authorization"] = {"credentials_file": f"{work}/token"}
+t = ep.get("tlsConfig")
+if t is not None:
+    tc = {}
+    if t.get("insecureSkipVerify"):
+        tc["insecure_skip_verify"] = True
+    if t.get("ca"):
+        tc["ca_file"] = f"{work}/certs/tls.crt"
+    if t.get("serverName"):
+        tc["server_name"] = t["serverName"]
+    job["tls_config"] = tc
+job["static_configs"] = [
+    {"targets": [f"127.0.0.1:{base + 2 * i}"],
+     "labels": {"namespace": sm["metadata"]["namespace"], "pod": f"kube-headroom-{i}",
+                "service": "kube-headroom-metrics", "endpoint": ep["port"], "container": "headroom"}}
+    for i in (0, 1)]
+yaml.safe_dump({"global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+                "rule_files": [rules], "scrape_configs": [job]}, sys.stdout)
+PY
+WHY="$(cat "$WORK/convert.err")"
+sm_auth() { for w in 'scheme: https' credentials_file ca_file server_name; do grep -q "$w" "$WORK/prometheus.yml" || return 1; done; }
+check "the ServiceMonitor's endpoint: HTTPS, a bearer token file, a CA and server name to verify" sm_auth
 out=$(promtool check config "$WORK/prometheus.yml" 2>&1)
 rc=$?
 WHY="$out"
