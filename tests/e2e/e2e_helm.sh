@@ -158,6 +158,9 @@ WHY="kinds $(kinds)"
 check "own certificate: no cert-manager object" none_of Issuer Certificate
 WHY="mounted '$(dep '.spec.template.spec.volumes[0].secret.secretName')'"
 check "own certificate: the pods mount webhook.certSecretName" [ "$(dep '.spec.template.spec.volumes[0].secret.secretName')" = my-webhook-tls ]
+WHY="namespaceSelector $(q '.items[] | select(.kind == "MutatingWebhookConfiguration") | .webhooks[0].namespaceSelector | tojson')"
+check "own certificate: by default the webhook sees namespaces labelled kube-headroom.dev/mode=managed" \
+  [ "$(q '.items[] | select(.kind == "MutatingWebhookConfiguration") | .webhooks[0].namespaceSelector | tojson')" = '{"matchLabels":{"kube-headroom.dev/mode":"managed"}}' ]
 WHY="caBundle differs"
 check "own certificate: the registration carries webhook.caBundle and names the Service" \
   [ "$(q '.items[] | select(.kind == "MutatingWebhookConfiguration") | .webhooks[0].clientConfig | "\(.caBundle)/\(.service.name)"')" = "$CA_B64/hr-tpl-kube-headroom-webhook" ]
@@ -197,8 +200,8 @@ aggregated=$(q '[.items[] | select(.kind == "ClusterRole" and (.metadata.labels[
 check "Go values: aggregation roles, PDB, webhook, Certificate, ServiceMonitor, NetworkPolicy, CRD, HeadroomConfig" \
   eval 'all_of PodDisruptionBudget MutatingWebhookConfiguration Certificate ServiceMonitor NetworkPolicy CustomResourceDefinition HeadroomConfig && [ "$aggregated" = 1 ]'
 WHY="webhook namespaceSelector $(q '.items[] | select(.kind == "MutatingWebhookConfiguration") | .webhooks[0].namespaceSelector | tojson')"
-check "Go values: webhook.namespaceSelector" \
-  [ "$(q '.items[] | select(.kind == "MutatingWebhookConfiguration") | .webhooks[0].namespaceSelector.matchExpressions[0].operator')" = In ]
+check "Go values: webhook.namespaceSelector replaces the default selector (not merged into it)" \
+  [ "$(q '.items[] | select(.kind == "MutatingWebhookConfiguration") | .webhooks[0].namespaceSelector | "\(.matchExpressions[0].operator)/\(.matchLabels // "none")"')" = In/none ]
 
 # --- 4. the one-file install is the chart's ---------------------------------------------------
 if HELM=$HELM "$ROOT/scripts/render-install.sh" --check >"$WORK/sync.out" 2>&1; then
