@@ -13,6 +13,8 @@
 #      cert-manager's and the Prometheus Operator's kinds come from minimal
 #      CRDs (tests/helm/dry-run-crds.yaml, removed after) so that no object
 #      is skipped;
+#   3b. crds.install=false renders no CRD; the CRDs chart installs and
+#      uninstalls on its own (the CRD stays);
 #   4. deploy/install.yaml is what scripts/render-install.sh makes from the
 #      chart (the file and the chart agree);
 #   5. helm install on two simulated nodes: the Deployment Available;
@@ -202,6 +204,18 @@ check "Go values: aggregation roles, PDB, webhook, Certificate, ServiceMonitor, 
 WHY="webhook namespaceSelector $(q '.items[] | select(.kind == "MutatingWebhookConfiguration") | .webhooks[0].namespaceSelector | tojson')"
 check "Go values: webhook.namespaceSelector replaces the default selector (not merged into it)" \
   [ "$(q '.items[] | select(.kind == "MutatingWebhookConfiguration") | .webhooks[0].namespaceSelector | "\(.matchExpressions[0].operator)/\(.matchLabels // "none")"')" = In/none ]
+
+J=$(h template hr-tpl "$CHART" -n "$TNS" --include-crds --set crds.install=false | python3 -c 'import json, sys, yaml; print(json.dumps({"items": [d for d in yaml.safe_load_all(sys.stdin) if d]}))')
+WHY="kinds $(kinds)"
+check "crds.install=false: no CRD in the render (the subchart is off)" none_of CustomResourceDefinition
+if h install "crds-$S" "$CHART/charts/crds" -n "$TNS" >"$WORK/crds.out" 2>&1 &&
+  h uninstall "crds-$S" -n "$TNS" >>"$WORK/crds.out" 2>&1; then
+  pass "the CRDs chart installs and uninstalls on its own"
+else
+  fail "the CRDs chart on its own" "$(tail -n 3 "$WORK/crds.out" | tr '\n' ' ')"
+fi
+WHY="$(k get crd headroomconfigs.kube-headroom.dev -o name 2>&1)"
+check "uninstalling the CRDs chart keeps the CRD" k get crd headroomconfigs.kube-headroom.dev
 
 # --- 4. the one-file install is the chart's ---------------------------------------------------
 if HELM=$HELM "$ROOT/scripts/render-install.sh" --check >"$WORK/sync.out" 2>&1; then
