@@ -22,6 +22,9 @@
 #                                    SIGSTOP the API server for SECONDS, then SIGCONT it (its
 #                                    sockets stay open: clients hang instead of being refused)
 #   cluster.sh audit                 print the audit log path (JSON lines, see README.md)
+#   cluster.sh real-node up|down|status|check-clean|env
+#                                    one real node (kubelet, containerd, runc) beside kwok's:
+#                                    realnode.sh; `down` takes it down first
 #
 # `up` while the cluster is already up and healthy prints the status and exits 0; `up` over a
 # partly running cluster fails and asks for `down` (stale state with nothing running is removed).
@@ -66,7 +69,7 @@ bin_path() { echo "$BIN_DIR/$1-$(version_of "$1")"; }
 # ----------------------------------------------------------------------------------------- build
 # The stamp records the version and a hash of the module files it was built from; a warm build
 # only compares stamps (no go command runs).
-module_of() { case $1 in etcd) echo etcd ;; kwok) echo kwok ;; helm) echo helm ;; *) echo k8s ;; esac; }
+module_of() { case $1 in etcd) echo etcd ;; kwok) echo kwok ;; helm) echo helm ;; kubelet) echo kubelet ;; *) echo k8s ;; esac; }
 stamp_want() {
   local mod
   mod=$(module_of "$1")
@@ -118,7 +121,7 @@ go_build() { # module-dir output(file, or dir/ for several packages) ldflags pkg
 cmd_build() {
   command -v go >/dev/null || die "go is not on PATH (expected Go >= 1.26 at /usr/local/go/bin)"
   local todo=() c
-  for c in etcd kwok helm "${K8S_BINS[@]}"; do is_built "$c" || todo+=("$c"); done
+  for c in etcd kwok helm "${K8S_BINS[@]}" kubelet; do is_built "$c" || todo+=("$c"); done
   if [ ${#todo[@]} -eq 0 ]; then
     log "build: all binaries up to date in $BIN_DIR (k8s $K8S_VERSION, etcd $ETCD_VERSION, kwok $KWOK_VERSION, helm $HELM_VERSION)"
     return 0
@@ -135,11 +138,18 @@ cmd_build() {
       etcd) go_build etcd "$tmp/etcd" "-s -w" go.etcd.io/etcd/server/v3 ;;
       kwok) go_build kwok "$tmp/kwok" "-s -w" sigs.k8s.io/kwok/cmd/kwok ;;
       helm) go_build helm "$tmp/helm" "$(helm_ldflags)" helm.sh/helm/v3/cmd/helm ;;
+      kubelet) ;; # after the control plane: it reuses most of its build cache
       *) k8s_todo+=("k8s.io/kubernetes/cmd/$c") ;;
     esac
   done
   if [ ${#k8s_todo[@]} -gt 0 ]; then
     go_build k8s "$tmp/" "$(k8s_ldflags)" "${k8s_todo[@]}"
+  fi
+  if [[ " ${todo[*]} " == *" kubelet "* ]]; then
+    local t1
+    t1=$(now_ms)
+    go_build kubelet "$tmp/kubelet" "$(k8s_ldflags)" k8s.io/kubernetes/cmd/kubelet
+    log "build: kubelet took $(secs_since "$t1") s"
   fi
   for c in "${todo[@]}"; do
     [ -x "$tmp/$c" ] || die "build: $c was not produced"
@@ -463,6 +473,8 @@ cmd_down() {
     log "down: nothing to do ($STATE does not exist)"
     return 0
   fi
+  # The real node first: its mounts and cgroups must go before the state dir does.
+  if [ -d "$STATE/realnode" ]; then "$HERE/realnode.sh" down || die "down: the real node did not come down"; fi
   local i c pid bin left=()
   for ((i = ${#COMPONENTS[@]} - 1; i >= 0; i--)); do
     c=${COMPONENTS[$i]}
@@ -579,7 +591,8 @@ main() {
     restart-apiserver) cmd_restart_apiserver "$@" ;;
     freeze-apiserver) cmd_freeze_apiserver "$@" ;;
     audit) echo "$STATE/audit.log" ;;
-    *) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; [ -n "$cmd" ] && [ "$cmd" != help ] && [ "$cmd" != -h ] && exit 2; return 0 ;;
+    real-node) exec "$HERE/realnode.sh" "$@" ;;
+    *) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; [ -n "$cmd" ] && [ "$cmd" != help ] && [ "$cmd" != -h ] && exit 2; return 0 ;;
   esac
 }
 main "$@"
