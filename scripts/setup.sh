@@ -24,6 +24,9 @@ PACKAGES=(
   # unit only, so installing it where systemd does not run starts nothing.
   libc6-dev containerd runc
   prometheus
+  # The real node (test/cluster/realnode.sh): CNI's loopback plugin; ip and nsenter for its own
+  # plugin (test/cluster/cni/inpod-veth).
+  containernetworking-plugins iproute2 util-linux
 )
 TRIXIE_PACKAGES=(libyyjson-dev)
 

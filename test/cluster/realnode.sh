@@ -38,6 +38,12 @@ SYSCTLS=(vm/overcommit_memory vm/panic_on_oom kernel/panic kernel/panic_on_oops 
 HOST_DIRS=(/var/lib/kubelet/device-plugins /var/lib/kubelet /var/log/containers)
 TAINT=kube-headroom.dev/real-node
 READY_TIMEOUT=${HEADROOM_REAL_NODE_TIMEOUT:-120}
+# The weight of the node's cgroup root against the host's other processes (cpu.shares, v1): every
+# pod of the node shares this one weight, so with the default 1024 a node competes like a single
+# busy host process. 32768 (32 busy processes' worth) lets its pods have most of the machine, as a
+# node's pods would, beside other builds on a shared development machine, so quotas bind under
+# load; it changes nothing on an idle machine (CI). 1024 turns it off.
+CPU_SHARES=${HEADROOM_REAL_NODE_CPU_SHARES:-32768}
 
 log() { printf 'real-node: %s\n' "$*" >&2; }
 die() { printf 'real-node: ERROR: %s\n' "$*" >&2; exit 1; }
@@ -154,6 +160,7 @@ mk_cgroup_root() {
       cat "$h/cpuset.cpus" >"$h$CGROUP_ROOT/cpuset.cpus"
       cat "$h/cpuset.mems" >"$h$CGROUP_ROOT/cpuset.mems"
     fi
+    if [ -f "$h$CGROUP_ROOT/cpu.shares" ]; then echo "$CPU_SHARES" >"$h$CGROUP_ROOT/cpu.shares"; fi
   done
 }
 
