@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # e2e_realnode_exit.sh — the design's exit criteria on a real kubelet's cgroups (issue 14 (a), (b),
 # (c), (e)), with `headroom run` (controller and webhook) as a host process under the
-# least-privilege identity of deploy/rbac.yaml, the webhook registered by URL on 127.0.0.1.
+# least-privilege identity of the chart's RBAC, the chart's webhook registered by URL on 127.0.0.1.
 #
 #   (a) a CPU-burning Burstable pod alone on the real node gets limit = min(request × maxMultiplier,
 #       allocatable); its container's cfs_quota_us equals it; over 10 s it uses at least 90 % of
@@ -23,8 +23,18 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source=realnode_lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/realnode_lib.sh"
-MPORT=${HEADROOM_E2E_RN_METRICS_PORT:-28391}
-WHPORT=${HEADROOM_E2E_RN_WEBHOOK_PORT:-28392}
+HELM=${HELM:-$("$CLUSTER" bin helm)}
+free_port() { # below the ephemeral range, not listening
+  local p
+  for _ in $(seq 1 50); do
+    p=$((20000 + RANDOM % 12000))
+    ss -Htln "sport = :$p" | grep -q . || { echo "$p"; return; }
+  done
+  echo 28391
+}
+MPORT=${HEADROOM_E2E_RN_METRICS_PORT:-$(free_port)}
+WHPORT=${HEADROOM_E2E_RN_WEBHOOK_PORT:-$(free_port)}
+[ "$WHPORT" != "$MPORT" ] || WHPORT=$((MPORT + 1))
 WORK=$(mktemp -d /tmp/headroom-e2e-rnx.XXXXXX)
 NS=e2e-rn-exit-$S
 RUN=e2ern$S
@@ -69,12 +79,20 @@ openssl x509 -req -in "$WORK/req.csr" -CA "$WORK/ca.crt" -CAkey "$WORK/ca.key" -
 "$HEADROOM" run --kubeconfig "$USER_KC" --namespace kube-headroom --metrics-addr "127.0.0.1:$MPORT" \
   "${PLAIN_METRICS[@]}" --webhook-addr "127.0.0.1:$WHPORT" --webhook-cert-dir "$WORK/certs" -v >>"$WORK/controller.log" 2>&1 &
 CTL_PID=$!
-check "the controller and webhook are ready (host process, least-privilege identity)" \
-  wait_until 60 curl -sf "http://127.0.0.1:$MPORT/readyz"
-sed -e "s|^  name: kube-headroom\$|  name: $WH_NAME|" -e '/cert-manager.io\/inject-ca-from/d' -e '/^  annotations:$/d' \
-  -e "/^    clientConfig:/,/^        port: 443/c\\    clientConfig:\\n      url: https://127.0.0.1:$WHPORT/mutate-pods\\n      caBundle: $(base64 -w0 "$WORK/ca.crt")" \
-  -e "s|^        kube-headroom.dev/mode: managed\$|&\\n        kube-headroom.dev/e2e-run: \"$RUN\"|" \
-  "$ROOT/deploy/webhook.yaml" >"$WORK/webhook.yaml"
+if ! wait_until 60 curl -sf "http://127.0.0.1:$MPORT/readyz"; then
+  fail "the controller and webhook are ready" "no /readyz on 127.0.0.1:$MPORT: $(tail -n 2 "$WORK/controller.log" | tr '\n' ' ')"
+  finish
+  exit 1
+fi
+pass "the controller and webhook are ready (host process, least-privilege identity)"
+# The chart's registration, by URL on 127.0.0.1 (values webhook.url and caBundle), for this run's
+# namespace only.
+"$HELM" template e2e "$ROOT/charts/kube-headroom" --namespace kube-headroom \
+  --show-only templates/webhook.yaml --set fullnameOverride="$WH_NAME" \
+  --set webhook.enable=true --set webhook.url="https://127.0.0.1:$WHPORT/mutate-pods" \
+  --set webhook.caBundle="$(base64 -w0 "$WORK/ca.crt")" --set webhook.certSecretName=unused \
+  --set-json "webhook.namespaceSelector={\"matchLabels\":{\"kube-headroom.dev/mode\":\"managed\",\"kube-headroom.dev/e2e-run\":\"$RUN\"}}" \
+  >"$WORK/webhook.yaml" 2>"$WORK/helm.err" || fail "the chart's webhook registration renders" "$(cat "$WORK/helm.err")"
 k apply -f "$WORK/webhook.yaml" >/dev/null
 
 alloc=$(milli "$(k get node "$REAL_NODE" -o jsonpath='{.status.allocatable.cpu}')")
@@ -203,7 +221,7 @@ spec:
 $(burner_spec "${reqJ}m" "" 1 | sed 's/^/    /')
 JOB
 # The first sight of the Job's container: its pod's UID from the API as soon as the pod exists,
-# then containerd's record of the "app" container of that pod, then its cgroup once its process is
+# then containerd's record of the "app" container of that pod, then its cgroup once the burner runs
 # in it — polled every 50 ms, so the quota read is the one runc created the container with.
 tJ0=$(now_ms)
 uidJ="" cidJ="" qJ=""
@@ -216,8 +234,16 @@ while [ -z "$qJ" ] && [ "$(now_ms)" -lt "$end" ]; do
   fi
   if [ -n "$cidJ" ]; then
     d=$(find "$REAL_CG_CPU/kubepods" -maxdepth 3 -type d -name "pod$uidJ" 2>/dev/null | head -1)
-    # runc writes the limits before the container's process joins the cgroup: read once it has
-    [ -n "$d" ] && [ -n "$(cat "$d/$cidJ/cgroup.procs" 2>/dev/null)" ] && { qJ=$(cat "$d/$cidJ/cpu.cfs_quota_us"); tq=$(($(now_ms) - tJ0)); }
+    # runc's init joins the cgroup before runc writes the limits, and execs the container's
+    # program after: read once a process in it runs /burner
+    if [ -n "$d" ] && [ -f "$d/$cidJ/cgroup.procs" ]; then
+      for p in $(cat "$d/$cidJ/cgroup.procs" 2>/dev/null); do
+        [[ "$(readlink "/proc/$p/exe" 2>/dev/null)" == */burner ]] || continue
+        qJ=$(cat "$d/$cidJ/cpu.cfs_quota_us")
+        tq=$(($(now_ms) - tJ0))
+        break
+      done
+    fi
   fi
   sleep 0.05
 done
