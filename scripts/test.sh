@@ -5,6 +5,8 @@
 #                              suites under ASan+UBSan, bounded fuzz runs, the
 #                              runtime image (built and run in a container),
 #                              and the end-to-end tests on a real control plane
+#                              (simulated nodes, and one real node: kubelet,
+#                              containerd, runc)
 #   scripts/test.sh --quick    the same without the image and the control
 #                              plane (a developer's inner loop; CI never uses it)
 #
@@ -101,12 +103,14 @@ fi
 step "runtime image: built without a registry, run in a container with no network"
 scripts/image.sh
 
-step "building the pinned control plane (cached; a no-op when warm)"
+step "building the pinned control plane and the real node's kubelet (cached; a no-op when warm)"
 test/cluster/cluster.sh build
 
 # e2e_soak is the longest (5 minutes of pod churn: the controller's RSS
-# growth after warm-up against its 2 MB budget, design §16).
-step "end-to-end tests on a real kube-apiserver with simulated nodes"
+# growth after warm-up against its 2 MB budget, design §16). The real node
+# (test/cluster/realnode.sh) is up only around e2e_realnode_* (CTest
+# fixture realnode), and its teardown is checked (realnode_down_clean).
+step "end-to-end tests on a real kube-apiserver with simulated nodes and one real node"
 ctest --test-dir build/release -L e2e --output-on-failure
 
 # The integration programs (tests/integration/) need the API server, so
