@@ -466,60 +466,85 @@ static void controller_stop(run_ctx *x)
 
 /* ------------------------------------------------------------- flags */
 
-static void run_usage(FILE *f, const char *prog)
+/* The one table for run's help, parsing and completion (flags.h). */
+enum {
+    F_METRICS_ADDR,
+    F_METRICS_SECURE,
+    F_PROBE_ADDR,
+    F_WEBHOOK_ADDR,
+    F_CERT_DIR,
+    F_KUBECONFIG,
+    F_CONTEXT,
+    F_NAMESPACE,
+    F_DRY_RUN,
+    F_LEADER_ELECT,
+    F_CONTROLLER,
+    F_LOG_FORMAT,
+    F_VERBOSE,
+    F_N
+};
+
+static const hr_flag run_flags[F_N] = {
+    [F_METRICS_ADDR] = {"metrics-addr", 0, HR_FLAG_STRING, "ADDR",
+                        "/metrics over HTTPS with the serving certificate, for a\n"
+                        "                           token RBAC lets get /metrics (default :8443)",
+                        NULL},
+    [F_METRICS_SECURE] = {"metrics-secure", 0, HR_FLAG_BOOL, NULL,
+                          "=false: /metrics, /healthz, /readyz over plain HTTP, no\n"
+                          "                           authentication (tests, trusted networks)",
+                          NULL},
+    [F_PROBE_ADDR] = {"probe-addr", 0, HR_FLAG_STRING, "ADDR",
+                      "plain /healthz, /readyz for the kubelet (default :8081;\n"
+                      "                           \"\" disables it)",
+                      NULL},
+    [F_WEBHOOK_ADDR] = {"webhook-addr", 0, HR_FLAG_STRING, "ADDR",
+                        "HTTPS admission webhook (default :9443; \"\" disables it)", NULL},
+    [F_CERT_DIR] = {"webhook-cert-dir", 0, HR_FLAG_STRING, "DIR",
+                    "tls.crt and tls.key (webhook and metrics), re-read when\n"
+                    "                           they change (default "
+                    "/tmp/k8s-webhook-server/serving-certs)",
+                    "@dir"},
+    [F_KUBECONFIG] = HR_FLAG_KUBECONFIG,
+    [F_CONTEXT] = HR_FLAG_CONTEXT,
+    [F_NAMESPACE] = {"namespace", 0, HR_FLAG_STRING, "NS",
+                     "the controller's own namespace, never managed (default\n"
+                     "                           $POD_NAMESPACE)",
+                     NULL},
+    [F_DRY_RUN] = {"dry-run", 0, HR_FLAG_BOOL, NULL,
+                   "override the HeadroomConfig's dryRun (--dry-run=false too)", NULL},
+    [F_LEADER_ELECT] = {"leader-elect", 0, HR_FLAG_BOOL, NULL,
+                        "write only while holding the Lease \"kube-headroom\" in\n"
+                        "                           --namespace (run several replicas)",
+                        NULL},
+    [F_CONTROLLER] = {"controller", 0, HR_FLAG_BOOL, NULL,
+                      "=false: no controller; webhook, metrics and health only", NULL},
+    [F_LOG_FORMAT] = {"log-format", 0, HR_FLAG_STRING, "FORMAT",
+                      "logfmt or json: one line per event (default logfmt)", "logfmt json"},
+    [F_VERBOSE] = {"v", 'v', HR_FLAG_LEVEL, NULL, "debug logs (-v, -v=1, --v=1; --v=0: info)",
+                   NULL},
+};
+
+const hr_command hr_run_command = {
+    "run",
+    "[flags]",
+    "The controller daemon (and the admission webhook, /metrics, health).",
+    "Precedence: flags, then the HeadroomConfig \"cluster\", then the defaults; without\n"
+    "a HeadroomConfig (and without --dry-run=false) nothing is written (design §1.2).\n"
+    "SIGTERM or SIGINT stops it (the Lease is released).\n",
+    run_flags,
+    F_N,
+    0,
+    hr_cmd_run,
+};
+
+/* A flag given replaces the default. */
+static void take(const char *given, const char **into)
 {
-    fprintf(f,
-            "usage: %s run [flags]\n"
-            "\n"
-            "  --metrics-addr ADDR      /metrics over HTTPS with the serving certificate,\n"
-            "                           for a token RBAC lets get /metrics (default :8443)\n"
-            "  --metrics-secure=false   /metrics, /healthz, /readyz over plain HTTP, no\n"
-            "                           authentication (tests, trusted networks only)\n"
-            "  --probe-addr ADDR        plain /healthz, /readyz for the kubelet (default\n"
-            "                           :8081; \"\" disables it)\n"
-            "  --webhook-addr ADDR      HTTPS admission webhook (default "
-            ":9443; \"\" disables it)\n"
-            "  --webhook-cert-dir DIR   tls.crt and tls.key (webhook and metrics), re-read\n"
-            "                           when they change\n"
-            "                           (default "
-            "/tmp/k8s-webhook-server/serving-certs)\n"
-            "  --kubeconfig FILE        (default $KUBECONFIG, ~/.kube/config, "
-            "in-cluster)\n"
-            "  --context NAME\n"
-            "  --namespace NS           the controller's own namespace (never "
-            "managed)\n"
-            "  --dry-run[=true|false]   override the HeadroomConfig's dryRun\n"
-            "  --leader-elect           write only while holding the Lease \"kube-headroom\"\n"
-            "                           in --namespace (run several replicas)\n"
-            "  --controller=false       no controller: webhook, metrics and health only\n"
-            "  --log-format logfmt|json one line per event (default logfmt)\n"
-            "  -v                       debug logs\n",
-            prog);
+    if (given != NULL)
+        *into = given;
 }
 
-/* "--name value" or "--name=value"; advances *i past what it used. */
-static bool flag_value(int argc, char **argv, int *i, const char *name, const char **out,
-                       const char *prog, int *rc)
-{
-    size_t n = strlen(name);
-    const char *a = argv[*i];
-    if (strncmp(a, name, n) != 0)
-        return false;
-    if (a[n] == '=') {
-        *out = a + n + 1;
-        return true;
-    }
-    if (a[n] != '\0')
-        return false;
-    if (*i + 1 >= argc) {
-        fprintf(stderr, "%s run: %s needs a value\n", prog, name);
-        *rc = HR_EXIT_USAGE;
-        return true;
-    }
-    *out = argv[++*i];
-    return true;
-}
-
+/* 0 to run, -1 after --help (exit 0), else the exit status. */
 static int parse_flags(const char *prog, int argc, char **argv, run_opts *o)
 {
     *o = (run_opts){.metrics_addr = ":8443",
@@ -532,59 +557,34 @@ static int parse_flags(const char *prog, int argc, char **argv, run_opts *o)
     const char *env_ns = getenv("POD_NAMESPACE");
     if (env_ns && env_ns[0])
         o->ns = env_ns;
-    for (int i = 0; i < argc; i++) {
-        int rc = 0;
-        const char *a = argv[i];
-        if (flag_value(argc, argv, &i, "--metrics-addr", &o->metrics_addr, prog, &rc) ||
-            flag_value(argc, argv, &i, "--webhook-addr", &o->webhook_addr, prog, &rc) ||
-            flag_value(argc, argv, &i, "--probe-addr", &o->probe_addr, prog, &rc) ||
-            flag_value(argc, argv, &i, "--webhook-cert-dir", &o->cert_dir, prog, &rc) ||
-            flag_value(argc, argv, &i, "--kubeconfig", &o->kubeconfig, prog, &rc) ||
-            flag_value(argc, argv, &i, "--context", &o->context, prog, &rc) ||
-            flag_value(argc, argv, &i, "--namespace", &o->ns, prog, &rc)) {
-            if (rc)
-                return rc;
-            continue;
-        }
-        const char *fmt = NULL;
-        if (flag_value(argc, argv, &i, "--log-format", &fmt, prog, &rc)) {
-            if (rc)
-                return rc;
-            if (strcmp(fmt, "json") != 0 && strcmp(fmt, "logfmt") != 0) {
-                fprintf(stderr, "%s run: --log-format: \"%s\" is neither logfmt nor json\n", prog,
-                        fmt);
-                return HR_EXIT_USAGE;
-            }
-            o->log_json = fmt[0] == 'j';
-            continue;
-        }
-        if (!strcmp(a, "--dry-run") || !strcmp(a, "--dry-run=true")) {
-            o->dry_run = HR_DRY_RUN_ON;
-        } else if (!strcmp(a, "--dry-run=false")) {
-            o->dry_run = HR_DRY_RUN_OFF;
-        } else if (!strcmp(a, "--leader-elect") || !strcmp(a, "--leader-elect=true")) {
-            o->leader_elect = true;
-        } else if (!strcmp(a, "--leader-elect=false")) {
-            o->leader_elect = false;
-        } else if (!strcmp(a, "--metrics-secure=false")) {
-            o->metrics_secure = false;
-        } else if (!strcmp(a, "--metrics-secure") || !strcmp(a, "--metrics-secure=true")) {
-            o->metrics_secure = true;
-        } else if (!strcmp(a, "--controller=false")) {
-            o->controller = false;
-        } else if (!strcmp(a, "--controller") || !strcmp(a, "--controller=true")) {
-            o->controller = true;
-        } else if (!strcmp(a, "-v") || !strcmp(a, "--v=1") || !strcmp(a, "-v=1")) {
-            o->verbosity = 1;
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            run_usage(stdout, prog);
-            return -1;
-        } else {
-            fprintf(stderr, "%s run: unknown flag \"%s\"\n", prog, a);
-            run_usage(stderr, prog);
-            return HR_EXIT_USAGE;
-        }
-    }
+    hr_args a;
+    int rc = hr_args_parse(prog, &hr_run_command, argc, argv, &a);
+    hr_args_free(&a); /* the values stay: they point into argv */
+    if (rc != HR_EXIT_OK)
+        return rc;
+    if (a.help)
+        return -1;
+    const char *const *v = a.val;
+    const char *fmt = v[F_LOG_FORMAT];
+    if (fmt && strcmp(fmt, "json") != 0 && strcmp(fmt, "logfmt") != 0)
+        return hr_usage_error(prog, &hr_run_command,
+                              "--log-format: \"%s\" is neither logfmt nor json", fmt);
+    o->log_json = fmt && fmt[0] == 'j';
+    take(v[F_METRICS_ADDR], &o->metrics_addr);
+    take(v[F_PROBE_ADDR], &o->probe_addr);
+    take(v[F_WEBHOOK_ADDR], &o->webhook_addr);
+    take(v[F_CERT_DIR], &o->cert_dir);
+    take(v[F_KUBECONFIG], &o->kubeconfig);
+    take(v[F_CONTEXT], &o->context);
+    take(v[F_NAMESPACE], &o->ns);
+    if (v[F_METRICS_SECURE])
+        o->metrics_secure = hr_args_on(&a, F_METRICS_SECURE);
+    if (v[F_CONTROLLER])
+        o->controller = hr_args_on(&a, F_CONTROLLER);
+    o->leader_elect = hr_args_on(&a, F_LEADER_ELECT);
+    if (v[F_DRY_RUN])
+        o->dry_run = hr_args_on(&a, F_DRY_RUN) ? HR_DRY_RUN_ON : HR_DRY_RUN_OFF;
+    o->verbosity = v[F_VERBOSE] && strcmp(v[F_VERBOSE], "0") != 0 ? 1 : 0;
     return 0;
 }
 

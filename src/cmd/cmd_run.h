@@ -6,8 +6,11 @@
 #define HR_CMD_CMD_RUN_H
 
 #include "cmd/cmd.h"
+#include "cmd/flags.h"
 #include "util/err.h"
 
 HR_MUST_CHECK int hr_cmd_run(const char *prog, int argc, char **argv);
+
+extern const hr_command hr_run_command;
 
 #endif

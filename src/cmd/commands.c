@@ -23,31 +23,6 @@
 #define HR_BUILD_FLAGS ""
 #endif
 
-/* run parses its own flags (cmd_run.c, which prints its own help); this
- * list is for completion, and tests/golden/cli.sh checks it against
- * `headroom run --help`. */
-static const hr_flag run_flags[] = {
-    {"metrics-addr", 0, HR_FLAG_STRING, "ADDR", "/metrics over HTTPS", NULL},
-    {"metrics-secure", 0, HR_FLAG_BOOL, NULL, "false: /metrics over plain HTTP", NULL},
-    {"probe-addr", 0, HR_FLAG_STRING, "ADDR", "plain /healthz, /readyz", NULL},
-    {"webhook-addr", 0, HR_FLAG_STRING, "ADDR", "HTTPS admission webhook", NULL},
-    {"webhook-cert-dir", 0, HR_FLAG_STRING, "DIR", "tls.crt and tls.key", "@dir"},
-    HR_FLAG_KUBECONFIG,
-    HR_FLAG_CONTEXT,
-    {"namespace", 0, HR_FLAG_STRING, "NS", "the controller's own namespace", NULL},
-    {"dry-run", 0, HR_FLAG_BOOL, NULL, "override the HeadroomConfig's dryRun", NULL},
-    {"leader-elect", 0, HR_FLAG_BOOL, NULL, "write only while holding the Lease", NULL},
-    {"controller", 0, HR_FLAG_BOOL, NULL, "false: webhook, metrics and health only", NULL},
-    {"log-format", 0, HR_FLAG_STRING, "FORMAT", "logfmt or json", "logfmt json"},
-    {"v", 0, HR_FLAG_STRING, "LEVEL", "1: debug logs", NULL},
-};
-
-static const hr_command run_command = {
-    "run", "[flags]",  "The controller daemon (and the admission webhook, /metrics, health).",
-    NULL,  run_flags,  sizeof run_flags / sizeof run_flags[0],
-    0,     hr_cmd_run,
-};
-
 static int cmd_version(const char *prog, int argc, char **argv);
 static int cmd_help(const char *prog, int argc, char **argv);
 
@@ -61,7 +36,7 @@ static const hr_command help_command = {
 
 const hr_command *const hr_commands[] = {
     &hr_plan_command, &hr_node_command,       &hr_explain_command, &hr_preflight_command,
-    &run_command,     &hr_completion_command, &version_command,    &help_command,
+    &hr_run_command,  &hr_completion_command, &version_command,    &help_command,
 };
 const size_t hr_n_commands = sizeof hr_commands / sizeof hr_commands[0];
 
@@ -135,12 +110,6 @@ static int cmd_help(const char *prog, int argc, char **argv)
     if (c == NULL) {
         fprintf(stderr, "%s help: unknown command \"%s\" (try \"%s help\")\n", prog, name, prog);
         return HR_EXIT_USAGE;
-    }
-    if (c == &run_command) {
-        /* run prints its own help (cmd_run.c). */
-        char help[] = "--help";
-        char *args[] = {help, NULL};
-        return c->run(prog, 1, args);
     }
     hr_command_help(stdout, prog, c);
     return HR_EXIT_OK;

@@ -4,7 +4,11 @@
  * takes. bash: a completion function (`complete -F`); zsh: the same
  * function through bashcompinit; fish: `complete` lines. Each completes
  * `headroom` and `kubectl-headroom`. bash splits `--flag=value` at the
- * '=' (COMP_WORDBREAKS): the function looks past it.
+ * '=' (COMP_WORDBREAKS): the function looks past it. kubectl: the
+ * executable kubectl_complete-headroom that kubectl (>= 1.26) runs to
+ * complete `kubectl headroom …` — the same bash function, driven by the
+ * words kubectl passes, answering in Cobra's protocol (one candidate a line,
+ * then a ":DIRECTIVE" line).
  */
 #include "cmd/completion.h"
 
@@ -13,14 +17,16 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const shells = "bash zsh fish";
+static const char *const shells = "bash zsh fish kubectl";
 
 const hr_command hr_completion_command = {
     "completion",
-    "bash|zsh|fish",
+    "bash|zsh|fish|kubectl",
     "A shell completion script on stdout, e.g.\n"
     "  source <(headroom completion bash)\n"
-    "  headroom completion fish > ~/.config/fish/completions/headroom.fish",
+    "  headroom completion fish > ~/.config/fish/completions/headroom.fish\n"
+    "kubectl: the executable kubectl_complete-headroom, which kubectl (>= 1.26) runs to\n"
+    "complete `kubectl headroom ...`; the install step puts it beside kubectl-headroom.",
     NULL,
     NULL,
     0,
@@ -63,7 +69,7 @@ static void bash(FILE *f)
         fprintf(f, "    %s)\n        case $prev in\n", c->name);
         for (size_t k = 0; k < c->n_flags; k++) {
             const hr_flag *fl = &c->flags[k];
-            if (fl->type == HR_FLAG_BOOL)
+            if (!hr_flag_takes_value(fl))
                 continue;
             fprintf(f, "        --%s", fl->name);
             if (fl->short_name)
@@ -129,7 +135,7 @@ static void fish(FILE *f)
                         c->name, fl->name);
                 if (fl->short_name)
                     fprintf(f, " -s %c", fl->short_name);
-                if (fl->type != HR_FLAG_BOOL)
+                if (hr_flag_takes_value(fl))
                     fputs(" -r", f);
                 if (fl->choices && fl->choices[0] == '@')
                     fputs(" -F", f);
@@ -146,6 +152,31 @@ static void fish(FILE *f)
     }
 }
 
+/* kubectl passes the words after "kubectl headroom", the last one (maybe
+ * "") being completed, and reads the candidates and a Cobra directive (4:
+ * no file completion; the function completes file names itself). */
+static void kubectl_plugin(FILE *f)
+{
+    fputs("#!/usr/bin/env bash\n"
+          "# kubectl_complete-headroom: kubectl (>= 1.26) runs it to complete\n"
+          "# `kubectl headroom ...` (headroom completion kubectl)\n",
+          f);
+    bash(f);
+    fputs("words=(kubectl-headroom \"$@\")\n"
+          "[ $# -gt 0 ] || words+=('')\n"
+          "cur=${words[${#words[@]}-1]} prefix=\n"
+          "# bash would have split --flag=value at the '=' (COMP_WORDBREAKS); kubectl does not.\n"
+          "if [[ $cur == -*=* ]]; then\n"
+          "    prefix=${cur%%=*}=\n"
+          "    words=(\"${words[@]:0:${#words[@]}-1}\" \"${cur%%=*}\" = \"${cur#*=}\")\n"
+          "fi\n"
+          "COMP_WORDS=(\"${words[@]}\") COMP_CWORD=$((${#words[@]} - 1)) COMPREPLY=()\n"
+          "_headroom\n"
+          "for c in \"${COMPREPLY[@]}\"; do printf '%s%s\\n' \"$prefix\" \"$c\"; done\n"
+          "echo :4\n",
+          f);
+}
+
 int hr_cmd_completion(const char *prog, int argc, char **argv)
 {
     const hr_command *c = &hr_completion_command;
@@ -156,7 +187,7 @@ int hr_cmd_completion(const char *prog, int argc, char **argv)
     if (rc != HR_EXIT_OK || args.help)
         return rc;
     if (shell == NULL)
-        return hr_usage_error(prog, c, "which shell? bash, zsh or fish");
+        return hr_usage_error(prog, c, "which shell? bash, zsh, fish or kubectl");
     if (!strcmp(shell, "bash")) {
         bash(stdout);
     } else if (!strcmp(shell, "zsh")) {
@@ -168,8 +199,11 @@ int hr_cmd_completion(const char *prog, int argc, char **argv)
         bash(stdout);
     } else if (!strcmp(shell, "fish")) {
         fish(stdout);
+    } else if (!strcmp(shell, "kubectl")) {
+        kubectl_plugin(stdout);
     } else {
-        return hr_usage_error(prog, c, "no completion for \"%s\": bash, zsh or fish", shell);
+        return hr_usage_error(prog, c, "no completion for \"%s\": bash, zsh, fish or kubectl",
+                              shell);
     }
     return fflush(stdout) == 0 ? HR_EXIT_OK : HR_EXIT_INPUT;
 }

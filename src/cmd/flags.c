@@ -17,6 +17,11 @@ void hr_args_free(hr_args *a)
     a->n_list = a->n_pos = 0;
 }
 
+bool hr_flag_takes_value(const hr_flag *f)
+{
+    return f->type == HR_FLAG_STRING || f->type == HR_FLAG_LIST;
+}
+
 bool hr_args_on(const hr_args *a, size_t flag)
 {
     return flag < HR_FLAGS_MAX && a->val[flag] && strcmp(a->val[flag], "true") == 0;
@@ -133,6 +138,12 @@ int hr_args_parse(const char *prog, const hr_command *c, int argc, char **argv, 
                 v = "true";
             else if (strcmp(v, "true") != 0 && strcmp(v, "false") != 0)
                 return hr_usage_error(prog, c, "--%s takes true or false, not \"%s\"", fl->name, v);
+        } else if (fl->type == HR_FLAG_LEVEL) {
+            size_t digits = v ? strspn(v, "0123456789") : 0;
+            if (v == NULL)
+                v = "1";
+            else if (digits == 0 || digits > 2 || v[digits] != '\0')
+                return hr_usage_error(prog, c, "--%s takes a level 0-99, not \"%s\"", fl->name, v);
         } else if (v == NULL) {
             if (i + 1 >= argc)
                 return hr_usage_error(prog, c, "flag needs a value: %s", arg);

@@ -10,9 +10,7 @@
  * A command describes itself once (hr_command: name, synopsis, flags); the
  * same table prints its help, drives the parser, and feeds `headroom
  * completion` — so help, parsing and completion cannot drift apart.
- * `headroom run` keeps its own parser in cmd_run.c; commands.c lists its
- * flags for help and completion (a test checks the list against `run
- * --help`).
+ * `headroom run` is described and parsed the same way (cmd_run.c).
  */
 #ifndef HR_CMD_FLAGS_H
 #define HR_CMD_FLAGS_H
@@ -27,6 +25,8 @@ typedef enum hr_flag_type {
     HR_FLAG_STRING = 0, /* takes a value; the last one given wins */
     HR_FLAG_BOOL,       /* no value, or =true / =false */
     HR_FLAG_LIST,       /* takes a value; may repeat, every value kept */
+    HR_FLAG_LEVEL,      /* klog's -v: "-v" is "1", "-v=N" / "--v=N" a level 0-99; never
+                           "-v N" (a bare -v must not swallow the next argument) */
 } hr_flag_type;
 
 typedef struct hr_flag {
@@ -85,6 +85,9 @@ typedef struct hr_args {
  * a->help is set. hr_args_free always. */
 int hr_args_parse(const char *prog, const hr_command *c, int argc, char **argv, hr_args *a);
 void hr_args_free(hr_args *a);
+
+/* Whether the flag takes a value (`--flag value`): STRING and LIST. */
+bool hr_flag_takes_value(const hr_flag *f);
 
 /* The flag's boolean value (unset: false). */
 bool hr_args_on(const hr_args *a, size_t flag);

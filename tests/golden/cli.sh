@@ -200,6 +200,38 @@ for f in "--log-format json" "--log-format=json" "--log-format logfmt"; do
 done
 run 2 run --log-format yaml
 err_has '"yaml" is neither logfmt nor json'
+err_has 'usage: headroom run [flags]'
+# run is on the shared parser (flags.c): every value flag in both forms (the
+# kubeconfig named in the error is the one given, so the value was taken),
+# every boolean as --flag, --flag=true and --flag=false, -v as klog writes it.
+for f in "--kubeconfig $work/none" "--kubeconfig=$work/none"; do
+  for v in "--metrics-addr 127.0.0.1:1" "--metrics-addr=127.0.0.1:1" "--webhook-addr=" \
+           "--probe-addr=" "--webhook-cert-dir /nonexistent" "--webhook-cert-dir=/nonexistent" \
+           "--context x" "--context=x" "--namespace kube-headroom" "--namespace=kube-headroom" \
+           "--dry-run" "--dry-run=true" "--dry-run=false" "--leader-elect" "--leader-elect=false" \
+           "--controller=false" "--controller=true" "--metrics-secure=false" "--metrics-secure" \
+           "-v" "-v=1" "--v=1" "--v=0" "--log-format=logfmt"; do
+    # shellcheck disable=SC2086
+    run 1 run $f $v --metrics-addr 127.0.0.1:1 --webhook-addr "" --probe-addr ""
+    err_has "kubeconfig $work/none"
+  done
+done
+# Wrong values and arguments: exit 2, the flag or argument named.
+run 2 run --dry-run=maybe
+err_has '--dry-run takes true or false, not "maybe"'
+run 2 run --metrics-secure=no
+err_has '--metrics-secure takes true or false, not "no"'
+run 2 run -v=x
+err_has '--v takes a level 0-99, not "x"'
+run 2 run --kubeconfig
+err_has 'flag needs a value: --kubeconfig'
+run 2 run extra
+err_has 'unexpected argument "extra"'
+run 2 run --metrics
+err_has 'unknown flag "--metrics"'
+run 0 run -h
+out_has 'usage: headroom run [flags]'
+[ -s "$work/err" ] && bad "run -h wrote to stderr"
 # Prefixes are not flags (no getopt abbreviations).
 run 2 plan -f cluster.json --name team-b
 err_has 'unknown flag "--name"'

@@ -1,10 +1,10 @@
 #!/bin/bash
 # completion.sh HEADROOM — `headroom completion bash` loaded into bash and
 # driven as bash drives it (COMP_WORDS, COMP_CWORD, the -F function):
-# subcommands, every flag each command's help lists (run's too: its flags
-# are parsed in cmd_run.c and listed again for completion, so this is what
-# keeps the two in step), flag values, the --flag=value split, and the
-# registration for both names. zsh and fish: the scripts are produced.
+# subcommands, every flag each command's help lists (run's too), flag
+# values, the --flag=value split, and the registration for both names. zsh
+# and fish: the scripts are produced. kubectl: the kubectl_complete-headroom
+# executable, driven as kubectl drives it.
 set -u
 hr=$1
 fail=0
@@ -77,6 +77,38 @@ done
 "$hr" completion fish | grep -q "complete -c headroom -n '__fish_seen_subcommand_from plan' -l output -s o -r -a 'table wide json yaml name'" || bad "fish: no -o for plan"
 "$hr" completion tcsh >/dev/null 2>&1; [ $? -eq 2 ] || bad "completion tcsh: not a usage error"
 "$hr" completion >/dev/null 2>&1; [ $? -eq 2 ] || bad "completion without a shell: not a usage error"
+
+# kubectl's plugin completion (kubectl >= 1.26 runs kubectl_complete-headroom
+# with the words after "kubectl headroom", the last one being completed, and
+# reads one candidate a line and a ":DIRECTIVE" line): the same candidates as
+# the bash function, --flag=value whole, and directive 4 (no file names
+# besides those offered). tests/e2e/e2e_kubectl_plugin.sh drives it through
+# kubectl itself.
+kc=$(mktemp) && "$hr" completion kubectl >"$kc" && chmod +x "$kc" || bad "completion kubectl"
+head -1 "$kc" | grep -qx '#!/usr/bin/env bash' || bad "kubectl_complete-headroom: no #! line"
+plugin() { # "WANT..." WORD...: candidates exactly these (sorted), then :4
+  want=$(printf '%s\n' $1 | sort); shift
+  out=$("$kc" "$@")
+  [ "$(tail -1 <<<"$out")" = ":4" ] || bad "kubectl_complete-headroom $*: last line '$(tail -1 <<<"$out")', not :4"
+  got=$(sed '$d' <<<"$out" | sort)
+  [ "$got" = "$want" ] || bad "kubectl_complete-headroom $*: got [$(echo $got)], wanted [$(echo $want)]"
+}
+plugin "$(complete_words headroom '')" ''
+plugin "$(complete_words headroom '')"
+plugin "plan preflight" p
+plugin "table wide json yaml name" plan -o ''
+plugin "--output=json" plan --output=j
+plugin "--output=table --output=wide --output=json --output=yaml --output=name" node n1 --output=
+plugin "-o=yaml" plan -o=y
+plugin "logfmt json" run --log-format ''
+plugin "--selector --set-request" plan --se
+plugin "" plan -n ''
+for c in $commands; do
+  plugin "$(complete_words headroom "$c" --)" "$c" --
+done
+dir=$(mktemp -d) && touch "$dir/dump.json"
+plugin "$dir/dump.json" explain web -f "$dir/du"
+rm -rf "$dir" "$kc"
 
 echo "completion: $([ "$fail" -eq 0 ] && echo ok || echo FAILED)"
 exit "$fail"

@@ -18,6 +18,12 @@ hr=$prefix/bin/headroom
 [ "$(readlink "$prefix/bin/kubectl-headroom")" = headroom ] || bad "kubectl-headroom is not a relative link to headroom"
 "$prefix/bin/kubectl-headroom" help plan | head -1 | grep -q '^usage: kubectl headroom plan' ||
   bad "kubectl-headroom does not answer as the plugin"
+# kubectl (>= 1.26) completes `kubectl headroom …` with the executable
+# kubectl_complete-headroom on PATH: beside the plugin, the binary's own.
+kch=$prefix/bin/kubectl_complete-headroom
+[ -f "$kch" ] && [ -x "$kch" ] || bad "no executable bin/kubectl_complete-headroom"
+cmp -s "$kch" <("$hr" completion kubectl) || bad "the installed kubectl_complete-headroom is not the binary's"
+[ "$("$kch" pla | tr '\n' ' ')" = "plan :4 " ] || bad "kubectl_complete-headroom pla: $("$kch" pla | tr '\n' ' ')"
 bc=$prefix/share/bash-completion/completions
 [ -f "$bc/headroom" ] || bad "no bash completion"
 [ -L "$bc/kubectl-headroom" ] || bad "no bash completion under the plugin name"
@@ -28,7 +34,7 @@ cmp -s "$bc/headroom" <("$hr" completion bash) || bad "the installed bash comple
 head -1 "$prefix/share/zsh/site-functions/_headroom" | grep -q '^#compdef headroom' || bad "no zsh completion"
 grep -q '^complete -c headroom ' "$prefix/share/fish/vendor_completions.d/headroom.fish" || bad "no fish completion"
 # Nothing else: no tests or benchmarks under the prefix.
-extra=$(cd "$prefix" && find . -type f -o -type l | grep -vE '^\./(bin/(headroom|kubectl-headroom)|share/bash-completion/completions/(headroom|kubectl-headroom)|share/zsh/site-functions/_headroom|share/fish/vendor_completions.d/headroom.fish)$')
+extra=$(cd "$prefix" && find . -type f -o -type l | grep -vE '^\./(bin/(headroom|kubectl-headroom|kubectl_complete-headroom)|share/bash-completion/completions/(headroom|kubectl-headroom)|share/zsh/site-functions/_headroom|share/fish/vendor_completions.d/headroom.fish)$')
 [ -z "$extra" ] || bad "installed more: $extra"
 # The krew manifest.
 m=$src/plugins/headroom.yaml

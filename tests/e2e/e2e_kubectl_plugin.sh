@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# e2e_kubectl_plugin.sh — `kubectl headroom` and `kubectl headroom <TAB>` through
+# the real kubectl of the test cluster (issue 15): `cmake --install` into a
+# scratch prefix, that bin/ first on PATH, then kubectl finds the plugin
+# (kubectl-headroom) and, for completion, runs kubectl_complete-headroom:
+# `kubectl __complete headroom …` is exactly what kubectl's own bash/zsh/fish
+# completion asks it. Talks to the cluster once (`kubectl headroom plan`).
+set -uo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+PREFIX=$(mktemp -d /tmp/headroom-e2e-prefix.XXXXXX)
+trap 'rm -rf "$PREFIX"' EXIT
+require_cluster
+BUILD=$(dirname "$HEADROOM")
+
+cmake --install "$BUILD" --prefix "$PREFIX" >"$PREFIX.log" 2>&1
+rc=$?
+WHY="exit $rc: $(tail -3 "$PREFIX.log")"
+rm -f "$PREFIX.log"
+check "cmake --install into a scratch prefix" [ "$rc" -eq 0 ]
+export PATH=$PREFIX/bin:$PATH
+
+out=$(k headroom version 2>&1)
+WHY="$out"
+check "kubectl headroom version runs the installed plugin" grep -q '^headroom ' <<<"$out"
+out=$(k headroom plan 2>&1)
+rc=$?
+WHY="exit $rc: $(head -3 <<<"$out")"
+check "kubectl headroom plan reads the cluster" [ "$rc" -eq 0 ]
+
+# tab WANT WORD...: kubectl's candidates, sorted (its directive line left out).
+tab() {
+  local want=$1; shift
+  local got
+  got=$(k __complete headroom "$@" 2>/dev/null | grep -v '^:' | sort | tr '\n' ' ')
+  WHY="kubectl __complete headroom $*: [$got], wanted [$want]"
+  check "kubectl headroom $* <TAB>" [ "$got" = "$want" ]
+}
+tab "plan preflight " p
+tab "json name table wide yaml " plan -o ''
+tab "--output=json " plan --output=j
+tab "json logfmt " run --log-format ''
+tab "--selector --set-request " plan --se
+directive=$(k __complete headroom plan -n '' 2>/dev/null | tail -1)
+WHY="directive $directive"
+check "kubectl headroom plan -n <TAB>: nothing, and no file names (:4)" [ "$directive" = ":4" ]
+finish
