@@ -45,6 +45,51 @@ wait_until() { # seconds, cmd...
 require_cluster() {
   k get --raw /readyz >/dev/null 2>&1 || { echo "FAIL  cluster: API server not ready"; echo "0 passed, 1 failed"; exit 1; }
   [ -x "$HEADROOM" ] || { echo "FAIL  no headroom binary at $HEADROOM"; echo "0 passed, 1 failed"; exit 1; }
+  local who
+  if who=$(other_controller); then
+    echo "FAIL  cluster: another kube-headroom controller acts on this cluster: $who."
+    echo "      Its writes would mix with this test's. Stop it (the demo: scripts/demo.sh --down),"
+    echo "      or run the tests on a cluster of their own (HEADROOM_CLUSTER_DIR, HEADROOM_*_PORT)."
+    echo "0 passed, 1 failed"
+    exit 1
+  fi
+}
+# Who else acts on this cluster, or nothing (exit 1). Two signs, each enough alone:
+#  - a `headroom run` process with a TCP connection to this API server (ss -p: root sees every
+#    process's sockets, as in CI) — whatever kubeconfig or flag pointed it here, that connection
+#    is how a local controller acts; a PID file or a port guess would miss one started by hand;
+#  - a Lease "kube-headroom" (any namespace) that its holder keeps renewing — a --leader-elect
+#    controller that is not on this machine. A held Lease whose holder has died (a killed test
+#    controller) is waited out, at most its duration, not refused.
+other_controller() {
+  local port pid exe
+  port=$(k config view --minify -o jsonpath='{.clusters[0].cluster.server}' 2>/dev/null)
+  port=${port##*:}; port=${port%%/*}
+  for pid in $(ss -Htnp state established "( dport = :$port )" 2>/dev/null | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u); do
+    exe=$(readlink "/proc/$pid/exe" 2>/dev/null) || continue
+    [ "$(basename "${exe% (deleted)}")" = headroom ] || continue
+    [ "$(tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | sed -n 2p)" = run ] || continue
+    echo "pid $pid ($(tr '\0' ' ' <"/proc/$pid/cmdline" | cut -c1-200)) is connected to its API server 127.0.0.1:$port"
+    return 0
+  done
+  local first left l
+  first=$(fresh_leases)
+  [ -n "$first" ] || return 1
+  # Wait until each would have expired, then look again: one still fresh was renewed.
+  left=$(awk '{print $3}' <<<"$first" | sort -n | tail -1)
+  sleep "$((left > 30 ? 31 : left + 1))"
+  while read -r l; do
+    [ -n "$l" ] || continue
+    echo "Lease $(awk '{print $1}' <<<"$l") is held and renewed by $(awk '{print $2}' <<<"$l")"
+    return 0
+  done <<<"$(fresh_leases)"
+  return 1
+}
+fresh_leases() { # -> "ns/name holder seconds-left" of each Lease kube-headroom held and unexpired
+  k get leases -A --field-selector metadata.name=kube-headroom -o json 2>/dev/null |
+    jq -r '.items[] | select((.spec.holderIdentity // "") != "" and .spec.renewTime != null)
+      | ((.spec.renewTime | sub("\\.[0-9]+"; "") | fromdateiso8601) + (.spec.leaseDurationSeconds // 15) - now) as $left
+      | select($left > 0) | "\(.metadata.namespace)/\(.metadata.name) \(.spec.holderIdentity) \($left | ceil)"'
 }
 
 # ------------------------------------------------------------- the daemon
