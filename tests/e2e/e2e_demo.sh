@@ -22,19 +22,24 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 WORK=$(mktemp -d /tmp/headroom-e2e.XXXXXX)
 DEMO=$ROOT/scripts/demo.sh
+# Below the kernel's ephemeral range (32768 and up by default), so no outgoing connection
+# takes the port between this look and the bind.
 free_port() {
   local p
   for _ in $(seq 1 100); do
-    p=$((40000 + RANDOM % 20000))
+    p=$((30000 + RANDOM % 2700))
+    case " $TAKEN " in *" $p "*) continue ;; esac
     ss -Htln "sport = :$p" | grep -q . || { echo "$p"; return; }
   done
   echo 0
 }
+TAKEN=""
 # The demo runs with its own variables only; a developer's overrides are kept.
 export HEADROOM_DEMO_DIR=${HEADROOM_DEMO_DIR:-/tmp/headroom-e2e-demo.$S}
 for v in ETCD ETCD_PEER APISERVER KCM SCHEDULER KWOK METRICS; do
   n=HEADROOM_DEMO_${v}_PORT
   [ -n "${!n:-}" ] || export "$n=$(free_port)"
+  TAKEN+=" ${!n}"
 done
 DKC=$HEADROOM_DEMO_DIR/admin.kubeconfig
 dk() { KUBECONFIG=$DKC "$KUBECTL" "$@"; }
