@@ -12,7 +12,8 @@
 #   2. With the demo's controller still running, tests/e2e/e2e_controller.sh
 #      runs against the suite's cluster and passes.
 #   3. A `headroom run` pointed at the suite's cluster makes the suite refuse
-#      (lib.sh require_cluster), at once and saying which process.
+#      (lib.sh require_cluster), at once and saying which process; so does a
+#      kube-headroom Lease that keeps being renewed, and not one left behind.
 #   4. The undo the demo prints: after it a neighbour leaving moves no limit.
 #   5. The printed stop command leaves nothing of the demo: no process, no
 #      listening port, no state directory.
@@ -47,6 +48,7 @@ STRAY=""
 cleanup() {
   [ -z "$STRAY" ] || { kill "$STRAY" 2>/dev/null; wait "$STRAY" 2>/dev/null; }
   [ ! -d "$HEADROOM_DEMO_DIR" ] || "$DEMO" --down >/dev/null 2>&1
+  delete_objects
   if [ "$failed" -gt 0 ]; then
     echo "--- demo output"; cat "$WORK/demo.out" 2>/dev/null
     echo "--- e2e_controller output (tail)"; tail -40 "$WORK/ctl.out" 2>/dev/null
@@ -163,6 +165,53 @@ ok=0
 [ "$rc" -ne 0 ] && [ "$secs" -lt 20 ] && grep -q "another kube-headroom controller acts on this cluster: pid $STRAY " "$WORK/refused.out" && ok=1
 check "with another headroom run on the suite's cluster, the suite refuses at once, naming it" [ "$ok" -eq 1 ]
 kill "$STRAY"; wait "$STRAY" 2>/dev/null; STRAY=""
+
+# The Lease sign, alone: a replica elsewhere (not on this machine, no socket to see) keeps
+# renewing a kube-headroom Lease — here kubectl renews it every second. Refused, named. A
+# Lease whose holder stopped renewing is waited out (a killed test controller), one long
+# expired passes at once.
+LNS=e2e-lease-$S
+mkns "$LNS" plain
+micro_now() { date -u +%Y-%m-%dT%H:%M:%S.%6NZ; }
+mklease() { # holder renewTime duration
+  k -n "$LNS" apply -f - >/dev/null <<LEASE
+apiVersion: coordination.k8s.io/v1
+kind: Lease
+metadata: {name: kube-headroom}
+spec: {holderIdentity: "$1", renewTime: "$2", leaseDurationSeconds: $3}
+LEASE
+}
+mklease remote-replica "$(micro_now)" 4
+(while :; do
+  k -n "$LNS" patch lease kube-headroom --type merge -p "{\"spec\":{\"renewTime\":\"$(micro_now)\"}}" >/dev/null 2>&1
+  sleep 1
+done) &
+STRAY=$!
+t0=$(date +%s)
+who=$(other_controller)
+rc=$? secs=$(($(date +%s) - t0))
+kill "$STRAY"; wait "$STRAY" 2>/dev/null; STRAY=""
+WHY="exit $rc in ${secs}s: $who"
+ok=0
+[ "$rc" -eq 0 ] && [ "$who" = "Lease $LNS/kube-headroom is held and renewed by remote-replica" ] && ok=1
+check "a kube-headroom Lease someone keeps renewing is another controller, named" [ "$ok" -eq 1 ]
+mklease killed-replica "$(micro_now)" 3
+t0=$(date +%s)
+who=$(other_controller)
+rc=$? secs=$(($(date +%s) - t0))
+WHY="exit $rc in ${secs}s: $who"
+ok=0
+[ "$rc" -eq 1 ] && [ "$secs" -ge 3 ] && [ "$secs" -le 10 ] && ok=1
+check "a Lease its holder stopped renewing is waited out (its 3 s), then not a controller" [ "$ok" -eq 1 ]
+mklease gone-replica "$(date -u -d '-60 sec' +%Y-%m-%dT%H:%M:%S.%6NZ)" 15
+t0=$(date +%s)
+other_controller >/dev/null
+rc=$? secs=$(($(date +%s) - t0))
+WHY="exit $rc in ${secs}s"
+ok=0
+[ "$rc" -eq 1 ] && [ "$secs" -le 2 ] && ok=1
+check "a Lease expired long ago is not a controller, and costs no wait" [ "$ok" -eq 1 ]
+k delete namespace "$LNS" --wait=false >/dev/null 2>&1
 
 # ------------------------------------------------ 2. the suite beside the running demo
 demo_pid=$(cat "$HEADROOM_DEMO_DIR/headroom.pid")
