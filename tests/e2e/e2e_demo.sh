@@ -44,9 +44,10 @@ for v in ETCD ETCD_PEER APISERVER KCM SCHEDULER KWOK METRICS; do
 done
 DKC=$HEADROOM_DEMO_DIR/admin.kubeconfig
 dk() { KUBECONFIG=$DKC "$KUBECTL" "$@"; }
-STRAY=""
+STRAY="" RENEW=""
 cleanup() {
   [ -z "$STRAY" ] || { kill "$STRAY" 2>/dev/null; wait "$STRAY" 2>/dev/null; }
+  [ -z "$RENEW" ] || { rm -f "$WORK/renew"; wait "$RENEW" 2>/dev/null; }
   [ ! -d "$HEADROOM_DEMO_DIR" ] || "$DEMO" --down >/dev/null 2>&1
   delete_objects
   if [ "$failed" -gt 0 ]; then
@@ -181,16 +182,18 @@ metadata: {name: kube-headroom}
 spec: {holderIdentity: "$1", renewTime: "$2", leaseDurationSeconds: $3}
 LEASE
 }
-mklease remote-replica "$(micro_now)" 4
-(while :; do
+# As a real one: 10 s lease, renewed every second or two (kubectl's own start-up included).
+mklease remote-replica "$(micro_now)" 10
+touch "$WORK/renew"
+(while [ -e "$WORK/renew" ]; do
   k -n "$LNS" patch lease kube-headroom --type merge -p "{\"spec\":{\"renewTime\":\"$(micro_now)\"}}" >/dev/null 2>&1
   sleep 1
 done) &
-STRAY=$!
+RENEW=$!
 t0=$(date +%s)
 who=$(other_controller)
 rc=$? secs=$(($(date +%s) - t0))
-kill "$STRAY"; wait "$STRAY" 2>/dev/null; STRAY=""
+rm -f "$WORK/renew"; wait "$RENEW"; RENEW="" # its last patch is done: nothing renews after this
 WHY="exit $rc in ${secs}s: $who"
 ok=0
 [ "$rc" -eq 0 ] && [ "$who" = "Lease $LNS/kube-headroom is held and renewed by remote-replica" ] && ok=1
@@ -201,15 +204,16 @@ who=$(other_controller)
 rc=$? secs=$(($(date +%s) - t0))
 WHY="exit $rc in ${secs}s: $who"
 ok=0
-[ "$rc" -eq 1 ] && [ "$secs" -ge 3 ] && [ "$secs" -le 10 ] && ok=1
+[ "$rc" -eq 1 ] && [ "$secs" -ge 3 ] && [ "$secs" -le 20 ] && ok=1
 check "a Lease its holder stopped renewing is waited out (its 3 s), then not a controller" [ "$ok" -eq 1 ]
 mklease gone-replica "$(date -u -d '-60 sec' +%Y-%m-%dT%H:%M:%S.%6NZ)" 15
+# No wait: waiting would cost its 15 s (the bound leaves room for a loaded machine's kubectl).
 t0=$(date +%s)
 other_controller >/dev/null
 rc=$? secs=$(($(date +%s) - t0))
 WHY="exit $rc in ${secs}s"
 ok=0
-[ "$rc" -eq 1 ] && [ "$secs" -le 2 ] && ok=1
+[ "$rc" -eq 1 ] && [ "$secs" -lt 12 ] && ok=1
 check "a Lease expired long ago is not a controller, and costs no wait" [ "$ok" -eq 1 ]
 k delete namespace "$LNS" --wait=false >/dev/null 2>&1
 
