@@ -52,7 +52,8 @@ cleanup() {
   delete_objects
   if [ "$failed" -gt 0 ]; then
     echo "--- demo output"; cat "$WORK/demo.out" 2>/dev/null
-    echo "--- e2e_controller output (tail)"; tail -40 "$WORK/ctl.out" 2>/dev/null
+    echo "--- e2e_controller: what failed"; grep -E "^FAIL|passed," "$WORK/ctl.out" 2>/dev/null
+    echo "--- e2e_controller output (tail)"; tail -20 "$WORK/ctl.out" 2>/dev/null
     echo "--- refused run"; head -5 "$WORK/refused.out" 2>/dev/null
     echo "--- the stray controller's log (tail)"; tail -5 "$WORK/stray.log" 2>/dev/null
   fi
