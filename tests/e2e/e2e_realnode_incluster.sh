@@ -36,6 +36,8 @@ P_PROBE=$(free_port) P_METRICS=$(free_port) P_WEBHOOK=$(free_port)
 
 cleanup() {
   "$HELM" uninstall "$REL" -n "$CNS" --wait --timeout 60s >/dev/null 2>&1
+  # The next test must not see this controller still connected (lib.sh require_cluster).
+  k -n "$CNS" wait --for=delete pod -l app.kubernetes.io/instance=$REL --timeout=60s >/dev/null 2>&1
   k delete namespace "$CNS" --ignore-not-found --wait=false >/dev/null 2>&1
   k delete headroomconfig cluster --ignore-not-found >/dev/null 2>&1
   delete_objects
