@@ -89,6 +89,14 @@ void hr_cache_set_observer(hr_cache *c, hr_cache_observer fn, void *ud)
     pthread_mutex_unlock(&c->mu);
 }
 
+void hr_cache_set_kick(hr_cache *c, void (*fn)(void *ud), void *ud)
+{
+    pthread_mutex_lock(&c->mu);
+    c->kick = fn;
+    c->kick_ud = ud;
+    pthread_mutex_unlock(&c->mu);
+}
+
 void hr_cache_lock(hr_cache *c)
 {
     pthread_mutex_lock(&c->mu);
@@ -162,6 +170,8 @@ hr_status hr_cache_put_config_status(hr_cache *c, const hr_kcfg_status *s, hr_er
         return st;
     pthread_mutex_lock(&c->mu);
     hr_ccfg_set_status(c, &a, &t);
+    if (c->kick) /* the status writer compares against it */
+        c->kick(c->kick_ud);
     pthread_mutex_unlock(&c->mu);
     return HR_OK;
 }

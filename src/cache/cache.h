@@ -81,6 +81,13 @@ void hr_cache_free(hr_cache *c);
 
 void hr_cache_set_observer(hr_cache *c, hr_cache_observer fn, void *ud);
 
+/* The readers' doorbell: fn(ud) is called with the cache lock held after
+ * every change the observer sees and whenever a node joins the change
+ * feed, so a reader that sleeps until something changes (the controller's
+ * feeder and status writer) need not poll. fn must only take a leaf lock
+ * (hr_waker_kick) and never call back into the cache. NULL: none. */
+void hr_cache_set_kick(hr_cache *c, void (*fn)(void *ud), void *ud);
+
 void hr_cache_lock(hr_cache *c);
 void hr_cache_unlock(hr_cache *c);
 

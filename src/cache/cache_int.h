@@ -215,6 +215,8 @@ struct hr_cache {
 
     hr_cache_observer obs;
     void *obs_ud;
+    void (*kick)(void *ud); /* hr_cache_set_kick; NULL: none */
+    void *kick_ud;
 };
 
 static inline cnode *node_at(const hr_cache *c, uint32_t i)

@@ -35,6 +35,8 @@ void hr_cfeed_mark(hr_cache *c, uint32_t node)
     }
     n->flags |= NF_DIRTY;
     c->dirty[c->n_dirty++] = node;
+    if (c->kick)
+        c->kick(c->kick_ud);
 }
 
 size_t hr_cfeed_dirty_count(const hr_cache *c)

@@ -39,6 +39,8 @@ void hr_cstore_report(hr_cache *c, hr_ckind k, hr_cchange what, const char *ns, 
     c->changes[k]++;
     if (c->obs)
         c->obs(c->obs_ud, k, what, ns, name);
+    if (c->kick)
+        c->kick(c->kick_ud);
 }
 
 /* ---------------------------------------------------------- metadata */

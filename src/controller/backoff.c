@@ -133,3 +133,14 @@ size_t hr_backoff_prune(hr_backoff *b, int64_t now_ms)
     pthread_mutex_unlock(&b->mu);
     return n;
 }
+
+int64_t hr_backoff_next_expiry(hr_backoff *b)
+{
+    pthread_mutex_lock(&b->mu);
+    int64_t next = -1;
+    for (size_t i = 0; i < b->n; i++)
+        if (next < 0 || b->e[i].until < next)
+            next = b->e[i].until;
+    pthread_mutex_unlock(&b->mu);
+    return next;
+}

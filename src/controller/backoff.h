@@ -39,4 +39,8 @@ void hr_backoff_forget(hr_backoff *b, const char *ns, const char *name);
 /* Drop entries that expired before now; returns how many remain. */
 size_t hr_backoff_prune(hr_backoff *b, int64_t now_ms);
 
+/* The earliest moment an entry expires (monotonic ms), -1 when none: the
+ * feeder prunes then, and sleeps otherwise. */
+int64_t hr_backoff_next_expiry(hr_backoff *b);
+
 #endif

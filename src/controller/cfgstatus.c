@@ -13,6 +13,7 @@
 #include "kube/write/patch.h"
 #include "util/clock.h"
 #include "util/jsonstr.h"
+#include "util/waker.h"
 
 /* A namespace list in a message stops here ("… and 12 more"): a condition
  * message is for people, and the API caps it at 32 KiB. */
@@ -164,6 +165,10 @@ struct hr_cfgstatus {
     int64_t retry_at_ms;
     int fails;
     int64_t synced_at_ms; /* 0: caches not synced yet */
+    int64_t warm_at_ms;   /* when the warm-up ends (build_locked) */
+    /* The thread sleeps on this (waker.h): kicked by hr_cfgstatus_kick,
+     * stopped by hr_cfgstatus_stop. Everything above is the thread's own. */
+    hr_waker wake;
 };
 
 #define st_log(s, level, ...) \
@@ -196,7 +201,8 @@ static bool build_locked(hr_cfgstatus *s, hr_buf *body, hr_buf *key, hr_cfgstatu
     /* While warming up, the counts the object already holds stand. */
     int64_t debounce = eff.debounce_ms > 0 ? eff.debounce_ms : 0;
     int64_t warmup = 3 * debounce > WARMUP_MIN_MS ? 3 * debounce : WARMUP_MIN_MS;
-    bool warm = hr_mono_ms() - s->synced_at_ms >= warmup;
+    s->warm_at_ms = s->synced_at_ms + warmup;
+    bool warm = hr_mono_ms() >= s->warm_at_ms;
     int64_t pods = atomic_load(&s->o.metrics->pods_managed);
     int64_t nodes = atomic_load(&s->o.metrics->nodes_managed);
     if (!warm && obs->managed_pods >= 0 && obs->managed_nodes >= 0) {
@@ -226,11 +232,16 @@ static bool build_locked(hr_cfgstatus *s, hr_buf *body, hr_buf *key, hr_cfgstatu
     return true;
 }
 
-static void tick(hr_cfgstatus *s)
+/* Compare, and write when the object differs. Returns when it must look
+ * again even if nothing changes (monotonic ms; INT64_MAX: only on a
+ * change): a retry, a count-only change held back, a write the watch has
+ * not echoed yet, the end of the warm-up. */
+static int64_t tick(hr_cfgstatus *s)
 {
     int64_t now = hr_mono_ms();
     if (now < s->retry_at_ms)
-        return;
+        return s->retry_at_ms;
+    int64_t again = INT64_MAX;
     hr_buf body, key;
     hr_buf_init(&body, 0);
     hr_buf_init(&key, 0);
@@ -240,12 +251,20 @@ static void tick(hr_cfgstatus *s)
     bool have = build_locked(s, &body, &key, &d, &ready_false);
     hr_cache_unlock(s->o.cache);
     bool write = have && d != HR_CFGST_SAME && !hr_buf_failed(&body) && !hr_buf_failed(&key);
+    if (have && now < s->warm_at_ms)
+        again = s->warm_at_ms; /* the counts it holds back until then */
     if (write && d == HR_CFGST_COUNTS && s->last_write_ms &&
-        now - s->last_write_ms < HR_CFGSTATUS_COUNTS_EVERY_S * 1000)
+        now - s->last_write_ms < HR_CFGSTATUS_COUNTS_EVERY_S * 1000) {
         write = false;
+        int64_t at = s->last_write_ms + HR_CFGSTATUS_COUNTS_EVERY_S * 1000;
+        again = at < again ? at : again;
+    }
     if (write && s->last_key && strcmp(s->last_key, hr_buf_str(&key)) == 0 &&
-        now - s->last_write_ms < ECHO_WAIT_MS)
+        now - s->last_write_ms < ECHO_WAIT_MS) {
         write = false; /* written; the watch has not brought it back yet */
+        int64_t at = s->last_write_ms + ECHO_WAIT_MS;
+        again = at < again ? at : again;
+    }
     if (write) {
         hr_err err;
         hr_kresult res;
@@ -272,6 +291,7 @@ static void tick(hr_cfgstatus *s)
             long backoff =
                 hr_kclient_backoff_ms(s->o.client, s->fails++, 1000, 60000, res.retry_after_ms);
             s->retry_at_ms = now + backoff;
+            again = s->retry_at_ms;
             st_log(
                 s, res.status == 404 ? HR_LV_INFO : HR_LV_ERROR,
                 "msg=\"HeadroomConfig status not written\" status=%ld retryInMs=%ld error=\"%s\"",
@@ -280,32 +300,50 @@ static void tick(hr_cfgstatus *s)
     }
     hr_buf_free(&body);
     hr_buf_free(&key);
+    return again;
 }
 
+/* Looks when kicked (the cache changed, a reconcile moved the managed
+ * counts, a new term) or when tick asked to, never sooner than interval
+ * after the last look: a burst of changes is one comparison per interval,
+ * and a quiet daemon never looks (design §5: idle means idle). */
 static void *cfgstatus_main(void *ud)
 {
     hr_cfgstatus *s = ud;
     int interval = s->o.interval_ms > 0 ? s->o.interval_ms : 2000;
-    while (!atomic_load(&s->stop)) {
-        for (int waited = 0; waited < interval && !atomic_load(&s->stop); waited += 100) {
-            struct timespec ts = {0, 100 * 1000000L};
-            nanosleep(&ts, NULL);
-        }
-        if (atomic_load(&s->stop))
+    int64_t last_look = INT64_MIN / 2;
+    int64_t due = hr_mono_ms() + interval; /* the first look */
+    for (;;) {
+        if (!hr_waker_wait(&s->wake, due == INT64_MAX ? HR_WAKER_NEVER : due * 1000000))
             break;
-        if (s->o.synced && !s->o.synced(s->o.synced_ud))
+        int64_t now = hr_mono_ms();
+        if (now < last_look + interval) {
+            due = last_look + interval; /* kicked early: look then */
             continue;
+        }
+        last_look = now;
+        due = INT64_MAX;
+        if (s->o.synced && !s->o.synced(s->o.synced_ud)) {
+            due = now + interval; /* start-up: the sync has no doorbell */
+            continue;
+        }
         if (s->synced_at_ms == 0)
-            s->synced_at_ms = hr_mono_ms();
+            s->synced_at_ms = now;
         if (s->o.leading && !s->o.leading(s->o.leading_ud)) {
-            /* A new term compares afresh against the object. */
+            /* A new term compares afresh against the object (and kicks). */
             free(s->last_key);
             s->last_key = NULL;
             continue;
         }
-        tick(s);
+        due = tick(s);
     }
     return NULL;
+}
+
+void hr_cfgstatus_kick(hr_cfgstatus *s)
+{
+    if (s != NULL)
+        hr_waker_kick(&s->wake);
 }
 
 hr_status hr_cfgstatus_start(const hr_cfgstatus_opts *o, hr_cfgstatus **out, hr_err *err)
@@ -316,7 +354,12 @@ hr_status hr_cfgstatus_start(const hr_cfgstatus_opts *o, hr_cfgstatus **out, hr_
         return hr_err_set(err, HR_E_NOMEM, "config status: out of memory");
     s->o = *o;
     atomic_init(&s->stop, false);
+    if (hr_waker_init(&s->wake) != 0) {
+        free(s);
+        return hr_err_set(err, HR_E_NOMEM, "config status: cannot create a lock");
+    }
     if (pthread_create(&s->thread, NULL, cfgstatus_main, s) != 0) {
+        hr_waker_destroy(&s->wake);
         free(s);
         return hr_err_set(err, HR_E_NOMEM, "config status: cannot start its thread");
     }
@@ -329,7 +372,9 @@ void hr_cfgstatus_stop(hr_cfgstatus *s)
     if (s == NULL)
         return;
     atomic_store(&s->stop, true);
+    hr_waker_stop(&s->wake);
     pthread_join(s->thread, NULL);
+    hr_waker_destroy(&s->wake);
     free(s->last_key);
     free(s);
 }

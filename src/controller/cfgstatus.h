@@ -75,7 +75,7 @@ typedef struct hr_cfgstatus_opts {
     void *leading_ud;
     bool (*synced)(void *ud); /* NULL: always */
     void *synced_ud;
-    int interval_ms; /* how often to look; <= 0: 2000 */
+    int interval_ms; /* the least time between two looks; <= 0: 2000 */
     hr_log_sink log;
     void *log_ud;
 } hr_cfgstatus_opts;
@@ -85,5 +85,12 @@ typedef struct hr_cfgstatus hr_cfgstatus;
 HR_MUST_CHECK hr_status hr_cfgstatus_start(const hr_cfgstatus_opts *o, hr_cfgstatus **out,
                                            hr_err *err);
 void hr_cfgstatus_stop(hr_cfgstatus *s);
+
+/* Something it reads may have changed (the cache, the managed counts,
+ * leadership): it compares again, no sooner than interval_ms after its
+ * last look. Without kicks it looks only when a retry, a held-back count
+ * or the warm-up is due: it never polls. Thread-safe, a leaf lock (may be
+ * called under the cache lock); s may be NULL. */
+void hr_cfgstatus_kick(hr_cfgstatus *s);
 
 #endif

@@ -22,17 +22,25 @@
 #include "controller/reconcile.h"
 #include "util/clock.h"
 #include "util/prng.h"
+#include "util/waker.h"
 
-#define FEED_INTERVAL_MS 10
 #define MAX_WORKERS 8
 /* Entries of each executor map looked at per sweep (executor.h). */
 #define SWEEP_BUDGET 256
-/* The sweep runs every 10th feed (100 ms), not on every 10 ms tick: it walks
- * the executor's maps under the cache lock, so an idle daemon would
- * otherwise hold the watches back 100 times a second for nothing. That
- * still reclaims up to 2,560 entries a second from each map. */
-#define SWEEP_EVERY_FEEDS 10
-
+/* Sweeps run 100 ms apart, and only after a change: a drain that reported
+ * nodes schedules enough of them for one whole pass over the largest map
+ * (its size / SWEEP_BUDGET, plus one for the pass in progress), so what
+ * belongs to pods and nodes that left is freed within a pass of the last
+ * change — 2,560 entries a second from each map — and a quiet daemon
+ * sweeps nothing. Each sweep walks the executor's maps under the cache
+ * lock, which is why they are spaced. */
+#define SWEEP_GAP_MS 100
+/* Two drains are at least this far apart: a burst of watch events makes
+ * one drain per gap, not one per event (the debounce absorbs the rest). */
+#define FEED_GAP_MS 10
+/* Until every watch has listed once the feeder looks this often (start-up
+ * only: the synced predicate has no doorbell). */
+#define SYNC_POLL_MS 50
 struct hr_controller {
     hr_controller_opts o;
     hr_ctlmetrics metrics;
@@ -40,6 +48,13 @@ struct hr_controller {
     hr_backoff *backoff;
     hr_executor *exec;
     pthread_t feeder, workers[MAX_WORKERS];
+    /* The feeder sleeps on this: kicked by the cache (hr_cache_set_kick:
+     * a change, a node joined the feed) and by workers after a reconcile
+     * that wrote (a back-off park may have moved the next expiry);
+     * stopped by hr_controller_stop. */
+    hr_waker feed_wake;
+    bool feed_wake_ok;
+    bool kick_set; /* cache_kick is the cache's doorbell */
     int n_workers;
     bool feeder_started;
     atomic_bool stop;
@@ -115,30 +130,74 @@ static void feed_one(void *ud, const char *node)
         ctl_log(f->c, 0, "msg=\"node not queued: out of memory\" node=%s", node);
 }
 
+/* The cache's doorbell (hr_cache_set_kick): runs with the cache lock held,
+ * takes only the wakers' leaf locks. */
+static void cache_kick(void *ud)
+{
+    hr_controller *c = ud;
+    hr_waker_kick(&c->feed_wake);
+    hr_cfgstatus_kick(c->cfgstatus);
+}
+
+static int64_t earlier(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
+/* Sleeps until a change, a sweep that is due or a back-off expiry; never
+ * on a timer of its own once the caches have synced (design §5: idle
+ * means idle). */
 static void *feeder_main(void *ud)
 {
     hr_controller *c = ud;
     bool synced = false;
-    unsigned feeds = 0;
-    while (!atomic_load(&c->stop)) {
-        feed_ctx f = {c, hr_mono_ms(), hr_controller_debounce_ms(c)};
+    int sweeps_left = 0;
+    int64_t next_sweep = 0, last_drain = INT64_MIN / 2;
+    for (;;) {
+        int64_t now = hr_mono_ms();
+        if (now - last_drain < FEED_GAP_MS) {
+            hr_mono_sleep_until((last_drain + FEED_GAP_MS) * 1000000);
+            now = hr_mono_ms();
+        }
+        if (atomic_load(&c->stop))
+            break;
+        feed_ctx f = {c, now, hr_controller_debounce_ms(c)};
         if (!synced)
             synced = c->o.synced == NULL || c->o.synced(c->o.synced_ud);
         /* Until then the dirty set just accumulates: the first drain after
          * the sync reports every node, each with its own jittered delay. */
         if (synced) {
             hr_cache_lock(c->o.cache);
-            hr_cache_drain(c->o.cache, feed_one, &f);
+            size_t fed = hr_cache_drain(c->o.cache, feed_one, &f);
+            last_drain = now;
+            if (fed > 0) {
+                hr_executor_stats es;
+                hr_executor_get_stats(c->exec, &es);
+                size_t most = es.last_rv > es.reported ? es.last_rv : es.reported;
+                most = most > es.buckets ? most : es.buckets;
+                sweeps_left = (int)(most / SWEEP_BUDGET) + 2;
+            }
             /* After the drain, which frees the placeholders of nodes whose
              * last pod left: what the executor keeps for pods and nodes no
              * longer cached goes (order: cache lock, then the executor's). */
-            if (++feeds % SWEEP_EVERY_FEEDS == 0)
+            if (sweeps_left > 0 && now >= next_sweep) {
                 hr_executor_sweep(c->exec, c->o.cache, SWEEP_BUDGET);
+                sweeps_left--;
+                next_sweep = now + SWEEP_GAP_MS;
+            }
             hr_cache_unlock(c->o.cache);
         }
-        hr_backoff_prune(c->backoff, f.now);
-        struct timespec ts = {0, FEED_INTERVAL_MS * 1000000L};
-        nanosleep(&ts, NULL);
+        hr_backoff_prune(c->backoff, now);
+        int64_t due = INT64_MAX;
+        if (!synced)
+            due = now + SYNC_POLL_MS;
+        if (sweeps_left > 0)
+            due = earlier(due, next_sweep);
+        int64_t expiry = hr_backoff_next_expiry(c->backoff);
+        if (expiry >= 0)
+            due = earlier(due, expiry);
+        if (!hr_waker_wait(&c->feed_wake, due == INT64_MAX ? HR_WAKER_NEVER : due * 1000000))
+            break;
     }
     return NULL;
 }
@@ -162,13 +221,17 @@ static void record_gauges(hr_controller *c, const hr_nodesnap *s, const hr_recon
         atomic_fetch_add(&c->metrics.pods_managed, d.pods);
         atomic_fetch_add(&c->metrics.nodes_managed, d.nodes);
         atomic_fetch_add(&c->metrics.deferred, d.deferred);
+        if (d.pods != 0 || d.nodes != 0)
+            hr_cfgstatus_kick(c->cfgstatus); /* the counts it publishes moved */
     }
     free(pods);
 }
 
-/* One node, start to end. Returns the requeue delay (-1: done). */
-static int64_t reconcile_one(hr_controller *c, const char *node, hr_arena *a)
+/* One node, start to end. Returns the requeue delay (-1: done); *writes
+ * gets the API writes it made. */
+static int64_t reconcile_one(hr_controller *c, const char *node, hr_arena *a, uint32_t *writes)
 {
+    *writes = 0;
     int64_t t0 = hr_mono_ns();
     hr_err err;
     hr_err_clear(&err);
@@ -206,6 +269,7 @@ static int64_t reconcile_one(hr_controller *c, const char *node, hr_arena *a)
     }
     atomic_fetch_add(&c->metrics.reconciles, 1);
     hr_histogram_observe_ns(&c->metrics.reconcile_seconds, (uint64_t)(hr_mono_ns() - t0));
+    *writes = out.writes;
     return out.requeue_ms;
 }
 
@@ -218,8 +282,13 @@ static void *worker_main(void *ud)
         const char *node = hr_nodequeue_wait(c->q);
         if (node == NULL)
             break;
-        int64_t requeue = reconcile_one(c, node, &a);
+        uint32_t writes;
+        int64_t requeue = reconcile_one(c, node, &a, &writes);
         hr_nodequeue_done(c->q, node, hr_mono_ms(), requeue, hr_controller_debounce_ms(c));
+        /* A write may have parked a pod (a new back-off expiry for the
+         * feeder) and moved the managed counts (the status writer). */
+        if (writes > 0)
+            hr_waker_kick(&c->feed_wake);
         hr_arena_free(&a); /* everything of one reconcile dies together */
     }
     hr_arena_free(&a);
@@ -237,6 +306,12 @@ hr_status hr_controller_start(const hr_controller_opts *o, hr_controller **out, 
         free(c);
         return hr_err_set(err, HR_E_NOMEM, "controller: cannot create a lock");
     }
+    if (hr_waker_init(&c->feed_wake) != 0) {
+        pthread_mutex_destroy(&c->cfg_mu);
+        free(c);
+        return hr_err_set(err, HR_E_NOMEM, "controller: cannot create a lock");
+    }
+    c->feed_wake_ok = true;
     hr_config dflt;
     hr_config_defaults(&dflt);
     const hr_config *cfg = o->config != NULL ? o->config : &dflt;
@@ -258,6 +333,7 @@ hr_status hr_controller_start(const hr_controller_opts *o, hr_controller **out, 
     atomic_init(&c->stop, false);
     c->gauges = hr_gauges_new();
     if (c->gauges == NULL) {
+        hr_waker_destroy(&c->feed_wake);
         pthread_mutex_destroy(&c->cfg_mu);
         free(c);
         return hr_err_set(err, HR_E_NOMEM, "controller: out of memory");
@@ -302,6 +378,9 @@ hr_status hr_controller_start(const hr_controller_opts *o, hr_controller **out, 
         hr_controller_stop(c);
         return st;
     }
+    /* From here on every change rings the feeder and the status writer. */
+    hr_cache_set_kick(o->cache, cache_kick, c);
+    c->kick_set = true;
     if (pthread_create(&c->feeder, NULL, feeder_main, c) != 0) {
         hr_controller_stop(c);
         return hr_err_set(err, HR_E_NOMEM, "controller: cannot start the feeder thread");
@@ -334,6 +413,11 @@ void hr_controller_stop(hr_controller *c)
         hr_kclient_abandon_writes(c->o.client, true);
     if (c->q != NULL)
         hr_nodequeue_shutdown(c->q);
+    /* No doorbell rings into what is about to go. */
+    if (c->kick_set)
+        hr_cache_set_kick(c->o.cache, NULL, NULL);
+    if (c->feed_wake_ok)
+        hr_waker_stop(&c->feed_wake);
     if (c->feeder_started)
         pthread_join(c->feeder, NULL);
     for (int i = 0; i < c->n_workers; i++)
@@ -346,6 +430,8 @@ void hr_controller_stop(hr_controller *c)
     hr_backoff_free(c->backoff);
     hr_nodequeue_free(c->q);
     hr_gauges_free(c->gauges);
+    if (c->feed_wake_ok)
+        hr_waker_destroy(&c->feed_wake);
     pthread_mutex_destroy(&c->cfg_mu);
     free(c);
 }
@@ -369,6 +455,8 @@ void hr_controller_enqueue_all(hr_controller *c)
             ctl_log(c, 0, "msg=\"node not queued: out of memory\" node=%s", nv.name);
     }
     hr_cache_unlock(c->o.cache);
+    /* A new term: the status writer compares against the object afresh. */
+    hr_cfgstatus_kick(c->cfgstatus);
 }
 
 hr_ctlmetrics *hr_controller_metrics(hr_controller *c)

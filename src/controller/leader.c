@@ -15,6 +15,7 @@
 #include "kube/ktime.h"
 #include "kube/write/lease.h"
 #include "util/clock.h"
+#include "util/waker.h"
 
 struct hr_leader {
     hr_leader_opts o;
@@ -22,6 +23,7 @@ struct hr_leader {
     pthread_t thread;
     bool started;
     atomic_bool stop;
+    hr_waker wake;                      /* the sleep between rounds; hr_leader_halt stops it */
     atomic_bool leading;                /* the flag; see valid_until */
     atomic_int_fast64_t valid_until_ms; /* monotonic: last renewal + renew deadline */
     /* Follower's view of the record, to judge expiry on our own clock. */
@@ -154,12 +156,15 @@ static void round_once(hr_leader *l)
 static void *leader_main(void *ud)
 {
     hr_leader *l = ud;
+    /* One round every retry period (2 s by default, as client-go's
+     * RetryPeriod): the one wakeup a quiet daemon keeps, and only with
+     * --leader-elect. Between rounds it sleeps until the next is due or a
+     * halt stops it. */
     while (!atomic_load(&l->stop)) {
+        int64_t next = hr_mono_ns() + (int64_t)l->o.retry_ms * 1000000;
         round_once(l);
-        for (long waited = 0; waited < l->o.retry_ms && !atomic_load(&l->stop); waited += 100) {
-            struct timespec ts = {0, 100 * 1000000L};
-            nanosleep(&ts, NULL);
-        }
+        if (!hr_waker_wait(&l->wake, next))
+            break;
     }
     return NULL;
 }
@@ -185,7 +190,12 @@ hr_status hr_leader_start(const hr_leader_opts *o, hr_leader **out, hr_err *err)
     atomic_init(&l->stop, false);
     atomic_init(&l->leading, false);
     atomic_init(&l->valid_until_ms, 0);
+    if (hr_waker_init(&l->wake) != 0) {
+        free(l);
+        return hr_err_set(err, HR_E_NOMEM, "leader election: cannot create a lock");
+    }
     if (pthread_create(&l->thread, NULL, leader_main, l) != 0) {
+        hr_waker_destroy(&l->wake);
         free(l);
         return hr_err_set(err, HR_E_NOMEM, "leader election: cannot start its thread");
     }
@@ -199,6 +209,7 @@ void hr_leader_halt(hr_leader *l)
     if (l == NULL)
         return;
     atomic_store(&l->stop, true);
+    hr_waker_stop(&l->wake);
     if (l->started)
         pthread_join(l->thread, NULL);
     l->started = false;
@@ -224,5 +235,6 @@ void hr_leader_stop(hr_leader *l)
             llog(l, HR_LV_WARN, "msg=\"lease not released\" status=%ld error=\"%s\"", res.status,
                  err.msg);
     }
+    hr_waker_destroy(&l->wake);
     free(l);
 }
