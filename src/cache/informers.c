@@ -19,6 +19,8 @@ void hr_informers_free(hr_informers *in)
         return;
     atomic_store(&in->stop, true);
     for (int k = 0; k < HR_CK_COUNT_; k++)
+        hr_watch_wake(in->watch[k]); /* nothing polls the flag */
+    for (int k = 0; k < HR_CK_COUNT_; k++)
         hr_watch_join(in->watch[k]);
     for (int k = 0; k < HR_CK_COUNT_; k++) {
         hr_watch_free(in->watch[k]);
@@ -39,6 +41,10 @@ hr_status hr_informers_start(hr_cache *c, hr_kclient *k, const hr_informers_opts
     if (!in)
         return hr_err_set(err, HR_E_NOMEM, "informers: out of memory");
     atomic_init(&in->stop, false);
+    /* hr_informers_free wakes every watch after setting the flag: the
+     * client's streams may sleep until data instead of polling it. */
+    if (!o->transport && k)
+        hr_kclient_streams_woken(k, true);
     hr_status st = HR_OK;
     for (int kind = 0; kind < HR_CK_COUNT_ && st == HR_OK; kind++) {
         if (!(kinds & (1u << kind)))

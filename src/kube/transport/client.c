@@ -14,8 +14,10 @@
  * per thread.
  *
  * Streams (watches) run on a private multi handle instead of
- * curl_easy_perform, so the loop wakes at least every 200 ms to look at the
- * caller's stop flag however quiet the stream is; the xferinfo callback
+ * curl_easy_perform, registered in the client's streams (streams.h) so a
+ * stop can wake them: the loop looks at the caller's stop flag on every
+ * wake, and polls it every 200 ms only when the client's stoppers do not
+ * promise a wake (hr_kclient_streams_woken); the xferinfo callback
  * aborts the transfer as soon as it sees the flag while data flows.
  *
  * A request that fails in transport frees its easy handle instead of
@@ -44,9 +46,11 @@
 #include "kube/config/cred.h"
 #include "kube/config/kubeconfig.h"
 #include "kube/transport/backoff.h"
+#include "kube/transport/headers.h"
 #include "kube/transport/kstatus.h"
 #include "kube/transport/limiter.h"
 #include "kube/transport/linesplit.h"
+#include "kube/transport/streams.h"
 #include "util/clock.h"
 
 #ifndef HR_VERSION_STRING
@@ -57,6 +61,8 @@
 #define ERR_BODY_MAX (64 * 1024)
 #define CONNECT_TIMEOUT_MS 10000L
 #define STREAM_POLL_MS 200
+/* With hr_kclient_streams_woken: a safety net only (streams.h). */
+#define STREAM_WOKEN_POLL_MS 300000
 
 struct hr_kclient {
     hr_kconfig *cfg;
@@ -81,6 +87,8 @@ struct hr_kclient {
     bool lease_ok;
     hr_kuntil_fn lease_fn; /* hr_kclient_set_write_lease; NULL: none */
     void *lease_ud;
+    hr_kstreams streams; /* the running streams, for hr_kclient_wake_streams */
+    bool streams_ok;
 };
 
 /* ------------------------------------------------------------- process */
@@ -228,6 +236,11 @@ hr_status hr_kclient_new_from_config(hr_kconfig *cfg, const hr_kclient_opts *o, 
         goto fail;
     }
     c->lease_ok = true;
+    if (hr_kstreams_init(&c->streams) != 0) {
+        st = hr_err_set(err, HR_E_NOMEM, "client: cannot create a mutex");
+        goto fail;
+    }
+    c->streams_ok = true;
     hr_prng_seed_random(&c->rand);
     for (; c->n_locks < CURL_LOCK_DATA_LAST; c->n_locks++)
         if (pthread_mutex_init(&c->locks[c->n_locks], NULL) != 0) {
@@ -287,6 +300,8 @@ void hr_kclient_free(hr_kclient *c)
         pthread_mutex_destroy(&c->rand_mu);
     if (c->lease_ok)
         pthread_mutex_destroy(&c->lease_mu);
+    if (c->streams_ok)
+        hr_kstreams_destroy(&c->streams);
     if (c->lim_ok)
         hr_klimiter_destroy(&c->lim);
     if (c->cred_ok)
@@ -616,53 +631,7 @@ static bool path_ok(const char *p)
     return true;
 }
 
-static hr_status build_headers(const hr_kcred_snap *snap, const char *content_type,
-                               struct curl_slist **out, hr_err *err)
-{
-    struct curl_slist *l = NULL, *t;
-    char ctb[160];
-    *out = NULL;
-    /* Expect: off — a body waits for no 100-continue round trip. */
-    const char *fixed[] = {"Accept: application/json", "Expect:"};
-    for (size_t i = 0; i < 2; i++) {
-        if (!(t = curl_slist_append(l, fixed[i])))
-            goto nomem;
-        l = t;
-    }
-    if (content_type) {
-        snprintf(ctb, sizeof ctb, "Content-Type: %.130s", content_type);
-        if (!(t = curl_slist_append(l, ctb)))
-            goto nomem;
-        l = t;
-    }
-    if (snap->authorization) {
-        size_t n = strlen(snap->authorization) + sizeof "Authorization: ";
-        char *a = malloc(n);
-        if (!a)
-            goto nomem;
-        snprintf(a, n, "Authorization: %s", snap->authorization);
-        t = curl_slist_append(l, a);
-        memset(a, 0, n);
-        free(a);
-        if (!t)
-            goto nomem;
-        l = t;
-    }
-    *out = l;
-    return HR_OK;
-nomem:
-    curl_slist_free_all(l);
-    return hr_err_set(err, HR_E_NOMEM, "client: out of memory");
-}
-
 /* The slist holds the bearer token: wipe it before freeing. */
-static void free_headers(struct curl_slist *l)
-{
-    for (struct curl_slist *i = l; i; i = i->next)
-        if (!strncasecmp(i->data, "Authorization:", 14))
-            memset(i->data, 0, strlen(i->data));
-    curl_slist_free_all(l);
-}
 
 static hr_status transport_err(hr_kclient *c, hr_err *err, const char *method, const char *path,
                                CURLcode rc, const char *detail, long timeout_ms)
@@ -798,7 +767,7 @@ static hr_status request(hr_kclient *c, const char *method, const char *path,
         bool again = false;
         if ((st = hr_kcred_get(&c->cred, &snap, err)))
             break;
-        if ((st = build_headers(&snap, content_type, &hdrs, err))) {
+        if ((st = hr_kheaders_build(&snap, content_type, &hdrs, err))) {
             hr_kcred_snap_free(&snap);
             break;
         }
@@ -849,7 +818,7 @@ static hr_status request(hr_kclient *c, const char *method, const char *path,
             curl_easy_cleanup(x.h); /* closes its connections: SO_LINGER {1, 0} */
         else
             give_handle(c, x.h);
-        free_headers(hdrs);
+        hr_kheaders_free(hdrs);
         hr_kcred_snap_free(&snap);
         hr_buf_free(&x.ebody);
         if (!again)
@@ -859,8 +828,19 @@ static hr_status request(hr_kclient *c, const char *method, const char *path,
     return st;
 }
 
-/* Run one stream transfer on a private multi handle; *rc gets the result. */
-static hr_status run_stream(xfer *x, CURLcode *rc, hr_err *err)
+void hr_kclient_streams_woken(hr_kclient *c, bool woken)
+{
+    atomic_store(&c->streams.woken, woken);
+}
+
+void hr_kclient_wake_streams(hr_kclient *c)
+{
+    hr_kstreams_wake(&c->streams);
+}
+
+/* Run one stream transfer on a private multi handle; *rc gets the result.
+ * It sleeps in curl_multi_poll until data, a wake or the poll interval. */
+static hr_status run_stream(hr_kclient *c, xfer *x, CURLcode *rc, hr_err *err)
 {
     CURLM *m = curl_multi_init();
     if (!m)
@@ -870,6 +850,9 @@ static hr_status run_stream(xfer *x, CURLcode *rc, hr_err *err)
         (void)curl_multi_cleanup(m); /* nothing added: cannot fail usefully */
         return hr_err_set(err, HR_E_IO, "libcurl: %s", curl_multi_strerror(mc));
     }
+    int slot = hr_kstreams_add(&c->streams, m); /* before the first look at the flag */
+    int poll_ms =
+        slot >= 0 && atomic_load(&c->streams.woken) ? STREAM_WOKEN_POLL_MS : STREAM_POLL_MS;
     *rc = CURLE_OK;
     int running = 1;
     while (running) {
@@ -879,7 +862,7 @@ static hr_status run_stream(xfer *x, CURLcode *rc, hr_err *err)
         if (stop_requested(x))
             break;
         if (running)
-            mc = curl_multi_poll(m, NULL, 0, STREAM_POLL_MS, NULL);
+            mc = curl_multi_poll(m, NULL, 0, poll_ms, NULL);
         if (mc != CURLM_OK)
             break;
     }
@@ -893,6 +876,7 @@ static hr_status run_stream(xfer *x, CURLcode *rc, hr_err *err)
     while ((msg = curl_multi_info_read(m, &q)) != NULL)
         if (msg->msg == CURLMSG_DONE && msg->easy_handle == x->h)
             *rc = msg->data.result;
+    hr_kstreams_remove(&c->streams, slot);
     /* Removal aborts a transfer still running (stop flag) and closes its
      * connection; failures here leave nothing to undo. */
     mc = curl_multi_remove_handle(m, x->h);
@@ -935,7 +919,7 @@ hr_status hr_kclient_stream(hr_kclient *c, const char *path, long timeout_s, hr_
         bool again = false;
         if ((st = hr_kcred_get(&c->cred, &snap, err)))
             break;
-        if ((st = build_headers(&snap, NULL, &hdrs, err))) {
+        if ((st = hr_kheaders_build(&snap, NULL, &hdrs, err))) {
             hr_kcred_snap_free(&snap);
             break;
         }
@@ -947,7 +931,7 @@ hr_status hr_kclient_stream(hr_kclient *c, const char *path, long timeout_s, hr_
         if (!x.h)
             st = hr_err_set(err, HR_E_NOMEM, "libcurl: curl_easy_init failed");
         else if (!(st = setup(c, &x, "GET", url, &snap, hdrs, NULL, 0, timeout_ms, true, err)))
-            st = run_stream(&x, &rc, err);
+            st = run_stream(c, &x, &rc, err);
         if (!st) {
             http_code(&x);
             res->status = x.http;
@@ -978,7 +962,7 @@ hr_status hr_kclient_stream(hr_kclient *c, const char *path, long timeout_s, hr_
         }
         if (x.h)
             curl_easy_cleanup(x.h);
-        free_headers(hdrs);
+        hr_kheaders_free(hdrs);
         hr_kcred_snap_free(&snap);
         hr_buf_free(&x.ebody);
         hr_klines_free(&x.lines);

@@ -190,6 +190,17 @@ HR_MUST_CHECK hr_status hr_kclient_stream(hr_kclient *c, const char *path, long 
                                           hr_kline_fn on_line, void *ud, const atomic_bool *stop,
                                           hr_kresult *res, hr_err *err);
 
+/* Wake every stream of this client now running (curl_multi_wakeup): each
+ * looks at its stop flag at once. Thread-safe. */
+void hr_kclient_wake_streams(hr_kclient *c);
+
+/* woken = true: whoever sets a stream's stop flag calls
+ * hr_kclient_wake_streams after it (the informers do), so the client's
+ * streams stop polling the flag every 200 ms and sleep until data or a
+ * wake (a 5-minute poll stays as a safety net). Default false: *stop is
+ * polled as documented above. */
+void hr_kclient_streams_woken(hr_kclient *c, bool woken);
+
 /* Jittered back-off (kube/transport/backoff.h's hr_kbackoff_ms) on the
  * client's own generator (hr_kbackoff_ms uses one per thread, since it has
  * no client to keep one in). */

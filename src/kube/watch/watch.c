@@ -61,6 +61,12 @@ struct hr_watch {
     atomic_bool cut, idle_fired, stream_done;
     _Atomic int64_t last_line_ms;
     const atomic_bool *dog_stop;
+    /* The dog and the back-off nap sleep on dog_cv (monotonic) until their
+     * deadline; hr_watch_wake (a stop) and the end of the stream signal
+     * it. dog_mu guards nothing but the sleep: the flags are atomics. */
+    pthread_mutex_t dog_mu;
+    pthread_cond_t dog_cv;
+    const atomic_bool *run_stop; /* hr_watch_run's flag, for nap */
 };
 
 static void default_log(void *ud, int level, const char *msg)
@@ -131,7 +137,24 @@ hr_status hr_watch_new(const hr_watch_opts *o, hr_watch **out, hr_err *err)
     w->bo_base = o->backoff_base_ms > 0 ? o->backoff_base_ms : 500;
     w->bo_max = o->backoff_max_ms > 0 ? o->backoff_max_ms : 30000;
     w->max_page = o->max_page_bytes > 0 ? o->max_page_bytes : (size_t)256 << 20;
-    w->idle_ms = o->idle_timeout_ms > 0 ? o->idle_timeout_ms : 60000;
+    w->idle_ms = o->idle_timeout_ms > 0 ? o->idle_timeout_ms : 90000;
+    if (pthread_mutex_init(&w->dog_mu, NULL) != 0) {
+        pthread_mutex_destroy(&w->mu);
+        free(w->resource);
+        free(w->path);
+        free(w->query);
+        free(w);
+        return hr_err_set(err, HR_E_NOMEM, "watch: cannot create a lock");
+    }
+    if (hr_mono_cond_init(&w->dog_cv) != 0) {
+        pthread_mutex_destroy(&w->dog_mu);
+        pthread_mutex_destroy(&w->mu);
+        free(w->resource);
+        free(w->path);
+        free(w->query);
+        free(w);
+        return hr_err_set(err, HR_E_NOMEM, "watch: cannot create a lock");
+    }
     w->log = o->log ? o->log : default_log;
     w->log_ud = o->log_ud;
     if (o->seed)
@@ -148,6 +171,8 @@ void hr_watch_free(hr_watch *w)
         return;
     hr_watch_join(w);
     yyjson_alc_dyn_free(w->alc);
+    pthread_cond_destroy(&w->dog_cv);
+    pthread_mutex_destroy(&w->dog_mu);
     pthread_mutex_destroy(&w->mu);
     free(w->resource);
     free(w->path);
@@ -364,16 +389,28 @@ static bool stopped(const atomic_bool *stop)
     return stop && atomic_load_explicit(stop, memory_order_acquire);
 }
 
-/* Sleep ms, waking early when *stop becomes true. */
-static void nap(long ms, const atomic_bool *stop)
+/* Sleep until the monotonic instant until_ms, or less when a stop (with
+ * hr_watch_wake) or the stream's end signals dog_cv and done() says so. */
+static void sleep_until(hr_watch *w, int64_t until_ms, bool (*done)(hr_watch *w))
 {
-    while (ms > 0 && !stopped(stop)) {
-        long step = ms < 50 ? ms : 50;
-        struct timespec ts = {0, step * 1000000L};
-        while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-            ;
-        ms -= step;
-    }
+    struct timespec ts = hr_mono_timespec(until_ms * 1000000);
+    pthread_mutex_lock(&w->dog_mu);
+    while (!done(w) && hr_mono_ms() < until_ms)
+        if (pthread_cond_timedwait(&w->dog_cv, &w->dog_mu, &ts) == ETIMEDOUT)
+            break;
+    pthread_mutex_unlock(&w->dog_mu);
+}
+
+static bool nap_done(hr_watch *w)
+{
+    return stopped(w->run_stop);
+}
+
+/* Sleep ms, waking early on a stop (hr_watch_wake). */
+static void nap(hr_watch *w, long ms)
+{
+    if (ms > 0)
+        sleep_until(w, hr_mono_ms() + ms, nap_done);
 }
 
 static long backoff(hr_watch *w, int attempt, long retry_after)
@@ -466,29 +503,49 @@ static int on_line(void *ud, const char *line, size_t len)
     return 0;
 }
 
+static bool dog_done(hr_watch *w)
+{
+    return atomic_load(&w->stream_done) || stopped(w->dog_stop);
+}
+
 /* The watchdog of one stream: a healthy stream is never silent for long,
  * because the watch asks for bookmarks (the API server sends one about
  * every minute) — so idle_ms without a line means a live but silent server
- * (a half-open connection, a stuck proxy). It checks in short slices so
- * that a stop reaches the stream promptly too. */
+ * (a half-open connection, a stuck proxy). It sleeps until the moment the
+ * stream would have been silent for idle_ms (each line moves that moment;
+ * the dog finds out when it wakes), or until the stream ends or a stop
+ * (hr_watch_wake) signals it; when it cuts the stream it wakes the
+ * transport, so the stream need not poll its flag. */
 static void *idle_dog(void *arg)
 {
     hr_watch *w = arg;
-    long slice = w->idle_ms / 4 < 50 ? (w->idle_ms / 4 > 0 ? w->idle_ms / 4 : 1) : 50;
-    while (!atomic_load(&w->stream_done)) {
-        if (stopped(w->dog_stop)) {
-            atomic_store(&w->cut, true);
+    for (;;) {
+        if (atomic_load(&w->stream_done))
+            return NULL;
+        if (stopped(w->dog_stop))
             break;
-        }
-        if (hr_mono_ms() - atomic_load(&w->last_line_ms) >= w->idle_ms) {
+        int64_t due = atomic_load(&w->last_line_ms) + w->idle_ms;
+        if (hr_mono_ms() >= due) {
             atomic_store(&w->idle_fired, true);
-            atomic_store(&w->cut, true);
             break;
         }
-        struct timespec ts = {slice / 1000, (slice % 1000) * 1000000L};
-        nanosleep(&ts, NULL);
+        sleep_until(w, due, dog_done);
     }
+    atomic_store(&w->cut, true);
+    if (w->tr.wake != NULL)
+        w->tr.wake(w->tr.ud);
     return NULL;
+}
+
+void hr_watch_wake(hr_watch *w)
+{
+    if (w == NULL)
+        return;
+    pthread_mutex_lock(&w->dog_mu);
+    pthread_cond_broadcast(&w->dog_cv);
+    pthread_mutex_unlock(&w->dog_mu);
+    if (w->tr.wake != NULL)
+        w->tr.wake(w->tr.ud);
 }
 
 /* One stream under the idle watchdog. Without a thread for the dog (it
@@ -507,13 +564,17 @@ static hr_status guarded_stream(hr_watch *w, const char *path, long timeout_s,
         return w->tr.stream(w->tr.ud, path, timeout_s, on_line, w, stop, res, err);
     }
     hr_status st = w->tr.stream(w->tr.ud, path, timeout_s, on_line, w, &w->cut, res, err);
+    pthread_mutex_lock(&w->dog_mu);
     atomic_store(&w->stream_done, true);
+    pthread_cond_broadcast(&w->dog_cv);
+    pthread_mutex_unlock(&w->dog_mu);
     pthread_join(dog, NULL);
     return st;
 }
 
 hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
 {
+    w->run_stop = stop;
     bool need_list = true, first_list = true, first_watch = true;
     int attempt = 0;
     hr_buf path;
@@ -534,7 +595,7 @@ hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
                 count(w, &w->stats.errors, 1);
                 long d = backoff(w, attempt++, retry_after);
                 wlog(w, HR_LV_WARN, "list failed, retry in %ld ms: %s", d, err.msg);
-                nap(d, stop);
+                nap(w, d);
                 continue;
             }
             char rv[RV_MAX];
@@ -560,7 +621,7 @@ hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
                       timeout);
         hr_buf_urlenc(&path, rv);
         if (hr_buf_failed(&path)) {
-            nap(backoff(w, attempt++, 0), stop);
+            nap(w, backoff(w, attempt++, 0));
             hr_buf_free(&path);
             hr_buf_init(&path, 0);
             continue;
@@ -585,7 +646,7 @@ hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
             long d = backoff(w, attempt++, 0);
             wlog(w, HR_LV_WARN, "watch silent for %ld ms, dropped; resume from %s in %ld ms",
                  w->idle_ms, rv, d);
-            nap(d, stop);
+            nap(w, d);
             continue;
         }
         if (w->line_result == HR_WL_GONE || res.status == 410) {
@@ -608,7 +669,7 @@ hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
                  res.status, d, err.msg);
         else
             wlog(w, HR_LV_WARN, "watch from %s ended early, resume in %ld ms", rv, d);
-        nap(d, stop);
+        nap(w, d);
     }
     hr_buf_free(&path);
     return HR_OK;

@@ -69,6 +69,9 @@ typedef struct hr_wtransport {
      * at least YYJSON_PADDING_SIZE zero bytes (linesplit.h guarantees it),
      * so they can be parsed in place, saving a copy of every event. */
     bool lines_writable;
+    /* Wake the transport's running streams so they look at their stop
+     * flags now (hr_kclient_wake_streams); NULL: the transport polls them. */
+    void (*wake)(void *ud);
 } hr_wtransport;
 
 typedef struct hr_watch_opts {
@@ -87,7 +90,7 @@ typedef struct hr_watch_opts {
     void *log_ud;
     uint64_t seed; /* jitter; 0: a random seed (util/prng.h) */
     /* A stream with no line (bookmarks included) for this long is dropped
-     * and resumed from the last resourceVersion (design §5); <= 0: 60000. */
+     * and resumed from the last resourceVersion (design §5); <= 0: 90000 (the API server bookmarks about every 60 s). */
     long idle_timeout_ms;
 } hr_watch_opts;
 
@@ -115,6 +118,12 @@ HR_MUST_CHECK hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop);
 /* hr_watch_run on a thread of its own. */
 HR_MUST_CHECK hr_status hr_watch_start(hr_watch *w, const atomic_bool *stop, hr_err *err);
 void hr_watch_join(hr_watch *w);
+
+/* The stop flag given to hr_watch_start (or hr_watch_run) was set: wake
+ * the watch's sleeps (the idle watchdog, the back-off between attempts)
+ * and its stream, so it ends now. Nothing in a watch polls the flag on a
+ * timer: whoever sets it calls this after. Thread-safe; w may be NULL. */
+void hr_watch_wake(hr_watch *w);
 
 void hr_watch_get_stats(hr_watch *w, hr_watch_stats *out);
 

@@ -23,7 +23,12 @@ static hr_status kc_stream(void *ud, const char *path, long timeout_s, hr_kline_
     return hr_kclient_stream(ud, path, timeout_s, on_line, line_ud, stop, res, err);
 }
 
+static void kc_wake(void *ud)
+{
+    hr_kclient_wake_streams(ud);
+}
+
 hr_wtransport hr_watch_transport_kclient(hr_kclient *c)
 {
-    return (hr_wtransport){c, kc_get, kc_stream, hr_kbackoff_ms, true};
+    return (hr_wtransport){c, kc_get, kc_stream, hr_kbackoff_ms, true, kc_wake};
 }
