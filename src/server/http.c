@@ -136,6 +136,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
         if (l->conns)
             l->conns->prev = t;
         l->conns = t;
+        pthread_cond_signal(&l->cv); /* the dog may be asleep without a deadline */
         pthread_mutex_unlock(&l->mu);
         *socket_context = t;
         return;
@@ -177,27 +178,30 @@ static void conn_phase(tconn *t, bool in_request)
         t->since_ns = hr_mono_ns();
         t->deadline_ns = t->since_ns + l->header_ns;
     }
+    pthread_cond_signal(&l->cv); /* the deadline moved */
     pthread_mutex_unlock(&l->mu);
 }
 
-/* Every WATCHDOG_TICK_MS: shut down the sockets past their deadline.
- * MHD sees the end of the stream and closes them on its own thread. */
-#define WATCHDOG_TICK_MS 100
-
+/* Shut down the sockets past their deadline; MHD sees the end of the
+ * stream and closes them on its own thread. The dog sleeps until the
+ * earliest deadline of a connection not yet cut, and without connections
+ * until one comes: a new connection and every change of phase (which moves
+ * its deadline) signal l->cv, so an idle listener never wakes. */
 static void *watchdog_main(void *arg)
 {
     hr_listener *l = arg;
     pthread_mutex_lock(&l->mu);
     while (!l->stop) {
-        struct timespec until = hr_mono_timespec(hr_mono_ns() + WATCHDOG_TICK_MS * 1000000LL);
-        int rc = 0;
-        while (!l->stop && rc != ETIMEDOUT)
-            rc = pthread_cond_timedwait(&l->cv, &l->mu, &until);
-        int64_t now = hr_mono_ns();
+        int64_t now = hr_mono_ns(), next = INT64_MAX;
         unsigned n_header = 0, n_request = 0;
         for (tconn *t = l->conns; t; t = t->next) {
-            if (t->fired || now < t->deadline_ns)
+            if (t->fired)
                 continue;
+            if (now < t->deadline_ns) {
+                if (t->deadline_ns < next)
+                    next = t->deadline_ns;
+                continue;
+            }
             t->fired = true;
             (void)shutdown(t->fd, SHUT_RDWR);
             if (t->in_request)
@@ -212,6 +216,15 @@ static void *watchdog_main(void *arg)
                     "header=%u request=%u",
                     l->name, n_header, n_request);
             pthread_mutex_lock(&l->mu);
+            continue; /* the list may have changed meanwhile: look again */
+        }
+        if (l->stop)
+            break;
+        if (next == INT64_MAX) {
+            pthread_cond_wait(&l->cv, &l->mu);
+        } else {
+            struct timespec until = hr_mono_timespec(next);
+            (void)pthread_cond_timedwait(&l->cv, &l->mu, &until); /* ETIMEDOUT: look */
         }
     }
     pthread_mutex_unlock(&l->mu);
