@@ -29,8 +29,10 @@
  * A HeadroomConfig change is pushed when the cache applies it: the cache's
  * observer runs apply_config under the cache lock, which hands the
  * configuration in force to the config holder (the webhook's) and to the
- * controller once. The main loop only logs it, and re-applies every
- * CONFIG_RESYNC_S as a safety net (the controller ignores values it has).
+ * controller once. The main loop only logs it: the observer rings it with
+ * SIGUSR1 (blocked like the others, so it waits for sigwaitinfo), and
+ * nothing wakes the main thread otherwise — no periodic tick (design §5:
+ * idle means idle).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -67,7 +69,6 @@
  * and the config, a subset. */
 #define WATCHED_KINDS 0u /* 0: all kinds */
 #define SHUTDOWN_BUDGET_S 10
-#define CONFIG_RESYNC_S 10
 
 typedef struct run_opts {
     const char *metrics_addr;
@@ -186,10 +187,13 @@ static void on_cache_change(void *ud, hr_ckind kind, hr_cchange what, const char
     if (apply_config_locked(x, &eff, &err) != HR_OK)
         hr_logf(&x->log, HR_LV_ERROR, "msg=\"config not applied\" error=\"%s\"", err.msg);
     atomic_store(&x->cfg_dirty, true);
+    /* The main thread's doorbell: process-directed, so it stays pending
+     * until the main thread (the only one waiting for it) takes it. */
+    (void)kill(getpid(), SIGUSR1); /* cannot fail for our own pid */
 }
 
 /* Log the configuration in force when it changed; with reapply, apply it
- * again first (the periodic resync). */
+ * again first (once, at start: the configuration the daemon starts with). */
 static void publish_config(run_ctx *x, bool reapply)
 {
     hr_err err;
@@ -782,6 +786,7 @@ int hr_cmd_run(const char *prog, int argc, char **argv)
     sigemptyset(&sigs);
     sigaddset(&sigs, SIGTERM);
     sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGUSR1);                     /* the config observer's doorbell */
     (void)pthread_sigmask(SIG_BLOCK, &sigs, NULL); /* fails only for a bad `how` */
     (void)signal(SIGPIPE, SIG_IGN);                /* fails only for a bad signal number */
 
@@ -800,25 +805,18 @@ int hr_cmd_run(const char *prog, int argc, char **argv)
                                              : "false",
             x->o.ns ? x->o.ns : "");
 
-    time_t last_resync = 0;
+    atomic_store(&x->cfg_dirty, false);
+    publish_config(x, true);
     int sig = 0;
     while (sig == 0) {
-        struct timespec tick = {0, 250 * 1000000L};
-        int s = sigtimedwait(&sigs, NULL, &tick);
-        if (s > 0) {
+        int s = sigwaitinfo(&sigs, NULL);
+        if (s == SIGTERM || s == SIGINT) {
             sig = s;
             break;
         }
-        time_t now_s = (time_t)(hr_mono_ms() / 1000);
-        /* The observer applied a change and says so, for the log; a slow
-         * periodic resync re-applies, covering anything it cannot see (a
-         * second observer) — the controller takes only what differs. */
-        bool resync = now_s - last_resync >= CONFIG_RESYNC_S;
-        if (atomic_exchange(&x->cfg_dirty, false) || resync) {
-            if (resync)
-                last_resync = now_s;
-            publish_config(x, resync);
-        }
+        /* SIGUSR1 (or EINTR): the observer applied a change; log it. */
+        if (atomic_exchange(&x->cfg_dirty, false))
+            publish_config(x, false);
     }
     hr_logf(&x->log, HR_LV_INFO, "msg=\"shutting down\" signal=%s",
             sig == SIGTERM ? "SIGTERM" : "SIGINT");
