@@ -4,17 +4,21 @@
  *   cache change feed ──(jittered debounce)──▶ node queue ──▶ workers:
  *     snapshot (under the cache lock) → reconcile (pure) → execute (writes)
  *
- * A feeder thread drains the cache's set of dirty nodes every few
- * milliseconds into the queue with a delay of debouncePeriod ±50%, so a
- * burst of scheduling on a node computes once and a fleet of nodes does
- * not reconcile in lockstep. The drain runs under the cache lock, as
- * cache.h requires, and feeds the queue from inside it: lock order cache
- * lock, then the node queue's lock (hr_controller_enqueue_all takes them
- * in the same order; the queue's lock is never held while taking another).
- * Under the same hold, after every tenth drain (100 ms), the feeder sweeps a bounded slice
- * of the executor's per-pod and per-node maps (hr_executor_sweep: lock
- * order cache lock, then the executor's lock, then the back-off table's, a
- * leaf), so what belongs to a pod or node that left the cache is freed; the queue frees a node's entry
+ * A feeder thread drains the cache's set of dirty nodes into the queue
+ * with a delay of debouncePeriod ±50%, so a burst of scheduling on a node
+ * computes once and a fleet of nodes does not reconcile in lockstep. It
+ * sleeps until the cache rings it (hr_cache_set_kick: a change), a sweep
+ * or a back-off expiry is due — never on a timer of its own (design §5:
+ * idle means idle) — and drains at most once per 10 ms. The drain runs
+ * under the cache lock, as cache.h requires, and feeds the queue from
+ * inside it: lock order cache lock, then the node queue's lock
+ * (hr_controller_enqueue_all takes them in the same order; the queue's
+ * lock is never held while taking another). After a drain that reported
+ * nodes, the feeder sweeps, 100 ms apart and under the same hold, enough
+ * bounded slices of the executor's per-pod and per-node maps for one whole
+ * pass (hr_executor_sweep: lock order cache lock, then the executor's
+ * lock, then the back-off table's, a leaf), so what belongs to a pod or
+ * node that left the cache is freed; the queue frees a node's entry
  * itself once the node is done. Workers take nodes from the queue; a node is
  * never reconciled by two workers at once; rate-limited or failed work is
  * requeued, never dropped. Only the leader writes; followers keep their
