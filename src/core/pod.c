@@ -129,6 +129,10 @@ hr_qos hr_pod_qos(const hr_pod *p, const int64_t *cpu_lim_override)
         }
         if (!lc || !lm)
             guaranteed = false;
+        /* Not Guaranteed, and not BestEffort since something is set: the
+         * rest of the containers cannot change the answer. */
+        if (!guaranteed && (has_req_cpu || has_req_mem || has_lim_cpu || has_lim_mem))
+            return HR_QOS_BURSTABLE;
     }
     if (!has_req_cpu && !has_req_mem && !has_lim_cpu && !has_lim_mem)
         return HR_QOS_BEST_EFFORT;

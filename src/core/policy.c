@@ -11,10 +11,71 @@
 
 #include "wide.h"
 
-/* The last multiple of q at or below v, for v >= 0. */
-static int64_t floor_q(int64_t v, int64_t q)
+/* The quantum grid: q, and for the planner's hot loop the multiplier of
+ * Lemire, Kaser and Kurz's "direct remainder" (Software: Practice and
+ * Experience, 2019): for 32-bit v and q, with m = 2^64 / q rounded up,
+ * v % q = ((m * v mod 2^64) * q) >> 64 exactly — two multiplications
+ * instead of a 64-bit division, the costliest instruction of a node's plan
+ * (a dozen per pod). Values outside 32 bits, and grids built without it
+ * (the public one-shot functions, where working m out would cost the very
+ * division it saves), take the % as before: the same remainder either way. */
+typedef struct grid {
+    int64_t q;
+    bool fast; /* 1 <= q <= UINT32_MAX and m is set */
+    uint64_t m;
+} grid;
+
+static grid grid_plain(int64_t q)
 {
-    return v - v % q;
+    return (grid){q, false, 0};
+}
+
+static grid grid_fast(int64_t q)
+{
+    grid g = {q, q >= 1 && q <= (int64_t)UINT32_MAX, 0};
+    if (g.fast)
+        g.m = UINT64_MAX / (uint64_t)q + 1; /* wraps to 0 for q = 1: v % 1 = 0 */
+    return g;
+}
+
+static int64_t mod_g(int64_t v, const grid *g)
+{
+    if (g->fast && v >= 0 && v <= (int64_t)UINT32_MAX) {
+        uint64_t low = g->m * (uint64_t)v;
+        return (int64_t)(((hr_u128)low * (uint64_t)g->q) >> 64);
+    }
+    return v % g->q;
+}
+
+/* The last multiple of q at or below v, for v >= 0. */
+static int64_t floor_g(int64_t v, const grid *g)
+{
+    return v - mod_g(v, g);
+}
+
+static int64_t grid_ceil(int64_t v, const grid *g)
+{
+    int64_t f = floor_g(v, g);
+    if (f == v)
+        return v;
+    return f <= INT64_MAX - g->q ? f + g->q : HR_NONE;
+}
+
+static int64_t quantize(int64_t v, int64_t lo, int64_t cap, const grid *g)
+{
+    int64_t q = g->q;
+    if (lo == HR_NONE || lo > cap)
+        return HR_NONE;
+    int64_t d = hr_min64(v, cap) - lo;
+    int64_t k = 0;
+    if (d > 0) {
+        k = floor_g(d, g);
+        if (d - k >= q - (d - k) && k <= INT64_MAX - q)
+            k += q; /* half rounds up */
+    }
+    if (k > cap - lo)
+        k -= q; /* lo <= cap, so k stays >= 0 */
+    return lo + k;
 }
 
 int64_t hr_node_factor_milli(const hr_node_plan *np)
@@ -28,26 +89,14 @@ int64_t hr_node_factor_milli(const hr_node_plan *np)
 
 int64_t hr_grid_ceil(int64_t v, int64_t q)
 {
-    int64_t f = floor_q(v, q);
-    if (f == v)
-        return v;
-    return f <= INT64_MAX - q ? f + q : HR_NONE;
+    grid g = grid_plain(q);
+    return grid_ceil(v, &g);
 }
 
 int64_t hr_quantize(int64_t v, int64_t lo, int64_t cap, int64_t q)
 {
-    if (lo == HR_NONE || lo > cap)
-        return HR_NONE;
-    int64_t d = hr_min64(v, cap) - lo;
-    int64_t k = 0;
-    if (d > 0) {
-        k = floor_q(d, q);
-        if (d - k >= q - (d - k) && k <= INT64_MAX - q)
-            k += q; /* half rounds up */
-    }
-    if (k > cap - lo)
-        k -= q; /* lo <= cap, so k stays >= 0 */
-    return lo + k;
+    grid g = grid_plain(q);
+    return quantize(v, lo, cap, &g);
 }
 
 /* A managed container's LimitRange ceiling; INT64_MAX when unbounded. */
@@ -66,63 +115,103 @@ static int64_t ctr_bound(const hr_pod *p, const hr_container *c)
  * last grid point at or under its LimitRange bound (*hi, INT64_MAX when
  * unbounded). When the bound leaves no grid point at or above the request
  * the request wins over the grid: *lo = *hi = request. */
-static void ctr_span(const hr_pod *p, const hr_container *c, int64_t q, int64_t *lo, int64_t *hi)
+static void ctr_span(const hr_pod *p, const hr_container *c, const grid *gr, int64_t *lo,
+                     int64_t *hi)
 {
-    int64_t g = hr_grid_ceil(c->cpu_req, q);
+    int64_t g = grid_ceil(c->cpu_req, gr);
     int64_t b = ctr_bound(p, c);
     if (g == HR_NONE || b < g) {
         *lo = *hi = c->cpu_req;
         return;
     }
     *lo = g;
-    *hi = b == INT64_MAX ? INT64_MAX : floor_q(b, q);
+    *hi = b == INT64_MAX ? INT64_MAX : floor_g(b, gr);
 }
 
-/* How much a managed container may take above its *lo; INT64_MAX when
- * unbounded. */
-static int64_t ctr_room(const hr_pod *p, const hr_container *c, int64_t q)
+/* Each managed container's span (ctr_span), worked out once per pod and
+ * shared by the target, its caps and the split, instead of once per look:
+ * the water-filling asks for them in every round. A pod with more
+ * containers than SPAN_CACHED (none that Kubernetes users write) has them
+ * worked out on every look, with the same results. */
+#define SPAN_CACHED 16
+
+typedef struct spans {
+    const hr_pod *p;
+    grid g;
+    bool cached;
+    int64_t lo[SPAN_CACHED], hi[SPAN_CACHED]; /* managed containers only */
+} spans;
+
+static void spans_init(spans *sp, const hr_pod *p, const grid *g)
 {
+    sp->p = p;
+    sp->g = *g;
+    sp->cached = p->n_ctr <= SPAN_CACHED;
+    if (!sp->cached)
+        return;
+    for (uint32_t i = 0; i < p->n_ctr; i++)
+        if (hr_ctr_managed(&p->ctr[i]))
+            ctr_span(p, &p->ctr[i], g, &sp->lo[i], &sp->hi[i]);
+}
+
+/* Managed container i's *lo and *hi (ctr_span). */
+static int64_t span_lo(const spans *sp, uint32_t i)
+{
+    if (sp->cached)
+        return sp->lo[i];
     int64_t lo, hi;
-    ctr_span(p, c, q, &lo, &hi);
-    return hi == INT64_MAX ? INT64_MAX : hi - lo;
+    ctr_span(sp->p, &sp->p->ctr[i], &sp->g, &lo, &hi);
+    return lo;
+}
+
+static int64_t span_hi(const spans *sp, uint32_t i)
+{
+    if (sp->cached)
+        return sp->hi[i];
+    int64_t lo, hi;
+    ctr_span(sp->p, &sp->p->ctr[i], &sp->g, &lo, &hi);
+    return hi;
+}
+
+/* How much managed container i may take above its *lo; INT64_MAX when
+ * unbounded. */
+static int64_t span_room(const spans *sp, uint32_t i)
+{
+    int64_t hi = span_hi(sp, i);
+    return hi == INT64_MAX ? INT64_MAX : hi - span_lo(sp, i);
 }
 
 /* Σ over managed containers of their *hi: the most the split can place in
  * the pod, so the pod-level cap never promises what the containers cannot
  * hold. INT64_MAX when nothing bounds. */
-static int64_t container_caps_total(const hr_pod *p, int64_t q)
+static int64_t container_caps_total(const spans *sp)
 {
+    const hr_pod *p = sp->p;
     if (p->limits.ctr_max == HR_NONE && p->limits.ctr_ratio_milli == HR_NONE)
         return INT64_MAX;
     int64_t sum = 0;
-    for (uint32_t i = 0; i < p->n_ctr; i++) {
-        const hr_container *c = &p->ctr[i];
-        if (hr_ctr_managed(c)) {
-            int64_t lo, hi;
-            ctr_span(p, c, q, &lo, &hi);
-            sum = hr_sadd64(sum, hi);
-        }
-    }
+    for (uint32_t i = 0; i < p->n_ctr; i++)
+        if (hr_ctr_managed(&p->ctr[i]))
+            sum = hr_sadd64(sum, span_hi(sp, i));
     return sum;
 }
 
 /* The least pod target that keeps every managed container on the grid:
  * Σ of their *lo. A caller's request that is not the sum of the managed
  * containers' (a bare piece under test) is taken as one container. */
-static int64_t grid_floor(const hr_pod *p, int64_t request, int64_t q)
+static int64_t grid_floor(const spans *sp, int64_t request)
 {
+    const hr_pod *p = sp->p;
     int64_t sum_req = 0, sum_lo = 0;
     for (uint32_t i = 0; i < p->n_ctr; i++) {
         const hr_container *c = &p->ctr[i];
         if (hr_ctr_managed(c)) {
-            int64_t lo, hi;
-            ctr_span(p, c, q, &lo, &hi);
             sum_req = hr_sadd64(sum_req, c->cpu_req);
-            sum_lo = hr_sadd64(sum_lo, lo);
+            sum_lo = hr_sadd64(sum_lo, span_lo(sp, i));
         }
     }
     if (sum_req != request || sum_lo == INT64_MAX)
-        return hr_grid_ceil(request, q);
+        return grid_ceil(request, &sp->g);
     return sum_lo;
 }
 
@@ -138,23 +227,43 @@ static int64_t unmanaged_limits(const hr_pod *p)
     return sum;
 }
 
-int64_t hr_pod_raw(const hr_config *c, int64_t slack, int64_t managed, uint32_t n_managed,
-                   int64_t request)
+/* The per-node part of design §2.2's burst, worked out once per node:
+ * whether pods burst at all (slack, something managed) and the floor
+ * min(minBurstFloor, S / N). */
+typedef struct burst_share {
+    bool on;
+    int64_t slack, managed, floor;
+} burst_share;
+
+static burst_share burst_of(const hr_config *c, int64_t slack, int64_t managed, uint32_t n_managed)
+{
+    burst_share b = {slack > 0 && managed > 0 && n_managed > 0, slack, managed, 0};
+    if (b.on)
+        b.floor = hr_min64(c->min_burst_floor, slack / (int64_t)n_managed);
+    return b;
+}
+
+static int64_t pod_raw(const burst_share *b, int64_t request)
 {
     int64_t burst = 0;
-    if (slack > 0 && managed > 0 && n_managed > 0) {
-        int64_t prop = hr_muldiv64(slack, request, managed);
-        int64_t floor = hr_min64(c->min_burst_floor, slack / (int64_t)n_managed);
-        burst = hr_max64(prop, floor);
-    }
+    if (b->on)
+        burst = hr_max64(hr_muldiv64(b->slack, request, b->managed), b->floor);
     return hr_sadd64(request, burst);
 }
 
-void hr_pod_caps_of(const hr_config *c, int64_t allocatable, const hr_pod *p, int64_t request,
-                    hr_pod_caps *out)
+int64_t hr_pod_raw(const hr_config *c, int64_t slack, int64_t managed, uint32_t n_managed,
+                   int64_t request)
 {
+    burst_share b = burst_of(c, slack, managed, n_managed);
+    return pod_raw(&b, request);
+}
+
+/* hr_pod_caps_of on the pod's spans, with unmanaged_limits(p) given. */
+static void caps_of(const hr_config *c, int64_t allocatable, const spans *sp, int64_t unmanaged,
+                    int64_t request, hr_pod_caps *out)
+{
+    const hr_pod *p = sp->p;
     int64_t r = request;
-    int64_t q = c->quantum > 0 ? c->quantum : 1;
     int64_t *b = out->bound;
     bool *on = out->on;
     on[HR_CAP_MULTIPLIER] = c->max_multiplier_milli > 0;
@@ -165,8 +274,8 @@ void hr_pod_caps_of(const hr_config *c, int64_t allocatable, const hr_pod *p, in
     on[HR_CAP_MAX_CPU] = p->max_cpu != HR_NONE;
     b[HR_CAP_MAX_CPU] = on[HR_CAP_MAX_CPU] ? p->max_cpu : 0;
     on[HR_CAP_LR_POD] = p->limits.pod_max != HR_NONE;
-    b[HR_CAP_LR_POD] = on[HR_CAP_LR_POD] ? p->limits.pod_max - unmanaged_limits(p) : 0;
-    int64_t ct = container_caps_total(p, q);
+    b[HR_CAP_LR_POD] = on[HR_CAP_LR_POD] ? p->limits.pod_max - unmanaged : 0;
+    int64_t ct = container_caps_total(sp);
     on[HR_CAP_LR_CONTAINER] = ct != INT64_MAX;
     b[HR_CAP_LR_CONTAINER] = on[HR_CAP_LR_CONTAINER] ? ct : 0;
     int64_t cap = INT64_MAX;
@@ -185,6 +294,20 @@ void hr_pod_caps_of(const hr_config *c, int64_t allocatable, const hr_pod *p, in
     out->kind = kind;
 }
 
+static int64_t quantum(const hr_config *c)
+{
+    return c->quantum > 0 ? c->quantum : 1;
+}
+
+void hr_pod_caps_of(const hr_config *c, int64_t allocatable, const hr_pod *p, int64_t request,
+                    hr_pod_caps *out)
+{
+    spans sp;
+    grid g = grid_plain(quantum(c));
+    spans_init(&sp, p, &g);
+    caps_of(c, allocatable, &sp, unmanaged_limits(p), request, out);
+}
+
 const char *hr_cap_str(hr_cap_kind k)
 {
     switch (k) {
@@ -198,41 +321,44 @@ const char *hr_cap_str(hr_cap_kind k)
     }
 }
 
-int64_t hr_pod_target(const hr_config *c, int64_t allocatable, int64_t slack, int64_t managed,
-                      uint32_t n_managed, const hr_pod *p, int64_t request, int64_t *cap_out)
+/* hr_pod_target from the raw target, on the pod's spans. */
+static int64_t pod_target(const hr_config *c, int64_t allocatable, int64_t raw, const spans *sp,
+                          int64_t unmanaged, int64_t request, int64_t *cap_out)
 {
     int64_t r = request;
-    int64_t t = hr_pod_raw(c, slack, managed, n_managed, r);
-
     /* Caps, in the order of design §2.3; they always win over the floor. */
     hr_pod_caps caps;
-    hr_pod_caps_of(c, allocatable, p, r, &caps);
+    caps_of(c, allocatable, sp, unmanaged, r, &caps);
     int64_t cap = caps.cap;
-    int64_t q = c->quantum > 0 ? c->quantum : 1;
-    t = hr_min64(t, cap);
+    int64_t t = hr_min64(raw, cap);
 
     /* Quantize the target (design §2.4): the nearest point of the grid at
      * or above the grid floor, stepping down when rounding would cross the
      * cap. A cap below the grid floor leaves no grid point between the
      * request and the cap: the request wins over the grid. */
-    int64_t tq = hr_quantize(t, grid_floor(p, r, q), cap, q);
+    int64_t tq = quantize(t, grid_floor(sp, r), cap, &sp->g);
     if (cap_out != NULL)
         *cap_out = cap;
     return tq == HR_NONE ? r : tq;
 }
 
-/* A managed container's grid floor (see ctr_span). */
-static int64_t ctr_lo(const hr_pod *p, const hr_container *c, int64_t q)
+int64_t hr_pod_target(const hr_config *c, int64_t allocatable, int64_t slack, int64_t managed,
+                      uint32_t n_managed, const hr_pod *p, int64_t request, int64_t *cap_out)
 {
-    int64_t lo, hi;
-    ctr_span(p, c, q, &lo, &hi);
-    return lo;
+    spans sp;
+    grid g = grid_plain(quantum(c));
+    spans_init(&sp, p, &g);
+    int64_t raw = hr_pod_raw(c, slack, managed, n_managed, request);
+    return pod_target(c, allocatable, raw, &sp, unmanaged_limits(p), request, cap_out);
 }
 
-int64_t hr_split_target(const hr_config *c, const hr_pod *p, int64_t request, int64_t target,
-                        int64_t *limits, bool *guarded)
+/* hr_split_target on the pod's spans. */
+static int64_t split_target(const spans *sp, int64_t request, int64_t target, int64_t *limits,
+                            bool *guarded)
 {
-    int64_t q = c->quantum > 0 ? c->quantum : 1;
+    const hr_pod *p = sp->p;
+    const grid *g = &sp->g;
+    int64_t q = g->q;
     if (guarded != NULL)
         *guarded = false;
 
@@ -244,7 +370,7 @@ int64_t hr_split_target(const hr_config *c, const hr_pod *p, int64_t request, in
     for (uint32_t i = 0; i < p->n_ctr; i++) {
         limits[i] = HR_NONE;
         if (hr_ctr_managed(&p->ctr[i]) && request > 0) {
-            limits[i] = ctr_lo(p, &p->ctr[i], q);
+            limits[i] = span_lo(sp, i);
             base = hr_sadd64(base, limits[i]);
         }
     }
@@ -266,8 +392,7 @@ int64_t hr_split_target(const hr_config *c, const hr_pod *p, int64_t request, in
             break;
         int64_t open_req = 0;
         for (uint32_t i = 0; i < p->n_ctr; i++)
-            if (limits[i] != HR_NONE &&
-                limits[i] - ctr_lo(p, &p->ctr[i], q) < ctr_room(p, &p->ctr[i], q))
+            if (limits[i] != HR_NONE && limits[i] - span_lo(sp, i) < span_room(sp, i))
                 open_req = hr_sadd64(open_req, p->ctr[i].cpu_req);
         if (open_req == 0)
             break;
@@ -275,12 +400,12 @@ int64_t hr_split_target(const hr_config *c, const hr_pod *p, int64_t request, in
         for (uint32_t i = 0; i < p->n_ctr; i++) {
             if (limits[i] == HR_NONE)
                 continue;
-            int64_t have = limits[i] - ctr_lo(p, &p->ctr[i], q);
-            int64_t room = ctr_room(p, &p->ctr[i], q) - have;
+            int64_t have = limits[i] - span_lo(sp, i);
+            int64_t room = span_room(sp, i) - have;
             if (room <= 0)
                 continue;
             int64_t add =
-                hr_min64(floor_q(hr_muldiv64(pool, p->ctr[i].cpu_req, open_req), q), room);
+                hr_min64(floor_g(hr_muldiv64(pool, p->ctr[i].cpu_req, open_req), g), room);
             limits[i] += add;
             added += add;
         }
@@ -297,8 +422,8 @@ int64_t hr_split_target(const hr_config *c, const hr_pod *p, int64_t request, in
         for (uint32_t i = 0; i < p->n_ctr; i++) {
             if (limits[i] == HR_NONE)
                 continue;
-            int64_t have = limits[i] - ctr_lo(p, &p->ctr[i], q);
-            if (have + q > ctr_room(p, &p->ctr[i], q))
+            int64_t have = limits[i] - span_lo(sp, i);
+            if (have + q > span_room(sp, i))
                 continue;
             int64_t gap = hr_muldiv64(burst, p->ctr[i].cpu_req, request) - have;
             if (gap > best_gap) {
@@ -321,7 +446,7 @@ int64_t hr_split_target(const hr_config *c, const hr_pod *p, int64_t request, in
             if (limits[i] != HR_NONE && (best < 0 || p->ctr[i].cpu_req > p->ctr[best].cpu_req))
                 best = (int)i;
         if (best >= 0) {
-            limits[best] = hr_sadd64(floor_q(p->ctr[best].cpu_req, q), q);
+            limits[best] = hr_sadd64(floor_g(p->ctr[best].cpu_req, g), q);
             if (guarded != NULL)
                 *guarded = true;
         }
@@ -332,6 +457,15 @@ int64_t hr_split_target(const hr_config *c, const hr_pod *p, int64_t request, in
         if (limits[i] != HR_NONE)
             total = hr_sadd64(total, limits[i]);
     return total;
+}
+
+int64_t hr_split_target(const hr_config *c, const hr_pod *p, int64_t request, int64_t target,
+                        int64_t *limits, bool *guarded)
+{
+    spans sp;
+    grid g = grid_plain(quantum(c));
+    spans_init(&sp, p, &g);
+    return split_target(&sp, request, target, limits, guarded);
 }
 
 bool hr_should_write(const hr_config *c, int64_t current, int64_t target)
@@ -382,6 +516,8 @@ hr_node_plan hr_plan_node(const hr_config *c, const hr_node *node, const hr_pod 
     np.booking_unknown = (node != NULL && node->booking_unknown) || np.n_undecodable > 0;
     hr_node gnode = node != NULL ? *node : (hr_node){0};
     gnode.booking_unknown = np.booking_unknown;
+    burst_share share = burst_of(c, np.slack, np.managed, np.n_managed);
+    grid g = grid_fast(quantum(c)); /* one division here saves a dozen per pod */
 
     for (size_t i = 0; i < n; i++) {
         const hr_pod *p = &pods[i];
@@ -401,14 +537,18 @@ hr_node_plan hr_plan_node(const hr_config *c, const hr_node *node, const hr_pod 
             pp->gate = HR_GATE_NODE_UNKNOWN;
             continue;
         }
-        int64_t t = hr_pod_target(c, np.allocatable, np.slack, np.managed, np.n_managed, p,
-                                  pp->request, NULL);
-        pp->target = hr_split_target(c, p, pp->request, t, lim, &pp->qos_guarded);
+        /* hr_pod_target and hr_split_target, sharing the pod's spans. */
+        spans sp;
+        spans_init(&sp, p, &g);
+        int64_t unmanaged = unmanaged_limits(p);
+        int64_t raw = pod_raw(&share, pp->request);
+        int64_t t = pod_target(c, np.allocatable, raw, &sp, unmanaged, pp->request, NULL);
+        pp->target = split_target(&sp, pp->request, t, lim, &pp->qos_guarded);
         pp->write = hr_should_write(c, pp->current, pp->target);
         if (pp->write) {
             np.n_write++;
-            pp->gate = hr_gate_check(&gnode, pp->current, pp->target,
-                                     hr_sadd64(pp->target, unmanaged_limits(p)));
+            pp->gate =
+                hr_gate_check(&gnode, pp->current, pp->target, hr_sadd64(pp->target, unmanaged));
         }
     }
     return np;

@@ -36,9 +36,20 @@ static inline int64_t hr_sadd64(int64_t a, int64_t b)
     return a + b;
 }
 
-/* floor(a * b / d) for a, b >= 0, d > 0, in 128 bits, saturated to int64. */
+/* floor(a * b / d) for a, b >= 0, d > 0, in 128 bits, saturated to int64.
+ * A product that fits in 64 bits (every realistic one) is divided in 64
+ * bits: the same quotient (both truncate toward zero), without the call to
+ * the 128-bit division routine; and a * d / d is a, with no division at all
+ * (a pod's one container takes the whole of its pod's share). */
 static inline int64_t hr_muldiv64(int64_t a, int64_t b, int64_t d)
 {
+    if (d > 0 && b == d)
+        return a;
+    if (d > 0 && a == d)
+        return b;
+    int64_t p;
+    if (d > 0 && !__builtin_mul_overflow(a, b, &p))
+        return p / d;
     hr_i128 v = (hr_i128)a * b / d;
     return v > INT64_MAX ? INT64_MAX : (int64_t)v;
 }
