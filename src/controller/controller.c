@@ -47,6 +47,7 @@ struct hr_controller {
     hr_nodequeue *q;
     hr_backoff *backoff;
     hr_executor *exec;
+    hr_notes *notes; /* annotations and events after the resizes (notes.h) */
     pthread_t feeder, workers[MAX_WORKERS];
     /* The feeder sleeps on this: kicked by the cache (hr_cache_set_kick:
      * a change, a node joined the feed) and by workers after a reconcile
@@ -356,6 +357,10 @@ hr_status hr_controller_start(const hr_controller_opts *o, hr_controller **out, 
         st = hr_executor_new(&eo, &c->exec, err);
         if (st == HR_OK)
             hr_executor_set_node_rate(c->exec, c->per_node_pps);
+        if (st == HR_OK)
+            st = hr_notes_start(o->client, hr_executor_send_note, c->exec, &c->notes, err);
+        if (st == HR_OK)
+            hr_executor_set_notes(c->exec, c->notes);
     }
     if (st == HR_OK) {
         hr_cfgstatus_opts so = {
@@ -423,6 +428,9 @@ void hr_controller_stop(hr_controller *c)
     for (int i = 0; i < c->n_workers; i++)
         pthread_join(c->workers[i], NULL);
     hr_cfgstatus_stop(c->cfgstatus);
+    /* No worker is left to queue a note; the one in hand is cut by the
+     * abandoned writes, the rest is dropped (notes.h). */
+    hr_notes_stop(c->notes);
     /* No writer is left: the lease callback may go with its owner. */
     if (c->o.client != NULL && c->o.leading_until != NULL)
         hr_kclient_set_write_lease(c->o.client, NULL, NULL);

@@ -53,6 +53,7 @@ struct hr_executor {
     int node_pps;
     int write_fails; /* 429/5xx/timeouts in a row (design §7); under mu */
     hr_prng rand;    /* the back-off's jitter; under mu */
+    hr_notes *notes; /* hr_executor_set_notes, before any hr_execute; NULL: inline */
 };
 
 #define logf_(e, level, ...) \
@@ -355,15 +356,15 @@ static void lease_lost(hr_exec_outcome *out)
  * courtesy, the limit is the product. HR_E_EXPIRED: not sent, we do not
  * lead (asked here, and by the client after its limiter wait);
  * HR_E_CANCELED: not sent, shutting down; else HR_OK. */
-static hr_status post_event(hr_executor *e, const hr_rpod *p, const char *type, const char *reason,
-                            const char *note, hr_exec_outcome *out)
+static hr_status post_event_on(hr_executor *e, const char *ns, const char *name, const char *type,
+                               const char *reason, const char *note, uint32_t *writes)
 {
     if (!is_leader(e))
         return HR_E_EXPIRED;
-    hr_kevent ev = {.ns = p->ns,
+    hr_kevent ev = {.ns = ns,
                     .kind = "Pod",
                     .api_version = "v1",
-                    .name = p->name,
+                    .name = name,
                     .type = type,
                     .reason = reason,
                     .action = "Resize",
@@ -375,12 +376,18 @@ static hr_status post_event(hr_executor *e, const hr_rpod *p, const char *type, 
     hr_status st = hr_kevent_create(e->o.client, &ev, &res, &err);
     if (st == HR_E_CANCELED || st == HR_E_EXPIRED)
         return st; /* nothing was sent */
-    out->writes++;
+    (*writes)++;
     atomic_fetch_add(&e->o.metrics->writes[HR_WK_EVENT], 1);
     if (st != HR_OK)
-        logf_(e, 1, "msg=\"event not recorded\" pod=%s/%s reason=%s status=%ld error=\"%s\"", p->ns,
-              p->name, reason, res.status, err.msg);
+        logf_(e, 1, "msg=\"event not recorded\" pod=%s/%s reason=%s status=%ld error=\"%s\"", ns,
+              name, reason, res.status, err.msg);
     return HR_OK;
+}
+
+static hr_status post_event(hr_executor *e, const hr_rpod *p, const char *type, const char *reason,
+                            const char *note, hr_exec_outcome *out)
+{
+    return post_event_on(e, p->ns, p->name, type, reason, note, &out->writes);
 }
 
 /* An event said once per pod and bit (report_once): REPORT_SENT (this
@@ -476,6 +483,65 @@ static int64_t pod_total_after(const hr_rpod *p, const hr_action *a)
             t += c->cpu_lim;
     }
     return t;
+}
+
+/* The resourceVersion our write left the pod at (0: unknown, kept as no
+ * guard). */
+static void remember_rv(hr_executor *e, const char *key, uint64_t rv)
+{
+    pthread_mutex_lock(&e->mu);
+    /* Out of memory: no stale-cache guard for this pod, as when rv is 0. */
+    if (rv != 0)
+        HR_IGNORE(hr_strmap_put(&e->last_rv, key, rv));
+    pthread_mutex_unlock(&e->mu);
+}
+
+/* The status annotation (the resize subresource drops metadata): HR_OK
+ * (sent, whatever the answer: a failure is logged), HR_E_CANCELED or
+ * HR_E_EXPIRED (not sent: shutting down, or not leading). */
+static hr_status write_annotation(hr_executor *e, const char *key, const char *ns, const char *name,
+                                  const char *patch, uint32_t *writes)
+{
+    char path[600];
+    snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s", ns, name);
+    hr_buf resp;
+    hr_buf_init(&resp, 64u << 20);
+    hr_kresult res = {0};
+    hr_err err;
+    hr_err_clear(&err);
+    hr_status st =
+        hr_kclient_merge_patch(e->o.client, path, patch, strlen(patch), &resp, &res, &err);
+    if (st == HR_E_CANCELED || st == HR_E_EXPIRED) {
+        hr_buf_free(&resp);
+        return st;
+    }
+    (*writes)++;
+    atomic_fetch_add(&e->o.metrics->writes[HR_WK_ANNOTATION], 1);
+    if (st == HR_OK) {
+        write_accepted(e);
+        remember_rv(e, key, response_rv(&resp));
+    } else {
+        logf_(e, 1, "msg=\"status annotation not written\" pod=%s/%s status=%ld error=\"%s\"", ns,
+              name, res.status, err.msg);
+    }
+    hr_buf_free(&resp);
+    return HR_OK;
+}
+
+void hr_executor_send_note(void *ud, const hr_note *n)
+{
+    hr_executor *e = ud;
+    uint32_t writes = 0;
+    /* Not leading (or shutting down): dropped, as a stop would (notes.h). */
+    if (!is_leader(e) || write_annotation(e, n->key, n->ns, n->name, n->patch, &writes) != HR_OK ||
+        n->event == NULL)
+        return;
+    HR_IGNORE(post_event_on(e, n->ns, n->name, "Normal", "CPULimitAdjusted", n->event, &writes));
+}
+
+void hr_executor_set_notes(hr_executor *e, hr_notes *q)
+{
+    e->notes = q;
 }
 
 hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r,
@@ -640,34 +706,24 @@ hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r
                   p->ns, p->name, rn->name, a->current, a->target);
         }
 
-        /* The status annotation (the resize subresource drops metadata). */
-        snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s", p->ns, p->name);
-        hr_buf_reset(&resp);
-        st = hr_kclient_merge_patch(e->o.client, path, a->status_patch, strlen(a->status_patch),
-                                    &resp, &res, err);
-        if (st == HR_E_CANCELED || st == HR_E_EXPIRED) {
-            if (st == HR_E_EXPIRED)
-                lease_lost(out); /* nothing was sent; requeued */
-            hr_buf_free(&resp);
-            hr_err_clear(err);
-            return HR_OK;
-        }
-        out->writes++;
-        atomic_fetch_add(&e->o.metrics->writes[HR_WK_ANNOTATION], 1);
-        if (st == HR_OK) {
-            write_accepted(e);
+        if (a->kind == HR_ACT_RESIZE && e->notes != NULL) {
+            /* Limits first (notes.h): the annotation and the event follow
+             * in what the resizes leave of the write budget. */
             uint64_t rv = response_rv(&resp);
-            pthread_mutex_lock(&e->mu);
-            /* Out of memory: no stale-cache guard for this pod, as when rv is 0. */
-            if (rv != 0)
-                HR_IGNORE(hr_strmap_put(&e->last_rv, key, rv));
-            pthread_mutex_unlock(&e->mu);
-        } else {
-            logf_(e, 1, "msg=\"status annotation not written\" pod=%s/%s status=%ld error=\"%s\"",
-                  p->ns, p->name, res.status, err->msg);
-            hr_err_clear(err);
+            hr_buf_free(&resp);
+            remember_rv(e, key, rv);
+            hr_note n = {key, p->ns, p->name, a->status_patch, a->event_message};
+            if (!hr_notes_put(e->notes, &n))
+                logf_(e, 1, "msg=\"status note dropped: out of memory\" pod=%s/%s", p->ns, p->name);
+            continue;
         }
         hr_buf_free(&resp);
+        hr_status ns = write_annotation(e, key, p->ns, p->name, a->status_patch, &out->writes);
+        if (ns == HR_E_CANCELED || ns == HR_E_EXPIRED) {
+            if (ns == HR_E_EXPIRED)
+                lease_lost(out); /* nothing was sent; requeued */
+            return HR_OK;
+        }
         if (a->kind == HR_ACT_RESIZE) {
             hr_status es = post_event(e, p, "Normal", "CPULimitAdjusted", a->event_message, out);
             if (es != HR_OK) {

@@ -190,6 +190,12 @@ HR_MUST_CHECK hr_status hr_kclient_stream(hr_kclient *c, const char *path, long 
                                           hr_kline_fn on_line, void *ud, const atomic_bool *stop,
                                           hr_kresult *res, hr_err *err);
 
+/* How long until the write limiter holds a whole unreserved token beyond
+ * half its burst (0: now), taking nothing (hr_klimiter_ready_in): writes
+ * that may wait for others (status annotations, events) send when it is 0,
+ * and leave the other half of the burst to the writes that may not. */
+int64_t hr_kclient_write_ready_in_ns(hr_kclient *c);
+
 /* Wake every stream of this client now running (curl_multi_wakeup): each
  * looks at its stop flag at once. Thread-safe. */
 void hr_kclient_wake_streams(hr_kclient *c);

@@ -93,6 +93,18 @@ bool hr_klimiter_try(hr_klimiter *l, int64_t now_ns)
     return ok;
 }
 
+int64_t hr_klimiter_ready_in(hr_klimiter *l, int64_t now_ns, double keep)
+{
+    pthread_mutex_lock(&l->mu);
+    refill(l, now_ns);
+    double want = keep + 1 < l->burst ? keep + 1 : l->burst;
+    int64_t wait = 0;
+    if (l->tokens < want)
+        wait = (int64_t)((want - l->tokens) * 1e9 / l->qps + 0.5);
+    pthread_mutex_unlock(&l->mu);
+    return wait;
+}
+
 hr_status hr_klimiter_wait_stop(hr_klimiter *l, const atomic_bool *stop)
 {
     int64_t now = hr_mono_ns();

@@ -53,6 +53,12 @@ int64_t hr_klimiter_reserve(hr_klimiter *l, int64_t now_ns);
 /* Take one token only if it is available now. */
 bool hr_klimiter_try(hr_klimiter *l, int64_t now_ns);
 
+/* How long until the bucket holds keep + 1 whole tokens unreserved (0:
+ * now), taking nothing: a low-priority writer waits for this to be 0, so
+ * it spends only tokens the reserving writers leave — they keep the bucket
+ * in debt while they queue — and never the last keep of the burst. */
+int64_t hr_klimiter_ready_in(hr_klimiter *l, int64_t now_ns, double keep);
+
 /* Reserve and sleep on the monotonic clock (util/clock.h) until the token
  * is ours. */
 void hr_klimiter_wait(hr_klimiter *l);

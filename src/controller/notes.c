@@ -1,0 +1,188 @@
+/*
+ * notes.c — the queue of status annotations and events that follow the
+ * resizes (see notes.h).
+ *
+ * A small array in arrival order, coalesced by key with a linear scan: it
+ * holds at most one entry per pod resized since the notes last caught up,
+ * and each entry costs one API write, far more than the scan.
+ */
+#include "controller/notes.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/clock.h"
+#include "util/waker.h"
+
+typedef struct entry {
+    char *key, *ns, *name, *patch, *event; /* owned; event may be NULL */
+} entry;
+
+struct hr_notes {
+    hr_kclient *client;
+    hr_note_send_fn send;
+    void *ud;
+    pthread_t thread;
+    hr_waker wake;      /* kicked by put, stopped by hr_notes_stop */
+    pthread_mutex_t mu; /* guards e, n, cap */
+    entry *e;
+    size_t n, cap;
+};
+
+static void entry_free(entry *x)
+{
+    free(x->key);
+    free(x->ns);
+    free(x->name);
+    free(x->patch);
+    free(x->event);
+}
+
+static char *dup_or_null(const char *s, bool *ok)
+{
+    if (s == NULL)
+        return NULL;
+    char *d = strdup(s);
+    if (d == NULL)
+        *ok = false;
+    return d;
+}
+
+bool hr_notes_put(hr_notes *q, const hr_note *n)
+{
+    bool ok = true;
+    entry x = {dup_or_null(n->key, &ok), dup_or_null(n->ns, &ok), dup_or_null(n->name, &ok),
+               dup_or_null(n->patch, &ok), dup_or_null(n->event, &ok)};
+    if (!ok || x.key == NULL || x.patch == NULL) {
+        entry_free(&x);
+        return false;
+    }
+    pthread_mutex_lock(&q->mu);
+    size_t i = 0;
+    while (i < q->n && strcmp(q->e[i].key, x.key) != 0)
+        i++;
+    if (i < q->n) {
+        /* Coalesced: the newer note says the latest; an event of the older
+         * one not yet sent goes only if the newer has none. */
+        if (x.event == NULL) {
+            x.event = q->e[i].event;
+            q->e[i].event = NULL;
+        }
+        entry_free(&q->e[i]);
+        q->e[i] = x;
+    } else {
+        if (q->n == q->cap) {
+            size_t nc = q->cap ? q->cap * 2 : 64;
+            entry *ne = realloc(q->e, nc * sizeof *ne);
+            if (ne == NULL) {
+                pthread_mutex_unlock(&q->mu);
+                entry_free(&x);
+                return false;
+            }
+            q->e = ne;
+            q->cap = nc;
+        }
+        q->e[q->n++] = x;
+    }
+    pthread_mutex_unlock(&q->mu);
+    hr_waker_kick(&q->wake);
+    return true;
+}
+
+size_t hr_notes_pending(hr_notes *q)
+{
+    pthread_mutex_lock(&q->mu);
+    size_t n = q->n;
+    pthread_mutex_unlock(&q->mu);
+    return n;
+}
+
+bool hr_notes_stopping(hr_notes *q)
+{
+    return hr_waker_stopped(&q->wake);
+}
+
+/* The oldest note, taken out of the queue; false when there is none. */
+static bool take(hr_notes *q, entry *out)
+{
+    pthread_mutex_lock(&q->mu);
+    bool have = q->n > 0;
+    if (have) {
+        *out = q->e[0];
+        memmove(q->e, q->e + 1, (q->n - 1) * sizeof *q->e);
+        q->n--;
+    }
+    pthread_mutex_unlock(&q->mu);
+    return have;
+}
+
+static void *notes_main(void *ud)
+{
+    hr_notes *q = ud;
+    for (;;) {
+        if (hr_notes_pending(q) == 0) {
+            if (!hr_waker_wait(&q->wake, HR_WAKER_NEVER))
+                break;
+            continue;
+        }
+        /* Only a token no resize has reserved: limits first. */
+        int64_t wait = q->client != NULL ? hr_kclient_write_ready_in_ns(q->client) : 0;
+        if (wait > 0) {
+            if (!hr_waker_wait(&q->wake, hr_mono_ns() + wait))
+                break;
+            continue;
+        }
+        if (hr_waker_stopped(&q->wake))
+            break;
+        entry x;
+        if (!take(q, &x))
+            continue;
+        hr_note n = {x.key, x.ns, x.name, x.patch, x.event};
+        q->send(q->ud, &n);
+        entry_free(&x);
+    }
+    return NULL;
+}
+
+hr_status hr_notes_start(hr_kclient *client, hr_note_send_fn send, void *ud, hr_notes **out,
+                         hr_err *err)
+{
+    hr_notes *q = calloc(1, sizeof *q);
+    if (q == NULL)
+        return hr_err_set(err, HR_E_NOMEM, "notes: out of memory");
+    q->client = client;
+    q->send = send;
+    q->ud = ud;
+    if (pthread_mutex_init(&q->mu, NULL) != 0) {
+        free(q);
+        return hr_err_set(err, HR_E_NOMEM, "notes: cannot create a lock");
+    }
+    if (hr_waker_init(&q->wake) != 0) {
+        pthread_mutex_destroy(&q->mu);
+        free(q);
+        return hr_err_set(err, HR_E_NOMEM, "notes: cannot create a lock");
+    }
+    if (pthread_create(&q->thread, NULL, notes_main, q) != 0) {
+        hr_waker_destroy(&q->wake);
+        pthread_mutex_destroy(&q->mu);
+        free(q);
+        return hr_err_set(err, HR_E_NOMEM, "notes: cannot start its thread");
+    }
+    *out = q;
+    return HR_OK;
+}
+
+void hr_notes_stop(hr_notes *q)
+{
+    if (q == NULL)
+        return;
+    hr_waker_stop(&q->wake);
+    pthread_join(q->thread, NULL);
+    for (size_t i = 0; i < q->n; i++)
+        entry_free(&q->e[i]);
+    free(q->e);
+    hr_waker_destroy(&q->wake);
+    pthread_mutex_destroy(&q->mu);
+    free(q);
+}

@@ -1,0 +1,65 @@
+/*
+ * notes.h — what describes a resize (its status annotation and its
+ * CPULimitAdjusted event), sent after the resizes of a wave (issue 18:
+ * limits first; design §5, §9).
+ *
+ * The executor sends a wave's resizes at once and hands each pod's note
+ * here; one thread sends the notes, each through the same client write
+ * limiter but only when the bucket holds a token beyond half its burst
+ * that no resize has reserved (hr_kclient_write_ready_in_ns): while
+ * resizes queue, the bucket stays in debt and notes wait, so after a start
+ * or a burst every limit is right after about (changed pods ÷ clientQPS)
+ * seconds and the notes follow in what is left of the budget (clientQPS
+ * in all, as before). A pod's newer note replaces one not yet sent
+ * (coalesced: the annotation says the latest, and only the latest change
+ * gets its event).
+ *
+ * A stop, or leadership lost, between a resize and its note drops the
+ * note: the limit is right, the annotation still describes the previous
+ * computation (or is absent) and that change has no event. The next
+ * resize of that pod sends a fresh note (design §5 "Limits first").
+ *
+ * Contract: one mutex guards the queue; it is a leaf (the sender runs
+ * outside it). hr_notes_put never blocks on I/O and may be called from any
+ * worker. Idle: the thread sleeps until a note comes.
+ */
+#ifndef HR_CONTROLLER_NOTES_H
+#define HR_CONTROLLER_NOTES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kube/transport/client.h"
+#include "util/err.h"
+
+typedef struct hr_note {
+    const char *key; /* the executor's ns/name/uid key */
+    const char *ns, *name;
+    const char *patch; /* merge patch carrying the status annotation */
+    const char *event; /* CPULimitAdjusted message; NULL: none */
+} hr_note;
+
+/* Sends one note (the executor's). Called on the notes thread, no lock
+ * held. */
+typedef void (*hr_note_send_fn)(void *ud, const hr_note *n);
+
+typedef struct hr_notes hr_notes;
+
+/* client may be NULL (tests: no pacing). */
+HR_MUST_CHECK hr_status hr_notes_start(hr_kclient *client, hr_note_send_fn send, void *ud,
+                                       hr_notes **out, hr_err *err);
+/* Stop the thread (the note in hand is finished), drop what is queued. */
+void hr_notes_stop(hr_notes *q);
+
+/* Queue (a copy of) n, replacing a queued note with the same key.
+ * Returns false when out of memory (the note is lost, as on a stop). */
+bool hr_notes_put(hr_notes *q, const hr_note *n);
+
+/* Notes queued and not yet taken by the thread. */
+size_t hr_notes_pending(hr_notes *q);
+
+/* hr_notes_stop has begun: no note is taken any more. For tests. */
+bool hr_notes_stopping(hr_notes *q);
+
+#endif
