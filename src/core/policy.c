@@ -352,34 +352,13 @@ int64_t hr_pod_target(const hr_config *c, int64_t allocatable, int64_t slack, in
     return pod_target(c, allocatable, raw, &sp, unmanaged_limits(p), request, cap_out);
 }
 
-/* hr_split_target on the pod's spans. */
-static int64_t split_target(const spans *sp, int64_t request, int64_t target, int64_t *limits,
-                            bool *guarded)
+/* The burst above the floors, placed in quanta over the managed
+ * containers of a pod with more than one (hr_split_target). */
+static void split_burst(const spans *sp, int64_t request, int64_t burst, int64_t *limits)
 {
     const hr_pod *p = sp->p;
     const grid *g = &sp->g;
     int64_t q = g->q;
-    if (guarded != NULL)
-        *guarded = false;
-
-    /* Every managed container starts at its grid floor (design §2.4): its
-     * first grid point at or above its request. A target below the sum of
-     * the floors is the request-wins case of hr_pod_target: every
-     * container stays at its request. */
-    int64_t base = 0;
-    for (uint32_t i = 0; i < p->n_ctr; i++) {
-        limits[i] = HR_NONE;
-        if (hr_ctr_managed(&p->ctr[i]) && request > 0) {
-            limits[i] = span_lo(sp, i);
-            base = hr_sadd64(base, limits[i]);
-        }
-    }
-    if (target < base)
-        for (uint32_t i = 0; i < p->n_ctr; i++)
-            if (limits[i] != HR_NONE)
-                limits[i] = p->ctr[i].cpu_req;
-    int64_t burst = target > base ? target - base : 0;
-
     /* Water-filling in quanta: share the burst above the floors pro-rata
      * to requests among the containers that still have room under their
      * LimitRange bounds, again and again until it is placed or nobody has
@@ -435,6 +414,48 @@ static int64_t split_target(const spans *sp, int64_t request, int64_t target, in
             break;
         limits[best] += q;
         placed += q;
+    }
+}
+
+/* hr_split_target on the pod's spans. */
+static int64_t split_target(const spans *sp, int64_t request, int64_t target, int64_t *limits,
+                            bool *guarded)
+{
+    const hr_pod *p = sp->p;
+    const grid *g = &sp->g;
+    int64_t q = g->q;
+    if (guarded != NULL)
+        *guarded = false;
+
+    /* Every managed container starts at its grid floor (design §2.4): its
+     * first grid point at or above its request. A target below the sum of
+     * the floors is the request-wins case of hr_pod_target: every
+     * container stays at its request. */
+    int64_t base = 0;
+    uint32_t n_set = 0, only = 0;
+    for (uint32_t i = 0; i < p->n_ctr; i++) {
+        limits[i] = HR_NONE;
+        if (hr_ctr_managed(&p->ctr[i]) && request > 0) {
+            limits[i] = span_lo(sp, i);
+            base = hr_sadd64(base, limits[i]);
+            n_set++;
+            only = i;
+        }
+    }
+    if (target < base)
+        for (uint32_t i = 0; i < p->n_ctr; i++)
+            if (limits[i] != HR_NONE)
+                limits[i] = p->ctr[i].cpu_req;
+    int64_t burst = target > base ? target - base : 0;
+
+    /* One managed container (most pods): the water-filling below comes
+     * down to its floor plus the burst floored to the grid, cut at its room
+     * — the same limit, without the rounds. */
+    if (n_set == 1) {
+        if (burst >= q)
+            limits[only] += hr_min64(floor_g(burst, g), span_room(sp, only));
+    } else {
+        split_burst(sp, request, burst, limits);
     }
 
     /* QoS guard (design §3.3): the API server refuses a resize that would
