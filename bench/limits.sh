@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# limits.sh — from a cold start, how long until every managed pod has its
+# target limit (issue 18, "limits first"), for two builds of `headroom run`
+# one after the other on the same cluster, read from the API server's audit
+# record (tests/e2e/lib.sh audit_mark/audit_since).
+#
+#   bench/limits.sh --old BIN [--new BIN] [--nodes 20] [--pods-per-node 30]
+#
+# --new defaults to build/release/headroom ($HEADROOM_BIN). For each binary:
+# fresh kwok nodes (8 CPU) and Burstable pods (Deployments of 10, limits
+# twice the requests: every one has a target elsewhere) in a managed
+# namespace, all Running before the daemon starts; the daemon runs live
+# (HeadroomConfig dryRun false, the default rates: clientQPS 50) as a
+# least-privilege user until it has not written for 15 s; then the audit
+# record of that user's requests gives, per kind (resize = PATCH
+# pods/resize, annotation = PATCH pods, event = POST events), the count and
+# the time of the last one, measured from the daemon's start and from its
+# first write. "limits right" is the last resize: the controller wrote no
+# other resize after it. Prints one line per binary, side by side.
+#
+# Needs a cluster (test/cluster/cluster.sh up; $HEADROOM_CLUSTER_DIR and the
+# ports pick which), jq. Metrics port $HEADROOM_LIMITS_PORT (default 48020).
+# lib.sh is written for scripts without -e (its helpers test and fail softly),
+# as bench/soak.sh is: every step that must hold says so with || exit.
+set -uo pipefail
+# shellcheck source=../tests/e2e/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../tests/e2e/lib.sh"
+
+old="" new=$HEADROOM nodes=20 per_node=30
+usage() { sed -n '/^#   bench\/limits.sh/p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+while [ $# -gt 0 ]; do
+  case $1 in
+    --old) old=$2; shift ;;
+    --new) new=$2; shift ;;
+    --nodes) nodes=$2; shift ;;
+    --pods-per-node) per_node=$2; shift ;;
+    -h | --help) usage ;;
+    *) echo "limits: unknown option $1" >&2; usage ;;
+  esac
+  shift
+done
+[ -n "$old" ] || { echo "limits: --old BIN is required (e.g. a build of main)" >&2; exit 2; }
+for b in "$old" "$new"; do [ -x "$b" ] || { echo "limits: no executable at $b" >&2; exit 2; }; done
+command -v jq >/dev/null || { echo "limits: needs jq" >&2; exit 2; }
+
+MPORT=${HEADROOM_LIMITS_PORT:-48020}
+WORK=$(mktemp -d /tmp/headroom-limits.XXXXXX)
+USER_NAME=headroom-limits-$S
+MADE_CONFIG=0
+CTL_PID=""
+PREFIX=""
+cleanup() {
+  stop_controller TERM
+  [ -z "$PREFIX" ] || "$ROOT/test/cluster/mkload.sh" --delete --node-prefix "$PREFIX" --ns-prefix "$PREFIX" >/dev/null 2>&1 || true
+  [ "$MADE_CONFIG" = 0 ] || k delete headroomconfig cluster --ignore-not-found >/dev/null 2>&1 || true
+  remove_identity "$USER_NAME"
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+require_cluster
+
+install_identity "$USER_NAME"
+[ -n "${USER_KC:-}" ] || { echo "limits: no identity for the controller" >&2; exit 1; }
+if ! k get headroomconfig cluster >/dev/null 2>&1; then
+  printf 'apiVersion: kube-headroom.dev/v1alpha1\nkind: HeadroomConfig\nmetadata: {name: cluster}\nspec: {dryRun: false}\n' |
+    k create -f - >/dev/null
+  MADE_CONFIG=1
+fi
+pods=$((nodes * per_node))
+
+# An audit timestamp ("2026-12-01T17:20:00.123456Z") in seconds since the epoch.
+JQ_T='def t: (sub("\\.[0-9]+Z$"; "Z") | fromdate) + ((capture("\\.(?<f>[0-9]+)Z$").f // "0") | "0." + . | tonumber);'
+
+measure() { # name binary
+  local name=$1 bin=$2 t_start mark last now quiet
+  PREFIX=lim-$S-$name
+  "$ROOT/test/cluster/mkload.sh" --nodes "$nodes" --node-prefix "$PREFIX" --cpu 8 \
+    --workloads $((pods / 10)) --replicas 10 --managed --ns-prefix "$PREFIX" --mix 1:0:0 \
+    --sidecar-every 0 --wait 300 >/dev/null || { echo "limits: the load did not come up" >&2; exit 1; }
+  mark=$(audit_mark)
+  t_start=$(date +%s.%N)
+  HEADROOM=$bin start_controller >/dev/null ||
+    { echo "limits: the $name daemon did not start (log: $WORK/controller.log)" >&2; exit 1; }
+  last=-1 quiet=0
+  while [ "$quiet" -lt 15 ]; do
+    sleep 1
+    now=$(writes)
+    if [ "$now" = "$last" ] && [ "$now" -gt 0 ]; then quiet=$((quiet + 1)); else quiet=0; fi
+    last=$now
+  done
+  stop_controller TERM
+  audit_since "$mark" "select(.user.username == \"$USER_NAME\" and .verb != \"get\" and .verb != \"list\" and .verb != \"watch\")" >"$WORK/$name.audit"
+  jq -rs --argjson t0 "$t_start" "$JQ_T"'
+    def kind: if .objectRef.resource == "pods" and .objectRef.subresource == "resize" then "resize"
+      elif .objectRef.resource == "pods" and (.objectRef.subresource // "") == "" and .verb == "patch" then "annotation"
+      elif .objectRef.resource == "events" then "event" else "other" end;
+    (map(.stageTimestamp | t) | min) as $first
+    | (map(select(kind == "resize") | .stageTimestamp | t) | max) as $lr
+    | (map(select(kind != "resize" and kind != "other") | .stageTimestamp | t) | max) as $ln
+    | [ "'"$name"'",
+        (map(select(kind == "resize")) | length),
+        (map(select(kind == "annotation")) | length),
+        (map(select(kind == "event")) | length),
+        (($lr - $t0) * 10 | round / 10), (($lr - $first) * 10 | round / 10),
+        (($ln - $t0) * 10 | round / 10) ] | @tsv' "$WORK/$name.audit" >>"$WORK/rows"
+  "$ROOT/test/cluster/mkload.sh" --delete --node-prefix "$PREFIX" --ns-prefix "$PREFIX" >/dev/null 2>&1 || true
+  PREFIX=""
+}
+
+echo "limits: ${nodes} nodes x ${per_node} pods (${pods} managed), clientQPS 50 (default), one binary after the other"
+: >"$WORK/rows"
+measure old "$old"
+measure new "$new"
+printf 'limits: %-4s %8s %11s %7s %22s %18s %20s\n' binary resizes annotations events \
+  "limits right (start)" "(from 1st write)" "last note (start)"
+while IFS=$'\t' read -r n r a e ls lf ln; do
+  printf 'limits: %-4s %8s %11s %7s %21ss %17ss %19ss\n' "$n" "$r" "$a" "$e" "$ls" "$lf" "$ln"
+done <"$WORK/rows"
+echo "limits: load average $(cut -d' ' -f1-3 /proc/loadavg); writes from the API server's audit record"
