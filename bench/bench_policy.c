@@ -350,6 +350,10 @@ int main(int argc, char **argv)
            "computation\n",
            med_naive);
     printf("ratio reference / hr_plan_node: %.2fx\n", med_naive / med);
+    /* The fastest batch of each: what a neighbour on a loaded machine
+     * moves least (the medians above can take a batch or two of it). */
+    printf("fastest batch: hr_plan_node %.0f ns, reference %.0f ns, ratio %.2fx\n", ours[0],
+           naive[0], naive[0] / ours[0]);
     if (HR_COUNT_ALLOCS) {
         printf("allocations per computation: %lu (budget 0)%s\n", allocs_ours / calls,
                allocs_ours % calls ? " (+ a remainder: some calls allocate)" : "");
