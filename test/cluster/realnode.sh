@@ -125,6 +125,10 @@ cgroupRoot: $CGROUP_ROOT
 cgroupsPerQOS: true
 enforceNodeAllocatable: [pods]
 oomScoreAdj: 0
+# The host's packet filter is not ours: without this the kubelet adds KUBE-FIREWALL (a DROP of
+# non-loopback packets to 127.0.0.0/8 hooked into INPUT and OUTPUT) and its canary chains to the
+# machine's iptables. check-clean compares the rule set with the one recorded before up.
+makeIPTablesUtilChains: false
 failSwapOn: false
 containerRuntimeEndpoint: unix://$SOCK
 imageServiceEndpoint: unix://$SOCK
@@ -226,6 +230,7 @@ cmd_up() {
   mkdir -p "$RN"/{logs,pids,kubelet,pod-logs,containerd,runc}
   chmod 700 "$RN"
   for p in "${SYSCTLS[@]}"; do echo "$p $(cat "/proc/sys/$p")"; done >"$RN/sysctls.before"
+  packet_filter >"$RN/iptables.before"
   for d in "${HOST_DIRS[@]}"; do [ -e "$d" ] || echo "$d"; done >"$RN/host-dirs.created"
   mk_cgroup_root
   write_cni
@@ -312,6 +317,16 @@ rm_cgroups() { # our cgroup root in every hierarchy, children first (rmdir: only
   done
 }
 
+# The machine's packet-filter rules (IPv4 and IPv6), without counters or comments: what the real
+# node must leave as it found it. Empty when iptables is not installed.
+packet_filter() {
+  local t
+  for t in iptables-save ip6tables-save; do
+    command -v "$t" >/dev/null 2>&1 || continue
+    "$t" 2>/dev/null | sed -e '/^#/d' -e 's/\[[0-9]*:[0-9]*\]//'
+  done
+}
+
 restore_sysctls() {
   local name val
   [ -f "$RN/sysctls.before" ] || return 0
@@ -347,6 +362,7 @@ cmd_down() {
     kc delete clusterrolebinding "kube-headroom-real-node-$NODE" --ignore-not-found >/dev/null 2>&1 || true
   fi
   cp "$RN/sysctls.before" "$STATE/realnode-sysctls.before" 2>/dev/null || true
+  cp "$RN/iptables.before" "$STATE/realnode-iptables.before" 2>/dev/null || true
   if [ -n "$(our_mounts)" ]; then die "down: mounts left under $RN; state kept"; fi
   rm -rf "$RN"
   log "down: done"
@@ -367,7 +383,8 @@ cmd_status() {
 }
 
 # Everything `up` makes, looked for after `down`: processes, cgroups in every hierarchy, mounts
-# and network namespaces under the state dir, the sysctls, the host paths it created.
+# and network namespaces under the state dir, the sysctls, the packet-filter rules, the host paths
+# it created.
 cmd_check_clean() {
   local left=() h p name val
   for p in $(our_shims); do left+=("process: shim $p"); done
@@ -380,12 +397,15 @@ cmd_check_clean() {
       [ "$(cat "/proc/sys/$name")" = "$val" ] || left+=("sysctl: $name = $(cat "/proc/sys/$name"), was $val")
     done <"$STATE/realnode-sysctls.before"
   fi
+  if [ -f "$STATE/realnode-iptables.before" ] && ! packet_filter | cmp -s - "$STATE/realnode-iptables.before"; then
+    left+=("iptables: rules differ from before up: $({ packet_filter | diff "$STATE/realnode-iptables.before" - || true; } | grep '^[<>]' | head -5 | tr '\n' ' ' || true)")
+  fi
   for p in /var/lib/kubelet/device-plugins/kubelet.sock; do [ ! -e "$p" ] || left+=("host path: $p"); done
   if [ ${#left[@]} -gt 0 ]; then
     printf 'left behind: %s\n' "${left[@]}"
     return 1
   fi
-  echo "clean: no process, cgroup ($CGROUP_ROOT), mount, network namespace or state left; sysctls as before"
+  echo "clean: no process, cgroup ($CGROUP_ROOT), mount, network namespace or state left; sysctls and packet-filter rules as before"
 }
 
 cmd_env() {
