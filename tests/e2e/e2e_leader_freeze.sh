@@ -95,6 +95,17 @@ else
   fail "convergence" "$("$HEADROOM" plan -o json | jq -c --arg ns "$NS" '[.nodes[].pods[] | select(.namespace == $ns and .limitMilli != .targetMilli) | [.name, .limitMilli, .targetMilli]]')"
 fi
 
+# Limits first (design §5): the annotations and events that describe the
+# resizes follow in their own budget, so they may still be on their way when
+# the limits have converged. Wait until they are in (24 resizes and at least
+# 24 more notes), so their leases are checked too.
+writes_in() {
+  [ "$(audit_since "$MARK" 'select((.user.username == "'"$UA"'" or .user.username == "'"$UB"'")
+      and (.objectRef.resource | IN("pods", "events")) and (.verb | IN("create", "patch"))
+      and (.responseStatus.code // 0) < 300)' | wc -l)" -ge 48 ]
+}
+wait_until 60 writes_in || true
+
 # The audit log: leases and writes by user, timestamps as the API server saw them.
 audit_since "$MARK" 'select(.user.username == "'"$UA"'" or .user.username == "'"$UB"'")' >"$WORK/audit.jsonl"
 jq -rs --argjson lease "$LEASE_S" --arg a "$UA" --arg b "$UB" '
