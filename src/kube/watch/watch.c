@@ -138,16 +138,10 @@ hr_status hr_watch_new(const hr_watch_opts *o, hr_watch **out, hr_err *err)
     w->bo_max = o->backoff_max_ms > 0 ? o->backoff_max_ms : 30000;
     w->max_page = o->max_page_bytes > 0 ? o->max_page_bytes : (size_t)256 << 20;
     w->idle_ms = o->idle_timeout_ms > 0 ? o->idle_timeout_ms : 90000;
-    if (pthread_mutex_init(&w->dog_mu, NULL) != 0) {
-        pthread_mutex_destroy(&w->mu);
-        free(w->resource);
-        free(w->path);
-        free(w->query);
-        free(w);
-        return hr_err_set(err, HR_E_NOMEM, "watch: cannot create a lock");
-    }
-    if (hr_mono_cond_init(&w->dog_cv) != 0) {
-        pthread_mutex_destroy(&w->dog_mu);
+    bool dog_mu = pthread_mutex_init(&w->dog_mu, NULL) == 0;
+    if (!dog_mu || hr_mono_cond_init(&w->dog_cv) != 0) {
+        if (dog_mu)
+            pthread_mutex_destroy(&w->dog_mu);
         pthread_mutex_destroy(&w->mu);
         free(w->resource);
         free(w->path);
