@@ -4,10 +4,11 @@
  * A resize the kubelet calls Infeasible, or the API server refuses with 403
  * (a limits.cpu quota) or 422 (invalid), is not retried on the next event:
  * the pod is parked for backoffPeriod (60 s) and counts as ineligible with
- * reason "backoff". Infeasible survives a restart on its own — it is in the
- * pod's status, and the cache reports it — so this table only needs to hold
- * what the API server said, which a restart may forget at the cost of one
- * more refused write per pod.
+ * reason "backoff". Infeasible survives a restart: it is in the pod's
+ * status, and the controller parks every cached Infeasible pod once the
+ * caches have synced and at each gain of leadership, before the first plan
+ * (controller.c). What the API server said (403, 422) a restart forgets, at
+ * the cost of one more refused write per pod.
  */
 #ifndef HR_CONTROLLER_BACKOFF_H
 #define HR_CONTROLLER_BACKOFF_H

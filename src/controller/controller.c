@@ -145,6 +145,33 @@ static int64_t earlier(int64_t a, int64_t b)
     return a < b ? a : b;
 }
 
+/* Park every cached pod the kubelet calls Infeasible that is not parked
+ * yet: the back-off rebuilt from the pods' status (design §7). Called with
+ * the cache locked, once the caches have synced and at each gain of
+ * leadership — before the first plan of a process or a term, which would
+ * otherwise see the pod unparked and write it again (its target may have
+ * moved while nobody led). Out of memory: nothing parked, so the pod is
+ * parked by its node's next reconcile instead (executor.c). */
+static void park_infeasible(hr_controller *c, int64_t now)
+{
+    hr_cpod_scratch *scratch = malloc(sizeof *scratch);
+    if (scratch == NULL)
+        return;
+    uint32_t it = 0;
+    hr_cpod_view v;
+    size_t parked = 0;
+    while (hr_cache_pod_next(c->o.cache, &it, &v, scratch)) {
+        if (v.resize != HR_RS_INFEASIBLE || hr_backoff_active(c->backoff, v.ns, v.name, now, NULL))
+            continue;
+        if (hr_backoff_park(c->backoff, v.ns, v.name, now, HR_BACKOFF_PERIOD_MS, "infeasible") ==
+            HR_OK)
+            parked++;
+    }
+    free(scratch);
+    if (parked > 0)
+        ctl_log(c, 2, "msg=\"back-off rebuilt from pod status\" infeasible=%zu", parked);
+}
+
 /* Sleeps until a change, a sweep that is due or a back-off expiry; never
  * on a timer of its own once the caches have synced (design §5: idle
  * means idle). */
@@ -163,12 +190,15 @@ static void *feeder_main(void *ud)
         if (atomic_load(&c->stop))
             break;
         feed_ctx f = {c, now, hr_controller_debounce_ms(c)};
+        bool first = false;
         if (!synced)
-            synced = c->o.synced == NULL || c->o.synced(c->o.synced_ud);
+            first = synced = c->o.synced == NULL || c->o.synced(c->o.synced_ud);
         /* Until then the dirty set just accumulates: the first drain after
          * the sync reports every node, each with its own jittered delay. */
         if (synced) {
             hr_cache_lock(c->o.cache);
+            if (first)
+                park_infeasible(c, now);
             size_t fed = hr_cache_drain(c->o.cache, feed_one, &f);
             last_drain = now;
             if (fed > 0) {
@@ -457,6 +487,7 @@ void hr_controller_enqueue_all(hr_controller *c)
      * election's). */
     hr_prng rng;
     hr_prng_seed_random(&rng);
+    park_infeasible(c, now); /* before any of the queued nodes is planned */
     while (hr_cache_node_next(c->o.cache, &it, &nv)) {
         int64_t d = period > 0 ? (int64_t)hr_prng_below(&rng, (uint64_t)(2 * period + 1)) : 0;
         if (hr_nodequeue_add(c->q, nv.name, now, d) != HR_OK)

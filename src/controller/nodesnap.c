@@ -36,8 +36,9 @@ static hr_status copy_pod(hr_arena *a, const hr_cache *c, const hr_cnode_view *n
     /* The context the core cannot know from the pod alone. A placeholder
      * node (known only from its pods) has no labels to judge: not excluded.
      * Refused resizes park the pod (the executor fills the table, from
-     * the API server's answers and from Infeasible in the pod's status,
-     * which is how the back-off is rebuilt after a restart). */
+     * the API server's answers and from Infeasible in the pod's status;
+     * after a restart or a new term the controller parks the Infeasible
+     * pods before the first plan, controller.c). */
     hr_cns_view nsv;
     bool have_ns = hr_cache_ns_get(c, v->ns, &nsv);
     hr_pod_ctx cx = {

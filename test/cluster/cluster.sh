@@ -21,7 +21,8 @@
 #   cluster.sh freeze-apiserver SECONDS
 #                                    SIGSTOP the API server for SECONDS, then SIGCONT it (its
 #                                    sockets stay open: clients hang instead of being refused)
-#   cluster.sh audit                 print the audit log path (JSON lines, see README.md)
+#   cluster.sh audit                 print the audit log path (JSON lines, see README.md); exits 1
+#                                    when the cluster was started with HEADROOM_AUDIT=off
 #   cluster.sh real-node up|down|status|check-clean|env
 #                                    one real node (kubelet, containerd, runc) beside kwok's:
 #                                    realnode.sh; `down` takes it down first
@@ -47,6 +48,11 @@ KWOK_PORT=${HEADROOM_KWOK_PORT:-20250}
 STAGES=${HEADROOM_KWOK_STAGES:-$HERE/kwok-stages.yaml}
 GOFLAGS_P=${HEADROOM_GO_P:-2}
 READY_TIMEOUT=${HEADROOM_READY_TIMEOUT:-90}
+# The API server's audit record (write_audit_policy): on for the test suite, which asserts from it;
+# off for the demo (scripts/demo.sh), which nobody audits. Read at `up` and kept in the state dir,
+# so a restart-apiserver keeps what `up` chose.
+AUDIT=${HEADROOM_AUDIT:-on}
+case $AUDIT in on | off) ;; *) echo "cluster: ERROR: HEADROOM_AUDIT must be on or off, not '$AUDIT'" >&2; exit 2 ;; esac
 # Start order; `down` stops in reverse.
 COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
 K8S_BINS=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
@@ -313,9 +319,12 @@ state_any_running() {
 }
 
 # The API server's own record of requests (design §14): every request of a client that is not a
-# control-plane component, at Metadata level (who, verb, object, code, timestamps), one JSON object
-# per line, written before the response (blocking mode). Tests count our reads and writes from it
-# rather than from our own counters. The components' own traffic is left out to keep it small.
+# control-plane component, at Metadata level (user, verb, object, response code, timestamps), one
+# JSON object per line, written before the response (blocking mode). Tests count our reads and
+# writes from it rather than from our own counters. The first Metadata rule names the writes the
+# suite asserts on — pods and their subresources (resize, status), events (core and
+# events.k8s.io), Leases, HeadroomConfigs — so they stay recorded whatever later rules drop; the
+# components' own traffic is left out to keep the file small (kwok alone writes every pod's status).
 write_audit_policy() {
   cat >"$STATE/audit-policy.yaml" <<EOF
 apiVersion: audit.k8s.io/v1
@@ -326,10 +335,23 @@ rules:
   users: [system:kube-controller-manager, system:kube-scheduler, kwok-controller, system:apiserver]
 - level: None
   userGroups: [system:serviceaccounts:kube-system, system:nodes]
+- level: Metadata
+  verbs: [create, update, patch, delete, deletecollection]
+  resources:
+  - {group: "", resources: [pods, pods/resize, pods/status, events]}
+  - {group: events.k8s.io, resources: [events]}
+  - {group: coordination.k8s.io, resources: [leases]}
+  - {group: kube-headroom.dev, resources: [headroomconfigs, headroomconfigs/status]}
 - level: None
   nonResourceURLs: [/healthz*, /readyz*, /livez*, /version, /openapi*]
 - level: Metadata
 EOF
+}
+# The audit flags of the API server (none when `up` ran with HEADROOM_AUDIT=off).
+audit_args() {
+  [ "$(cat "$STATE/audit.mode" 2>/dev/null || echo on)" = on ] || return 0
+  echo "--audit-policy-file=$STATE/audit-policy.yaml --audit-log-path=$STATE/audit.log" \
+    "--audit-log-format=json --audit-log-mode=blocking --audit-log-maxbackup=0"
 }
 
 cmd_up() {
@@ -385,6 +407,7 @@ cmd_up() {
   wait_for "etcd /health" 30 etcd -- curl -sf --max-time 2 "http://127.0.0.1:$ETCD_PORT/health"
 
   write_audit_policy
+  echo "$AUDIT" >"$STATE/audit.mode"
   # shellcheck disable=SC2086
   start kube-apiserver \
     --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
@@ -400,8 +423,7 @@ cmd_up() {
     --allow-privileged=true \
     --max-requests-inflight=1000 --max-mutating-requests-inflight=500 \
     --profiling=false \
-    --audit-policy-file="$STATE/audit-policy.yaml" --audit-log-path="$STATE/audit.log" \
-    --audit-log-format=json --audit-log-mode=blocking --audit-log-maxbackup=0 \
+    $(audit_args) \
     ${HEADROOM_APISERVER_ARGS:-}
   wait_for "kube-apiserver /readyz" "$READY_TIMEOUT" etcd kube-apiserver -- api_ready
 
@@ -590,7 +612,10 @@ main() {
     bin) [ $# -eq 1 ] || die "usage: cluster.sh bin NAME"; echo "$(bin_path "$1")" ;;
     restart-apiserver) cmd_restart_apiserver "$@" ;;
     freeze-apiserver) cmd_freeze_apiserver "$@" ;;
-    audit) echo "$STATE/audit.log" ;;
+    audit)
+      [ "$(cat "$STATE/audit.mode" 2>/dev/null || echo on)" = on ] ||
+        die "audit: this cluster runs without an audit record (HEADROOM_AUDIT=off at up)"
+      echo "$STATE/audit.log" ;;
     real-node) exec "$HERE/realnode.sh" "$@" ;;
     *) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; [ -n "$cmd" ] && [ "$cmd" != help ] && [ "$cmd" != -h ] && exit 2; return 0 ;;
   esac

@@ -11,6 +11,7 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 MPORT=${HEADROOM_E2E_METRICS_PORT:-28091}
 WORK=$(mktemp -d /tmp/headroom-e2e.XXXXXX)
+ID=headroom-e2e # the controller's user: what the audit record names (test/cluster/README.md)
 
 # Writes to pods only (resize + status annotation): what a retry storm would move.
 pod_writes() { echo $(( $(metric 'headroom_writes_total{kind="resize"}') + $(metric 'headroom_writes_total{kind="annotation"}') )); }
@@ -25,7 +26,7 @@ cleanup() {
   stop_controller KILL
   delete_objects
   k delete headroomconfig cluster --ignore-not-found >/dev/null 2>&1
-  remove_identity headroom-e2e
+  remove_identity "$ID"
   if [ "$failed" -gt 0 ]; then echo "--- controller log (tail)"; tail -n 60 "$WORK/controller.log"; fi
   rm -rf "$WORK"
 }
@@ -43,7 +44,7 @@ headroom_managed() { # ns pod -> true when field manager "headroom" appears
 require_cluster
 
 # ------------------------------------------------------------------ install
-install_identity headroom-e2e
+install_identity "$ID"
 can=$(KUBECONFIG=$USER_KC k auth can-i patch pods --subresource=resize -A)/$(KUBECONFIG=$USER_KC k auth can-i update pods -A)/$(KUBECONFIG=$USER_KC k auth can-i create pods -A)
 WHY="can-i patch resize/update pods/create pods = $can"
 check "the controller's identity is least-privilege (resize yes, update/create pods no)" [ "$can" = "yes/no/no" ]
@@ -232,6 +233,7 @@ k -n e2e-q-$S create quota cpu-limits --hard=limits.cpu=3,requests.cpu=10 >/dev/
 quota_known() { [ -n "$(k -n e2e-q-$S get quota cpu-limits -o jsonpath='{.status.hard.limits\.cpu}')" ]; }
 wait_until 20 quota_known
 q0=$(metric 'headroom_resizes_total{result="quota-denied"}')
+m_q=$(audit_mark)
 mkpod e2e-q-$S quota e2e-n4-$S 500m 1 # alone: target 5000m, over the 3-core quota
 denied() { [ "$(metric 'headroom_resizes_total{result="quota-denied"}')" -gt "$q0" ]; }
 wait_until 20 denied
@@ -239,8 +241,12 @@ sleep 10
 qd=$(( $(metric 'headroom_resizes_total{result="quota-denied"}') - q0 ))
 q_ev=$(events_for e2e-q-$S quota ResizeForbidden); q_lim=$(cpu_limit e2e-q-$S quota)
 WHY="quota-denied $qd in ~10 s, ResizeForbidden events $q_ev, limit $q_lim"
-check "6a. limits.cpu quota: 403 -> one ResizeForbidden, backed off (no retry storm)" \
+check "6a. limits.cpu quota: 403 -> one ResizeForbidden, backed off (no retry storm; counters)" \
   test "$qd" -eq 1 -a "$q_ev" = 1 -a "$q_lim" = 1
+audit_writes "$m_q" "$ID" '.objectRef.namespace == "'"e2e-q-$S"'" and .objectRef.resource == "pods"' >"$WORK/q.writes"
+WHY="the controller's writes to the pod: $(tr '\n' ';' <"$WORK/q.writes")"
+check "6a'. audit: exactly one resize of the pod, answered 403, and no other write to it in ~10 s" \
+  test "$(wc -l <"$WORK/q.writes")" -eq 1 -a "$(grep -c ' patch pods/resize .* 403$' "$WORK/q.writes")" -eq 1
 quota_named() {
   [ "$(hcfg_cond LimitsCPUQuota | cut -d/ -f1-2)" = True/QuotaOnLimitsCPU ] &&
     k get headroomconfig cluster -o json |
@@ -257,10 +263,13 @@ wait_until 30 pending_infeasible
 infeasible_reported() { [ "$(events_for e2e-a-$S infeasible ResizeInfeasible)" -ge 1 ]; }
 wait_until 15 infeasible_reported
 w0=$(pod_writes)
+m_i=$(audit_mark)
 sleep 8
+i_aw=$(audit_write_count "$m_i" "$ID" '.objectRef.resource == "pods" and .objectRef.name == "infeasible"')
 i_ev=$(events_for e2e-a-$S infeasible ResizeInfeasible); i_m=$(metric 'headroom_resizes_total{result="infeasible"}'); i_w=$(( $(pod_writes) - w0 ))
-WHY="ResizeInfeasible events $i_ev, infeasible count $i_m, pod writes +$i_w in 8 s"
-check "6b. Infeasible: one ResizeInfeasible, counted, and no retry" test "$i_ev" = 1 -a "$i_m" -ge 1 -a "$i_w" -eq 0
+WHY="ResizeInfeasible events $i_ev, infeasible count $i_m, pod writes +$i_w in 8 s (counters), $i_aw (audit)"
+check "6b. Infeasible: one ResizeInfeasible, counted, and no retry (audit: no write to the pod in 8 s)" \
+  test "$i_ev" = 1 -a "$i_m" -ge 1 -a "$i_w" -eq 0 -a "$i_aw" -eq 0
 
 # ------------------------------------------------ 3. steady state: zero writes
 sleep 5
@@ -269,14 +278,19 @@ cpu0=$(metric process_cpu_seconds_total)
 ours() { k get pods -A -o json | jq -c --arg s "-$S" '[.items[] | select(.metadata.namespace | endswith($s)) | {n: (.metadata.namespace + "/" + .metadata.name), rv: .metadata.resourceVersion}] | sort_by(.n)'; }
 rv0=$(ours)
 crv0=$(k get headroomconfig cluster -o jsonpath='{.metadata.resourceVersion}')
+m_s=$(audit_mark)
 sleep "${HEADROOM_E2E_STEADY_S:-60}"
 w1=$(writes)
 crv1=$(k get headroomconfig cluster -o jsonpath='{.metadata.resourceVersion}')
 cpu1=$(metric process_cpu_seconds_total)
 echo "figure: idle daemon CPU $(awk -v a="$cpu0" -v b="$cpu1" -v t="${HEADROOM_E2E_STEADY_S:-60}" 'BEGIN {printf "%.3f s over %d s (%.2f%% of a core)", b - a, t, 100 * (b - a) / t}')"
 rv1=$(ours)
+audit_writes "$m_s" "$ID" >"$WORK/steady.writes"
+WHY="$(wc -l <"$WORK/steady.writes") writes by $ID: $(head -5 "$WORK/steady.writes" | tr '\n' ';')"
+check "3a. steady state: zero writes in ${HEADROOM_E2E_STEADY_S:-60} s by the audit record (pods, events, Leases, HeadroomConfigs, anything)" \
+  [ ! -s "$WORK/steady.writes" ]
 WHY="controller writes $w0 -> $w1"
-check "3a. steady state: zero writes in ${HEADROOM_E2E_STEADY_S:-60} s (controller counters)" [ "$w0" = "$w1" ]
+check "3a'. steady state: zero writes by the controller's own counters (second opinion)" [ "$w0" = "$w1" ]
 WHY="resourceVersions moved: $(diff <(echo "$rv0" | jq -c '.[]') <(echo "$rv1" | jq -c '.[]') | head -4 | tr '\n' ' ')"
 check "3b. steady state: no pod's resourceVersion moved (independent check)" [ "$rv0" = "$rv1" ]
 WHY="HeadroomConfig resourceVersion $crv0 -> $crv1"
@@ -342,6 +356,8 @@ some_written() { [ "$(k -n e2e-w-$S get pods -o json | jq '[.items[] | select(.s
 wait_until 20 some_written
 stop_controller KILL
 left=$(k -n e2e-w-$S get pods -o json | jq '[.items[] | select(.spec.containers[0].resources.limits.cpu != "1")] | length')
+k -n e2e-w-$S get pods -o json | jq -r '.items[] | select(.spec.containers[0].resources.limits.cpu != "1") | .metadata.name' | sort >"$WORK/left.pods"
+m_k=$(audit_mark)
 log_mark=$(wc -l <"$WORK/controller.log")
 start_controller || fail "controller restart" "not ready"
 # A 32000, R = M = 3000, S 29000: 100 + max(966, min(1000, 966)) = 1066 -> capped at 10 x 100m = 1.
@@ -351,8 +367,16 @@ if wait_until 30 converged; then
   applied=$(tail -n +"$((log_mark + 1))" "$WORK/controller.log" | grep -c "limit applied\" pod=e2e-w-$S/")
   restarts=$(restarts e2e-w-$S)
   WHY="killed with $left pods still to write; after restart applied $applied, restarts $restarts"
-  check "9. SIGKILL mid-wave: converges to 1 core each, no restarts, writes only what was left ($left)" \
+  check "9. SIGKILL mid-wave: converges to 1 core each, no restarts, writes only what was left ($left; controller log)" \
     test "$applied" -le "$left" -a "$applied" -ge 1 -a "$restarts" = 0
+  # From the audit record: the restarted controller resized only pods that needed it — those
+  # whose limit was not yet 1 when it was killed — each once. (A resize the killed process had
+  # in flight lands after the mark too: it is one of those pods, written once, by either.)
+  audit_writes "$m_k" "$ID" '.objectRef.namespace == "'"e2e-w-$S"'" and .objectRef.subresource == "resize"' >"$WORK/k.writes"
+  awk '{split($4, a, "/"); print a[2]}' "$WORK/k.writes" | sort >"$WORK/k.pods"
+  WHY="resized after the kill: $(tr '\n' ' ' <"$WORK/k.pods"); left unwritten at the kill: $(tr '\n' ' ' <"$WORK/left.pods")"
+  check "9c. audit: after the restart only the pods left unwritten at the kill were resized, once each" \
+    test -s "$WORK/k.pods" -a -z "$(comm -23 "$WORK/k.pods" "$WORK/left.pods")" -a -z "$(uniq -d "$WORK/k.pods")"
 else
   fail "9. SIGKILL convergence" "$(k -n e2e-w-$S get pods -o json | jq -c '[.items[].spec.containers[0].resources.limits.cpu] | group_by(.) | map({(tostring): length})')"
 fi

@@ -8,7 +8,8 @@
 #      neighbours land. Every figure it prints is checked against the policy
 #      (design §2.2-§2.4) computed here from the demo node's allocatable and the
 #      requests read back from the demo's cluster; the ceiling strictly shrinks;
-#      `headroom explain` agrees; the stop command is printed.
+#      `headroom explain` agrees; the stop command is printed; the demo's cluster
+#      keeps no audit record (HEADROOM_AUDIT=off).
 #   2. With the demo's controller still running, tests/e2e/e2e_controller.sh
 #      runs against the suite's cluster and passes.
 #   3. A `headroom run` pointed at the suite's cluster makes the suite refuse
@@ -81,6 +82,9 @@ rc=$?
 secs=$(($(date +%s) - t0))
 WHY="exit $rc after ${secs}s"
 check "scripts/demo.sh --local --no-pause runs to the end (${secs}s)" [ "$rc" -eq 0 ]
+WHY="audit.mode '$(cat "$HEADROOM_DEMO_DIR/audit.mode" 2>/dev/null)', $(ls "$HEADROOM_DEMO_DIR"/audit* 2>/dev/null | tr '\n' ' ')"
+no_audit() { [ "$(cat "$HEADROOM_DEMO_DIR/audit.mode" 2>/dev/null)" = off ] && [ ! -e "$HEADROOM_DEMO_DIR/audit.log" ]; }
+check "the demo's cluster keeps no audit record (HEADROOM_AUDIT=off; the suite's does)" no_audit
 stop=$(sed -n 's/.*stop it all with: //p' "$WORK/demo.out" | head -1)
 WHY="printed: '$stop'"
 check "when started, the demo prints the exact command that stops it" \

@@ -3,7 +3,11 @@
 # control plane (design §10): exactly one writes; SIGTERM releases the Lease
 # and the other takes over; a leader frozen past its lease (SIGSTOP) wakes up
 # not leading, before its election thread runs, and the two never write at
-# the same time. Prints PASS/FAIL per check and "N passed, N failed".
+# the same time. Each replica runs as a user of its own, bound to the chart's
+# roles, so the API server's audit record says who wrote what: "the follower
+# wrote nothing" and "no write after the lease was lost" are asserted from it,
+# the replicas' own counters a second opinion. Prints PASS/FAIL per check and
+# "N passed, N failed".
 set -uo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -12,9 +16,10 @@ WORK=$(mktemp -d /tmp/headroom-le.XXXXXX)
 NS=e2e-le-$S NODE=e2e-le-n-$S
 leader() { curl -sf "http://127.0.0.1:$1/metrics" | awk '$1 == "headroom_leader" {print $2}'; }
 is_leader() { [ "$(leader "$1")" = 1 ]; }
-declare -A PID
+declare -A PID KC
+user_of() { echo "headroom-le-$1"; } # port -> the replica's user
 start() { # port
-  "$HEADROOM" run --namespace kube-headroom --leader-elect --metrics-addr "127.0.0.1:$1" "${PLAIN_METRICS[@]}" \
+  "$HEADROOM" run --kubeconfig "${KC[$1]}" --namespace kube-headroom --leader-elect --metrics-addr "127.0.0.1:$1" "${PLAIN_METRICS[@]}" \
     --webhook-addr "" >>"$WORK/r$1.log" 2>&1 &
   PID[$1]=$!
   wait_until 60 curl -sf "http://127.0.0.1:$1/readyz"
@@ -25,6 +30,7 @@ cleanup() {
   k delete node "$NODE" --wait=false >/dev/null 2>&1
   k delete headroomconfig cluster --ignore-not-found >/dev/null 2>&1
   k -n kube-headroom delete lease kube-headroom --ignore-not-found >/dev/null 2>&1
+  for p in "$P1" "$P2" "$P3"; do remove_identity "$(user_of "$p")"; done
   [ "$failed" -gt 0 ] && tail -n 20 "$WORK"/r*.log
   rm -rf "$WORK"
 }
@@ -62,7 +68,14 @@ EOF
 }
 limit() { k -n "$NS" get pod "$1" -o jsonpath='{.spec.containers[0].resources.limits.cpu}'; }
 limit_is() { [ "$(limit "$1")" = "$2" ]; }
+for p in "$P1" "$P2" "$P3"; do
+  install_identity "$(user_of "$p")"
+  KC[$p]=$USER_KC
+done
+# The replica's writes since a mark, from the audit record (anything: pods, events, the Lease).
+wrote() { audit_writes "$2" "$(user_of "$1")"; } # port mark
 
+m0=$(audit_mark)
 start "$P1" && start "$P2" || fail "start" "replicas not ready"
 some_leader() { is_leader "$P1" || is_leader "$P2"; }
 wait_until 30 some_leader
@@ -73,7 +86,12 @@ if [ "$l1" = 1 ]; then LEAD=$P1 FOLLOW=$P2; else LEAD=$P2 FOLLOW=$P1; fi
 mkpod a 200m
 wait_until 15 limit_is a 2 && pass "the leader writes (a: 2 cores)" || fail "leader writes" "limit '$(limit a)'"
 wf=$(writes "$FOLLOW")
-[ "$wf" = 0 ] && pass "the follower wrote nothing" || fail "follower writes" "$wf writes"
+[ "$wf" = 0 ] && pass "the follower wrote nothing (its counters)" || fail "follower writes" "$wf writes"
+# Its only writes, by the audit record: trying for the Lease (a create or update that loses), never
+# a pod, an event or the HeadroomConfig.
+wrote "$FOLLOW" "$m0" | grep -v ' leases kube-headroom/' >"$WORK/follower.writes"
+[ ! -s "$WORK/follower.writes" ] && pass "audit: the follower wrote nothing but Lease attempts" ||
+  fail "follower writes (audit)" "$(tr '\n' ';' <"$WORK/follower.writes")"
 mgrs=$(k -n "$NS" get pod a --show-managed-fields -o json | jq -r '[.metadata.managedFields[] | select(.manager == "headroom")] | length')
 [ "$mgrs" -ge 1 ] && pass "managedFields show the headroom manager" || fail "managedFields" "$mgrs entries"
 
@@ -96,6 +114,7 @@ start "$P3" || fail "start replica 3" "not ready"
 kill -STOP "${PID[$OLD]}"
 t0=$(date +%s)
 wait_until 40 is_leader "$P3" && pass "a replica frozen past its lease is replaced ($(( $(date +%s) - t0 )) s)" || fail "takeover after SIGSTOP" "replica 3 never led"
+m_wake=$(audit_mark)
 kill -CONT "${PID[$OLD]}"
 sleep 0.3
 lo=$(leader "$OLD")
@@ -106,7 +125,12 @@ mkpod c 800m
 wait_until 15 limit_is c 4570m && pass "only the new leader writes after the wake-up (c: 4570m)" || fail "writes after wake-up" "limit '$(limit c)'"
 sleep 3
 w_after=$(writes "$OLD")
-[ "$w_before" = "$w_after" ] && pass "the woken replica made no write ($w_after total before and after)" || fail "woken replica wrote" "$w_before -> $w_after"
+[ "$w_before" = "$w_after" ] && pass "the woken replica made no write (its counters: $w_after before and after)" || fail "woken replica wrote" "$w_before -> $w_after"
+# By the audit record: after its lease was lost, nothing of the woken replica reached the API server
+# but Lease attempts (refused: another holds it) — no pod, event or HeadroomConfig write.
+wrote "$OLD" "$m_wake" | grep -v ' leases kube-headroom/' >"$WORK/woken.writes"
+[ ! -s "$WORK/woken.writes" ] && pass "audit: no write of the woken replica after its lease was lost (Lease attempts aside)" ||
+  fail "woken replica wrote (audit)" "$(tr '\n' ';' <"$WORK/woken.writes")"
 both=$(( $(leader "$OLD") + $(leader "$P3") ))
 [ "$both" = 1 ] && pass "still exactly one leader" || fail "leaders" "$both"
 

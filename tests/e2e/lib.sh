@@ -44,6 +44,12 @@ wait_until() { # seconds, cmd...
 }
 require_cluster() {
   k get --raw /readyz >/dev/null 2>&1 || { echo "FAIL  cluster: API server not ready"; echo "0 passed, 1 failed"; exit 1; }
+  [ -f "$AUDIT" ] || {
+    echo "FAIL  cluster: no audit record at $AUDIT: the suite asserts from it (start the cluster"
+    echo "      with the default HEADROOM_AUDIT=on, test/cluster/README.md)"
+    echo "0 passed, 1 failed"
+    exit 1
+  }
   [ -x "$HEADROOM" ] || { echo "FAIL  no headroom binary at $HEADROOM"; echo "0 passed, 1 failed"; exit 1; }
   local who
   if who=$(other_controller); then
@@ -143,6 +149,17 @@ audit_mark() { [ -f "$AUDIT" ] && wc -l <"$AUDIT" || echo 0; }
 audit_since() { # mark [jq filter]
   tail -n +"$(($1 + 1))" "$AUDIT" | jq -c "${2:-.}"
 }
+# The writes of USER after MARK, one line each: "time verb resource[/sub] ns/name code", in the
+# order the API server received them; an optional jq condition on the event narrows them, e.g.
+# '.objectRef.subresource == "resize"' or '.objectRef.namespace == "x"'. The audit record is
+# written once a request completes: a write still in flight is not in it yet.
+audit_writes() { # mark user [jq condition]
+  audit_since "$1" "select(.user.username == \"$2\" and (.verb | test(\"^(create|update|patch|delete|deletecollection)$\")) and (${3:-true}))
+    | \"\(.requestReceivedTimestamp) \(.verb) \(.objectRef.resource)\(if .objectRef.subresource then \"/\" + .objectRef.subresource else \"\" end) \(.objectRef.namespace // \"-\")/\(.objectRef.name // \"-\") \(.responseStatus.code)\"" |
+    jq -r . | sort
+}
+# The same, counted.
+audit_write_count() { audit_writes "$@" | wc -l; }
 
 # ------------------------------------------------------------- objects
 NODES=() NSS=()

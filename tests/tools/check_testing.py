@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""check_testing.py ROOT — docs/testing.md, the map from the design's outcomes
+and faults to the tests that prove them, stays true (issue 16, done-means 3).
+
+Two checks, from the repository root given as the only argument:
+- every answer of the outcome table of docs/design.md §7 (its first column)
+  has at least one row in docs/testing.md's "Resize outcomes" table, spelled
+  the same: a new outcome cannot be added to the design without saying which
+  test proves it (or that none does, in a row naming no test);
+- every test a row names (`tests/...` in backticks) exists as a file or
+  directory, unless the row says "(issue 16, in progress)": a renamed or
+  deleted test cannot leave the map pointing at nothing.
+
+Prints one line per problem and exits 1 if there is any; prints a count and
+exits 0 otherwise. Needs python3 only.
+"""
+import re
+import sys
+from pathlib import Path
+
+IN_PROGRESS = "(issue 16, in progress)"
+TEST_REF = re.compile(r"`(tests/[^`\s]+)`")
+
+
+def section(text, heading_re):
+    """The lines of the section whose heading matches, up to the next heading of its level."""
+    lines = text.splitlines()
+    out, level = None, None
+    for line in lines:
+        m = re.match(r"^(#+)\s+(.*)$", line)
+        if m and out is not None and len(m.group(1)) <= level:
+            break
+        if m and out is None and re.search(heading_re, m.group(2)):
+            out, level = [], len(m.group(1))
+            continue
+        if out is not None:
+            out.append(line)
+    return out or []
+
+
+def table_rows(lines):
+    """The cells of each body row of the first Markdown table in lines."""
+    rows, seen_rule = [], False
+    for line in lines:
+        s = line.strip()
+        if not s.startswith("|"):
+            if seen_rule:
+                break
+            continue
+        cells = [c.strip() for c in s.strip("|").split("|")]
+        if all(re.fullmatch(r":?-+:?", c) for c in cells if c):
+            seen_rule = True
+            continue
+        if seen_rule:
+            rows.append(cells)
+    return rows
+
+
+def main():
+    if len(sys.argv) != 2:
+        print("usage: check_testing.py ROOT", file=sys.stderr)
+        return 2
+    root = Path(sys.argv[1])
+    design = (root / "docs/design.md").read_text()
+    testing = (root / "docs/testing.md").read_text()
+    problems = []
+
+    answers = [r[0] for r in table_rows(section(design, r"^7\. Resize outcomes"))]
+    if not answers:
+        problems.append("docs/design.md: no outcome table found under '## 7. Resize outcomes'")
+    mapped = table_rows(section(testing, r"^Resize outcomes"))
+    faults = table_rows(section(testing, r"^Faults"))
+    if not mapped:
+        problems.append("docs/testing.md: no table under '## Resize outcomes'")
+    if not faults:
+        problems.append("docs/testing.md: no table under '## Faults'")
+    have = {r[0] for r in mapped}
+    for a in answers:
+        if a not in have:
+            problems.append(f"docs/testing.md: the §7 answer {a} has no row (which test proves it?)")
+    for a in sorted(have - set(answers)):
+        problems.append(f"docs/testing.md: row {a} is not an answer of design §7's table")
+
+    named = 0
+    for where, rows in (("Resize outcomes", mapped), ("Faults", faults)):
+        for r in rows:
+            line = " | ".join(r)
+            for ref in TEST_REF.findall(line):
+                named += 1
+                if IN_PROGRESS in line:
+                    continue
+                if not (root / ref).exists():
+                    problems.append(f"docs/testing.md ({where}, {r[0]}): {ref} does not exist")
+
+    for p in problems:
+        print(p)
+    if problems:
+        return 1
+    print(f"check_testing: {len(answers)} outcomes mapped, {len(faults)} fault rows, {named} test references")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
