@@ -69,8 +69,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 require_cluster
 
-k apply -f "$CRD_FILE" >/dev/null || exit 1
-k wait --for condition=established crd/headroomconfigs.kube-headroom.dev --timeout=30s >/dev/null || exit 1
+install_crd
 if ! k get headroomconfig cluster >/dev/null 2>&1; then
   printf 'apiVersion: kube-headroom.dev/v1alpha1\nkind: HeadroomConfig\nmetadata: {name: cluster}\nspec: {dryRun: false}\n' |
     k create -f - >/dev/null

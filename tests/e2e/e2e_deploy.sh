@@ -39,6 +39,9 @@ if (cd "$ROOT" && k apply -f deploy/install.yaml) >"$WORK/apply.out" 2>"$WORK/ap
 else
   fail "kubectl apply -f deploy/install.yaml" "$(head -n 3 "$WORK/apply.err" | tr '\n' ' ')"
 fi
+# Its CRD must be what installed; nothing after this means anything otherwise.
+k wait --for condition=established crd/headroomconfigs.kube-headroom.dev --timeout=30s >/dev/null 2>&1 ||
+  crd_failed "$F" "$(grep -i -m 3 customresourcedefinition "$WORK/apply.err")"
 WHY="stderr: $(head -c 300 "$WORK/apply.err")"
 check "it printed no error or warning" [ ! -s "$WORK/apply.err" ]
 WHY="first object created: $(head -n 1 "$WORK/apply.out")"

@@ -148,7 +148,7 @@ spec = doc["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["sp
 del spec["properties"]["dryRun"]["default"]
 print(yaml.safe_dump(doc))
 PY
-k apply -f "$WORK/crd-nodefault.yaml" >/dev/null
+install_crd "$WORK/crd-nodefault.yaml"
 nodefault() { [ "$(k get crd headroomconfigs.kube-headroom.dev -o json | jq -c '.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.dryRun | has("default")')" = false ]; }
 wait_until 10 nodefault
 mkconfig_stored_bare() { k delete headroomconfig cluster --ignore-not-found >/dev/null 2>&1; mkconfig; [ "$(spec_dry_run)" = null ]; }
@@ -170,7 +170,7 @@ check "B4. still no pods/resize write (audit log), no limit set" \
   [ "$(resizes_since "$MARK")" = 0 -a -z "$(cpu_limit "$NS" a)$(cpu_limit "$NS" b)" ]
 
 # ------------------------------------------------- C. dryRun: false writes
-k apply -f "$CRD" >/dev/null
+install_crd "$CRD"
 MARK=$(audit_mark)
 k patch headroomconfig cluster --type merge -p '{"spec":{"dryRun":false}}' >/dev/null
 # a and b, 200m each on 8 cores: 200 + 3800 capped at 200m x 10 = 2 cores each.

@@ -92,7 +92,7 @@ for crd in $(sed -n 's/^metadata: {name: \(.*\)}$/\1/p' "$T/dry-run-crds.yaml");
 done
 [ ${#CREATED_CRDS[@]} -eq 0 ] || k apply -f "$T/dry-run-crds.yaml" >/dev/null
 k get crd headroomconfigs.kube-headroom.dev >/dev/null 2>&1 || CREATED_CRDS+=(headroomconfigs.kube-headroom.dev)
-k apply -f "$CRD_FILE" >/dev/null
+install_crd
 k wait --for condition=established crd --all --timeout=30s >/dev/null
 k create namespace "$TNS" >/dev/null
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=e2e-helm-ca \

@@ -37,8 +37,7 @@ cleanup() {
 trap cleanup EXIT
 require_cluster
 
-k apply -f "$CRD_FILE" >/dev/null
-k wait --for condition=established crd/headroomconfigs.kube-headroom.dev --timeout=30s >/dev/null
+install_crd
 k create namespace kube-headroom >/dev/null 2>&1
 k -n kube-headroom delete lease kube-headroom --ignore-not-found >/dev/null 2>&1
 k apply -f - >/dev/null <<EOF

@@ -55,8 +55,7 @@ repo=${ref%:*}
 tag=${ref##*:}
 
 # ------------------------------------------------------------------ helm install
-k apply -f "$CRD_FILE" >/dev/null
-k wait --for condition=established crd/headroomconfigs.kube-headroom.dev --timeout=30s >/dev/null
+install_crd
 cat <<YAML | k apply -f - >/dev/null
 apiVersion: kube-headroom.dev/v1alpha1
 kind: HeadroomConfig

@@ -25,15 +25,8 @@
 # managed namespaces are never sent to this webhook.
 set -euo pipefail
 
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-CLUSTER_SH=$ROOT/test/cluster/cluster.sh
-CLUSTER_DIR=${HEADROOM_CLUSTER_DIR:-/tmp/kube-headroom-cluster}
-export KUBECONFIG=$CLUSTER_DIR/admin.kubeconfig
-HEADROOM_BIN=${HEADROOM_BIN:-$ROOT/build/headroom}
-KUBECTL=$("$CLUSTER_SH" bin kubectl)
-HELM=${HELM:-$("$CLUSTER_SH" bin helm)}
-CRD_FILE=$ROOT/charts/kube-headroom/charts/crds/crds/headroomconfig.yaml
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 RUN=e2ewh$$
 NS_M=hr-wh-managed-$$
@@ -45,11 +38,7 @@ HR_RC=
 CRD_CREATED=0
 CFG_BACKUP=
 
-FAILS=0
-pass() { printf 'PASS %s\n' "$*"; }
-fail() { printf 'FAIL %s\n' "$*"; FAILS=$((FAILS + 1)); }
 die() { printf 'ERROR %s\n' "$*" >&2; exit 1; }
-k() { "$KUBECTL" "$@"; }
 
 stop_headroom() {
   [ -n "$HR_PID" ] || return 0
@@ -77,7 +66,7 @@ cleanup() {
     k delete headroomconfig cluster --ignore-not-found >/dev/null 2>&1
   fi
   [ "$CRD_CREATED" = 1 ] && k delete crd headroomconfigs.kube-headroom.dev --ignore-not-found >/dev/null 2>&1
-  if [ "$rc" != 0 ] || [ "$FAILS" != 0 ]; then
+  if [ "$rc" != 0 ] || [ "$failed" != 0 ]; then
     echo "--- headroom log (tail) ---"; tail -n 40 "$WORK/headroom.log" 2>/dev/null
   fi
   rm -rf "$WORK"
@@ -86,71 +75,20 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-[ -x "$HEADROOM_BIN" ] || die "HEADROOM_BIN=$HEADROOM_BIN is not executable"
-[ -f "$KUBECONFIG" ] || die "no cluster: $KUBECONFIG missing (test/cluster/cluster.sh up)"
-k get --raw /readyz >/dev/null || die "API server not ready"
-
-free_port() {
-  local p
-  for _ in $(seq 1 50); do
-    p=$((20000 + RANDOM % 20000))
-    ss -Htln "sport = :$p" | grep -q . || { echo "$p"; return; }
-  done
-  die "no free port"
-}
-WH_PORT=$(free_port)
-M_PORT=$(free_port)
-[ "$WH_PORT" != "$M_PORT" ] || M_PORT=$(free_port)
+require_cluster
+WH_PORT=${HEADROOM_E2E_WEBHOOK_PORT:-$(free_port)}
+M_PORT=${HEADROOM_E2E_WEBHOOK_METRICS_PORT:-$(free_port "$WH_PORT")}
 
 # --- certificates: a CA, and serving certs with SAN IP:127.0.0.1 --------------
+webhook_ca "$WORK"
+issue() { webhook_cert "$1" "$WORK"; } # issue DIR: tls.key + tls.crt signed by the CA; prints the serial
 mkdir -p "$WORK/certs"
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
-  -subj "/CN=headroom-e2e-ca" -keyout "$WORK/ca.key" -out "$WORK/ca.crt" 2>/dev/null
-issue() { # issue DIR: tls.key + tls.crt signed by the CA; prints the serial
-  local d=$1
-  mkdir -p "$d"
-  openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=127.0.0.1" \
-    -keyout "$d/tls.key" -out "$d/req.csr" 2>/dev/null
-  printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$d/ext.cnf"
-  openssl x509 -req -in "$d/req.csr" -CA "$WORK/ca.crt" -CAkey "$WORK/ca.key" -set_serial "0x$(openssl rand -hex 8)" \
-    -days 1 -extfile "$d/ext.cnf" -out "$d/tls.crt" 2>/dev/null
-  openssl x509 -in "$d/tls.crt" -noout -serial | cut -d= -f2
-}
 SERIAL1=$(issue "$WORK/gen1")
 cp "$WORK/gen1/tls.key" "$WORK/gen1/tls.crt" "$WORK/certs/"
 
-# --- the CRD and a HeadroomConfig that turns mutation on -----------------------
-# A minimal CRD (no schema beyond "an object") stands in when the one in
-# the chart cannot be installed on this server: the webhook's behaviour, not
-# the schema, is under test here.
-minimal_crd() {
-  cat <<'YAML'
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: headroomconfigs.kube-headroom.dev}
-spec:
-  group: kube-headroom.dev
-  scope: Cluster
-  names: {plural: headroomconfigs, singular: headroomconfig, kind: HeadroomConfig, shortNames: [hcfg]}
-  versions:
-    - name: v1alpha1
-      served: true
-      storage: true
-      schema:
-        openAPIV3Schema:
-          type: object
-          x-kubernetes-preserve-unknown-fields: true
-YAML
-}
-if ! k get crd headroomconfigs.kube-headroom.dev >/dev/null 2>&1; then
-  if ! k apply -f "$CRD_FILE" >"$WORK/crd.out" 2>&1; then
-    printf 'NOTE the chart CRD does not install here (%s); using a minimal CRD\n' \
-      "$(grep -m1 -o 'found no matching overload[^:]*' "$WORK/crd.out" || head -c 160 "$WORK/crd.out")"
-    minimal_crd | k apply -f - >/dev/null
-  fi
-  CRD_CREATED=1
-  k wait --for=condition=Established crd/headroomconfigs.kube-headroom.dev --timeout=30s >/dev/null
-fi
+# --- the CRD (the shipped one: it installs or the test fails) and a HeadroomConfig --
+k get crd headroomconfigs.kube-headroom.dev >/dev/null 2>&1 || CRD_CREATED=1
+install_crd
 if k get headroomconfig cluster >/dev/null 2>&1; then
   printf 'NOTE a HeadroomConfig exists: it is replaced for this test and restored at the end\n'
   CFG_BACKUP=$WORK/headroomconfig-backup.yaml
@@ -188,7 +126,7 @@ done
 # --- headroom run ----------------------------------------------------------------
 # --controller=false: this test is about admission; a controller here would
 # also resize other tests' pods in the shared cluster.
-"$HEADROOM_BIN" run --kubeconfig "$KUBECONFIG" --namespace hr-wh-own-$$ --controller=false \
+"$HEADROOM" run --kubeconfig "$KUBECONFIG" --namespace hr-wh-own-$$ --controller=false \
   --metrics-addr "127.0.0.1:$M_PORT" --metrics-secure=false --probe-addr= --webhook-addr "127.0.0.1:$WH_PORT" \
   --webhook-cert-dir "$WORK/certs" -v >"$WORK/headroom.log" 2>&1 &
 HR_PID=$!
@@ -205,16 +143,7 @@ grep -q 'msg="config applied" source=HeadroomConfig dry_run=false.*initial_multi
   && pass "HeadroomConfig loaded live (dryRun false, initialMultiplier 3)" || fail "HeadroomConfig not applied"
 
 # --- the registration: the chart's, registered by URL for loopback -------------------
-CA_B64=$(base64 -w0 "$WORK/ca.crt")
-"$HELM" template e2e "$ROOT/charts/kube-headroom" --namespace kube-headroom \
-  --show-only templates/webhook.yaml --set fullnameOverride="$WH_NAME" \
-  --set webhook.enable=true --set webhook.url="https://127.0.0.1:$WH_PORT/mutate-pods" \
-  --set webhook.caBundle="$CA_B64" --set webhook.certSecretName=unused \
-  --set-json "webhook.namespaceSelector={\"matchLabels\":{\"kube-headroom.dev/mode\":\"managed\",\"kube-headroom.dev/e2e-run\":\"$RUN\"}}" \
-  >"$WORK/webhook.yaml" || die "could not render the chart's webhook registration"
-grep -q "url: \"https://127.0.0.1:$WH_PORT/mutate-pods\"" "$WORK/webhook.yaml" || die "the chart's registration has no url"
-grep -q 'failurePolicy: Ignore' "$WORK/webhook.yaml" || die "the chart's registration lost failurePolicy: Ignore"
-k apply -f "$WORK/webhook.yaml" >/dev/null
+webhook_register "$WH_NAME" "$WH_PORT" "$WORK" "$RUN" || die "the chart's webhook registration did not apply"
 
 pod_yaml() { # pod_yaml NAME NS RESOURCES_JSON [META_JSON]
   local meta=${4:-'{}'}
@@ -339,5 +268,4 @@ else
   fail "webhook down: pod creation failed: $(cat "$WORK/down.err")"
 fi
 
-echo "e2e_webhook: $FAILS failure(s)"
-[ "$FAILS" = 0 ]
+finish

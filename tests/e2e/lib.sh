@@ -27,13 +27,28 @@ chart_objects() { "$HELM" template kube-headroom "$CHART" --namespace kube-headr
 passed=0 failed=0
 WHY=""
 pass() { printf 'PASS  %s\n' "$1"; passed=$((passed + 1)); }
-fail() { printf 'FAIL  %s: %s\n' "$1" "$2"; failed=$((failed + 1)); }
+fail() { printf 'FAIL  %s%s\n' "$1" "${2:+: $2}"; failed=$((failed + 1)); } # name [why]
 check() { # name, condition-as-command...
   local name=$1; shift
   if "$@"; then pass "$name"; else fail "$name" "${WHY:-condition false}"; fi
   WHY=""
 }
 finish() { echo "$passed passed, $failed failed"; [ "$failed" -eq 0 ]; }
+# A port for a listener of the script's own: below the ephemeral range (an outgoing connection
+# cannot take it between the look and the bind) and not listening. It runs in $(...), so it
+# cannot remember what it gave: name the ports already taken. free_port [taken port...]
+free_port() {
+  local p
+  for _ in $(seq 1 100); do
+    p=$((20000 + RANDOM % 12000))
+    case " $* " in *" $p "*) continue ;; esac
+    ss -Htln "sport = :$p" | grep -q . && continue
+    echo "$p"
+    return 0
+  done
+  echo "FAIL  no free port in 20000-31999" >&2
+  return 1
+}
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 wait_until() { # seconds, cmd...
   local end=$(($(now_ms) + $1 * 1000)); shift
@@ -51,6 +66,10 @@ require_cluster() {
     exit 1
   }
   [ -x "$HEADROOM" ] || { echo "FAIL  no headroom binary at $HEADROOM"; echo "0 passed, 1 failed"; exit 1; }
+  # No test passes while the shipped CRD would not install (issue 16), even one that never
+  # applies it: the API server checks it (schema, CEL rules) without storing anything.
+  local out
+  out=$(k apply --dry-run=server -f "$CRD_FILE" 2>&1 >/dev/null) || crd_failed "$CRD_FILE" "$out"
   local who
   if who=$(other_controller); then
     echo "FAIL  cluster: another kube-headroom controller acts on this cluster: $who."
@@ -124,10 +143,26 @@ stop_controller() { # signal
   CTL_PID=""
 }
 
+# ------------------------------------------------------------- the CRD
+# Every script that installs the HeadroomConfig CRD does it here: the shipped file
+# ($CRD_FILE, or the one named) must be accepted and Established, or the script ends at
+# once naming the file and the API server's answer. Never a fallback CRD: a test that
+# passes on a stand-in proves nothing about what users install (issue 16).
+crd_failed() { # file why: the FAIL line, the closing count, exit 1 (the script's EXIT trap cleans up)
+  fail "the CRD in ${1#"$ROOT"/} does not install" "$(printf '%s' "$2" | tr '\n' ' ' | cut -c1-600)"
+  finish
+  exit 1
+}
+install_crd() { # [file]
+  local f=${1:-$CRD_FILE} out
+  out=$(k apply -f "$f" 2>&1 >/dev/null) || crd_failed "$f" "$out"
+  out=$(k wait --for condition=established crd/headroomconfigs.kube-headroom.dev --timeout=30s 2>&1) ||
+    crd_failed "$f" "not Established within 30 s: $out"
+}
+
 # The CRD, the chart's RBAC, and a user bound to its roles: sets USER_KC.
 install_identity() { # user name
-  k apply -f "$CRD_FILE" >/dev/null
-  k wait --for condition=established crd/headroomconfigs.kube-headroom.dev --timeout=30s >/dev/null
+  install_crd
   k create namespace kube-headroom >/dev/null 2>&1
   chart_objects --show-only templates/serviceaccount.yaml --show-only templates/rbac.yaml | k apply -f - >/dev/null
   USER_KC=$("$CLUSTER" user-kubeconfig "$1")
@@ -137,6 +172,37 @@ install_identity() { # user name
 remove_identity() { # user name
   k delete clusterrolebinding "$1" >/dev/null 2>&1
   k -n kube-headroom delete rolebinding "$1" >/dev/null 2>&1
+}
+
+# ------------------------------------------------------------- the webhook
+# The webhook on 127.0.0.1, registered as the chart registers it (templates/webhook.yaml, by URL
+# with a caBundle), for the managed namespaces that also carry kube-headroom.dev/e2e-run=RUN, so
+# other tests' pods never reach it.
+webhook_ca() { # dir: a throw-away CA, dir/ca.crt and dir/ca.key
+  mkdir -p "$1"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+    -subj "/CN=headroom-e2e-ca" -keyout "$1/ca.key" -out "$1/ca.crt" 2>/dev/null
+}
+webhook_cert() { # dir ca-dir: dir/tls.key and dir/tls.crt (SAN IP:127.0.0.1) signed by the CA; prints the serial
+  local d=$1
+  mkdir -p "$d"
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=127.0.0.1" \
+    -keyout "$d/tls.key" -out "$d/req.csr" 2>/dev/null || return 1
+  printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$d/ext.cnf"
+  openssl x509 -req -in "$d/req.csr" -CA "$2/ca.crt" -CAkey "$2/ca.key" -set_serial "0x$(openssl rand -hex 8)" \
+    -days 1 -extfile "$d/ext.cnf" -out "$d/tls.crt" 2>/dev/null || return 1
+  openssl x509 -in "$d/tls.crt" -noout -serial | cut -d= -f2
+}
+webhook_register() { # name port ca-dir run -> the registration applied (exit 1 and why on stderr if not)
+  local out
+  out=$("$HELM" template e2e "$CHART" --namespace kube-headroom --show-only templates/webhook.yaml \
+    --set fullnameOverride="$1" --set webhook.enable=true --set webhook.url="https://127.0.0.1:$2/mutate-pods" \
+    --set webhook.caBundle="$(base64 -w0 "$3/ca.crt")" --set webhook.certSecretName=unused \
+    --set-json "webhook.namespaceSelector={\"matchLabels\":{\"kube-headroom.dev/mode\":\"managed\",\"kube-headroom.dev/e2e-run\":\"$4\"}}" 2>&1) ||
+    { echo "the chart's webhook registration does not render: $out" >&2; return 1; }
+  grep -q "url: \"https://127.0.0.1:$2/mutate-pods\"" <<<"$out" || { echo "the chart's registration has no url" >&2; return 1; }
+  grep -q 'failurePolicy: Ignore' <<<"$out" || { echo "the chart's registration lost failurePolicy: Ignore" >&2; return 1; }
+  k apply -f - >/dev/null <<<"$out"
 }
 
 # ------------------------------------------------------------- audit log
