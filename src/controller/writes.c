@@ -92,14 +92,16 @@ void hr_status_patch(hr_buf *b, const char *annotation_value)
     hr_buf_puts(b, "}}}");
 }
 
+/* Millicores always carry the m, whole cores too ("1500m → 3000m", design §7), as in the
+ * status annotation: the two figures of one message read in one unit. */
 void hr_event_message(hr_buf *b, int64_t current, int64_t target, const hr_node_plan *np)
 {
-    char from[HR_CPU_FMT_MAX], to[HR_CPU_FMT_MAX], factor[32];
+    char from[32], to[32], factor[32];
     if (current > 0)
-        hr_cpu_format_milli(current, from, sizeof from);
+        snprintf(from, sizeof from, "%lldm", (long long)current);
     else
         snprintf(from, sizeof from, "none");
-    hr_cpu_format_milli(target, to, sizeof to);
+    snprintf(to, sizeof to, "%lldm", (long long)target);
     fmt_factor(factor, sizeof factor, hr_node_factor_milli(np));
     int64_t s = np->slack > 0 ? np->slack : 0;
     hr_buf_printf(b, "%s \xe2\x86\x92 %s (factor %s, slack %lld/%lld cores)", from, to, factor,

@@ -235,7 +235,10 @@ delete_objects() {
 }
 mknode() { # name cpu
   NODES+=("$1")
-  k apply -f - >/dev/null <<NODE
+  node_manifest "$1" "$2" | k apply -f - >/dev/null
+}
+node_manifest() { # name cpu: a simulated node's manifest (mknode applies one; a script may apply many in one call)
+  cat <<NODE
 apiVersion: v1
 kind: Node
 metadata:
@@ -247,16 +250,24 @@ status:
   capacity: {cpu: "$2", memory: 64Gi, pods: "110"}
 NODE
 }
-mkns() { # name managed|plain
-  NSS+=("$1")
-  k create namespace "$1" >/dev/null
-  [ "$2" = managed ] && k label namespace "$1" kube-headroom.dev/mode=managed >/dev/null
-  wait_until 30 k -n "$1" get serviceaccount default
+mkns() { # name managed|plain [label=value...]: made, and its default ServiceAccount there
+  mkns_nowait "$@" && wait_until 30 k -n "$1" get serviceaccount default
+}
+mkns_nowait() { # as mkns, without the wait (make several, then wait for each: the waits overlap)
+  local name=$1 mode=$2 labels=()
+  shift 2
+  [ "$mode" = managed ] && labels+=(kube-headroom.dev/mode=managed)
+  NSS+=("$name")
+  k create namespace "$name" >/dev/null || return 1
+  [ $# -eq 0 ] && [ ${#labels[@]} -eq 0 ] || k label namespace "$name" "${labels[@]}" "$@" >/dev/null
 }
 mkpod() { # ns name node cpu-request [cpu-limit] [extra metadata yaml]
+  pod_manifest "$@" | k apply -f - >/dev/null
+}
+pod_manifest() { # as mkpod: the manifest only
   local lim=""
   [ -n "${5:-}" ] && lim="limits: {cpu: \"$5\"}"
-  k apply -f - >/dev/null <<POD
+  cat <<POD
 apiVersion: v1
 kind: Pod
 metadata:

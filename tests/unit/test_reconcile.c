@@ -66,7 +66,7 @@ static void resizes_with_body_annotation_event(void **state)
     assert_non_null(strstr(r.actions[0].apply_body,
                            "{\"name\":\"app\",\"resources\":{\"limits\":{\"cpu\":\"4\"}}}"));
     assert_string_equal(r.actions[0].event_message,
-                        "2 \xe2\x86\x92 4 (factor 4.00, slack 12/16 cores)");
+                        "2000m \xe2\x86\x92 4000m (factor 4.00, slack 12/16 cores)");
     assert_non_null(strstr(r.actions[0].annotation, "\"dryRun\":false"));
     assert_int_equal(r.actions[1].kind, HR_ACT_RESIZE);
     assert_int_equal(r.actions[1].target, 12000);

@@ -122,7 +122,7 @@ static void event_text(void **state)
     hr_buf b;
     hr_buf_init(&b, 0);
     hr_event_message(&b, 1500, 3000, &np);
-    assert_string_equal(hr_buf_str(&b), "1500m \xe2\x86\x92 3 (factor 2.00, slack 8/16 cores)");
+    assert_string_equal(hr_buf_str(&b), "1500m \xe2\x86\x92 3000m (factor 2.00, slack 8/16 cores)");
     hr_buf_reset(&b);
     np.slack = -500;
     hr_event_message(&b, 0, 250, &np);
