@@ -13,7 +13,8 @@
 #   2. A pod whose request × maxMultiplier exceeds its node, alone on it, gets exactly the node's
 #      allocatable, and `explain` names the allocatable as the cap in force, not the multiplier.
 #   3. A pod held by a finalizer while deleting (deletionTimestamp set, still bound) keeps booking
-#      its node (design §3.1): its neighbour's limit stays; once it is gone, the neighbour grows.
+#      its node (design §3.1): once the controller has computed the node again after the deletion,
+#      its neighbour's limit is unchanged; once it is gone, the neighbour grows.
 #   4. The success path (design §7, §9.1): on design §2.7's node (16 cores; 500m, 1500m, 6000m)
 #      the 1500m pod's CPULimitAdjusted reads "1500m → 3000m (factor 2.00, slack 8/16 cores)" and
 #      its live kube-headroom.dev/status annotation says what `headroom plan -o json` and
@@ -198,6 +199,7 @@ check "2b. explain: the cap in force is the allocatable (3500m), not r × maxMul
 # ---------------------------------------------------- 3. a terminating pod still books its node
 both4() { lim "$NA" stay 4 && lim "$NA" held 4; }
 check "3a. two 1000m pods on 8 cores, one with a finalizer: 4 cores each" wait_until 20 both4
+log_mark=$(wc -l <"$WORK/controller.log")
 k -n "$NA" delete pod held --wait=false >/dev/null
 deleting() {
   local got
@@ -206,15 +208,21 @@ deleting() {
   [ "${got#* }" = e2e-dfin-$S ] && [ -n "${got%% *}" ]
 }
 check "3b. the held pod is terminating (deletionTimestamp set) and still bound" wait_until 10 deleting
-# The deletion is an update of the pod: its node is queued and computed within one debounce
-# period (2 s ±50%). Give it that twice over, plus a reconcile.
-sleep 7
-check "3c. while it terminates it still books its node: the neighbour stays at 4 cores (not 8)" \
-  lim "$NA" stay 4
+# The deletion is an update of the pod: its node is queued and computed again (-v logs each
+# decision). Wait for the decision about the neighbour made after it, then look at the limit.
+decision=""
+recomputed() {
+  decision=$(tail -n +"$((log_mark + 1))" "$WORK/controller.log" | grep "msg=decision node=e2e-dfin-$S pod=$NA/stay " | tail -n 1)
+  [ -n "$decision" ]
+}
+WHY="no decision about $NA/stay logged within 20 s of the deletion"
+check "3c. the controller computed the node again after the deletion" wait_until 20 recomputed
+still_booked() { lim "$NA" stay 4 && WHY="decision after the deletion: $decision" && grep -q ' target=4000m write=false ' <<<"$decision"; }
+check "3d. while it terminates it still books its node: the neighbour's target and limit stay 4 cores (not 8)" still_booked
 k -n "$NA" patch pod held --type json -p '[{"op":"remove","path":"/metadata/finalizers"}]' >/dev/null
 gone() { ! k -n "$NA" get pod held >/dev/null 2>&1; }
 wait_until 20 gone
-check "3d. once it is gone, the neighbour grows to the whole node (8 cores)" wait_until 20 lim "$NA" stay 8
+check "3e. once it is gone, the neighbour grows to the whole node (8 cores)" wait_until 20 lim "$NA" stay 8
 
 # ---------------------------------------------------- 4. the success path: event and annotation
 ex_ok() { lim "$NA" small 1500m && lim "$NA" web 3 && lim "$NA" large 12; }
