@@ -215,7 +215,7 @@ hr_status hr_jquantity(const hr_kctx *c, const hr_jpath *p, yyjson_val *v, hr_qk
     *out = HR_NONE;
     if (!v || yyjson_is_null(v))
         return HR_OK;
-    char tmp[32], quoted[48];
+    char tmp[32];
     const char *s;
     size_t len;
     if (yyjson_is_str(v)) {
@@ -228,8 +228,16 @@ hr_status hr_jquantity(const hr_kctx *c, const hr_jpath *p, yyjson_val *v, hr_qk
     } else {
         return wrong_type(c, p, "a quantity string", v);
     }
+    return hr_kquantity(c, p, s, len, kind, out);
+}
+
+hr_status hr_kquantity(const hr_kctx *c, const hr_jpath *p, const char *s, size_t len,
+                       hr_qkind kind, int64_t *out)
+{
+    char quoted[48];
     hr_qerr e;
     int64_t x = 0;
+    *out = HR_NONE;
     switch (kind) {
     case HR_QK_CPU: e = hr_cpu_parse_milli(s, len, &x); break;
     case HR_QK_MEM: e = hr_mem_parse_bytes(s, len, &x); break;

@@ -106,6 +106,11 @@ typedef enum hr_qkind { HR_QK_CPU, HR_QK_MEM, HR_QK_MILLI } hr_qkind;
 HR_MUST_CHECK hr_status hr_jquantity(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
                                      hr_qkind kind, int64_t *out);
 
+/* The same for a quantity's text (the protobuf decoders' Quantity is a
+ * string): errors name the field and quote the text. */
+HR_MUST_CHECK hr_status hr_kquantity(const hr_kctx *c, const hr_jpath *p, const char *s, size_t len,
+                                     hr_qkind kind, int64_t *out);
+
 /* metadata: name (required), namespace (required when namespaced), uid,
  * resourceVersion, labels. Sets c->ns and c->name as soon as known. */
 HR_MUST_CHECK hr_status hr_decode_meta(hr_kctx *c, yyjson_val *obj, bool namespaced, hr_kmeta *m,
