@@ -91,10 +91,8 @@ bool hr_pb_map_entry(hr_pbr e, bool quantity, const uint8_t **k, size_t *kl, con
                     }
                 }
             }
-        } else if (f == 1 || f == 2) {
-            return false; /* a key or value that is not length-delimited */
-        } else if (!hr_pb_skip(&e, wt)) {
-            return false;
+        } else if (f == 1 || f == 2 || !hr_pb_skip(&e, wt)) {
+            return false; /* a key or value not length-delimited, or malformed */
         }
     }
     return true;
