@@ -46,8 +46,7 @@ static hr_status node_condition(const hr_kctx *c, const hr_jpath *p, hr_pbr r, h
     return HR_OK;
 }
 
-hr_status hr_pbdecode_node(const uint8_t *raw, size_t len, hr_arena *a, hr_knode *out,
-                           hr_err *err)
+hr_status hr_pbdecode_node(const uint8_t *raw, size_t len, hr_arena *a, hr_knode *out, hr_err *err)
 {
     hr_kctx c = {a, err, "node", NULL, NULL};
     memset(out, 0, sizeof *out);

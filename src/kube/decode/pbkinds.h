@@ -16,8 +16,8 @@
 #include "util/err.h"
 
 /* raw: the object's message (runtime.Unknown's raw, pbobj.h). */
-HR_MUST_CHECK hr_status hr_pbdecode_node(const uint8_t *raw, size_t len, hr_arena *a,
-                                         hr_knode *out, hr_err *err);
+HR_MUST_CHECK hr_status hr_pbdecode_node(const uint8_t *raw, size_t len, hr_arena *a, hr_knode *out,
+                                         hr_err *err);
 HR_MUST_CHECK hr_status hr_pbdecode_namespace(const uint8_t *raw, size_t len, hr_arena *a,
                                               hr_knamespace *out, hr_err *err);
 HR_MUST_CHECK hr_status hr_pbdecode_limitrange(const uint8_t *raw, size_t len, hr_arena *a,

@@ -23,10 +23,7 @@ hr_status hr_pbfail_wt(const hr_kctx *c, const hr_jpath *p, const char *want, hr
     return hr_kfail(c, p, HR_E_INPUT, "expected a %s field, got wire type %d", want, (int)wt);
 }
 
-
-
-hr_status hr_pb_str_at(const hr_kctx *c, const hr_jpath *p, hr_pbr *r, hr_pbwt wt,
-                       const char **out)
+hr_status hr_pb_str_at(const hr_kctx *c, const hr_jpath *p, hr_pbr *r, hr_pbwt wt, const char **out)
 {
     const uint8_t *s = NULL;
     size_t n = 0;
@@ -40,8 +37,7 @@ hr_status hr_pb_str_at(const hr_kctx *c, const hr_jpath *p, hr_pbr *r, hr_pbwt w
     return HR_OK;
 }
 
-hr_status hr_pb_varint_at(const hr_kctx *c, const hr_jpath *p, hr_pbr *r, hr_pbwt wt,
-                          uint64_t *out)
+hr_status hr_pb_varint_at(const hr_kctx *c, const hr_jpath *p, hr_pbr *r, hr_pbwt wt, uint64_t *out)
 {
     if (wt != HR_PB_VARINT)
         return hr_pbfail_wt(c, p, "varint", wt);
@@ -49,7 +45,6 @@ hr_status hr_pb_varint_at(const hr_kctx *c, const hr_jpath *p, hr_pbr *r, hr_pbw
         return hr_pbfail(c, p);
     return HR_OK;
 }
-
 
 bool hr_pb_map_entry(hr_pbr e, bool quantity, const uint8_t **k, size_t *kl, const uint8_t **v,
                      size_t *vl)
@@ -233,7 +228,8 @@ hr_status hr_pb_meta(hr_kctx *c, hr_pbr meta, bool present, bool namespaced, hr_
             cover(&pod_from, &pod_to, at, r.p);
     }
     if (pod_part)
-        *pod_part = pod_from ? hr_pbr_of(pod_from, (size_t)(pod_to - pod_from)) : hr_pbr_of(NULL, 0);
+        *pod_part =
+            pod_from ? hr_pbr_of(pod_from, (size_t)(pod_to - pod_from)) : hr_pbr_of(NULL, 0);
     hr_jpath pns = HR_JP_KEY(&pm, "namespace");
     hr_jpath pname = HR_JP_KEY(&pm, "name");
     if (ns && !(m->ns = hr_arena_strndup(c->a, (const char *)ns, ns_l)))

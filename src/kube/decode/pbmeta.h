@@ -25,9 +25,8 @@ HR_MUST_CHECK hr_status hr_pbfail_wt(const hr_kctx *c, const hr_jpath *p, const 
 /* The value of a length-delimited field (string, bytes, message) whose
  * tag was just read with wire type wt; fails at p on another wire type.
  * Inline: they run for every field of every object. */
-HR_MUST_CHECK static inline hr_status hr_pb_bytes_at(const hr_kctx *c, const hr_jpath *p,
-                                                     hr_pbr *r, hr_pbwt wt, const uint8_t **s,
-                                                     size_t *len)
+HR_MUST_CHECK static inline hr_status hr_pb_bytes_at(const hr_kctx *c, const hr_jpath *p, hr_pbr *r,
+                                                     hr_pbwt wt, const uint8_t **s, size_t *len)
 {
     *s = r->p;
     *len = 0;
@@ -88,7 +87,6 @@ HR_MUST_CHECK hr_status hr_pb_meta(hr_kctx *c, hr_pbr meta, bool present, bool n
 /* The top-level fields 1 (metadata), 2 (spec), 3 (status) of an object
  * (Pod, Node, Namespace, LimitRange, ResourceQuota all number them so),
  * each the last of its kind; *has_* tell which were there. */
-HR_MUST_CHECK hr_status hr_pb_object(const hr_kctx *c, hr_pbr obj, hr_pbr parts[3],
-                                     bool has[3]);
+HR_MUST_CHECK hr_status hr_pb_object(const hr_kctx *c, hr_pbr obj, hr_pbr parts[3], bool has[3]);
 
 #endif

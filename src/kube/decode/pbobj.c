@@ -24,8 +24,8 @@ static hr_status bad(hr_err *err, const char *what)
  * s[f-1]/l[f-1] (the last one wins); varints of those fields to v[f-1]
  * (when v is not NULL); everything else skipped. False when malformed or
  * a field in 1..8 has an unexpected wire type. */
-static bool fields(hr_pbr r, uint32_t want_len, uint32_t want_varint, const uint8_t **s,
-                   size_t *l, uint64_t *v)
+static bool fields(hr_pbr r, uint32_t want_len, uint32_t want_varint, const uint8_t **s, size_t *l,
+                   uint64_t *v)
 {
     while (hr_pbr_more(&r)) {
         uint32_t f;

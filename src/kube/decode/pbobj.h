@@ -67,8 +67,7 @@ typedef struct hr_pbstatus {
     size_t reason_len, message_len;
 } hr_pbstatus;
 
-HR_MUST_CHECK hr_status hr_pb_status(const uint8_t *raw, size_t len, hr_pbstatus *out,
-                                     hr_err *err);
+HR_MUST_CHECK hr_status hr_pb_status(const uint8_t *raw, size_t len, hr_pbstatus *out, hr_err *err);
 
 /* An object's metadata.namespace ("" when absent) and .name, in place, for
  * naming what a decoder refused or what a DELETED event removes; false

@@ -94,8 +94,7 @@ static hr_status read_resources(const hr_kctx *c, const hr_jpath *p, hr_pbr r, b
     return HR_OK;
 }
 
-static hr_status decode_resources(const hr_kctx *c, const hr_jpath *p, hr_pbr r,
-                                  hr_container *ctr)
+static hr_status decode_resources(const hr_kctx *c, const hr_jpath *p, hr_pbr r, hr_container *ctr)
 {
     res_text t;
     hr_status st = read_resources(c, p, r, true, &t);
