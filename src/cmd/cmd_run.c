@@ -72,9 +72,11 @@
 
 typedef struct run_opts {
     const char *metrics_addr;
-    bool metrics_secure;      /* HTTPS + TokenReview/SubjectAccessReview (default) */
-    const char *probe_addr;   /* plain /healthz, /readyz; "" disables it */
-    const char *webhook_addr; /* "" disables the webhook listener */
+    bool metrics_secure;         /* HTTPS + TokenReview/SubjectAccessReview (default) */
+    const char *probe_addr;      /* plain /healthz, /readyz; "" disables it */
+    const char *probe_addr_file; /* where the probe listener's address is written, or NULL */
+    bool reuse_port;             /* SO_REUSEPORT on the webhook and metrics listeners */
+    const char *webhook_addr;    /* "" disables the webhook listener */
     const char *cert_dir;
     const char *kubeconfig;
     const char *context;
@@ -386,9 +388,17 @@ static hr_status controller_start(run_ctx *x, hr_err *err)
         if (x->o.ns == NULL || x->o.ns[0] == '\0')
             return hr_err_set(err, HR_E_INPUT,
                               "--leader-elect needs --namespace (or POD_NAMESPACE)");
+        /* Unique per replica: the Pod's name ($POD_NAME, the chart's
+         * downward API) where there is one — hostNetwork replicas on one
+         * node share its hostname and, each PID 1 in its container, the
+         * PID — else the hostname; then the PID and the start time, so a
+         * restarted container is a new candidate. */
         char id[300];
         char hn[200] = "headroom";
-        if (gethostname(hn, sizeof hn) != 0)
+        const char *pod = getenv("POD_NAME");
+        if (pod != NULL && pod[0] != '\0')
+            snprintf(hn, sizeof hn, "%s", pod);
+        else if (gethostname(hn, sizeof hn) != 0)
             snprintf(hn, sizeof hn, "headroom");
         hn[sizeof hn - 1] = '\0';
         snprintf(id, sizeof id, "%s_%ld_%ld", hn, (long)getpid(), (long)time(NULL));
@@ -485,6 +495,8 @@ enum {
     F_CONTROLLER,
     F_LOG_FORMAT,
     F_VERBOSE,
+    F_PROBE_ADDR_FILE,
+    F_REUSE_PORT,
     F_N
 };
 
@@ -526,6 +538,14 @@ static const hr_flag run_flags[F_N] = {
                       "logfmt or json: one line per event (default logfmt)", "logfmt json"},
     [F_VERBOSE] = {"v", 'v', HR_FLAG_LEVEL, NULL, "debug logs (-v, -v=1, --v=1; --v=0: info)",
                    NULL},
+    [F_PROBE_ADDR_FILE] = {"probe-addr-file", 0, HR_FLAG_STRING, "FILE",
+                           "write the probe listener's host:port there once it\n"
+                           "                           listens (for `headroom probe --addr-file`)",
+                           "@file"},
+    [F_REUSE_PORT] = {"reuse-port", 0, HR_FLAG_BOOL, NULL,
+                      "open the webhook and metrics listeners with SO_REUSEPORT:\n"
+                      "                           replicas on one host share their ports",
+                      NULL},
 };
 
 const hr_command hr_run_command = {
@@ -576,6 +596,8 @@ static int parse_flags(const char *prog, int argc, char **argv, run_opts *o)
     o->log_json = fmt && fmt[0] == 'j';
     take(v[F_METRICS_ADDR], &o->metrics_addr);
     take(v[F_PROBE_ADDR], &o->probe_addr);
+    take(v[F_PROBE_ADDR_FILE], &o->probe_addr_file);
+    o->reuse_port = hr_args_on(&a, F_REUSE_PORT);
     take(v[F_WEBHOOK_ADDR], &o->webhook_addr);
     take(v[F_CERT_DIR], &o->cert_dir);
     take(v[F_KUBECONFIG], &o->kubeconfig);
@@ -629,6 +651,39 @@ static void teardown(run_ctx *x)
     x->k = NULL;
 }
 
+/* The probe listener's address, "host:port", written to a temporary file
+ * beside --probe-addr-file and renamed over it, so `headroom probe
+ * --addr-file` never reads half of it. A replica restarted in the same pod
+ * (the file is in its emptyDir) replaces its predecessor's address. */
+static hr_status write_probe_addr(run_ctx *x, hr_err *err)
+{
+    char host[256];
+    uint16_t port;
+    hr_status st = hr_parse_addr(x->o.probe_addr, host, sizeof host, &port, err);
+    if (st)
+        return st;
+    const char *h = host[0] ? host : "127.0.0.1";
+    bool v6 = strchr(h, ':') != NULL;
+    char tmp[4096];
+    int n = snprintf(tmp, sizeof tmp, "%s.tmp", x->o.probe_addr_file);
+    if (n < 0 || (size_t)n >= sizeof tmp)
+        return hr_err_set(err, HR_E_INPUT, "--probe-addr-file: path too long");
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL)
+        return hr_err_set(err, HR_E_IO, "--probe-addr-file %s: %s", tmp, strerror(errno));
+    int w = fprintf(f, v6 ? "[%s]:%u\n" : "%s:%u\n", h, (unsigned)hr_listener_port(x->probe_l));
+    int c = fclose(f);
+    if (w < 0 || c != 0 || rename(tmp, x->o.probe_addr_file) != 0) {
+        int e = errno;
+        (void)unlink(tmp);
+        return hr_err_set(err, HR_E_IO, "--probe-addr-file %s: %s", x->o.probe_addr_file,
+                          strerror(e));
+    }
+    hr_logf(&x->log, HR_LV_INFO, "msg=\"probe address written\" file=%s port=%u",
+            x->o.probe_addr_file, hr_listener_port(x->probe_l));
+    return HR_OK;
+}
+
 /* /metrics: HTTPS with the serving certificate, every scrape's token
  * reviewed (design §9.3); or, with --metrics-secure=false, plain HTTP with
  * the probes beside it, as before. */
@@ -653,6 +708,7 @@ static hr_status start_metrics(run_ctx *x, hr_err *err)
                            .routes = mroutes,
                            .n_routes = secure ? 1 : 3,
                            .threads = 2,
+                           .reuse_port = x->o.reuse_port,
                            .log = x->log};
     if ((st = hr_listener_start(&mo, &x->metrics_l, err)))
         return st;
@@ -731,6 +787,8 @@ static hr_status start_all(run_ctx *x, hr_err *err)
             return st;
         hr_logf(&x->log, HR_LV_INFO, "msg=\"listening\" listener=probes addr=%s port=%u",
                 x->o.probe_addr, hr_listener_port(x->probe_l));
+        if (x->o.probe_addr_file && (st = write_probe_addr(x, err)))
+            return st;
     }
 
     if (webhook) {
@@ -746,6 +804,7 @@ static hr_status start_all(run_ctx *x, hr_err *err)
                                .n_routes = 3,
                                .threads = 4,
                                .idle_timeout_s = 60,
+                               .reuse_port = x->o.reuse_port,
                                .log = x->log};
         if ((st = hr_listener_start(&wo, &x->webhook_l, err)))
             return st;

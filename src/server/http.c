@@ -460,20 +460,26 @@ hr_status hr_listener_start(const hr_listener_opts *o, hr_listener **out, hr_err
     unsigned timeout = o->idle_timeout_s ? o->idle_timeout_s : 30;
     unsigned maxconn = o->max_connections ? o->max_connections : 256;
     unsigned per_ip = o->per_ip_connections ? o->per_ip_connections : 32;
+    /* SO_REUSEPORT only when asked: MHD's option set to false would also
+     * drop the SO_REUSEADDR it sets by default, so it is absent then. */
+    struct MHD_OptionItem reuse[] = {
+        {o->reuse_port ? MHD_OPTION_LISTENING_ADDRESS_REUSE : MHD_OPTION_END, 1, NULL},
+        {MHD_OPTION_END, 0, NULL},
+    };
     /* The TLS options go last: without TLS the first one's id is
      * MHD_OPTION_END, which ends the list there. */
-    l->d =
-        MHD_start_daemon(flags, 0, NULL, NULL, on_request, l, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
-                         l, /* first, to catch all */
-                         MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_CONNECTION_TIMEOUT, timeout,
-                         MHD_OPTION_CONNECTION_LIMIT, maxconn, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-                         per_ip, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HR_HTTP_CONN_MEMORY,
-                         MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-                         MHD_OPTION_NOTIFY_CONNECTION, on_connection, l,
-                         /* A pool of one is no pool: MHD wants the option absent. */
-                         MHD_OPTION_THREAD_POOL_SIZE, threads > 1 ? threads : 0,
-                         o->tls ? MHD_OPTION_HTTPS_PRIORITIES : MHD_OPTION_END, HR_TLS_PRIORITIES,
-                         MHD_OPTION_HTTPS_CERT_CALLBACK, cert_callback, MHD_OPTION_END);
+    l->d = MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, l, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
+        l, /* first, to catch all */
+        MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_CONNECTION_TIMEOUT, timeout,
+        MHD_OPTION_CONNECTION_LIMIT, maxconn, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HR_HTTP_CONN_MEMORY,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_NOTIFY_CONNECTION,
+        on_connection, l,
+        /* A pool of one is no pool: MHD wants the option absent. */
+        MHD_OPTION_THREAD_POOL_SIZE, threads > 1 ? threads : 0, MHD_OPTION_ARRAY, reuse,
+        o->tls ? MHD_OPTION_HTTPS_PRIORITIES : MHD_OPTION_END, HR_TLS_PRIORITIES,
+        MHD_OPTION_HTTPS_CERT_CALLBACK, cert_callback, MHD_OPTION_END);
     freeaddrinfo(ai);
     if (l->d == NULL) {
         listener_free(l);

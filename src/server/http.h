@@ -25,6 +25,7 @@
 #ifndef HR_SERVER_HTTP_H
 #define HR_SERVER_HTTP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -69,6 +70,12 @@ typedef struct hr_listener_opts {
     unsigned header_timeout_ms;  /* 0: 10000 */
     unsigned request_timeout_ms; /* 0: 30000 */
     size_t body_budget;          /* bytes all bodies in flight may hold; 0: 64 MiB */
+    /* SO_REUSEPORT: other listeners of the same user may bind the same
+     * address and port, and the kernel spreads new connections over them
+     * (several hostNetwork replicas on one node sharing the webhook's
+     * port; design §13). A listener that closes leaves the group, and new
+     * connections go to the others. */
+    bool reuse_port;
     hr_logger log;
 } hr_listener_opts;
 

@@ -83,6 +83,8 @@ render_fails "two replicas without leader election fail (two writers)" \
   "replicas=2 needs leaderElection.enable=true" --set leaderElection.enable=false
 render_fails "minAvailable = replicas fails (it would block every drain)" \
   "would block every node drain" --set podDisruptionBudget.minAvailable=2
+render_fails "hostNetworkReusePort without hostNetwork fails (pod networking has ports of its own)" \
+  "hostNetworkReusePort=true is for replicas sharing a node's network: set hostNetwork=true" --set hostNetworkReusePort=true
 render_fails "an unknown value fails (values.schema.json)" \
   "additional properties 'replicaCount' not allowed" --set replicaCount=2
 
@@ -186,6 +188,19 @@ check "hostNetwork: the webhook is registered by URL, not by Service" [ "$cc" = 
 WHY="hostNetwork $(dep .spec.template.spec.hostNetwork) args $(args)"
 check "hostNetwork: the pods use the node's network and bind 127.0.0.1" \
   eval '[ "$(dep .spec.template.spec.hostNetwork)/$(dep .spec.template.spec.dnsPolicy)" = true/ClusterFirstWithHostNet ] && contains "$(args)" --webhook-addr=127.0.0.1:9443 && contains "$(args)" --metrics-addr=127.0.0.1:8443'
+
+render "hostNetwork, two replicas on one node" -f "$T/hostnet-url.yaml" --set webhook.caBundle="$CA_B64" --set hostNetworkReusePort=true
+ctr_='.spec.template.spec.containers[0]'
+WHY="ports $(dep "$ctr_.ports | tojson") probes $(dep "[$ctr_.livenessProbe.exec.command, $ctr_.readinessProbe.exec.command] | tojson") args $(args)"
+check "hostNetworkReusePort: no container (host) ports, --reuse-port, each replica's probe port its own (exec headroom probe --addr-file)" \
+  eval '[ "$(dep "$ctr_.ports // [] | length")" = 0 ] && contains "$(args)" --reuse-port && contains "$(args)" --probe-addr=127.0.0.1:0 \
+    && contains "$(args)" --probe-addr-file=/run/kube-headroom/probe-addr \
+    && [ "$(dep "$ctr_.readinessProbe.exec.command | join(\" \")")" = "/usr/bin/headroom probe --addr-file=/run/kube-headroom/probe-addr /readyz" ] \
+    && [ "$(dep "$ctr_.livenessProbe.exec.command[3]")" = /healthz ] \
+    && [ "$(dep "[.spec.template.spec.volumes[] | select(.name == \"run\") | .emptyDir.medium] | join(\"\")")" = Memory ]'
+WHY="env $(dep "[$ctr_.env[] | {(.name): (.valueFrom.fieldRef.fieldPath // .value)}] | add | tojson")"
+check "the Lease identity comes from the Pod's name (POD_NAME from the downward API)" \
+  [ "$(dep "$ctr_.env[] | select(.name == \"POD_NAME\") | .valueFrom.fieldRef.fieldPath")" = metadata.name ]
 
 render "a values file written for the Go implementation's chart" -f "$T/go-values.yaml"
 WHY="image $(dep '.spec.template.spec.containers[0].image') pull $(dep '.spec.template.spec.containers[0].imagePullPolicy')"

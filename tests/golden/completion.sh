@@ -37,7 +37,7 @@ complete -p kubectl-headroom | grep -q -- '-F _headroom' || bad "kubectl-headroo
 commands=$("$hr" help | awk '/^commands:/ {on = 1; next} on && /^  [a-z]/ {print $1} on && /^$/ {exit}')
 [ -n "$commands" ] || bad "headroom help lists no commands"
 for c in $commands; do offers "$c" headroom ''; done
-exactly "plan preflight" headroom p
+exactly "plan preflight probe" headroom p
 exactly "completion" headroom com
 exactly "explain" headroom help ex
 exactly "bash" headroom completion ba
@@ -95,7 +95,7 @@ plugin() { # "WANT..." WORD...: candidates exactly these (sorted), then :4
 }
 plugin "$(complete_words headroom '')" ''
 plugin "$(complete_words headroom '')"
-plugin "plan preflight" p
+plugin "plan preflight probe" p
 plugin "table wide json yaml name" plan -o ''
 plugin "--output=json" plan --output=j
 plugin "--output=table --output=wide --output=json --output=yaml --output=name" node n1 --output=

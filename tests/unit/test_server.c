@@ -394,6 +394,51 @@ static void dual_stack(void **state)
     hr_listener_stop(l);
 }
 
+static void one_reply(void *ud, const hr_http_req *req, hr_http_resp *resp)
+{
+    (void)req;
+    hr_buf_puts(&resp->body, ud);
+}
+
+/* reuse_port: a second listener of the same user binds the same port and
+ * both answer; without it the second bind is refused; when one stops, the
+ * other gets every new connection (the hostNetwork two-replica mode). */
+static void reuse_port(void **state)
+{
+    (void)state;
+    hr_route ra[] = {{"GET", "/who", one_reply, "a", 0, false}};
+    hr_route rb[] = {{"GET", "/who", one_reply, "b", 0, false}};
+    hr_listener_opts o = {
+        .name = "a", .addr = "127.0.0.1:0", .routes = ra, .n_routes = 1, .reuse_port = true};
+    hr_listener *a, *b, *c;
+    hr_err err;
+    assert_int_equal(hr_listener_start(&o, &a, &err), HR_OK);
+    char addr[32];
+    snprintf(addr, sizeof addr, "127.0.0.1:%u", hr_listener_port(a));
+    hr_listener_opts ob = {.name = "b", .addr = addr, .routes = rb, .n_routes = 1};
+    assert_int_equal(hr_listener_start(&ob, &c, &err), HR_E_IO); /* not asked: refused */
+    ob.reuse_port = true;
+    assert_int_equal(hr_listener_start(&ob, &b, &err), HR_OK);
+    assert_int_equal(hr_listener_port(b), hr_listener_port(a));
+    char url[64];
+    snprintf(url, sizeof url, "http://%s/who", addr);
+    reply r;
+    int seen_a = 0, seen_b = 0;
+    for (int i = 0; i < 64 && !(seen_a && seen_b); i++) {
+        assert_int_equal(request(url, NULL, 0, NULL, &r), CURLE_OK);
+        assert_int_equal(r.status, 200);
+        seen_a += strcmp(r.body, "a") == 0;
+        seen_b += strcmp(r.body, "b") == 0;
+    }
+    assert_true(seen_a > 0 && seen_b > 0);
+    hr_listener_stop(a);
+    for (int i = 0; i < 16; i++) {
+        assert_int_equal(request(url, NULL, 0, NULL, &r), CURLE_OK);
+        assert_string_equal(r.body, "b");
+    }
+    hr_listener_stop(b);
+}
+
 static void bad_addresses(void **state)
 {
     (void)state;
@@ -526,6 +571,7 @@ int main(void)
         cmocka_unit_test(body_collection),    cmocka_unit_test(deadlines_and_per_ip),
         cmocka_unit_test(dual_stack),         cmocka_unit_test(bad_addresses),
         cmocka_unit_test(cert_rotation),      cmocka_unit_test(metrics_text_format),
+        cmocka_unit_test(reuse_port),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     curl_global_cleanup();

@@ -66,6 +66,9 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- if and $v.metrics.certManagerTLS (not $v.certmanager.enable) }}
 {{- fail "metrics.certManagerTLS=true needs certmanager.enable=true (the metrics certificate is cert-manager's)" }}
 {{- end }}
+{{- if and $v.hostNetworkReusePort (not $v.hostNetwork) }}
+{{- fail "hostNetworkReusePort=true is for replicas sharing a node's network: set hostNetwork=true too (with pod networking each replica has its own ports)" }}
+{{- end }}
 {{- if and (gt (int $v.replicas) 1) (not $v.leaderElection.enable) }}
 {{- fail (printf "replicas=%d needs leaderElection.enable=true: without the Lease every replica would write" (int $v.replicas)) }}
 {{- end }}
