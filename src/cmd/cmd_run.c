@@ -540,7 +540,7 @@ static const hr_flag run_flags[F_N] = {
                    NULL},
     [F_PROBE_ADDR_FILE] = {"probe-addr-file", 0, HR_FLAG_STRING, "FILE",
                            "write the probe listener's host:port there once it\n"
-                           "                           listens (for `headroom probe --addr-file`)",
+                           "                           listens (what `headroom probe` reads)",
                            "@file"},
     [F_REUSE_PORT] = {"reuse-port", 0, HR_FLAG_BOOL, NULL,
                       "open the webhook and metrics listeners with SO_REUSEPORT:\n"

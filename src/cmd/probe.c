@@ -44,8 +44,8 @@ static const hr_flag probe_flags[F_N] = {
     [F_ADDR] = {"addr", 0, HR_FLAG_STRING, "ADDR",
                 "the listener to ask, host:port (default 127.0.0.1:8081)", NULL},
     [F_ADDR_FILE] = {"addr-file", 0, HR_FLAG_STRING, "FILE",
-                     "read the address from FILE (what run --probe-addr-file\n"
-                     "                           wrote); beats --addr",
+                     "read the address from FILE, as `run` wrote it (its\n"
+                     "                           probe-addr-file flag); wins over an address given",
                      "@file"},
     [F_TIMEOUT] = {"timeout", 0, HR_FLAG_STRING, "DURATION",
                    "give up after this long: 500ms, 2s (default 5s)", NULL},
@@ -57,7 +57,8 @@ const hr_command hr_probe_command = {
     "Ask a running daemon's plain /healthz or /readyz (a kubelet exec probe).",
     "PATH is /healthz (the default) or /readyz. Exit 0 on a 2xx answer, 1 otherwise.\n"
     "With hostNetwork replicas sharing a node, each replica's probe listener has a\n"
-    "port of its own, written by `run --probe-addr-file`; --addr-file reads it.\n",
+    "port of its own, which `run` writes to a file (its probe-addr-file flag) for\n"
+    "this command to read.\n",
     probe_flags,
     F_N,
     1,
@@ -124,10 +125,12 @@ static int get_status(const char *host, uint16_t port, const char *path, int64_t
         goto out;
     }
     char req[600];
-    int n = snprintf(req, sizeof req, "GET %s HTTP/1.0\r\nHost: %s\r\nUser-Agent: headroom-probe\r\n\r\n",
-                     path, host);
+    int n =
+        snprintf(req, sizeof req,
+                 "GET %s HTTP/1.0\r\nHost: %s\r\nUser-Agent: headroom-probe\r\n\r\n", path, host);
     if (n < 0 || (size_t)n >= sizeof req || send(fd, req, (size_t)n, MSG_NOSIGNAL) != n) {
-        snprintf(why, why_cap, "send: %s", n < 0 || (size_t)n >= sizeof req ? "path too long" : strerror(errno));
+        snprintf(why, why_cap, "send: %s",
+                 n < 0 || (size_t)n >= sizeof req ? "path too long" : strerror(errno));
         goto out;
     }
     char line[256];
@@ -176,8 +179,7 @@ int hr_cmd_probe(const char *prog, int argc, char **argv)
     if (help)
         return HR_EXIT_OK;
     if (path[0] != '/' || strpbrk(path, " \r\n") != NULL)
-        return hr_usage_error(prog, &hr_probe_command, "PATH \"%s\": a path such as /readyz",
-                              path);
+        return hr_usage_error(prog, &hr_probe_command, "PATH \"%s\": a path such as /readyz", path);
     long ms = timeout ? hr_duration_ms(timeout) : 0;
     if (ms < 0)
         return hr_usage_error(prog, &hr_probe_command, "--timeout: \"%s\" is not a duration",
@@ -204,7 +206,8 @@ int hr_cmd_probe(const char *prog, int argc, char **argv)
     if (host[0] == '\0')
         snprintf(host, sizeof host, "127.0.0.1"); /* ":8081": every address, this one too */
     char why[320];
-    int status = get_status(host, port, path, hr_mono_ns() + (int64_t)ms * 1000000, why, sizeof why);
+    int status =
+        get_status(host, port, path, hr_mono_ns() + (int64_t)ms * 1000000, why, sizeof why);
     char where[300];
     snprintf(where, sizeof where, "%s:%u%s", host, (unsigned)port, path);
     free(text);
