@@ -211,7 +211,7 @@ check "Go values: replicas, resources, nodeSelector, tolerations, affinity, topo
   [ "$(dep '"\(.spec.replicas)/\(.spec.template.spec.containers[0].resources.requests.cpu)/\(.spec.template.spec.nodeSelector["kubernetes.io/os"])/\(.spec.template.spec.tolerations|length)/\(.spec.template.spec.affinity|keys|join(","))/\(.spec.template.spec.topologySpreadConstraints|length)"')" = 3/100m/linux/1/nodeAffinity/1 ]
 WHY="args $(args); env $(dep '[.spec.template.spec.containers[0].env[].name] | join(",")')"
 check "Go values: extraArgs and extraEnv" \
-  eval 'contains "$(args)" -v && contains "$(args)" --log-format=json && [ "$(dep '"'"'.spec.template.spec.containers[0].env[1].name'"'"')" = TZ ]'
+  eval 'contains "$(args)" -v && contains "$(args)" --log-format=json && [ "$(dep '"'"'[.spec.template.spec.containers[0].env[].name] | index("TZ") != null'"'"')" = true ]'
 WHY="kinds $(kinds)"
 aggregated=$(q '[.items[] | select(.kind == "ClusterRole" and (.metadata.labels["rbac.authorization.k8s.io/aggregate-to-view"] // "") == "true")] | length')
 check "Go values: aggregation roles, PDB, webhook, Certificate, ServiceMonitor, NetworkPolicy, CRD, HeadroomConfig" \
