@@ -264,6 +264,7 @@ lpids=$(cat "$ldir/$lcid/cgroup.procs" 2>/dev/null | tr '\n' ' ')
 before=$(resizes_since "$d_mark")
 kill_mark=$(audit_mark)
 t_kill=$(now_ms)
+kill_at=$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ) # the audit record's timestamp format
 for pid in $lpids; do kill -KILL "$pid" 2>/dev/null; done
 WHY="cgroup $ldir/$lcid, pids '$lpids'"
 check "(d) the leader ($LEADER) is killed by SIGKILL of its container's process ($lpids) after $before resize(s) of the wave" \
@@ -305,11 +306,14 @@ ids_before=$(jq -r 'select(.object.kind == "Pod" and .object.metadata.name == "a
 WHY="restarts $restarts_wl; burner a's container IDs seen: $ids_before"
 check "(d) no workload container restarted: restartCount 0, the first burner's container the same all along" \
   eval '[ "$restarts_wl" = 0 ] && [ "$(wc -w <<<"$ids_before")" = 1 ] && [ "${ids_before% }" = "containerd://$(container_id "$NS" a)" ]'
-after=$(writes_by "$kill_mark")
+# Received after the kill (a resize the leader sent just before it died completes, and is
+# recorded, after it: in flight, not a write of its own afterwards).
+after=$(writes_by "$kill_mark" | awk -v t="$kill_at" '$5 > t')
+inflight=$(writes_by "$kill_mark" | awk -v t="$kill_at" '$5 <= t' | grep -c . || true)
 others=$(awk -v f="$FOLLOWER" '$1 != f' <<<"$after" | grep -c . || true)
 mine=$(awk -v f="$FOLLOWER" '$1 == f && $3 == "pods/resize"' <<<"$after" | grep -c . || true)
 WHY="writes after the kill: $(head -c 600 <<<"$after")"
-check "(d) by the audit record, the writes after the kill are the new leader's ($mine resizes) and none is another Pod's" \
+check "(d) by the audit record, the writes received after the kill are the new leader's ($mine resizes) and none is another Pod's ($inflight in flight at the kill)" \
   eval '[ "$mine" -ge 1 ] && [ "$others" = 0 ]'
 lrestarts=$(k -n "$CNS" get pod "$LEADER" -o jsonpath='{.status.containerStatuses[0].restartCount}')
 echo "      (d) killed at 0 ms; Lease taken at $((t_took - t_kill)) ms; converged at $((t_conv - t_kill)) ms; $before resizes before the kill, $mine after; the killed Pod's container restarted $lrestarts time(s)"
