@@ -13,7 +13,8 @@
 #include <string.h>
 
 typedef struct entry {
-    char *key; /* "ns/name", owned */
+    char *key;  /* "ns/name", owned */
+    char *node; /* owned; NULL: not known */
     int64_t until;
     const char *reason;
 } entry;
@@ -41,8 +42,10 @@ void hr_backoff_free(hr_backoff *b)
 {
     if (b == NULL)
         return;
-    for (size_t i = 0; i < b->n; i++)
+    for (size_t i = 0; i < b->n; i++) {
         free(b->e[i].key);
+        free(b->e[i].node);
+    }
     free(b->e);
     pthread_mutex_destroy(&b->mu);
     free(b);
@@ -59,10 +62,13 @@ static entry *find(hr_backoff *b, const char *ns, const char *name)
     return NULL;
 }
 
-hr_status hr_backoff_park(hr_backoff *b, const char *ns, const char *name, int64_t now_ms,
-                          int64_t period_ms, const char *reason)
+hr_status hr_backoff_park(hr_backoff *b, const char *ns, const char *name, const char *node,
+                          int64_t now_ms, int64_t period_ms, const char *reason)
 {
     hr_status st = HR_OK;
+    char *nd = NULL;
+    if (node != NULL && (nd = strdup(node)) == NULL)
+        return HR_E_NOMEM;
     pthread_mutex_lock(&b->mu);
     entry *e = find(b, ns, name);
     if (e == NULL) {
@@ -85,11 +91,16 @@ hr_status hr_backoff_park(hr_backoff *b, const char *ns, const char *name, int64
         snprintf(key, len, "%s/%s", ns, name);
         e = &b->e[b->n++];
         e->key = key;
+        e->node = NULL;
     }
+    free(e->node);
+    e->node = nd;
+    nd = NULL;
     e->until = now_ms + period_ms;
     e->reason = reason;
 out:
     pthread_mutex_unlock(&b->mu);
+    free(nd);
     return st;
 }
 
@@ -108,6 +119,7 @@ bool hr_backoff_active(hr_backoff *b, const char *ns, const char *name, int64_t 
 static void remove_at(hr_backoff *b, size_t i)
 {
     free(b->e[i].key);
+    free(b->e[i].node);
     b->e[i] = b->e[--b->n];
 }
 
@@ -120,17 +132,37 @@ void hr_backoff_forget(hr_backoff *b, const char *ns, const char *name)
     pthread_mutex_unlock(&b->mu);
 }
 
-size_t hr_backoff_prune(hr_backoff *b, int64_t now_ms)
+size_t hr_backoff_prune(hr_backoff *b, int64_t now_ms, hr_backoff_expired_fn expired, void *ud)
 {
+    /* The nodes of what expired, handed over after the lock: the callback
+     * takes other locks (the node queue's), and the executor takes this one
+     * under the cache's. Out of memory: dropped without a call, as before
+     * this existed (the pod waits for its node's next event). */
+    char **nodes = NULL;
+    size_t n_nodes = 0;
     pthread_mutex_lock(&b->mu);
     for (size_t i = 0; i < b->n;) {
-        if (b->e[i].until <= now_ms)
-            remove_at(b, i);
-        else
+        if (b->e[i].until > now_ms) {
             i++;
+            continue;
+        }
+        if (expired != NULL && b->e[i].node != NULL) {
+            char **nn = realloc(nodes, (n_nodes + 1) * sizeof *nn);
+            if (nn != NULL) {
+                nodes = nn;
+                nodes[n_nodes++] = b->e[i].node;
+                b->e[i].node = NULL; /* now ours */
+            }
+        }
+        remove_at(b, i);
     }
     size_t n = b->n;
     pthread_mutex_unlock(&b->mu);
+    for (size_t i = 0; i < n_nodes; i++) {
+        expired(ud, nodes[i]);
+        free(nodes[i]);
+    }
+    free(nodes);
     return n;
 }
 

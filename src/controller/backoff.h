@@ -25,10 +25,12 @@ typedef struct hr_backoff hr_backoff;
 HR_MUST_CHECK hr_status hr_backoff_new(hr_backoff **out, hr_err *err);
 void hr_backoff_free(hr_backoff *b);
 
-/* Park pod ns/name until now + period_ms. reason is a static string
- * ("infeasible", "quota-denied", "invalid") kept for explain. */
+/* Park pod ns/name, bound to node (NULL: not known), until now + period_ms.
+ * reason is a static string ("infeasible", "quota-denied", "invalid") kept
+ * for explain. */
 HR_MUST_CHECK hr_status hr_backoff_park(hr_backoff *b, const char *ns, const char *name,
-                                        int64_t now_ms, int64_t period_ms, const char *reason);
+                                        const char *node, int64_t now_ms, int64_t period_ms,
+                                        const char *reason);
 
 /* Is the pod parked at now? *reason (may be NULL) gets why. */
 bool hr_backoff_active(hr_backoff *b, const char *ns, const char *name, int64_t now_ms,
@@ -37,8 +39,12 @@ bool hr_backoff_active(hr_backoff *b, const char *ns, const char *name, int64_t 
 /* The pod is gone (404, deleted): drop it. */
 void hr_backoff_forget(hr_backoff *b, const char *ns, const char *name);
 
-/* Drop entries that expired before now; returns how many remain. */
-size_t hr_backoff_prune(hr_backoff *b, int64_t now_ms);
+/* Drop entries that expired before now; returns how many remain. For each
+ * dropped entry with a node, expired(ud, node) is called once the table's
+ * lock is released (expired may be NULL): the pod is eligible again and its
+ * node is looked at again then, not at some later event (design §7). */
+typedef void (*hr_backoff_expired_fn)(void *ud, const char *node);
+size_t hr_backoff_prune(hr_backoff *b, int64_t now_ms, hr_backoff_expired_fn expired, void *ud);
 
 /* The earliest moment an entry expires (monotonic ms), -1 when none: the
  * feeder prunes then, and sleeps otherwise. */

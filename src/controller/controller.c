@@ -140,6 +140,13 @@ static void cache_kick(void *ud)
     hr_cfgstatus_kick(c->cfgstatus);
 }
 
+/* A pod's back-off ended (hr_backoff_prune): its node is looked at again,
+ * debounced as any change. */
+static void backoff_expired(void *ud, const char *node)
+{
+    feed_one(ud, node);
+}
+
 static int64_t earlier(int64_t a, int64_t b)
 {
     return a < b ? a : b;
@@ -218,7 +225,8 @@ static void *feeder_main(void *ud)
             }
             hr_cache_unlock(c->o.cache);
         }
-        hr_backoff_prune(c->backoff, now);
+        feed_ctx fe = {c, now, hr_controller_debounce_ms(c)};
+        hr_backoff_prune(c->backoff, now, backoff_expired, &fe);
         int64_t due = INT64_MAX;
         if (!synced)
             due = now + SYNC_POLL_MS;

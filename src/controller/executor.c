@@ -565,7 +565,7 @@ hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r
         /* (Out of memory: not parked, so looked at again on the next event.) */
         if (e->o.backoff != NULL &&
             !hr_backoff_active(e->o.backoff, p->ns, p->name, hr_mono_ms(), NULL))
-            HR_IGNORE(hr_backoff_park(e->o.backoff, p->ns, p->name, hr_mono_ms(),
+            HR_IGNORE(hr_backoff_park(e->o.backoff, p->ns, p->name, rn->name, hr_mono_ms(),
                                       HR_BACKOFF_PERIOD_MS, "infeasible"));
         int said =
             report(e, key, REP_INFEASIBLE, p, "Warning", "ResizeInfeasible",
@@ -674,8 +674,9 @@ hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r
                     /* Refusals that retrying cannot fix: back off, say it once
                      * (out of memory: not parked, so tried again). */
                     if (e->o.backoff != NULL)
-                        HR_IGNORE(hr_backoff_park(e->o.backoff, p->ns, p->name, hr_mono_ms(),
-                                                  HR_BACKOFF_PERIOD_MS, hr_result_str(rr)));
+                        HR_IGNORE(hr_backoff_park(e->o.backoff, p->ns, p->name, rn->name,
+                                                  hr_mono_ms(), HR_BACKOFF_PERIOD_MS,
+                                                  hr_result_str(rr)));
                     unsigned bit = rr == HR_RES_QUOTA_DENIED ? REP_FORBIDDEN : REP_INVALID;
                     if (report(e, key, bit, p, "Warning",
                                rr == HR_RES_QUOTA_DENIED ? "ResizeForbidden" : "ResizeSkipped",

@@ -25,7 +25,7 @@ static void park_expire_forget(void **state)
     assert_int_equal(hr_backoff_new(&b, &err), HR_OK);
     const char *why = NULL;
     assert_false(hr_backoff_active(b, "a", "p", 0, &why));
-    assert_int_equal(hr_backoff_park(b, "a", "p", 1000, HR_BACKOFF_PERIOD_MS, "quota-denied"),
+    assert_int_equal(hr_backoff_park(b, "a", "p", "n1", 1000, HR_BACKOFF_PERIOD_MS, "quota-denied"),
                      HR_OK);
     assert_true(hr_backoff_active(b, "a", "p", 60999, &why));
     assert_string_equal(why, "quota-denied");
@@ -33,17 +33,56 @@ static void park_expire_forget(void **state)
     /* a/p is not a/pp nor a-p/… */
     assert_false(hr_backoff_active(b, "a", "pp", 2000, NULL));
     assert_false(hr_backoff_active(b, "a/p", "", 2000, NULL));
-    assert_int_equal(hr_backoff_park(b, "b", "q", 1000, 5000, "infeasible"), HR_OK);
-    assert_int_equal(hr_backoff_prune(b, 6000), 1);
+    assert_int_equal(hr_backoff_park(b, "b", "q", NULL, 1000, 5000, "infeasible"), HR_OK);
+    assert_int_equal(hr_backoff_prune(b, 6000, NULL, NULL), 1);
     assert_false(hr_backoff_active(b, "b", "q", 2000, NULL));
     hr_backoff_forget(b, "a", "p");
     assert_false(hr_backoff_active(b, "a", "p", 2000, NULL));
     for (int i = 0; i < 100; i++) {
         char n[16];
         snprintf(n, sizeof n, "p%d", i);
-        assert_int_equal(hr_backoff_park(b, "ns", n, 0, 1000 + i, "invalid"), HR_OK);
+        assert_int_equal(hr_backoff_park(b, "ns", n, NULL, 0, 1000 + i, "invalid"), HR_OK);
     }
-    assert_int_equal(hr_backoff_prune(b, 1050), 49); /* until 1051..1099 remain */
+    assert_int_equal(hr_backoff_prune(b, 1050, NULL, NULL), 49); /* until 1051..1099 remain */
+    hr_backoff_free(b);
+}
+
+typedef struct seen {
+    char nodes[8][16];
+    int n;
+} seen;
+
+static void on_expired(void *ud, const char *node)
+{
+    seen *s = ud;
+    if (s->n < 8)
+        snprintf(s->nodes[s->n++], sizeof s->nodes[0], "%s", node);
+}
+
+/* A back-off that ends names its pod's node, once, so the node is looked at
+ * again then (design §7): not at the next event, which may never come. */
+static void expiry_names_the_node(void **state)
+{
+    (void)state;
+    hr_backoff *b = NULL;
+    hr_err err;
+    assert_int_equal(hr_backoff_new(&b, &err), HR_OK);
+    assert_int_equal(hr_backoff_park(b, "a", "p", "n1", 0, 1000, "invalid"), HR_OK);
+    assert_int_equal(hr_backoff_park(b, "a", "q", "n2", 0, 5000, "quota-denied"), HR_OK);
+    assert_int_equal(hr_backoff_park(b, "a", "r", NULL, 0, 1000, "infeasible"), HR_OK);
+    /* Parked again on another node: the last one counts. */
+    assert_int_equal(hr_backoff_park(b, "a", "p", "n3", 0, 1000, "invalid"), HR_OK);
+    seen s = {.n = 0};
+    assert_int_equal(hr_backoff_prune(b, 999, on_expired, &s), 3);
+    assert_int_equal(s.n, 0);
+    assert_int_equal(hr_backoff_prune(b, 1000, on_expired, &s), 1);
+    assert_int_equal(s.n, 1); /* r had no node: dropped without a call */
+    assert_string_equal(s.nodes[0], "n3");
+    assert_int_equal(hr_backoff_prune(b, 1000, on_expired, &s), 1);
+    assert_int_equal(s.n, 1); /* once */
+    assert_int_equal(hr_backoff_prune(b, 5000, on_expired, &s), 0);
+    assert_int_equal(s.n, 2);
+    assert_string_equal(s.nodes[1], "n2");
     hr_backoff_free(b);
 }
 
@@ -120,6 +159,7 @@ static void executor_backs_off_writes(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(park_expire_forget),
+                                       cmocka_unit_test(expiry_names_the_node),
                                        cmocka_unit_test(write_retry_grows_jittered_capped),
                                        cmocka_unit_test(executor_backs_off_writes)};
     return cmocka_run_group_tests(tests, NULL, NULL);

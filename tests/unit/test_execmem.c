@@ -209,7 +209,7 @@ static void churn_leaves_nothing(void **state)
     hr_executor_get_stats(e, &st);
     assert_int_equal(st.reported, PODS);
     assert_int_equal(st.buckets, NODES);
-    assert_int_equal(hr_backoff_prune(f->b, 0), PODS); /* each Infeasible pod parked */
+    assert_int_equal(hr_backoff_prune(f->b, 0, NULL, NULL), PODS); /* each Infeasible pod parked */
     /* While everything is cached, the sweep keeps everything. */
     assert_int_equal(sweep_all(f, e), 0);
     hr_executor_get_stats(e, &st);
@@ -229,7 +229,7 @@ static void churn_leaves_nothing(void **state)
     assert_int_equal(st.reported, 0);
     assert_int_equal(st.last_rv, 0);
     assert_int_equal(st.buckets, 0);
-    assert_int_equal(hr_backoff_prune(f->b, 0), 0);
+    assert_int_equal(hr_backoff_prune(f->b, 0, NULL, NULL), 0);
     hr_executor_free(e);
 }
 
