@@ -13,6 +13,9 @@
 #   cluster.sh user-kubeconfig NAME [GROUP...]
 #                                    issue a client certificate for user NAME (groups = O=) and
 #                                    print the path of a kubeconfig using it (no RBAC is granted)
+#   cluster.sh serving-cert NAME     issue a serving certificate for 127.0.0.1 signed by the
+#                                    cluster's CA (for a test's TLS listener: the fault proxy)
+#                                    and print the paths of its certificate and key
 #   cluster.sh kubectl ARGS...       run the cluster's kubectl with the admin kubeconfig
 #   cluster.sh bin NAME              print the path of a built binary (kubectl, kwok, ...)
 #   cluster.sh restart-apiserver [SECONDS]
@@ -295,6 +298,17 @@ cmd_user_kubeconfig() {
   mv -f "$STATE/pki/user-$safe.crt" "$STATE/pki/user-$safe.key" "$STATE/users/"
   write_kubeconfig "$STATE/users/$safe.kubeconfig" "$name" "$STATE/users/user-$safe.crt" "$STATE/users/user-$safe.key"
   echo "$STATE/users/$safe.kubeconfig"
+}
+
+cmd_serving_cert() {
+  [ $# -eq 1 ] || die "usage: cluster.sh serving-cert NAME"
+  [ -f "$STATE/pki/ca.key" ] || die "cluster is not up (no CA in $STATE/pki)"
+  local safe
+  safe=$(printf '%s' "$1" | tr -c 'A-Za-z0-9._-' '_')
+  mkdir -p "$STATE/serving"
+  sign_cert "serving-$safe" "/CN=$1" serverAuth "IP:127.0.0.1,DNS:localhost"
+  mv -f "$STATE/pki/serving-$safe.crt" "$STATE/pki/serving-$safe.key" "$STATE/serving/"
+  echo "$STATE/serving/serving-$safe.crt $STATE/serving/serving-$safe.key"
 }
 
 # ----------------------------------------------------------------------------------------- up
@@ -608,6 +622,7 @@ main() {
     kubeconfig) echo "$STATE/admin.kubeconfig" ;;
     env) echo "export KUBECONFIG=$STATE/admin.kubeconfig PATH=$STATE/bin:\$PATH" ;;
     user-kubeconfig) cmd_user_kubeconfig "$@" ;;
+    serving-cert) cmd_serving_cert "$@" ;;
     kubectl) exec "$(bin_path kubectl)" --kubeconfig "$STATE/admin.kubeconfig" "$@" ;;
     bin) [ $# -eq 1 ] || die "usage: cluster.sh bin NAME"; echo "$(bin_path "$1")" ;;
     restart-apiserver) cmd_restart_apiserver "$@" ;;
@@ -617,7 +632,7 @@ main() {
         die "audit: this cluster runs without an audit record (HEADROOM_AUDIT=off at up)"
       echo "$STATE/audit.log" ;;
     real-node) exec "$HERE/realnode.sh" "$@" ;;
-    *) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; [ -n "$cmd" ] && [ "$cmd" != help ] && [ "$cmd" != -h ] && exit 2; return 0 ;;
+    *) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; [ -n "$cmd" ] && [ "$cmd" != help ] && [ "$cmd" != -h ] && exit 2; return 0 ;;
   esac
 }
 main "$@"
