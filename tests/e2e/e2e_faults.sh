@@ -50,13 +50,6 @@ sample_health() {
     sleep 0.5
   done
 }
-# Converged: the planner, reading the live cluster, has nothing left to write
-# on the node, and every managed pod has a limit.
-converged() {
-  "$HEADROOM" node "$NODE" -o json >"$WORK/plan.json" 2>/dev/null &&
-    jq -e '[.nodes[0].pods[] | select(.managed)] | length > 0 and all(.write == false and .limitMilli > 0)' \
-      "$WORK/plan.json" >/dev/null
-}
 
 install_identity "$ID"
 mkns "$NS" managed
@@ -135,7 +128,7 @@ echo "figure: API server frozen for $(( $(now_ms) - t0 )) ms"
 WHY="process gone"
 check "B1. the daemon stays up while every request hangs" kill -0 "$CTL_PID"
 t1=$(now_ms)
-if wait_until 60 converged; then
+if wait_until 60 node_converged "$NODE"; then
   check "B2. thawed: converges, every managed pod at its target ($(( $(now_ms) - t1 )) ms)" true
 else
   fail "B2. convergence after the freeze" "$(jq -c '[.nodes[0].pods[] | {name, limitMilli, targetMilli, write}]' "$WORK/plan.json" 2>/dev/null)"

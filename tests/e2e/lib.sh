@@ -205,6 +205,56 @@ webhook_register() { # name port ca-dir run -> the registration applied (exit 1 
   k apply -f - >/dev/null <<<"$out"
 }
 
+# Converged: the planner, reading the live cluster, has nothing left to write on NODE, and every
+# managed pod there has a limit (the plan is left in $WORK/plan.json for the failure message).
+node_converged() { # node
+  "$HEADROOM" node "$1" -o json >"$WORK/plan.json" 2>/dev/null &&
+    jq -e '[.nodes[0].pods[] | select(.managed)] | length > 0 and all(.write == false and .limitMilli > 0)' \
+      "$WORK/plan.json" >/dev/null
+}
+
+# ------------------------------------------------------------- the fault proxy
+# tests/tools/faultproxy.c between the controller and the API server (its header has the rules):
+# proxy_start USER starts it on $PROXY_PORT, serving TLS with a certificate of the cluster's CA and
+# presenting USER's client certificate upstream (so the audit log still names USER), and writes
+# $PROXY_KC, USER's kubeconfig pointed at the proxy, for the controller. proxy_rules TEXT loads
+# the rules TEXT and returns once the proxy says they are in force (every open request matched
+# again: an open watch gets the new rule at once). The log is $WORK/proxy.log.
+FAULTPROXY=${FAULTPROXY:-$(dirname "$HEADROOM")/tests/faultproxy}
+PROXY_PID="" PROXY_GEN=0
+proxy_start() { # user
+  local safe crt key up
+  [ -x "$FAULTPROXY" ] || { echo "no fault proxy at $FAULTPROXY (ninja -C build/release faultproxy)" >&2; return 1; }
+  safe=$(printf '%s' "$1" | tr -c 'A-Za-z0-9._-' '_')
+  read -r crt key < <("$CLUSTER" serving-cert "faultproxy-$S") || return 1
+  : >"$WORK/proxy.rules"
+  up=$(k config view --minify -o jsonpath='{.clusters[0].cluster.server}')
+  up=${up#https://}
+  "$FAULTPROXY" --listen "127.0.0.1:$PROXY_PORT" --upstream "${up%%/*}" \
+    --rules "$WORK/proxy.rules" --cert "$crt" --key "$key" --upstream-ca "$STATE/pki/ca.crt" \
+    --upstream-cert "$STATE/users/user-$safe.crt" --upstream-key "$STATE/users/user-$safe.key" \
+    >>"$WORK/proxy.log" 2>&1 &
+  PROXY_PID=$!
+  PROXY_GEN=1
+  wait_until 10 grep -q 'rules loaded: generation 1,' "$WORK/proxy.log" || { cat "$WORK/proxy.log" >&2; return 1; }
+  sed -E "s#server: https://127.0.0.1:[0-9]+#server: https://127.0.0.1:$PROXY_PORT#" \
+    "$STATE/users/$safe.kubeconfig" >"$WORK/proxy.kubeconfig"
+  PROXY_KC=$WORK/proxy.kubeconfig
+}
+proxy_rules() { # rules text
+  printf '%s\n' "$1" >"$WORK/proxy.rules"
+  PROXY_GEN=$((PROXY_GEN + 1))
+  kill -HUP "$PROXY_PID"
+  wait_until 10 grep -q "rules loaded: generation $PROXY_GEN," "$WORK/proxy.log" ||
+    { echo "the proxy did not load rules generation $PROXY_GEN: $(tail -n 2 "$WORK/proxy.log")" >&2; return 1; }
+}
+proxy_stop() {
+  [ -n "$PROXY_PID" ] || return 0
+  kill "$PROXY_PID" 2>/dev/null
+  wait "$PROXY_PID" 2>/dev/null
+  PROXY_PID=""
+}
+
 # ------------------------------------------------------------- audit log
 # The API server's own record (test/cluster/README.md): count requests from
 # it, not from the daemon's counters. audit_mark prints the current line
