@@ -31,6 +31,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -50,7 +51,8 @@ static int passed, failed;
 static char dir[256], log_path[300], rules_path[300], crt_path[300], key_path[300];
 static pid_t proxy_pid;
 static int proxy_port, gen;
-static bool tls_mode;
+/* Read by the upstream's threads, some still streaming when the mode changes. */
+static atomic_bool tls_mode;
 static gnutls_certificate_credentials_t srv_cred, cli_cred;
 
 static void check(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -58,7 +60,7 @@ static void check(bool ok, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    printf("%s  [%s] ", ok ? "PASS" : "FAIL", tls_mode ? "tls" : "plain");
+    printf("%s  [%s] ", ok ? "PASS" : "FAIL", atomic_load(&tls_mode) ? "tls" : "plain");
     vprintf(fmt, ap);
     printf("\n");
     (void)fflush(stdout);
@@ -184,7 +186,7 @@ static bool read_request(stream *st, char *target, size_t tcap, char *body, size
 static void *up_conn(void *arg)
 {
     stream st = {(int)(intptr_t)arg, NULL};
-    if (tls_mode && !st_tls(&st, true)) {
+    if (atomic_load(&tls_mode) && !st_tls(&st, true)) {
         st_close(&st);
         return NULL;
     }
@@ -304,7 +306,8 @@ static bool rules(const char *text)
 
 static bool start_proxy(const char *bin)
 {
-    snprintf(log_path, sizeof log_path, "%s/proxy-%s.log", dir, tls_mode ? "tls" : "plain");
+    snprintf(log_path, sizeof log_path, "%s/proxy-%s.log", dir,
+             atomic_load(&tls_mode) ? "tls" : "plain");
     FILE *rf = fopen(rules_path, "w");
     if (rf == NULL || fclose(rf) != 0)
         return false;
@@ -317,7 +320,7 @@ static bool start_proxy(const char *bin)
         FILE *lf = freopen(log_path, "w", stdout);
         if (lf == NULL || dup2(STDOUT_FILENO, STDERR_FILENO) < 0)
             _exit(127);
-        if (tls_mode)
+        if (atomic_load(&tls_mode))
             execl(bin, bin, "--listen", "127.0.0.1:0", "--upstream", up, "--rules", rules_path,
                   "--cert", crt_path, "--key", key_path, "--upstream-ca", crt_path, (char *)NULL);
         else
@@ -357,7 +360,7 @@ static bool dial(stream *st, int *err)
         st_close(st);
         return false;
     }
-    if (tls_mode && !st_tls(st, false)) {
+    if (atomic_load(&tls_mode) && !st_tls(st, false)) {
         *err = EPROTO;
         st_close(st);
         return false;
@@ -668,7 +671,7 @@ int main(int argc, char **argv)
     }
     up_port = ntohs(a.sin_port);
     for (int mode = 0; mode < 2; mode++) {
-        tls_mode = mode == 1;
+        atomic_store(&tls_mode, mode == 1);
         if (!start_proxy(argv[1])) {
             check(false, "the proxy starts and loads its rules (log %s)", log_path);
             stop_proxy();
