@@ -12,10 +12,12 @@
 #   S. A silent pods watch: the stream stays open and delivers nothing. A pod created meanwhile
 #      is not seen, until the watch idle timeout (90 s, design §5) drops the stream; the next
 #      watch passes and the pod converges.
-#   T. Every response throttled to 8 KiB/s (watches, reads, writes): a wave of pods on a fresh
-#      node converges, and every resize the audit log shows moved a limit — none was sent from a
-#      view older than the controller's own last write (design §5) — with one status annotation
-#      and one event per resize at most: no write storm.
+#   T. Every response throttled to 8 KiB/s (watches, reads, writes): a wave of pods lands on a
+#      fresh node whose label changes every second (each change a reconcile, from a view of the
+#      pods that lags behind the controller's own writes). It converges, and every resize the
+#      audit log shows moved a limit — none was sent from a view older than the controller's own
+#      last write (design §5) — with one status annotation and one event per resize at most: no
+#      write storm.
 #
 # HEADROOM_E2E_PROXY_SECTIONS (default CST) runs only some of them. Prints PASS/FAIL per check,
 # figures, and "N passed, N failed".
@@ -162,6 +164,13 @@ if [[ $SECTIONS == *T* ]]; then
   m_t=$(audit_mark)
   t0=$(now_ms)
   for i in 1 2 3 4; do mkpod "$NS" "t$i" "$TNODE" "$((i * 250))m"; done
+  # A busy node: a label changes every second. Each change is a reconcile, and the node's small
+  # event outruns the pods' large ones: the controller plans from a view of the pods older than
+  # its own last writes, which it must not act on (design §5).
+  for i in $(seq 1 15); do
+    k label node "$TNODE" "e2e-tick=$i" --overwrite >/dev/null
+    sleep 1
+  done
   if wait_until 150 node_converged "$TNODE"; then
     check "T1. under $THROTTLE bytes/s four pods converge ($(( $(now_ms) - t0 )) ms)" true
   else
