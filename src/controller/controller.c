@@ -170,8 +170,8 @@ static void park_infeasible(hr_controller *c, int64_t now)
     while (hr_cache_pod_next(c->o.cache, &it, &v, scratch)) {
         if (v.resize != HR_RS_INFEASIBLE || hr_backoff_active(c->backoff, v.ns, v.name, now, NULL))
             continue;
-        if (hr_backoff_park(c->backoff, v.ns, v.name, now, HR_BACKOFF_PERIOD_MS, "infeasible") ==
-            HR_OK)
+        if (hr_backoff_park(c->backoff, v.ns, v.name, v.node, now, HR_BACKOFF_PERIOD_MS,
+                            "infeasible") == HR_OK)
             parked++;
     }
     free(scratch);

@@ -146,7 +146,7 @@ etcd_compact() { # to the current revision, through etcd's JSON gateway
     echo "$rev"
 }
 mknode "$NODE2" 8
-wait_until 20 converged # B's writes are done: what follows is C's alone
+wait_until 20 node_converged "$NODE" # B's writes are done: what follows is C's alone
 sleep 3
 rl0=$(metric 'headroom_relists_total{resource="pods"}')
 kill -STOP "$CTL_PID"
