@@ -61,6 +61,7 @@ hr_status hr_informers_start(hr_cache *c, hr_kclient *k, const hr_informers_opts
             .timeout_max_s = o->timeout_max_s,
             .backoff_base_ms = o->backoff_base_ms,
             .backoff_max_ms = o->backoff_max_ms,
+            .paged_lists = o->paged_lists,
             .log = o->log,
             .log_ud = o->log_ud,
         };

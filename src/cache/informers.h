@@ -23,7 +23,8 @@ typedef struct hr_informers_opts {
     int timeout_max_s;
     long backoff_base_ms;
     long backoff_max_ms;
-    hr_log_sink log; /* NULL: logfmt on stderr */
+    bool paged_lists; /* every list by pages, never streamed (hr_watch_opts) */
+    hr_log_sink log;  /* NULL: logfmt on stderr */
     void *log_ud;
     /* The transport every watch lists and streams through; NULL: the
      * client's (hr_watch_transport_kclient). Tests put an in-process API

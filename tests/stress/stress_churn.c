@@ -714,6 +714,9 @@ int main(void)
                             .backoff_base_ms = 5,
                             .backoff_max_ms = 20,
                             .log = watch_log,
+                            /* The fake serves list pages, not streaming
+                             * lists (test_watch.c has those). */
+                            .paged_lists = true,
                             .transport = &tr};
     if (hr_informers_start(r.cache, NULL, &io, &r.inf, &err) != HR_OK) {
         fprintf(stderr, "stress_churn: informers: %s\n", err.msg);

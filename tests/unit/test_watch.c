@@ -3,7 +3,10 @@
  * transport: event decoding (ADDED/MODIFIED/DELETED/BOOKMARK/ERROR),
  * malformed objects skipped with their name logged, pagination, resuming
  * from the last resourceVersion, relisting on 410 (as an ERROR event and as
- * an HTTP status) with the cache reconciled by difference.
+ * an HTTP status) with the cache reconciled by difference; streaming lists
+ * (sendInitialEvents, the initial-events-end bookmark ending the list, the
+ * relist by difference over a stream, a stream cut before the bookmark
+ * sweeping nothing) and the fallback to pages on a refusal, remembered.
  *
  * The script stands in for the network only; the real API server is
  * exercised by tests/integration/it_watch.c.
@@ -27,7 +30,8 @@
 /* ------------------------------------------------------------ script */
 
 typedef struct step {
-    int kind;         /* 'G' a GET (list page), 'S' a stream, 'H' a stream that then hangs */
+    int kind;         /* 'G' a GET (list page), 'S' a stream, 'H' a stream that then hangs,
+               * 'B' a stream that then breaks (connection reset after its lines) */
     long status;      /* HTTP status; 0 = transport failure */
     const char *body; /* G: the page; S: lines separated by '\n' */
 } step;
@@ -74,7 +78,7 @@ static hr_status fake_stream(void *ud, const char *path, long timeout_s, hr_klin
         res->status = 0;
         return hr_err_set(err, HR_E_IO, "stopped");
     }
-    if (s->steps[s->at].kind != 'S' && s->steps[s->at].kind != 'H')
+    if (!strchr("SHB", s->steps[s->at].kind))
         fail_msg("unexpected stream %s at step %zu", path, s->at);
     const step *st = &s->steps[s->at++];
     res->status = st->status;
@@ -88,6 +92,8 @@ static hr_status fake_stream(void *ud, const char *path, long timeout_s, hr_klin
             return HR_OK;
         p += len + (nl ? 1 : 0);
     }
+    if (st->kind == 'B')
+        return hr_err_set(err, HR_E_IO, "connection reset");
     if (st->kind == 'H') {
         /* A live but silent server: nothing more until the stream's stop
          * (the client's contract: polled, then HR_OK); 5 s is a hang. */
@@ -131,7 +137,8 @@ typedef struct fx {
     hr_cpod_scratch *scr;
 } fx;
 
-static long g_idle_ms; /* hr_watch_opts.idle_timeout_ms of the next fx_init */
+static long g_idle_ms;   /* hr_watch_opts.idle_timeout_ms of the next fx_init */
+static bool g_streaming; /* the next fx_init streams its lists (else paged_lists) */
 
 static void fx_init(fx *f, const step *steps, size_t n)
 {
@@ -153,6 +160,7 @@ static void fx_init(fx *f, const step *steps, size_t n)
         .log_ud = &f->sc,
         .seed = 42,
         .idle_timeout_ms = g_idle_ms,
+        .paged_lists = !g_streaming,
     };
     assert_int_equal(hr_watch_new(&o, &f->w, &err), HR_OK);
     f->scr = malloc(sizeof *f->scr);
@@ -195,6 +203,28 @@ static size_t pod_count(fx *f)
 #define LIST(rv, cont, items)                                                                 \
     "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"" rv "\",\"continue\":\"" cont \
     "\"},\"items\":[" items "]}"
+
+#define STREAM_LIST                                                                 \
+    "/api/v1/pods?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan" \
+    "&allowWatchBookmarks=true&timeoutSeconds=300"
+/* The bookmark that ends a streaming list's initial events, and one that
+ * does not (the API server's periodic kind). */
+#define END_BM(rv)                                                             \
+    EV("BOOKMARK", "{\"kind\":\"Pod\",\"metadata\":{\"resourceVersion\":\"" rv \
+                   "\",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}}}")
+#define BM(rv) EV("BOOKMARK", "{\"kind\":\"Pod\",\"metadata\":{\"resourceVersion\":\"" rv "\"}}")
+#define REFUSAL                                                                                 \
+    "{\"kind\":\"Status\",\"code\":422,\"reason\":\"Invalid\",\"message\":\"sendInitialEvents " \
+    "is forbidden for watch unless the WatchList feature gate is enabled\"}"
+
+static uint64_t pod_changes(fx *f)
+{
+    hr_cache_stats cs;
+    hr_cache_lock(f->c);
+    hr_cache_get_stats(f->c, &cs);
+    hr_cache_unlock(f->c);
+    return cs.changes[HR_CK_POD];
+}
 
 /* ------------------------------------------------------------ lines */
 
@@ -432,6 +462,220 @@ static void test_failed_list_is_not_swept(void **state)
     fx_done(&f);
 }
 
+/* ------------------------------------------------------ streaming lists */
+
+/* The list is one watch with sendInitialEvents and no resourceVersion; the
+ * resource is synced at the initial-events-end bookmark, whose
+ * resourceVersion (not the last object's) is where the watch resumes. */
+static void test_streaming_list(void **state)
+{
+    (void)state;
+    static const step steps[] = {
+        {'S', 200,
+         EV("ADDED", POD("a", "100m", "10")) "\n" EV("ADDED", POD("b", "100m", "12")) "\n" BM(
+             "50") "\n" EV("ADDED",
+                           POD("c", "100m", "11")) "\n" END_BM("100") "\n" EV("MODIFIED",
+                                                                              POD("b", "300m",
+                                                                                  "120")) "\n"},
+        {'S', 200, EV("DELETED", POD("a", "100m", "130")) "\n"},
+    };
+    fx f;
+    g_streaming = true;
+    fx_init(&f, steps, sizeof steps / sizeof steps[0]);
+    g_streaming = false;
+    assert_int_equal(hr_watch_run(f.w, &f.stop), HR_OK);
+    assert_true(f.sc.n_paths >= 3);
+    assert_string_equal(f.sc.paths[0], STREAM_LIST);
+    assert_string_equal(f.sc.paths[1],
+                        "/api/v1/pods?watch=1&allowWatchBookmarks=true&timeoutSeconds=300"
+                        "&resourceVersion=120");
+    assert_non_null(strstr(f.sc.paths[2], "&resourceVersion=130"));
+    assert_false(has_pod(&f, "ns", "a", -1));
+    assert_true(has_pod(&f, "ns", "b", 300));
+    assert_true(has_pod(&f, "ns", "c", 100));
+    hr_watch_stats st;
+    hr_watch_get_stats(f.w, &st);
+    assert_true(st.synced);
+    assert_false(st.paged);
+    assert_int_equal(st.streamed, 1);
+    assert_int_equal(st.listed, 3);
+    assert_int_equal(st.relists, 0);
+    assert_int_equal(st.errors, 0);
+    assert_non_null(strstr(f.sc.log, "listed at resourceVersion 100"));
+    fx_done(&f);
+}
+
+/* A stream that breaks before the initial-events-end bookmark is not a
+ * list: nothing synced, nothing swept, the resume point untouched. */
+static void test_streaming_list_cut_short(void **state)
+{
+    (void)state;
+    static const step steps[] = {
+        {'B', 200, EV("ADDED", POD("a", "100m", "10")) "\n" BM("50") "\n"},
+    };
+    fx f;
+    g_streaming = true;
+    fx_init(&f, steps, sizeof steps / sizeof steps[0]);
+    g_streaming = false;
+    assert_int_equal(hr_watch_run(f.w, &f.stop), HR_OK);
+    /* broken, then the script ends on the retry: a streaming list again */
+    assert_int_equal(f.sc.n_paths, 2);
+    assert_string_equal(f.sc.paths[1], STREAM_LIST);
+    hr_watch_stats st;
+    hr_watch_get_stats(f.w, &st);
+    assert_false(st.synced);
+    assert_int_equal(st.streamed, 0);
+    char rv[64];
+    hr_watch_get_rv(f.w, rv, sizeof rv);
+    assert_string_equal(rv, "");
+    fx_done(&f);
+}
+
+/* 410 relists by a streaming list too, by difference: what the initial
+ * events did not show is deleted at their bookmark (even when the stream
+ * breaks right after it), and a relist cut short deletes nothing. */
+static void test_streaming_relist_by_difference(void **state)
+{
+    (void)state;
+    static const step steps[] = {
+        {'S', 200,
+         EV("ADDED", POD("a", "100m", "10")) "\n" EV("ADDED", POD("b", "100m", "11")) "\n" EV(
+             "ADDED",
+             POD("c", "100m", "12")) "\n" END_BM("100") "\n" EV("ERROR",
+                                                                "{\"kind\":\"Status\",\"code\":410,"
+                                                                "\"reason\":\"Expired\"}") "\n"},
+        /* the relist breaks after b: a and c must survive it */
+        {'B', 200, EV("ADDED", POD("b", "100m", "11")) "\n"},
+        /* while we were away: a deleted, c changed, e added */
+        {'B', 200,
+         EV("ADDED", POD("b", "100m", "11")) "\n" EV("ADDED", POD("c", "50m", "180")) "\n" EV(
+             "ADDED", POD("e", "100m", "190")) "\n" END_BM("200") "\n"},
+        {'S', 200, EV("ADDED", POD("f", "100m", "201")) "\n"},
+    };
+    fx f;
+    g_streaming = true;
+    fx_init(&f, steps, sizeof steps / sizeof steps[0]);
+    g_streaming = false;
+    assert_int_equal(hr_watch_run(f.w, &f.stop), HR_OK);
+    assert_true(f.sc.n_paths >= 4);
+    assert_string_equal(f.sc.paths[1], STREAM_LIST);
+    assert_string_equal(f.sc.paths[2], STREAM_LIST);
+    assert_non_null(strstr(f.sc.paths[3], "&resourceVersion=200"));
+    assert_null(strstr(f.sc.paths[3], "sendInitialEvents"));
+    assert_false(has_pod(&f, "ns", "a", -1));
+    assert_true(has_pod(&f, "ns", "b", 100));
+    assert_true(has_pod(&f, "ns", "c", 50));
+    assert_true(has_pod(&f, "ns", "e", 100));
+    assert_true(has_pod(&f, "ns", "f", 100));
+    assert_int_equal(pod_count(&f), 4);
+    /* adds a,b,c,e,f; updates c; deletes a: nothing twice */
+    assert_int_equal(pod_changes(&f), 7);
+    hr_watch_stats st;
+    hr_watch_get_stats(f.w, &st);
+    assert_int_equal(st.relists, 2);
+    assert_int_equal(st.streamed, 2);
+    assert_false(st.paged);
+    fx_done(&f);
+}
+
+/* A refusal (422, as kube-apiserver with WatchList=false answers) falls
+ * back to pages at once and is remembered: the 410 relist is pages too. */
+static void test_refusal_falls_back_to_pages(void **state)
+{
+    (void)state;
+    static const step steps[] = {
+        {'S', 422, ""},
+        {'G', 200, LIST("100", "", POD("a", "100m", "10") "," POD("b", "100m", "11"))},
+        {'S', 200, EV("ERROR", "{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\"}") "\n"},
+        {'G', 200, LIST("200", "", POD("b", "100m", "11"))},
+    };
+    fx f;
+    g_streaming = true;
+    fx_init(&f, steps, sizeof steps / sizeof steps[0]);
+    g_streaming = false;
+    assert_int_equal(hr_watch_run(f.w, &f.stop), HR_OK);
+    assert_int_equal(f.sc.n_paths, 5);
+    assert_string_equal(f.sc.paths[0], STREAM_LIST);
+    assert_string_equal(f.sc.paths[1], "/api/v1/pods?limit=500");
+    assert_non_null(strstr(f.sc.paths[2], "&resourceVersion=100"));
+    assert_string_equal(f.sc.paths[3], "/api/v1/pods?limit=500");
+    assert_non_null(strstr(f.sc.paths[4], "&resourceVersion=200"));
+    assert_false(has_pod(&f, "ns", "a", -1));
+    assert_true(has_pod(&f, "ns", "b", 100));
+    hr_watch_stats st;
+    hr_watch_get_stats(f.w, &st);
+    assert_true(st.synced);
+    assert_true(st.paged);
+    assert_int_equal(st.streamed, 0);
+    assert_int_equal(st.relists, 1); /* the 410's; the pages after the refusal are the same list */
+    assert_non_null(strstr(f.sc.log, "refused a streaming list (422"));
+    fx_done(&f);
+}
+
+/* The refusal as an ERROR event on the stream, and 400: the same. */
+static void test_refusal_as_event(void **state)
+{
+    (void)state;
+    static const step steps[] = {
+        {'S', 200, EV("ERROR", REFUSAL) "\n"},
+        {'G', 200, LIST("100", "", POD("a", "100m", "10"))},
+    };
+    static const step steps400[] = {
+        {'S', 400, ""},
+        {'G', 200, LIST("100", "", POD("a", "100m", "10"))},
+    };
+    for (int i = 0; i < 2; i++) {
+        fx f;
+        g_streaming = true;
+        fx_init(&f, i ? steps400 : steps, 2);
+        g_streaming = false;
+        assert_int_equal(hr_watch_run(f.w, &f.stop), HR_OK);
+        assert_int_equal(f.sc.n_paths, 3);
+        assert_string_equal(f.sc.paths[1], "/api/v1/pods?limit=500");
+        assert_true(has_pod(&f, "ns", "a", 100));
+        hr_watch_stats st;
+        hr_watch_get_stats(f.w, &st);
+        assert_true(st.paged);
+        fx_done(&f);
+    }
+}
+
+/* Failures that are not refusals (overload, the server starting, a
+ * reset) retry the streaming list; a stream closed cleanly before its
+ * bookmark has that one list made by pages, not remembered. */
+static void test_not_refusals(void **state)
+{
+    (void)state;
+    static const step steps[] = {
+        {'S', 429, ""},
+        {'S', 503, ""},
+        {'S', 0, ""},
+        {'S', 410, ""},
+        {'S', 200, EV("ADDED", POD("a", "100m", "10")) "\n"},
+        {'G', 200, LIST("100", "", POD("a", "100m", "10"))},
+        {'S', 410, ""},
+        {'S', 200, EV("ADDED", POD("a", "100m", "10")) "\n" END_BM("300") "\n"},
+    };
+    fx f;
+    g_streaming = true;
+    fx_init(&f, steps, sizeof steps / sizeof steps[0]);
+    g_streaming = false;
+    assert_int_equal(hr_watch_run(f.w, &f.stop), HR_OK);
+    assert_int_equal(f.sc.n_paths, 9);
+    for (int i = 0; i < 5; i++)
+        assert_string_equal(f.sc.paths[i], STREAM_LIST);
+    assert_string_equal(f.sc.paths[5], "/api/v1/pods?limit=500");
+    assert_non_null(strstr(f.sc.paths[6], "&resourceVersion=100"));
+    assert_string_equal(f.sc.paths[7], STREAM_LIST);
+    assert_non_null(strstr(f.sc.paths[8], "&resourceVersion=300"));
+    hr_watch_stats st;
+    hr_watch_get_stats(f.w, &st);
+    assert_false(st.paged);
+    assert_int_equal(st.streamed, 1);
+    assert_non_null(strstr(f.sc.log, "without its initial-events-end bookmark"));
+    fx_done(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -442,6 +686,12 @@ int main(void)
         cmocka_unit_test(test_silent_stream_dropped),
         cmocka_unit_test(test_gone_relists_by_difference),
         cmocka_unit_test(test_failed_list_is_not_swept),
+        cmocka_unit_test(test_streaming_list),
+        cmocka_unit_test(test_streaming_list_cut_short),
+        cmocka_unit_test(test_streaming_relist_by_difference),
+        cmocka_unit_test(test_refusal_falls_back_to_pages),
+        cmocka_unit_test(test_refusal_as_event),
+        cmocka_unit_test(test_not_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,11 +1,29 @@
 /*
  * watch.c — the list/watch state machine of one resource (see watch.h).
  *
- * States: LIST (paginated, framed by relist_begin/relist_end) → WATCH from
- * the list's resourceVersion → on a clean end (the server's timeoutSeconds)
- * WATCH again from the last resourceVersion seen; on 410 Gone back to LIST;
- * on any other failure WATCH again after a jittered back-off. The back-off
- * resets after a success so one bad minute does not slow the next hour.
+ * States: LIST, then WATCH from the list's resourceVersion → on a clean end
+ * (the server's timeoutSeconds) WATCH again from the last resourceVersion
+ * seen; on 410 Gone back to LIST; on any other failure WATCH again after a
+ * jittered back-off. The back-off resets after a success so one bad minute
+ * does not slow the next hour.
+ *
+ * LIST is a streaming list when the server allows it: one watch with
+ * sendInitialEvents=true, resourceVersionMatch=NotOlderThan and no
+ * resourceVersion (a consistent read: the state at least as new as the
+ * request). Its ADDED events are the list, framed by relist_begin and the
+ * bookmark annotated k8s.io/initial-events-end (relist_end(true), the
+ * resource synced, the resourceVersion to resume from); after it the same
+ * stream is the WATCH. A stream that ends before that bookmark closes the
+ * relist incomplete (nothing swept) and the list is made again. A server
+ * that refuses the request (kube-apiserver with --feature-gates=WatchList=false:
+ * 422 Invalid, "sendInitialEvents is forbidden for watch unless the
+ * WatchList feature gate is enabled"; before 1.27, 422 for
+ * resourceVersionMatch on a watch; 400 from a server that rejects the
+ * query) is remembered: from then on this resource lists by pages
+ * (limit=500, continue), as it always does with hr_watch_opts.paged_lists.
+ * A stream the server ends cleanly before the bookmark (a server that
+ * ignored sendInitialEvents, or one shutting down) has this one list made
+ * by pages, without remembering.
  *
  * Every watch line is its own yyjson document: parsing a growing buffer
  * with STOP_WHEN_DONE goes quadratic (c-deps-facts.md). Documents come from
@@ -49,6 +67,15 @@ struct hr_watch {
     /* Written by the line handler, read by the loop (same thread). */
     hr_wline line_result;
     uint64_t line_events;
+    int64_t line_code; /* the code of the last ERROR event */
+
+    /* Streaming lists (same thread). paged: lists are pages (the option,
+     * or a refusal remembered; stats.paged says it to other threads).
+     * initial: this stream is a streaming list whose initial events have
+     * not ended, the sink's relist is open; initial_n objects so far. */
+    bool paged, initial;
+    int64_t initial_t0;
+    uint64_t initial_n;
 
     pthread_t thread;
     bool started;
@@ -138,6 +165,8 @@ hr_status hr_watch_new(const hr_watch_opts *o, hr_watch **out, hr_err *err)
     w->bo_max = o->backoff_max_ms > 0 ? o->backoff_max_ms : 30000;
     w->max_page = o->max_page_bytes > 0 ? o->max_page_bytes : (size_t)256 << 20;
     w->idle_ms = o->idle_timeout_ms > 0 ? o->idle_timeout_ms : 90000;
+    w->paged = o->paged_lists;
+    w->stats.paged = o->paged_lists;
     bool dog_mu = pthread_mutex_init(&w->dog_mu, NULL) == 0;
     if (!dog_mu || hr_mono_cond_init(&w->dog_cv) != 0) {
         if (dog_mu)
@@ -222,6 +251,35 @@ static void skipped(hr_watch *w, const char *what, const hr_err *e)
     wlog(w, HR_LV_WARN, "%s not decoded: %s", what, e->msg);
 }
 
+/* A streaming list's last initial event: a bookmark annotated
+ * k8s.io/initial-events-end: "true". */
+static bool initial_events_end(yyjson_val *obj)
+{
+    yyjson_val *a = yyjson_obj_get(yyjson_obj_get(obj, "metadata"), "annotations");
+    return yyjson_equals_str(yyjson_obj_get(a, "k8s.io/initial-events-end"), "true");
+}
+
+/* The initial events ended (their bookmark's resourceVersion is already
+ * set): the list is complete, the same stream goes on as the watch. */
+static void initial_events_ended(hr_watch *w)
+{
+    w->initial = false;
+    hr_watch_relist_end(w, true);
+    char rv[RV_MAX];
+    hr_watch_get_rv(w, rv, sizeof rv);
+    pthread_mutex_lock(&w->mu);
+    w->stats.listed += w->initial_n;
+    w->stats.streamed++;
+    w->stats.synced = true;
+    uint64_t n = w->stats.listed;
+    pthread_mutex_unlock(&w->mu);
+    wlog(w, HR_LV_INFO,
+         "listed at resourceVersion %s in %lld ms by a streaming list of %llu objects (%llu "
+         "objects listed in all)",
+         rv, (long long)(hr_mono_ms() - w->initial_t0), (unsigned long long)w->initial_n,
+         (unsigned long long)n);
+}
+
 /* Short, printable excerpt of untrusted bytes for a log line. */
 static const char *excerpt(char *dst, size_t cap, const char *s, size_t len)
 {
@@ -265,25 +323,34 @@ static hr_wline feed(hr_watch *w, char *line, size_t len, bool insitu)
     hr_err_clear(&e);
     const char *rv;
     size_t rvl;
+    /* During a streaming list's initial events the objects come in key
+     * order, not resourceVersion order: the point to resume from is only
+     * the bookmark that ends them. */
     if (yyjson_equals_str(type, "ADDED") || yyjson_equals_str(type, "MODIFIED")) {
         if (w->sink.upsert(w->sink.ud, obj, &e) != HR_OK)
             skipped(w, "object", &e);
-        if (obj_rv(obj, &rv, &rvl))
+        if (w->initial)
+            w->initial_n++;
+        else if (obj_rv(obj, &rv, &rvl))
             set_rv(w, rv, rvl);
     } else if (yyjson_equals_str(type, "DELETED")) {
         if (w->sink.remove(w->sink.ud, obj, &e) != HR_OK)
             skipped(w, "deleted object", &e);
-        if (obj_rv(obj, &rv, &rvl))
+        if (!w->initial && obj_rv(obj, &rv, &rvl))
             set_rv(w, rv, rvl);
     } else if (yyjson_equals_str(type, "BOOKMARK")) {
-        if (obj_rv(obj, &rv, &rvl))
+        bool end = w->initial && initial_events_end(obj);
+        if ((!w->initial || end) && obj_rv(obj, &rv, &rvl))
             set_rv(w, rv, rvl);
+        if (end)
+            initial_events_ended(w);
     } else if (yyjson_equals_str(type, "ERROR")) {
         /* A metav1.Status. 410 (reason Expired or Gone) means our
          * resourceVersion was compacted away: only a relist helps. */
         yyjson_val *code = yyjson_obj_get(obj, "code");
         yyjson_val *msg = yyjson_obj_get(obj, "message");
         int64_t c = yyjson_is_int(code) ? yyjson_get_sint(code) : 0;
+        w->line_code = c;
         const char *m = yyjson_is_str(msg) ? yyjson_get_str(msg) : "";
         char mq[200];
         hr_err_quote(mq, sizeof mq, m, strlen(m), 160);
@@ -566,10 +633,35 @@ static hr_status guarded_stream(hr_watch *w, const char *path, long timeout_s,
     return st;
 }
 
+/* A streaming list the server will not serve: the codes it answers a
+ * query it rejects with (watch.c's header), as the response or as an
+ * ERROR event before the initial events ended. 410 (relist), 429 and 5xx
+ * (retry), 401/403 (a list would fail the same) are not refusals. */
+static bool refused_code(long code)
+{
+    return code == 400 || code == 422;
+}
+
+static void fall_back_to_pages(hr_watch *w, long code, const char *msg)
+{
+    w->paged = true;
+    pthread_mutex_lock(&w->mu);
+    w->stats.paged = true;
+    pthread_mutex_unlock(&w->mu);
+    char mq[200];
+    hr_err_quote(mq, sizeof mq, msg, strlen(msg), 160);
+    wlog(w, HR_LV_WARN,
+         "the server refused a streaming list (%ld: %s): this resource lists by pages from now on",
+         code, mq);
+}
+
 hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
 {
     w->run_stop = stop;
     bool need_list = true, first_list = true, first_watch = true;
+    /* The next list by pages, in place of a streaming list that did not
+     * complete (refused, or ended early): the same list, not a relist. */
+    bool page_once = false;
     int attempt = 0;
     hr_buf path;
     hr_buf_init(&path, 0);
@@ -577,9 +669,10 @@ hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
         hr_err err;
         hr_err_clear(&err);
         long retry_after = 0;
-        if (need_list) {
-            if (!first_list)
+        if (need_list && (w->paged || page_once)) {
+            if (!first_list && !page_once)
                 count(w, &w->stats.relists, 1);
+            page_once = false;
             first_list = false;
             int64_t t0 = hr_mono_ms();
             hr_status st = do_list(w, stop, &retry_after, &err);
@@ -604,34 +697,81 @@ hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
             need_list = false;
             attempt = 0;
         }
+        /* Still to list: this stream is a streaming list. */
+        bool streaming = need_list;
         char rv[RV_MAX];
         hr_watch_get_rv(w, rv, sizeof rv);
         int span = w->tmax - w->tmin;
         long timeout = w->tmin + (span > 0 ? (long)hr_prng_below(&w->rng, (uint64_t)span + 1) : 0);
         start_query(w, &path);
-        hr_buf_printf(&path,
-                      "watch=1&allowWatchBookmarks=true&timeoutSeconds=%ld"
-                      "&resourceVersion=",
-                      timeout);
-        hr_buf_urlenc(&path, rv);
+        if (streaming) {
+            hr_buf_printf(&path,
+                          "watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
+                          "&allowWatchBookmarks=true&timeoutSeconds=%ld",
+                          timeout);
+        } else {
+            hr_buf_printf(&path,
+                          "watch=1&allowWatchBookmarks=true&timeoutSeconds=%ld"
+                          "&resourceVersion=",
+                          timeout);
+            hr_buf_urlenc(&path, rv);
+        }
         if (hr_buf_failed(&path)) {
             nap(w, backoff(w, attempt++, 0));
             hr_buf_free(&path);
             hr_buf_init(&path, 0);
             continue;
         }
-        if (!first_watch)
+        if (streaming) {
+            if (!first_list)
+                count(w, &w->stats.relists, 1);
+            first_list = false;
+            w->initial = true;
+            w->initial_n = 0;
+            w->initial_t0 = hr_mono_ms();
+            hr_watch_relist_begin(w);
+        } else if (!first_watch) {
             count(w, &w->stats.reconnects, 1);
+        }
         first_watch = false;
         w->line_result = HR_WL_OK;
         w->line_events = 0;
+        w->line_code = 0;
         hr_kresult res = {0, 0};
         int64_t t0 = hr_mono_ms();
         /* The client-side bound is a little longer than the server's, so
          * a healthy stream ends on the server's side, cleanly. */
         hr_status st = guarded_stream(w, hr_buf_str(&path), timeout + 30, stop, &res, &err);
+        bool cut_short = w->initial; /* ended before its initial events did */
+        if (cut_short) {
+            w->initial = false;
+            count(w, &w->stats.listed, w->initial_n);
+            hr_watch_relist_end(w, false);
+        } else if (streaming) {
+            need_list = false;
+            attempt = 0;
+        }
         if (stopped(stop))
             break;
+        if (cut_short && !atomic_load(&w->idle_fired)) {
+            long code = st != HR_OK                     ? res.status
+                        : w->line_result == HR_WL_ERROR ? (long)w->line_code
+                                                        : 0;
+            if (refused_code(code)) {
+                count(w, &w->stats.errors, 1);
+                fall_back_to_pages(w, code, st != HR_OK ? err.msg : "an ERROR event");
+                page_once = true;
+                continue;
+            }
+            if (st == HR_OK && w->line_result == HR_WL_OK) {
+                wlog(w, HR_LV_WARN,
+                     "streaming list ended after %llu objects without its initial-events-end "
+                     "bookmark: this list by pages",
+                     (unsigned long long)w->initial_n);
+                page_once = true;
+                continue;
+            }
+        }
         if (atomic_load(&w->idle_fired)) {
             /* Dropped as silent: resume from the last resourceVersion, as
              * after any other stream end that was not clean. */
@@ -643,7 +783,9 @@ hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
             nap(w, d);
             continue;
         }
-        if (w->line_result == HR_WL_GONE || res.status == 410) {
+        /* (A streaming list reads the current state: a 410 there is a
+         * failure like any other, retried after a back-off.) */
+        if (!cut_short && (w->line_result == HR_WL_GONE || res.status == 410)) {
             if (res.status == 410)
                 wlog(w, HR_LV_INFO, "watch from %s refused with 410 Gone: relist", rv);
             need_list = true;
@@ -658,11 +800,16 @@ hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
         }
         count(w, &w->stats.errors, 1);
         long d = backoff(w, attempt++, res.retry_after_ms);
-        if (st != HR_OK)
-            wlog(w, HR_LV_WARN, "watch from %s ended (status %ld), resume in %ld ms: %s", rv,
-                 res.status, d, err.msg);
+        char what[RV_MAX + 16];
+        if (cut_short)
+            snprintf(what, sizeof what, "streaming list");
         else
-            wlog(w, HR_LV_WARN, "watch from %s ended early, resume in %ld ms", rv, d);
+            snprintf(what, sizeof what, "watch from %s", rv);
+        if (st != HR_OK)
+            wlog(w, HR_LV_WARN, "%s ended (status %ld), again in %ld ms: %s", what, res.status, d,
+                 err.msg);
+        else
+            wlog(w, HR_LV_WARN, "%s ended early, again in %ld ms", what, d);
         nap(w, d);
     }
     hr_buf_free(&path);

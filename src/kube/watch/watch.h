@@ -1,19 +1,28 @@
 /*
  * watch.h — list + watch of one Kubernetes resource, kept in sync forever.
  *
- * The informer half of design §5: a paginated list (limit=500, continue),
- * then a watch from the list's resourceVersion with bookmarks and a
- * jittered timeoutSeconds, resumed from the last resourceVersion seen after
- * every disconnect, and a fresh list when the server says 410 Gone (as an
- * HTTP status or as an ERROR event). Every watch line is parsed on its own
- * as it arrives, so memory stays bounded by one object, never by a stream.
+ * The informer half of design §5: a streaming list (a watch with
+ * sendInitialEvents=true&resourceVersionMatch=NotOlderThan and no
+ * resourceVersion: the server's current state as ADDED events, ended by a
+ * bookmark annotated k8s.io/initial-events-end, then the changes on the
+ * same stream), or, when the server refuses that (422, or 400) or the
+ * caller asks for it, a paginated list (limit=500, continue) followed by a
+ * watch from the list's resourceVersion. Watches ask for bookmarks and a
+ * jittered timeoutSeconds, are resumed from the last resourceVersion seen
+ * after every disconnect, and a fresh list is made when the server says
+ * 410 Gone (as an HTTP status or as an ERROR event). Every watch line is
+ * parsed on its own as it arrives, so memory stays bounded by one object,
+ * never by a stream or a list.
  *
  * The watch does not know what it watches: objects go to a sink as yyjson
  * values, valid only during the call. The sink (the cache) decodes what it
  * needs and drops the JSON. A relist is framed by relist_begin/relist_end so
  * the sink can delete, and report, whatever vanished while the watch was
  * broken — a reconcile by difference rather than a wipe-and-reload, so
- * nothing is reported twice and nothing is lost.
+ * nothing is reported twice and nothing is lost. A streaming list is framed
+ * the same way: relist_begin before the request, relist_end(true) at the
+ * initial-events-end bookmark, relist_end(false) when the stream ends
+ * before it.
  *
  * One hr_watch per resource; it runs on the calling thread (hr_watch_run)
  * or on its own (hr_watch_start). The transport is a pair of functions so
@@ -92,17 +101,23 @@ typedef struct hr_watch_opts {
     /* A stream with no line (bookmarks included) for this long is dropped
      * and resumed from the last resourceVersion (design §5); <= 0: 90000 (the API server bookmarks about every 60 s). */
     long idle_timeout_ms;
+    /* true: every list is paginated GETs, never a streaming list (the
+     * user's --streaming-lists=false). false: lists stream, and fall back
+     * to pages when the server refuses. */
+    bool paged_lists;
 } hr_watch_opts;
 
 /* Counters, readable from any thread (metrics). */
 typedef struct hr_watch_stats {
     uint64_t events;     /* watch events handled (bookmarks included) */
-    uint64_t listed;     /* objects received from list pages */
+    uint64_t listed;     /* objects received from list pages or as initial events */
     uint64_t relists;    /* lists started after the first */
     uint64_t malformed;  /* objects or lines skipped */
     uint64_t reconnects; /* watch streams opened after the first */
     uint64_t errors;     /* failed requests */
+    uint64_t streamed;   /* lists completed by streaming (initial-events-end seen) */
     bool synced;         /* the first list completed */
+    bool paged;          /* lists are paginated GETs: asked for, or streaming refused */
 } hr_watch_stats;
 
 typedef struct hr_watch hr_watch;
@@ -139,7 +154,8 @@ typedef enum hr_wline {
     HR_WL_BAD,    /* the line is not a watch event: reconnect */
 } hr_wline;
 
-/* One line of a watch stream (without its newline). */
+/* One line of a watch stream (without its newline). Feeding lines from
+ * outside the loop is a watch past its list: ADDED events are changes. */
 hr_wline hr_watch_feed_line(hr_watch *w, const char *line, size_t len);
 
 /* The same, parsing in place: line is modified, and line[len] up to
