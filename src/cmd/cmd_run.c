@@ -84,6 +84,7 @@ typedef struct run_opts {
     hr_dry_run_flag dry_run; /* --dry-run as given */
     bool leader_elect;       /* --leader-elect: hold a Lease to write */
     bool controller;         /* --controller=false: webhook + metrics only */
+    bool streaming_lists;    /* --streaming-lists=false: every list by pages */
     int verbosity;           /* 0 info, 1 debug */
     bool log_json;           /* --log-format=json */
 } run_opts;
@@ -493,6 +494,7 @@ enum {
     F_DRY_RUN,
     F_LEADER_ELECT,
     F_CONTROLLER,
+    F_STREAMING_LISTS,
     F_LOG_FORMAT,
     F_VERBOSE,
     F_PROBE_ADDR_FILE,
@@ -534,6 +536,10 @@ static const hr_flag run_flags[F_N] = {
                         NULL},
     [F_CONTROLLER] = {"controller", 0, HR_FLAG_BOOL, NULL,
                       "=false: no controller; webhook, metrics and health only", NULL},
+    [F_STREAMING_LISTS] = {"streaming-lists", 0, HR_FLAG_BOOL, NULL,
+                           "=false: list by pages (limit=500) instead of a watch\n"
+                           "                           with sendInitialEvents (design §5)",
+                           NULL},
     [F_LOG_FORMAT] = {"log-format", 0, HR_FLAG_STRING, "FORMAT",
                       "logfmt or json: one line per event (default logfmt)", "logfmt json"},
     [F_VERBOSE] = {"v", 'v', HR_FLAG_LEVEL, NULL, "debug logs (-v, -v=1, --v=1; --v=0: info)",
@@ -577,7 +583,8 @@ static int parse_flags(const char *prog, int argc, char **argv, run_opts *o)
                     .webhook_addr = ":9443",
                     .cert_dir = "/tmp/k8s-webhook-server/serving-certs",
                     .dry_run = HR_DRY_RUN_UNSET,
-                    .controller = true};
+                    .controller = true,
+                    .streaming_lists = true};
     const char *env_ns = getenv("POD_NAMESPACE");
     if (env_ns && env_ns[0])
         o->ns = env_ns;
@@ -607,6 +614,8 @@ static int parse_flags(const char *prog, int argc, char **argv, run_opts *o)
         o->metrics_secure = hr_args_on(&a, F_METRICS_SECURE);
     if (v[F_CONTROLLER])
         o->controller = hr_args_on(&a, F_CONTROLLER);
+    if (v[F_STREAMING_LISTS])
+        o->streaming_lists = hr_args_on(&a, F_STREAMING_LISTS);
     o->leader_elect = hr_args_on(&a, F_LEADER_ELECT);
     if (v[F_DRY_RUN])
         o->dry_run = hr_args_on(&a, F_DRY_RUN) ? HR_DRY_RUN_ON : HR_DRY_RUN_OFF;
@@ -745,7 +754,10 @@ static hr_status start_all(run_ctx *x, hr_err *err)
         (st = hr_readiness_add(&x->ready, "caches-synced", informers_ready, x, err)))
         return st;
 
-    hr_informers_opts io = {.kinds = WATCHED_KINDS, .log = log_sink, .log_ud = &x->o};
+    hr_informers_opts io = {.kinds = WATCHED_KINDS,
+                            .paged_lists = !x->o.streaming_lists,
+                            .log = log_sink,
+                            .log_ud = &x->o};
     if ((st = hr_informers_start(x->cache, x->k, &io, &x->inf, err)))
         return st;
 

@@ -210,6 +210,7 @@ for f in "--kubeconfig $work/none" "--kubeconfig=$work/none"; do
            "--context x" "--context=x" "--namespace kube-headroom" "--namespace=kube-headroom" \
            "--dry-run" "--dry-run=true" "--dry-run=false" "--leader-elect" "--leader-elect=false" \
            "--controller=false" "--controller=true" "--metrics-secure=false" "--metrics-secure" \
+           "--streaming-lists=false" "--streaming-lists" \
            "-v" "-v=1" "--v=1" "--v=0" "--log-format=logfmt"; do
     # shellcheck disable=SC2086
     run 1 run $f $v --metrics-addr 127.0.0.1:1 --webhook-addr "" --probe-addr ""
