@@ -26,6 +26,11 @@
 #                                    sockets stay open: clients hang instead of being refused)
 #   cluster.sh audit                 print the audit log path (JSON lines, see README.md); exits 1
 #                                    when the cluster was started with HEADROOM_AUDIT=off
+#   cluster.sh second-apiserver up PORT [FLAG...] | down
+#                                    another kube-apiserver on the same etcd (an HA pair) with the
+#                                    first one's flags, PORT, its own audit log and FLAGs (e.g.
+#                                    --feature-gates=WatchList=false); `down` stops it (so does
+#                                    `cluster.sh down`)
 #   cluster.sh real-node up|down|status|check-clean|env
 #                                    one real node (kubelet, containerd, runc) beside kwok's:
 #                                    realnode.sh; `down` takes it down first
@@ -504,6 +509,24 @@ EOF
 }
 
 # --------------------------------------------------------------------------------------- down
+stop_component() { # name: SIGTERM (SIGKILL after 10 s) the recorded process if it is ours; 1 if it survives
+  local c=$1 pid bin n=0
+  pid=$(cat "$STATE/pids/$c" 2>/dev/null || true)
+  bin=$(cat "$STATE/pids/$c.bin" 2>/dev/null || true)
+  [ -n "$pid" ] || return 0
+  pid_is_ours "$pid" "$bin" || return 0
+  kill -TERM "$pid" 2>/dev/null || true
+  while pid_alive "$pid" && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
+  if pid_alive "$pid"; then
+    log "down: $c ($pid) ignored SIGTERM for 10s; SIGKILL"
+    kill -KILL "$pid" 2>/dev/null || true
+    n=0
+    while pid_alive "$pid" && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
+  fi
+  pid_alive "$pid" && { log "down: $c (pid $pid) still runs"; return 1; }
+  log "down: stopped $c (pid $pid)"
+}
+
 cmd_down() {
   if [ ! -d "$STATE" ]; then
     log "down: nothing to do ($STATE does not exist)"
@@ -511,25 +534,10 @@ cmd_down() {
   fi
   # The real node first: its mounts and cgroups must go before the state dir does.
   if [ -d "$STATE/realnode" ]; then "$HERE/realnode.sh" down || die "down: the real node did not come down"; fi
-  local i c pid bin left=()
+  local i left=()
+  stop_component second-apiserver || left+=(second-apiserver)
   for ((i = ${#COMPONENTS[@]} - 1; i >= 0; i--)); do
-    c=${COMPONENTS[$i]}
-    pid=$(cat "$STATE/pids/$c" 2>/dev/null || true)
-    bin=$(cat "$STATE/pids/$c.bin" 2>/dev/null || true)
-    [ -n "$pid" ] || continue
-    if pid_is_ours "$pid" "$bin"; then
-      kill -TERM "$pid" 2>/dev/null || true
-      local n=0
-      while pid_alive "$pid" && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
-      if pid_alive "$pid"; then
-        log "down: $c ($pid) ignored SIGTERM for 10s; SIGKILL"
-        kill -KILL "$pid" 2>/dev/null || true
-        n=0
-        while pid_alive "$pid" && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
-      fi
-      pid_alive "$pid" && left+=("$c:$pid")
-      log "down: stopped $c (pid $pid)"
-    fi
+    stop_component "${COMPONENTS[$i]}" || left+=("${COMPONENTS[$i]}")
   done
   [ ${#left[@]} -eq 0 ] || die "down: still running: ${left[*]} (state kept in $STATE)"
   local p busy=()
@@ -597,6 +605,54 @@ cmd_restart_apiserver() {
   log "kube-apiserver ready again in $(secs_since "$t0")s"
 }
 
+# For tests of what an API server flag changes (tests/e2e/e2e_watchlist.sh: WatchList=false): a
+# second kube-apiserver on the same etcd, as in an HA control plane, serving the same objects. Its
+# command line is the running one's, read back from /proc as restart-apiserver does, with another
+# --secure-port, its own audit log ($STATE/second-apiserver/audit.log) and the FLAGs added last
+# (a later flag wins). kwok, the scheduler and the controller manager stay on the first one.
+cmd_second_apiserver() {
+  local what=${1:-}
+  [ $# -eq 0 ] || shift
+  case $what in
+    up) second_apiserver_up "$@" ;;
+    down) stop_component second-apiserver || die "second-apiserver: did not stop" ;;
+    *) die "usage: cluster.sh second-apiserver up PORT [FLAG...] | down" ;;
+  esac
+}
+second_apiserver_up() {
+  local port=${1:-} pid bin a args=() out=() t0 deadline
+  [[ $port =~ ^[0-9]+$ ]] || die "usage: cluster.sh second-apiserver up PORT [FLAG...]"
+  shift
+  pid_is_ours "$(cat "$STATE/pids/second-apiserver" 2>/dev/null)" "$(cat "$STATE/pids/second-apiserver.bin" 2>/dev/null)" &&
+    die "second-apiserver: already running; run '$0 second-apiserver down' first"
+  pid=$(cat "$STATE/pids/kube-apiserver" 2>/dev/null) || die "no API server recorded in $STATE"
+  bin=$(cat "$STATE/pids/kube-apiserver.bin")
+  pid_is_ours "$pid" "$bin" || die "the recorded API server (pid $pid) is not running"
+  port_listening "$port" && die "second-apiserver: port $port on 127.0.0.1 is already in use"
+  mapfile -d '' -t args <"/proc/$pid/cmdline"
+  mkdir -p "$STATE/second-apiserver"
+  for a in "${args[@]:1}"; do
+    case $a in
+      --secure-port=*) out+=("--secure-port=$port") ;;
+      --audit-log-path=*) out+=("--audit-log-path=$STATE/second-apiserver/audit.log") ;;
+      *) out+=("$a") ;;
+    esac
+  done
+  t0=$(now_ms)
+  setsid "$bin" "${out[@]}" "$@" >"$STATE/logs/second-apiserver.log" 2>&1 </dev/null &
+  pid=$!
+  echo "$pid" >"$STATE/pids/second-apiserver"
+  echo "$bin" >"$STATE/pids/second-apiserver.bin"
+  deadline=$(($(date +%s) + READY_TIMEOUT))
+  until [ "$(curl -sS --max-time 5 --cacert "$STATE/pki/ca.crt" --cert "$STATE/pki/admin.crt" \
+    --key "$STATE/pki/admin.key" "https://127.0.0.1:$port/readyz" 2>/dev/null)" = ok ]; do
+    pid_alive "$pid" || { tail -n 25 "$STATE/logs/second-apiserver.log" >&2; die "second-apiserver exited"; }
+    [ "$(date +%s)" -lt "$deadline" ] || die "second-apiserver not ready after ${READY_TIMEOUT}s"
+    sleep 0.2
+  done
+  log "second kube-apiserver (pid $pid) ready on 127.0.0.1:$port in $(secs_since "$t0")s; audit log $STATE/second-apiserver/audit.log"
+}
+
 # For fault tests: the API server stops answering but keeps its sockets (a hung process, a
 # stalled node), unlike restart-apiserver where connections are refused.
 cmd_freeze_apiserver() {
@@ -631,8 +687,9 @@ main() {
       [ "$(cat "$STATE/audit.mode" 2>/dev/null || echo on)" = on ] ||
         die "audit: this cluster runs without an audit record (HEADROOM_AUDIT=off at up)"
       echo "$STATE/audit.log" ;;
+    second-apiserver) cmd_second_apiserver "$@" ;;
     real-node) exec "$HERE/realnode.sh" "$@" ;;
-    *) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; [ -n "$cmd" ] && [ "$cmd" != help ] && [ "$cmd" != -h ] && exit 2; return 0 ;;
+    *) sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//'; [ -n "$cmd" ] && [ "$cmd" != help ] && [ "$cmd" != -h ] && exit 2; return 0 ;;
   esac
 }
 main "$@"
