@@ -647,7 +647,10 @@ second_apiserver_up() {
   until [ "$(curl -sS --max-time 5 --cacert "$STATE/pki/ca.crt" --cert "$STATE/pki/admin.crt" \
     --key "$STATE/pki/admin.key" "https://127.0.0.1:$port/readyz" 2>/dev/null)" = ok ]; do
     pid_alive "$pid" || { tail -n 25 "$STATE/logs/second-apiserver.log" >&2; die "second-apiserver exited"; }
-    [ "$(date +%s)" -lt "$deadline" ] || die "second-apiserver not ready after ${READY_TIMEOUT}s"
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      stop_component second-apiserver || true
+      die "second-apiserver not ready after ${READY_TIMEOUT}s (stopped; log $STATE/logs/second-apiserver.log)"
+    fi
     sleep 0.2
   done
   log "second kube-apiserver (pid $pid) ready on 127.0.0.1:$port in $(secs_since "$t0")s; audit log $STATE/second-apiserver/audit.log"

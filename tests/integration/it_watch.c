@@ -3,7 +3,8 @@
  * plane (test/cluster): a real kube-apiserver on a real etcd, kwok nodes.
  *
  *  1. 5,000 pods on 100 nodes (test/cluster/mkload.sh; IT_WATCH_WORKLOADS=N
- *     makes it N×10 pods), list + watch them;
+ *     makes it N×10 pods), list + watch them, each list a streaming one
+ *     (sendInitialEvents; the real API server has WatchList on);
  *     the cache must equal a fresh list from the API server (same pods,
  *     same nodes, same resourceVersions).
  *  2. churn — deletes (the Deployments replace them), annotation updates,
@@ -13,8 +14,9 @@
  *  4. the watches are held off while pods churn, etcd is compacted to its
  *     current revision and the API server restarted (dropping its watch
  *     cache): resuming from the old resourceVersion gets 410 Gone, the
- *     relist reconciles by difference — no duplicate, no leak (the
- *     observer's adds minus deletes always equals the cache's size).
+ *     relist — a streaming list too — reconciles by difference: no
+ *     duplicate, no leak (the observer's adds minus deletes always equals
+ *     the cache's size).
  *
  * Environment (set by CTest): KUBECONFIG, HR_CLUSTER_SH,
  * HEADROOM_CLUSTER_DIR; HEADROOM_ETCD_PORT when not the default. Prints
@@ -549,11 +551,12 @@ static void stats_line(kindw *k, const char *when)
 {
     hr_watch_stats s;
     hr_watch_get_stats(k->w, &s);
-    say("  %-11s %s: events %llu, listed %llu, relists %llu, reconnects %llu, errors %llu, "
-        "malformed %llu",
+    say("  %-11s %s: events %llu, listed %llu, relists %llu, streamed %llu%s, reconnects %llu, "
+        "errors %llu, malformed %llu",
         hr_ckind_str(k->kind), when, (unsigned long long)s.events, (unsigned long long)s.listed,
-        (unsigned long long)s.relists, (unsigned long long)s.reconnects,
-        (unsigned long long)s.errors, (unsigned long long)s.malformed);
+        (unsigned long long)s.relists, (unsigned long long)s.streamed, s.paged ? " (paged)" : "",
+        (unsigned long long)s.reconnects, (unsigned long long)s.errors,
+        (unsigned long long)s.malformed);
 }
 
 int main(void)
@@ -651,6 +654,12 @@ int main(void)
         sleep_ms(50);
     }
     say("synced: first lists of all kinds in %.2f s", now_s() - t_sync);
+    for (size_t i = 0; i < nk; i++) {
+        hr_watch_stats s;
+        hr_watch_get_stats(kw[i].w, &s);
+        CHECK(s.streamed >= 1 && !s.paged, "%s: the first list was not a streaming list",
+              hr_ckind_str(kw[i].kind));
+    }
 
     /* 1. list + watch */
     converge(kc, c, scr, "after the first list", 60);
@@ -696,6 +705,10 @@ int main(void)
     hr_watch_get_stats(kw[0].w, &after);
     CHECK(after.relists > before.relists, "no relist happened (relists %llu -> %llu)",
           (unsigned long long)before.relists, (unsigned long long)after.relists);
+    CHECK(after.streamed > before.streamed && !after.paged,
+          "the relist was not a streaming list (streamed %llu -> %llu%s)",
+          (unsigned long long)before.streamed, (unsigned long long)after.streamed,
+          after.paged ? ", paged" : "");
     for (size_t i = 0; i < nk; i++)
         stats_line(&kw[i], "at the end");
 
