@@ -12,7 +12,8 @@
 #   C. 410 Gone: the controller frozen (SIGSTOP) while a pod is created on a
 #      node of its own, etcd compacted to its current revision and the API
 #      server restarted (its watch cache gone): thawed, the watches resume
-#      from a compacted resourceVersion, are told 410, relist, and the new pod
+#      from a compacted resourceVersion, are told 410, relist (a streaming
+#      list: a watch with sendInitialEvents, no LIST), and the new pod
 #      converges — and nothing else is written.
 #
 # Writes are counted from the API server's audit record (test/cluster/README.md):
@@ -162,6 +163,18 @@ t1=$(now_ms)
 relisted() { [ "$(metric 'headroom_relists_total{resource="pods"}')" -gt "$rl0" ]; }
 WHY="headroom_relists_total{resource=\"pods\"} still $rl0; $(grep -i '410\|gone\|relist' "$WORK/controller.log" | tail -2)"
 check "C1. thawed: the pods watch is told 410 and relists" wait_until 60 relisted
+pods_reads() { # verb -> the controller's requests for the pods collection since the freeze (audit)
+  audit_since "$m_c" "select(.user.username == \"$ID\" and .objectRef.resource == \"pods\" and
+    .objectRef.name == null and .verb == \"$1\" and (.verb != \"watch\" or .stage == \"ResponseStarted\"))"
+}
+streamed_relist() {
+  pods_reads watch | jq -e -s 'map(select(.requestURI | test("[?&]sendInitialEvents=true(&|$)"))) | length > 0' >/dev/null &&
+    [ -z "$(pods_reads list)" ]
+}
+wait_until 10 streamed_relist
+WHY="pods watches: $(pods_reads watch | jq -c .requestURI | tr '\n' ' '); pods LISTs: $(pods_reads list | wc -l)"
+check "C1b. audit: the relist is a streaming list (a pods watch with sendInitialEvents=true), no LIST of pods" \
+  streamed_relist
 WHY="d: limit '$(cpu_limit "$NS" d)'"
 check "C2. the pod created meanwhile converges (400m alone on 8 cores: 4) ($(( $(now_ms) - t1 )) ms)" \
   wait_until 60 limit_is "$NS" d 4
