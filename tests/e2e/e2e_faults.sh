@@ -163,17 +163,17 @@ t1=$(now_ms)
 relisted() { [ "$(metric 'headroom_relists_total{resource="pods"}')" -gt "$rl0" ]; }
 WHY="headroom_relists_total{resource=\"pods\"} still $rl0; $(grep -i '410\|gone\|relist' "$WORK/controller.log" | tail -2)"
 check "C1. thawed: the pods watch is told 410 and relists" wait_until 60 relisted
-pods_reads() { # verb -> the controller's requests for the pods collection since the freeze (audit)
-  audit_since "$m_c" "select(.user.username == \"$ID\" and .objectRef.resource == \"pods\" and
-    .objectRef.name == null and .verb == \"$1\" and (.verb != \"watch\" or .stage == \"ResponseStarted\"))"
+# The controller's lists and watches since the freeze (audit): watches at their start, LISTs.
+reads_since() {
+  audit_since "$m_c" "select(.user.username == \"$ID\" and
+    (.verb == \"list\" or (.verb == \"watch\" and .stage == \"ResponseStarted\"))) | {verb, resource: .objectRef.resource, uri: .requestURI}"
 }
-streamed_relist() {
-  pods_reads watch | jq -e -s 'map(select(.requestURI | test("[?&]sendInitialEvents=true(&|$)"))) | length > 0' >/dev/null &&
-    [ -z "$(pods_reads list)" ]
-}
+streamed() { reads_since | jq -c 'select(.verb == "watch" and (.uri | test("[?&]sendInitialEvents=true(&|$)")))'; }
+lists() { reads_since | jq -c 'select(.verb == "list")'; }
+streamed_relist() { [ -n "$(streamed)" ] && [ -z "$(lists)" ]; }
 wait_until 10 streamed_relist
-WHY="pods watches: $(pods_reads watch | jq -c .requestURI | tr '\n' ' '); pods LISTs: $(pods_reads list | wc -l)"
-check "C1b. audit: the relist is a streaming list (a pods watch with sendInitialEvents=true), no LIST of pods" \
+WHY="streaming lists: $(streamed | jq -r .resource | tr '\n' ' '); LISTs: $(lists | jq -r .resource | tr '\n' ' ')"
+check "C1b. audit: the relists after the compaction are streaming lists ($(streamed | jq -r .resource | sort -u | tr '\n' ' ')), no LIST" \
   streamed_relist
 WHY="d: limit '$(cpu_limit "$NS" d)'"
 check "C2. the pod created meanwhile converges (400m alone on 8 cores: 4) ($(( $(now_ms) - t1 )) ms)" \
