@@ -211,6 +211,9 @@ typedef struct hr_cns_view {
     const char *name;
     uint64_t rv;
     hr_labels labels;
+    uint32_t weight;     /* its kube-headroom.dev/weight label, parsed once
+                            (hr_tenant_weight): >= 1 */
+    bool weight_invalid; /* the label is there but not a weight: read as 1 */
 } hr_cns_view;
 
 bool hr_cache_ns_get(const hr_cache *c, const char *name, hr_cns_view *out);

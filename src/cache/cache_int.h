@@ -141,6 +141,8 @@ typedef struct cns {
     uint32_t name; /* interned; 0 marks a free slot */
     uint32_t mark;
     uint32_t n_labels;
+    uint32_t weight; /* TenantFair weight (hr_tenant_weight), parsed at put;
+                        the top bit: the label was invalid (read as 1) */
     const char **labels;
     uint64_t rv;
 } cns;

@@ -4,8 +4,10 @@
  *
  * Labels are all a namespace brings (the config's namespace selector reads
  * them), and a change to them can turn every pod in it managed or not, so
- * it dirties every node holding one of its pods. The pod store counts pods
- * per namespace, so a namespace without pods costs no scan.
+ * it dirties every node holding one of its pods (its TenantFair weight,
+ * design §2.9, is one of them: kept parsed beside the labels, in the slot's
+ * padding). The pod store counts pods per namespace, so a namespace
+ * without pods costs no scan.
  */
 #include "cache/namespaces.h"
 
@@ -13,6 +15,17 @@
 
 #include "cache/feed.h"
 #include "cache/store.h"
+#include "core/tenant.h"
+
+#define WEIGHT_INVALID 0x80000000u
+
+/* The weight label, parsed once here rather than at every reconcile. */
+static uint32_t packed_weight(const hr_labels *l)
+{
+    bool invalid;
+    uint32_t w = hr_tenant_weight(l, &invalid);
+    return w | (invalid ? WEIGHT_INVALID : 0);
+}
 
 /* A namespace's labels decide whether its pods are managed: every node
  * with one of its pods must look again. */
@@ -51,6 +64,7 @@ hr_status hr_cnss_put(hr_cache *c, const hr_knamespace *k, hr_err *err)
         hr_cstore_labels_free(c, n->labels, n->n_labels);
         n->labels = kv;
         n->n_labels = k->meta.labels.n;
+        n->weight = packed_weight(&k->meta.labels);
         dirty_ns_nodes(c, id);
         hr_cstore_report(c, HR_CK_NAMESPACE, HR_CC_UPDATED, "", name);
         return HR_OK;
@@ -61,7 +75,11 @@ hr_status hr_cnss_put(hr_cache *c, const hr_knamespace *k, hr_err *err)
         hr_intern_unref(&c->str, id);
         return hr_err_set(err, HR_E_NOMEM, "namespace %s: out of memory", name);
     }
-    *ns_at(c, i) = (cns){id, c->epoch[HR_CK_NAMESPACE], k->meta.labels.n, kv,
+    *ns_at(c, i) = (cns){id,
+                         c->epoch[HR_CK_NAMESPACE],
+                         k->meta.labels.n,
+                         packed_weight(&k->meta.labels),
+                         kv,
                          hr_cstore_parse_rv(k->meta.resource_version)};
     dirty_ns_nodes(c, id);
     hr_cstore_report(c, HR_CK_NAMESPACE, HR_CC_ADDED, "", name);
@@ -87,6 +105,8 @@ static void fill_ns_view(const hr_cache *c, uint32_t i, hr_cns_view *v)
     v->name = hr_intern_str(&c->str, n->name);
     v->rv = n->rv;
     v->labels = (hr_labels){(const char *const *)n->labels, n->n_labels};
+    v->weight = n->weight & ~WEIGHT_INVALID;
+    v->weight_invalid = (n->weight & WEIGHT_INVALID) != 0;
 }
 
 static uint32_t nss_find(const hr_cache *c, hr_ckind k, const char *ns, const char *name);

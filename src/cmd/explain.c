@@ -248,22 +248,40 @@ static void print_explain(const hr_nodesnap *s, const hr_reconcile *r, size_t me
     int64_t rq = pp->request;
     printf("\npod request r                      %s\n", cpu(rq, a));
     int64_t burst = 0;
-    if (np->slack > 0 && np->managed > 0 && np->n_managed > 0) {
-        int64_t prop = hr_muldiv64(np->slack, rq, np->managed);
-        int64_t share = np->slack / np->n_managed;
+    /* Design §2.9: under TenantFair the burst is a share of the tenant's
+     * S_t, M_t and N_t (pp->share…), where Proportional uses S, M and N. */
+    bool tf = cfg->policy == HR_POLICY_TENANT_FAIR;
+    if (tf) {
+        printf("  tenant (policy TenantFair)        namespace %s, weight %" PRIu32 "%s\n", p->ns,
+               pp->weight,
+               p->pod.tenant_weight_invalid ? " (its " HR_LABEL_WEIGHT
+                                              " label is not a positive integer: read as 1)"
+                                            : "");
+        printf("  S_t = ⌊S · w / W⌋, W = %" PRIu64 " over %u namespace%s  %s\n", np->weight_total,
+               np->n_tenants, np->n_tenants == 1 ? "" : "s", cpu(pp->share, a));
+        printf("  M_t  its managed requests here over N_t = %u  %s\n", pp->share_n,
+               cpu(pp->share_managed, a));
+    }
+    if (pp->share > 0 && pp->share_managed > 0 && pp->share_n > 0) {
+        int64_t prop = hr_muldiv64(pp->share, rq, pp->share_managed);
+        int64_t share = pp->share / pp->share_n;
         int64_t fl = hr_min64(cfg->min_burst_floor, share);
         burst = hr_max64(prop, fl);
-        printf("  proportional S·r/M                %s\n", cpu(prop, a));
-        printf("  floor min(minBurstFloor %s, S/N %s) = %s\n", cpu(cfg->min_burst_floor, b),
-               cpu(share, c), cpu(fl, d));
+        printf(tf ? "  proportional S_t·r/M_t            %s\n"
+                  : "  proportional S·r/M                %s\n",
+               cpu(prop, a));
+        printf(tf ? "  floor min(minBurstFloor %s, S_t/N_t %s) = %s\n"
+                  : "  floor min(minBurstFloor %s, S/N %s) = %s\n",
+               cpu(cfg->min_burst_floor, b), cpu(share, c), cpu(fl, d));
         printf("  burst = max of the two            %s (%s)\n", cpu(burst, a),
                fl > prop ? "the floor binds" : "proportional");
     } else {
-        printf("  no slack to share (S ≤ 0 or M = 0): burst 0, limit = request\n");
+        printf(tf ? "  no slack to share (S_t ≤ 0 or M_t = 0): burst 0, limit = request\n"
+                  : "  no slack to share (S ≤ 0 or M = 0): burst 0, limit = request\n");
     }
     hr_pod_caps caps;
     hr_pod_caps_of(cfg, np->allocatable, &p->pod, rq, &caps);
-    int64_t raw = hr_pod_raw(cfg, np->slack, np->managed, np->n_managed, rq);
+    int64_t raw = hr_pod_raw(cfg, pp->share, pp->share_managed, pp->share_n, rq);
     printf("  r + burst                         %s\n", cpu(raw, a));
     /* One buffer per figure: printf reads them all after every cpu() ran. */
     char cb[HR_CAP_COUNT_][HR_CPU_FMT_MAX];

@@ -44,7 +44,7 @@ static hr_status copy_pod(hr_arena *a, const hr_cache *c, const hr_cnode_view *n
     hr_pod_ctx cx = {
         .cfg = cfg,
         .own_ns = o->own_ns,
-        .ns = v->ns,
+        .ns = rp->ns, /* the arena copy: the pod keeps it as its tenant */
         .ns_labels = have_ns ? &nsv.labels : NULL,
         .node_labels = nv != NULL && nv->present ? &nv->labels : NULL,
         .node_windows = nv != NULL && nv->windows,
@@ -54,6 +54,8 @@ static hr_status copy_pod(hr_arena *a, const hr_cache *c, const hr_cnode_view *n
         .limits = hr_cache_ns_bounds(c, v->ns),
         .in_backoff =
             o->backoff != NULL && hr_backoff_active(o->backoff, v->ns, v->name, o->now_ms, NULL),
+        .ns_weight = have_ns ? nsv.weight : 1,
+        .ns_weight_invalid = have_ns && nsv.weight_invalid,
     };
     rp->pod = hr_pod_in_context(&rp->pod, &cx);
     return HR_OK;

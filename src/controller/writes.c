@@ -81,8 +81,8 @@ void hr_status_annotation(hr_buf *b, const hr_node_plan *np, int64_t unix_s, boo
     hr_buf_printf(b,
                   "{\"factor\":\"%s\",\"slack\":\"%s\",\"managedRequests\":\"%s\","
                   "\"nodePods\":%u,\"computedAt\":\"%s\",\"policy\":\"%s\",\"dryRun\":%s}",
-                  factor, slack, managed, np->n_pods, when, HR_POLICY_NAME,
-                  dry_run ? "true" : "false");
+                  factor, slack, managed, np->n_pods, when,
+                  hr_policy_version((hr_policy)np->policy), dry_run ? "true" : "false");
 }
 
 void hr_status_patch(hr_buf *b, const char *annotation_value)

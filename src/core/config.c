@@ -18,6 +18,7 @@ void hr_config_defaults(hr_config *c)
 {
     *c = (hr_config){
         .present = false,
+        .policy = HR_POLICY_PROPORTIONAL,
         .dry_run = true,
         .min_burst_floor = 1000,
         .max_multiplier_milli = 10000,
@@ -37,6 +38,16 @@ void hr_config_defaults(hr_config *c)
         .n_excluded_owners = 0,
         .excluded_nodes = {false, NULL, 0},
     };
+}
+
+const char *hr_policy_str(hr_policy p)
+{
+    return p == HR_POLICY_TENANT_FAIR ? "TenantFair" : "Proportional";
+}
+
+const char *hr_policy_version(hr_policy p)
+{
+    return p == HR_POLICY_TENANT_FAIR ? HR_POLICY_NAME_TENANT_FAIR : HR_POLICY_NAME;
 }
 
 void hr_config_effective(const hr_config *cluster, hr_dry_run_flag dry_run, hr_config *out)
@@ -62,6 +73,8 @@ bool hr_dry_run_from_flag(hr_dry_run_flag dry_run)
 
 const char *hr_config_validate(const hr_config *c)
 {
+    if (c->policy != HR_POLICY_PROPORTIONAL && c->policy != HR_POLICY_TENANT_FAIR)
+        return "spec.policy must be Proportional or TenantFair";
     if (c->min_burst_floor < 0)
         return "spec.minBurstFloor must not be negative";
     if (c->max_multiplier_milli < 0 || c->max_multiplier_milli > 100000)

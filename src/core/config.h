@@ -20,8 +20,22 @@ typedef struct hr_owner_ref {
     const char *name;      /* NULL or "" matches any name */
 } hr_owner_ref;
 
+/* spec.policy (design §1.1): how a node's slack is shared (design §2). */
+typedef enum hr_policy {
+    HR_POLICY_PROPORTIONAL = 0, /* by request over the node (§2.2), the default */
+    HR_POLICY_TENANT_FAIR,      /* among namespaces first, then by request (§2.9) */
+} hr_policy;
+
+/* "Proportional", "TenantFair": the CRD's enum values. */
+const char *hr_policy_str(hr_policy p);
+
+/* The status annotation's "policy" (design §9.1): "proportional-v1",
+ * "tenantfair-v1". */
+const char *hr_policy_version(hr_policy p);
+
 typedef struct hr_config {
-    bool present; /* a HeadroomConfig "cluster" exists */
+    bool present;   /* a HeadroomConfig "cluster" exists */
+    uint8_t policy; /* hr_policy, default HR_POLICY_PROPORTIONAL */
     bool dry_run;
     int64_t min_burst_floor;          /* millicores, default 1000 */
     int64_t max_multiplier_milli;     /* x1000, default 10000; 0 disables the cap */

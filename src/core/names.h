@@ -16,5 +16,7 @@
 #define HR_ANN_STATUS HR_GROUP "/status"
 #define HR_FIELD_MANAGER "headroom"
 #define HR_POLICY_NAME "proportional-v1"
+#define HR_POLICY_NAME_TENANT_FAIR "tenantfair-v1"
+#define HR_LABEL_WEIGHT HR_GROUP "/weight" /* on a namespace: its TenantFair weight */
 
 #endif

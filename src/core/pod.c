@@ -36,6 +36,7 @@ hr_pod hr_pod_init(void)
     p.max_cpu = HR_NONE;
     p.ns_state = HR_NS_MANAGED;
     p.limits = HR_LIMIT_BOUNDS_NONE;
+    p.tenant_weight = 1;
     return p;
 }
 

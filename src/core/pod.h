@@ -89,10 +89,16 @@ typedef struct hr_pod {
     bool owner_excluded; /* direct owner in excludedOwners */
     bool in_backoff;     /* a recent resize was refused (design §7) */
     hr_limit_bounds limits;
+    const char *tenant;         /* the pod's namespace: its tenant under TenantFair
+                               (design §2.9); pods with equal strings (or both
+                               NULL) are one tenant */
+    uint32_t tenant_weight;     /* the namespace's weight (§2.9), >= 1; 0 reads as 1 */
+    bool tenant_weight_invalid; /* the weight label was there but not a weight:
+                                   read as 1 (fail closed), and reported */
 } hr_pod;
 
 /* A pod with every field "neutral": no containers, bound, Running,
- * namespace managed, no bounds. Tests and readers start from it. */
+ * namespace managed, no bounds, tenant NULL of weight 1. Tests and readers start from it. */
 hr_pod hr_pod_init(void);
 
 static inline bool hr_ctr_resizable(const hr_container *c)

@@ -39,10 +39,15 @@ typedef struct hr_pod_ctx {
     const char *owner_name;
     hr_limit_bounds limits; /* folded over the namespace's LimitRanges */
     bool in_backoff;        /* a recent resize was refused (design §7) */
+    uint32_t ns_weight;     /* the namespace's TenantFair weight when the
+                               caller keeps it parsed (the cache), with
+                               ns_weight_invalid; 0: read it from ns_labels
+                               (hr_tenant_weight) */
+    bool ns_weight_invalid;
 } hr_pod_ctx;
 
-/* The context fields of hr_pod filled from cx; everything else is the
- * bare pod's. The returned copy shares bare's container array. */
+/* The context fields of hr_pod filled from cx (the tenant is the
+ * namespace, cx->ns, with its weight); everything else is the bare pod's. The returned copy shares bare's container array. */
 hr_pod hr_pod_in_context(const hr_pod *bare, const hr_pod_ctx *cx);
 
 #endif

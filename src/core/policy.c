@@ -2,12 +2,16 @@
  * policy.c — design §2 for one node, without allocation.
  *
  * Two passes over the node's pods: the first sums what is booked (R) and
- * what is managed (M, N); the second computes each managed pod's target,
+ * what is managed (M, N) — under TenantFair (design §2.9) also each
+ * namespace's share, kept in the plan of its first pod, so no memory is
+ * needed beyond the caller's; the second computes each managed pod's target,
  * splits it over containers, applies the QoS guard and hysteresis, and asks
  * the gates whether a write could go. All arithmetic is integer millicores;
  * products go through 128 bits so even absurd inputs cannot overflow.
  */
 #include "policy.h"
+
+#include <string.h>
 
 #include "wide.h"
 
@@ -500,6 +504,58 @@ bool hr_should_write(const hr_config *c, int64_t current, int64_t target)
     return (hr_i128)(current - target) * 100 >= (hr_i128)c->shrink_percent * current;
 }
 
+int64_t hr_tenant_slack(int64_t slack, uint64_t weight, uint64_t weight_total)
+{
+    if (slack <= 0 || weight_total == 0)
+        return 0;
+    return (int64_t)((hr_u128)(uint64_t)slack * weight / weight_total);
+}
+
+static bool same_tenant(const hr_pod *a, const hr_pod *b)
+{
+    if (a->tenant == b->tenant)
+        return true;
+    return a->tenant != NULL && b->tenant != NULL && strcmp(a->tenant, b->tenant) == 0;
+}
+
+/* Design §2.9: group the managed pods by tenant (each pod's plan names the
+ * first managed pod of its namespace, whose plan sums the namespace's M_t
+ * and N_t and keeps the least weight any of its pods carries, so the order
+ * of the pods cannot matter), then give each tenant its ⌊S·w_t/W⌋. */
+static void tenant_shares(const hr_pod *pods, size_t n, hr_node_plan *np, hr_pod_plan *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        hr_pod_plan *pp = &out[i];
+        if (pp->reason != HR_MANAGED)
+            continue;
+        uint32_t w = pods[i].tenant_weight ? pods[i].tenant_weight : 1;
+        size_t h = i;
+        for (size_t j = 0; j < i; j++)
+            if (out[j].reason == HR_MANAGED && out[j].tenant == j &&
+                same_tenant(&pods[j], &pods[i])) {
+                h = j;
+                break;
+            }
+        pp->tenant = (uint32_t)h;
+        hr_pod_plan *head = &out[h];
+        if (h == i) {
+            np->n_tenants++;
+            head->weight = w;
+        } else if (w < head->weight) {
+            head->weight = w;
+        }
+        head->share_managed = hr_sadd64(head->share_managed, pp->request);
+        head->share_n++;
+    }
+    np->weight_total = 0;
+    for (size_t i = 0; i < n; i++)
+        if (out[i].reason == HR_MANAGED && out[i].tenant == i)
+            np->weight_total += out[i].weight;
+    for (size_t i = 0; i < n; i++)
+        if (out[i].reason == HR_MANAGED && out[i].tenant == i)
+            out[i].share = hr_tenant_slack(np->slack, out[i].weight, np->weight_total);
+}
+
 hr_node_plan hr_plan_node(const hr_config *c, const hr_node *node, const hr_pod *pods, size_t n,
                           hr_pod_plan *out, int64_t *ctr_limits)
 {
@@ -519,6 +575,7 @@ hr_node_plan hr_plan_node(const hr_config *c, const hr_node *node, const hr_pod 
         pp->current = hr_pod_current_limit(p);
         pp->target = HR_NONE;
         pp->gate = HR_GATE_PASS;
+        pp->tenant = (uint32_t)i;
         if (!hr_pod_terminal(p)) {
             np.booked = hr_sadd64(np.booked, pp->booked);
             np.n_pods++;
@@ -537,6 +594,10 @@ hr_node_plan hr_plan_node(const hr_config *c, const hr_node *node, const hr_pod 
     np.booking_unknown = (node != NULL && node->booking_unknown) || np.n_undecodable > 0;
     hr_node gnode = node != NULL ? *node : (hr_node){0};
     gnode.booking_unknown = np.booking_unknown;
+    bool tenant_fair = c->policy == HR_POLICY_TENANT_FAIR;
+    np.policy = tenant_fair ? HR_POLICY_TENANT_FAIR : HR_POLICY_PROPORTIONAL;
+    if (tenant_fair)
+        tenant_shares(pods, n, &np, out);
     burst_share share = burst_of(c, np.slack, np.managed, np.n_managed);
     grid g = grid_fast(quantum(c)); /* one division here saves a dozen per pod */
 
@@ -558,11 +619,26 @@ hr_node_plan hr_plan_node(const hr_config *c, const hr_node *node, const hr_pod 
             pp->gate = HR_GATE_NODE_UNKNOWN;
             continue;
         }
+        /* What the burst is a share of: the node's, or the tenant's. */
+        burst_share b = share;
+        if (tenant_fair) {
+            const hr_pod_plan *head = &out[pp->tenant];
+            pp->share = head->share;
+            pp->share_managed = head->share_managed;
+            pp->share_n = head->share_n;
+            pp->weight = head->weight;
+            b = burst_of(c, pp->share, pp->share_managed, pp->share_n);
+        } else {
+            pp->share = np.slack;
+            pp->share_managed = np.managed;
+            pp->share_n = np.n_managed;
+            pp->weight = 1;
+        }
         /* hr_pod_target and hr_split_target, sharing the pod's spans. */
         spans sp;
         spans_init(&sp, p, &g);
         int64_t unmanaged = unmanaged_limits(p);
-        int64_t raw = pod_raw(&share, pp->request);
+        int64_t raw = pod_raw(&b, pp->request);
         int64_t t = pod_target(c, np.allocatable, raw, &sp, unmanaged, pp->request, NULL);
         pp->target = split_target(&sp, pp->request, t, lim, &pp->qos_guarded);
         pp->write = hr_should_write(c, pp->current, pp->target);

@@ -1,8 +1,11 @@
 /*
- * policy.h — the proportional policy for one node (design §2).
+ * policy.h — the policies for one node (design §2): Proportional, and
+ * TenantFair (design §2.9), chosen by the config's spec.policy.
  *
  *   S = A − R, M = Σ managed requests, N = managed pods
  *   burst_i  = max(S·r_i/M, min(floor, S/N))      when S > 0 and M > 0
+ *   (TenantFair: S_t = ⌊S·w_t/W⌋ of the pod's namespace t in place of S,
+ *   and that namespace's M_t and N_t in place of M and N)
  *   target_i = r_i + burst_i, then the caps in order, then the quantum
  *   (the target on the grid, never below the request, never above a cap),
  *   then the per-container split, then the QoS guard, then hysteresis.
@@ -35,6 +38,17 @@ typedef struct hr_pod_plan {
                          HR_GATE_NODE_UNKNOWN for a managed pod on an unknown
                          node: target HR_NONE, write false, never written */
     uint32_t ctr_off; /* this pod's first slot in the container-limit array */
+    /* What the burst of a managed pod on a known node is a share of (design
+     * §2.2, §2.9): the slack, the requests and the pods it is divided by —
+     * S, M, N under Proportional; its tenant's S_t, M_t, N_t under
+     * TenantFair. 0 for the others. */
+    int64_t share;         /* S or S_t */
+    int64_t share_managed; /* M or M_t */
+    uint32_t share_n;      /* N or N_t */
+    uint32_t weight;       /* TenantFair: the tenant's weight w_t; else 1 */
+    uint32_t tenant;       /* TenantFair: index of the tenant's first managed
+                              pod on the node (its pods share it); else the
+                              pod's own index */
 } hr_pod_plan;
 
 typedef struct hr_node_plan {
@@ -49,6 +63,9 @@ typedef struct hr_node_plan {
                                unknown: R is a lower bound) */
     bool booking_unknown;   /* node->booking_unknown or n_undecodable > 0:
                                every increase is held, HR_GATE_BOOKING_UNKNOWN */
+    uint8_t policy;         /* hr_policy the plan was made under */
+    uint32_t n_tenants;     /* TenantFair: namespaces with managed pods here */
+    uint64_t weight_total;  /* TenantFair: W, the sum of their weights */
 } hr_node_plan;
 
 /* The node factor F = 1 + S/M as x1000 fixed point (1000 when S ≤ 0 or M = 0),
@@ -67,6 +84,9 @@ hr_node_plan hr_plan_node(const hr_config *c, const hr_node *node, const hr_pod 
                           hr_pod_plan *out, int64_t *ctr_limits);
 
 /* The pieces, exposed for tests, for `explain` and for the webhook. */
+
+/* A tenant's slack S_t = ⌊S·w/W⌋ (design §2.9); 0 when S ≤ 0 or W = 0. */
+int64_t hr_tenant_slack(int64_t slack, uint64_t weight, uint64_t weight_total);
 
 /* The quantum grid (design §2.4). hr_grid_ceil: the first multiple of q
  * (q >= 1) at or above v >= 0, HR_NONE when it does not fit in int64.

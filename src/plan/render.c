@@ -97,6 +97,24 @@ static bool node_shown(const hr_render_opts *o, const hr_plan_node_out *no)
     return false;
 }
 
+/* "tenant": the namespace's weight, the weights present and its slack
+ * share (design §2.9), the share its pods divide by request. */
+static bool add_tenant_json(yyjson_mut_doc *doc, yyjson_mut_val *po, const hr_plan_node_out *no,
+                            const hr_pod_plan *pp)
+{
+    const hr_kpod *head = no->src[pp->tenant];
+    yyjson_mut_val *t = yyjson_mut_obj(doc);
+    return t && yyjson_mut_obj_add_val(doc, po, "tenant", t) &&
+           yyjson_mut_obj_add_str(doc, t, "namespace", head->meta.ns) &&
+           yyjson_mut_obj_add_uint(doc, t, "weight", pp->weight) &&
+           yyjson_mut_obj_add_uint(doc, t, "weightTotal", no->np.weight_total) &&
+           yyjson_mut_obj_add_int(doc, t, "slackShareMilli", pp->share) &&
+           yyjson_mut_obj_add_int(doc, t, "managedRequestsMilli", pp->share_managed) &&
+           yyjson_mut_obj_add_uint(doc, t, "pods", pp->share_n) &&
+           (!no->pods[pp->tenant].tenant_weight_invalid ||
+            yyjson_mut_obj_add_bool(doc, t, "weightInvalid", true));
+}
+
 static bool add_node_json(yyjson_mut_doc *doc, yyjson_mut_val *nodes, const hr_plan *p,
                           const hr_plan_node_out *no, const hr_render_opts *ro)
 {
@@ -158,6 +176,10 @@ static bool add_node_json(yyjson_mut_doc *doc, yyjson_mut_val *nodes, const hr_p
         const char *bc = bad ? "-" : binding_cap(p->cfg, no, i);
         if (!(strcmp(bc, "-") == 0 ? yyjson_mut_obj_add_null(doc, po, "bindingCap")
                                    : yyjson_mut_obj_add_str(doc, po, "bindingCap", bc)))
+            return false;
+        /* Design §2.9: under TenantFair, the share the burst came from. */
+        if (p->cfg->policy == HR_POLICY_TENANT_FAIR && managed &&
+            pp->gate != HR_GATE_NODE_UNKNOWN && !add_tenant_json(doc, po, no, pp))
             return false;
         /* Design §6: a pod on a node not in the dump is not planned. */
         if ((pp->gate == HR_GATE_NODE_UNKNOWN || (managed && pp->write && pp->gate)) &&
@@ -248,6 +270,7 @@ static bool add_config_json(yyjson_mut_doc *doc, yyjson_mut_val *root, const hr_
     yyjson_mut_val *o = yyjson_mut_obj(doc);
     return o && yyjson_mut_obj_add_val(doc, root, "config", o) &&
            yyjson_mut_obj_add_str(doc, o, "source", c->present ? "HeadroomConfig" : "defaults") &&
+           yyjson_mut_obj_add_str(doc, o, "policy", hr_policy_str((hr_policy)c->policy)) &&
            yyjson_mut_obj_add_bool(doc, o, "dryRun", c->dry_run) &&
            yyjson_mut_obj_add_int(doc, o, "minBurstFloorMilli", c->min_burst_floor) &&
            yyjson_mut_obj_add_val(
@@ -414,7 +437,8 @@ static const char *binding_cap(const hr_config *c, const hr_plan_node_out *no, s
         return "-";
     hr_pod_caps caps;
     hr_pod_caps_of(c, no->np.allocatable, &no->pods[i], pp->request, &caps);
-    int64_t raw = hr_pod_raw(c, no->np.slack, no->np.managed, no->np.n_managed, pp->request);
+    /* The burst is a share of pp->share (S, or the tenant's S_t). */
+    int64_t raw = hr_pod_raw(c, pp->share, pp->share_managed, pp->share_n, pp->request);
     return raw > caps.cap ? hr_cap_str(caps.kind) : "-";
 }
 
@@ -447,6 +471,26 @@ static col_widths widths(const hr_plan *p, const hr_render_opts *o)
         }
     }
     return cw;
+}
+
+/* Design §2.9: one line per namespace with managed pods on the node —
+ * its weight among the weights present, the slack it gets, and what its
+ * pods divide it by. */
+static void render_tenants(const hr_plan_node_out *no, hr_buf *b)
+{
+    char v1[32], v2[32];
+    for (size_t i = 0; i < no->n_pods; i++) {
+        const hr_pod_plan *pp = &no->plans[i];
+        if (!pod_managed(pp) || pp->gate == HR_GATE_NODE_UNKNOWN || pp->tenant != i)
+            continue;
+        hr_buf_printf(b,
+                      "  tenant %s  weight %" PRIu32 "/%" PRIu64 "%s  slack share %s  "
+                      "(%" PRIu32 " pod%s, requests %s)\n",
+                      no->src[i]->meta.ns, pp->weight, no->np.weight_total,
+                      no->pods[i].tenant_weight_invalid ? " (label invalid: read as 1)" : "",
+                      milli(v1, sizeof v1, pp->share, -1, ""), pp->share_n,
+                      pp->share_n == 1 ? "" : "s", milli(v2, sizeof v2, pp->share_managed, -1, ""));
+    }
 }
 
 static void render_node_table(const hr_plan *p, const hr_plan_node_out *no, const hr_render_opts *o,
@@ -487,6 +531,8 @@ static void render_node_table(const hr_plan *p, const hr_plan_node_out *no, cons
         hr_buf_puts(b, "  (no pods)\n\n");
         return;
     }
+    if (p->cfg->policy == HR_POLICY_TENANT_FAIR)
+        render_tenants(no, b);
     size_t w = cw->pod;
     hr_buf_printf(b, "  %-*s  %9s  %9s  %9s  %-5s  ", (int)w, "POD", "REQUEST", "LIMIT", "TARGET",
                   "WRITE");
@@ -557,6 +603,9 @@ static void render_config(const hr_config *c, hr_buf *b)
     else
         hr_buf_puts(b, "Config: no HeadroomConfig in the dump: defaults, "
                        "dry-run (would write nothing)\n");
+    if (c->policy == HR_POLICY_TENANT_FAIR)
+        hr_buf_puts(b, "        policy TenantFair: each node's slack divided among its "
+                       "namespaces first (weights), then by request\n");
     hr_buf_printf(b,
                   "        minBurstFloor %s  maxMultiplier %s  quantum %" PRId64
                   "m  deadband +%d%%/-%d%%\n\n",

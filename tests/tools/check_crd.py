@@ -13,7 +13,8 @@ Fails, naming each offence, when:
   (as a key, or in a comment for the two without a default value), sets one
   to a value other than the schema default, or does not say dryRun;
 - HEADROOM given: `headroom plan -f -` of the sample does not decode it or
-  does not plan in dry-run.
+  does not plan in dry-run, or the sample with any value of spec.policy's
+  enum does not decode, or plan -o json does not name that policy.
 
 Needs python3-yaml (scripts/setup.sh installs it).
 """
@@ -113,8 +114,19 @@ def main():
                            text=True)
         if r.returncode != 0:
             err(f"headroom plan -f (the sample): exit {r.returncode}: {r.stderr.strip()}")
-        elif 'Config: HeadroomConfig "cluster" (dryRun: would write nothing)' not in r.stdout:
+        elif 'Config: HeadroomConfig "cluster" (dryRun: would write nothing' not in r.stdout:
             err(f"headroom plan -f (the sample) does not plan it in dry-run: {r.stdout[:200]!r}")
+        # Every policy the schema admits is one the decoder knows (and no other).
+        for pol in spec["properties"]["policy"].get("enum") or []:
+            one = json.loads(json.dumps(sample))
+            one.setdefault("spec", {})["policy"] = pol
+            d = json.dumps({"apiVersion": "v1", "kind": "List", "items": [one]})
+            r = subprocess.run([sys.argv[3], "plan", "-f", "-", "-o", "json"], input=d,
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                err(f"headroom plan -f (policy {pol}): exit {r.returncode}: {r.stderr.strip()}")
+            elif json.loads(r.stdout).get("config", {}).get("policy") != pol:
+                err(f"headroom plan -f -o json (policy {pol}) does not say policy {pol}")
 
     for e in errors:
         print(f"check_crd: {e}")

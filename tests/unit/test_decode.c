@@ -610,6 +610,7 @@ static void test_config(void **state)
     CHECK_I64("burst", c->client_burst, 40);
     CHECK_TRUE("webhook off", !c->webhook_enabled);
     CHECK_I64("initial", c->initial_multiplier_milli, 1500);
+    CHECK_I64("policy", c->policy, HR_POLICY_PROPORTIONAL);
     CHECK_I64("no excluded ns", c->n_excluded_ns, 0);
     CHECK_I64("owners", c->n_excluded_owners, 2);
     assert_string_equal(c->excluded_owners[0].api_group, "apps");
@@ -624,11 +625,37 @@ static void test_config(void **state)
     CHECK_TRUE("node selector", hr_selector_matches(&c->excluded_nodes, &lg));
     done(&p);
 
+    /* The two policies of the CRD's enum; absent is Proportional. */
+    struct {
+        const char *spec;
+        hr_policy want;
+    } pols[] = {
+        {"{}", HR_POLICY_PROPORTIONAL},
+        {"{\"policy\":\"Proportional\"}", HR_POLICY_PROPORTIONAL},
+        {"{\"policy\":\"TenantFair\"}", HR_POLICY_TENANT_FAIR},
+    };
+    for (size_t i = 0; i < sizeof pols / sizeof pols[0]; i++) {
+        char doc[256];
+        snprintf(doc, sizeof doc,
+                 "{\"kind\":\"HeadroomConfig\",\"metadata\":{\"name\":\"cluster\"},"
+                 "\"spec\":%s}",
+                 pols[i].spec);
+        root = parse(&p, doc);
+        if (hr_decode_config(root, &p.arena, &kc, &p.err))
+            fail_msg("%s: %s", pols[i].spec, p.err.msg);
+        if (kc.cfg.policy != pols[i].want)
+            fail_msg("spec %s: policy %d, want %d", pols[i].spec, kc.cfg.policy, pols[i].want);
+        done(&p);
+    }
+
     struct {
         const char *spec, *want;
     } bad[] = {
+        {"{\"policy\":\"tenantfair\"}",
+         "headroomconfig cluster: spec.policy: "
+         "unknown policy \"tenantfair\" (Proportional or TenantFair)"},
         {"{\"policy\":\"Greedy\"}", "headroomconfig cluster: spec.policy: "
-                                    "unknown policy \"Greedy\" (only Proportional)"},
+                                    "unknown policy \"Greedy\" (Proportional or TenantFair)"},
         {"{\"deadband\":{\"growPercent\":101}}",
          "headroomconfig cluster: "
          "spec.deadband.growPercent: 101 is out of range [0, 100]"},

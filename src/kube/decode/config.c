@@ -163,9 +163,14 @@ hr_status hr_decode_config(yyjson_val *obj, hr_arena *a, hr_kconfig *out, hr_err
     size_t pl;
     if ((st = hr_jstr_ref(&c, &ppol, hr_jget(spec, "policy"), &pol, &pl)))
         return st;
-    if (pol && !(pl == 12 && memcmp(pol, "Proportional", 12) == 0)) {
+    /* The CRD's enum (design §1.1); absent is the default, Proportional. */
+    if (pol && pl == 12 && memcmp(pol, "Proportional", 12) == 0) {
+        cfg->policy = HR_POLICY_PROPORTIONAL;
+    } else if (pol && pl == 10 && memcmp(pol, "TenantFair", 10) == 0) {
+        cfg->policy = HR_POLICY_TENANT_FAIR;
+    } else if (pol) {
         char q[48];
-        return hr_kfail(&c, &ppol, HR_E_INPUT, "unknown policy \"%s\" (only Proportional)",
+        return hr_kfail(&c, &ppol, HR_E_INPUT, "unknown policy \"%s\" (Proportional or TenantFair)",
                         hr_err_quote(q, sizeof q, pol, pl, 24));
     }
     hr_jpath pdry = HR_JP_KEY(&ps, "dryRun");
