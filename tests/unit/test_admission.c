@@ -230,6 +230,20 @@ static void max_multiplier_caps(void **state)
            "\"value\":{\"cpu\":\"500m\"}}]");
 }
 
+/* Design §2.9, §8: the birth limit does not depend on the node, so
+ * policy: TenantFair gives the same patch as Proportional. */
+static void tenant_fair_same_birth_limit(void **state)
+{
+    (void)state;
+    hr_config cfg = cfg_live();
+    cfg.policy = HR_POLICY_TENANT_FAIR;
+    expect(&cfg, "", "\"containers\":[" C("a", REQ("500m")) "," C("b", REQ("333m")) "]",
+           HR_WH_MUTATED,
+           "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits\","
+           "\"value\":{\"cpu\":\"1\"}},{\"op\":\"add\",\"path\":"
+           "\"/spec/containers/1/resources/limits\",\"value\":{\"cpu\":\"670m\"}}]");
+}
+
 static void fractional_multiplier(void **state)
 {
     (void)state;
@@ -724,6 +738,7 @@ int main(void)
         cmocka_unit_test(sidecars_yes_init_no),
         cmocka_unit_test(limits_null_is_missing),
         cmocka_unit_test(max_multiplier_caps),
+        cmocka_unit_test(tenant_fair_same_birth_limit),
         cmocka_unit_test(fractional_multiplier),
         cmocka_unit_test(birth_limits_on_grid),
         cmocka_unit_test(max_cpu_shared_pro_rata),

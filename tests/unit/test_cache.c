@@ -366,6 +366,49 @@ static void test_namespace_labels(void **state)
     assert_string_equal(drain(f, d), "n3");
 }
 
+/* The TenantFair weight (design §2.9) is kept parsed beside the labels: a
+ * change of the label dirties the namespace's nodes and the view says the
+ * new weight; an invalid one reads as 1 and says so. */
+static void put_weighted_ns(fx *f, const char *name, const char *weight, const char *rv)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf,
+             "{\"metadata\":{\"name\":\"%s\",\"resourceVersion\":\"%s\","
+             "\"labels\":{\"kube-headroom.dev/mode\":\"managed\","
+             "\"kube-headroom.dev/weight\":\"%s\"}}}",
+             name, rv, weight);
+    assert_int_equal(feed(f, HR_CK_NAMESPACE, false, buf), HR_OK);
+}
+
+static void test_namespace_weight(void **state)
+{
+    fx *f = *state;
+    char d[4096];
+    hr_cns_view nv;
+    put_pod(f, "w", "p1", "n1", "Running", 100, -1, "1");
+    put_ns(f, "w", "managed", "2");
+    drain(f, d);
+    hr_cache_lock(f->c);
+    assert_true(hr_cache_ns_get(f->c, "w", &nv));
+    assert_int_equal(nv.weight, 1);
+    assert_false(nv.weight_invalid);
+    hr_cache_unlock(f->c);
+    put_weighted_ns(f, "w", "5", "3");
+    assert_string_equal(drain(f, d), "n1");
+    hr_cache_lock(f->c);
+    assert_true(hr_cache_ns_get(f->c, "w", &nv));
+    assert_int_equal(nv.weight, 5);
+    assert_false(nv.weight_invalid);
+    hr_cache_unlock(f->c);
+    put_weighted_ns(f, "w", "five", "4");
+    assert_string_equal(drain(f, d), "n1");
+    hr_cache_lock(f->c);
+    assert_true(hr_cache_ns_get(f->c, "w", &nv));
+    assert_int_equal(nv.weight, 1);
+    assert_true(nv.weight_invalid);
+    hr_cache_unlock(f->c);
+}
+
 static void test_limitrange_and_config(void **state)
 {
     fx *f = *state;
@@ -941,6 +984,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_terminal_pods_leave, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nodes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_namespace_labels, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_namespace_weight, setup, teardown),
         cmocka_unit_test_setup_teardown(test_limitrange_and_config, setup, teardown),
         cmocka_unit_test_setup_teardown(test_quotas_and_config_status, setup, teardown),
         cmocka_unit_test_setup_teardown(test_relist_by_difference, setup, teardown),
