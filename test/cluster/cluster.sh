@@ -350,6 +350,11 @@ apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: [RequestReceived]
 rules:
+# The scheduler's binds, for the time from bind to resize (bench/scale.sh): one line per pod.
+- level: Metadata
+  users: [system:kube-scheduler]
+  verbs: [create]
+  resources: [{group: "", resources: [pods/binding]}]
 - level: None
   users: [system:kube-controller-manager, system:kube-scheduler, kwok-controller, system:apiserver]
 - level: None
