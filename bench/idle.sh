@@ -27,6 +27,8 @@
 set -uo pipefail
 # shellcheck source=../tests/e2e/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../tests/e2e/lib.sh"
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 old="" new=$HEADROOM nodes=20 pods=300 minutes=5 election=both
 usage() { sed -n '/^#   bench\/idle.sh/,/^#  *\[--election/p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
@@ -49,8 +51,7 @@ case $election in off | on | both) ;; *) echo "idle: --election off|on|both" >&2
 
 PORT=${HEADROOM_IDLE_PORT:-48010}
 WORK=$(mktemp -d /tmp/headroom-idle.XXXXXX)
-NODE_PREFIX=idle-$S NS_PREFIX=idle-$S
-MADE_CONFIG=0
+PREFIX=idle-$S
 PIDS=()
 stop_all() {
   local p
@@ -60,33 +61,21 @@ stop_all() {
 }
 cleanup() {
   stop_all
-  "$ROOT/test/cluster/mkload.sh" --delete --node-prefix "$NODE_PREFIX" --ns-prefix "$NS_PREFIX" >/dev/null 2>&1 || true
+  bench_unload "$PREFIX"
   k delete namespace "idle-old-$S" "idle-new-$S" --ignore-not-found --wait=false >/dev/null 2>&1 || true
-  [ "$MADE_CONFIG" = 0 ] || k delete headroomconfig cluster --ignore-not-found >/dev/null 2>&1 || true
+  bench_unconfig
   rm -rf "$WORK"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 require_cluster
 
-install_crd
-if ! k get headroomconfig cluster >/dev/null 2>&1; then
-  printf 'apiVersion: kube-headroom.dev/v1alpha1\nkind: HeadroomConfig\nmetadata: {name: cluster}\nspec: {dryRun: false}\n' |
-    k create -f - >/dev/null
-  MADE_CONFIG=1
-fi
+bench_config || { echo "idle: cannot make the HeadroomConfig" >&2; exit 1; }
 k create namespace "idle-old-$S" >/dev/null || exit 1
 k create namespace "idle-new-$S" >/dev/null || exit 1
 echo "idle: creating ${nodes} nodes and ${pods} managed pods"
-"$ROOT/test/cluster/mkload.sh" --nodes "$nodes" --node-prefix "$NODE_PREFIX" --cpu 8 \
-  --workloads $((pods / 10)) --replicas 10 --managed --ns-prefix "$NS_PREFIX" --mix 1:0:0 \
-  --sidecar-every 0 --wait 300 | tail -1
-[ "${PIPESTATUS[0]}" = 0 ] || { echo "idle: the load did not come up" >&2; exit 1; }
+bench_load "$PREFIX" "$nodes" "$pods" || { echo "idle: the load did not come up" >&2; exit 1; }
 
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-wakeups() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '$1 == "voluntary_ctxt_switches:" {s += $2} END {print s + 0}'; }
-writes_of() { writes "$1"; }
-HZ=$(getconf CLK_TCK)
 
 run_pair() { # election on|off
   local flags=() i bin name port pid last_w now_w quiet t0 t1
@@ -110,7 +99,7 @@ run_pair() { # election on|off
   t0=$(date +%s) quiet=0 last_w=-1
   while [ "$quiet" -lt 20 ]; do
     sleep 5
-    now_w=$(($(writes_of "${ports[0]}") + $(writes_of "${ports[1]}")))
+    now_w=$(($(writes "${ports[0]}") + $(writes "${ports[1]}")))
     if [ "$now_w" = "$last_w" ] && [ $(($(date +%s) - t0)) -ge 30 ]; then quiet=$((quiet + 5)); else quiet=0; fi
     last_w=$now_w
     [ $(($(date +%s) - t0)) -lt 600 ] || { echo "idle: no quiet 20 s within 10 minutes" >&2; exit 1; }
@@ -121,7 +110,7 @@ run_pair() { # election on|off
   sleep $((minutes * 60))
   local load
   load=$(cut -d' ' -f1-3 /proc/loadavg)
-  now_w=$(($(writes_of "${ports[0]}") + $(writes_of "${ports[1]}")))
+  now_w=$(($(writes "${ports[0]}") + $(writes "${ports[1]}")))
   local cpu=() wk=()
   for i in 0 1; do
     cpu[$i]=$(($(cpu_ticks "${PIDS[$i]}") - cpu0[i]))
@@ -130,11 +119,11 @@ run_pair() { # election on|off
   printf 'idle: %-4s %-9s %8s %14s %12s\n' binary election CPU-s "wakeups" "wakeups/s"
   for i in 0 1; do
     printf 'idle: %-4s %-9s %8s %14s %12s\n' "${names[$i]}" "$1" \
-      "$(awk -v t="${cpu[$i]}" -v hz="$HZ" 'BEGIN {printf "%.2f", t / hz}')" "${wk[$i]}" \
+      "$(ticks_s "${cpu[$i]}")" "${wk[$i]}" \
       "$(awk -v w="${wk[$i]}" -v s=$((minutes * 60)) 'BEGIN {printf "%.1f", w / s}')"
   done
   echo "idle: election $1: ${minutes} quiet minutes, writes during the window: $((now_w - w0)); load average ${load}" \
-    "(CPU-s resolution 1/${HZ} s)"
+    "(CPU-s resolution 1/${BENCH_HZ} s)"
   stop_all
 }
 

@@ -25,6 +25,8 @@
 set -uo pipefail
 # shellcheck source=../tests/e2e/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../tests/e2e/lib.sh"
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 old="" new=$HEADROOM nodes=20 per_node=30
 usage() { sed -n '/^#   bench\/limits.sh/p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
@@ -46,13 +48,12 @@ command -v jq >/dev/null || { echo "limits: needs jq" >&2; exit 2; }
 MPORT=${HEADROOM_LIMITS_PORT:-48020}
 WORK=$(mktemp -d /tmp/headroom-limits.XXXXXX)
 USER_NAME=headroom-limits-$S
-MADE_CONFIG=0
 CTL_PID=""
 PREFIX=""
 cleanup() {
   stop_controller TERM
-  [ -z "$PREFIX" ] || "$ROOT/test/cluster/mkload.sh" --delete --node-prefix "$PREFIX" --ns-prefix "$PREFIX" >/dev/null 2>&1 || true
-  [ "$MADE_CONFIG" = 0 ] || k delete headroomconfig cluster --ignore-not-found >/dev/null 2>&1 || true
+  [ -z "$PREFIX" ] || bench_unload "$PREFIX"
+  bench_unconfig
   remove_identity "$USER_NAME"
   rm -rf "$WORK"
 }
@@ -62,39 +63,21 @@ require_cluster
 
 install_identity "$USER_NAME"
 [ -n "${USER_KC:-}" ] || { echo "limits: no identity for the controller" >&2; exit 1; }
-if ! k get headroomconfig cluster >/dev/null 2>&1; then
-  printf 'apiVersion: kube-headroom.dev/v1alpha1\nkind: HeadroomConfig\nmetadata: {name: cluster}\nspec: {dryRun: false}\n' |
-    k create -f - >/dev/null
-  MADE_CONFIG=1
-fi
+bench_config || { echo "limits: cannot make the HeadroomConfig" >&2; exit 1; }
 pods=$((nodes * per_node))
-
-# An audit timestamp ("2026-12-01T17:20:00.123456Z") in seconds since the epoch.
-JQ_T='def t: (sub("\\.[0-9]+Z$"; "Z") | fromdate) + ((capture("\\.(?<f>[0-9]+)Z$").f // "0") | "0." + . | tonumber);'
 
 measure() { # name binary
   local name=$1 bin=$2 t_start mark last now quiet
   PREFIX=lim-$S-$name
-  "$ROOT/test/cluster/mkload.sh" --nodes "$nodes" --node-prefix "$PREFIX" --cpu 8 \
-    --workloads $((pods / 10)) --replicas 10 --managed --ns-prefix "$PREFIX" --mix 1:0:0 \
-    --sidecar-every 0 --wait 300 >/dev/null || { echo "limits: the load did not come up" >&2; exit 1; }
+  bench_load "$PREFIX" "$nodes" "$pods" >/dev/null || { echo "limits: the load did not come up" >&2; exit 1; }
   mark=$(audit_mark)
   t_start=$(date +%s.%N)
   HEADROOM=$bin start_controller >/dev/null ||
     { echo "limits: the $name daemon did not start (log: $WORK/controller.log)" >&2; exit 1; }
-  last=-1 quiet=0
-  while [ "$quiet" -lt 15 ]; do
-    sleep 1
-    now=$(writes)
-    if [ "$now" = "$last" ] && [ "$now" -gt 0 ]; then quiet=$((quiet + 1)); else quiet=0; fi
-    last=$now
-  done
+  quiet_for 15 900 "$MPORT" >/dev/null || { echo "limits: the $name daemon still writes after 15 minutes" >&2; exit 1; }
   stop_controller TERM
   audit_since "$mark" "select(.user.username == \"$USER_NAME\" and .verb != \"get\" and .verb != \"list\" and .verb != \"watch\")" >"$WORK/$name.audit"
-  jq -rs --argjson t0 "$t_start" "$JQ_T"'
-    def kind: if .objectRef.resource == "pods" and .objectRef.subresource == "resize" then "resize"
-      elif .objectRef.resource == "pods" and (.objectRef.subresource // "") == "" and .verb == "patch" then "annotation"
-      elif .objectRef.resource == "events" then "event" else "other" end;
+  jq -rs --argjson t0 "$t_start" "$JQ_T$JQ_KIND"'
     (map(.stageTimestamp | t) | min) as $first
     | (map(select(kind == "resize") | .stageTimestamp | t) | max) as $lr
     | (map(select(kind != "resize" and kind != "other") | .stageTimestamp | t) | max) as $ln
@@ -104,7 +87,7 @@ measure() { # name binary
         (map(select(kind == "event")) | length),
         (($lr - $t0) * 10 | round / 10), (($lr - $first) * 10 | round / 10),
         (($ln - $t0) * 10 | round / 10) ] | @tsv' "$WORK/$name.audit" >>"$WORK/rows"
-  "$ROOT/test/cluster/mkload.sh" --delete --node-prefix "$PREFIX" --ns-prefix "$PREFIX" >/dev/null 2>&1 || true
+  bench_unload "$PREFIX"
   PREFIX=""
 }
 
