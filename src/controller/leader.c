@@ -81,6 +81,35 @@ static void set_leading(hr_leader *l, bool on, int64_t renewed_at)
     }
 }
 
+/* A leader's renewal without reading the Lease first (client-go's fast
+ * path): the Lease is as our last write left it unless someone else wrote
+ * it since, and then the PUT, which carries our last write's
+ * resourceVersion, is refused with 409. One request a renewal instead of a
+ * GET and a PUT. Any failure returns false and the round goes the long way
+ * (GET, then decide), so a conflict or a lost connection is judged exactly
+ * as before. */
+static bool renew_held(hr_leader *l, int64_t t0)
+{
+    if (l->held.rv[0] == '\0' || strcmp(l->held.holder, l->id) != 0)
+        return false;
+    hr_klease want = l->held;
+    want.duration_s = l->o.lease_ms / 1000;
+    want.renew_us = hr_ktime_now_us();
+    hr_klease got;
+    hr_kresult res = {0};
+    hr_err err;
+    if (hr_klease_update(l->o.client, l->ns, l->name, &want, &got, &res, &err) != HR_OK) {
+        llog(l, HR_LV_DEBUG, "msg=\"renewal without a read refused, reading the lease\" status=%ld",
+             res.status);
+        return false;
+    }
+    l->held = got;
+    snprintf(l->seen_rv, sizeof l->seen_rv, "%s", got.rv);
+    l->seen_at_ms = hr_mono_ms();
+    set_leading(l, true, t0);
+    return true;
+}
+
 /* One round: acquire, renew, or observe. */
 static void round_once(hr_leader *l)
 {
@@ -94,6 +123,8 @@ static void round_once(hr_leader *l)
              l->name);
         set_leading(l, false, 0);
     }
+    if (atomic_load(&l->leading) && renew_held(l, t0))
+        return;
     hr_klease cur;
     hr_status st = hr_klease_get(l->o.client, l->ns, l->name, &cur, &res, &err);
     int64_t now_us = hr_ktime_now_us();
