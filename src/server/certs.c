@@ -4,12 +4,16 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
@@ -23,6 +27,14 @@
 /* A replaced pair stays allocated this long: any handshake that picked it
  * up has finished (connections time out far sooner). */
 #define RETIRE_GRACE_S 300
+/* With inotify: the files are stat'ed this often besides (an event missed,
+ * the directory itself replaced), and a burst of events is let settle
+ * this long before the pair is read (a rotation writes two files). */
+#define RESTAT_MS 60000
+#define SETTLE_MS 50
+#define DIR_EVENTS                                                                      \
+    (IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM | IN_CLOSE_WRITE | IN_MODIFY | \
+     IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF)
 
 typedef struct file_id {
     bool present;
@@ -41,6 +53,7 @@ typedef struct cert_pair {
 } cert_pair;
 
 struct hr_certs {
+    char dir[PATH_MAX];
     char crt_path[PATH_MAX];
     char key_path[PATH_MAX];
     hr_logger log;
@@ -52,9 +65,8 @@ struct hr_certs {
 
     file_id seen_crt, seen_key; /* last pair of ids a load was tried on */
 
-    pthread_mutex_t stop_mu;
-    pthread_cond_t stop_cv;
-    bool stop;
+    int stop_fd; /* eventfd: hr_certs_free wakes the thread with it */
+    int ino_fd;  /* inotify on dir, -1 when unavailable (then: a poll) */
     bool running;
     unsigned interval_ms;
     pthread_t th;
@@ -261,7 +273,9 @@ hr_status hr_certs_new(const char *dir, const hr_logger *log, hr_certs **out, hr
     hr_certs *c = calloc(1, sizeof *c);
     if (c == NULL)
         return hr_err_set(err, HR_E_NOMEM, "certs: out of memory");
-    if ((size_t)snprintf(c->crt_path, sizeof c->crt_path, "%s/tls.crt", dir) >=
+    c->stop_fd = c->ino_fd = -1;
+    if ((size_t)snprintf(c->dir, sizeof c->dir, "%s", dir) >= sizeof c->dir ||
+        (size_t)snprintf(c->crt_path, sizeof c->crt_path, "%s/tls.crt", dir) >=
             sizeof c->crt_path ||
         (size_t)snprintf(c->key_path, sizeof c->key_path, "%s/tls.key", dir) >=
             sizeof c->key_path) {
@@ -270,8 +284,7 @@ hr_status hr_certs_new(const char *dir, const hr_logger *log, hr_certs **out, hr
     }
     if (log)
         c->log = *log;
-    if (pthread_mutex_init(&c->mu, NULL) || pthread_mutex_init(&c->stop_mu, NULL) ||
-        hr_mono_cond_init(&c->stop_cv)) {
+    if (pthread_mutex_init(&c->mu, NULL)) {
         free(c);
         return hr_err_set(err, HR_E_NOMEM, "certs: cannot create locks");
     }
@@ -280,31 +293,91 @@ hr_status hr_certs_new(const char *dir, const hr_logger *log, hr_certs **out, hr
     return HR_OK;
 }
 
+/* Reads every pending inotify event; false when the watch is gone (the
+ * directory was removed or replaced: the caller polls and re-adds it). */
+static bool drain_events(int fd)
+{
+    char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+    bool alive = true;
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n <= 0)
+            return alive; /* EAGAIN: drained */
+        for (char *p = buf; p < buf + n;) {
+            const struct inotify_event *ev = (const struct inotify_event *)p;
+            if (ev->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF))
+                alive = false;
+            p += sizeof *ev + ev->len;
+        }
+    }
+}
+
+/* Waits for the stop eventfd or an inotify event, at most ms; 1: stop, 2:
+ * an event, 0: the time passed. */
+static int wait_fds(hr_certs *c, int fd, int64_t ms)
+{
+    struct pollfd pf[2] = {{.fd = c->stop_fd, .events = POLLIN}, {.fd = fd, .events = POLLIN}};
+    int rc = poll(pf, fd >= 0 ? 2 : 1, ms > INT32_MAX ? INT32_MAX : (int)(ms < 0 ? 0 : ms));
+    if (rc < 0)
+        return 0; /* EINTR: the caller looks at the clock again */
+    if (pf[0].revents)
+        return 1;
+    return rc > 0 && fd >= 0 && pf[1].revents ? 2 : 0;
+}
+
+/* The thread: sleeps until the directory changes (inotify), a re-stat is
+ * due (RESTAT_MS with inotify, interval_ms without) or hr_certs_free
+ * stops it. A quiet daemon's certificates cost one wakeup a minute. */
 static void *poll_main(void *arg)
 {
     hr_certs *c = arg;
-    pthread_mutex_lock(&c->stop_mu);
-    while (!c->stop) {
-        struct timespec until = hr_mono_timespec(hr_mono_ns() + (int64_t)c->interval_ms * 1000000);
-        int rc = 0;
-        while (!c->stop && rc != ETIMEDOUT)
-            rc = pthread_cond_timedwait(&c->stop_cv, &c->stop_mu, &until);
-        if (c->stop)
+    bool watching = c->ino_fd >= 0;
+    int64_t next = hr_mono_ms() + (watching ? RESTAT_MS : c->interval_ms);
+    for (;;) {
+        int w = wait_fds(c, watching ? c->ino_fd : -1, next - hr_mono_ms());
+        if (w == 1)
             break;
-        pthread_mutex_unlock(&c->stop_mu);
-        HR_IGNORE(hr_certs_check(c)); /* it logs a failure; the next poll tries again */
-        pthread_mutex_lock(&c->stop_mu);
+        if (w == 2) {
+            watching = drain_events(c->ino_fd);
+            /* let the burst settle: both files of a rotation, then one read */
+            while ((w = wait_fds(c, watching ? c->ino_fd : -1, SETTLE_MS)) == 2)
+                watching = drain_events(c->ino_fd) && watching;
+            if (w == 1)
+                break;
+        } else if (hr_mono_ms() < next) {
+            continue; /* interrupted early */
+        }
+        if (!watching && c->ino_fd >= 0)
+            watching = inotify_add_watch(c->ino_fd, c->dir, DIR_EVENTS) >= 0;
+        HR_IGNORE(hr_certs_check(c)); /* it logs a failure; the next event or stat tries again */
+        next = hr_mono_ms() + (watching ? RESTAT_MS : c->interval_ms);
     }
-    pthread_mutex_unlock(&c->stop_mu);
     return NULL;
 }
 
 hr_status hr_certs_start(hr_certs *c, unsigned interval_ms, hr_err *err)
 {
     c->interval_ms = interval_ms ? interval_ms : 1000;
+    c->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (c->stop_fd < 0)
+        return hr_err_set(err, HR_E_NOMEM, "certs: cannot create an eventfd: %s", strerror(errno));
+    c->ino_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+    if (c->ino_fd >= 0 && inotify_add_watch(c->ino_fd, c->dir, DIR_EVENTS) < 0) {
+        hr_logf(&c->log, HR_LV_WARN,
+                "msg=\"cannot watch the certificate directory, polling it\" dir=%s error=\"%s\" "
+                "interval_ms=%u",
+                c->dir, strerror(errno), c->interval_ms);
+        close(c->ino_fd);
+        c->ino_fd = -1;
+    }
     int rc = pthread_create(&c->th, NULL, poll_main, c);
-    if (rc != 0)
+    if (rc != 0) {
+        if (c->ino_fd >= 0)
+            close(c->ino_fd);
+        close(c->stop_fd);
+        c->ino_fd = c->stop_fd = -1;
         return hr_err_set(err, HR_E_NOMEM, "certs: cannot start thread: %s", strerror(rc));
+    }
     c->running = true;
     return HR_OK;
 }
@@ -314,17 +387,17 @@ void hr_certs_free(hr_certs *c)
     if (c == NULL)
         return;
     if (c->running) {
-        pthread_mutex_lock(&c->stop_mu);
-        c->stop = true;
-        pthread_cond_signal(&c->stop_cv);
-        pthread_mutex_unlock(&c->stop_mu);
+        uint64_t one = 1;
+        /* An eventfd write of 1 cannot fail short of an overflow no one reaches. */
+        HR_IGNORE(write(c->stop_fd, &one, sizeof one));
         pthread_join(c->th, NULL);
+        if (c->ino_fd >= 0)
+            close(c->ino_fd);
+        close(c->stop_fd);
     }
     reap(c, true);
     pair_free(c->cur);
     pthread_mutex_destroy(&c->mu);
-    pthread_mutex_destroy(&c->stop_mu);
-    pthread_cond_destroy(&c->stop_cv);
     free(c);
 }
 

@@ -3,9 +3,12 @@
  * tls.key in a directory and re-read when they change, without a restart
  * (design §8: cert-manager rotates them in place).
  *
- * A poll thread stats both files every interval (inode, size, mtime: a
- * Secret volume swaps a symlink, so the inode changes; a plain rewrite
- * changes mtime) and loads a new pair only when the certificate's public
+ * A thread sleeps until the directory changes (inotify: a Secret volume
+ * swaps its ..data symlink, a plain rewrite closes a file) and then stats
+ * both files (inode, size, mtime), besides once a minute for an event
+ * missed or the directory replaced; where inotify is not available it
+ * stats them every interval instead. A quiet daemon's certificates cost one
+ * wakeup a minute, not one a second. It loads a new pair only when the certificate's public
  * key matches the private key, so a rotation caught half-way (key written,
  * cert not yet) keeps the old pair serving until the new one is whole.
  *
@@ -32,7 +35,8 @@ typedef struct hr_certs hr_certs;
 HR_MUST_CHECK hr_status hr_certs_new(const char *dir, const hr_logger *log, hr_certs **out,
                                      hr_err *err);
 
-/* Start the poll thread (interval in ms, 0: 1000). */
+/* Start the thread (interval: the poll in ms where inotify is not
+ * available, 0: 1000). */
 HR_MUST_CHECK hr_status hr_certs_start(hr_certs *c, unsigned interval_ms, hr_err *err);
 
 /* Stop the thread and free everything. */
