@@ -179,7 +179,7 @@ par_kubectl() { # verb prefix
   local f pids=() rc=0
   for f in "$2".*; do
     [ -s "$f" ] || continue
-    "$KUBECTL" "$1" -f "$f" >/dev/null 2>"$f.err" &
+    "$KUBECTL" "$1" --validate=false -f "$f" >/dev/null 2>"$f.err" &
     pids+=($!)
   done
   for f in "${pids[@]}"; do wait "$f" || rc=1; done
@@ -192,10 +192,12 @@ PAR=${MKLOAD_PARALLEL:-24}
 t0=$(now_ms)
 # Nodes go in with `create` (status, i.e. allocatable/capacity, is kept on create; existing nodes
 # are left alone); namespaces with `apply`; then the workloads with `create` (one request per object,
-# the cheapest for the API server; existing ones are left alone). Each step runs PAR kubectls.
+# the cheapest for the API server; existing ones are left alone). Each step runs PAR kubectls,
+# without client-side validation: the YAML is generated here, and each kubectl would otherwise
+# download the API server's OpenAPI document first (on a loaded machine that alone times out).
 if [ "$nodes" -gt 0 ]; then split_docs "$tmp/nodes.yaml" "$tmp/n" "$PAR"; par_kubectl create "$tmp/n"; fi
 gen_namespaces >"$tmp/ns.yaml"
-if [ "$namespaces" -gt 0 ]; then "$KUBECTL" apply -f "$tmp/ns.yaml" >/dev/null; fi
+if [ "$namespaces" -gt 0 ]; then "$KUBECTL" apply --validate=false -f "$tmp/ns.yaml" >/dev/null; fi
 if [ "$workloads" -gt 0 ]; then
   gen_workloads >"$tmp/w.yaml"
   split_docs "$tmp/w.yaml" "$tmp/w" "$PAR"
