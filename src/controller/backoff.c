@@ -121,6 +121,7 @@ static void remove_at(hr_backoff *b, size_t i)
     free(b->e[i].key);
     free(b->e[i].node);
     b->e[i] = b->e[--b->n];
+    b->e[b->n] = (entry){0}; /* the vacated slot keeps no pointer it no longer owns */
 }
 
 void hr_backoff_forget(hr_backoff *b, const char *ns, const char *name)

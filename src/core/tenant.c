@@ -14,10 +14,9 @@ uint32_t hr_tenant_weight_parse(const char *value, bool *invalid)
     if (value != NULL) {
         bad = value[0] == '\0';
         for (const char *c = value; !bad && *c; c++) {
-            if (*c < '0' || *c > '9')
-                bad = true;
-            else if ((w = w * 10 + (uint64_t)(*c - '0')) > HR_TENANT_WEIGHT_MAX)
-                bad = true;
+            /* A digit that keeps w within the maximum, or the label is bad. */
+            bad =
+                *c < '0' || *c > '9' || (w = w * 10 + (uint64_t)(*c - '0')) > HR_TENANT_WEIGHT_MAX;
         }
         bad = bad || w == 0;
     }
