@@ -36,7 +36,7 @@ tab() {
   WHY="kubectl __complete headroom $*: [$got], wanted [$want]"
   check "kubectl headroom $* <TAB>" [ "$got" = "$want" ]
 }
-tab "plan preflight " p
+tab "plan preflight probe " p
 tab "json name table wide yaml " plan -o ''
 tab "--output=json " plan --output=j
 tab "json logfmt " run --log-format ''
