@@ -262,6 +262,10 @@ run_variant() { # name flags
   # 3. quiet
   local q0 w0 k0 q1 w1 k1
   if [ "$quiet_s" -gt 0 ]; then
+    # The HeadroomConfig status is the last to settle: a change of its counts waits up to
+    # HR_CFGSTATUS_COUNTS_EVERY_S (10 s) and a body not yet echoed by the watch up to 30 s
+    # (src/controller/cfgstatus.c), so the window opens after 45 s without any write.
+    quiet_for 45 "$max_wait" "$MPORT" >/dev/null || { echo "scale: [$VNAME] still writing after $max_wait s" >&2; exit 1; }
     q0=$(cpu_ticks "$CTL_PID") k0=$(wakeups "$CTL_PID") w0=$(writes)
     phase quiet
     sleep "$quiet_s"
