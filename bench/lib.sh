@@ -72,20 +72,3 @@ JQ_KIND='def kind: if .objectRef.resource == "pods" and .objectRef.subresource =
   elif .objectRef.resource == "pods" and (.objectRef.subresource // "") == "" and .verb == "patch" then "annotation"
   elif .objectRef.resource == "events" then "event" else "other" end;'
 
-# quiet_for SECONDS LIMIT PORT...: waits until the daemons on PORT... have
-# not written for SECONDS (and at least one wrote), at most LIMIT seconds;
-# prints their writes. Exit 1 on the limit.
-quiet_for() { # seconds limit port...
-  local want=$1 limit=$2 last=-1 now quiet=0 end p
-  shift 2
-  end=$(($(date +%s) + limit))
-  while [ "$quiet" -lt "$want" ]; do
-    sleep 1
-    now=0
-    for p in "$@"; do now=$((now + $(writes "$p"))); done
-    if [ "$now" = "$last" ] && [ "$now" -gt 0 ]; then quiet=$((quiet + 1)); else quiet=0; fi
-    last=$now
-    [ "$(date +%s)" -lt "$end" ] || { echo "$now"; return 1; }
-  done
-  echo "$now"
-}

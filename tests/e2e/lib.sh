@@ -129,6 +129,25 @@ metric() { # 'name{labels}' -> value (0 when absent)
 writes() { # [port]: every write the daemon made, whatever its kind
   curl -sf "http://127.0.0.1:${1:-$MPORT}/metrics" | awk '$1 ~ /^headroom_writes_total[{]/ {s += $2} END {print s + 0}'
 }
+# quiet_for SECONDS LIMIT PORT...: waits until the daemons on PORT... have
+# not written for SECONDS (and at least one wrote), at most LIMIT seconds;
+# prints their writes. Exit 1 on the limit. A steady state is measured
+# after it: the HeadroomConfig status settles last (its counts are written
+# at most once per 10 s, cfgstatus.h).
+quiet_for() { # seconds limit port...
+  local want=$1 limit=$2 last=-1 now quiet=0 end p
+  shift 2
+  end=$(($(date +%s) + limit))
+  while [ "$quiet" -lt "$want" ]; do
+    sleep 1
+    now=0
+    for p in "$@"; do now=$((now + $(writes "$p"))); done
+    if [ "$now" = "$last" ] && [ "$now" -gt 0 ]; then quiet=$((quiet + 1)); else quiet=0; fi
+    last=$now
+    [ "$(date +%s)" -lt "$end" ] || { echo "$now"; return 1; }
+  done
+  echo "$now"
+}
 CTL_PID=""
 start_controller() { # extra flags... (as $USER_KC, logging to $WORK/controller.log)
   "$HEADROOM" run --kubeconfig "$USER_KC" --namespace kube-headroom \
