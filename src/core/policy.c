@@ -484,6 +484,14 @@ static int64_t split_target(const spans *sp, int64_t request, int64_t target, in
     return total;
 }
 
+int64_t hr_pod_grid_floor(const hr_config *c, const hr_pod *p, int64_t request)
+{
+    spans sp;
+    grid g = grid_plain(quantum(c));
+    spans_init(&sp, p, &g);
+    return grid_floor(&sp, request);
+}
+
 int64_t hr_split_target(const hr_config *c, const hr_pod *p, int64_t request, int64_t target,
                         int64_t *limits, bool *guarded)
 {

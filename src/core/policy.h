@@ -97,6 +97,11 @@ int64_t hr_tenant_slack(int64_t slack, uint64_t weight, uint64_t weight_total);
 int64_t hr_grid_ceil(int64_t v, int64_t q);
 int64_t hr_quantize(int64_t v, int64_t lo, int64_t cap, int64_t q);
 
+/* The pod's grid floor g_i (design §2.4): Σ over its managed containers of
+ * the first grid point at or above each request (for a bare request not
+ * their sum, the first grid point at or above it). */
+int64_t hr_pod_grid_floor(const hr_config *c, const hr_pod *p, int64_t request);
+
 /* The caps of design §2.3, each bound as computed (HR_NONE when it does
  * not apply), the cap itself and which bound it is. */
 typedef enum hr_cap_kind {
