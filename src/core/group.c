@@ -141,3 +141,33 @@ void hr_group_plan(const hr_config *c, const hr_group_member *m, size_t n, int64
                 cur <= 0 || (cur > out[i].total && hr_should_write(c, cur, out[i].total));
     }
 }
+
+void hr_group_apply(const hr_config *c, hr_group_slot *s, size_t n, hr_group_member *m,
+                    hr_group_member_out *o, int64_t **lp, hr_group_result *res)
+{
+    for (size_t i = 0; i < n; i++) {
+        const hr_pod_plan *pp = s[i].plan;
+        s[i].own_target = hr_pod_target(c, s[i].np->allocatable, pp->share, pp->share_managed,
+                                        pp->share_n, s[i].pod, pp->request, NULL);
+        m[i] = (hr_group_member){s[i].pod,    pp->request, s[i].own_target,
+                                 pp->current, s[i].ns,     s[i].name};
+        lp[i] = s[i].limits;
+    }
+    hr_group_plan(c, m, n, lp, o, res);
+    for (size_t i = 0; i < n; i++) {
+        hr_pod_plan *pp = s[i].plan;
+        if (pp->write)
+            s[i].np->n_write--;
+        pp->target = o[i].total;
+        pp->qos_guarded = o[i].guarded;
+        pp->write = o[i].write;
+        pp->gate = HR_GATE_PASS;
+        if (pp->write) {
+            s[i].np->n_write++;
+            hr_node gnode = s[i].node != NULL ? *s[i].node : (hr_node){0};
+            gnode.booking_unknown = s[i].np->booking_unknown;
+            pp->gate = hr_gate_check(&gnode, pp->current, pp->target,
+                                     hr_sadd64(pp->target, hr_pod_unmanaged_limits(s[i].pod)));
+        }
+    }
+}

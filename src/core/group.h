@@ -35,7 +35,9 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "gates.h"
 #include "pod.h"
+#include "policy.h"
 
 /* The key of a pod's group, or false when it is in none. A pod is in a
  * group when group_uniform (the kube-headroom.dev/group-uniform label or
@@ -84,5 +86,23 @@ int64_t hr_group_target(const hr_config *c, const hr_pod *p, int64_t request, in
  * leaves alone), out[i] its target and verdict. */
 void hr_group_plan(const hr_config *c, const hr_group_member *m, size_t n, int64_t *const *limits,
                    hr_group_member_out *out, hr_group_result *res);
+
+/* One member as the planners hold it after hr_plan_node: its pod, its
+ * plan and container limits (rewritten in place by hr_group_apply: target,
+ * write, qos_guarded, gate, and the node plan's n_write), its node. */
+typedef struct hr_group_slot {
+    const hr_pod *pod;     /* in context */
+    hr_pod_plan *plan;     /* HR_MANAGED, planned (gate not NODE_UNKNOWN) */
+    int64_t *limits;       /* its container slots */
+    hr_node_plan *np;      /* its node's plan */
+    const hr_node *node;   /* its node, for the gates */
+    const char *ns, *name; /* for the tie of the binding member */
+    int64_t own_target;    /* out: t_i */
+} hr_group_slot;
+
+/* Plan the group of s[0..n) and write the answer back into each slot's
+ * plan. m, o and lp are scratch of n entries each. */
+void hr_group_apply(const hr_config *c, hr_group_slot *s, size_t n, hr_group_member *m,
+                    hr_group_member_out *o, int64_t **lp, hr_group_result *res);
 
 #endif

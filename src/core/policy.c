@@ -484,6 +484,11 @@ static int64_t split_target(const spans *sp, int64_t request, int64_t target, in
     return total;
 }
 
+int64_t hr_pod_unmanaged_limits(const hr_pod *p)
+{
+    return unmanaged_limits(p);
+}
+
 int64_t hr_pod_grid_floor(const hr_config *c, const hr_pod *p, int64_t request)
 {
     spans sp;

@@ -97,6 +97,10 @@ int64_t hr_tenant_slack(int64_t slack, uint64_t weight, uint64_t weight_total);
 int64_t hr_grid_ceil(int64_t v, int64_t q);
 int64_t hr_quantize(int64_t v, int64_t lo, int64_t cap, int64_t q);
 
+/* CPU limits of the pod's resizable containers the policy does not touch
+ * (what the gates add to a target, design §6). */
+int64_t hr_pod_unmanaged_limits(const hr_pod *p);
+
 /* The pod's grid floor g_i (design §2.4): Σ over its managed containers of
  * the first grid point at or above each request (for a bare request not
  * their sum, the first grid point at or above it). */

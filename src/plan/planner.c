@@ -191,8 +191,96 @@ static hr_status plan_one(const hr_snapshot *s, hr_plan_node_out *no, const char
         no->src[i] = pods[i];
         no->pods[i] = pod_in_context(s, pods[i], kn, ovs, n_ovs);
     }
+    no->group = hr_arena_alloc(a, cap * sizeof *no->group);
+    no->own_target = hr_arena_alloc(a, cap * sizeof *no->own_target);
+    if (!no->group || !no->own_target)
+        return hr_err_set(err, HR_E_NOMEM, "out of memory planning node %s", name);
+    for (size_t i = 0; i < n; i++) {
+        no->group[i] = -1;
+        no->own_target[i] = HR_NONE;
+    }
     no->np = hr_plan_node(&s->cfg, &no->node, no->pods, n, no->plans, no->ctr_limits);
     no->factor_milli = hr_node_factor_milli(&no->np);
+    return HR_OK;
+}
+
+/* A gang member: where its plan lives. */
+typedef struct gslot {
+    hr_plan_node_out *no;
+    size_t i;
+} gslot;
+
+static int cmp_gslot(const void *x, const void *y)
+{
+    const gslot *a = x, *b = y;
+    int c = strcmp(a->no->pods[a->i].group, b->no->pods[b->i].group);
+    if (!c)
+        c = strcmp(a->no->src[a->i]->meta.name, b->no->src[b->i]->meta.name);
+    return c;
+}
+
+/* Design §2.10: every planned managed pod with a group key joins its
+ * group; each group is planned over its members' node plans. */
+static hr_status plan_groups(const hr_snapshot *s, hr_plan *out, hr_arena *a, hr_err *err)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < out->n_nodes; k++)
+        for (size_t i = 0; i < out->nodes[k].n_pods; i++)
+            n += out->nodes[k].pods[i].group != NULL;
+    if (n == 0)
+        return HR_OK;
+    gslot *gs = hr_arena_calloc(a, n, sizeof *gs);
+    hr_group_slot *slots = hr_arena_calloc(a, n, sizeof *slots);
+    hr_group_member *m = hr_arena_calloc(a, n, sizeof *m);
+    hr_group_member_out *o = hr_arena_calloc(a, n, sizeof *o);
+    int64_t **lp = hr_arena_calloc(a, n, sizeof *lp);
+    out->groups = hr_arena_calloc(a, n, sizeof *out->groups);
+    if (!gs || !slots || !m || !o || !lp || !out->groups)
+        return hr_err_set(err, HR_E_NOMEM, "out of memory planning groups");
+    size_t ng = 0;
+    for (size_t k = 0; k < out->n_nodes; k++) {
+        hr_plan_node_out *no = &out->nodes[k];
+        for (size_t i = 0; i < no->n_pods; i++) {
+            const hr_pod_plan *pp = &no->plans[i];
+            if (no->pods[i].group != NULL && pp->reason == HR_MANAGED &&
+                pp->gate != HR_GATE_NODE_UNKNOWN && pp->request > 0)
+                gs[ng++] = (gslot){no, i};
+        }
+    }
+    qsort(gs, ng, sizeof *gs, cmp_gslot);
+    for (size_t lo = 0; lo < ng;) {
+        size_t hi = lo + 1;
+        while (hi < ng && !strcmp(gs[hi].no->pods[gs[hi].i].group, gs[lo].no->pods[gs[lo].i].group))
+            hi++;
+        for (size_t j = lo; j < hi; j++) {
+            hr_plan_node_out *no = gs[j].no;
+            size_t i = gs[j].i;
+            slots[j - lo] = (hr_group_slot){&no->pods[i],
+                                            &no->plans[i],
+                                            &no->ctr_limits[no->plans[i].ctr_off],
+                                            &no->np,
+                                            &no->node,
+                                            no->src[i]->meta.ns,
+                                            no->src[i]->meta.name,
+                                            HR_NONE};
+        }
+        hr_plan_group *g = &out->groups[out->n_groups];
+        g->key = gs[lo].no->pods[gs[lo].i].group;
+        g->n_members = hi - lo;
+        hr_group_apply(&s->cfg, slots, hi - lo, m, o, lp, &g->res);
+        const gslot *b = &gs[lo + g->res.binding];
+        g->binding_ns = b->no->src[b->i]->meta.ns;
+        g->binding_name = b->no->src[b->i]->meta.name;
+        g->binding_node = b->no->name;
+        g->binding_request = g->res.ratio_den;
+        g->binding_own = g->res.ratio_num;
+        for (size_t j = lo; j < hi; j++) {
+            gs[j].no->group[gs[j].i] = (int32_t)out->n_groups;
+            gs[j].no->own_target[gs[j].i] = slots[j - lo].own_target;
+        }
+        out->n_groups++;
+        lo = hi;
+    }
     return HR_OK;
 }
 
@@ -255,7 +343,7 @@ hr_status hr_plan_build(const hr_snapshot *s, const hr_set_request *sets, size_t
                            pi - first, ovs, n_sets, a, err)))
             return st;
     }
-    return HR_OK;
+    return plan_groups(s, out, a, err);
 }
 
 const hr_plan_node_out *hr_plan_find_node(const hr_plan *p, const char *name)

@@ -30,6 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/group.h"
 #include "core/policy.h"
 #include "plan/snapshot.h"
 #include "util/arena.h"
@@ -60,7 +61,21 @@ typedef struct hr_plan_node_out {
     hr_pod *pods;         /* n_pods: core views with context filled */
     hr_pod_plan *plans;   /* n_pods */
     int64_t *ctr_limits;  /* per-container limits hr_plan_node wrote */
+    /* Gangs (design §2.10): per pod, the index of its group in
+     * hr_plan.groups (-1: none) and its own target t_i (HR_NONE: none). */
+    int32_t *group;
+    int64_t *own_target;
 } hr_plan_node_out;
+
+/* One gang of the snapshot (design §2.10): its members' plans above are
+ * already the group's. */
+typedef struct hr_plan_group {
+    const char *key;
+    size_t n_members;
+    hr_group_result res;
+    const char *binding_ns, *binding_name, *binding_node; /* the member whose node binds */
+    int64_t binding_request, binding_own;                 /* its r_b and t_b */
+} hr_plan_group;
 
 typedef struct hr_plan {
     const hr_config *cfg;
@@ -71,6 +86,8 @@ typedef struct hr_plan {
     const hr_snapshot_bad *bad; /* objects that could not be decoded */
     size_t n_bad;
     size_t n_pods_nowhere; /* undecodable pods whose node cannot be read */
+    hr_plan_group *groups; /* sorted by key */
+    size_t n_groups;
 } hr_plan;
 
 /* Plan the whole snapshot into a (allocations live in it). Every set

@@ -115,6 +115,26 @@ static bool add_tenant_json(yyjson_mut_doc *doc, yyjson_mut_val *po, const hr_pl
             yyjson_mut_obj_add_bool(doc, t, "weightInvalid", true));
 }
 
+/* "group": the pod's gang (design §2.10), its own target alone and the
+ * group's ratio and binding member. */
+static bool add_group_json(yyjson_mut_doc *doc, yyjson_mut_val *po, const hr_plan *p,
+                           const hr_plan_node_out *no, size_t i)
+{
+    if (no->group == NULL || no->group[i] < 0)
+        return true;
+    const hr_plan_group *g = &p->groups[no->group[i]];
+    char f[32];
+    yyjson_mut_val *t = yyjson_mut_obj(doc);
+    return t && yyjson_mut_obj_add_val(doc, po, "group", t) &&
+           yyjson_mut_obj_add_str(doc, t, "key", g->key) &&
+           yyjson_mut_obj_add_int(doc, t, "ownTargetMilli", no->own_target[i]) &&
+           yyjson_mut_obj_add_val(
+               doc, t, "ratio", yyjson_mut_rawcpy(doc, fixed3(f, sizeof f, g->res.ratio_milli))) &&
+           yyjson_mut_obj_add_str(doc, t, "bindingPod", g->binding_name) &&
+           yyjson_mut_obj_add_str(doc, t, "bindingNode", g->binding_node) &&
+           yyjson_mut_obj_add_bool(doc, t, "moves", g->res.moves);
+}
+
 static bool add_node_json(yyjson_mut_doc *doc, yyjson_mut_val *nodes, const hr_plan *p,
                           const hr_plan_node_out *no, const hr_render_opts *ro)
 {
@@ -180,6 +200,8 @@ static bool add_node_json(yyjson_mut_doc *doc, yyjson_mut_val *nodes, const hr_p
         /* Design §2.9: under TenantFair, the share the burst came from. */
         if (p->cfg->policy == HR_POLICY_TENANT_FAIR && managed &&
             pp->gate != HR_GATE_NODE_UNKNOWN && !add_tenant_json(doc, po, no, pp))
+            return false;
+        if (!add_group_json(doc, po, p, no, i))
             return false;
         /* Design §6: a pod on a node not in the dump is not planned. */
         if ((pp->gate == HR_GATE_NODE_UNKNOWN || (managed && pp->write && pp->gate)) &&
@@ -614,6 +636,24 @@ static void render_config(const hr_config *c, hr_buf *b)
                   c->shrink_percent);
 }
 
+/* Design §2.10: each gang, its ratio and the member whose node binds. */
+static void render_groups(const hr_plan *p, hr_buf *b)
+{
+    char f[32];
+    for (size_t k = 0; k < p->n_groups; k++) {
+        const hr_plan_group *g = &p->groups[k];
+        hr_buf_printf(b,
+                      "GROUP %s  %zu member%s  ratio %s: %s/%s on %s binds (%" PRId64
+                      "m alone for %" PRId64 "m)%s\n",
+                      g->key, g->n_members, g->n_members == 1 ? "" : "s",
+                      fixed3(f, sizeof f, g->res.ratio_milli), g->binding_ns, g->binding_name,
+                      g->binding_node, g->binding_own, g->binding_request,
+                      g->res.moves ? "" : "  (held: inside the deadband)");
+    }
+    if (p->n_groups)
+        hr_buf_putc(b, '\n');
+}
+
 static hr_status render_table(const hr_plan *p, const hr_render_opts *o, hr_buf *out, hr_err *err)
 {
     const char *only_node = o->only_node;
@@ -638,6 +678,7 @@ static hr_status render_table(const hr_plan *p, const hr_render_opts *o, hr_buf 
     for (size_t i = 0; i < p->n_nodes; i++)
         if (node_shown(o, &p->nodes[i]))
             render_node_table(p, &p->nodes[i], o, &cw, out);
+    render_groups(p, out);
     plan_summary s = summarize(p, o);
     size_t nodes = s.nodes, pods = s.pods, managed = s.managed, writes = s.writes,
            unknown = s.unknown;

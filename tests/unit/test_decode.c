@@ -67,6 +67,42 @@ static const char *GOOD_POD =
     "\"initContainerStatuses\":[{\"name\":\"envoy\",\"resources\":{}},"
     "{\"name\":\"migrate\"}]}}";
 
+/* Design §2.10: a gang member's key from the group-uniform label or
+ * annotation and its controlling owner's uid, or its group label. */
+static void test_pod_group(void **state)
+{
+    (void)state;
+    static const char *const cases[][2] = {
+        {"\"labels\":{\"kube-headroom.dev/group-uniform\":\"true\"},", "ml/owner:j-1"},
+        {"\"annotations\":{\"kube-headroom.dev/group-uniform\":\"true\"},", "ml/owner:j-1"},
+        {"\"labels\":{\"kube-headroom.dev/group-uniform\":\"true\","
+         "\"kube-headroom.dev/group\":\"g\"},",
+         "ml/label:g"},
+        {"\"labels\":{\"kube-headroom.dev/group-uniform\":\"yes\"},", NULL},
+        {"\"labels\":{\"kube-headroom.dev/group\":\"g\"},", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char json[1024];
+        snprintf(json, sizeof json,
+                 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"w-0\","
+                 "\"namespace\":\"ml\",%s\"ownerReferences\":[{\"apiVersion\":\"batch/v1\","
+                 "\"kind\":\"Job\",\"name\":\"train\",\"uid\":\"j-1\",\"controller\":true}]},"
+                 "\"spec\":{\"containers\":[{\"name\":\"app\"}]}}",
+                 cases[i][0]);
+        parsed p;
+        yyjson_val *root = parse(&p, json);
+        hr_kpod kp;
+        if (hr_decode_pod(root, &p.arena, &kp, &p.err))
+            fail_msg("%s", p.err.msg);
+        assert_string_equal(kp.owner.uid, "j-1");
+        if (cases[i][1] == NULL)
+            assert_null(kp.pod.group);
+        else
+            assert_string_equal(kp.pod.group ? kp.pod.group : "(none)", cases[i][1]);
+        done(&p);
+    }
+}
+
 static void test_pod_good(void **state)
 {
     (void)state;
@@ -836,6 +872,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pod_good),
+        cmocka_unit_test(test_pod_group),
         cmocka_unit_test(test_pod_quantity_forms),
         cmocka_unit_test(test_pod_flags),
         cmocka_unit_test(test_pod_deleting_and_pod_level),

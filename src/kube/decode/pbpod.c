@@ -186,8 +186,8 @@ static hr_status decode_container(const hr_kctx *c, const hr_jpath *p, hr_pbr r,
 /* The owner: the reference with controller true, else the first. */
 static hr_status decode_owner(const hr_kctx *c, const hr_jpath *p, hr_pbr r, hr_kowner *o)
 {
-    const uint8_t *kind = NULL, *name = NULL, *av = NULL;
-    size_t kl = 0, nl = 0, avl = 0;
+    const uint8_t *kind = NULL, *name = NULL, *av = NULL, *uid = NULL;
+    size_t kl = 0, nl = 0, avl = 0, ul = 0;
     uint64_t ctl = 0;
     hr_status st;
     hr_jpath pk = HR_JP_KEY(p, "kind");
@@ -196,10 +196,14 @@ static hr_status decode_owner(const hr_kctx *c, const hr_jpath *p, hr_pbr r, hr_
         hr_pbwt wt;
         if (!hr_pb_tag(&r, &f, &wt))
             return hr_pbfail(c, p);
-        hr_jpath pf = HR_JP_KEY(p, f == 3 ? "name" : f == 5 ? "apiVersion" : "controller");
+        hr_jpath pf = HR_JP_KEY(p, f == 3   ? "name"
+                                   : f == 4 ? "uid"
+                                   : f == 5 ? "apiVersion"
+                                            : "controller");
         switch (f) {
         case 1: st = hr_pb_bytes_at(c, &pk, &r, wt, &kind, &kl); break;
         case 3: st = hr_pb_bytes_at(c, &pf, &r, wt, &name, &nl); break;
+        case 4: st = hr_pb_bytes_at(c, &pf, &r, wt, &uid, &ul); break;
         case 5: st = hr_pb_bytes_at(c, &pf, &r, wt, &av, &avl); break;
         case 6: st = hr_pb_varint_at(c, &pf, &r, wt, &ctl); break;
         default: st = hr_pb_skip_at(c, p, &r, wt); break;
@@ -214,7 +218,8 @@ static hr_status decode_owner(const hr_kctx *c, const hr_jpath *p, hr_pbr r, hr_
     o->name = hr_arena_strndup(c->a, name ? (const char *)name : "", nl);
     const uint8_t *slash = av ? memchr(av, '/', avl) : NULL;
     o->api_group = slash ? hr_arena_strndup(c->a, (const char *)av, (size_t)(slash - av)) : "";
-    if (!o->kind || !o->name || !o->api_group)
+    o->uid = uid ? hr_arena_strndup(c->a, (const char *)uid, ul) : NULL;
+    if (!o->kind || !o->name || !o->api_group || (uid && !o->uid))
         return hr_knomem(c);
     return HR_OK;
 }
@@ -243,7 +248,7 @@ static bool owner_is_controller(hr_pbr r)
 
 /* metadata: deletionTimestamp, annotations, ownerReferences. */
 static hr_status decode_pod_meta(const hr_kctx *c, hr_pbr m, hr_kpod *out, hr_kpod_status *ps,
-                                 const char **mode_ann)
+                                 const char **mode_ann, const char **uniform_ann)
 {
     hr_pod *pod = &out->pod;
     hr_jpath pm = HR_JP_KEY(NULL, "metadata");
@@ -278,6 +283,9 @@ static hr_status decode_pod_meta(const hr_kctx *c, hr_pbr m, hr_kpod *out, hr_kp
                 pod->mirror = true;
             } else if (hr_pb_eq(k, kl, HR_LABEL_MODE)) {
                 if (!(*mode_ann = hr_arena_strndup(c->a, (const char *)v, vl)))
+                    return hr_knomem(c);
+            } else if (hr_pb_eq(k, kl, HR_LABEL_GROUP_UNIFORM)) {
+                if (!(*uniform_ann = hr_arena_strndup(c->a, (const char *)v, vl)))
                     return hr_knomem(c);
             } else if (hr_pb_eq(k, kl, HR_ANN_MAX_CPU)) {
                 maxcpu = v;
@@ -557,7 +565,7 @@ hr_status hr_pbdecode_pod(const uint8_t *raw, size_t len, hr_arena *a, hr_kpod *
     hr_kctx c = {a, err, "pod", NULL, NULL};
     memset(out, 0, sizeof *out);
     out->pod = hr_pod_init();
-    out->owner = (hr_kowner){NULL, "", "", false};
+    out->owner = (hr_kowner){NULL, "", "", false, NULL};
     if (ps)
         *ps = (hr_kpod_status){HR_RS_NONE, false, NULL, 0};
     hr_pbr parts[3];
@@ -566,8 +574,9 @@ hr_status hr_pbdecode_pod(const uint8_t *raw, size_t len, hr_arena *a, hr_kpod *
     hr_pbr pod_part;
     if (st || (st = hr_pb_meta(&c, parts[0], has[0], true, &out->meta, &pod_part)))
         return st;
-    const char *mode_ann = NULL;
-    if ((st = decode_pod_meta(&c, pod_part, out, ps, &mode_ann)))
+    const char *mode_ann = NULL, *uniform_ann = NULL;
+    if ((st = decode_pod_meta(&c, pod_part, out, ps, &mode_ann, &uniform_ann)) ||
+        (st = hr_kpod_group(&c, uniform_ann, out)))
         return st;
     const char *mode_label = hr_labels_get(&out->meta.labels, HR_LABEL_MODE);
     out->pod.opted_out = (mode_label && strcmp(mode_label, HR_MODE_MANAGED) != 0) ||

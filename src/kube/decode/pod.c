@@ -20,6 +20,7 @@
  */
 #include <string.h>
 
+#include "core/group.h"
 #include "core/names.h"
 #include "core/quantity.h"
 #include "kube/decode/common.h"
@@ -124,7 +125,7 @@ static bool status_has_resources(yyjson_val *statuses, const char *name)
 
 static hr_status decode_owner(const hr_kctx *c, yyjson_val *meta, hr_kowner *o)
 {
-    *o = (hr_kowner){NULL, "", "", false};
+    *o = (hr_kowner){NULL, "", "", false, NULL};
     hr_jpath pm = HR_JP_KEY(NULL, "metadata");
     hr_jpath po = HR_JP_KEY(&pm, "ownerReferences");
     yyjson_val *arr;
@@ -155,11 +156,12 @@ static hr_status decode_owner(const hr_kctx *c, yyjson_val *meta, hr_kowner *o)
         return HR_OK;
     hr_jpath pe = HR_JP_IDX(&po, pick_i);
     hr_jpath pk = HR_JP_KEY(&pe, "kind"), pn = HR_JP_KEY(&pe, "name");
-    hr_jpath pv = HR_JP_KEY(&pe, "apiVersion");
+    hr_jpath pv = HR_JP_KEY(&pe, "apiVersion"), pu = HR_JP_KEY(&pe, "uid");
     const char *av;
     size_t avl;
     if ((st = hr_jstr(c, &pk, hr_jget(pick, "kind"), NULL, &o->kind)) ||
         (st = hr_jstr(c, &pn, hr_jget(pick, "name"), "", &o->name)) ||
+        (st = hr_jstr(c, &pu, hr_jget(pick, "uid"), NULL, &o->uid)) ||
         (st = hr_jstr_ref(c, &pv, hr_jget(pick, "apiVersion"), &av, &avl)))
         return st;
     if (!o->kind)
@@ -174,8 +176,21 @@ static hr_status decode_owner(const hr_kctx *c, yyjson_val *meta, hr_kowner *o)
     return HR_OK;
 }
 
+hr_status hr_kpod_group(const hr_kctx *c, const char *uniform_ann, hr_kpod *out)
+{
+    const char *ul = hr_labels_get(&out->meta.labels, HR_LABEL_GROUP_UNIFORM);
+    bool uniform = hr_group_uniform_value(ul) || hr_group_uniform_value(uniform_ann);
+    char key[768];
+    out->pod.group = NULL;
+    if (!hr_group_key(out->meta.ns, uniform, hr_labels_get(&out->meta.labels, HR_LABEL_GROUP_NAME),
+                      out->owner.uid, out->owner.controller, key, sizeof key))
+        return HR_OK;
+    out->pod.group = hr_arena_strdup(c->a, key);
+    return out->pod.group ? HR_OK : hr_knomem(c);
+}
+
 static hr_status decode_annotations(const hr_kctx *c, yyjson_val *meta, hr_pod *pod,
-                                    const char **mode_ann)
+                                    const char **mode_ann, const char **uniform_ann)
 {
     hr_jpath pm = HR_JP_KEY(NULL, "metadata");
     hr_jpath pa = HR_JP_KEY(&pm, "annotations");
@@ -187,6 +202,9 @@ static hr_status decode_annotations(const hr_kctx *c, yyjson_val *meta, hr_pod *
     hr_jpath pmode = HR_JP_KEY(&pa, HR_LABEL_MODE);
     size_t len;
     if ((st = hr_jstr_ref(c, &pmode, hr_jget(ann, HR_LABEL_MODE), mode_ann, &len)))
+        return st;
+    hr_jpath pgu = HR_JP_KEY(&pa, HR_LABEL_GROUP_UNIFORM);
+    if ((st = hr_jstr_ref(c, &pgu, hr_jget(ann, HR_LABEL_GROUP_UNIFORM), uniform_ann, &len)))
         return st;
     yyjson_val *mc = hr_jget(ann, HR_ANN_MAX_CPU);
     if (mc && !yyjson_is_null(mc)) {
@@ -235,8 +253,9 @@ static hr_status decode_pod(yyjson_val *obj, hr_arena *a, bool created, hr_kpod 
     out->deleting = del && yyjson_is_str(del);
     if ((st = decode_owner(&c, meta, &out->owner)))
         return st;
-    const char *mode_ann = NULL;
-    if ((st = decode_annotations(&c, meta, pod, &mode_ann)))
+    const char *mode_ann = NULL, *uniform_ann = NULL;
+    if ((st = decode_annotations(&c, meta, pod, &mode_ann, &uniform_ann)) ||
+        (st = hr_kpod_group(&c, uniform_ann, out)))
         return st;
     const char *mode_label = hr_labels_get(&out->meta.labels, HR_LABEL_MODE);
     /* Fail closed: only an absent mode or "managed" keeps the pod in. */
@@ -389,7 +408,7 @@ bool hr_decode_pod_undecodable(yyjson_val *obj, hr_arena *a, const char *why, hr
     memset(out, 0, sizeof *out);
     out->pod = hr_pod_init();
     out->pod.undecodable = true;
-    out->owner = (hr_kowner){NULL, "", "", false};
+    out->owner = (hr_kowner){NULL, "", "", false, NULL};
     yyjson_val *meta = yyjson_obj_get(obj, "metadata");
     out->meta.ns = str_or_empty(yyjson_obj_get(meta, "namespace"), a);
     out->meta.name = str_or_empty(yyjson_obj_get(meta, "name"), a);

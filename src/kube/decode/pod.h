@@ -19,6 +19,7 @@ typedef struct hr_kowner {
     const char *api_group; /* group of apiVersion: "apps" for apps/v1, "" for v1 */
     const char *name;
     bool controller;
+    const char *uid; /* metadata.uid of the owner, NULL when absent */
 } hr_kowner;
 
 typedef struct hr_kpod {
@@ -38,6 +39,12 @@ typedef struct hr_kpod {
      * sets them: they depend on other objects, the caller fills them. */
     hr_pod pod;
 } hr_kpod;
+
+/* The pod's gang (design §2.10): out->pod.group from its labels, the
+ * kube-headroom.dev/group-uniform annotation (uniform_ann, may be NULL)
+ * and its controlling owner, copied into c's arena. Both decoders call it
+ * once the metadata is read. */
+HR_MUST_CHECK hr_status hr_kpod_group(const hr_kctx *c, const char *uniform_ann, hr_kpod *out);
 
 HR_MUST_CHECK hr_status hr_decode_pod(yyjson_val *obj, hr_arena *a, hr_kpod *out, hr_err *err);
 /* A pod as a CREATE admission request carries it: the same reading, but
