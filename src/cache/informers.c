@@ -62,6 +62,7 @@ hr_status hr_informers_start(hr_cache *c, hr_kclient *k, const hr_informers_opts
             .backoff_base_ms = o->backoff_base_ms,
             .backoff_max_ms = o->backoff_max_ms,
             .paged_lists = o->paged_lists,
+            .protobuf = o->protobuf,
             .log = o->log,
             .log_ud = o->log_ud,
         };

@@ -24,6 +24,7 @@ typedef struct hr_informers_opts {
     long backoff_base_ms;
     long backoff_max_ms;
     bool paged_lists; /* every list by pages, never streamed (hr_watch_opts) */
+    bool protobuf;    /* ask for protobuf, except for the HeadroomConfig (hr_watch_opts) */
     hr_log_sink log;  /* NULL: logfmt on stderr */
     void *log_ud;
     /* The transport every watch lists and streams through; NULL: the

@@ -5,6 +5,13 @@
  * object's key and a pod's resize verdict, comes from a decoder, so there
  * is one place where the shape of a Kubernetes object is known.
  *
+ * Objects come as JSON or, for the built-in kinds when the watch asked
+ * for it and the server sent it, as protobuf (issue 18): an hr_sobj holds
+ * either, and each step below reads it with the decoder of its encoding
+ * (kube/decode/pb.h for protobuf), so what lands in the cache is the same
+ * byte for byte. The HeadroomConfig (a CRD) has no protobuf: its sink
+ * takes JSON only.
+ *
  * The scratch arena is freed after every object: decoding a pod takes a
  * few hundred bytes, and nothing of it may outlive the call (the cache
  * copies what it keeps into its own packed form).
@@ -27,6 +34,7 @@
 #include <string.h>
 
 #include "core/names.h"
+#include "kube/decode/pb.h"
 #include "kube/write/status_note.h"
 #include "util/strmap.h"
 
@@ -92,16 +100,113 @@ uint64_t hr_csink_decode_errors(const hr_csink *s)
     return s ? atomic_load(&((hr_csink *)s)->decode_errors) : 0;
 }
 
+/* An object as it came: JSON (json set) or a protobuf message. */
+typedef struct hr_sobj {
+    yyjson_val *json;
+    const uint8_t *pb;
+    size_t pb_len;
+} hr_sobj;
+
 /* metadata.namespace and .name as NUL-terminated strings in the arena. */
-static bool obj_key(hr_csink *s, yyjson_val *obj, const char **ns, const char **name)
+static bool obj_key(hr_csink *s, const hr_sobj *o, const char **ns, const char **name)
 {
-    return hr_decode_key(obj, &s->a, ns, name);
+    if (o->json)
+        return hr_decode_key(o->json, &s->a, ns, name);
+    const uint8_t *n, *m;
+    size_t nl, ml;
+    if (!hr_pb_key(o->pb, o->pb_len, &n, &nl, &m, &ml))
+        return false;
+    *ns = hr_arena_strndup(&s->a, (const char *)n, nl);
+    *name = hr_arena_strndup(&s->a, (const char *)m, ml);
+    return *ns && *name && strlen(*ns) == nl && strlen(*name) == ml;
+}
+
+/* metadata.uid and .resourceVersion, in place ("" when absent). */
+static void obj_uid_rv(const hr_sobj *o, const char **uid, size_t *uid_len, const char **rv,
+                       size_t *rv_len)
+{
+    *uid = *rv = "";
+    *uid_len = *rv_len = 0;
+    if (o->json) {
+        yyjson_val *m = yyjson_obj_get(o->json, "metadata");
+        yyjson_val *u = yyjson_obj_get(m, "uid"), *r = yyjson_obj_get(m, "resourceVersion");
+        if (yyjson_is_str(u)) {
+            *uid = yyjson_get_str(u);
+            *uid_len = yyjson_get_len(u);
+        }
+        if (yyjson_is_str(r)) {
+            *rv = yyjson_get_str(r);
+            *rv_len = yyjson_get_len(r);
+        }
+        return;
+    }
+    hr_pbwmeta m;
+    if (hr_pb_watch_meta(o->pb, o->pb_len, &m)) {
+        *uid = (const char *)m.uid;
+        *uid_len = m.uid_len;
+        *rv = (const char *)m.rv;
+        *rv_len = m.rv_len;
+    }
+}
+
+/* Protobuf into the cache, one decoder per kind (the JSON twin is
+ * decode_put). */
+static hr_status decode_put_pb(hr_csink *s, const hr_sobj *o, bool *decoded, hr_err *err)
+{
+    hr_status st;
+    *decoded = false;
+    switch (s->kind) {
+    case HR_CK_POD: {
+        hr_kpod p;
+        hr_kpod_status ks;
+        if ((st = hr_pbdecode_pod(o->pb, o->pb_len, &s->a, &p, &ks, err)))
+            return st;
+        *decoded = true;
+        hr_cpod_status ps = {(uint8_t)ks.resize, ks.resizing,
+                             hr_status_note_hash(ks.status_note, ks.status_note_len)};
+        return hr_cache_put_pod(s->c, &p, &ps, err);
+    }
+    case HR_CK_NODE: {
+        hr_knode n;
+        if ((st = hr_pbdecode_node(o->pb, o->pb_len, &s->a, &n, err)))
+            return st;
+        *decoded = true;
+        return hr_cache_put_node(s->c, &n, err);
+    }
+    case HR_CK_NAMESPACE: {
+        hr_knamespace n;
+        if ((st = hr_pbdecode_namespace(o->pb, o->pb_len, &s->a, &n, err)))
+            return st;
+        *decoded = true;
+        return hr_cache_put_namespace(s->c, &n, err);
+    }
+    case HR_CK_LIMITRANGE: {
+        hr_klimitrange l;
+        if ((st = hr_pbdecode_limitrange(o->pb, o->pb_len, &s->a, &l, err)))
+            return st;
+        *decoded = true;
+        return hr_cache_put_limitrange(s->c, &l, err);
+    }
+    case HR_CK_QUOTA: {
+        hr_kquota q;
+        if ((st = hr_pbdecode_resourcequota(o->pb, o->pb_len, &s->a, &q, err)))
+            return st;
+        *decoded = true;
+        return hr_cache_put_quota(s->c, &q, err);
+    }
+    default:
+        /* The watch never asks for protobuf of these (hr_csink_wsink). */
+        return hr_err_set(err, HR_E_INPUT, "%s: no protobuf decoder", hr_ckind_str(s->kind));
+    }
 }
 
 /* Decode obj and put it in the cache. *decoded tells a decoder's refusal
  * (false) from the cache's (true). */
-static hr_status decode_put(hr_csink *s, yyjson_val *obj, bool *decoded, hr_err *err)
+static hr_status decode_put(hr_csink *s, const hr_sobj *o, bool *decoded, hr_err *err)
 {
+    if (!o->json)
+        return decode_put_pb(s, o, decoded, err);
+    yyjson_val *obj = o->json;
     hr_status st;
     *decoded = false;
     switch (s->kind) {
@@ -149,7 +254,7 @@ static hr_status decode_put(hr_csink *s, yyjson_val *obj, bool *decoded, hr_err 
          * the status has most to tell. A status we cannot read counts as
          * none (the writer then rewrites it whole). */
         const char *cns, *cname;
-        if (obj_key(s, obj, &cns, &cname) && strcmp(cname, HR_CONFIG_NAME) == 0) {
+        if (obj_key(s, o, &cns, &cname) && strcmp(cname, HR_CONFIG_NAME) == 0) {
             hr_kcfg_status cs;
             hr_err serr;
             if (hr_decode_config_status(obj, &s->a, &cs, &serr) != HR_OK) {
@@ -173,7 +278,7 @@ static hr_status decode_put(hr_csink *s, yyjson_val *obj, bool *decoded, hr_err 
         if (st) {
             hr_arena_free(&ca);
             const char *ns, *name;
-            if (obj_key(s, obj, &ns, &name) && strcmp(name, HR_CONFIG_NAME) == 0)
+            if (obj_key(s, o, &ns, &name) && strcmp(name, HR_CONFIG_NAME) == 0)
                 hr_cache_config_invalid(s->c, err->msg);
             return st;
         }
@@ -198,13 +303,14 @@ static void scratch_done(hr_csink *s)
 
 /* The key an object is reported under: namespace/name/uid (a recreated
  * object is a new one). NULL when it has no name or the arena is full. */
-static const char *bad_key(hr_csink *s, yyjson_val *obj)
+static const char *bad_key(hr_csink *s, const hr_sobj *o)
 {
-    const char *ns, *name;
-    if (!obj_key(s, obj, &ns, &name))
+    const char *ns, *name, *uid, *rv;
+    size_t ul, rvl;
+    if (!obj_key(s, o, &ns, &name))
         return NULL;
-    yyjson_val *uid = yyjson_obj_get(yyjson_obj_get(obj, "metadata"), "uid");
-    size_t nl = strlen(ns), ml = strlen(name), ul = yyjson_is_str(uid) ? yyjson_get_len(uid) : 0;
+    obj_uid_rv(o, &uid, &ul, &rv, &rvl);
+    size_t nl = strlen(ns), ml = strlen(name);
     char *k = hr_arena_alloc(&s->a, nl + ml + ul + 3);
     if (!k)
         return NULL;
@@ -213,37 +319,43 @@ static const char *bad_key(hr_csink *s, yyjson_val *obj)
     memcpy(k + nl + 1, name, ml);
     k[nl + 1 + ml] = '/';
     if (ul)
-        memcpy(k + nl + ml + 2, yyjson_get_str(uid), ul);
+        memcpy(k + nl + ml + 2, uid, ul);
     k[nl + ml + 2 + ul] = '\0';
     return k;
 }
 
 /* It decoded, or it is gone: a later failure is news again. */
-static void bad_forget(hr_csink *s, yyjson_val *obj)
+static void bad_forget(hr_csink *s, const hr_sobj *o)
 {
     if (s->bad.n == 0)
         return;
-    const char *k = bad_key(s, obj);
+    const char *k = bad_key(s, o);
     if (k)
         hr_strmap_del(&s->bad, k, NULL);
 }
 
 /* Keep what can be kept of an object the decoder refused (the header
  * comment says what, per kind); *what receives a few words saying so. */
-static hr_status keep_undecodable(hr_csink *s, yyjson_val *obj, const char *why, const char **what,
+static hr_status keep_undecodable(hr_csink *s, const hr_sobj *o, const char *why, const char **what,
                                   hr_err *err)
 {
-    const char *ns, *name;
-    if (!obj_key(s, obj, &ns, &name)) {
+    const char *ns, *name, *uid, *rv;
+    size_t ul, rvl;
+    if (!obj_key(s, o, &ns, &name)) {
         *what = "not kept: it has no name";
         return HR_OK;
     }
-    yyjson_val *rv = yyjson_obj_get(yyjson_obj_get(obj, "metadata"), "resourceVersion");
-    const char *rvs = yyjson_is_str(rv) ? yyjson_get_str(rv) : "";
+    obj_uid_rv(o, &uid, &ul, &rv, &rvl);
+    const char *rvs = hr_arena_strndup(&s->a, rv, rvl);
+    if (!rvs)
+        return hr_err_set(err, HR_E_NOMEM, "%s %s/%s: out of memory", hr_ckind_str(s->kind), ns,
+                          name);
     switch (s->kind) {
     case HR_CK_POD: {
         hr_kpod p;
-        if (!hr_decode_pod_undecodable(obj, &s->a, why, &p))
+        bool kept = o->json ? hr_decode_pod_undecodable(o->json, &s->a, why, &p)
+                            : hr_pbdecode_pod_undecodable(o->pb, o->pb_len, &s->a, why, &p);
+        if (!kept)
             return hr_err_set(err, HR_E_NOMEM, "pod %s/%s: out of memory", ns, name);
         p.meta.ns = ns; /* the key, as every other kind is kept under */
         p.meta.name = name;
@@ -274,15 +386,15 @@ static hr_status keep_undecodable(hr_csink *s, yyjson_val *obj, const char *why,
     }
 }
 
-static hr_status undecodable(hr_csink *s, yyjson_val *obj, hr_err *err)
+static hr_status undecodable(hr_csink *s, const hr_sobj *o, hr_err *err)
 {
     char why[HR_ERR_MSG_MAX];
     snprintf(why, sizeof why, "%s", err->msg);
     const char *what = "";
     hr_err kerr;
     hr_err_clear(&kerr);
-    hr_status kst = keep_undecodable(s, obj, why, &what, &kerr);
-    const char *k = bad_key(s, obj);
+    hr_status kst = keep_undecodable(s, o, why, &what, &kerr);
+    const char *k = bad_key(s, o);
     uint64_t *seen = k ? hr_strmap_get(&s->bad, k) : NULL;
     if (seen) {
         *seen = s->round; /* still there: not swept at the end of a relist */
@@ -300,39 +412,61 @@ static hr_status undecodable(hr_csink *s, yyjson_val *obj, hr_err *err)
     return hr_err_set(err, HR_E_INPUT, "%s; %s", why, what);
 }
 
-static hr_status sink_upsert(void *ud, yyjson_val *obj, hr_err *err)
+static hr_status upsert(hr_csink *s, const hr_sobj *o, hr_err *err)
 {
-    hr_csink *s = ud;
     bool decoded;
-    hr_status st = decode_put(s, obj, &decoded, err);
+    hr_status st = decode_put(s, o, &decoded, err);
     if (st != HR_OK && !decoded) {
-        st = undecodable(s, obj, err);
+        st = undecodable(s, o, err);
     } else if (st != HR_OK) {
         /* Decoded but the cache refused it (out of memory): what the
          * cache had stays, through a relist too. */
         const char *ns, *name;
-        if (obj_key(s, obj, &ns, &name))
+        if (obj_key(s, o, &ns, &name))
             hr_cache_touch(s->c, s->kind, ns, name);
     } else {
-        bad_forget(s, obj);
+        bad_forget(s, o);
     }
     scratch_done(s);
     return st;
 }
 
-static hr_status sink_remove(void *ud, yyjson_val *obj, hr_err *err)
+static hr_status sink_upsert(void *ud, yyjson_val *obj, hr_err *err)
 {
-    hr_csink *s = ud;
+    hr_sobj o = {obj, NULL, 0};
+    return upsert(ud, &o, err);
+}
+
+static hr_status sink_upsert_pb(void *ud, const uint8_t *raw, size_t len, hr_err *err)
+{
+    hr_sobj o = {NULL, raw, len};
+    return upsert(ud, &o, err);
+}
+
+static hr_status sink_remove_obj(hr_csink *s, const hr_sobj *o, hr_err *err)
+{
     const char *ns, *name;
     hr_status st = HR_OK;
-    bad_forget(s, obj);
-    if (obj_key(s, obj, &ns, &name))
+    bad_forget(s, o);
+    if (obj_key(s, o, &ns, &name))
         hr_cache_del(s->c, s->kind, ns, name);
     else
         st =
             hr_err_set(err, HR_E_INPUT, "%s: deleted object without a name", hr_ckind_str(s->kind));
     scratch_done(s);
     return st;
+}
+
+static hr_status sink_remove(void *ud, yyjson_val *obj, hr_err *err)
+{
+    hr_sobj o = {obj, NULL, 0};
+    return sink_remove_obj(ud, &o, err);
+}
+
+static hr_status sink_remove_pb(void *ud, const uint8_t *raw, size_t len, hr_err *err)
+{
+    hr_sobj o = {NULL, raw, len};
+    return sink_remove_obj(ud, &o, err);
 }
 
 static void sink_relist_begin(void *ud)
@@ -364,5 +498,13 @@ static void sink_relist_end(void *ud, bool complete)
 
 hr_wsink hr_csink_wsink(hr_csink *s)
 {
-    return (hr_wsink){s, sink_relist_begin, sink_upsert, sink_remove, sink_relist_end};
+    /* The HeadroomConfig is a custom resource: no protobuf exists for it. */
+    bool pb = s->kind != HR_CK_CONFIG;
+    return (hr_wsink){s,
+                      sink_relist_begin,
+                      sink_upsert,
+                      sink_remove,
+                      sink_relist_end,
+                      pb ? sink_upsert_pb : NULL,
+                      pb ? sink_remove_pb : NULL};
 }

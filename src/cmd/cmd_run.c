@@ -85,6 +85,7 @@ typedef struct run_opts {
     bool leader_elect;       /* --leader-elect: hold a Lease to write */
     bool controller;         /* --controller=false: webhook + metrics only */
     bool streaming_lists;    /* --streaming-lists=false: every list by pages */
+    bool protobuf;           /* --protobuf=false: the built-in kinds in JSON too */
     int verbosity;           /* 0 info, 1 debug */
     bool log_json;           /* --log-format=json */
 } run_opts;
@@ -495,6 +496,7 @@ enum {
     F_LEADER_ELECT,
     F_CONTROLLER,
     F_STREAMING_LISTS,
+    F_PROTOBUF,
     F_LOG_FORMAT,
     F_VERBOSE,
     F_PROBE_ADDR_FILE,
@@ -540,6 +542,10 @@ static const hr_flag run_flags[F_N] = {
                            "=false: list by pages (limit=500) instead of a watch\n"
                            "                           with sendInitialEvents (design §5)",
                            NULL},
+    [F_PROTOBUF] = {"protobuf", 0, HR_FLAG_BOOL, NULL,
+                    "=false: ask for JSON instead of protobuf when listing and\n"
+                    "                           watching the built-in kinds (design §11)",
+                    NULL},
     [F_LOG_FORMAT] = {"log-format", 0, HR_FLAG_STRING, "FORMAT",
                       "logfmt or json: one line per event (default logfmt)", "logfmt json"},
     [F_VERBOSE] = {"v", 'v', HR_FLAG_LEVEL, NULL, "debug logs (-v, -v=1, --v=1; --v=0: info)",
@@ -584,7 +590,8 @@ static int parse_flags(const char *prog, int argc, char **argv, run_opts *o)
                     .cert_dir = "/tmp/k8s-webhook-server/serving-certs",
                     .dry_run = HR_DRY_RUN_UNSET,
                     .controller = true,
-                    .streaming_lists = true};
+                    .streaming_lists = true,
+                    .protobuf = true};
     const char *env_ns = getenv("POD_NAMESPACE");
     if (env_ns && env_ns[0])
         o->ns = env_ns;
@@ -616,6 +623,8 @@ static int parse_flags(const char *prog, int argc, char **argv, run_opts *o)
         o->controller = hr_args_on(&a, F_CONTROLLER);
     if (v[F_STREAMING_LISTS])
         o->streaming_lists = hr_args_on(&a, F_STREAMING_LISTS);
+    if (v[F_PROTOBUF])
+        o->protobuf = hr_args_on(&a, F_PROTOBUF);
     o->leader_elect = hr_args_on(&a, F_LEADER_ELECT);
     if (v[F_DRY_RUN])
         o->dry_run = hr_args_on(&a, F_DRY_RUN) ? HR_DRY_RUN_ON : HR_DRY_RUN_OFF;
@@ -756,6 +765,7 @@ static hr_status start_all(run_ctx *x, hr_err *err)
 
     hr_informers_opts io = {.kinds = WATCHED_KINDS,
                             .paged_lists = !x->o.streaming_lists,
+                            .protobuf = x->o.protobuf,
                             .log = log_sink,
                             .log_ud = &x->o};
     if ((st = hr_informers_start(x->cache, x->k, &io, &x->inf, err)))

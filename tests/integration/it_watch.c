@@ -290,7 +290,7 @@ static int run(const char *cmd)
 static hr_status req(hr_kclient *kc, const char *method, const char *path, const char *ctype,
                      const char *body, long *status)
 {
-    hr_kresult res = {0, 0};
+    hr_kresult res = {0, 0, false};
     hr_err err;
     hr_status st =
         hr_kclient_do(kc, method, path, ctype, body, body ? strlen(body) : 0, NULL, &res, &err);
@@ -410,7 +410,7 @@ static bool wait_ready(hr_kclient *kc, double limit_s)
 {
     double t0 = now_s();
     while (now_s() - t0 < limit_s) {
-        hr_kresult res = {0, 0};
+        hr_kresult res = {0, 0, false};
         hr_err err;
         hr_buf b;
         hr_buf_init(&b, 0);

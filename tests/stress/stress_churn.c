@@ -708,7 +708,7 @@ int main(void)
         return 1;
     }
     hr_cache_set_observer(r.cache, on_change, &r);
-    hr_wtransport tr = {&w, fake_get, fake_stream, fast_backoff, false, NULL};
+    hr_wtransport tr = {&w, fake_get, fake_stream, fast_backoff, false, NULL, NULL, NULL};
     hr_informers_opts io = {.timeout_min_s = 60,
                             .timeout_max_s = 120,
                             .backoff_base_ms = 5,

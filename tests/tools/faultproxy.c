@@ -49,7 +49,8 @@
  * cuts or stalls a watch that is already streaming, and how it ends a silence.
  *
  * Log. One line per event on stdout, with the UTC time: the listener, every request and the rule
- * it got, each cut (with how far into a line of the body it fell and that line's first bytes),
+ * it got, every response's status and Content-Type ("conn C req R METHOD TARGET: response 200
+ * content-type application/vnd.kubernetes.protobuf;stream=watch"), each cut (with how far into a line of the body it fell and that line's first bytes),
  * each silence and its end, and "rules loaded: generation G" after each (re)load — the line a
  * test waits for before it acts (tests/e2e/lib.sh proxy_rules).
  *
@@ -567,6 +568,7 @@ typedef struct parser {
     long long remaining;
     body_kind body;
     bool response;
+    char ctype[128]; /* a response's Content-Type, for the log ("" when none) */
 } parser;
 
 static void head_header(parser *ps, const char *l)
@@ -576,6 +578,11 @@ static void head_header(parser *ps, const char *l)
         ps->remaining = strtoll(l + 15, NULL, 10);
     } else if (strncasecmp(l, "transfer-encoding:", 18) == 0 && strcasestr(l, "chunked")) {
         ps->body = B_CHUNKED;
+    } else if (strncasecmp(l, "content-type:", 13) == 0) {
+        const char *v = l + 13;
+        while (*v == ' ' || *v == '\t')
+            v++;
+        snprintf(ps->ctype, sizeof ps->ctype, "%s", v);
     }
 }
 
@@ -658,12 +665,19 @@ static void *down_main(void *arg)
                     ps.first_line = false;
                     ps.body = B_NONE;
                     ps.remaining = 0;
+                    ps.ctype[0] = '\0';
                     const char *sp = strchr(ps.line, ' ');
                     ps.status = sp != NULL ? strtol(sp + 1, NULL, 10) : 0;
                 } else if (len == 0) {
                     pthread_mutex_lock(&c->mu);
                     bool head_req = strcmp(c->method, "HEAD") == 0;
                     c->line_len = 0;
+                    /* What each answer was, for the tests that check the
+                     * encoding the server chose (e2e_protobuf.sh). */
+                    if (ps.status >= 200)
+                        logf_("conn %d req %d %s %.200s: response %ld content-type %s", c->id,
+                              c->req_no, c->method, c->target, ps.status,
+                              ps.ctype[0] ? ps.ctype : "-");
                     pthread_mutex_unlock(&c->mu);
                     ps.st = after_head(&ps, head_req);
                     ps.first_line = ps.st == S_HEAD;

@@ -169,3 +169,55 @@ bool hr_pb_key(const uint8_t *raw, size_t len, const uint8_t **ns, size_t *ns_le
     *ns_len = ml[2];
     return true;
 }
+
+/* One entry of annotations (map<string, string>: key 1, value 2) is
+ * k8s.io/initial-events-end: "true". */
+static bool initial_end_entry(const uint8_t *e, size_t n, bool *malformed)
+{
+    const uint8_t *s[8] = {empty, empty, empty, empty, empty, empty, empty, empty};
+    size_t l[8] = {0};
+    if (!fields(hr_pbr_of(e, n), BIT(1) | BIT(2), 0, s, l, NULL)) {
+        *malformed = true;
+        return false;
+    }
+    return hr_pb_eq(s[0], l[0], "k8s.io/initial-events-end") && hr_pb_eq(s[1], l[1], "true");
+}
+
+bool hr_pb_watch_meta(const uint8_t *raw, size_t len, hr_pbwmeta *out)
+{
+    *out = (hr_pbwmeta){empty, empty, 0, 0, false};
+    const uint8_t *s[8] = {empty, empty, empty, empty, empty, empty, empty, empty};
+    size_t l[8] = {0};
+    if (!fields(hr_pbr_of(raw, len), BIT(1), 0, s, l, NULL))
+        return false;
+    /* ObjectMeta: uid 5, resourceVersion 6 (the last wins), annotations
+     * 12; the rest (managedFields above all) skipped by its length. */
+    hr_pbr r = hr_pbr_of(s[0], l[0]);
+    bool malformed = false;
+    while (hr_pbr_more(&r)) {
+        uint32_t f;
+        hr_pbwt wt;
+        const uint8_t *v;
+        size_t vl;
+        if (!hr_pb_tag(&r, &f, &wt))
+            return false;
+        if (f == 5 || f == 6 || f == 12) {
+            if (wt != HR_PB_LEN || !hr_pb_len(&r, &v, &vl))
+                return false;
+            if (f == 5) {
+                out->uid = v;
+                out->uid_len = vl;
+            } else if (f == 6) {
+                out->rv = v;
+                out->rv_len = vl;
+            } else if (initial_end_entry(v, vl, &malformed)) {
+                out->initial_events_end = true;
+            }
+            if (malformed)
+                return false;
+        } else if (!hr_pb_skip(&r, wt)) {
+            return false;
+        }
+    }
+    return true;
+}

@@ -589,3 +589,84 @@ hr_status hr_pbdecode_pod(const uint8_t *raw, size_t len, hr_arena *a, hr_kpod *
         return st;
     return decode_status(&c, parts[2], out, ps);
 }
+
+/* The last field f (wire type LEN) of message r, in place; *bad when r or
+ * the field is malformed. NULL when not there. */
+static const uint8_t *last_len_field(hr_pbr r, uint32_t want, size_t *len, bool *bad)
+{
+    const uint8_t *v = NULL;
+    *len = 0;
+    while (hr_pbr_more(&r)) {
+        uint32_t f;
+        hr_pbwt wt;
+        const uint8_t *s;
+        size_t n;
+        if (!hr_pb_tag(&r, &f, &wt)) {
+            *bad = true;
+            return v;
+        }
+        if (f == want && wt == HR_PB_LEN && hr_pb_len(&r, &s, &n)) {
+            v = s;
+            *len = n;
+        } else if (f == want || !hr_pb_skip(&r, wt)) {
+            *bad = true;
+            return v;
+        }
+    }
+    return v;
+}
+
+/* A string field of r into the arena ("" when absent or malformed). */
+static const char *str_field(hr_arena *a, hr_pbr r, uint32_t f)
+{
+    size_t n;
+    bool bad = false;
+    const uint8_t *s = last_len_field(r, f, &n, &bad);
+    return hr_arena_strndup(a, s ? (const char *)s : "", s ? n : 0);
+}
+
+bool hr_pbdecode_pod_undecodable(const uint8_t *raw, size_t len, hr_arena *a, const char *why,
+                                 hr_kpod *out)
+{
+    memset(out, 0, sizeof *out);
+    out->pod = hr_pod_init();
+    out->pod.undecodable = true;
+    out->owner = (hr_kowner){NULL, "", "", false};
+    hr_pbr obj = hr_pbr_of(raw, len);
+    size_t ml, sl, stl;
+    bool bad_meta = false, bad_spec = false, bad_status = false;
+    const uint8_t *m = last_len_field(obj, 1, &ml, &bad_meta);
+    const uint8_t *sp = last_len_field(obj, 2, &sl, &bad_spec);
+    const uint8_t *stt = last_len_field(obj, 3, &stl, &bad_status);
+    hr_pbr meta = hr_pbr_of(m, m ? ml : 0);
+    /* ObjectMeta name 1, namespace 3, uid 5, resourceVersion 6. */
+    out->meta.name = str_field(a, meta, 1);
+    out->meta.ns = str_field(a, meta, 3);
+    out->meta.uid = str_field(a, meta, 5);
+    out->meta.resource_version = str_field(a, meta, 6);
+    out->undecodable = why ? hr_arena_strdup(a, why) : NULL;
+    if (!out->meta.ns || !out->meta.name || !out->meta.uid || !out->meta.resource_version ||
+        (why && !out->undecodable))
+        return false;
+    size_t dl;
+    bool bad = false;
+    out->deleting = last_len_field(meta, 9, &dl, &bad) != NULL;
+    /* spec.nodeName (10): "" or absent is unbound; an object or spec we
+     * cannot walk may be bound anywhere. */
+    size_t nl = 0;
+    bool bad_nn = false;
+    const uint8_t *nn = sp ? last_len_field(hr_pbr_of(sp, sl), 10, &nl, &bad_nn) : NULL;
+    if (nn && nl > 0) {
+        out->node_name = hr_arena_strndup(a, (const char *)nn, nl);
+        if (!out->node_name)
+            return false;
+    } else if (bad_spec || bad_nn || bad_meta) {
+        out->node_unreadable = true;
+    }
+    out->pod.bound = out->node_name != NULL || out->node_unreadable;
+    size_t phl = 0;
+    bool bad_ph = false;
+    const uint8_t *ph = stt ? last_len_field(hr_pbr_of(stt, stl), 1, &phl, &bad_ph) : NULL;
+    out->pod.phase = parse_phase(ph, phl);
+    return true;
+}

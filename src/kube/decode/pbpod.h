@@ -6,6 +6,7 @@
 #ifndef HR_KUBE_DECODE_PBPOD_H
 #define HR_KUBE_DECODE_PBPOD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,5 +20,13 @@
  * lives). */
 HR_MUST_CHECK hr_status hr_pbdecode_pod(const uint8_t *raw, size_t len, hr_arena *a, hr_kpod *out,
                                         hr_kpod_status *ps, hr_err *err);
+
+/* What hr_decode_pod_undecodable reads of the JSON, from the protobuf of
+ * a pod hr_pbdecode_pod refused: metadata.namespace, .name, .uid,
+ * .resourceVersion and .deletionTimestamp, spec.nodeName (a spec that
+ * cannot be walked: node_unreadable) and status.phase. False only when
+ * the arena is full. */
+bool hr_pbdecode_pod_undecodable(const uint8_t *raw, size_t len, hr_arena *a, const char *why,
+                                 hr_kpod *out);
 
 #endif

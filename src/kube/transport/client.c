@@ -46,6 +46,8 @@
 #include "kube/config/cred.h"
 #include "kube/config/kubeconfig.h"
 #include "kube/transport/backoff.h"
+#include "kube/transport/baseurl.h"
+#include "kube/transport/framesplit.h"
 #include "kube/transport/headers.h"
 #include "kube/transport/kstatus.h"
 #include "kube/transport/limiter.h"
@@ -133,53 +135,6 @@ static hr_status curl_fail(hr_err *err, const char *what, CURLcode rc)
                       what, curl_easy_strerror(rc));
 }
 
-/* Requests go to base; with tls-server-name the URL names that host (so it
- * is what SNI and certificate verification see) and CONNECT_TO sends the
- * connection to the real address. */
-static hr_status make_base(hr_kclient *c, hr_err *err)
-{
-    const hr_kconfig *k = c->cfg;
-    if (!k->tls_server_name) {
-        c->base = strdup(k->server);
-        return c->base ? HR_OK : hr_err_set(err, HR_E_NOMEM, "client: out of memory");
-    }
-    CURLU *u = curl_url();
-    char *host = NULL, *port = NULL, *url = NULL;
-    hr_status st = HR_OK;
-    if (!u) {
-        return hr_err_set(err, HR_E_NOMEM, "client: out of memory");
-    }
-    CURLUcode uc = curl_url_set(u, CURLUPART_URL, k->server, 0);
-    if (uc == CURLUE_OK)
-        uc = curl_url_get(u, CURLUPART_HOST, &host, 0);
-    if (uc == CURLUE_OK)
-        uc = curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT);
-    if (uc == CURLUE_OK)
-        uc = curl_url_set(u, CURLUPART_HOST, k->tls_server_name, 0);
-    if (uc == CURLUE_OK)
-        uc = curl_url_get(u, CURLUPART_URL, &url, 0);
-    if (uc != CURLUE_OK) {
-        st = hr_err_set(err, HR_E_INPUT, "%s: server %s with tls-server-name %s: %s", k->origin,
-                        k->server, k->tls_server_name, curl_url_strerror(uc));
-        goto out;
-    }
-    size_t n = strlen(url);
-    while (n && url[n - 1] == '/')
-        url[--n] = '\0';
-    char ct[600];
-    snprintf(ct, sizeof ct, "%.250s:%.10s:%.250s:%.10s", k->tls_server_name, port, host, port);
-    c->base = strdup(url);
-    c->connect_to = curl_slist_append(NULL, ct);
-    if (!c->base || !c->connect_to)
-        st = hr_err_set(err, HR_E_NOMEM, "client: out of memory");
-out:
-    curl_free(host);
-    curl_free(port);
-    curl_free(url);
-    curl_url_cleanup(u);
-    return st;
-}
-
 hr_status hr_kclient_new(const hr_kclient_opts *o, hr_kclient **out, hr_err *err)
 {
     hr_kconfig_opts ko = {.kubeconfig = o ? o->kubeconfig : NULL, .context = o ? o->context : NULL};
@@ -253,7 +208,7 @@ hr_status hr_kclient_new_from_config(hr_kconfig *cfg, const hr_kclient_opts *o, 
         st = hr_err_set(err, HR_E_NOMEM, "client: out of memory");
         goto fail;
     }
-    if ((st = make_base(c, err)))
+    if ((st = hr_kbase_url(c->cfg, &c->base, &c->connect_to, err)))
         goto fail;
 
     c->share = curl_share_init();
@@ -422,8 +377,12 @@ typedef struct xfer {
     char retry_after[64];
     size_t ra_len;
     bool resp_full; /* resp refused more data */
+    bool ctype_pb;  /* Content-Type: application/vnd.kubernetes.protobuf */
     /* streams */
     hr_klines lines;
+    hr_kframes frames; /* instead of lines when the answer is protobuf */
+    hr_kline_fn ffn;   /* the frame callback; NULL: a protobuf answer is refused */
+    bool pb_refused;   /* a protobuf stream nobody asked for */
     hr_kline_fn fn;
     void *ud;
     const atomic_bool *stop;
@@ -481,8 +440,13 @@ static size_t on_write(char *p, size_t sz, size_t n, void *ud)
                           len < ERR_BODY_MAX - x->ebody.len ? len : ERR_BODY_MAX - x->ebody.len);
         return len;
     }
+    if (x->fn && x->ctype_pb && !x->ffn) {
+        x->pb_refused = true;
+        return 0; /* abort the transfer */
+    }
     if (x->fn) {
-        int r = hr_klines_feed(&x->lines, p, len, x->fn, x->ud, &x->line_err);
+        int r = x->ctype_pb ? hr_kframes_feed(&x->frames, p, len, x->ffn, x->ud, &x->line_err)
+                            : hr_klines_feed(&x->lines, p, len, x->fn, x->ud, &x->line_err);
         if (r == 0) {
             x->delivered = true;
             return len;
@@ -508,10 +472,21 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
     xfer *x = ud;
     size_t len = sz * n;
     static const char ra[] = "retry-after:";
+    static const char ct[] = "content-type:";
+    static const char pb[] = "application/vnd.kubernetes.protobuf";
     if (len > 5 && !memcmp(p, "HTTP/", 5)) {
         /* A new response (after 100-continue): forget the last one's. */
         x->ra_len = 0;
         x->http = 0;
+        x->ctype_pb = false;
+    } else if (len > sizeof ct - 1 && !strncasecmp(p, ct, sizeof ct - 1)) {
+        const char *v = p + sizeof ct - 1, *end = p + len;
+        while (v < end && (*v == ' ' || *v == '\t'))
+            v++;
+        /* The media type, its parameters (;stream=watch) aside. */
+        size_t vl = (size_t)(end - v), m = sizeof pb - 1;
+        x->ctype_pb = vl >= m && !strncasecmp(v, pb, m) &&
+                      (vl == m || v[m] == ';' || v[m] == ' ' || v[m] == '\r' || v[m] == '\n');
     } else if (len > sizeof ra - 1 && !strncasecmp(p, ra, sizeof ra - 1)) {
         size_t v = len - (sizeof ra - 1);
         if (v >= sizeof x->retry_after)
@@ -691,7 +666,7 @@ static hr_status http_err(xfer *x, const char *method, const char *path, hr_kres
     return hr_kstatus_err(err, method, path, x->http, &st);
 }
 
-static hr_status request(hr_kclient *c, const char *method, const char *path,
+static hr_status request(hr_kclient *c, const char *method, const char *path, const char *accept,
                          const char *content_type, const void *body, size_t body_len, hr_buf *resp,
                          hr_kresult *res, bool limited, int64_t until_ms, hr_err *err);
 
@@ -700,8 +675,14 @@ hr_status hr_kclient_do(hr_kclient *c, const char *method, const char *path,
                         hr_kresult *res, hr_err *err)
 {
     bool write = method && strcmp(method, "GET") != 0;
-    return request(c, method, path, content_type, body, body_len, resp, res, write, HR_KUNTIL_NONE,
-                   err);
+    return request(c, method, path, NULL, content_type, body, body_len, resp, res, write,
+                   HR_KUNTIL_NONE, err);
+}
+
+hr_status hr_kclient_get_as(hr_kclient *c, const char *path, const char *accept, hr_buf *resp,
+                            hr_kresult *res, hr_err *err)
+{
+    return request(c, "GET", path, accept, NULL, NULL, 0, resp, res, false, HR_KUNTIL_NONE, err);
 }
 
 hr_status hr_kclient_do_until(hr_kclient *c, int64_t until_ms, const char *method, const char *path,
@@ -709,15 +690,16 @@ hr_status hr_kclient_do_until(hr_kclient *c, int64_t until_ms, const char *metho
                               hr_buf *resp, hr_kresult *res, hr_err *err)
 {
     bool write = method && strcmp(method, "GET") != 0;
-    return request(c, method, path, content_type, body, body_len, resp, res, write, until_ms, err);
+    return request(c, method, path, NULL, content_type, body, body_len, resp, res, write, until_ms,
+                   err);
 }
 
 hr_status hr_kclient_do_unlimited(hr_kclient *c, const char *method, const char *path,
                                   const char *content_type, const void *body, size_t body_len,
                                   hr_buf *resp, hr_kresult *res, hr_err *err)
 {
-    return request(c, method, path, content_type, body, body_len, resp, res, false, HR_KUNTIL_NONE,
-                   err);
+    return request(c, method, path, NULL, content_type, body, body_len, resp, res, false,
+                   HR_KUNTIL_NONE, err);
 }
 
 /* The timeout for the next attempt of a request bounded by until_ms and,
@@ -733,7 +715,7 @@ static long attempt_timeout(hr_kclient *c, bool write, int64_t until_ms)
     return hr_kclient_timeout_ms(c->timeout_ms, until_ms, hr_mono_ms());
 }
 
-static hr_status request(hr_kclient *c, const char *method, const char *path,
+static hr_status request(hr_kclient *c, const char *method, const char *path, const char *accept,
                          const char *content_type, const void *body, size_t body_len, hr_buf *resp,
                          hr_kresult *res, bool limited, int64_t until_ms, hr_err *err)
 {
@@ -742,6 +724,7 @@ static hr_status request(hr_kclient *c, const char *method, const char *path,
         res = &dummy;
     res->status = 0;
     res->retry_after_ms = 0;
+    res->protobuf = false;
     if (!path_ok(path))
         return hr_err_set(err, HR_E_INPUT,
                           "request path must start with '/' and contain no "
@@ -767,7 +750,7 @@ static hr_status request(hr_kclient *c, const char *method, const char *path,
         bool again = false;
         if ((st = hr_kcred_get(&c->cred, &snap, err)))
             break;
-        if ((st = hr_kheaders_build(&snap, content_type, &hdrs, err))) {
+        if ((st = hr_kheaders_build(&snap, accept, content_type, &hdrs, err))) {
             hr_kcred_snap_free(&snap);
             break;
         }
@@ -788,6 +771,7 @@ static hr_status request(hr_kclient *c, const char *method, const char *path,
             CURLcode rc = curl_easy_perform(x.h);
             http_code(&x);
             res->status = x.http;
+            res->protobuf = x.ctype_pb;
             count(c, x.h);
             if (x.resp_full) {
                 st = hr_err_set(err, HR_E_LIMIT,
@@ -898,11 +882,19 @@ static hr_status run_stream(hr_kclient *c, xfer *x, CURLcode *rc, hr_err *err)
 hr_status hr_kclient_stream(hr_kclient *c, const char *path, long timeout_s, hr_kline_fn on_line,
                             void *ud, const atomic_bool *stop, hr_kresult *res, hr_err *err)
 {
+    return hr_kclient_stream_as(c, path, NULL, timeout_s, on_line, NULL, ud, stop, res, err);
+}
+
+hr_status hr_kclient_stream_as(hr_kclient *c, const char *path, const char *accept, long timeout_s,
+                               hr_kline_fn on_line, hr_kline_fn on_frame, void *ud,
+                               const atomic_bool *stop, hr_kresult *res, hr_err *err)
+{
     hr_kresult dummy;
     if (!res)
         res = &dummy;
     res->status = 0;
     res->retry_after_ms = 0;
+    res->protobuf = false;
     if (!path_ok(path))
         return hr_err_set(err, HR_E_INPUT,
                           "stream path must start with '/' and contain no "
@@ -919,6 +911,8 @@ hr_status hr_kclient_stream(hr_kclient *c, const char *path, long timeout_s, hr_
         memset(&x, 0, sizeof x);
         hr_buf_init(&x.ebody, ERR_BODY_MAX + 1);
         hr_klines_init(&x.lines, 0);
+        hr_kframes_init(&x.frames, 0);
+        x.ffn = on_frame;
         x.fn = on_line;
         x.ud = ud;
         x.stop = stop;
@@ -927,7 +921,7 @@ hr_status hr_kclient_stream(hr_kclient *c, const char *path, long timeout_s, hr_
         bool again = false;
         if ((st = hr_kcred_get(&c->cred, &snap, err)))
             break;
-        if ((st = hr_kheaders_build(&snap, NULL, &hdrs, err))) {
+        if ((st = hr_kheaders_build(&snap, accept, NULL, &hdrs, err))) {
             hr_kcred_snap_free(&snap);
             break;
         }
@@ -943,9 +937,13 @@ hr_status hr_kclient_stream(hr_kclient *c, const char *path, long timeout_s, hr_
         if (!st) {
             http_code(&x);
             res->status = x.http;
+            res->protobuf = x.ctype_pb;
             count(c, x.h);
             if (x.cb_stopped || stop_requested(&x)) {
                 st = HR_OK;
+            } else if (x.pb_refused) {
+                st = hr_err_set(err, HR_E_INPUT,
+                                "GET %.100s: a protobuf stream answered a request for JSON", path);
             } else if (x.line_failed) {
                 st = x.line_err.code;
                 if (err)
@@ -958,14 +956,20 @@ hr_status hr_kclient_stream(hr_kclient *c, const char *path, long timeout_s, hr_
                 if (hr_klines_pending(&x.lines))
                     hr_err_prefix(err, "stream cut inside a line (%zu bytes dropped)",
                                   hr_klines_pending(&x.lines));
+                else if (hr_kframes_pending(&x.frames))
+                    hr_err_prefix(err, "stream cut inside a frame (%zu bytes dropped)",
+                                  hr_kframes_pending(&x.frames));
             } else if (!ok2xx(x.http)) {
                 if (x.http == 401 && attempt == 0 && snap.refreshable &&
                     hr_kcred_unauthorized(&c->cred, snap.gen))
                     again = true;
                 else
                     st = http_err(&x, "GET", path, res, err);
-            } else if (hr_klines_finish(&x.lines, on_line, ud, err) < 0) {
+            } else if (!x.ctype_pb && hr_klines_finish(&x.lines, on_line, ud, err) < 0) {
                 st = err ? err->code : HR_E_IO;
+            } else if (x.ctype_pb && hr_kframes_pending(&x.frames)) {
+                st = hr_err_set(err, HR_E_IO, "GET %.100s: stream ended inside a frame (%zu bytes)",
+                                path, hr_kframes_pending(&x.frames));
             }
         }
         if (x.h)
@@ -974,6 +978,7 @@ hr_status hr_kclient_stream(hr_kclient *c, const char *path, long timeout_s, hr_
         hr_kcred_snap_free(&snap);
         hr_buf_free(&x.ebody);
         hr_klines_free(&x.lines);
+        hr_kframes_free(&x.frames);
         if (!again)
             break;
     }

@@ -8,14 +8,15 @@
 #include <string.h>
 #include <strings.h>
 
-hr_status hr_kheaders_build(const hr_kcred_snap *snap, const char *content_type,
+hr_status hr_kheaders_build(const hr_kcred_snap *snap, const char *accept, const char *content_type,
                             struct curl_slist **out, hr_err *err)
 {
     struct curl_slist *l = NULL, *t;
-    char ctb[160];
+    char ctb[160], acb[160];
     *out = NULL;
+    snprintf(acb, sizeof acb, "Accept: %.140s", accept ? accept : "application/json");
     /* Expect: off — a body waits for no 100-continue round trip. */
-    const char *fixed[] = {"Accept: application/json", "Expect:"};
+    const char *fixed[] = {acb, "Expect:"};
     for (size_t i = 0; i < 2; i++) {
         if (!(t = curl_slist_append(l, fixed[i])))
             goto nomem;

@@ -1,5 +1,6 @@
 /*
- * headers.h — the request headers every API call carries: Accept, no
+ * headers.h — the request headers every API call carries: Accept (JSON,
+ * or protobuf first with JSON as the fallback: client.h), no
  * Expect round trip, the body's Content-Type, and the credential's
  * Authorization, which is wiped from memory when the list is freed.
  * Split from client.c, which builds them per attempt (a credential may
@@ -13,9 +14,11 @@
 #include "kube/config/cred.h"
 #include "util/err.h"
 
-/* The list for one attempt into *out (content_type NULL: no body). */
-HR_MUST_CHECK hr_status hr_kheaders_build(const hr_kcred_snap *snap, const char *content_type,
-                                          struct curl_slist **out, hr_err *err);
+/* The list for one attempt into *out (accept NULL: application/json;
+ * content_type NULL: no body). */
+HR_MUST_CHECK hr_status hr_kheaders_build(const hr_kcred_snap *snap, const char *accept,
+                                          const char *content_type, struct curl_slist **out,
+                                          hr_err *err);
 
 /* Wipe the Authorization value, then free the list (NULL: nothing). */
 void hr_kheaders_free(struct curl_slist *l);

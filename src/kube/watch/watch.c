@@ -25,6 +25,14 @@
  * ignored sendInitialEvents, or one shutting down) has this one list made
  * by pages, without remembering.
  *
+ * Protobuf (hr_watch_opts.protobuf): every request accepts protobuf
+ * first and JSON as the fallback, and the response's Content-Type picks
+ * the decoder — a list page by pages of either kind, a stream by lines or
+ * by frames (hr_watch_feed_frame: the same event handling, read with
+ * kube/decode/pbobj.h). A 406 Not Acceptable (a server, or a proxy, that
+ * serves no protobuf for this resource) is remembered: JSON from then on,
+ * and the request is made again at once, not after a back-off.
+ *
  * Every watch line is its own yyjson document: parsing a growing buffer
  * with STOP_WHEN_DONE goes quadratic (c-deps-facts.md). Documents come from
  * one yyjson dynamic allocator per watch, so steady state does no malloc
@@ -40,11 +48,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "kube/decode/pbobj.h"
+#include "kube/watch/wevent.h"
 #include "util/clock.h"
 #include "util/prng.h"
 #include "util/urlenc.h"
 
-#define RV_MAX 128
+#define RV_MAX HR_WEVENT_RV_MAX
 #define CONT_MAX 4096
 
 struct hr_watch {
@@ -74,6 +84,9 @@ struct hr_watch {
      * initial: this stream is a streaming list whose initial events have
      * not ended, the sink's relist is open; initial_n objects so far. */
     bool paged, initial;
+    /* Protobuf (same thread): asked for now; and a 406 answered the last
+     * list page (the list is made again at once, in JSON). */
+    bool pb, pb_refused_now;
     int64_t initial_t0;
     uint64_t initial_n;
 
@@ -167,6 +180,9 @@ hr_status hr_watch_new(const hr_watch_opts *o, hr_watch **out, hr_err *err)
     w->idle_ms = o->idle_timeout_ms > 0 ? o->idle_timeout_ms : 90000;
     w->paged = o->paged_lists;
     w->stats.paged = o->paged_lists;
+    w->pb = o->protobuf && o->sink.upsert_pb && o->sink.remove_pb && o->transport.get_as &&
+            o->transport.stream_as;
+    w->stats.protobuf = w->pb;
     bool dog_mu = pthread_mutex_init(&w->dog_mu, NULL) == 0;
     if (!dog_mu || hr_mono_cond_init(&w->dog_cv) != 0) {
         if (dog_mu)
@@ -226,17 +242,6 @@ static void count(hr_watch *w, uint64_t *field, uint64_t n)
     pthread_mutex_unlock(&w->mu);
 }
 
-/* metadata.resourceVersion of obj, when it is a sane string. */
-static bool obj_rv(yyjson_val *obj, const char **rv, size_t *len)
-{
-    yyjson_val *v = yyjson_obj_get(yyjson_obj_get(obj, "metadata"), "resourceVersion");
-    if (!yyjson_is_str(v))
-        return false;
-    *rv = yyjson_get_str(v);
-    *len = yyjson_get_len(v);
-    return *len > 0 && *len < RV_MAX && !memchr(*rv, '\0', *len);
-}
-
 static void set_rv(hr_watch *w, const char *rv, size_t len)
 {
     pthread_mutex_lock(&w->mu);
@@ -249,14 +254,6 @@ static void skipped(hr_watch *w, const char *what, const hr_err *e)
 {
     count(w, &w->stats.malformed, 1);
     wlog(w, HR_LV_WARN, "%s not decoded: %s", what, e->msg);
-}
-
-/* A streaming list's last initial event: a bookmark annotated
- * k8s.io/initial-events-end: "true". */
-static bool initial_events_end(yyjson_val *obj)
-{
-    yyjson_val *a = yyjson_obj_get(yyjson_obj_get(obj, "metadata"), "annotations");
-    return yyjson_equals_str(yyjson_obj_get(a, "k8s.io/initial-events-end"), "true");
 }
 
 /* The initial events ended (their bookmark's resourceVersion is already
@@ -286,6 +283,71 @@ static const char *excerpt(char *dst, size_t cap, const char *s, size_t len)
     return hr_err_quote(dst, cap, s, len, 80);
 }
 
+static hr_status sink_put(hr_watch *w, const hr_wevent *ev, bool del, hr_err *e)
+{
+    if (ev->json)
+        return del ? w->sink.remove(w->sink.ud, ev->json, e)
+                   : w->sink.upsert(w->sink.ud, ev->json, e);
+    count(w, &w->stats.pb_objects, 1);
+    return del ? w->sink.remove_pb(w->sink.ud, ev->pb, ev->pb_len, e)
+               : w->sink.upsert_pb(w->sink.ud, ev->pb, ev->pb_len, e);
+}
+
+/* One event, from a line or a frame (wevent.h). */
+static hr_wline handle(hr_watch *w, const hr_wevent *ev)
+{
+    count(w, &w->stats.events, 1);
+    w->line_events++;
+    hr_err e;
+    hr_err_clear(&e);
+    char ex[100];
+    /* During a streaming list's initial events the objects come in key
+     * order, not resourceVersion order: the point to resume from is only
+     * the bookmark that ends them. */
+    switch (ev->type) {
+    case HR_EV_UPSERT:
+        if (sink_put(w, ev, false, &e) != HR_OK)
+            skipped(w, "object", &e);
+        if (w->initial)
+            w->initial_n++;
+        else if (ev->rv)
+            set_rv(w, ev->rv, ev->rv_len);
+        return HR_WL_OK;
+    case HR_EV_DELETE:
+        if (sink_put(w, ev, true, &e) != HR_OK)
+            skipped(w, "deleted object", &e);
+        if (!w->initial && ev->rv)
+            set_rv(w, ev->rv, ev->rv_len);
+        return HR_WL_OK;
+    case HR_EV_BOOKMARK: {
+        bool end = w->initial && ev->initial_end;
+        if ((!w->initial || end) && ev->rv)
+            set_rv(w, ev->rv, ev->rv_len);
+        if (end)
+            initial_events_ended(w);
+        return HR_WL_OK;
+    }
+    case HR_EV_ERROR: {
+        /* 410 (reason Expired or Gone) means our resourceVersion was
+         * compacted away: only a relist helps. */
+        w->line_code = ev->code;
+        char mq[200];
+        hr_err_quote(mq, sizeof mq, ev->msg, ev->msg_len, 160);
+        if (ev->code == 410) {
+            wlog(w, HR_LV_INFO, "watch expired (410): %s", mq);
+            return HR_WL_GONE;
+        }
+        wlog(w, HR_LV_WARN, "watch error event %lld: %s", (long long)ev->code, mq);
+        return HR_WL_ERROR;
+    }
+    default:
+        count(w, &w->stats.malformed, 1);
+        wlog(w, HR_LV_WARN, "unknown watch event type: %s",
+             excerpt(ex, sizeof ex, ev->type_str, ev->type_len));
+        return HR_WL_OK;
+    }
+}
+
 static hr_wline feed(hr_watch *w, char *line, size_t len, bool insitu)
 {
     while (len && (line[len - 1] == '\r' || line[len - 1] == ' ')) {
@@ -307,64 +369,13 @@ static hr_wline feed(hr_watch *w, char *line, size_t len, bool insitu)
              excerpt(ex, sizeof ex, line, len));
         return HR_WL_BAD;
     }
-    yyjson_val *root = yyjson_doc_get_root(doc);
-    yyjson_val *type = yyjson_obj_get(root, "type");
-    yyjson_val *obj = yyjson_obj_get(root, "object");
-    hr_wline res = HR_WL_OK;
-    if (!yyjson_is_str(type) || !yyjson_is_obj(obj)) {
-        count(w, &w->stats.malformed, 1);
-        wlog(w, HR_LV_WARN, "watch line is not an event: %s", excerpt(ex, sizeof ex, line, len));
-        yyjson_doc_free(doc);
-        return HR_WL_BAD;
-    }
-    count(w, &w->stats.events, 1);
-    w->line_events++;
-    hr_err e;
-    hr_err_clear(&e);
-    const char *rv;
-    size_t rvl;
-    /* During a streaming list's initial events the objects come in key
-     * order, not resourceVersion order: the point to resume from is only
-     * the bookmark that ends them. */
-    if (yyjson_equals_str(type, "ADDED") || yyjson_equals_str(type, "MODIFIED")) {
-        if (w->sink.upsert(w->sink.ud, obj, &e) != HR_OK)
-            skipped(w, "object", &e);
-        if (w->initial)
-            w->initial_n++;
-        else if (obj_rv(obj, &rv, &rvl))
-            set_rv(w, rv, rvl);
-    } else if (yyjson_equals_str(type, "DELETED")) {
-        if (w->sink.remove(w->sink.ud, obj, &e) != HR_OK)
-            skipped(w, "deleted object", &e);
-        if (!w->initial && obj_rv(obj, &rv, &rvl))
-            set_rv(w, rv, rvl);
-    } else if (yyjson_equals_str(type, "BOOKMARK")) {
-        bool end = w->initial && initial_events_end(obj);
-        if ((!w->initial || end) && obj_rv(obj, &rv, &rvl))
-            set_rv(w, rv, rvl);
-        if (end)
-            initial_events_ended(w);
-    } else if (yyjson_equals_str(type, "ERROR")) {
-        /* A metav1.Status. 410 (reason Expired or Gone) means our
-         * resourceVersion was compacted away: only a relist helps. */
-        yyjson_val *code = yyjson_obj_get(obj, "code");
-        yyjson_val *msg = yyjson_obj_get(obj, "message");
-        int64_t c = yyjson_is_int(code) ? yyjson_get_sint(code) : 0;
-        w->line_code = c;
-        const char *m = yyjson_is_str(msg) ? yyjson_get_str(msg) : "";
-        char mq[200];
-        hr_err_quote(mq, sizeof mq, m, strlen(m), 160);
-        if (c == 410) {
-            wlog(w, HR_LV_INFO, "watch expired (410): %s", mq);
-            res = HR_WL_GONE;
-        } else {
-            wlog(w, HR_LV_WARN, "watch error event %lld: %s", (long long)c, mq);
-            res = HR_WL_ERROR;
-        }
+    hr_wevent ev;
+    hr_wline res = HR_WL_BAD;
+    if (hr_wevent_json(yyjson_doc_get_root(doc), &ev)) {
+        res = handle(w, &ev);
     } else {
         count(w, &w->stats.malformed, 1);
-        wlog(w, HR_LV_WARN, "unknown watch event type: %s",
-             excerpt(ex, sizeof ex, yyjson_get_str(type), yyjson_get_len(type)));
+        wlog(w, HR_LV_WARN, "watch line is not an event: %s", excerpt(ex, sizeof ex, line, len));
     }
     yyjson_doc_free(doc);
     return res;
@@ -380,6 +391,24 @@ hr_wline hr_watch_feed_line(hr_watch *w, const char *line, size_t len)
 hr_wline hr_watch_feed_line_mut(hr_watch *w, char *line, size_t len)
 {
     return feed(w, line, len, true);
+}
+
+hr_wline hr_watch_feed_frame(hr_watch *w, const uint8_t *frame, size_t len)
+{
+    hr_wevent ev;
+    hr_err e;
+    hr_err_clear(&e);
+    if (!w->sink.upsert_pb || !w->sink.remove_pb) {
+        count(w, &w->stats.malformed, 1);
+        wlog(w, HR_LV_WARN, "a protobuf watch frame for a sink that reads JSON only");
+        return HR_WL_BAD;
+    }
+    if (hr_wevent_pb(frame, len, &ev, &e) != HR_OK) {
+        count(w, &w->stats.malformed, 1);
+        wlog(w, HR_LV_WARN, "watch frame of %zu bytes is not an event: %s", len, e.msg);
+        return HR_WL_BAD;
+    }
+    return handle(w, &ev);
 }
 
 hr_status hr_watch_feed_page(hr_watch *w, const char *body, size_t len, char *cont, size_t cont_cap,
@@ -427,6 +456,49 @@ hr_status hr_watch_feed_page(hr_watch *w, const char *body, size_t len, char *co
     count(w, &w->stats.listed, n);
 out:
     yyjson_doc_free(doc);
+    return st;
+}
+
+hr_status hr_watch_feed_page_pb(hr_watch *w, const uint8_t *body, size_t len, char *cont,
+                                size_t cont_cap, hr_err *err)
+{
+    if (cont_cap)
+        cont[0] = '\0';
+    if (!w->sink.upsert_pb)
+        return hr_err_set(err, HR_E_INPUT, "%s list: protobuf for a sink that reads JSON only",
+                          w->resource);
+    hr_pbobj o;
+    hr_pblist l;
+    hr_status st = hr_pb_unwrap(body, len, &o, err);
+    if (st == HR_OK)
+        st = hr_pb_list_open(o.raw, o.len, &l, err);
+    if (st != HR_OK) {
+        hr_err_prefix(err, "%s list", w->resource);
+        return st;
+    }
+    if (l.cont_len > 0) {
+        if (l.cont_len >= cont_cap || memchr(l.cont, '\0', l.cont_len))
+            return hr_err_set(err, HR_E_LIMIT, "%s list: continue token of %zu bytes", w->resource,
+                              l.cont_len);
+        memcpy(cont, l.cont, l.cont_len);
+        cont[l.cont_len] = '\0';
+    }
+    if (l.resource_version_len > 0 && l.resource_version_len < RV_MAX &&
+        !memchr(l.resource_version, '\0', l.resource_version_len))
+        set_rv(w, (const char *)l.resource_version, l.resource_version_len);
+    const uint8_t *item;
+    size_t n = 0, il;
+    while (hr_pb_list_next(&l, &item, &il, &st, err)) {
+        hr_err e;
+        hr_err_clear(&e);
+        n++;
+        if (w->sink.upsert_pb(w->sink.ud, item, il, &e) != HR_OK)
+            skipped(w, "listed object", &e);
+    }
+    count(w, &w->stats.listed, n);
+    count(w, &w->stats.pb_objects, n);
+    if (st != HR_OK)
+        hr_err_prefix(err, "%s list", w->resource);
     return st;
 }
 
@@ -499,6 +571,20 @@ static void start_query(hr_watch *w, hr_buf *p)
     }
 }
 
+/* A 406 Not Acceptable to a request for protobuf: JSON from now on. */
+static void refuse_protobuf(hr_watch *w, const char *msg)
+{
+    w->pb = false;
+    pthread_mutex_lock(&w->mu);
+    w->stats.protobuf = false;
+    pthread_mutex_unlock(&w->mu);
+    char mq[200];
+    hr_err_quote(mq, sizeof mq, msg, strlen(msg), 160);
+    wlog(w, HR_LV_WARN,
+         "the server will not send protobuf (406: %s): this resource asks for JSON from now on",
+         mq);
+}
+
 /* One complete list, framed for the sink. */
 static hr_status do_list(hr_watch *w, const atomic_bool *stop, long *retry_after, hr_err *err)
 {
@@ -527,8 +613,16 @@ static hr_status do_list(hr_watch *w, const atomic_bool *stop, long *retry_after
             break;
         }
         hr_buf_reset(&body);
-        hr_kresult res = {0, 0};
-        st = w->tr.do_get(w->tr.ud, hr_buf_str(&path), &body, &res, err);
+        hr_kresult res = {0, 0, false};
+        bool asked_pb = w->pb;
+        st = asked_pb
+                 ? w->tr.get_as(w->tr.ud, hr_buf_str(&path), HR_KACCEPT_PROTOBUF, &body, &res, err)
+                 : w->tr.do_get(w->tr.ud, hr_buf_str(&path), &body, &res, err);
+        if (st != HR_OK && asked_pb && res.status == 406) {
+            refuse_protobuf(w, err->msg);
+            w->pb_refused_now = true;
+            break;
+        }
         if (st == HR_OK && hr_buf_failed(&body))
             st = hr_err_set(err, HR_E_LIMIT, "%s list: a page is larger than %zu bytes",
                             w->resource, w->max_page);
@@ -538,7 +632,11 @@ static hr_status do_list(hr_watch *w, const atomic_bool *stop, long *retry_after
              * starts a new list (a new snapshot), never a half of one. */
             break;
         }
-        st = hr_watch_feed_page(w, body.data ? body.data : "", body.len, cont, CONT_MAX, err);
+        if (res.protobuf)
+            st = hr_watch_feed_page_pb(w, (const uint8_t *)(body.data ? body.data : ""), body.len,
+                                       cont, CONT_MAX, err);
+        else
+            st = hr_watch_feed_page(w, body.data ? body.data : "", body.len, cont, CONT_MAX, err);
         if (st != HR_OK || !cont[0])
             break;
     }
@@ -562,6 +660,28 @@ static int on_line(void *ud, const char *line, size_t len)
         return 1;
     }
     return 0;
+}
+
+static int on_frame(void *ud, const char *frame, size_t len)
+{
+    hr_watch *w = ud;
+    atomic_store(&w->last_line_ms, hr_mono_ms());
+    hr_wline r = hr_watch_feed_frame(w, (const uint8_t *)frame, len);
+    if (r != HR_WL_OK) {
+        w->line_result = r;
+        return 1;
+    }
+    return 0;
+}
+
+/* The stream, in protobuf when this resource asks for it. */
+static hr_status open_stream(hr_watch *w, const char *path, long timeout_s, const atomic_bool *stop,
+                             hr_kresult *res, hr_err *err)
+{
+    if (w->pb)
+        return w->tr.stream_as(w->tr.ud, path, HR_KACCEPT_PROTOBUF_WATCH, timeout_s, on_line,
+                               on_frame, w, stop, res, err);
+    return w->tr.stream(w->tr.ud, path, timeout_s, on_line, w, stop, res, err);
 }
 
 static bool dog_done(hr_watch *w)
@@ -622,9 +742,9 @@ static hr_status guarded_stream(hr_watch *w, const char *path, long timeout_s,
     pthread_t dog;
     if (pthread_create(&dog, NULL, idle_dog, w) != 0) {
         wlog(w, HR_LV_WARN, "no thread for the idle watchdog: stream without it");
-        return w->tr.stream(w->tr.ud, path, timeout_s, on_line, w, stop, res, err);
+        return open_stream(w, path, timeout_s, stop, res, err);
     }
-    hr_status st = w->tr.stream(w->tr.ud, path, timeout_s, on_line, w, &w->cut, res, err);
+    hr_status st = open_stream(w, path, timeout_s, &w->cut, res, err);
     pthread_mutex_lock(&w->dog_mu);
     atomic_store(&w->stream_done, true);
     pthread_cond_broadcast(&w->dog_cv);
@@ -675,9 +795,14 @@ hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
             page_once = false;
             first_list = false;
             int64_t t0 = hr_mono_ms();
+            w->pb_refused_now = false;
             hr_status st = do_list(w, stop, &retry_after, &err);
             if (stopped(stop))
                 break;
+            if (st != HR_OK && w->pb_refused_now) {
+                count(w, &w->stats.errors, 1);
+                continue; /* the same list again, in JSON, at once */
+            }
             if (st != HR_OK) {
                 count(w, &w->stats.errors, 1);
                 long d = backoff(w, attempt++, retry_after);
@@ -737,7 +862,8 @@ hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
         w->line_result = HR_WL_OK;
         w->line_events = 0;
         w->line_code = 0;
-        hr_kresult res = {0, 0};
+        hr_kresult res = {0, 0, false};
+        bool asked_pb = w->pb;
         int64_t t0 = hr_mono_ms();
         /* The client-side bound is a little longer than the server's, so
          * a healthy stream ends on the server's side, cleanly. */
@@ -753,6 +879,11 @@ hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
         }
         if (stopped(stop))
             break;
+        if (st != HR_OK && asked_pb && res.status == 406) {
+            count(w, &w->stats.errors, 1);
+            refuse_protobuf(w, err.msg);
+            continue; /* the same request again, in JSON, at once */
+        }
         if (cut_short && !atomic_load(&w->idle_fired)) {
             long code = st != HR_OK                     ? res.status
                         : w->line_result == HR_WL_ERROR ? (long)w->line_code
