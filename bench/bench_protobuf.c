@@ -9,7 +9,8 @@
  * (4-byte big-endian length, WatchEvent{type, object RawExtension{raw =
  * "k8s\0" + runtime.Unknown}}). Both paths do what the cache's sink needs
  * per event: JSON parse + hr_decode_pod + hr_decode_pod_status; protobuf
- * frame + envelope + hr_pbdecode_pod with the status. The two decoded
+ * frame + envelope + event + resourceVersion (hr_wevent_pb, the watch's
+ * own reading of a frame) + hr_pbdecode_pod with the status. The two decoded
  * views are compared first, so both paths read the same pod.
  */
 #include <stdint.h>
@@ -21,6 +22,7 @@
 
 #include "kube/decode/decode.h"
 #include "kube/decode/pb.h"
+#include "kube/watch/wevent.h"
 #include "podevent.h"
 #include "util/buf.h"
 #include "util/clock.h"
@@ -239,9 +241,11 @@ static hr_status pb_event(const uint8_t *f, size_t n, hr_arena *a, hr_kpod *kp, 
                           hr_err *err)
 {
     size_t len = (size_t)f[0] << 24 | (size_t)f[1] << 16 | (size_t)f[2] << 8 | f[3];
-    hr_pbevent ev;
-    hr_status st = len + 4 > n ? HR_E_INPUT : hr_pb_watch_event(f + 4, len, &ev, err);
-    return st ? st : hr_pbdecode_pod(ev.obj.raw, ev.obj.len, a, kp, ps, err);
+    hr_wevent ev;
+    /* What the watch does with a frame (the envelopes, the event, the
+     * object's resourceVersion: kube/watch/wevent.h), then the sink. */
+    hr_status st = len + 4 > n ? HR_E_INPUT : hr_wevent_pb(f + 4, len, &ev, err);
+    return st ? st : hr_pbdecode_pod(ev.pb, ev.pb_len, a, kp, ps, err);
 }
 
 static hr_status json_event(const char *line, size_t n, hr_arena *a, hr_kpod *kp,

@@ -124,7 +124,7 @@ static void bench_events(long events)
     hr_watch_opts o = {.resource = "pods",
                        .path = "/api/v1/pods",
                        .sink = hr_csink_wsink(s),
-                       .transport = {NULL, no_get, no_stream, NULL, false, NULL},
+                       .transport = {NULL, no_get, no_stream, NULL, false, NULL, NULL, NULL},
                        .log = count_log,
                        .seed = 1};
     if (hr_watch_new(&o, &w, &err))
@@ -240,7 +240,7 @@ static void bench_relist(unsigned pods)
     hr_watch_opts o = {.resource = "pods",
                        .path = "/api/v1/pods",
                        .sink = hr_csink_wsink(s),
-                       .transport = {NULL, no_get, no_stream, NULL, false, NULL},
+                       .transport = {NULL, no_get, no_stream, NULL, false, NULL, NULL, NULL},
                        .log = count_log,
                        .seed = 1};
     if (hr_watch_new(&o, &w, &err))

@@ -11,7 +11,9 @@
 # nodes (one with DiskPressure), a LimitRange and two ResourceQuotas. Then fetches each
 # collection as JSON, and as protobuf at exactly the same resourceVersion, runs both through
 # tests/objdump (every field of every decoded view) and requires the two dumps to be
-# byte-identical, and to show what was made (so an empty or partial dump cannot pass).
+# byte-identical, and to show what was made (so an empty or partial dump cannot pass). Then the
+# watch cache the informers fill (tests/tools/cachedump: the informers of `headroom run`, asking
+# for protobuf, then for JSON): byte-identical too.
 #
 # With HEADROOM_PB_SEEDS=DIR it also leaves the protobuf bodies there (one object or list per
 # file): how tests/fuzz/corpus/protobuf was taken. Prints PASS/FAIL per check and
@@ -215,6 +217,29 @@ compare nodes "/api/v1/nodes" 2 "$N1/? .* alloc=7500 " "$N2 .* alloc=3000 .* dis
 compare namespaces "/api/v1/namespaces" 2 "/$NS uid=.* labels=\{e2e/pb=yes,"
 compare limitranges "/api/v1/namespaces/$NS/limitranges" 1 'ctr_max=2000 ratio=4000 pod_max=3500'
 compare resourcequotas "/api/v1/namespaces/$NS/resourcequotas" 2 'limits_cpu=1' 'limits_cpu=0'
+# The watch cache itself: the informers `headroom run` starts, once asking for protobuf and once for
+# JSON, give the same records for every object on the cluster (these and everyone else's).
+CACHEDUMP=${CACHEDUMP:-$(dirname "$HEADROOM")/tests/cachedump}
+if [ -x "$CACHEDUMP" ]; then
+  rp=0 rj=0
+  "$CACHEDUMP" protobuf "$KUBECONFIG" 2>"$WORK/cache-pb.err" | sort >"$WORK/cache-pb.txt" || rp=$?
+  "$CACHEDUMP" json "$KUBECONFIG" 2>"$WORK/cache-json.err" | sort >"$WORK/cache-json.txt" || rj=$?
+  WHY="cachedump exited $rp (protobuf) and $rj (JSON): $(tail -n 2 "$WORK/cache-pb.err" | tr '\n' ' ')"
+  check "cache: the informers synced both ways" test "$rp$rj" = 00
+  WHY="$(grep -E '^(pods|nodes) ' "$WORK/cache-pb.err" | tr '\n' ' ')"
+  check "cache: the protobuf informers received their objects in protobuf" \
+    grep -Eq '^pods protobuf=1 pb_objects=([1-9][0-9]*) ' "$WORK/cache-pb.err"
+  WHY="$(grep -E '^pods ' "$WORK/cache-json.err")"
+  check "cache: the JSON informers received none in protobuf" \
+    bash -c "! grep -Eq 'pb_objects=[1-9]' '$WORK/cache-json.err'"
+  WHY="$(grep -c "^pod $NS/" "$WORK/cache-pb.txt") pods of $NS in the protobuf-fed cache, want 9"
+  check "cache: it holds this test's pods" [ "$(grep -c "^pod $NS/" "$WORK/cache-pb.txt")" -ge 9 ]
+  WHY=$(diff "$WORK/cache-json.txt" "$WORK/cache-pb.txt" | head -6 | tr '\n' ' ')
+  check "cache: fed by protobuf or by JSON, byte-identical ($(wc -l <"$WORK/cache-pb.txt") records)" \
+    cmp -s "$WORK/cache-json.txt" "$WORK/cache-pb.txt"
+else
+  fail "cache: no cachedump at $CACHEDUMP (ninja cachedump)"
+fi
 if [ -n "${HEADROOM_PB_SEEDS:-}" ]; then # single objects and a watch stream's frames, too
   api application/vnd.kubernetes.protobuf "/api/v1/namespaces/$NS/pods/sidecars" >"$HEADROOM_PB_SEEDS/pod-sidecars.pb"
   api application/vnd.kubernetes.protobuf "/api/v1/nodes/$N2" >"$HEADROOM_PB_SEEDS/node-pressure.pb"

@@ -158,7 +158,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         hr_watch_opts o = {.resource = hr_ckind_str((hr_ckind)k),
                            .path = "/fuzz",
                            .sink = ok ? hr_csink_wsink(sinks[k]) : (hr_wsink){0},
-                           .transport = {NULL, no_get, no_stream, NULL, false, NULL},
+                           .transport = {NULL, no_get, no_stream, NULL, false, NULL, NULL, NULL},
                            .log = quiet,
                            .seed = 1};
         ok = ok && hr_watch_new(&o, &w[k], &err) == HR_OK;

@@ -627,7 +627,7 @@ int main(void)
             .resource = hr_ckind_str(kw[i].kind),
             .path = hr_ckind_path(kw[i].kind),
             .sink = hr_csink_wsink(kw[i].sink),
-            .transport = {&kw[i].h, h_get, h_stream, hr_kbackoff_ms, true, NULL},
+            .transport = {&kw[i].h, h_get, h_stream, hr_kbackoff_ms, true, NULL, NULL, NULL},
             .timeout_min_s = 20, /* short, so resumes happen during the test */
             .timeout_max_s = 40,
             .backoff_base_ms = 200,

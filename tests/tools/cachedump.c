@@ -39,8 +39,7 @@ static void labels(const hr_labels *l)
 
 static void pod(const hr_cpod_view *v)
 {
-    printf("pod %s/%s node=%s rv=%" PRIu64 " uid=", v->ns, v->name, v->node ? v->node : "-",
-           v->rv);
+    printf("pod %s/%s node=%s rv=%" PRIu64 " uid=", v->ns, v->name, v->node ? v->node : "-", v->rv);
     for (int i = 0; i < 16; i++)
         printf("%02x", v->uid[i]);
     printf(" owner=%s/%s/%s/%d deleting=%d resize=%u resizing=%d status=%08" PRIx32,
@@ -75,8 +74,8 @@ static void dump(hr_cache *c, hr_cpod_scratch *s)
         printf("node %s present=%d undec=%d alloc=%" PRId64 " known=%d disk=%d pid=%d "
                "booking_unknown=%d has_alloc=%d ready=%d windows=%d rv=%" PRIu64 " pods=%u",
                n.name, n.present, n.undecodable, n.node.allocatable, n.node.known,
-               n.node.disk_pressure, n.node.pid_pressure, n.node.booking_unknown,
-               n.has_allocatable, n.ready, n.windows, n.rv, n.n_pods);
+               n.node.disk_pressure, n.node.pid_pressure, n.node.booking_unknown, n.has_allocatable,
+               n.ready, n.windows, n.rv, n.n_pods);
         labels(&n.labels);
         printf("\n");
     }
@@ -84,8 +83,8 @@ static void dump(hr_cache *c, hr_cpod_scratch *s)
     it = 0;
     while (hr_cache_ns_next(c, &it, &ns)) {
         hr_limit_bounds b = hr_cache_ns_bounds(c, ns.name);
-        printf("namespace %s rv=%" PRIu64 " weight=%u weight_invalid=%d bounds=%" PRId64
-               "/%" PRId64 "/%" PRId64,
+        printf("namespace %s rv=%" PRIu64 " weight=%u weight_invalid=%d bounds=%" PRId64 "/%" PRId64
+               "/%" PRId64,
                ns.name, ns.rv, ns.weight, ns.weight_invalid, b.ctr_max, b.ctr_ratio_milli,
                b.pod_max);
         labels(&ns.labels);
@@ -128,9 +127,8 @@ int main(int argc, char **argv)
     for (int kind = 0; kind < HR_CK_COUNT_; kind++)
         if (kind != HR_CK_CONFIG)
             kinds |= 1u << kind;
-    hr_informers_opts io = {.kinds = kinds,
-                            .protobuf = strcmp(argv[1], "protobuf") == 0,
-                            .log = quiet};
+    hr_informers_opts io = {
+        .kinds = kinds, .protobuf = strcmp(argv[1], "protobuf") == 0, .log = quiet};
     if (hr_informers_start(c, k, &io, &in, &err) != HR_OK) {
         fprintf(stderr, "cachedump: %s\n", err.msg);
         goto out;

@@ -153,7 +153,7 @@ static void fx_init(fx *f, const step *steps, size_t n)
         .resource = "pods",
         .path = "/api/v1/pods",
         .sink = hr_csink_wsink(f->sink),
-        .transport = {&f->sc, fake_get, fake_stream, no_backoff, false, NULL},
+        .transport = {&f->sc, fake_get, fake_stream, no_backoff, false, NULL, NULL, NULL},
         .timeout_min_s = 300,
         .timeout_max_s = 300,
         .log = capture_log,

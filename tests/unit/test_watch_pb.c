@@ -167,10 +167,10 @@ static pbb list(const char *rv, const char *cont, const pbb *items, size_t n)
 /* ------------------------------------------------------------ script */
 
 typedef struct step {
-    int kind;   /* 'G' a list page, 'S' a stream */
+    int kind; /* 'G' a list page, 'S' a stream */
     long status;
-    bool pb;    /* the answer is protobuf (else JSON) */
-    pbb body;   /* pb: the body or the frames; JSON: text, lines separated by '\n' */
+    bool pb;  /* the answer is protobuf (else JSON) */
+    pbb body; /* pb: the body or the frames; JSON: text, lines separated by '\n' */
 } step;
 
 typedef struct script {
@@ -485,9 +485,11 @@ static void test_406_falls_back_to_json(void **state)
     steps[0] = (step){'S', 406, false, {{0}, 0}};
     steps[1] = (step){'S', 200, false, {{0}, 0}};
     json(&steps[1].body,
-         "{\"type\":\"ADDED\",\"object\":" JPOD("a", "100m", "10") "}\n"
-         "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"100\","
-         "\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}}}}\n");
+         "{\"type\":\"ADDED\",\"object\":" JPOD(
+             "a", "100m",
+             "10") "}\n"
+                   "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"100\","
+                   "\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}}}}\n");
     steps[2] = (step){'S', 200, false, {{0}, 0}};
     fx f;
     fx_init(&f, steps, 3, false);

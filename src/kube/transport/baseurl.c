@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-hr_status hr_kbase_url(const hr_kconfig *k, char **base, struct curl_slist **connect_to, hr_err *err)
+hr_status hr_kbase_url(const hr_kconfig *k, char **base, struct curl_slist **connect_to,
+                       hr_err *err)
 {
     *base = NULL;
     *connect_to = NULL;
@@ -51,4 +52,3 @@ out:
     curl_url_cleanup(u);
     return st;
 }
-

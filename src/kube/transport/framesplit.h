@@ -25,7 +25,7 @@
 
 typedef struct hr_kframes {
     char *buf;
-    size_t len;  /* bytes of the current frame held */
+    size_t len; /* bytes of the current frame held */
     size_t cap;
     size_t want; /* the current frame's declared length (valid when hdr_len == 4) */
     size_t max;  /* the largest frame accepted */

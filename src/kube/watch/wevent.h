@@ -32,7 +32,7 @@ typedef struct hr_wevent {
     hr_evtype type;       /* ADDED and MODIFIED are both HR_EV_UPSERT */
     const char *type_str; /* as sent, for the log of an unknown type */
     size_t type_len;
-    yyjson_val *json; /* the object in JSON; NULL: in protobuf (pb) */
+    yyjson_val *json;  /* the object in JSON; NULL: in protobuf (pb) */
     const uint8_t *pb; /* the object's message (runtime.Unknown's raw) */
     size_t pb_len;
     const char *rv; /* metadata.resourceVersion; NULL when absent or not sane */
@@ -49,7 +49,6 @@ bool hr_wevent_json(yyjson_val *root, hr_wevent *out);
 
 /* frame: one frame of a protobuf watch stream, without its length.
  * HR_E_INPUT when it is not a WatchEvent with an envelope inside. */
-HR_MUST_CHECK hr_status hr_wevent_pb(const uint8_t *frame, size_t len, hr_wevent *out,
-                                     hr_err *err);
+HR_MUST_CHECK hr_status hr_wevent_pb(const uint8_t *frame, size_t len, hr_wevent *out, hr_err *err);
 
 #endif

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# e2e_protobuf.sh — the controller talks protobuf to the real API server for the built-in kinds it
+# lists and watches, and JSON for the HeadroomConfig (issue 18, design §5 "Wire format"), as the
+# encoding of every answer shows in the test proxy's log (tests/tools/faultproxy.c logs each
+# response's status and Content-Type per request) — never the controller's own counters.
+#
+#  1. Default flags, through the proxy, as the chart's least-privilege user: the initial sync of
+#     pods, nodes, namespaces, LimitRanges and ResourceQuotas is a streaming list answered
+#     application/vnd.kubernetes.protobuf;stream=watch; no answer to a list or watch of those
+#     kinds is JSON; the HeadroomConfig's watch is answered application/json. The pod made before
+#     the start gets its limit, and so does one made after the sync (its ADDED came over the
+#     protobuf pods watch, the only pods watch the proxy saw).
+#  2. --protobuf=false: every answer to those lists and watches is application/json, and a new pod
+#     gets its limit.
+#
+# The 406 fallback and the frame bounds are unit-tested (tests/unit/test_watch_pb.c); the cache
+# being the same fed either way is e2e_protobuf_equal.sh's (tests/tools/cachedump.c). Prints
+# PASS/FAIL per check and "N passed, N failed". Needs `test/cluster/cluster.sh up`. About 40 s.
+set -uo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+MPORT=${HEADROOM_E2E_PB_METRICS_PORT:-$(free_port)}
+PROXY_PORT=${HEADROOM_E2E_PB_PROXY_PORT:-$(free_port "$MPORT")}
+FAULTPROXY=${FAULTPROXY:-$(dirname "$HEADROOM")/tests/faultproxy}
+WORK=$(mktemp -d /tmp/headroom-e2e.XXXXXX)
+ID=headroom-e2e-pb NS=e2e-pbw-$S NODE=e2e-pbw-n-$S
+BUILTIN="pods nodes namespaces limitranges resourcequotas"
+PB='application/vnd.kubernetes.protobuf'
+
+cleanup() {
+  stop_controller KILL
+  proxy_stop
+  delete_objects
+  k delete headroomconfig cluster --ignore-not-found >/dev/null 2>&1
+  remove_identity "$ID"
+  if [ "$failed" -gt 0 ]; then
+    echo "--- controller log (tail)"; tail -n 30 "$WORK/controller.log"
+    echo "--- proxy responses (tail)"; grep ': response ' "$WORK/proxy.log" | tail -n 30
+  fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+require_cluster
+
+# The proxy's response lines after line MARK: "METHOD TARGET STATUS CONTENT-TYPE", one a line.
+answers() { # mark
+  tail -n +"$(($1 + 1))" "$WORK/proxy.log" |
+    sed -nE 's/.* req [0-9]+ ([A-Z]+) ([^ ]+): response ([0-9]+) content-type (.*)$/\1 \2 \3 \4/p'
+}
+# The answers to lists and watches of one kind (the collection path, any namespace).
+of_kind() { # mark kind
+  answers "$1" | awk -v k="$2" '$1 == "GET" && $2 ~ ("^/api(s/[^/]+)?/v1[^/]*/" k "[?]") { print }'
+}
+initial_sync_pb() { # mark kind: its streaming list was answered in protobuf
+  of_kind "$1" "$2" | grep -q "sendInitialEvents=true.* 200 $PB;stream=watch"
+}
+no_json() { # mark kind: no answer to a list or watch of it was JSON
+  ! of_kind "$1" "$2" | grep -q ' application/json'
+}
+all_json() { # mark kind: answered, and every answer JSON
+  local a
+  a=$(of_kind "$1" "$2")
+  [ -n "$a" ] && ! grep -qv ' application/json' <<<"$a"
+}
+config_json() { # mark: the HeadroomConfig's watch was answered in JSON
+  answers "$1" | grep -q "^GET /apis/kube-headroom.dev/v1alpha1/headroomconfigs?.*watch=1.* 200 application/json"
+}
+
+install_identity "$ID"
+mkns "$NS" managed
+mknode "$NODE" 8
+k apply -f - >/dev/null <<YAML
+apiVersion: kube-headroom.dev/v1alpha1
+kind: HeadroomConfig
+metadata: {name: cluster}
+spec: {dryRun: false}
+YAML
+k -n "$NS" create -f - >/dev/null <<YAML
+apiVersion: v1
+kind: LimitRange
+metadata: {name: lr}
+spec: {limits: [{type: Container, max: {cpu: "6"}}]}
+---
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: rq}
+spec: {hard: {requests.cpu: "100"}}
+YAML
+mkpod "$NS" a "$NODE" 200m
+proxy_start "$ID" || { fail "proxy start" "see above"; finish; exit; }
+
+# ---- 1. protobuf by default
+mark=$(wc -l <"$WORK/proxy.log")
+USER_KC=$PROXY_KC start_controller || { fail "controller start" "not ready within 60 s"; finish; exit; }
+for kind in $BUILTIN; do
+  WHY="$(of_kind "$mark" "$kind" | head -3 | tr '\n' ';')"
+  check "protobuf: the initial sync of $kind is a streaming list answered $PB;stream=watch" \
+    initial_sync_pb "$mark" "$kind"
+done
+WHY="$(answers "$mark" | grep headroomconfigs | head -2 | tr '\n' ';')"
+check "protobuf: the HeadroomConfig (a CRD) is watched in JSON" config_json "$mark"
+check "protobuf: a pod made before the start gets its limit (200m on 8 cores: 2)" \
+  wait_until 30 limit_is "$NS" a 2
+mkpod "$NS" b "$NODE" 200m
+check "protobuf: a pod made after the sync gets its limit over the protobuf pods watch" \
+  wait_until 30 limit_is "$NS" b 2
+for kind in $BUILTIN; do
+  WHY="$(of_kind "$mark" "$kind" | grep ' application/json' | head -2 | tr '\n' ';')"
+  check "protobuf: no answer to a list or watch of $kind is JSON" no_json "$mark" "$kind"
+done
+WHY="$(grep -c 'not decoded\|malformed\|406' "$WORK/controller.log") lines"
+check "protobuf: the controller logged no decode failure and no 406" \
+  bash -c "! grep -qE 'not decoded|is not an event|will not send protobuf' '$WORK/controller.log'"
+stop_controller TERM
+
+# ---- 2. --protobuf=false
+mark=$(wc -l <"$WORK/proxy.log")
+USER_KC=$PROXY_KC start_controller --protobuf=false || { fail "controller start (--protobuf=false)" "not ready within 60 s"; finish; exit; }
+mkpod "$NS" c "$NODE" 200m
+check "--protobuf=false: a new pod gets its limit" wait_until 30 limit_is "$NS" c 2
+for kind in $BUILTIN; do
+  WHY="$(of_kind "$mark" "$kind" | head -3 | tr '\n' ';')"
+  check "--protobuf=false: every answer to a list or watch of $kind is application/json" \
+    all_json "$mark" "$kind"
+done
+finish
