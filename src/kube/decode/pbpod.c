@@ -631,7 +631,7 @@ bool hr_pbdecode_pod_undecodable(const uint8_t *raw, size_t len, hr_arena *a, co
     memset(out, 0, sizeof *out);
     out->pod = hr_pod_init();
     out->pod.undecodable = true;
-    out->owner = (hr_kowner){NULL, "", "", false};
+    out->owner = (hr_kowner){NULL, "", "", false, NULL};
     hr_pbr obj = hr_pbr_of(raw, len);
     size_t ml, sl, stl;
     bool bad_meta = false, bad_spec = false, bad_status = false;
