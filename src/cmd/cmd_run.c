@@ -86,6 +86,7 @@ typedef struct run_opts {
     bool controller;         /* --controller=false: webhook + metrics only */
     bool streaming_lists;    /* --streaming-lists=false: every list by pages */
     bool protobuf;           /* --protobuf=false: the built-in kinds in JSON too */
+    int write_concurrency;   /* --write-concurrency; 0: the controller's default */
     int verbosity;           /* 0 info, 1 debug */
     bool log_json;           /* --log-format=json */
 } run_opts;
@@ -440,6 +441,7 @@ static hr_status controller_start(run_ctx *x, hr_err *err)
                              .leading_ud = leader,
                              .instance = host,
                              .workers = 2,
+                             .write_concurrency = x->o.write_concurrency,
                              .synced = informers_ready,
                              .synced_ud = x,
                              .log = log_sink,
@@ -497,6 +499,7 @@ enum {
     F_CONTROLLER,
     F_STREAMING_LISTS,
     F_PROTOBUF,
+    F_WRITE_CONCURRENCY,
     F_LOG_FORMAT,
     F_VERBOSE,
     F_PROBE_ADDR_FILE,
@@ -546,6 +549,10 @@ static const hr_flag run_flags[F_N] = {
                     "=false: ask for JSON instead of protobuf when listing and\n"
                     "                           watching the built-in kinds (design §11)",
                     NULL},
+    [F_WRITE_CONCURRENCY] = {"write-concurrency", 0, HR_FLAG_STRING, "N",
+                             "writes in flight at once, 1-64 (default 16; 1: one\n"
+                             "                           request at a time per worker)",
+                             NULL},
     [F_LOG_FORMAT] = {"log-format", 0, HR_FLAG_STRING, "FORMAT",
                       "logfmt or json: one line per event (default logfmt)", "logfmt json"},
     [F_VERBOSE] = {"v", 'v', HR_FLAG_LEVEL, NULL, "debug logs (-v, -v=1, --v=1; --v=0: info)",
@@ -625,6 +632,15 @@ static int parse_flags(const char *prog, int argc, char **argv, run_opts *o)
         o->streaming_lists = hr_args_on(&a, F_STREAMING_LISTS);
     if (v[F_PROTOBUF])
         o->protobuf = hr_args_on(&a, F_PROTOBUF);
+    if (v[F_WRITE_CONCURRENCY]) {
+        char *end = NULL;
+        long wc = strtol(v[F_WRITE_CONCURRENCY], &end, 10);
+        if (end == v[F_WRITE_CONCURRENCY] || *end != '\0' || wc < 1 || wc > 64)
+            return hr_usage_error(prog, &hr_run_command,
+                                  "--write-concurrency: \"%s\" is not a number from 1 to 64",
+                                  v[F_WRITE_CONCURRENCY]);
+        o->write_concurrency = (int)wc;
+    }
     o->leader_elect = hr_args_on(&a, F_LEADER_ELECT);
     if (v[F_DRY_RUN])
         o->dry_run = hr_args_on(&a, F_DRY_RUN) ? HR_DRY_RUN_ON : HR_DRY_RUN_OFF;

@@ -297,7 +297,7 @@ static int64_t reconcile_one(hr_controller *c, const char *node, hr_arena *a, ui
                 pp->write ? "true" : "false", hr_gate_str(pp->gate),
                 s.cfg.dry_run ? "true" : "false");
     }
-    hr_exec_outcome out = {-1, 0};
+    hr_exec_outcome out = {.requeue_ms = -1};
     /* Even with nothing to write the executor looks at the node: a pod the
      * kubelet calls Infeasible needs parking and one event. */
     /* Not leading: nothing is kept of the node; every (re)gain of
@@ -381,6 +381,7 @@ hr_status hr_controller_start(const hr_controller_opts *o, hr_controller **out, 
     hr_status st = hr_nodequeue_new(&c->q, err);
     if (st == HR_OK)
         st = hr_backoff_new(&c->backoff, err);
+    int wc = o->write_concurrency > 0 ? o->write_concurrency : HR_CTL_WRITE_CONCURRENCY;
     if (st == HR_OK) {
         hr_executor_opts eo = {.client = o->client,
                                .backoff = c->backoff,
@@ -390,13 +391,14 @@ hr_status hr_controller_start(const hr_controller_opts *o, hr_controller **out, 
                                .leading_ud = o->leading_ud,
                                .stop = &c->stop,
                                .instance = o->instance,
+                               .write_concurrency = wc,
                                .log = o->log,
                                .log_ud = o->log_ud};
         st = hr_executor_new(&eo, &c->exec, err);
         if (st == HR_OK)
             hr_executor_set_node_rate(c->exec, c->per_node_pps);
         if (st == HR_OK)
-            st = hr_notes_start(o->client, hr_executor_send_note, c->exec, &c->notes, err);
+            st = hr_notes_start(o->client, hr_executor_send_note, c->exec, wc, &c->notes, err);
         if (st == HR_OK)
             hr_executor_set_notes(c->exec, c->notes);
     }

@@ -27,7 +27,10 @@
  * node, hr_controller_enqueue_all), by the executor before each action and
  * after each wait, and by the client right before each write is sent (the
  * write lease, opts.leading_until); a node whose wave leadership cut short
- * is requeued (design §10). Beside the
+ * is requeued (design §10). A worker's wave checks its actions itself
+ * and hands the writes that passed to the executor's write pool, waiting
+ * for them (executor.h, wpool.h: up to write_concurrency writes in flight
+ * across all workers, never two for one pod). Beside the
  * workers, one thread keeps the HeadroomConfig's status current
  * (cfgstatus.h).
  *
@@ -76,8 +79,12 @@ typedef struct hr_controller_opts {
      * sent and bounded by it (design §10). */
     int64_t (*leading_until)(void *ud);
     void *leading_ud;
-    const char *instance;   /* events' reportingInstance */
-    int workers;            /* <= 0: 2 */
+    const char *instance; /* events' reportingInstance */
+    int workers;          /* <= 0: 2 */
+    /* Writes in flight at once (executor.h, notes.h): the resizes of all
+     * waves, and as many senders of notes; 0: HR_CTL_WRITE_CONCURRENCY;
+     * 1: each worker writes one request at a time, one note sender. */
+    int write_concurrency;
     int status_interval_ms; /* HeadroomConfig status check; <= 0: 2000 */
     /* Nothing is reconciled before every watch has listed once: a cache
      * that has the pods but not yet their namespaces or their Node would
@@ -93,6 +100,10 @@ HR_MUST_CHECK hr_status hr_controller_start(const hr_controller_opts *o, hr_cont
 
 /* Stop taking work, finish the node in hand, join the threads. */
 void hr_controller_stop(hr_controller *c);
+
+/* Enough outstanding writes for clientQPS 50 at 300 ms a write: a loaded
+ * API server's latency (bench/RESULTS.md), with room for a raised QPS. */
+#define HR_CTL_WRITE_CONCURRENCY 16
 
 /* What hr_controller_config_changed pushed (a bit mask). */
 enum {

@@ -8,6 +8,16 @@
  * starts clean. A per-node token bucket paces each node's wave of writes.
  * What belongs to a pod or node no longer in the cache is dropped by
  * hr_executor_sweep, a bounded slice of each map per call.
+ *
+ * A wave (hr_execute) runs in two steps: the checks, in the wave's thread
+ * and in order (stale cache, the node's bucket, the live Node read and the
+ * gates, skips and their events), then the writes that passed, all handed
+ * to the write pool at once (wpool.h; executor.h "Writes in flight"). Each
+ * write has its own outcome; the wave's is their merge (writes summed, the
+ * latest requeue, leadership lost if any lost it). A pod's key is "busy"
+ * while a write of it is in flight — its resize or dry-run annotation here,
+ * its note in hr_executor_send_note — and a second writer of that pod waits
+ * for it (busy_cv): per pod, one write at a time.
  */
 #include "executor.h"
 
@@ -21,6 +31,7 @@
 
 #include "controller/ctllog.h"
 #include "controller/nodequeue.h"
+#include "controller/wpool.h"
 #include "core/names.h"
 #include "kube/decode/decode.h"
 #include "kube/transport/backoff.h"
@@ -51,9 +62,12 @@ struct hr_executor {
     hr_strmap buckets;               /* node -> hr_klimiter* */
     size_t cur_rv, cur_rep, cur_bkt; /* where the sweep resumes in each map */
     int node_pps;
-    int write_fails; /* 429/5xx/timeouts in a row (design §7); under mu */
-    hr_prng rand;    /* the back-off's jitter; under mu */
-    hr_notes *notes; /* hr_executor_set_notes, before any hr_execute; NULL: inline */
+    int write_fails;        /* 429/5xx/timeouts in a row (design §7); under mu */
+    hr_prng rand;           /* the back-off's jitter; under mu */
+    hr_notes *notes;        /* hr_executor_set_notes, before any hr_execute; NULL: inline */
+    hr_wpool *pool;         /* the writes of waves (write_concurrency > 1); NULL: inline */
+    hr_strmap busy;         /* under mu: ns/name/uid of pods with a write in flight */
+    pthread_cond_t busy_cv; /* with mu: a pod stopped being busy */
 };
 
 #define logf_(e, level, ...) \
@@ -73,9 +87,22 @@ hr_status hr_executor_new(const hr_executor_opts *o, hr_executor **out, hr_err *
         free(e);
         return hr_err_set(err, HR_E_NOMEM, "executor: cannot create a lock");
     }
+    if (pthread_cond_init(&e->busy_cv, NULL) != 0) {
+        pthread_mutex_destroy(&e->mu);
+        free(e);
+        return hr_err_set(err, HR_E_NOMEM, "executor: cannot create a lock");
+    }
     hr_strmap_init(&e->last_rv);
     hr_strmap_init(&e->reported);
     hr_strmap_init(&e->buckets);
+    hr_strmap_init(&e->busy);
+    if (o->write_concurrency > 1) {
+        hr_status st = hr_wpool_start(o->write_concurrency, &e->pool, err);
+        if (st != HR_OK) {
+            hr_executor_free(e);
+            return st;
+        }
+    }
     *out = e;
     return HR_OK;
 }
@@ -84,6 +111,7 @@ void hr_executor_free(hr_executor *e)
 {
     if (e == NULL)
         return;
+    hr_wpool_stop(e->pool); /* no wave runs any more: its threads are idle */
     size_t i = 0;
     uint64_t v;
     while (hr_strmap_next(&e->buckets, &i, NULL, &v)) {
@@ -94,6 +122,8 @@ void hr_executor_free(hr_executor *e)
     hr_strmap_free(&e->buckets);
     hr_strmap_free(&e->last_rv);
     hr_strmap_free(&e->reported);
+    hr_strmap_free(&e->busy);
+    pthread_cond_destroy(&e->busy_cv);
     pthread_mutex_destroy(&e->mu);
     free(e);
 }
@@ -267,6 +297,32 @@ void hr_executor_get_stats(hr_executor *e, hr_executor_stats *out)
     pthread_mutex_unlock(&e->mu);
 }
 
+int hr_executor_write_peak(hr_executor *e)
+{
+    return hr_wpool_peak(e->pool);
+}
+
+/* The pod's key is ours until pod_release: waits while another write of
+ * that pod is in flight. False (out of memory): not claimed, the write
+ * goes anyway (as before there was a claim: at worst two in flight). */
+static bool pod_claim(hr_executor *e, const char *key)
+{
+    pthread_mutex_lock(&e->mu);
+    while (hr_strmap_get(&e->busy, key) != NULL)
+        pthread_cond_wait(&e->busy_cv, &e->mu);
+    bool ok = hr_strmap_put(&e->busy, key, 1);
+    pthread_mutex_unlock(&e->mu);
+    return ok;
+}
+
+static void pod_release(hr_executor *e, const char *key)
+{
+    pthread_mutex_lock(&e->mu);
+    HR_IGNORE(hr_strmap_del(&e->busy, key, NULL));
+    pthread_cond_broadcast(&e->busy_cv);
+    pthread_mutex_unlock(&e->mu);
+}
+
 void hr_executor_pod_marks(hr_executor *e, const char *ns, const char *name, const uint8_t uid[16],
                            uint64_t *last_rv, unsigned *reported)
 {
@@ -348,6 +404,7 @@ static uint64_t response_rv(const hr_buf *b)
  * (design §10: requeued, not dropped). */
 static void lease_lost(hr_exec_outcome *out)
 {
+    out->lease_lost = true;
     if (out->requeue_ms < 0 || out->requeue_ms > HR_EXEC_LEASE_REQUEUE_MS)
         out->requeue_ms = HR_EXEC_LEASE_REQUEUE_MS;
 }
@@ -533,10 +590,14 @@ void hr_executor_send_note(void *ud, const hr_note *n)
     hr_executor *e = ud;
     uint32_t writes = 0;
     /* Not leading (or shutting down): dropped, as a stop would (notes.h). */
-    if (!is_leader(e) || write_annotation(e, n->key, n->ns, n->name, n->patch, &writes) != HR_OK ||
-        n->event == NULL)
+    if (!is_leader(e))
         return;
-    HR_IGNORE(post_event_on(e, n->ns, n->name, "Normal", "CPULimitAdjusted", n->event, &writes));
+    bool claimed = pod_claim(e, n->key); /* not beside a resize of the pod */
+    if (write_annotation(e, n->key, n->ns, n->name, n->patch, &writes) == HR_OK && n->event != NULL)
+        HR_IGNORE(
+            post_event_on(e, n->ns, n->name, "Normal", "CPULimitAdjusted", n->event, &writes));
+    if (claimed)
+        pod_release(e, n->key);
 }
 
 void hr_executor_set_notes(hr_executor *e, hr_notes *q)
@@ -544,11 +605,238 @@ void hr_executor_set_notes(hr_executor *e, hr_notes *q)
     e->notes = q;
 }
 
+/* One write of a wave and its outcome (the pool's item). */
+typedef struct wjob {
+    const hr_action *a;
+    hr_exec_outcome out;
+} wjob;
+
+typedef struct wave {
+    hr_executor *e;
+    const hr_nodesnap *s;
+    atomic_bool halt; /* a write met shutdown or lost leadership: send no more */
+    wjob *jobs;
+} wave;
+
+/* The outcome table of design §7 for a refused resize; returns true when
+ * the wave must stop (its event could not be sent: report). */
+static bool resize_refused(hr_executor *e, const hr_nodesnap *s, const hr_action *a,
+                           const char *key, const hr_kresult *res, const hr_err *err,
+                           hr_exec_outcome *out)
+{
+    const hr_rnode *rn = &s->node;
+    const hr_rpod *p = &rn->pods[a->pod];
+    hr_result rr;
+    long status = res->status;
+    if (status == 403)
+        rr = HR_RES_QUOTA_DENIED;
+    else if (status == 422)
+        rr = HR_RES_INVALID;
+    else if (status == 409)
+        rr = HR_RES_CONFLICT;
+    else if (status == 404)
+        rr = HR_RES_GONE;
+    else
+        rr = HR_RES_ERROR;
+    atomic_fetch_add(&e->o.metrics->resizes[rr], 1);
+    logf_(e, 1,
+          "msg=\"resize refused\" pod=%s/%s from=%" PRId64 "m to=%" PRId64
+          "m result=%s status=%ld error=\"%s\"",
+          p->ns, p->name, a->current, a->target, hr_result_str(rr), status, err->msg);
+    if (rr == HR_RES_QUOTA_DENIED || rr == HR_RES_INVALID) {
+        /* Refusals that retrying cannot fix: back off, say it once (out of
+         * memory: not parked, so tried again). */
+        if (e->o.backoff != NULL)
+            HR_IGNORE(hr_backoff_park(e->o.backoff, p->ns, p->name, rn->name, hr_mono_ms(),
+                                      HR_BACKOFF_PERIOD_MS, hr_result_str(rr)));
+        unsigned bit = rr == HR_RES_QUOTA_DENIED ? REP_FORBIDDEN : REP_INVALID;
+        return report(e, key, bit, p, "Warning",
+                      rr == HR_RES_QUOTA_DENIED ? "ResizeForbidden" : "ResizeSkipped", err->msg,
+                      out) == REPORT_STOP;
+    }
+    if (rr == HR_RES_GONE) {
+        hr_executor_forget_pod(e, p->ns, p->name, snap_uid(s, a->pod));
+    } else if (rr == HR_RES_CONFLICT) {
+        out->requeue_ms = 200; /* recompute from fresh state */
+    } else {
+        /* 429, 5xx, timeouts: the cache and the queue survive; the node
+         * waits a growing, jittered while (design §7). */
+        out->requeue_ms = hr_executor_write_refused(e, res->retry_after_ms);
+    }
+    return false;
+}
+
+/* A resize (and, without a notes queue, its annotation and event), or a
+ * dry-run annotation: everything written for one pod in a wave. Returns
+ * true when the wave must stop (shutdown, or leadership gone: nothing was
+ * sent for what is left). */
+static bool send_action(hr_executor *e, const hr_nodesnap *s, const hr_action *a, const char *key,
+                        hr_exec_outcome *out)
+{
+    const hr_rnode *rn = &s->node;
+    const hr_rpod *p = &rn->pods[a->pod];
+    hr_err err;
+    hr_err_clear(&err);
+    hr_buf resp;
+    hr_buf_init(&resp, 64u << 20);
+    if (a->kind == HR_ACT_RESIZE) {
+        char path[600];
+        hr_kresult res = {0};
+        snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s/resize", p->ns, p->name);
+        hr_status st = hr_kclient_apply(e->o.client, path, HR_FIELD_MANAGER, true, a->apply_body,
+                                        strlen(a->apply_body), &resp, &res, &err);
+        if (st == HR_E_CANCELED || st == HR_E_EXPIRED) {
+            /* Nothing was sent: shutting down, or leadership went during
+             * the limiter wait (requeued). */
+            if (st == HR_E_EXPIRED)
+                lease_lost(out);
+            hr_buf_free(&resp);
+            return true;
+        }
+        out->writes++;
+        atomic_fetch_add(&e->o.metrics->writes[HR_WK_RESIZE], 1);
+        if (st != HR_OK) {
+            bool stop = resize_refused(e, s, a, key, &res, &err, out);
+            hr_buf_free(&resp);
+            return stop;
+        }
+        write_accepted(e);
+        atomic_fetch_add(&e->o.metrics->resizes[HR_RES_APPLIED], 1);
+        clear_reported(e, key,
+                       REP_PRESSURE | REP_UNAVAILABLE | REP_ALLOCATABLE | REP_BOOKING_UNKNOWN |
+                           REP_FORBIDDEN | REP_INVALID);
+        logf_(e, 2, "msg=\"limit applied\" pod=%s/%s node=%s from=%" PRId64 "m to=%" PRId64 "m",
+              p->ns, p->name, rn->name, a->current, a->target);
+        if (e->notes != NULL) {
+            /* Limits first (notes.h): the annotation and the event follow
+             * in what the resizes leave of the write budget. */
+            uint64_t rv = response_rv(&resp);
+            hr_buf_free(&resp);
+            remember_rv(e, key, rv);
+            hr_note n = {key, p->ns, p->name, a->status_patch, a->event_message};
+            if (!hr_notes_put(e->notes, &n))
+                logf_(e, 1, "msg=\"status note dropped: out of memory\" pod=%s/%s", p->ns, p->name);
+            return false;
+        }
+    }
+    hr_buf_free(&resp);
+    hr_status ns = write_annotation(e, key, p->ns, p->name, a->status_patch, &out->writes);
+    if (ns == HR_E_CANCELED || ns == HR_E_EXPIRED) {
+        if (ns == HR_E_EXPIRED)
+            lease_lost(out); /* nothing was sent; requeued */
+        return true;
+    }
+    if (a->kind == HR_ACT_RESIZE) {
+        hr_status es = post_event(e, p, "Normal", "CPULimitAdjusted", a->event_message, out);
+        if (es != HR_OK) {
+            if (es == HR_E_EXPIRED)
+                lease_lost(out); /* the limit is written; the rest waits */
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The pool's item: one write, asked leadership and the stop flag again
+ * when its turn comes (it may have waited behind others). */
+static void send_job(void *ud, size_t i)
+{
+    wave *w = ud;
+    hr_executor *e = w->e;
+    wjob *j = &w->jobs[i];
+    j->out = (hr_exec_outcome){.requeue_ms = -1};
+    if (atomic_load(&w->halt))
+        return;
+    if (!is_leader(e)) {
+        lease_lost(&j->out);
+        atomic_store(&w->halt, true);
+        return;
+    }
+    if (e->o.stop != NULL && atomic_load(e->o.stop)) {
+        atomic_store(&w->halt, true);
+        return;
+    }
+    const hr_rpod *p = &w->s->node.pods[j->a->pod];
+    char key[512];
+    pod_key(key, sizeof key, p->ns, p->name, snap_uid(w->s, j->a->pod));
+    bool claimed = pod_claim(e, key);
+    if (send_action(e, w->s, j->a, key, &j->out))
+        atomic_store(&w->halt, true);
+    if (claimed)
+        pod_release(e, key);
+}
+
+/* The later requeue wins (a back-off is not cut short by a token wait). */
+static void merge(hr_exec_outcome *out, const hr_exec_outcome *o)
+{
+    out->writes += o->writes;
+    if (o->requeue_ms > out->requeue_ms)
+        out->requeue_ms = o->requeue_ms;
+    out->lease_lost = out->lease_lost || o->lease_lost;
+}
+
+/* The checks of one action, in the wave's thread. Returns 1 when its write
+ * goes to the pool, 0 when it is done (skipped, stale), -1 when the wave
+ * stops here (no token, leadership gone, shutdown: what passed so far is
+ * still sent unless out->lease_lost or the stop flag says otherwise). */
+static int check_action(hr_executor *e, const hr_nodesnap *s, const hr_action *a, bool *have_live,
+                        bool *live_ok, hr_node *live, hr_exec_outcome *out)
+{
+    const hr_rnode *rn = &s->node;
+    if (!is_leader(e)) {
+        lease_lost(out); /* stop at once; the rest of the wave is requeued */
+        return -1;
+    }
+    if (e->o.stop != NULL && atomic_load(e->o.stop))
+        return -1; /* shutting down */
+    const hr_rpod *p = &rn->pods[a->pod];
+    char key[512];
+    pod_key(key, sizeof key, p->ns, p->name, snap_uid(s, a->pod));
+
+    /* Never act on a cache older than our own last write to the pod. */
+    pthread_mutex_lock(&e->mu);
+    uint64_t *lw = hr_strmap_get(&e->last_rv, key);
+    bool stale = lw != NULL && s->pod_rv[a->pod] < *lw;
+    pthread_mutex_unlock(&e->mu);
+    if (stale) {
+        if (out->requeue_ms < 500)
+            out->requeue_ms = 500;
+        return 0;
+    }
+    if (a->kind == HR_ACT_SKIP)
+        return count_skip(e, p, key, a->gate, a->current, a->target, out) ? 0 : -1;
+    if (!take_node_token(e, rn->name)) {
+        int pps = hr_executor_node_rate(e);
+        int64_t wait = 1000 / (pps > 0 ? pps : 1) + 1;
+        if (out->requeue_ms < wait)
+            out->requeue_ms = wait;
+        return -1; /* the rest of the wave waits; nothing is dropped */
+    }
+    if (a->kind == HR_ACT_RESIZE && a->increase) {
+        if (!*have_live) {
+            *have_live = true;
+            *live_ok = read_node_live(e, rn->name, live) == HR_OK;
+            if (*live_ok)
+                live->known = true;
+        }
+        /* The read was a wait: leadership may have gone meanwhile. */
+        if (!is_leader(e)) {
+            lease_lost(out);
+            return -1;
+        }
+        hr_gate g = *live_ok ? hr_gate_check(live, a->current, a->target, pod_total_after(p, a))
+                             : HR_GATE_UNAVAILABLE;
+        if (g != HR_GATE_PASS)
+            return count_skip(e, p, key, g, a->current, a->target, out) ? 0 : -1;
+    }
+    return 1;
+}
+
 hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r,
                      hr_exec_outcome *out, hr_err *err)
 {
-    out->requeue_ms = -1;
-    out->writes = 0;
+    (void)err; /* every failure is an outcome (design §7), logged */
+    *out = (hr_exec_outcome){.requeue_ms = -1};
     const hr_rnode *rn = &s->node;
 
     /* Infeasible is the kubelet's word, found in the pod's status: park the
@@ -575,164 +863,36 @@ hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r
         if (said == REPORT_SENT)
             atomic_fetch_add(&e->o.metrics->resizes[HR_RES_INFEASIBLE], 1);
     }
+    if (r->n_actions == 0)
+        return HR_OK;
 
+    wave w = {.e = e, .s = s, .jobs = calloc(r->n_actions, sizeof *w.jobs)};
+    if (w.jobs == NULL) {
+        logf_(e, 0, "msg=\"wave not sent: out of memory\" node=%s", rn->name);
+        out->requeue_ms = 1000; /* nothing sent; the node comes back */
+        return HR_OK;
+    }
+    atomic_init(&w.halt, false);
     bool have_live = false, live_ok = false;
     hr_node live = {0};
+    size_t n = 0;
     for (size_t i = 0; i < r->n_actions; i++) {
-        if (!is_leader(e)) {
-            lease_lost(out); /* stop at once; the rest of the wave is requeued */
-            return HR_OK;
-        }
-        if (e->o.stop != NULL && atomic_load(e->o.stop))
-            return HR_OK; /* shutting down */
-        const hr_action *a = &r->actions[i];
-        const hr_rpod *p = &rn->pods[a->pod];
-        char key[512];
-        pod_key(key, sizeof key, p->ns, p->name, snap_uid(s, a->pod));
-
-        /* Never act on a cache older than our own last write to the pod. */
-        pthread_mutex_lock(&e->mu);
-        uint64_t *lw = hr_strmap_get(&e->last_rv, key);
-        bool stale = lw != NULL && s->pod_rv[a->pod] < *lw;
-        pthread_mutex_unlock(&e->mu);
-        if (stale) {
-            out->requeue_ms = 500;
-            continue;
-        }
-
-        if (a->kind == HR_ACT_SKIP) {
-            if (!count_skip(e, p, key, a->gate, a->current, a->target, out))
-                return HR_OK;
-            continue;
-        }
-        if (!take_node_token(e, rn->name)) {
-            int pps = hr_executor_node_rate(e);
-            out->requeue_ms = 1000 / (pps > 0 ? pps : 1) + 1;
-            return HR_OK; /* the rest of the wave waits; nothing is dropped */
-        }
-
-        if (a->kind == HR_ACT_RESIZE && a->increase) {
-            if (!have_live) {
-                have_live = true;
-                live_ok = read_node_live(e, rn->name, &live) == HR_OK;
-                if (live_ok)
-                    live.known = true;
-            }
-            /* The read was a wait: leadership may have gone meanwhile. */
-            if (!is_leader(e)) {
-                lease_lost(out);
-                return HR_OK;
-            }
-            hr_gate g = live_ok ? hr_gate_check(&live, a->current, a->target, pod_total_after(p, a))
-                                : HR_GATE_UNAVAILABLE;
-            if (g != HR_GATE_PASS) {
-                if (!count_skip(e, p, key, g, a->current, a->target, out))
-                    return HR_OK;
-                continue;
-            }
-        }
-
-        char path[600];
-        hr_buf resp;
-        hr_buf_init(&resp, 64u << 20);
-        hr_kresult res = {0};
-        hr_status st = HR_OK;
-        if (a->kind == HR_ACT_RESIZE) {
-            snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s/resize", p->ns, p->name);
-            st = hr_kclient_apply(e->o.client, path, HR_FIELD_MANAGER, true, a->apply_body,
-                                  strlen(a->apply_body), &resp, &res, err);
-            if (st == HR_E_CANCELED || st == HR_E_EXPIRED) {
-                /* Nothing was sent: shutting down, or leadership went
-                 * during the limiter wait (requeued). */
-                if (st == HR_E_EXPIRED)
-                    lease_lost(out);
-                hr_buf_free(&resp);
-                hr_err_clear(err);
-                return HR_OK;
-            }
-            out->writes++;
-            atomic_fetch_add(&e->o.metrics->writes[HR_WK_RESIZE], 1);
-            if (st != HR_OK) {
-                hr_result rr;
-                long status = res.status;
-                if (status == 403)
-                    rr = HR_RES_QUOTA_DENIED;
-                else if (status == 422)
-                    rr = HR_RES_INVALID;
-                else if (status == 409)
-                    rr = HR_RES_CONFLICT;
-                else if (status == 404)
-                    rr = HR_RES_GONE;
-                else
-                    rr = HR_RES_ERROR;
-                atomic_fetch_add(&e->o.metrics->resizes[rr], 1);
-                logf_(e, 1,
-                      "msg=\"resize refused\" pod=%s/%s from=%" PRId64 "m to=%" PRId64
-                      "m result=%s status=%ld error=\"%s\"",
-                      p->ns, p->name, a->current, a->target, hr_result_str(rr), status, err->msg);
-                if (rr == HR_RES_QUOTA_DENIED || rr == HR_RES_INVALID) {
-                    /* Refusals that retrying cannot fix: back off, say it once
-                     * (out of memory: not parked, so tried again). */
-                    if (e->o.backoff != NULL)
-                        HR_IGNORE(hr_backoff_park(e->o.backoff, p->ns, p->name, rn->name,
-                                                  hr_mono_ms(), HR_BACKOFF_PERIOD_MS,
-                                                  hr_result_str(rr)));
-                    unsigned bit = rr == HR_RES_QUOTA_DENIED ? REP_FORBIDDEN : REP_INVALID;
-                    if (report(e, key, bit, p, "Warning",
-                               rr == HR_RES_QUOTA_DENIED ? "ResizeForbidden" : "ResizeSkipped",
-                               err->msg, out) == REPORT_STOP) {
-                        hr_buf_free(&resp);
-                        hr_err_clear(err);
-                        return HR_OK;
-                    }
-                } else if (rr == HR_RES_GONE) {
-                    hr_executor_forget_pod(e, p->ns, p->name, snap_uid(s, a->pod));
-                } else if (rr == HR_RES_CONFLICT) {
-                    out->requeue_ms = 200; /* recompute from fresh state */
-                } else {
-                    /* 429, 5xx, timeouts: the cache and the queue survive;
-                     * the node waits a growing, jittered while (design §7). */
-                    out->requeue_ms = hr_executor_write_refused(e, res.retry_after_ms);
-                }
-                hr_buf_free(&resp);
-                hr_err_clear(err);
-                continue;
-            }
-            write_accepted(e);
-            atomic_fetch_add(&e->o.metrics->resizes[HR_RES_APPLIED], 1);
-            clear_reported(e, key,
-                           REP_PRESSURE | REP_UNAVAILABLE | REP_ALLOCATABLE | REP_BOOKING_UNKNOWN |
-                               REP_FORBIDDEN | REP_INVALID);
-            logf_(e, 2, "msg=\"limit applied\" pod=%s/%s node=%s from=%" PRId64 "m to=%" PRId64 "m",
-                  p->ns, p->name, rn->name, a->current, a->target);
-        }
-
-        if (a->kind == HR_ACT_RESIZE && e->notes != NULL) {
-            /* Limits first (notes.h): the annotation and the event follow
-             * in what the resizes leave of the write budget. */
-            uint64_t rv = response_rv(&resp);
-            hr_buf_free(&resp);
-            remember_rv(e, key, rv);
-            hr_note n = {key, p->ns, p->name, a->status_patch, a->event_message};
-            if (!hr_notes_put(e->notes, &n))
-                logf_(e, 1, "msg=\"status note dropped: out of memory\" pod=%s/%s", p->ns, p->name);
-            continue;
-        }
-        hr_buf_free(&resp);
-        hr_status ns = write_annotation(e, key, p->ns, p->name, a->status_patch, &out->writes);
-        if (ns == HR_E_CANCELED || ns == HR_E_EXPIRED) {
-            if (ns == HR_E_EXPIRED)
-                lease_lost(out); /* nothing was sent; requeued */
-            return HR_OK;
-        }
-        if (a->kind == HR_ACT_RESIZE) {
-            hr_status es = post_event(e, p, "Normal", "CPULimitAdjusted", a->event_message, out);
-            if (es != HR_OK) {
-                if (es == HR_E_EXPIRED)
-                    lease_lost(out); /* the limit is written; the rest waits */
-                return HR_OK;
-            }
-        }
+        int c = check_action(e, s, &r->actions[i], &have_live, &live_ok, &live, out);
+        if (c < 0)
+            break;
+        if (c > 0)
+            w.jobs[n++].a = &r->actions[i];
     }
+    /* A wave stopped by lost leadership or a shutdown sends nothing; one
+     * stopped by the node's bucket sends what passed. */
+    if (!out->lease_lost && !(e->o.stop != NULL && atomic_load(e->o.stop)))
+        hr_wpool_run(e->pool, send_job, &w, n);
+    else
+        n = 0;
+    for (size_t i = 0; i < n; i++)
+        merge(out, &w.jobs[i].out);
+    if (out->lease_lost)
+        lease_lost(out);
+    free(w.jobs);
     return HR_OK;
 }

@@ -14,6 +14,21 @@
  * leadership stops there and the node is requeued (HR_EXEC_LEASE_REQUEUE_MS):
  * nothing is dropped, and the "already reported" mark of an event that was
  * not sent is taken back, so it is sent by whoever leads next.
+ *
+ * Writes in flight (design §5). The checks above run in the wave's own
+ * thread, one action after the other; the writes that pass them (a
+ * resize, or a dry-run annotation, each with what follows it for that pod)
+ * are then handed to the executor's write pool (wpool.h) at once, and the
+ * wave returns when every one of them has: up to write_concurrency
+ * requests are outstanding across all waves, all through the one client
+ * limiter, so the rate is clientQPS and not (workers ÷ latency). Per pod
+ * the order holds: a wave has at most one action per pod, a node is in
+ * one wave at a time (nodequeue.h), and a pod's write and its note
+ * (hr_executor_send_note) exclude each other by the pod's key — no two
+ * writes for one pod are ever in flight at once. Each write asks
+ * leadership and the stop flag again when its turn comes; a write that
+ * finds either gone (or is refused for it by the client) halts the rest of
+ * the wave: nothing more is sent, the node is requeued.
  */
 #ifndef HR_CONTROLLER_EXECUTOR_H
 #define HR_CONTROLLER_EXECUTOR_H
@@ -51,7 +66,10 @@ typedef struct hr_executor_opts {
      * abandoned (design §10: finish or abandon in-flight work in 10 s). */
     const atomic_bool *stop;
     const char *instance; /* reportingInstance of events (hostname); copied */
-    hr_log_sink log;      /* NULL: logfmt on stderr */
+    /* Writes of all waves in flight at once (the write pool's threads);
+     * <= 1: none concurrent, each wave writes in its own thread, in order. */
+    int write_concurrency;
+    hr_log_sink log; /* NULL: logfmt on stderr */
     void *log_ud;
 } hr_executor_opts;
 
@@ -87,6 +105,7 @@ int hr_executor_node_rate(hr_executor *e);
 typedef struct hr_exec_outcome {
     int64_t requeue_ms; /* -1: node done; else run it again this far from now */
     uint32_t writes;    /* API writes made */
+    bool lease_lost;    /* leadership went during the wave (requeue_ms then <= 2 s) */
 } hr_exec_outcome;
 
 HR_MUST_CHECK hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r,
@@ -141,6 +160,9 @@ typedef struct hr_executor_stats {
 } hr_executor_stats;
 
 void hr_executor_get_stats(hr_executor *e, hr_executor_stats *out);
+
+/* The most writes the pool has seen in flight at once (0: no pool). Tests. */
+int hr_executor_write_peak(hr_executor *e);
 
 /* The marks held for one pod: *last_rv (0: none) and *reported (REP_* mask
  * bits; 0: none). For tests and diagnostics. */

@@ -5,10 +5,17 @@
  * A small array in arrival order, coalesced by key with a linear scan: it
  * holds at most one entry per pod resized since the notes last caught up,
  * and each entry costs one API write, far more than the scan.
+ *
+ * Several senders (threads) take notes from the one queue; a note whose
+ * pod another sender has in hand (a newer note put after the older was
+ * taken) waits in the queue until that one is sent, so a pod's notes go out
+ * one at a time and in order. A sender that takes a note while more wait
+ * kicks the next sender awake.
  */
 #include "controller/notes.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,11 +30,17 @@ struct hr_notes {
     hr_kclient *client;
     hr_note_send_fn send;
     void *ud;
-    pthread_t thread;
+    pthread_t thread[HR_NOTES_SENDERS_MAX];
+    int n_thr;
     hr_waker wake;      /* kicked by put, stopped by hr_notes_stop */
-    pthread_mutex_t mu; /* guards e, n, cap */
+    pthread_mutex_t mu; /* guards e, n, cap, hand */
     entry *e;
     size_t n, cap;
+    const char *hand[HR_NOTES_SENDERS_MAX]; /* the key each sender is sending; NULL: none */
+    struct hr_notes_sender {
+        hr_notes *q;
+        int slot;
+    } snd[HR_NOTES_SENDERS_MAX]; /* each sender thread's argument */
 };
 
 static void entry_free(entry *x)
@@ -103,23 +116,51 @@ bool hr_notes_stopping(hr_notes *q)
     return hr_waker_stopped(&q->wake);
 }
 
-/* The oldest note, taken out of the queue; false when there is none. */
-static bool take(hr_notes *q, entry *out)
+/* Has another sender this key in hand? Lock held. */
+static bool in_hand(const hr_notes *q, const char *key)
+{
+    for (int i = 0; i < q->n_thr; i++)
+        if (q->hand[i] != NULL && strcmp(q->hand[i], key) == 0)
+            return true;
+    return false;
+}
+
+/* The oldest note whose pod no other sender has in hand, taken out of the
+ * queue and put in sender slot's hand; false when there is none. *more:
+ * notes are left. */
+static bool take(hr_notes *q, int slot, entry *out, bool *more)
 {
     pthread_mutex_lock(&q->mu);
-    bool have = q->n > 0;
+    size_t i = 0;
+    while (i < q->n && in_hand(q, q->e[i].key))
+        i++;
+    bool have = i < q->n;
     if (have) {
-        *out = q->e[0];
-        memmove(q->e, q->e + 1, (q->n - 1) * sizeof *q->e);
+        *out = q->e[i];
+        memmove(q->e + i, q->e + i + 1, (q->n - i - 1) * sizeof *q->e);
         q->n--;
+        q->hand[slot] = out->key;
     }
+    *more = q->n > 0;
     pthread_mutex_unlock(&q->mu);
     return have;
 }
 
+static void drop_hand(hr_notes *q, int slot)
+{
+    pthread_mutex_lock(&q->mu);
+    q->hand[slot] = NULL;
+    bool more = q->n > 0;
+    pthread_mutex_unlock(&q->mu);
+    if (more)
+        hr_waker_kick(&q->wake); /* a note may have waited for this one */
+}
+
 static void *notes_main(void *ud)
 {
-    hr_notes *q = ud;
+    const struct hr_notes_sender *me = ud;
+    hr_notes *q = me->q;
+    int slot = me->slot;
     for (;;) {
         if (hr_notes_pending(q) == 0) {
             if (!hr_waker_wait(&q->wake, HR_WAKER_NEVER))
@@ -136,18 +177,31 @@ static void *notes_main(void *ud)
         if (hr_waker_stopped(&q->wake))
             break;
         entry x;
-        if (!take(q, &x))
+        bool more;
+        if (!take(q, slot, &x, &more)) {
+            /* Taken by another sender, or only notes of pods in other
+             * senders' hands (each end kicks): sleep until a put or an end. */
+            if (!hr_waker_wait(&q->wake, HR_WAKER_NEVER))
+                break;
             continue;
+        }
+        if (more)
+            hr_waker_kick(&q->wake); /* the next sender takes the next one */
         hr_note n = {x.key, x.ns, x.name, x.patch, x.event};
         q->send(q->ud, &n);
+        drop_hand(q, slot);
         entry_free(&x);
     }
     return NULL;
 }
 
-hr_status hr_notes_start(hr_kclient *client, hr_note_send_fn send, void *ud, hr_notes **out,
-                         hr_err *err)
+hr_status hr_notes_start(hr_kclient *client, hr_note_send_fn send, void *ud, int senders,
+                         hr_notes **out, hr_err *err)
 {
+    if (senders < 1)
+        senders = 1;
+    if (senders > HR_NOTES_SENDERS_MAX)
+        senders = HR_NOTES_SENDERS_MAX;
     hr_notes *q = calloc(1, sizeof *q);
     if (q == NULL)
         return hr_err_set(err, HR_E_NOMEM, "notes: out of memory");
@@ -163,7 +217,13 @@ hr_status hr_notes_start(hr_kclient *client, hr_note_send_fn send, void *ud, hr_
         free(q);
         return hr_err_set(err, HR_E_NOMEM, "notes: cannot create a lock");
     }
-    if (pthread_create(&q->thread, NULL, notes_main, q) != 0) {
+    for (int i = 0; i < senders; i++) {
+        q->snd[i] = (struct hr_notes_sender){q, i};
+        if (pthread_create(&q->thread[i], NULL, notes_main, &q->snd[i]) != 0)
+            break;
+        q->n_thr++;
+    }
+    if (q->n_thr == 0) {
         hr_waker_destroy(&q->wake);
         pthread_mutex_destroy(&q->mu);
         free(q);
@@ -178,7 +238,8 @@ void hr_notes_stop(hr_notes *q)
     if (q == NULL)
         return;
     hr_waker_stop(&q->wake);
-    pthread_join(q->thread, NULL);
+    for (int i = 0; i < q->n_thr; i++)
+        pthread_join(q->thread[i], NULL);
     for (size_t i = 0; i < q->n; i++)
         entry_free(&q->e[i]);
     free(q->e);

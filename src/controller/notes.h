@@ -4,7 +4,7 @@
  * limits first; design §5, §9).
  *
  * The executor sends a wave's resizes at once and hands each pod's note
- * here; one thread sends the notes, each through the same client write
+ * here; the senders (below) send the notes, each through the same client write
  * limiter but only when the bucket holds a token beyond half its burst
  * that no resize has reserved (hr_kclient_write_ready_in_ns): while
  * resizes queue, the bucket stays in debt and notes wait, so after a start
@@ -21,7 +21,15 @@
  *
  * Contract: one mutex guards the queue; it is a leaf (the sender runs
  * outside it). hr_notes_put never blocks on I/O and may be called from any
- * worker. Idle: the thread sleeps until a note comes.
+ * worker. Idle: the threads sleep until a note comes.
+ *
+ * Senders: `senders` threads send notes at once (the controller starts as
+ * many as it allows writes in flight: a note is two writes, and one sender
+ * waiting for each answer would send (1 ÷ latency) a second, far below
+ * clientQPS on a loaded API server). Each still takes its token as above.
+ * A pod's notes never overlap: a note whose pod another sender holds waits
+ * in the queue until that one is sent (and the executor keeps a note and a
+ * resize of one pod apart, executor.h).
  */
 #ifndef HR_CONTROLLER_NOTES_H
 #define HR_CONTROLLER_NOTES_H
@@ -46,9 +54,11 @@ typedef void (*hr_note_send_fn)(void *ud, const hr_note *n);
 
 typedef struct hr_notes hr_notes;
 
-/* client may be NULL (tests: no pacing). */
+/* client may be NULL (tests: no pacing). senders: 1 to HR_NOTES_SENDERS_MAX
+ * (clamped). */
+#define HR_NOTES_SENDERS_MAX 64
 HR_MUST_CHECK hr_status hr_notes_start(hr_kclient *client, hr_note_send_fn send, void *ud,
-                                       hr_notes **out, hr_err *err);
+                                       int senders, hr_notes **out, hr_err *err);
 /* Stop the thread (the note in hand is finished), drop what is queued. */
 void hr_notes_stop(hr_notes *q);
 

@@ -332,17 +332,24 @@ static void lease_lost_in_client_requeues(void **state)
     hr_executor_free(e);
 }
 
-/* Leadership gone between two actions (the executor's own check): the
- * first annotation went, the second does not, and the node is requeued —
- * not dropped. Not leading at all: the event is neither sent nor marked. */
+/* Leadership gone between two writes (the executor's own ask as each
+ * write's turn comes, after both actions' checks): the first annotation
+ * went, the second does not, and the node is requeued — not dropped. Gone
+ * during the checks (before any write): nothing is sent. Not leading at
+ * all: the event is neither sent nor marked. */
 static void lease_lost_mid_wave_requeues(void **state)
 {
     fx *f = *state;
     hr_executor *e = mk_exec(f);
     f->leading = true;
-    f->leading_calls_left = 2; /* the first action's ask, then false */
+    f->leading_calls_left = 4; /* two checks, the first write's ask, then false */
     hr_exec_outcome out = wave(f, e, false);
     assert_int_equal(out.writes, 1);
+    assert_int_equal(out.requeue_ms, HR_EXEC_LEASE_REQUEUE_MS);
+    f->leading = true;
+    f->leading_calls_left = 2; /* the first action's check, then false */
+    out = wave(f, e, false);
+    assert_int_equal(out.writes, 0);
     assert_int_equal(out.requeue_ms, HR_EXEC_LEASE_REQUEUE_MS);
     f->leading = false;
     f->leading_calls_left = 0;

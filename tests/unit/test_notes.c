@@ -4,6 +4,8 @@
  * per pod, and are sent only with tokens of the write limiter that no
  * resize has reserved and that leave half the burst to resizes; a stop
  * drops what is queued (the next change of the pod sends a fresh note).
+ * Several senders send at once, but never two notes of one pod, and a
+ * pod's notes go in the order they were put.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -127,7 +129,7 @@ static void coalesced_then_dropped_on_stop(void **state)
     pthread_cond_init(&s.cv, NULL);
     hr_notes *q = NULL;
     hr_err err;
-    assert_int_equal(hr_notes_start(NULL, on_send, &s, &q, &err), HR_OK);
+    assert_int_equal(hr_notes_start(NULL, on_send, &s, 1, &q, &err), HR_OK);
     assert_true(hr_notes_put(q, &(hr_note){"x", "ns", "x", "p0", "e0"}));
     wait_holding(&s); /* x is in hand; what follows queues */
     assert_true(hr_notes_put(q, &(hr_note){"a", "ns", "a", "p1", "e1"}));
@@ -159,7 +161,7 @@ static void coalesced_then_dropped_on_stop(void **state)
     assert_string_equal(s.what[3], "c p4 e4");
 
     /* The next change of pod d: a fresh note, sent. */
-    assert_int_equal(hr_notes_start(NULL, on_send, &s, &q, &err), HR_OK);
+    assert_int_equal(hr_notes_start(NULL, on_send, &s, 1, &q, &err), HR_OK);
     assert_true(hr_notes_put(q, &(hr_note){"d", "ns", "d", "p6", "e6"}));
     wait_for(&s, 5);
     assert_string_equal(s.what[4], "d p6 e6");
@@ -168,11 +170,89 @@ static void coalesced_then_dropped_on_stop(void **state)
     pthread_mutex_destroy(&s.mu);
 }
 
+/* Several senders: what each sends at once, per pod too. */
+typedef struct flight {
+    pthread_mutex_t mu;
+    int now, peak, overlaps, n;
+    char keys[8][8]; /* the keys in flight */
+    char order[8][16];
+} flight;
+
+static void on_fly(void *ud, const hr_note *n)
+{
+    flight *f = ud;
+    pthread_mutex_lock(&f->mu);
+    for (int i = 0; i < 8; i++)
+        if (strcmp(f->keys[i], n->key) == 0)
+            f->overlaps++;
+    int slot = 0;
+    while (slot < 7 && f->keys[slot][0] != 0)
+        slot++;
+    snprintf(f->keys[slot], sizeof f->keys[slot], "%s", n->key);
+    if (++f->now > f->peak)
+        f->peak = f->now;
+    pthread_mutex_unlock(&f->mu);
+    struct timespec ts = {0, 100 * 1000000L};
+    nanosleep(&ts, NULL);
+    pthread_mutex_lock(&f->mu);
+    f->keys[slot][0] = 0;
+    f->now--;
+    if (f->n < 8)
+        snprintf(f->order[f->n], sizeof f->order[0], "%s %s", n->key, n->patch);
+    f->n++;
+    pthread_mutex_unlock(&f->mu);
+}
+
+/* Pod a's first note is in hand when its second is put: no other sender
+ * takes the second until the first is sent, while b and c go beside it. */
+static void senders_apart_per_pod(void **state)
+{
+    (void)state;
+    flight f = {0};
+    pthread_mutex_init(&f.mu, NULL);
+    hr_notes *q = NULL;
+    hr_err err;
+    assert_int_equal(hr_notes_start(NULL, on_fly, &f, 4, &q, &err), HR_OK);
+    assert_true(hr_notes_put(q, &(hr_note){"a", "ns", "a", "p1", NULL}));
+    int64_t end = hr_mono_ms() + 5000;
+    while (hr_notes_pending(q) > 0 && hr_mono_ms() < end) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    assert_true(hr_notes_put(q, &(hr_note){"a", "ns", "a", "p2", NULL}));
+    assert_true(hr_notes_put(q, &(hr_note){"b", "ns", "b", "p3", NULL}));
+    assert_true(hr_notes_put(q, &(hr_note){"c", "ns", "c", "p4", NULL}));
+    end = hr_mono_ms() + 5000;
+    for (;;) {
+        pthread_mutex_lock(&f.mu);
+        int n = f.n;
+        pthread_mutex_unlock(&f.mu);
+        if (n >= 4 || hr_mono_ms() > end)
+            break;
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+    }
+    hr_notes_stop(q);
+    assert_int_equal(f.n, 4);
+    assert_int_equal(f.overlaps, 0);
+    assert_true(f.peak >= 2); /* b or c beside a */
+    int first = -1, second = -1;
+    for (int i = 0; i < 4; i++) {
+        if (strcmp(f.order[i], "a p1") == 0)
+            first = i;
+        if (strcmp(f.order[i], "a p2") == 0)
+            second = i;
+    }
+    assert_true(first >= 0 && second > first);
+    pthread_mutex_destroy(&f.mu);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ready_only_beyond_the_kept_half),
         cmocka_unit_test(coalesced_then_dropped_on_stop),
+        cmocka_unit_test(senders_apart_per_pod),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -59,7 +59,7 @@
 #define HR_VERSION_STRING "0.1.0"
 #endif
 
-#define POOL_MAX 16
+#define POOL_MAX 32 /* writes in flight (HR_CTL_WRITE_CONCURRENCY), notes, reads */
 #define ERR_BODY_MAX (64 * 1024)
 #define CONNECT_TIMEOUT_MS 10000L
 #define STREAM_POLL_MS 200
