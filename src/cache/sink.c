@@ -141,7 +141,7 @@ static void obj_uid_rv(const hr_sobj *o, const char **uid, size_t *uid_len, cons
         return;
     }
     hr_pbwmeta m;
-    if (hr_pb_watch_meta(o->pb, o->pb_len, &m)) {
+    if (hr_pb_watch_meta(o->pb, o->pb_len, false, &m)) {
         *uid = (const char *)m.uid;
         *uid_len = m.uid_len;
         *rv = (const char *)m.rv;

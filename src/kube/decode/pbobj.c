@@ -183,7 +183,7 @@ static bool initial_end_entry(const uint8_t *e, size_t n, bool *malformed)
     return hr_pb_eq(s[0], l[0], "k8s.io/initial-events-end") && hr_pb_eq(s[1], l[1], "true");
 }
 
-bool hr_pb_watch_meta(const uint8_t *raw, size_t len, hr_pbwmeta *out)
+bool hr_pb_watch_meta(const uint8_t *raw, size_t len, bool annotations, hr_pbwmeta *out)
 {
     *out = (hr_pbwmeta){empty, empty, 0, 0, false};
     const uint8_t *s[8] = {empty, empty, empty, empty, empty, empty, empty, empty};
@@ -191,7 +191,11 @@ bool hr_pb_watch_meta(const uint8_t *raw, size_t len, hr_pbwmeta *out)
     if (!fields(hr_pbr_of(raw, len), BIT(1), 0, s, l, NULL))
         return false;
     /* ObjectMeta: uid 5, resourceVersion 6 (the last wins), annotations
-     * 12; the rest (managedFields above all) skipped by its length. */
+     * 12; the rest skipped by its length. The API server writes a
+     * message's fields in field order, so the walk ends at the first field
+     * past the last one wanted: managedFields (17), the bulk of most
+     * objects' metadata, is not even skipped. */
+    uint32_t last = annotations ? 12 : 6;
     hr_pbr r = hr_pbr_of(s[0], l[0]);
     bool malformed = false;
     while (hr_pbr_more(&r)) {
@@ -201,6 +205,8 @@ bool hr_pb_watch_meta(const uint8_t *raw, size_t len, hr_pbwmeta *out)
         size_t vl;
         if (!hr_pb_tag(&r, &f, &wt))
             return false;
+        if (f > last)
+            break;
         if (f == 5 || f == 6 || f == 12) {
             if (wt != HR_PB_LEN || !hr_pb_len(&r, &v, &vl))
                 return false;

@@ -76,15 +76,17 @@ bool hr_pb_key(const uint8_t *raw, size_t len, const uint8_t **ns, size_t *ns_le
                const uint8_t **name, size_t *name_len);
 
 /* What a watch reads of any object's metadata, in place ("" when
- * absent): uid (5), resourceVersion (6), and whether annotations (12)
- * hold k8s.io/initial-events-end: "true" (the bookmark that ends a
- * streaming list's initial events). False when malformed. */
+ * absent): uid (5), resourceVersion (6), and with annotations whether
+ * annotations (12) hold k8s.io/initial-events-end: "true" (the bookmark
+ * that ends a streaming list's initial events). The walk stops at the
+ * first field past those (the API server writes fields in field order),
+ * so a field repeated after that is not seen. False when malformed. */
 typedef struct hr_pbwmeta {
     const uint8_t *rv, *uid;
     size_t rv_len, uid_len;
     bool initial_events_end;
 } hr_pbwmeta;
 
-bool hr_pb_watch_meta(const uint8_t *raw, size_t len, hr_pbwmeta *out);
+bool hr_pb_watch_meta(const uint8_t *raw, size_t len, bool annotations, hr_pbwmeta *out);
 
 #endif

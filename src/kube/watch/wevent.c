@@ -74,7 +74,7 @@ hr_status hr_wevent_pb(const uint8_t *frame, size_t len, hr_wevent *out, hr_err 
     out->pb = pe.obj.raw;
     out->pb_len = pe.obj.len;
     hr_pbwmeta m;
-    if (hr_pb_watch_meta(pe.obj.raw, pe.obj.len, &m)) {
+    if (hr_pb_watch_meta(pe.obj.raw, pe.obj.len, out->type == HR_EV_BOOKMARK, &m)) {
         if (rv_sane((const char *)m.rv, m.rv_len)) {
             out->rv = (const char *)m.rv;
             out->rv_len = m.rv_len;
