@@ -9,7 +9,8 @@
  * (the response's Content-Type decides), and a 406 Not Acceptable falling
  * back to JSON for good. Also the frame splitter (framesplit.h): frames
  * cut anywhere, empty frames skipped, an announced length over the bound
- * refused before anything of it is buffered.
+ * refused before anything of it is buffered. And an error's Status in
+ * protobuf read for its message (kstatus.h).
  *
  * The objects are encoded here field by field (Kubernetes' field
  * numbers, as kube/decode/pb*.c list them) and decoded by the real
@@ -29,6 +30,7 @@
 #include "cache/cache.h"
 #include "cache/sink.h"
 #include "kube/transport/framesplit.h"
+#include "kube/transport/kstatus.h"
 #include "kube/watch/watch.h"
 
 /* ------------------------------------------------------------ encoder */
@@ -562,6 +564,34 @@ static void test_bad_frames(void **state)
     fx_done(&f);
 }
 
+/* ------------------------------------------------------ Status */
+
+/* An error answered in protobuf (the request accepted it): the Status's
+ * own words, not the bytes, reach the error message. */
+static void test_status_in_protobuf(void **state)
+{
+    (void)state;
+    pbb raw = {0};
+    put_str(&raw, 3, "pods is forbidden: User \"x\" cannot list resource \"pods\"");
+    put_str(&raw, 4, "Forbidden");
+    put_varint(&raw, 6 << 3 | 0);
+    put_varint(&raw, 403);
+    pbb body = envelope("Status", &raw);
+    hr_kstatus st;
+    hr_kstatus_parse_pb(body.b, body.n, &st);
+    assert_true(st.is_status);
+    assert_int_equal(st.code, 403);
+    assert_string_equal(st.reason, "Forbidden");
+    assert_non_null(strstr(st.message, "pods is forbidden: User \"x\""));
+    /* Not a protobuf Status: read as any other body. */
+    hr_kstatus_parse_pb((const uint8_t *)"{\"kind\":\"Status\",\"code\":410,\"message\":\"gone\"}",
+                        45, &st);
+    assert_int_equal(st.code, 410);
+    assert_string_equal(st.message, "gone");
+    hr_kstatus_parse_pb((const uint8_t *)"k8s\0\xff\xff", 6, &st);
+    assert_false(st.is_status);
+}
+
 /* ------------------------------------------------------ framesplit */
 
 typedef struct got {
@@ -635,6 +665,7 @@ int main(void)
         cmocka_unit_test(test_json_answer_to_protobuf),
         cmocka_unit_test(test_406_falls_back_to_json),
         cmocka_unit_test(test_bad_frames),
+        cmocka_unit_test(test_status_in_protobuf),
         cmocka_unit_test(test_framesplit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -657,7 +657,11 @@ static hr_status http_err(xfer *x, const char *method, const char *path, hr_kres
                           hr_err *err)
 {
     hr_kstatus st;
-    hr_kstatus_parse(hr_buf_failed(&x->ebody) ? NULL : x->ebody.data, x->ebody.len, &st);
+    const char *body = hr_buf_failed(&x->ebody) ? NULL : x->ebody.data;
+    if (x->ctype_pb)
+        hr_kstatus_parse_pb((const uint8_t *)body, body ? x->ebody.len : 0, &st);
+    else
+        hr_kstatus_parse(body, x->ebody.len, &st);
     long ra = hr_kretry_after_ms(x->retry_after, x->ra_len, time(NULL));
     if (st.retry_after_s * 1000 > ra)
         ra = st.retry_after_s * 1000;

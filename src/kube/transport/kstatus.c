@@ -9,6 +9,8 @@
 #include <string.h>
 #include <yyjson.h>
 
+#include "kube/decode/pbobj.h"
+
 static void copy_str(char *dst, size_t cap, yyjson_val *v)
 {
     if (!yyjson_is_str(v))
@@ -46,6 +48,29 @@ void hr_kstatus_parse(const char *body, size_t len, hr_kstatus *st)
         hr_err_quote(st->message, sizeof st->message, body, n, 160);
     }
     yyjson_doc_free(doc);
+}
+
+/* A slice of untrusted bytes into a fixed field, as copy_str does. */
+static void copy_bytes(char *dst, size_t cap, const uint8_t *s, size_t n)
+{
+    hr_err_quote(dst, cap, (const char *)s, n, cap - 4);
+}
+
+void hr_kstatus_parse_pb(const uint8_t *body, size_t len, hr_kstatus *st)
+{
+    hr_pbobj o;
+    hr_pbstatus ps;
+    hr_err e;
+    if (!body || hr_pb_unwrap(body, len, &o, &e) != HR_OK ||
+        !hr_pb_eq(o.kind, o.kind_len, "Status") || hr_pb_status(o.raw, o.len, &ps, &e) != HR_OK) {
+        hr_kstatus_parse((const char *)body, len, st);
+        return;
+    }
+    memset(st, 0, sizeof *st);
+    st->is_status = 1;
+    st->code = ps.code;
+    copy_bytes(st->message, sizeof st->message, ps.message, ps.message_len);
+    copy_bytes(st->reason, sizeof st->reason, ps.reason, ps.reason_len);
 }
 
 static const char *http_reason(long s)

@@ -12,6 +12,7 @@
 #define HR_KUBE_KSTATUS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 
 #include "util/err.h"
@@ -26,6 +27,13 @@ typedef struct hr_kstatus {
 
 /* Never fails: whatever the body, st describes it as well as it can. */
 void hr_kstatus_parse(const char *body, size_t len, hr_kstatus *st);
+
+/* The same for a body whose Content-Type was protobuf (an answer to a
+ * request that accepted it: "k8s\0" + runtime.Unknown of a Status, read
+ * with kube/decode/pbobj.h; details.retryAfterSeconds is not read, the
+ * Retry-After header says the same); anything else is read as
+ * hr_kstatus_parse reads it. */
+void hr_kstatus_parse_pb(const uint8_t *body, size_t len, hr_kstatus *st);
 
 /* Fill err for a failed request: "<METHOD> <path>: <http> <reason>: <message>".
  * The code is HR_E_NOTFOUND for 404, HR_E_INPUT for other 4xx (the request
