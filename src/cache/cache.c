@@ -21,6 +21,7 @@
 #include "cache/cache_int.h"
 #include "cache/config.h"
 #include "cache/feed.h"
+#include "cache/groups.h"
 #include "cache/limitranges.h"
 #include "cache/namespaces.h"
 #include "cache/nodes.h"
@@ -347,8 +348,19 @@ void hr_cache_get_stats(const hr_cache *c, hr_cache_stats *o)
     o->bytes = sizeof *c + o->pod_bytes + o->string_bytes + label_bytes +
                (size_t)c->nodes.cap * (sizeof(cnode) + 4) + (size_t)c->nss.cap * (sizeof(cns) + 4) +
                (size_t)c->lrs.cap * c->lrs.size + (size_t)c->quotas.cap * c->quotas.size +
-               hr_u32map_bytes(&c->ns_pods) + hr_u32map_bytes(&c->nodes.by_name) +
-               hr_u32map_bytes(&c->nss.by_name) + (size_t)c->dirty_cap * 4 + c->enc.cap +
-               hr_arena_bytes(&c->cfg_arena) + hr_arena_bytes(&c->cfgst_arena);
+               hr_u32map_bytes(&c->ns_pods) + hr_cgroups_bytes(c) +
+               hr_u32map_bytes(&c->nodes.by_name) + hr_u32map_bytes(&c->nss.by_name) +
+               (size_t)c->dirty_cap * 4 + c->enc.cap + hr_arena_bytes(&c->cfg_arena) +
+               hr_arena_bytes(&c->cfgst_arena);
     memcpy(o->changes, c->changes, sizeof o->changes);
+}
+
+size_t hr_cache_group_pods(const hr_cache *c, const char *key, uint32_t *ids, size_t cap)
+{
+    return hr_cgroups_pods(c, key, ids, cap);
+}
+
+size_t hr_cache_n_groups(const hr_cache *c)
+{
+    return hr_cgroups_count(c);
 }

@@ -178,6 +178,21 @@ typedef struct cquota {
 
 /* ---------------------------------------------------------- the cache */
 
+/* The gang index (groups.h): one record per group key with members. */
+typedef struct cgroup {
+    uint32_t key;    /* interned group key id; 0: a free slot */
+    uint32_t n, cap; /* members */
+    uint32_t *pods;  /* their pod slots */
+} cgroup;
+
+typedef struct cgroups {
+    cgroup *recs;
+    uint32_t cap, used, n; /* n: groups with members */
+    uint32_t *free;        /* released slots */
+    uint32_t free_n;
+    u32map by_key; /* key id -> slot */
+} cgroups;
+
 struct hr_cache {
     pthread_mutex_t mu;
     hr_intern str;
@@ -189,6 +204,7 @@ struct hr_cache {
     uint32_t n_pbuckets;
     size_t blob_bytes;
     u32map ns_pods;          /* ns id -> number of cached pods in it */
+    cgroups groups;          /* gang key id -> member pods (groups.h) */
     uint32_t n_pods_nowhere; /* undecodable pods whose node cannot be read */
 
     cslots nodes; /* of cnode */

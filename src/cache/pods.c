@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cache/feed.h"
+#include "cache/groups.h"
 #include "cache/nodes.h"
 #include "cache/store.h"
 
@@ -104,13 +105,22 @@ static void ns_count(hr_cache *c, uint32_t ns, int delta)
 
 static void release_pod_strings(hr_cache *c, cpod *p)
 {
-    uint32_t ids[HR_CPOD_MAX_CTR];
-    hr_cblob_decode(p->blob, p->n_ctr, ids, NULL, NULL);
+    uint32_t ids[HR_CPOD_MAX_CTR], gid;
+    hr_cblob_decode(p->blob, p->n_ctr, ids, NULL, NULL, &gid);
     for (uint32_t i = 0; i < p->n_ctr; i++)
         hr_intern_unref(&c->str, ids[i]);
+    hr_intern_unref(&c->str, gid);
     hr_intern_unref(&c->str, p->okind);
     hr_intern_unref(&c->str, p->ogroup);
     hr_intern_unref(&c->str, p->oname);
+}
+
+/* The interned id of the pod's gang key, 0: none. */
+static uint32_t pod_group(const cpod *p)
+{
+    uint32_t gid;
+    hr_cblob_decode(p->blob, p->n_ctr, NULL, NULL, NULL, &gid);
+    return gid;
 }
 
 /* An undecodable pod that says it is bound but not where (cache_int.h). */
@@ -145,6 +155,7 @@ static void pod_remove(hr_cache *c, uint32_t pi)
         pp = &(*PA(c, *pp)).hnext;
     *pp = p->hnext;
     hr_cstore_report(c, HR_CK_POD, HR_CC_DELETED, hr_intern_str(&c->str, p->ns), name);
+    hr_cgroups_del(c, pod_group(p), pi);
     release_pod_strings(c, p);
     ns_count(c, p->ns, -1);
     hr_intern_unref(&c->str, p->ns);
@@ -237,8 +248,9 @@ hr_status hr_cpods_put(hr_cache *c, const hr_kpod *p, const hr_cpod_status *s, h
     uint32_t on = p->owner.kind ? hr_cstore_intern(c, p->owner.name) : 0;
     uint32_t nn = hr_cstore_intern(c, node_name);
     size_t len = 0;
+    uint32_t gid = 0;
     if (nsid == UINT32_MAX || ok == UINT32_MAX || og == UINT32_MAX || on == UINT32_MAX ||
-        nn == UINT32_MAX || (len = hr_cblob_encode(&c->enc, &c->str, p, ids)) == 0) {
+        nn == UINT32_MAX || (len = hr_cblob_encode(&c->enc, &c->str, p, ids, &gid)) == 0) {
         uint32_t held[] = {nsid, ok, og, on, nn};
         for (size_t k = 0; k < sizeof held / sizeof held[0]; k++)
             if (held[k] != UINT32_MAX)
@@ -273,6 +285,7 @@ hr_status hr_cpods_put(hr_cache *c, const hr_kpod *p, const hr_cpod_status *s, h
              * references taken while encoding. */
             for (uint32_t k = 0; k < p->pod.n_ctr; k++)
                 hr_intern_unref(&c->str, ids[k]);
+            hr_intern_unref(&c->str, gid);
             hr_intern_unref(&c->str, nsid);
             hr_intern_unref(&c->str, ok);
             hr_intern_unref(&c->str, og);
@@ -284,6 +297,9 @@ hr_status hr_cpods_put(hr_cache *c, const hr_kpod *p, const hr_cpod_status *s, h
             goto nomem_ids;
         memcpy(nb, c->enc.buf, len);
         bool was_nowhere = pod_nowhere(old);
+        uint32_t old_gid = pod_group(old);
+        if (old_gid != gid)
+            hr_cgroups_del(c, old_gid, pi);
         release_pod_strings(c, old);
         hr_intern_unref(&c->str, nsid); /* the record keeps its own */
         c->blob_bytes -= hr_cblob_alloc_size(old->blob_len);
@@ -305,6 +321,8 @@ hr_status hr_cpods_put(hr_cache *c, const hr_kpod *p, const hr_cpod_status *s, h
         }
         if (pod_nowhere(old) != was_nowhere)
             nowhere_add(c, was_nowhere ? -1 : +1);
+        if (old_gid != gid)
+            (void)hr_cgroups_add(c, gid, pi); /* out of memory: planned alone */
         hr_cstore_report(c, HR_CK_POD, HR_CC_UPDATED, ns, name);
         return HR_OK;
     }
@@ -348,6 +366,7 @@ hr_status hr_cpods_put(hr_cache *c, const hr_kpod *p, const hr_cpod_status *s, h
         node_link(c, node, pi);
     if (pod_nowhere(np))
         nowhere_add(c, +1);
+    (void)hr_cgroups_add(c, gid, pi); /* out of memory: planned alone */
     hr_cstore_report(c, HR_CK_POD, HR_CC_ADDED, ns, name);
     return HR_OK;
 nomem_ids:
@@ -355,6 +374,7 @@ nomem_ids:
      * placeholder is collected at the next drain). */
     for (uint32_t j = 0; j < p->pod.n_ctr; j++)
         hr_intern_unref(&c->str, ids[j]);
+    hr_intern_unref(&c->str, gid);
     hr_intern_unref(&c->str, nsid);
     hr_intern_unref(&c->str, ok);
     hr_intern_unref(&c->str, og);
@@ -363,6 +383,7 @@ nomem_ids:
 nomem:
     for (uint32_t j = 0; j < p->pod.n_ctr; j++)
         hr_intern_unref(&c->str, ids[j]);
+    hr_intern_unref(&c->str, gid);
     hr_intern_unref(&c->str, nsid);
     hr_intern_unref(&c->str, ok);
     hr_intern_unref(&c->str, og);
@@ -393,7 +414,9 @@ static void fill_pod_view(const hr_cache *c, uint32_t i, hr_cpod_view *v, hr_cpo
     v->resizing = (p->flags & PF_RESIZING) != 0;
     v->status_hash = p->status_hash;
     v->pod = hr_pod_init();
-    hr_cblob_decode(p->blob, p->n_ctr, ids, s->ctr, &v->pod);
+    uint32_t gid;
+    hr_cblob_decode(p->blob, p->n_ctr, ids, s->ctr, &v->pod, &gid);
+    v->pod.group = gid ? hr_intern_str(&c->str, gid) : NULL;
     for (uint32_t k = 0; k < p->n_ctr; k++)
         s->names[k] = hr_intern_str(&c->str, ids[k]);
     v->pod.ctr = s->ctr;
@@ -518,4 +541,5 @@ void hr_cpods_free(hr_cache *c)
     free(c->chunks);
     free(c->pbuckets);
     hr_u32map_free(&c->ns_pods);
+    hr_cgroups_free(c);
 }

@@ -51,6 +51,7 @@
 #include "controller/controller.h"
 #include "controller/leader.h"
 #include "core/config.h"
+#include "core/wide.h"
 #include "kube/transport/client.h"
 #include "kube/write/review.h"
 #include "server/authz.h"
@@ -267,6 +268,40 @@ static bool ns_lookup(void *ud, const char *ns, hr_arena *a, hr_labels *labels,
     }
     hr_cache_unlock(x->cache);
     return ok;
+}
+
+/* What the webhook asks about a gang (design §2.10): the smallest current
+ * limit / request among its cached members that have a limit. */
+static bool group_lookup(void *ud, const char *key, int64_t *num, int64_t *den)
+{
+    run_ctx *x = ud;
+    if (!hr_informers_synced(x->inf))
+        return false;
+    hr_cpod_scratch *scratch = malloc(sizeof *scratch);
+    if (scratch == NULL)
+        return false;
+    bool found = false;
+    uint32_t ids[64];
+    hr_cache_lock(x->cache);
+    size_t n = hr_cache_group_pods(x->cache, key, ids, sizeof ids / sizeof ids[0]);
+    if (n > sizeof ids / sizeof ids[0])
+        n = sizeof ids / sizeof ids[0]; /* the value of the first 64 members */
+    for (size_t i = 0; i < n; i++) {
+        hr_cpod_view v;
+        if (!hr_cache_pod_at(x->cache, ids[i], &v, scratch))
+            continue;
+        int64_t r = hr_pod_managed_cpu(&v.pod), c = hr_pod_current_limit(&v.pod);
+        if (r <= 0 || c <= 0)
+            continue;
+        if (!found || (hr_i128)c * *den < (hr_i128)*num * r) {
+            *num = c;
+            *den = r;
+            found = true;
+        }
+    }
+    hr_cache_unlock(x->cache);
+    free(scratch);
+    return found;
 }
 
 static bool informers_ready(void *ud)
@@ -773,6 +808,8 @@ static hr_status start_all(run_ctx *x, hr_err *err)
     hr_wh_endpoint_init(&x->wh, x->cfg, x->o.ns, &x->log);
     x->wh.ns_lookup = ns_lookup;
     x->wh.ns_ud = x;
+    x->wh.group_lookup = group_lookup;
+    x->wh.group_ud = x;
     if ((st = hr_metrics_add(&x->metrics, hr_procmetrics_render, NULL, err)) ||
         (st = hr_metrics_add(&x->metrics, render_run_metrics, x, err)) ||
         (st = hr_metrics_add(&x->metrics, hr_wh_endpoint_render, &x->wh, err)) ||

@@ -17,6 +17,7 @@
 
 #include "cmd/explain.h"
 #include "cmd/live.h"
+#include "controller/gangs.h"
 #include "controller/nodesnap.h"
 #include "controller/reconcile.h"
 #include "core/names.h"
@@ -170,7 +171,28 @@ static void print_booking_unknown(const hr_nodesnap *s, const hr_reconcile *r)
                s->pods_nowhere, s->pods_nowhere == 1 ? "" : "s");
 }
 
-static void print_explain(const hr_nodesnap *s, const hr_reconcile *r, size_t me,
+/* Design §2.10: the pod's gang, what it would get alone and who binds. */
+static void print_gang(const hr_gangs *g, size_t me, const hr_pod_plan *pp)
+{
+    if (g->pod_gang == NULL || g->pod_gang[me] < 0)
+        return;
+    char a[HR_CPU_FMT_MAX], b[HR_CPU_FMT_MAX], c[HR_CPU_FMT_MAX];
+    const hr_gang_info *gi = &g->info[g->pod_gang[me]];
+    int64_t rm = gi->res.ratio_milli;
+    printf("  gang %s (design §2.10), %zu member%s\n", gi->key, gi->n_members,
+           gi->n_members == 1 ? "" : "s");
+    printf("    its target alone                %s\n", cpu(g->own_target[me], a));
+    printf("    ratio = min target/request      %" PRId64 ".%03" PRId64
+           ": %s/%s on node %s binds (%s for %s)\n",
+           rm / 1000, rm % 1000, gi->binding_ns, gi->binding_name, gi->binding_node,
+           cpu(gi->res.ratio_num, b), cpu(gi->res.ratio_den, c));
+    printf("    the gang's value %s\n",
+           gi->res.moves ? "moves: every member to request × ratio"
+                         : "holds (inside the deadband): members keep their limits");
+    (void)pp;
+}
+
+static void print_explain(const hr_nodesnap *s, const hr_reconcile *r, size_t me, const hr_gangs *g,
                           const char *status_ann, const char *resize_cond, const char *decode_err)
 {
     char a[HR_CPU_FMT_MAX], b[HR_CPU_FMT_MAX], c[HR_CPU_FMT_MAX], d[HR_CPU_FMT_MAX];
@@ -311,6 +333,7 @@ static void print_explain(const hr_nodesnap *s, const hr_reconcile *r, size_t me
                hr_cap_str(caps.kind));
     else
         printf("  r + burst %s < cap %s: no cap binds\n", cpu(raw, a), cpu(caps.cap, b));
+    print_gang(g, me, pp);
     printf("  target (quantum %s%s)  %s\n", cpu(cfg->quantum, b),
            pp->qos_guarded ? ", QoS guard: next grid point" : "", cpu(pp->target, a));
     for (uint32_t i = 0; i < p->pod.n_ctr; i++) {
@@ -525,8 +548,9 @@ int hr_cmd_explain(const char *prog, int argc, char **argv)
     hr_nodesnap s;
     hr_nodesnap_opts so = {NULL, NULL, 0, HR_DRY_RUN_UNSET};
     hr_reconcile r;
+    hr_gangs g = {.cache = c, .opts = &so, .cfg = &s.cfg, .a = &a};
     if (hr_nodesnap_take(c, f.node, &so, &a, &s, &err) != HR_OK ||
-        hr_reconcile_node(&s.cfg, &s.node, 0, &a, &r, &err) != HR_OK) {
+        hr_reconcile_node_with(&s.cfg, &s.node, 0, hr_gangs_apply, &g, &a, &r, &err) != HR_OK) {
         fprintf(stderr, "explain: %s\n", err.msg);
         rc = HR_EXIT_INPUT;
         goto out;
@@ -541,7 +565,7 @@ int hr_cmd_explain(const char *prog, int argc, char **argv)
         rc = HR_EXIT_INPUT;
         goto out;
     }
-    print_explain(&s, &r, me, f.status_ann, f.resize_cond, f.decode_err);
+    print_explain(&s, &r, me, &g, f.status_ann, f.resize_cond, f.decode_err);
 out:
     hr_arena_free(&a);
     hr_cache_free(c);

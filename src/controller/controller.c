@@ -16,6 +16,7 @@
 #include "controller/cfgstatus.h"
 #include "controller/ctllog.h"
 #include "controller/executor.h"
+#include "controller/gangs.h"
 #include "controller/gauges.h"
 #include "controller/nodequeue.h"
 #include "controller/nodesnap.h"
@@ -281,7 +282,10 @@ static int64_t reconcile_one(hr_controller *c, const char *node, hr_arena *a, ui
         return 1000;
     }
     hr_reconcile r;
-    if (hr_reconcile_node(&s.cfg, &s.node, (int64_t)time(NULL), a, &r, &err) != HR_OK) {
+    /* Design §2.10: a gang member's target is its gang's. */
+    hr_gangs g = {.cache = c->o.cache, .opts = &so, .cfg = &s.cfg, .a = a};
+    if (hr_reconcile_node_with(&s.cfg, &s.node, (int64_t)time(NULL), hr_gangs_apply, &g, a, &r,
+                               &err) != HR_OK) {
         ctl_log(c, 0, "msg=\"reconcile failed\" node=%s error=\"%s\"", node, err.msg);
         return 1000;
     }
@@ -306,6 +310,11 @@ static int64_t reconcile_one(hr_controller *c, const char *node, hr_arena *a, ui
         if (hr_execute(c->exec, &s, &r, &out, &err) != HR_OK)
             ctl_log(c, 0, "msg=\"execute failed\" node=%s error=\"%s\"", node, err.msg);
     }
+    /* The other members' nodes follow at once: their debounce was this
+     * node's (design §2.10). */
+    for (size_t i = 0; i < g.n_requeue; i++)
+        if (hr_nodequeue_add(c->q, g.requeue[i], hr_mono_ms(), 0) != HR_OK)
+            ctl_log(c, 0, "msg=\"gang requeue failed\" node=%s", g.requeue[i]);
     atomic_fetch_add(&c->metrics.reconciles, 1);
     hr_histogram_observe_ns(&c->metrics.reconcile_seconds, (uint64_t)(hr_mono_ns() - t0));
     *writes = out.writes;
@@ -526,4 +535,11 @@ void hr_controller_render_gauges(void *ud, hr_buf *out)
         return;
     hr_ctlmetrics_render_totals(&c->metrics, out);
     hr_gauges_render(c->gauges, out);
+    hr_cache_lock(c->o.cache);
+    size_t groups = hr_cache_n_groups(c->o.cache);
+    hr_cache_unlock(c->o.cache);
+    hr_buf_printf(out,
+                  "# HELP headroom_groups Gangs (design 2.10) with at least one cached member.\n"
+                  "# TYPE headroom_groups gauge\nheadroom_groups %zu\n",
+                  groups);
 }

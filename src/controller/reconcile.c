@@ -20,6 +20,13 @@ static const char *keep(hr_arena *a, hr_buf *b)
 hr_status hr_reconcile_node(const hr_config *cfg, const hr_rnode *rn, int64_t now_unix, hr_arena *a,
                             hr_reconcile *out, hr_err *err)
 {
+    return hr_reconcile_node_with(cfg, rn, now_unix, NULL, NULL, a, out, err);
+}
+
+hr_status hr_reconcile_node_with(const hr_config *cfg, const hr_rnode *rn, int64_t now_unix,
+                                 hr_plan_hook hook, void *hook_ud, hr_arena *a, hr_reconcile *out,
+                                 hr_err *err)
+{
     memset(out, 0, sizeof *out);
     size_t n_ctr = 0;
     for (size_t i = 0; i < rn->n; i++)
@@ -35,6 +42,11 @@ hr_status hr_reconcile_node(const hr_config *cfg, const hr_rnode *rn, int64_t no
         views[i] = rn->pods[i].pod;
 
     out->plan = hr_plan_node(cfg, &rn->node, views, rn->n, out->pods, out->limits);
+    if (hook != NULL) {
+        hr_status hs = hook(hook_ud, rn, out, err);
+        if (hs != HR_OK)
+            return hs;
+    }
 
     hr_buf b;
     hr_buf_init(&b, 0);

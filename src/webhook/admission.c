@@ -25,6 +25,7 @@
 #include "core/names.h"
 #include "core/podctx.h"
 #include "core/quantity.h"
+#include "core/wide.h"
 #include "kube/decode/pod.h"
 #include "util/base64.h"
 #include "util/jsonstr.h"
@@ -290,6 +291,29 @@ static bool decide(const hr_wh_env *env, yyjson_val *req, hr_arena *a, hr_wh_res
     int64_t *lim = hr_arena_calloc(a, pod->n_ctr, sizeof *lim);
     if (lim == NULL)
         return false;
+    /* Design §2.10: a gang member is born at its gang's value in force.
+     * The key was made with the object's namespace, which a CREATE may
+     * leave out (then it starts with "/"). */
+    hr_config gang_cfg;
+    if (pod->group != NULL && env->group_lookup != NULL) {
+        const char *key = pod->group;
+        if (key[0] == '/') {
+            size_t ln = strlen(ns), lk = strlen(key);
+            char *k = hr_arena_alloc(a, ln + lk + 1);
+            if (k == NULL)
+                return false;
+            memcpy(k, ns, ln);
+            memcpy(k + ln, key, lk + 1);
+            key = k;
+        }
+        int64_t num, den;
+        if (key != NULL && env->group_lookup(env->group_ud, key, &num, &den) && den > 0 &&
+            num >= den) {
+            gang_cfg = *cfg;
+            gang_cfg.initial_multiplier_milli = hr_muldiv64(num, 1000, den);
+            cfg = &gang_cfg;
+        }
+    }
     hr_birth b = hr_admit_pod(cfg, pod, lim);
     r->has_reason = true;
     r->reason = b.reason;

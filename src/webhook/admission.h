@@ -53,11 +53,22 @@
 typedef bool (*hr_wh_ns_lookup_fn)(void *ud, const char *ns, hr_arena *a, hr_labels *labels,
                                    hr_limit_bounds *bounds);
 
+/* Design §2.10: the value in force of the gang of key (the smallest
+ * current limit / request among its cached members with a limit), as the
+ * fraction *num / *den. false when the gang has no such member (or the
+ * caller cannot tell). */
+typedef bool (*hr_wh_group_lookup_fn)(void *ud, const char *key, int64_t *num, int64_t *den);
+
 typedef struct hr_wh_env {
     const hr_config *cfg;         /* required: a snapshot for this review */
     const char *own_ns;           /* the controller's namespace, or NULL */
     hr_wh_ns_lookup_fn ns_lookup; /* optional */
     void *ns_ud;
+    /* optional: a gang member's birth limit is its gang's value in force
+     * (request × that ratio, within its caps) instead of request ×
+     * initialMultiplier, when the gang has members with limits */
+    hr_wh_group_lookup_fn group_lookup;
+    void *group_ud;
 } hr_wh_env;
 
 typedef enum hr_wh_outcome {

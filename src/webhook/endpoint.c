@@ -45,6 +45,8 @@ void hr_wh_endpoint_handle(void *ud, const hr_http_req *req, hr_http_resp *resp)
         .own_ns = e->own_ns,
         .ns_lookup = e->ns_lookup,
         .ns_ud = e->ns_ud,
+        .group_lookup = e->group_lookup,
+        .group_ud = e->group_ud,
     };
     hr_wh_result r;
     hr_err err;

@@ -29,6 +29,8 @@ typedef struct hr_wh_endpoint {
     const char *own_ns;           /* may be NULL */
     hr_wh_ns_lookup_fn ns_lookup; /* optional: set before serving */
     void *ns_ud;
+    hr_wh_group_lookup_fn group_lookup; /* optional: set before serving */
+    void *group_ud;
     hr_logger log;
     atomic_uint_fast64_t requests[HR_WH_OUTCOME_COUNT_];
     hr_histogram duration;

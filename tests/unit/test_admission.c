@@ -115,7 +115,7 @@ static void run_env(const hr_wh_env *env, const char *in, answer *a)
 
 static void run(const hr_config *cfg, const char *in, answer *a)
 {
-    hr_wh_env env = {cfg, NULL, NULL, NULL};
+    hr_wh_env env = {cfg, NULL, NULL, NULL, NULL, NULL};
     run_env(&env, in, a);
 }
 
@@ -182,6 +182,57 @@ static void only_missing_limits_added(void **state)
         HR_WH_MUTATED,
         "[{\"op\":\"add\",\"path\":\"/spec/containers/1/resources/limits\","
         "\"value\":{\"cpu\":\"200m\"}}]");
+}
+
+/* Design §2.10: a gang member is born at its gang's value in force. The
+ * lookup answers for team-a/label:train only, with 5000m for 2000m (5×). */
+static const char *g_asked;
+static bool gang_lookup(void *ud, const char *key, int64_t *num, int64_t *den)
+{
+    (void)ud;
+    g_asked = key;
+    if (strcmp(key, "team-a/label:train") != 0)
+        return false;
+    *num = 5000;
+    *den = 2000;
+    return true;
+}
+
+static void gang_member_born_at_gang_value(void **state)
+{
+    (void)state;
+    hr_config cfg = cfg_live();
+    static const char *const metas[3] = {
+        "\"labels\":{\"kube-headroom.dev/group-uniform\":\"true\","
+        "\"kube-headroom.dev/group\":\"train\"}",
+        "\"labels\":{\"kube-headroom.dev/group-uniform\":\"true\","
+        "\"kube-headroom.dev/group\":\"other\"}",
+        "\"labels\":{\"kube-headroom.dev/group\":\"train\"}",
+    };
+    /* 400m × 2.5 = 1000m for the member; initialMultiplier 2 (800m) for a
+     * pod of a gang with no limits yet and for a pod not marked uniform. */
+    static const char *const want[3] = {"1", "800m", "800m"};
+    for (int i = 0; i < 3; i++) {
+        char *pod = pod_json(metas[i], "\"containers\":[" C("app", REQ("400m")) "]");
+        char *in = review("team-a", pod);
+        hr_wh_env env = {&cfg, NULL, NULL, NULL, gang_lookup, NULL};
+        answer a;
+        g_asked = NULL;
+        run_env(&env, in, &a);
+        char p[256];
+        snprintf(p, sizeof p,
+                 "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits\","
+                 "\"value\":{\"cpu\":\"%s\"}}]",
+                 want[i]);
+        if (a.r.outcome != HR_WH_MUTATED || a.patch == NULL || strcmp(a.patch, p) != 0)
+            fail_msg("case %d: %s (%s), patch %s; want %s", i, hr_wh_outcome_str(a.r.outcome),
+                     a.r.why, a.patch ? a.patch : "(none)", p);
+        if (i == 2 && g_asked != NULL)
+            fail_msg("a pod not marked group-uniform asked for gang %s", g_asked);
+        done(&a);
+        free(in);
+        free(pod);
+    }
 }
 
 static void sidecars_yes_init_no(void **state)
@@ -378,7 +429,7 @@ static void limitrange_caps(void **state)
     hr_config cfg = cfg_live();
     char *pod = pod_json("", "\"containers\":[" C("a", REQ("500m")) "]");
     char *in = review("team-a", pod);
-    hr_wh_env env = {&cfg, NULL, lr_lookup, NULL};
+    hr_wh_env env = {&cfg, NULL, lr_lookup, NULL, NULL, NULL};
     answer a;
     run_env(&env, in, &a);
     assert_int_equal(a.r.outcome, HR_WH_MUTATED);
@@ -530,7 +581,7 @@ static hr_wh_outcome outcome_in(const hr_config *cfg, const char *ns, hr_wh_ns_l
 {
     char *pod = pod_json("", "\"containers\":[" C("a", REQ("500m")) "]");
     char *in = review(ns, pod);
-    hr_wh_env env = {cfg, "headroom-system", fn, NULL};
+    hr_wh_env env = {cfg, "headroom-system", fn, NULL, NULL, NULL};
     answer a;
     run_env(&env, in, &a);
     hr_wh_outcome o = a.r.outcome;
@@ -669,7 +720,7 @@ static void malformed_reviews_400(void **state)
         "\"request\":{\"uid\":\"\"}}",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        hr_wh_env env = {&cfg, NULL, NULL, NULL};
+        hr_wh_env env = {&cfg, NULL, NULL, NULL, NULL, NULL};
         hr_wh_result r;
         hr_err err;
         assert_int_equal(hr_admission_review(&env, bad[i], strlen(bad[i]), &r, &err), HR_OK);
@@ -682,7 +733,7 @@ static void malformed_reviews_400(void **state)
     /* A body with bytes after the JSON is not a review either. */
     const char trailing[] = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
                             "\"request\":{\"uid\":\"u\"}} x";
-    hr_wh_env env = {&cfg, NULL, NULL, NULL};
+    hr_wh_env env = {&cfg, NULL, NULL, NULL, NULL, NULL};
     hr_wh_result r;
     hr_err err;
     assert_int_equal(hr_admission_review(&env, trailing, sizeof trailing - 1, &r, &err), HR_OK);
@@ -735,6 +786,7 @@ int main(void)
         cmocka_unit_test(limits_map_missing),
         cmocka_unit_test(limits_map_present),
         cmocka_unit_test(only_missing_limits_added),
+        cmocka_unit_test(gang_member_born_at_gang_value),
         cmocka_unit_test(sidecars_yes_init_no),
         cmocka_unit_test(limits_null_is_missing),
         cmocka_unit_test(max_multiplier_caps),

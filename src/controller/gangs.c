@@ -1,0 +1,212 @@
+/*
+ * gangs.c — the gangs of design §2.10 in the reconcile (gangs.h).
+ */
+#include "gangs.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Another member's node, snapshotted and planned. */
+typedef struct other_node {
+    hr_nodesnap s;
+    hr_pod *views;
+    hr_pod_plan *plans;
+    int64_t *limits;
+    hr_node_plan np;
+} other_node;
+
+static bool eligible(const hr_pod *p, const hr_pod_plan *pp, const char *key)
+{
+    return p->group != NULL && strcmp(p->group, key) == 0 && pp->reason == HR_MANAGED &&
+           pp->gate != HR_GATE_NODE_UNKNOWN && pp->request > 0;
+}
+
+static bool have(const char *const *list, size_t n, const char *s)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(list[i], s) == 0)
+            return true;
+    return false;
+}
+
+/* The names of the nodes, other than self, where the gang has members. */
+static hr_status member_nodes(hr_gangs *g, const char *key, const char *self, const char ***out,
+                              size_t *n_out, hr_err *err)
+{
+    *out = NULL;
+    *n_out = 0;
+    hr_cpod_scratch *scratch = malloc(sizeof *scratch);
+    uint32_t *ids = NULL;
+    if (scratch == NULL)
+        return hr_err_set(err, HR_E_NOMEM, "gang %s: out of memory", key);
+    hr_status st = HR_OK;
+    hr_cache_lock(g->cache);
+    size_t cap = 64, n;
+    for (;;) {
+        uint32_t *more = realloc(ids, cap * sizeof *ids);
+        if (more == NULL) {
+            st = hr_err_set(err, HR_E_NOMEM, "gang %s: out of memory", key);
+            goto out;
+        }
+        ids = more;
+        n = hr_cache_group_pods(g->cache, key, ids, cap);
+        if (n <= cap)
+            break;
+        cap = n;
+    }
+    const char **names = hr_arena_calloc(g->a, n ? n : 1, sizeof *names);
+    if (names == NULL) {
+        st = hr_err_set(err, HR_E_NOMEM, "gang %s: out of memory", key);
+        goto out;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        hr_cpod_view v;
+        if (!hr_cache_pod_at(g->cache, ids[i], &v, scratch) || v.node == NULL ||
+            strcmp(v.node, self) == 0 || have(names, k, v.node))
+            continue;
+        names[k] = hr_arena_strdup(g->a, v.node);
+        if (names[k] == NULL) {
+            st = hr_err_set(err, HR_E_NOMEM, "gang %s: out of memory", key);
+            goto out;
+        }
+        k++;
+    }
+    *out = names;
+    *n_out = k;
+out:
+    hr_cache_unlock(g->cache);
+    free(ids);
+    free(scratch);
+    return st;
+}
+
+static hr_status plan_other(hr_gangs *g, const char *name, other_node *o, hr_err *err)
+{
+    hr_status st = hr_nodesnap_take(g->cache, name, g->opts, g->a, &o->s, err);
+    if (st != HR_OK)
+        return st;
+    size_t n = o->s.node.n, n_ctr = 0;
+    for (size_t i = 0; i < n; i++)
+        n_ctr += o->s.node.pods[i].pod.n_ctr;
+    o->views = hr_arena_calloc(g->a, n ? n : 1, sizeof *o->views);
+    o->plans = hr_arena_calloc(g->a, n ? n : 1, sizeof *o->plans);
+    o->limits = hr_arena_calloc(g->a, n_ctr ? n_ctr : 1, sizeof *o->limits);
+    if (o->views == NULL || o->plans == NULL || o->limits == NULL)
+        return hr_err_set(err, HR_E_NOMEM, "node %s: out of memory", name);
+    for (size_t i = 0; i < n; i++)
+        o->views[i] = o->s.node.pods[i].pod;
+    /* The member's own node under the config of this reconcile. */
+    o->np = hr_plan_node(g->cfg, &o->s.node.node, o->views, n, o->plans, o->limits);
+    return HR_OK;
+}
+
+/* One gang with a member on rn: plan it and write this node's members. */
+static hr_status one_gang(hr_gangs *g, const char *key, const hr_rnode *rn, hr_reconcile *r,
+                          hr_err *err)
+{
+    const char **names;
+    size_t n_names;
+    hr_status st = member_nodes(g, key, rn->name, &names, &n_names, err);
+    if (st != HR_OK)
+        return st;
+    other_node *on = hr_arena_calloc(g->a, n_names ? n_names : 1, sizeof *on);
+    if (on == NULL)
+        return hr_err_set(err, HR_E_NOMEM, "gang %s: out of memory", key);
+    size_t cap = 0;
+    for (size_t i = 0; i < rn->n; i++)
+        cap += eligible(&rn->pods[i].pod, &r->pods[i], key);
+    for (size_t k = 0; k < n_names; k++) {
+        if ((st = plan_other(g, names[k], &on[k], err)) != HR_OK)
+            return st;
+        for (size_t i = 0; i < on[k].s.node.n; i++)
+            cap += eligible(&on[k].views[i], &on[k].plans[i], key);
+    }
+    hr_group_slot *slots = hr_arena_calloc(g->a, cap ? cap : 1, sizeof *slots);
+    size_t *self_idx = hr_arena_calloc(g->a, cap ? cap : 1, sizeof *self_idx);
+    const char **slot_node = hr_arena_calloc(g->a, cap ? cap : 1, sizeof *slot_node);
+    hr_group_member *m = hr_arena_calloc(g->a, cap ? cap : 1, sizeof *m);
+    hr_group_member_out *o = hr_arena_calloc(g->a, cap ? cap : 1, sizeof *o);
+    int64_t **lp = hr_arena_calloc(g->a, cap ? cap : 1, sizeof *lp);
+    if (!slots || !self_idx || !slot_node || !m || !o || !lp)
+        return hr_err_set(err, HR_E_NOMEM, "gang %s: out of memory", key);
+    size_t n = 0;
+    for (size_t i = 0; i < rn->n; i++) {
+        const hr_rpod *rp = &rn->pods[i];
+        if (!eligible(&rp->pod, &r->pods[i], key))
+            continue;
+        self_idx[n] = i;
+        slot_node[n] = NULL; /* this node */
+        slots[n++] = (hr_group_slot){&rp->pod, &r->pods[i], &r->limits[r->pods[i].ctr_off],
+                                     &r->plan, &rn->node, rp->ns, rp->name, HR_NONE};
+    }
+    for (size_t k = 0; k < n_names; k++) {
+        other_node *x = &on[k];
+        for (size_t i = 0; i < x->s.node.n; i++) {
+            const hr_rpod *rp = &x->s.node.pods[i];
+            if (!eligible(&x->views[i], &x->plans[i], key))
+                continue;
+            slot_node[n] = names[k];
+            slots[n++] = (hr_group_slot){&x->views[i], &x->plans[i],
+                                         &x->limits[x->plans[i].ctr_off], &x->np, &x->s.node.node,
+                                         rp->ns, rp->name, HR_NONE};
+        }
+    }
+    hr_gang_info *gi = &g->info[g->n_info];
+    *gi = (hr_gang_info){key, n, {0}, NULL, NULL, NULL};
+    hr_group_apply(g->cfg, slots, n, m, o, lp, &gi->res);
+    gi->binding_ns = slots[gi->res.binding].ns;
+    gi->binding_name = slots[gi->res.binding].name;
+    gi->binding_node = slot_node[gi->res.binding] ? slot_node[gi->res.binding] : rn->name;
+    for (size_t j = 0; j < n; j++) {
+        if (slot_node[j] == NULL) {
+            g->pod_gang[self_idx[j]] = (int32_t)g->n_info;
+            g->own_target[self_idx[j]] = slots[j].own_target;
+        } else if (slots[j].plan->write && !have(g->requeue, g->n_requeue, slot_node[j])) {
+            g->requeue[g->n_requeue++] = slot_node[j];
+        }
+    }
+    g->n_info++;
+    return HR_OK;
+}
+
+hr_status hr_gangs_apply(void *ud, const hr_rnode *rn, hr_reconcile *r, hr_err *err)
+{
+    hr_gangs *g = ud;
+    g->n_requeue = 0;
+    g->n_info = 0;
+    size_t n = rn->n ? rn->n : 1;
+    g->pod_gang = hr_arena_calloc(g->a, n, sizeof *g->pod_gang);
+    g->own_target = hr_arena_calloc(g->a, n, sizeof *g->own_target);
+    g->info = hr_arena_calloc(g->a, n, sizeof *g->info);
+    /* Every other member's node at most once per gang: bounded by the
+     * gang's members, which the index counts; grown per gang below. */
+    g->requeue = NULL;
+    if (!g->pod_gang || !g->own_target || !g->info)
+        return hr_err_set(err, HR_E_NOMEM, "node %s: out of memory", rn->name);
+    for (size_t i = 0; i < rn->n; i++) {
+        g->pod_gang[i] = -1;
+        g->own_target[i] = HR_NONE;
+    }
+    size_t room = 0;
+    for (size_t i = 0; i < rn->n; i++) {
+        const char *key = rn->pods[i].pod.group;
+        if (key == NULL || !eligible(&rn->pods[i].pod, &r->pods[i], key) || g->pod_gang[i] >= 0)
+            continue;
+        /* Room for every node of this gang in the requeue list. */
+        hr_cache_lock(g->cache);
+        size_t members = hr_cache_group_pods(g->cache, key, NULL, 0);
+        hr_cache_unlock(g->cache);
+        const char **more = hr_arena_calloc(g->a, room + members + 1, sizeof *more);
+        if (more == NULL)
+            return hr_err_set(err, HR_E_NOMEM, "node %s: out of memory", rn->name);
+        if (g->n_requeue)
+            memcpy(more, g->requeue, g->n_requeue * sizeof *more);
+        g->requeue = more;
+        room += members + 1;
+        hr_status st = one_gang(g, key, rn, r, err);
+        if (st != HR_OK)
+            return st;
+    }
+    return HR_OK;
+}

@@ -1,0 +1,53 @@
+/*
+ * gangs.h — one ceiling for a gang, in the controller (design §2.10).
+ *
+ * A node's own plan knows only its pods; a gang member's target depends on
+ * what every member would get on its own node. This hook of the reconcile
+ * (hr_reconcile_node_with) finds, for each gang with a member on the node,
+ * the other members through the cache's gang index, takes a snapshot of
+ * each of their nodes and plans it, and hands the whole group to the core
+ * (hr_group_apply). The node then writes only its own members; the other
+ * members' nodes whose pods would be written are returned to be queued at
+ * once (no second debounce). `explain` uses the same hook and prints what
+ * it found. Everything lives in the caller's arena for one reconcile.
+ */
+#ifndef HR_CONTROLLER_GANGS_H
+#define HR_CONTROLLER_GANGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cache/cache.h"
+#include "controller/nodesnap.h"
+#include "controller/reconcile.h"
+#include "core/group.h"
+#include "util/arena.h"
+#include "util/err.h"
+
+typedef struct hr_gang_info {
+    const char *key;
+    size_t n_members;
+    hr_group_result res;
+    const char *binding_ns, *binding_name, *binding_node;
+} hr_gang_info;
+
+typedef struct hr_gangs {
+    /* in */
+    hr_cache *cache;
+    const hr_nodesnap_opts *opts;
+    const hr_config *cfg; /* the node snapshot's */
+    hr_arena *a;
+    /* out */
+    const char **requeue; /* other nodes whose members would be written */
+    size_t n_requeue;
+    hr_gang_info *info; /* the gangs with a member on the node */
+    size_t n_info;
+    int32_t *pod_gang;   /* per pod of the node: index into info, -1: none */
+    int64_t *own_target; /* per pod: t_i alone, HR_NONE: not in a gang */
+} hr_gangs;
+
+/* An hr_plan_hook; ud is an hr_gangs with its inputs set. */
+HR_MUST_CHECK hr_status hr_gangs_apply(void *ud, const hr_rnode *rn, hr_reconcile *r,
+                                       hr_err *err);
+
+#endif
