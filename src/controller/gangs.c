@@ -138,7 +138,8 @@ static hr_status one_gang(hr_gangs *g, const char *key, const hr_rnode *rn, hr_r
         self_idx[n] = i;
         slot_node[n] = NULL; /* this node */
         slots[n++] = (hr_group_slot){&rp->pod, &r->pods[i], &r->limits[r->pods[i].ctr_off],
-                                     &r->plan, &rn->node, rp->ns, rp->name, HR_NONE};
+                                     &r->plan, &rn->node,   rp->ns,
+                                     rp->name, HR_NONE};
     }
     for (size_t k = 0; k < n_names; k++) {
         other_node *x = &on[k];
@@ -147,9 +148,10 @@ static hr_status one_gang(hr_gangs *g, const char *key, const hr_rnode *rn, hr_r
             if (!eligible(&x->views[i], &x->plans[i], key))
                 continue;
             slot_node[n] = names[k];
-            slots[n++] = (hr_group_slot){&x->views[i], &x->plans[i],
-                                         &x->limits[x->plans[i].ctr_off], &x->np, &x->s.node.node,
-                                         rp->ns, rp->name, HR_NONE};
+            slots[n++] =
+                (hr_group_slot){&x->views[i], &x->plans[i],    &x->limits[x->plans[i].ctr_off],
+                                &x->np,       &x->s.node.node, rp->ns,
+                                rp->name,     HR_NONE};
         }
     }
     hr_gang_info *gi = &g->info[g->n_info];

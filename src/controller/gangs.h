@@ -47,7 +47,6 @@ typedef struct hr_gangs {
 } hr_gangs;
 
 /* An hr_plan_hook; ud is an hr_gangs with its inputs set. */
-HR_MUST_CHECK hr_status hr_gangs_apply(void *ud, const hr_rnode *rn, hr_reconcile *r,
-                                       hr_err *err);
+HR_MUST_CHECK hr_status hr_gangs_apply(void *ud, const hr_rnode *rn, hr_reconcile *r, hr_err *err);
 
 #endif
