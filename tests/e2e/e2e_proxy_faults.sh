@@ -9,6 +9,17 @@
 #      first event after it — pod b's ADDED — is cut 300 bytes into its line. The controller
 #      drops the partial line (its log says so), does not crash, resumes the watch from its
 #      last resourceVersion (no relist, no decode error) and converges: the event was not lost.
+#   R. Writes refused by the proxy itself (a `respond` rule: the request never reaches the API
+#      server, the answer is a Kubernetes Status): the rows of design §7 the real API server
+#      will not give on demand. Each time pod r1 shares a node with r2 (r1 at 1200m), a rule
+#      refuses r1's next resize, and r2 is deleted at once (--force: one event, then a quiet
+#      node), so r1's target becomes 2 and only the controller's own requeue can bring the retry:
+#      R1 409 Conflict once (the resize is a forced apply, which the API server never refuses
+#      with a conflict): counted `conflict`, the node requeued, r1 reaches 2 by the next write.
+#      R2 500 then 503: counted `error` twice, retried after a growing back-off, then applied.
+#      R3 429 with Retry-After: 3: counted `error`, the retry waits the 3 s, then applied.
+#      The proxy's log shows each refusal, the API server's audit record the one accepted
+#      write after it, and nothing else: no write storm.
 #   S. A silent pods watch: the stream stays open and delivers nothing. A pod created meanwhile
 #      is not seen, until the watch idle timeout (90 s, design §5) drops the stream; the next
 #      watch passes and the pod converges.
@@ -19,7 +30,7 @@
 #      last write (design §5) — with one status annotation and one event per resize at most: no
 #      write storm.
 #
-# HEADROOM_E2E_PROXY_SECTIONS (default CST) runs only some of them. Prints PASS/FAIL per check,
+# HEADROOM_E2E_PROXY_SECTIONS (default CRST) runs only some of them. Prints PASS/FAIL per check,
 # figures, and "N passed, N failed".
 set -uo pipefail
 # shellcheck source=lib.sh
@@ -28,30 +39,18 @@ MPORT=${HEADROOM_E2E_PROXY_METRICS_PORT:-$(free_port)}
 PROXY_PORT=${HEADROOM_E2E_PROXY_PORT:-$(free_port "$MPORT")}
 WORK=$(mktemp -d /tmp/headroom-proxy.XXXXXX)
 ID=headroom-proxy
-NS=e2e-p-$S NODE=e2e-p-n-$S TNODE=e2e-p-t-$S
+NS=e2e-p-$S NODE=e2e-p-n-$S TNODE=e2e-p-t-$S RNODE=e2e-p-r-$S
 WATCHES='GET /api/v1/pods?*watch=1*'
 THROTTLE=8192
-SECTIONS=${HEADROOM_E2E_PROXY_SECTIONS:-CST}
+SECTIONS=${HEADROOM_E2E_PROXY_SECTIONS:-CRST}
 
 cleanup() {
   [ -n "${WATCHER:-}" ] && kill "$WATCHER" 2>/dev/null
-  stop_controller KILL
-  proxy_stop
-  delete_objects
-  k delete headroomconfig cluster --ignore-not-found >/dev/null 2>&1
-  remove_identity "$ID"
-  if [ "$failed" -gt 0 ]; then
-    echo "--- controller log (tail)"; tail -n 30 "$WORK/controller.log"
-    echo "--- proxy log (tail)"; tail -n 30 "$WORK/proxy.log"
-  fi
-  [ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"
+  cleanup_common 30
 }
 trap cleanup EXIT
 require_cluster
 
-mine() { # mark [extra jq condition]: the controller user's requests after the mark
-  audit_since "$1" "select(.user.username == \"$ID\" and (${2:-true}))"
-}
 log_since() { # file line: what the file got after line LINE
   tail -n +"$(($2 + 1))" "$1"
 }
@@ -60,20 +59,8 @@ logged_since() { # file line pattern: a line after LINE matches (grep -E)
   tail -n +"$(($2 + 1))" "$1" | grep -qE "$3"
 }
 
-install_identity "$ID"
-mkns "$NS" managed
-k label namespace "$NS" "e2e-proxy=$S" >/dev/null
 mknode "$NODE" 8
-k apply -f - >/dev/null <<YAML
-apiVersion: kube-headroom.dev/v1alpha1
-kind: HeadroomConfig
-metadata: {name: cluster}
-spec:
-  dryRun: false
-  namespaceSelector: {matchLabels: {e2e-proxy: "$S"}}
-YAML
-proxy_start "$ID" || { fail "proxy start" "see above"; finish; exit; }
-USER_KC=$PROXY_KC start_controller || { fail "controller start" "not ready within 60 s"; finish; exit; }
+start_controller --manage e2e-proxy --proxy || { fail "controller start" "$START_WHY"; finish; exit; }
 mkpod "$NS" a "$NODE" 200m
 check "before: through the proxy, a 200m pod alone on 8 cores gets 2" wait_until 30 limit_is "$NS" a 2
 WHY="no request of the controller's reached the proxy"
@@ -119,6 +106,95 @@ if [[ $SECTIONS == *C* ]]; then
   de1=$(metric 'headroom_decode_errors_total{resource="pods"}')
   WHY="pods relists $rl0 -> $rl1, decode errors $de0 -> $de1"
   check "C5. resumed from the last resourceVersion: no relist, no decode error" [ "$rl1" = "$rl0" -a "$de1" = "$de0" ]
+fi
+
+# ---------------------------------------------------- R. writes refused by the proxy itself
+if [[ $SECTIONS == *R* ]]; then
+  mknode "$RNODE" 8
+  R1_RESIZE="/api/v1/namespaces/$NS/pods/r1/resize"
+  epoch_of() { date -d "$1" +%s.%N; } # an RFC 3339 UTC time -> seconds since the epoch
+  # The proxy's refusals of r1's resize since log line L: "epoch code" each.
+  refusals() { # line
+    log_since "$WORK/proxy.log" "$1" | grep -F " PATCH $R1_RESIZE" | grep ': answered ' |
+      while read -r t _ _ _ _ _ _ _ _ code _; do echo "$(epoch_of "$t") $code"; done
+  }
+  # r1's resizes the API server received since mark M: "epoch code" each.
+  r1_resizes() { # mark
+    mine "$1" '.objectRef.name == "r1" and .objectRef.subresource == "resize" and .verb == "patch"' |
+      jq -r '"\(.requestReceivedTimestamp) \(.responseStatus.code)"' |
+      while read -r t code; do echo "$(epoch_of "$t") $code"; done
+  }
+  mkpod "$NS" r1 "$RNODE" 200m
+  # One case: r2 beside r1, both converged; the rules; r2 gone; r1 must reach 2.
+  # Leaves the proxy's refusals in $WORK/refused, the API server's resizes of r1 in $WORK/accepted.
+  refuse_case() { # name rules
+    local pl m
+    mkpod "$NS" r2 "$RNODE" 1800m
+    wait_until 30 both_r || { fail "$1: before" "r1 '$(cpu_limit "$NS" r1)', r2 '$(cpu_limit "$NS" r2)'"; return 1; }
+    quiet_for 2 20 "$MPORT" >/dev/null # the notes that follow r2's resizes
+    pl=$(lines "$WORK/proxy.log") m=$(audit_mark)
+    ok0=$(metric 'headroom_resizes_total{result="conflict"}') er0=$(metric 'headroom_resizes_total{result="error"}')
+    proxy_rules "$2" || return 1
+    k -n "$NS" delete pod r2 --grace-period=0 --force >/dev/null 2>&1
+    t0=$(now_ms)
+    converged_r=false
+    wait_until 20 limit_is "$NS" r1 2 && converged_r=true
+    dt=$(( $(now_ms) - t0 ))
+    sleep 2 # a storm would show here
+    refusals "$pl" >"$WORK/refused"
+    r1_resizes "$m" >"$WORK/accepted"
+    dc=$(( $(metric 'headroom_resizes_total{result="conflict"}') - ok0 ))
+    de=$(( $(metric 'headroom_resizes_total{result="error"}') - er0 ))
+    echo "figure: $1: r1 at '$(cpu_limit "$NS" r1)' after $dt ms; proxy refused: $(awk '{print $2}' "$WORK/refused" | tr '\n' ' ')- API server: $(awk '{print $2}' "$WORK/accepted" | tr '\n' ' ')- conflict +$dc, error +$de"
+  }
+  both_r() { limit_is "$NS" r1 1200m && limit_is "$NS" r2 7200m; }
+  # The accepted write is the only one the API server saw, and it came after the last refusal.
+  accepted_after() { # min-gap-s max-gap-s: the gap from the last refusal to it
+    local last acc
+    last=$(tail -n 1 "$WORK/refused" | awk '{print $1}') acc=$(awk '{print $1 " " $2}' "$WORK/accepted")
+    gap=$(awk -v a="${acc%% *}" -v l="${last:-0}" 'BEGIN {printf "%.2f", a - l}')
+    echo "figure: from the last refusal to the accepted write: $gap s"
+    WHY="API server: '$(tr '\n' ' ' <"$WORK/accepted")', last refusal at ${last:-none}, gap $gap s"
+    [ "$(wc -l <"$WORK/accepted")" -eq 1 ] && [ "${acc#* }" = 200 ] && [ -n "$last" ] &&
+      awk -v g="$gap" -v lo="$1" -v hi="$2" 'BEGIN {exit !(g >= lo && g <= hi)}'
+  }
+  refusal_codes() { awk '{print $2}' "$WORK/refused" | tr '\n' ' ' | sed 's/ $//'; }
+  # Each retry's wait after a refusal (s): "gap1 gap2 ..." between successive refusals.
+  refusal_gaps() { awk 'NR > 1 {printf "%s%.2f", sep, $1 - p; sep = " "} {p = $1}' "$WORK/refused"; }
+
+  # What every case checks: the proxy's refusals, the counter, r1 at 2 in the end.
+  refused_as() { # id codes result count what-brought-the-retry
+    local d=$de
+    [ "$3" = conflict ] && d=$dc
+    WHY="proxy refused '$(refusal_codes)'"
+    check "$1a. the proxy answered r1's resize $2 itself" [ "$(refusal_codes)" = "$2" ]
+    WHY="$3 +$d"
+    check "$1b. counted $4 time(s) as headroom_resizes_total{result=\"$3\"}" [ "$d" -eq "$4" ]
+    if $converged_r; then pass "$1c. $5: r1 reaches 2 ($dt ms after r2 went, no event meanwhile)"
+    else fail "$1c. $5" "r1 at '$(cpu_limit "$NS" r1)' after 20 s"; fi
+  }
+  if refuse_case "R1. 409" "PATCH $R1_RESIZE* respond 409 once"; then
+    refused_as R1 409 conflict 1 "requeued after the conflict"
+    check "R1d. audit: one resize of r1 reached the API server, accepted (200), within 3 s of the 409" accepted_after 0 3
+  fi
+  if refuse_case "R2. 5xx" "PATCH $R1_RESIZE* respond 500 once
+PATCH $R1_RESIZE* respond 503 once"; then
+    refused_as R2 "500 503" error 2 "retried after the back-off"
+    # The back-off (design §7): nominally 1 s after the first refusal, 2 s after the second,
+    # times [0.5, 1.5).
+    g1=$(refusal_gaps)
+    WHY="the retry came $g1 s after the 500"
+    check "R2d. the retry after the 500 waited the back-off (0.5-1.5 s): $g1 s" \
+      awk -v g="${g1:-0}" 'BEGIN {exit !(g >= 0.45 && g <= 1.8)}'
+    check "R2e. audit: one resize of r1 reached the API server, accepted, 1-3 s after the 503" accepted_after 0.95 3.6
+  fi
+  if refuse_case "R3. 429" "PATCH $R1_RESIZE* respond 429 retry-after 3 once"; then
+    refused_as R3 429 error 1 "retried after Retry-After"
+    check "R3d. audit: one resize of r1, accepted, no sooner than the 3 s Retry-After asked (longer than the 0.5-1.5 s back-off)" accepted_after 2.95 4.5
+  fi
+  WHY="process gone"
+  check "R4. no crash" kill -0 "$CTL_PID"
+  proxy_rules "" # the rest passes
 fi
 
 # ---------------------------------------------------- S. a silent pods watch

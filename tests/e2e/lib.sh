@@ -148,9 +148,46 @@ quiet_for() { # seconds limit port...
   done
   echo "$now"
 }
-CTL_PID=""
-start_controller() { # extra flags... (as $USER_KC, logging to $WORK/controller.log)
-  "$HEADROOM" run --kubeconfig "$USER_KC" --namespace kube-headroom \
+# start_controller [--manage LABEL [--spec YAML]] [--proxy] [flags...]: `headroom run` as
+# $USER_KC, its metrics on $MPORT, logging to $WORK/controller.log, flags passed on; returns once
+# /readyz answers (exit 1 after 60 s, or when a stage before it fails; START_WHY says why).
+#   --manage LABEL  first the stage most scripts share: the controller's identity $ID
+#                   (install_identity: the chart's RBAC, sets USER_KC), the managed namespace $NS
+#                   labelled LABEL=$S, and a HeadroomConfig that manages it alone (dryRun false;
+#                   leftovers of other tests stay out of the counts), YAML one more line of its
+#                   spec (flow style), e.g. --spec "rateLimits: {clientQPS: 1, clientBurst: 1}"
+#   --proxy         through the fault proxy: proxy_start $ID, the controller on $PROXY_KC
+CTL_PID="" START_WHY=""
+start_controller() {
+  local label="" spec="" proxy=false kc
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --manage) label=$2; shift 2 ;;
+      --spec) spec=$2; shift 2 ;;
+      --proxy) proxy=true; shift ;;
+      *) break ;;
+    esac
+  done
+  START_WHY="not ready within 60 s"
+  if [ -n "$label" ]; then
+    install_identity "$ID"
+    mkns "$NS" managed "$label=$S" || { START_WHY="namespace $NS not made"; return 1; }
+    k apply -f - >/dev/null <<YAML || { START_WHY="the HeadroomConfig was refused"; return 1; }
+apiVersion: kube-headroom.dev/v1alpha1
+kind: HeadroomConfig
+metadata: {name: cluster}
+spec:
+  dryRun: false
+  namespaceSelector: {matchLabels: {$label: "$S"}}
+${spec:+  $spec}
+YAML
+  fi
+  kc=$USER_KC
+  if $proxy; then
+    proxy_start "$ID" || { START_WHY="the fault proxy did not start (above)"; return 1; }
+    kc=$PROXY_KC
+  fi
+  "$HEADROOM" run --kubeconfig "$kc" --namespace kube-headroom \
     --metrics-addr "127.0.0.1:$MPORT" "${PLAIN_METRICS[@]}" --webhook-addr "" -v "$@" >>"$WORK/controller.log" 2>&1 &
   CTL_PID=$!
   wait_until 60 curl -sf "http://127.0.0.1:$MPORT/readyz"
@@ -160,6 +197,24 @@ stop_controller() { # signal
   kill "-${1:-TERM}" "$CTL_PID" 2>/dev/null
   wait "$CTL_PID" 2>/dev/null
   CTL_PID=""
+}
+# The EXIT trap's common part, after a script's own: the controller killed, the proxy stopped, the
+# objects, the HeadroomConfig and $ID's bindings removed; after a failure the tails of the logs;
+# $WORK removed (kept with KEEP_WORK=1).
+cleanup_common() { # [lines of the controller log to show]
+  stop_controller KILL
+  proxy_stop
+  delete_objects
+  k delete headroomconfig cluster --ignore-not-found >/dev/null 2>&1
+  remove_identity "$ID"
+  if [ "$failed" -gt 0 ]; then
+    echo "--- controller log (tail)"; tail -n "${1:-40}" "$WORK/controller.log"
+    [ -s "$WORK/proxy.log" ] && { echo "--- proxy log (tail)"; tail -n 30 "$WORK/proxy.log"; }
+  fi
+  [ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"
+}
+mine() { # mark [extra jq condition]: the requests of the controller's user $ID after the mark
+  audit_since "$1" "select(.user.username == \"$ID\" and (${2:-true}))"
 }
 
 # ------------------------------------------------------------- the CRD

@@ -2,11 +2,15 @@
 """check_testing.py ROOT — docs/testing.md, the map from the design's outcomes
 and faults to the tests that prove them, stays true (issue 16, done-means 3).
 
-Two checks, from the repository root given as the only argument:
+Three checks, from the repository root given as the only argument:
 - every answer of the outcome table of docs/design.md §7 (its first column)
   has at least one row in docs/testing.md's "Resize outcomes" table, spelled
-  the same: a new outcome cannot be added to the design without saying which
-  test proves it (or that none does, in a row naming no test);
+  the same, and one of its rows names an end-to-end test (`tests/e2e/...`):
+  a new outcome cannot be added to the design without the test that proves it
+  on the real API server;
+- every fault of docs/testing.md's "Faults" table (its first column) has a
+  row naming an end-to-end test, or the fuzz tier (`tests/fuzz/`) for bad
+  input to the parsers: a fault is not "covered" by a unit test alone;
 - every test a row names (`tests/...` in backticks) exists as a file or
   directory, unless the row says "(issue 16, in progress)": a renamed or
   deleted test cannot leave the map pointing at nothing.
@@ -20,6 +24,19 @@ from pathlib import Path
 
 IN_PROGRESS = "(issue 16, in progress)"
 TEST_REF = re.compile(r"`(tests/[^`\s]+)`")
+E2E = ("tests/e2e/",)
+E2E_OR_FUZZ = ("tests/e2e/", "tests/fuzz/")
+
+
+def uncovered(rows, prefixes):
+    """The first-column names none of whose rows names a test under one of prefixes."""
+    names, covered = [], set()
+    for r in rows:
+        if r[0] not in names:
+            names.append(r[0])
+        if any(ref.startswith(prefixes) for ref in TEST_REF.findall(" | ".join(r))):
+            covered.add(r[0])
+    return [n for n in names if n not in covered]
 
 
 def section(text, heading_re):
@@ -80,6 +97,10 @@ def main():
             problems.append(f"docs/testing.md: the §7 answer {a} has no row (which test proves it?)")
     for a in sorted(have - set(answers)):
         problems.append(f"docs/testing.md: row {a} is not an answer of design §7's table")
+    for a in uncovered(mapped, E2E):
+        problems.append(f"docs/testing.md: the §7 answer {a} names no end-to-end test (tests/e2e/)")
+    for f in uncovered(faults, E2E_OR_FUZZ):
+        problems.append(f"docs/testing.md: the fault {f} names no end-to-end test (tests/e2e/, or tests/fuzz/)")
 
     named = 0
     for where, rows in (("Resize outcomes", mapped), ("Faults", faults)):

@@ -38,6 +38,15 @@
  *                          forwarding and stop reading the upstream for T seconds (no T: until
  *                          the rules change), the connection kept open both ways; then go on
  *            throttle B    forward the response at B bytes a second
+ *            respond CODE [retry-after S]
+ *                          answer the request itself, never sending it upstream: status CODE
+ *                          (200-599) with a Kubernetes Status body (kind Status, status Failure,
+ *                          reason and code as the API server spells them for CODE: 409
+ *                          Conflict, 429 TooManyRequests, 500 InternalError, 503
+ *                          ServiceUnavailable, ...; a message naming the rule), and with S a
+ *                          Retry-After header and details.retryAfterSeconds; the request's body
+ *                          is read and dropped, the connection kept open. A request already
+ *                          sent on when the rules change is never matched to a respond rule
  *   once, times K  the rule applies to its first K matching requests only (counted from the
  *            load); later ones fall through to the next rule
  *   refuse   no new connection is accepted: the listening socket is closed (a connect is
@@ -50,7 +59,8 @@
  *
  * Log. One line per event on stdout, with the UTC time: the listener, every request and the rule
  * it got, every response's status and Content-Type ("conn C req R METHOD TARGET: response 200
- * content-type application/vnd.kubernetes.protobuf;stream=watch"), each cut (with how far into a line of the body it fell and that line's first bytes),
+ * content-type application/vnd.kubernetes.protobuf;stream=watch"), each request it answered
+ * itself ("conn C req R METHOD TARGET: answered CODE REASON itself"), each cut (with how far into a line of the body it fell and that line's first bytes),
  * each silence and its end, and "rules loaded: generation G" after each (re)load — the line a
  * test waits for before it acts (tests/e2e/lib.sh proxy_rules).
  *
@@ -84,14 +94,14 @@
 #define LINE_PREFIX 160
 #define IO_BUF 16384
 
-typedef enum { A_PASS, A_CUT, A_SILENT, A_THROTTLE } act_kind;
+typedef enum { A_PASS, A_CUT, A_SILENT, A_THROTTLE, A_RESPOND } act_kind;
 
 typedef struct rule {
     char method[16];
     char pattern[512];
     act_kind kind;
-    long n;     /* cut: bytes; throttle: bytes per second; silent: after N bytes */
-    long t_ms;  /* silent: how long (0: until the rules change) */
+    long n;     /* cut: bytes; throttle: bytes per second; silent: after N bytes; respond: code */
+    long t_ms;  /* silent: how long (0: until the rules change); respond: Retry-After (-1: none) */
     long times; /* 0: every matching request */
     long used;  /* requests it applied to since the load */
     int lineno;
@@ -109,6 +119,7 @@ typedef struct conn {
     gnutls_session_t cs, us; /* NULL: plain */
     pthread_mutex_t mu;
     pthread_cond_t cv;
+    pthread_mutex_t send_mu; /* one writer at a time to the client: the relay or an answer */
     bool dead;
     /* The current request and the action bound to its response. */
     char method[16];
@@ -173,6 +184,12 @@ static void describe(const action *a, char *out, size_t cap)
     case A_PASS: snprintf(out, cap, "pass"); break;
     case A_CUT: snprintf(out, cap, "cut %ld", a->n); break;
     case A_THROTTLE: snprintf(out, cap, "throttle %ld", a->n); break;
+    case A_RESPOND:
+        if (a->t_ms >= 0)
+            snprintf(out, cap, "respond %ld retry-after %ld", a->n, a->t_ms / 1000);
+        else
+            snprintf(out, cap, "respond %ld", a->n);
+        break;
     case A_SILENT:
         if (a->t_ms > 0)
             snprintf(out, cap, "silent %.3g after %ld", (double)a->t_ms / 1000, a->n);
@@ -269,8 +286,27 @@ static bool parse_rules(const char *path, rule *rules, int *n, bool *refuse, cha
                 }
                 i += 2;
             }
+        } else if (strcmp(w[2], "respond") == 0) {
+            r->kind = A_RESPOND;
+            r->t_ms = -1;
+            if (i >= nw || !parse_long(w[i++], &r->n) || r->n < 200 || r->n > 599) {
+                snprintf(why, cap, "line %d: respond needs a status code (200-599)", lineno);
+                ok = false;
+                break;
+            }
+            if (i < nw && strcmp(w[i], "retry-after") == 0) {
+                long sec = 0;
+                if (i + 1 >= nw || !parse_long(w[i + 1], &sec) || sec > 86400) {
+                    snprintf(why, cap, "line %d: retry-after S: S is seconds (0-86400)", lineno);
+                    ok = false;
+                    break;
+                }
+                r->t_ms = sec * 1000;
+                i += 2;
+            }
         } else {
-            snprintf(why, cap, "line %d: unknown action '%s' (pass, cut, silent, throttle)", lineno,
+            snprintf(why, cap,
+                     "line %d: unknown action '%s' (pass, cut, silent, throttle, respond)", lineno,
                      w[2]);
             ok = false;
             break;
@@ -301,12 +337,15 @@ static bool parse_rules(const char *path, rule *rules, int *n, bool *refuse, cha
     return ok;
 }
 
-/* The action for a request (under g_mu): the first matching rule with uses left. */
-static action match_locked(const char *method, const char *target)
+/* The action for a request (under g_mu): the first matching rule with uses left. A request
+ * already sent upstream (sent) cannot be answered by the proxy: respond rules pass it by. */
+static action match_locked(const char *method, const char *target, bool sent)
 {
     for (int i = 0; i < g_nrules; i++) {
         rule *r = &g_rules[i];
         if (r->times > 0 && r->used >= r->times)
+            continue;
+        if (sent && r->kind == A_RESPOND)
             continue;
         if (strcmp(r->method, "*") != 0 && strcmp(r->method, method) != 0)
             continue;
@@ -359,7 +398,7 @@ static void load_rules(bool first)
         if (c->req_no > 0 && !c->dead) {
             action old = c->act;
             int64_t silent = c->silent_ms;
-            action a = match_locked(c->method, c->target);
+            action a = match_locked(c->method, c->target, true);
             bind_locked(c, a);
             if (silent != 0)
                 logf_("conn %d req %d: silent ends after %.1f s (rules changed)", c->id, c->req_no,
@@ -536,7 +575,10 @@ static bool forward_down(conn *c, const char *p, size_t n, bool payload)
         }
         c->sent += (long)take;
         pthread_mutex_unlock(&c->mu);
-        if (!io_send(c->cfd, c->cs, p, take))
+        pthread_mutex_lock(&c->send_mu);
+        bool sent = io_send(c->cfd, c->cs, p, take);
+        pthread_mutex_unlock(&c->send_mu);
+        if (!sent)
             return false;
         p += take;
         n -= take;
@@ -600,6 +642,69 @@ static pstate after_head(parser *ps, bool head_request)
     return ps->response ? S_EOF : S_HEAD;
 }
 
+/* Body bytes of the n at hand (S_LENGTH, S_CHUNK_DATA, S_EOF: the state says it is body). */
+static size_t body_take(const parser *ps, size_t n)
+{
+    if (ps->st != S_EOF && (long long)n > ps->remaining)
+        return (size_t)ps->remaining;
+    return n;
+}
+
+/* After take body bytes: true when they ended a Content-Length message (the next head follows). */
+static bool body_done(parser *ps, size_t take)
+{
+    if (ps->st == S_EOF)
+        return false;
+    ps->remaining -= (long long)take;
+    if (ps->remaining > 0)
+        return false;
+    if (ps->st == S_CHUNK_DATA) {
+        ps->st = S_CHUNK_CRLF;
+        ps->remaining = 2;
+        return false;
+    }
+    ps->st = S_HEAD;
+    ps->first_line = true;
+    return true;
+}
+
+typedef enum { F_MORE, F_HEAD_LINE, F_MSG_END } frame_ev;
+
+/* One byte of framing (a head, a chunk size, its CRLF, a trailer). F_HEAD_LINE: a line of a
+ * head is whole in ps->line (its length in *len, CR dropped); F_MSG_END: a chunked message's
+ * trailer ended (the next head follows). Chunk sizes are taken here. */
+static frame_ev frame_byte(parser *ps, char ch, size_t *len)
+{
+    if (ps->st == S_CHUNK_CRLF) {
+        if (--ps->remaining == 0)
+            ps->st = S_CHUNK_SIZE;
+        return F_MORE;
+    }
+    if (ch != '\n') {
+        if (ps->line_len < sizeof ps->line - 1)
+            ps->line[ps->line_len++] = ch;
+        return F_MORE;
+    }
+    if (ps->line_len > 0 && ps->line[ps->line_len - 1] == '\r')
+        ps->line_len--;
+    ps->line[ps->line_len] = '\0';
+    *len = ps->line_len;
+    ps->line_len = 0;
+    if (ps->st == S_CHUNK_SIZE) {
+        ps->remaining = strtoll(ps->line, NULL, 16);
+        ps->st = ps->remaining > 0 ? S_CHUNK_DATA : S_TRAILER;
+        return F_MORE;
+    }
+    if (ps->st == S_TRAILER) {
+        if (*len > 0)
+            return F_MORE;
+        ps->st = S_HEAD;
+        ps->first_line = true;
+        return F_MSG_END;
+    }
+    return F_HEAD_LINE;
+}
+
 /* ------------------------------------------------------------ the two directions */
 
 /* Upstream -> client: the responses, under the bound action. */
@@ -617,24 +722,14 @@ static void *down_main(void *arg)
         bool ok = true;
         while (ok && n > 0) {
             if (ps.st == S_LENGTH || ps.st == S_CHUNK_DATA || ps.st == S_EOF) {
-                size_t take = n;
-                if (ps.st != S_EOF && (long long)take > ps.remaining)
-                    take = (size_t)ps.remaining;
+                size_t take = body_take(&ps, n);
                 ok = forward_down(c, p, take, true);
                 p += take;
                 n -= take;
-                if (ps.st != S_EOF) {
-                    ps.remaining -= (long long)take;
-                    if (ps.remaining == 0)
-                        ps.st = ps.st == S_LENGTH ? S_HEAD : S_CHUNK_CRLF;
-                    if (ps.st == S_CHUNK_CRLF)
-                        ps.remaining = 2;
-                    if (ps.st == S_HEAD) {
-                        ps.first_line = true;
-                        pthread_mutex_lock(&c->mu);
-                        c->line_len = 0;
-                        pthread_mutex_unlock(&c->mu);
-                    }
+                if (body_done(&ps, take) || ps.st == S_HEAD) {
+                    pthread_mutex_lock(&c->mu);
+                    c->line_len = 0;
+                    pthread_mutex_unlock(&c->mu);
                 }
                 continue;
             }
@@ -643,53 +738,32 @@ static void *down_main(void *arg)
             ok = forward_down(c, p, 1, false);
             p++;
             n--;
-            if (ps.st == S_CHUNK_CRLF) {
-                if (--ps.remaining == 0)
-                    ps.st = S_CHUNK_SIZE;
+            size_t len = 0;
+            if (frame_byte(&ps, ch, &len) != F_HEAD_LINE)
                 continue;
-            }
-            if (ch != '\n') {
-                if (ps.line_len < sizeof ps.line - 1)
-                    ps.line[ps.line_len++] = ch;
-                continue;
-            }
-            if (ps.line_len > 0 && ps.line[ps.line_len - 1] == '\r')
-                ps.line_len--;
-            ps.line[ps.line_len] = '\0';
-            size_t len = ps.line_len;
-            ps.line_len = 0;
-            if (ps.st == S_HEAD) {
-                if (ps.first_line) {
-                    if (len == 0)
-                        continue;
-                    ps.first_line = false;
-                    ps.body = B_NONE;
-                    ps.remaining = 0;
-                    ps.ctype[0] = '\0';
-                    const char *sp = strchr(ps.line, ' ');
-                    ps.status = sp != NULL ? strtol(sp + 1, NULL, 10) : 0;
-                } else if (len == 0) {
-                    pthread_mutex_lock(&c->mu);
-                    bool head_req = strcmp(c->method, "HEAD") == 0;
-                    c->line_len = 0;
-                    /* What each answer was, for the tests that check the
-                     * encoding the server chose (e2e_protobuf.sh). */
-                    if (ps.status >= 200)
-                        logf_("conn %d req %d %s %.200s: response %ld content-type %s", c->id,
-                              c->req_no, c->method, c->target, ps.status,
-                              ps.ctype[0] ? ps.ctype : "-");
-                    pthread_mutex_unlock(&c->mu);
-                    ps.st = after_head(&ps, head_req);
-                    ps.first_line = ps.st == S_HEAD;
-                } else {
-                    head_header(&ps, ps.line);
-                }
-            } else if (ps.st == S_CHUNK_SIZE) {
-                ps.remaining = strtoll(ps.line, NULL, 16);
-                ps.st = ps.remaining > 0 ? S_CHUNK_DATA : S_TRAILER;
-            } else if (ps.st == S_TRAILER && len == 0) {
-                ps.st = S_HEAD;
-                ps.first_line = true;
+            if (ps.first_line) {
+                if (len == 0)
+                    continue;
+                ps.first_line = false;
+                ps.body = B_NONE;
+                ps.remaining = 0;
+                ps.ctype[0] = '\0';
+                const char *sp = strchr(ps.line, ' ');
+                ps.status = sp != NULL ? strtol(sp + 1, NULL, 10) : 0;
+            } else if (len == 0) {
+                pthread_mutex_lock(&c->mu);
+                bool head_req = strcmp(c->method, "HEAD") == 0;
+                c->line_len = 0;
+                /* What each answer was, for the tests that check the
+                 * encoding the server chose (e2e_protobuf.sh). */
+                if (ps.status >= 200)
+                    logf_("conn %d req %d %s %.200s: response %ld content-type %s", c->id,
+                          c->req_no, c->method, c->target, ps.status, ps.ctype[0] ? ps.ctype : "-");
+                pthread_mutex_unlock(&c->mu);
+                ps.st = after_head(&ps, head_req);
+                ps.first_line = ps.st == S_HEAD;
+            } else {
+                head_header(&ps, ps.line);
             }
         }
         if (!ok)
@@ -699,7 +773,79 @@ static void *down_main(void *arg)
     return NULL;
 }
 
-/* Client -> upstream: each request's head is read whole, matched, then sent on with its body. */
+/* The reason and the status line's phrase the API server gives a status code (apimachinery's
+ * metav1.StatusReason), for the answers the proxy gives itself. */
+static void status_words(long code, const char **reason, const char **phrase)
+{
+    static const struct {
+        long code;
+        const char *reason, *phrase;
+    } t[] = {{400, "BadRequest", "Bad Request"},
+             {401, "Unauthorized", "Unauthorized"},
+             {403, "Forbidden", "Forbidden"},
+             {404, "NotFound", "Not Found"},
+             {405, "MethodNotAllowed", "Method Not Allowed"},
+             {409, "Conflict", "Conflict"},
+             {410, "Expired", "Gone"},
+             {413, "RequestEntityTooLarge", "Request Entity Too Large"},
+             {415, "UnsupportedMediaType", "Unsupported Media Type"},
+             {422, "Invalid", "Unprocessable Entity"},
+             {429, "TooManyRequests", "Too Many Requests"},
+             {500, "InternalError", "Internal Server Error"},
+             {503, "ServiceUnavailable", "Service Unavailable"},
+             {504, "Timeout", "Gateway Timeout"}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (t[i].code == code) {
+            *reason = t[i].reason;
+            *phrase = t[i].phrase;
+            return;
+        }
+    *reason = code >= 500 ? "InternalError" : "";
+    *phrase = code < 300 ? "OK" : "Error";
+}
+
+/* The proxy's own answer to c's current request (a respond rule): a Kubernetes Status. */
+static bool answer_itself(conn *c, const action *a)
+{
+    const char *reason, *phrase;
+    status_words(a->n, &reason, &phrase);
+    char ra[48] = "", details[64] = "", body[1024], head[512];
+    if (a->t_ms >= 0) {
+        snprintf(ra, sizeof ra, "Retry-After: %ld\r\n", a->t_ms / 1000);
+        snprintf(details, sizeof details, ",\"details\":{\"retryAfterSeconds\":%ld}",
+                 a->t_ms / 1000);
+    }
+    pthread_mutex_lock(&c->mu);
+    int req_no = c->req_no;
+    char method[16], target[1024];
+    snprintf(method, sizeof method, "%s", c->method);
+    snprintf(target, sizeof target, "%s", c->target);
+    pthread_mutex_unlock(&c->mu);
+    int blen = snprintf(body, sizeof body,
+                        "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
+                        "\"status\":\"%s\",\"message\":\"faultproxy rule %d answered %ld to %s "
+                        "%.300s itself\",\"reason\":\"%s\"%s,\"code\":%ld}",
+                        a->n < 300 ? "Success" : "Failure", a->rule, a->n, method, target, reason,
+                        details, a->n);
+    if (blen < 0 || (size_t)blen >= sizeof body)
+        return false;
+    int hlen = snprintf(head, sizeof head,
+                        "HTTP/1.1 %ld %s\r\nContent-Type: application/json\r\n%s"
+                        "Content-Length: %d\r\n\r\n",
+                        a->n, phrase, ra, blen);
+    if (hlen < 0 || (size_t)hlen >= sizeof head)
+        return false;
+    pthread_mutex_lock(&c->send_mu);
+    bool ok =
+        io_send(c->cfd, c->cs, head, (size_t)hlen) && io_send(c->cfd, c->cs, body, (size_t)blen);
+    pthread_mutex_unlock(&c->send_mu);
+    logf_("conn %d req %d %s %.200s: answered %ld %s itself (rule %d), the upstream never saw it",
+          c->id, req_no, method, target, a->n, reason, a->rule);
+    return ok;
+}
+
+/* Client -> upstream: each request's head is read whole and matched, then sent on with its
+ * body; or, under a respond rule, its body is read and dropped and the proxy answers. */
 static void up_loop(conn *c)
 {
     parser ps = {.st = S_HEAD, .first_line = true, .response = false};
@@ -708,6 +854,7 @@ static void up_loop(conn *c)
         return;
     size_t head_len = 0;
     char buf[IO_BUF];
+    action own = {A_PASS, 0, 0, 0}; /* the current request's action */
     for (;;) {
         ssize_t r = io_recv(c->cfd, c->cs, buf, sizeof buf);
         if (r <= 0)
@@ -716,99 +863,78 @@ static void up_loop(conn *c)
         size_t n = (size_t)r;
         bool ok = true;
         while (ok && n > 0) {
+            bool swallow = own.kind == A_RESPOND;
+            bool ended = false;
             if (ps.st == S_LENGTH || ps.st == S_CHUNK_DATA) {
-                size_t take = n;
-                if ((long long)take > ps.remaining)
-                    take = (size_t)ps.remaining;
-                ok = io_send(c->ufd, c->us, p, take);
+                size_t take = body_take(&ps, n);
+                ok = swallow || io_send(c->ufd, c->us, p, take);
                 p += take;
                 n -= take;
-                ps.remaining -= (long long)take;
-                if (ps.remaining == 0) {
-                    ps.st = ps.st == S_LENGTH ? S_HEAD : S_CHUNK_CRLF;
-                    ps.remaining = 2;
-                    ps.first_line = true;
-                }
-                continue;
-            }
-            char ch = *p++;
-            n--;
-            if (ps.st != S_HEAD) {
-                ok = io_send(c->ufd, c->us, &ch, 1);
-                if (ps.st == S_CHUNK_CRLF) {
-                    if (--ps.remaining == 0)
-                        ps.st = S_CHUNK_SIZE;
-                    continue;
-                }
+                ended = body_done(&ps, take);
+            } else if (ps.st != S_HEAD) {
+                char ch = *p++;
+                n--;
+                ok = swallow || io_send(c->ufd, c->us, &ch, 1);
+                size_t len = 0;
+                ended = frame_byte(&ps, ch, &len) == F_MSG_END;
             } else {
+                char ch = *p++;
+                n--;
                 if (head_len == HEAD_MAX) {
                     logf_("conn %d: request head over %d bytes: closed", c->id, HEAD_MAX);
                     ok = false;
                     break;
                 }
                 head[head_len++] = ch;
-            }
-            if (ch != '\n') {
-                if (ps.line_len < sizeof ps.line - 1)
-                    ps.line[ps.line_len++] = ch;
-                continue;
-            }
-            if (ps.line_len > 0 && ps.line[ps.line_len - 1] == '\r')
-                ps.line_len--;
-            ps.line[ps.line_len] = '\0';
-            size_t len = ps.line_len;
-            ps.line_len = 0;
-            if (ps.st == S_CHUNK_SIZE) {
-                ps.remaining = strtoll(ps.line, NULL, 16);
-                ps.st = ps.remaining > 0 ? S_CHUNK_DATA : S_TRAILER;
-                continue;
-            }
-            if (ps.st == S_TRAILER) {
-                if (len == 0) {
-                    ps.st = S_HEAD;
-                    ps.first_line = true;
-                }
-                continue;
-            }
-            /* S_HEAD */
-            if (ps.first_line) {
-                if (len == 0) {
-                    head_len = 0;
+                size_t len = 0;
+                if (frame_byte(&ps, ch, &len) != F_HEAD_LINE)
+                    continue;
+                if (ps.first_line) {
+                    if (len == 0) {
+                        head_len = 0;
+                        continue;
+                    }
+                    ps.first_line = false;
+                    ps.body = B_NONE;
+                    ps.remaining = 0;
+                    char m[16] = "", t[1024] = "";
+                    if (sscanf(ps.line, "%15s %1023s", m, t) != 2) {
+                        logf_("conn %d: not an HTTP request line: closed", c->id);
+                        ok = false;
+                        break;
+                    }
+                    pthread_mutex_lock(&c->mu);
+                    snprintf(c->method, sizeof c->method, "%s", m);
+                    snprintf(c->target, sizeof c->target, "%s", t);
+                    pthread_mutex_unlock(&c->mu);
                     continue;
                 }
-                ps.first_line = false;
-                ps.body = B_NONE;
-                ps.remaining = 0;
-                char m[16] = "", t[1024] = "";
-                if (sscanf(ps.line, "%15s %1023s", m, t) != 2) {
-                    logf_("conn %d: not an HTTP request line: closed", c->id);
-                    ok = false;
-                    break;
+                if (len > 0) {
+                    head_header(&ps, ps.line);
+                    continue;
                 }
-                pthread_mutex_lock(&c->mu);
-                snprintf(c->method, sizeof c->method, "%s", m);
-                snprintf(c->target, sizeof c->target, "%s", t);
-                pthread_mutex_unlock(&c->mu);
-            } else if (len > 0) {
-                head_header(&ps, ps.line);
-            } else {
-                /* The head is whole: bind the rule, then send it on. */
+                /* The head is whole: bind the rule, then send it on (or keep it). */
                 pthread_mutex_lock(&g_mu);
                 pthread_mutex_lock(&c->mu);
-                action a = match_locked(c->method, c->target);
+                own = match_locked(c->method, c->target, false);
                 c->req_no++;
-                bind_locked(c, a);
+                bind_locked(c, own.kind == A_RESPOND ? (action){A_PASS, 0, 0, own.rule} : own);
                 char d[64];
-                describe(&a, d, sizeof d);
+                describe(&own, d, sizeof d);
                 logf_("conn %d req %d %s %.200s: rule %d: %s", c->id, c->req_no, c->method,
-                      c->target, a.rule, d);
+                      c->target, own.rule, d);
                 pthread_mutex_unlock(&c->mu);
                 pthread_mutex_unlock(&g_mu);
-                ok = io_send(c->ufd, c->us, head, head_len);
+                ok = own.kind == A_RESPOND || io_send(c->ufd, c->us, head, head_len);
                 head_len = 0;
                 ps.st = after_head(&ps, false);
                 ps.first_line = ps.st == S_HEAD;
+                ended = ps.st == S_HEAD;
             }
+            if (ok && ended && own.kind == A_RESPOND)
+                ok = answer_itself(c, &own);
+            if (ended)
+                own = (action){A_PASS, 0, 0, 0};
         }
         if (!ok)
             break;
@@ -882,6 +1008,43 @@ static void conn_unlink(conn *c)
     pthread_mutex_unlock(&g_mu);
 }
 
+static void conn_free(conn *c)
+{
+    pthread_cond_destroy(&c->cv);
+    pthread_mutex_destroy(&c->send_mu);
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
+
+/* A connection's state for fd, its locks made; NULL (fd closed) when they cannot be. */
+static conn *conn_new(int fd)
+{
+    conn *c = calloc(1, sizeof *c);
+    if (c == NULL) {
+        (void)close(fd);
+        return NULL;
+    }
+    c->cfd = fd;
+    c->ufd = -1;
+    pthread_condattr_t ca;
+    bool mu = pthread_mutex_init(&c->mu, NULL) == 0;
+    bool smu = mu && pthread_mutex_init(&c->send_mu, NULL) == 0;
+    bool attr = smu && pthread_condattr_init(&ca) == 0;
+    bool cv = attr && pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 &&
+              pthread_cond_init(&c->cv, &ca) == 0;
+    if (attr)
+        (void)pthread_condattr_destroy(&ca);
+    if (cv)
+        return c;
+    if (smu)
+        pthread_mutex_destroy(&c->send_mu);
+    if (mu)
+        pthread_mutex_destroy(&c->mu);
+    (void)close(fd);
+    free(c);
+    return NULL;
+}
+
 static void *conn_main(void *arg)
 {
     conn *c = arg;
@@ -917,9 +1080,7 @@ static void *conn_main(void *arg)
     if (c->ufd >= 0)
         (void)close(c->ufd);
     logf_("conn %d: closed after %d requests", c->id, c->req_no);
-    pthread_cond_destroy(&c->cv);
-    pthread_mutex_destroy(&c->mu);
-    free(c);
+    conn_free(c);
     return NULL;
 }
 
@@ -930,28 +1091,9 @@ static void accept_one(int lfd)
         return;
     int one = 1;
     (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    conn *c = calloc(1, sizeof *c);
-    if (c == NULL) {
-        (void)close(fd);
+    conn *c = conn_new(fd);
+    if (c == NULL)
         return;
-    }
-    c->cfd = fd;
-    c->ufd = -1;
-    pthread_condattr_t ca;
-    if (pthread_mutex_init(&c->mu, NULL) != 0 || pthread_condattr_init(&ca) != 0) {
-        (void)close(fd);
-        free(c);
-        return;
-    }
-    (void)pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    if (pthread_cond_init(&c->cv, &ca) != 0) {
-        (void)pthread_condattr_destroy(&ca);
-        pthread_mutex_destroy(&c->mu);
-        (void)close(fd);
-        free(c);
-        return;
-    }
-    (void)pthread_condattr_destroy(&ca);
     pthread_mutex_lock(&g_mu);
     c->id = ++g_next_id;
     c->next = g_conns;
@@ -965,9 +1107,7 @@ static void accept_one(int lfd)
         logf_("conn %d: no thread: closed", c->id);
         conn_unlink(c);
         (void)close(fd);
-        pthread_cond_destroy(&c->cv);
-        pthread_mutex_destroy(&c->mu);
-        free(c);
+        conn_free(c);
     }
     (void)pthread_attr_destroy(&at);
 }

@@ -19,6 +19,11 @@
  *   throttle  B bytes/s: a body of 2B bytes takes about 2 s, intact
  *   refuse    a connect is refused, a connection already open still works, then a connect works
  *             again once the rules say so
+ *   respond   the proxy answers a matching request itself (409 times 2, 429 retry-after 3 once,
+ *             503 for a chunked body): the status, a Kubernetes Status body with its reason and
+ *             code (and Retry-After, details.retryAfterSeconds), the upstream never sees it, the
+ *             connection stays open and the next request on it passes; a stream already sent
+ *             on when such a rule loads is not answered
  *   bad file  refused whole, the rules in force stay
  *
  * Usage: faultproxy_check FAULTPROXY_BINARY. PASS/FAIL per check; exit 0 when all pass.
@@ -149,6 +154,7 @@ static void st_close(stream *st)
 /* ------------------------------------------------------------ the upstream */
 
 static int up_lfd, up_port;
+static atomic_int up_echoes; /* requests /echo the upstream answered */
 
 /* Reads one request head (and a Content-Length body into body); false at EOF. */
 static bool read_request(stream *st, char *target, size_t tcap, char *body, size_t bcap,
@@ -204,6 +210,7 @@ static void *up_conn(void *arg)
             if (!st_send(&st, body, (size_t)n))
                 break;
         } else if (strcmp(target, "/echo") == 0) {
+            atomic_fetch_add(&up_echoes, 1);
             snprintf(hdr, sizeof hdr, "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n", blen);
             if (!st_send(&st, hdr, strlen(hdr)) || !st_send(&st, body, blen))
                 break;
@@ -370,27 +377,36 @@ static bool dial(stream *st, int *err)
 
 typedef struct answer {
     long status;
+    char head[4096];
     char *body;
     size_t len;
     bool closed; /* the connection ended before the body did */
     int64_t ms;
 } answer;
 
+static bool read_answer(stream *st, size_t max, int64_t t0, answer *out);
+
 /* Sends a request, reads its answer (Content-Length or chunked, decoded); at most max body
  * bytes of a stream (then returns with the connection open). */
 static bool request(stream *st, const char *method, const char *target, const char *body,
                     size_t max, answer *out)
 {
-    memset(out, 0, sizeof *out);
     int64_t t0 = now_ms();
     char req[2048];
     int n = snprintf(req, sizeof req, "%s %s HTTP/1.1\r\nHost: x\r\nContent-Length: %zu\r\n\r\n",
                      method, target, body ? strlen(body) : 0);
     if (!st_send(st, req, (size_t)n) || (body && !st_send(st, body, strlen(body))))
         return false;
-    char head[4096];
+    return read_answer(st, max, t0, out);
+}
+
+/* Reads one answer (its head kept in out->head) as request() does. */
+static bool read_answer(stream *st, size_t max, int64_t t0, answer *out)
+{
+    memset(out, 0, sizeof *out);
+    char *head = out->head;
     size_t h = 0;
-    while (h < sizeof head - 1) {
+    while (h < sizeof out->head - 1) {
         if (st_recv(st, head + h, 1) <= 0) {
             out->closed = true;
             return true;
@@ -494,6 +510,102 @@ static bool body_ok(const answer *a, size_t n)
 }
 
 /* ------------------------------------------------------------ the checks */
+
+/* The answer is the proxy's own Status for code and reason, the connection open. */
+static bool own_status(const answer *a, long code, const char *reason)
+{
+    char want_code[32], want_reason[64];
+    snprintf(want_code, sizeof want_code, "\"code\":%ld}", code);
+    snprintf(want_reason, sizeof want_reason, "\"reason\":\"%s\"", reason);
+    return a->status == code && !a->closed && strstr(a->body, "\"kind\":\"Status\"") != NULL &&
+           strstr(a->body, "\"status\":\"Failure\"") != NULL &&
+           strstr(a->body, want_reason) != NULL && strstr(a->body, want_code) != NULL &&
+           strcasestr(a->head, "content-type: application/json") != NULL;
+}
+
+static void respond_checks(void)
+{
+    stream st;
+    int err = 0;
+    answer a;
+    /* 409 twice, on one connection, then the request passes; other requests pass meanwhile */
+    int echoes = atomic_load(&up_echoes);
+    bool ok = rules("PATCH /echo respond 409 times 2\n") && dial(&st, &err) &&
+              request(&st, "PATCH", "/echo", "{\"spec\":1}", 1 << 20, &a);
+    check(ok && own_status(&a, 409, "Conflict"),
+          "respond 409: status %ld, a Status body with reason Conflict and code 409: %.200s",
+          ok ? a.status : 0, ok ? a.body : "");
+    if (ok)
+        free(a.body);
+    ok = ok && request(&st, "GET", "/fixed/10", NULL, 1 << 20, &a);
+    check(ok && body_ok(&a, 10), "respond: another request on that connection passes");
+    if (ok)
+        free(a.body);
+    ok = ok && request(&st, "PATCH", "/echo", "{\"spec\":2}", 1 << 20, &a);
+    check(ok && own_status(&a, 409, "Conflict"), "respond 409 times 2: the second one too");
+    if (ok)
+        free(a.body);
+    check(atomic_load(&up_echoes) == echoes, "respond: the upstream never saw them (%d)",
+          atomic_load(&up_echoes) - echoes);
+    ok = ok && request(&st, "PATCH", "/echo", "{\"spec\":3}", 1 << 20, &a);
+    check(ok && a.status == 200 && a.len == 10 && memcmp(a.body, "{\"spec\":3}", 10) == 0 &&
+              atomic_load(&up_echoes) == echoes + 1,
+          "respond times 2: the third passes, its body to the upstream and back (%ld)",
+          ok ? a.status : 0);
+    if (ok)
+        free(a.body);
+    check(log_has("answered 409 Conflict itself (rule 1)"), "the log says it answered 409 itself");
+    st_close(&st);
+
+    /* 429 with Retry-After, once */
+    ok = rules("* /fixed/* respond 429 retry-after 3 once\n") && dial(&st, &err) &&
+         request(&st, "GET", "/fixed/10", NULL, 1 << 20, &a);
+    check(ok && own_status(&a, 429, "TooManyRequests") &&
+              strcasestr(a.head, "\r\nRetry-After: 3\r\n") != NULL &&
+              strstr(a.body, "\"details\":{\"retryAfterSeconds\":3}") != NULL,
+          "respond 429 retry-after 3: Retry-After: 3 and details.retryAfterSeconds 3");
+    if (ok)
+        free(a.body);
+    ok = ok && request(&st, "GET", "/fixed/10", NULL, 1 << 20, &a);
+    check(ok && body_ok(&a, 10), "respond once: the next request passes");
+    if (ok)
+        free(a.body);
+    st_close(&st);
+
+    /* 503 to a request with a chunked body: the body is read and dropped, framing kept */
+    ok = rules("PATCH /echo respond 503\n") && dial(&st, &err);
+    static const char chunked[] = "PATCH /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: "
+                                  "chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n";
+    echoes = atomic_load(&up_echoes);
+    ok = ok && st_send(&st, chunked, sizeof chunked - 1) && read_answer(&st, 1 << 20, now_ms(), &a);
+    check(ok && own_status(&a, 503, "ServiceUnavailable") &&
+              strcasestr(a.head, "Retry-After") == NULL,
+          "respond 503 to a chunked request: reason ServiceUnavailable, no Retry-After");
+    if (ok)
+        free(a.body);
+    ok = ok && request(&st, "GET", "/fixed/20", NULL, 1 << 20, &a);
+    check(ok && body_ok(&a, 20) && atomic_load(&up_echoes) == echoes,
+          "respond: after the dropped chunked body the next request passes");
+    if (ok)
+        free(a.body);
+    st_close(&st);
+
+    /* a stream already sent on is not answered by a respond rule loaded later */
+    ok = rules("") && dial(&st, &err) && request(&st, "GET", "/lines", NULL, 100, &a);
+    if (ok)
+        free(a.body);
+    ok = ok && rules("GET /lines respond 500\n");
+    bool closed = false;
+    int64_t first = 0;
+    size_t more = ok ? drain(&st, 500, &closed, &first) : 0;
+    check(ok && more > 0 && !closed, "respond: a stream already open flows on (%zu bytes)", more);
+    st_close(&st);
+    ok = dial(&st, &err) && request(&st, "GET", "/lines", NULL, 1 << 20, &a);
+    check(ok && own_status(&a, 500, "InternalError"), "respond 500: a new request is answered");
+    if (ok)
+        free(a.body);
+    st_close(&st);
+}
 
 static void run_checks(void)
 {
@@ -622,6 +734,8 @@ static void run_checks(void)
     if (ok)
         free(a.body);
     st_close(&st);
+
+    respond_checks();
 
     /* a bad file */
     ok = rules("GET /fixed/* cut 5\n");
