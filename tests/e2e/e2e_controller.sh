@@ -9,7 +9,8 @@
 set -uo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-MPORT=${HEADROOM_E2E_METRICS_PORT:-28091}
+MPORT=${HEADROOM_E2E_METRICS_PORT:-$(free_port)}
+UPORT=${HEADROOM_E2E_UNREADY_PORT:-$(free_port "$MPORT")} # the controller that cannot reach its API server
 WORK=$(mktemp -d /tmp/headroom-e2e.XXXXXX)
 ID=headroom-e2e # the controller's user: what the audit record names (test/cluster/README.md)
 
@@ -58,12 +59,12 @@ mknode e2e-n1-$S 8
 # An API server that cannot be reached: the process is alive but never ready.
 sed "s#server: .*#server: https://127.0.0.1:1#" "$USER_KC" >"$WORK/unreachable.kubeconfig"
 "$HEADROOM" run --kubeconfig "$WORK/unreachable.kubeconfig" --namespace kube-headroom \
-  --metrics-addr "127.0.0.1:$((MPORT + 1))" "${PLAIN_METRICS[@]}" --webhook-addr "" >"$WORK/unready.log" 2>&1 &
+  --metrics-addr "127.0.0.1:$UPORT" "${PLAIN_METRICS[@]}" --webhook-addr "" >"$WORK/unready.log" 2>&1 &
 UNREADY=$!
-wait_until 20 curl -sf "http://127.0.0.1:$((MPORT + 1))/healthz"
+wait_until 20 curl -sf "http://127.0.0.1:$UPORT/healthz"
 sleep 2
-rz=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$((MPORT + 1))/readyz")
-hz=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$((MPORT + 1))/healthz")
+rz=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$UPORT/readyz")
+hz=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$UPORT/healthz")
 kill "$UNREADY" 2>/dev/null; wait "$UNREADY" 2>/dev/null
 WHY="/readyz $rz /healthz $hz"
 check "/readyz is 503 before the caches have synced, /healthz 200" test "$rz" = 503 -a "$hz" = 200

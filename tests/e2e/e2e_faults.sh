@@ -24,7 +24,7 @@
 set -uo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-MPORT=${HEADROOM_E2E_FAULTS_PORT:-28121}
+MPORT=${HEADROOM_E2E_FAULTS_PORT:-$(free_port)}
 WORK=$(mktemp -d /tmp/headroom-faults.XXXXXX)
 NS=e2e-f-$S NODE=e2e-f-n-$S NODE2=e2e-f-m-$S
 ID=headroom-faults # the controller's user, as the audit record names it
@@ -34,12 +34,7 @@ cleanup() {
   kill -CONT "$(APISERVER_PID)" 2>/dev/null
   [ -n "$CTL_PID" ] && kill -CONT "$CTL_PID" 2>/dev/null
   [ -n "${SAMPLER:-}" ] && kill "$SAMPLER" 2>/dev/null
-  stop_controller KILL
-  delete_objects
-  k delete headroomconfig cluster --ignore-not-found >/dev/null 2>&1
-  remove_identity "$ID"
-  if [ "$failed" -gt 0 ]; then echo "--- controller log (tail)"; tail -n 40 "$WORK/controller.log"; fi
-  [ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"
+  cleanup_common
 }
 trap cleanup EXIT
 require_cluster
@@ -52,22 +47,11 @@ sample_health() {
   done
 }
 
-install_identity "$ID"
-mkns "$NS" managed
-k label namespace "$NS" "e2e-faults=$S" >/dev/null
 mknode "$NODE" 8
 # Only this run's namespace is managed: pods other tests leave behind (their
 # namespaces still terminating) would otherwise be written too, and blur the
 # write count that tells a storm from the work the change needs.
-k apply -f - >/dev/null <<YAML
-apiVersion: kube-headroom.dev/v1alpha1
-kind: HeadroomConfig
-metadata: {name: cluster}
-spec:
-  dryRun: false
-  namespaceSelector: {matchLabels: {e2e-faults: "$S"}}
-YAML
-start_controller || { fail "controller start" "not ready within 60 s"; finish; exit; }
+start_controller --manage e2e-faults || { fail "controller start" "$START_WHY"; finish; exit; }
 mkpod "$NS" a "$NODE" 200m
 check "before: a 200m pod alone on 8 cores gets 2" wait_until 20 limit_is "$NS" a 2
 

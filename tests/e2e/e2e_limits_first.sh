@@ -15,7 +15,7 @@
 set -uo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-MPORT=${HEADROOM_E2E_LIMITS_PORT:-28097}
+MPORT=${HEADROOM_E2E_LIMITS_PORT:-$(free_port)}
 WORK=$(mktemp -d /tmp/headroom-e2e.XXXXXX)
 NS=e2e-lf-$S NODE=e2e-lf-n-$S STALE='{"factor":"9.99","slack":"1m","managedRequests":"1m","nodePods":7,"computedAt":"2000-01-01T00:00:00Z","policy":"proportional-v1","dryRun":false}'
 

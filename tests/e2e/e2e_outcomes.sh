@@ -22,30 +22,13 @@
 set -uo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-# A port nobody listens on, below the ephemeral range (lib.sh's free_port where it has one).
-declare -F free_port >/dev/null || free_port() {
-  local p
-  for _ in $(seq 1 100); do
-    p=$((20000 + RANDOM % 12000))
-    ss -Htln "sport = :$p" | grep -q . || { echo "$p"; return 0; }
-  done
-  return 1
-}
 MPORT=${HEADROOM_E2E_OUTCOMES_PORT:-$(free_port)}
 WORK=$(mktemp -d /tmp/headroom-outcomes.XXXXXX)
 ID=headroom-outcomes
 NS=e2e-o-$S
 NG=e2e-o-g-$S ND=e2e-o-d-$S NI=e2e-o-i-$S
 
-cleanup() {
-  stop_controller KILL
-  delete_objects
-  k delete headroomconfig cluster --ignore-not-found >/dev/null 2>&1
-  remove_identity "$ID"
-  if [ "$failed" -gt 0 ]; then echo "--- controller log (tail)"; tail -n 40 "$WORK/controller.log"; fi
-  [ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"
-}
-trap cleanup EXIT
+trap cleanup_common EXIT
 require_cluster
 
 # Writes of the controller's user to one pod (the pod itself or a subresource) since a mark.
@@ -59,21 +42,10 @@ status_limit() { # pod -> the CPU limit the "kubelet" reports running
   k -n "$NS" get pod "$1" -o jsonpath='{.status.containerStatuses[0].resources.limits.cpu}'
 }
 
-install_identity "$ID"
-mkns "$NS" managed
-k label namespace "$NS" "e2e-outcomes=$S" >/dev/null
-# Only this run's namespace is managed (leftovers of other tests stay out of the counts), and the
-# client paced at one write a second: what holds a wave's later writes back in G.
-k apply -f - >/dev/null <<YAML
-apiVersion: kube-headroom.dev/v1alpha1
-kind: HeadroomConfig
-metadata: {name: cluster}
-spec:
-  dryRun: false
-  namespaceSelector: {matchLabels: {e2e-outcomes: "$S"}}
-  rateLimits: {clientQPS: 1, clientBurst: 1}
-YAML
-start_controller || { fail "controller start" "not ready within 60 s"; finish; exit; }
+# Only this run's namespace is managed, and the client paced at one write a second: what holds a
+# wave's later writes back in G.
+start_controller --manage e2e-outcomes --spec "rateLimits: {clientQPS: 1, clientBurst: 1}" ||
+  { fail "controller start" "$START_WHY"; finish; exit; }
 
 # ---------------------------------------------------- G. 404: gone while held back
 mknode "$NG" 16

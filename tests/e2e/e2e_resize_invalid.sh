@@ -28,24 +28,9 @@ ID=headroom-invalid
 NS=e2e-v-$S NODE=e2e-v-n-$S
 TICKS=15
 
-cleanup() {
-  stop_controller KILL
-  proxy_stop
-  delete_objects
-  k delete headroomconfig cluster --ignore-not-found >/dev/null 2>&1
-  remove_identity "$ID"
-  if [ "$failed" -gt 0 ]; then
-    echo "--- controller log (tail)"; tail -n 30 "$WORK/controller.log"
-    echo "--- proxy log (tail)"; tail -n 20 "$WORK/proxy.log"
-  fi
-  [ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"
-}
-trap cleanup EXIT
+trap 'cleanup_common 30' EXIT
 require_cluster
 
-mine() { # mark [extra jq condition]: the controller user's requests after the mark
-  audit_since "$1" "select(.user.username == \"$ID\" and (${2:-true}))"
-}
 RESIZE_P='.objectRef.name == "p" and .objectRef.subresource == "resize" and .verb == "patch"'
 # requestReceivedTimestamp as seconds since the epoch, with the fraction.
 TS='(.requestReceivedTimestamp | capture("^(?<s>[^.]+)[.](?<f>[0-9]+)Z$")) as $c | (($c.s + "Z") | fromdate) + ("0." + $c.f | tonumber)'
@@ -54,20 +39,8 @@ request_is() { # ns pod cpu: the pod's request as the API server has it
 }
 refused() { mine "$M" "$RESIZE_P and .responseStatus.code == 422" | grep -q .; }
 
-install_identity "$ID"
-mkns "$NS" managed
-k label namespace "$NS" "e2e-invalid=$S" >/dev/null
 mknode "$NODE" 8
-k apply -f - >/dev/null <<YAML
-apiVersion: kube-headroom.dev/v1alpha1
-kind: HeadroomConfig
-metadata: {name: cluster}
-spec:
-  dryRun: false
-  namespaceSelector: {matchLabels: {e2e-invalid: "$S"}}
-YAML
-proxy_start "$ID" || { fail "proxy start" "see above"; finish; exit; }
-USER_KC=$PROXY_KC start_controller || { fail "controller start" "not ready within 60 s"; finish; exit; }
+start_controller --manage e2e-invalid --proxy || { fail "controller start" "$START_WHY"; finish; exit; }
 mkpod "$NS" p "$NODE" 200m
 check "before: a 200m pod alone on 8 cores gets 2" wait_until 30 limit_is "$NS" p 2
 sleep 3 # the notes that follow the resize

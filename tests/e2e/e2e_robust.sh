@@ -24,7 +24,7 @@
 set -uo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-MPORT=${HEADROOM_E2E_ROBUST_PORT:-28157}
+MPORT=${HEADROOM_E2E_ROBUST_PORT:-$(free_port)}
 WORK=$(mktemp -d /tmp/headroom-robust.XXXXXX)
 ID=headroom-robust
 NS=e2e-r-$S GHOST=e2e-r-ghost-$S
@@ -33,14 +33,9 @@ PODS_PER_NODE=20
 WINDOW_S=20 # how long the paced wave is measured
 
 cleanup() {
-  stop_controller KILL
-  delete_objects
   k delete node "$GHOST" --ignore-not-found --wait=false >/dev/null 2>&1
-  k delete headroomconfig cluster --ignore-not-found >/dev/null 2>&1
   k -n kube-headroom delete lease kube-headroom --ignore-not-found >/dev/null 2>&1
-  remove_identity "$ID"
-  if [ "$failed" -gt 0 ]; then echo "--- controller log (tail)"; tail -n 40 "$WORK/controller.log"; fi
-  [ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"
+  cleanup_common
 }
 trap cleanup EXIT
 require_cluster
@@ -49,10 +44,6 @@ if curl -s -o /dev/null -m 2 "http://127.0.0.1:$MPORT/"; then
   fail "metrics port" "127.0.0.1:$MPORT is already in use (set HEADROOM_E2E_ROBUST_PORT)"; finish; exit
 fi
 
-# Audit events after a mark, by the controller's user, as compact JSON.
-mine() { # mark [extra jq condition]
-  audit_since "$1" "select(.user.username == \"$ID\" and (${2:-true}))"
-}
 # Requests the client limiter paces (kube/transport/client.c: every request
 # but GET goes through it; the Lease's are made unlimited, lease.c).
 PACED='(.verb | IN("get", "list", "watch") | not) and .objectRef.resource != "leases"'
@@ -89,21 +80,8 @@ pending() {
 }
 none_pending() { [ "$(pending)" = 0 ]; }
 
-install_identity "$ID"
-mkns "$NS" managed
-k label namespace "$NS" "e2e-robust=$S" >/dev/null
 k -n kube-headroom delete lease kube-headroom --ignore-not-found >/dev/null 2>&1
-# Only this run's namespace is managed: leftovers of other tests stay out
-# of the counts.
-k apply -f - >/dev/null <<YAML
-apiVersion: kube-headroom.dev/v1alpha1
-kind: HeadroomConfig
-metadata: {name: cluster}
-spec:
-  dryRun: false
-  namespaceSelector: {matchLabels: {e2e-robust: "$S"}}
-YAML
-start_controller --leader-elect || { fail "controller start" "not ready within 60 s"; finish; exit; }
+start_controller --manage e2e-robust --leader-elect || { fail "controller start" "$START_WHY"; finish; exit; }
 WHY="the Lease never named pid $CTL_PID"
 check "the controller holds the Lease" wait_until 30 leader_is_me
 
