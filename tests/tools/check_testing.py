@@ -10,7 +10,8 @@ Three checks, from the repository root given as the only argument:
   on the real API server;
 - every fault of docs/testing.md's "Faults" table (its first column) has a
   row naming an end-to-end test, or the fuzz tier (`tests/fuzz/`) for bad
-  input to the parsers: a fault is not "covered" by a unit test alone;
+  input to the parsers: a fault is not "covered" by a unit test alone, unless
+  a row of it says "no end-to-end test yet:" and why (the summary counts them);
 - every test a row names (`tests/...` in backticks) exists as a file or
   directory, unless the row says "(issue 16, in progress)": a renamed or
   deleted test cannot leave the map pointing at nothing.
@@ -26,6 +27,7 @@ IN_PROGRESS = "(issue 16, in progress)"
 TEST_REF = re.compile(r"`(tests/[^`\s]+)`")
 E2E = ("tests/e2e/",)
 E2E_OR_FUZZ = ("tests/e2e/", "tests/fuzz/")
+NO_E2E_YET = "no end-to-end test yet:"
 
 
 def uncovered(rows, prefixes):
@@ -34,7 +36,8 @@ def uncovered(rows, prefixes):
     for r in rows:
         if r[0] not in names:
             names.append(r[0])
-        if any(ref.startswith(prefixes) for ref in TEST_REF.findall(" | ".join(r))):
+        line = " | ".join(r)
+        if any(ref.startswith(prefixes) for ref in TEST_REF.findall(line)) or NO_E2E_YET in line:
             covered.add(r[0])
     return [n for n in names if n not in covered]
 
@@ -117,7 +120,9 @@ def main():
         print(p)
     if problems:
         return 1
-    print(f"check_testing: {len(answers)} outcomes mapped, {len(faults)} fault rows, {named} test references")
+    waived = sum(NO_E2E_YET in " | ".join(r) for r in faults)
+    print(f"check_testing: {len(answers)} outcomes mapped, {len(faults)} fault rows, {named} test references,"
+          f" {waived} fault row(s) with no end-to-end test yet")
     return 0
 
 
