@@ -91,7 +91,7 @@ static void fill(hr_gauges *g, int pods_per_node)
                              .managed = 9000,
                              .n_managed = (uint32_t)pods_per_node};
         hr_gauge_delta d;
-        hr_gauges_record(g, node, &plan, 0, pods, (size_t)pods_per_node, &d);
+        hr_gauges_record(g, node, NULL, &plan, 0, pods, (size_t)pods_per_node, &d);
     }
     free(pods);
     free(names);

@@ -294,6 +294,11 @@ const hr_config *hr_cache_config(const hr_cache *c, const char **invalid)
     return hr_ccfg_get(c, invalid);
 }
 
+void hr_cache_pool_counts(const hr_cache *c, int64_t *counts)
+{
+    hr_cnodes_pool_counts(c, hr_ccfg_get(c, NULL), counts);
+}
+
 bool hr_cache_config_object(const hr_cache *c, int64_t *gen_in_force, const hr_kcfg_status **status)
 {
     return hr_ccfg_object(c, gen_in_force, status);

@@ -234,6 +234,10 @@ size_t hr_cache_limitrange_count(const hr_cache *c);
  * NULL) receives the reason the last seen config was refused, or NULL. */
 const hr_config *hr_cache_config(const hr_cache *c, const char **invalid);
 
+/* Per pool of the config in force, how many Node objects it applies to
+ * (counts[i] for pools[i], HR_POOLS_MAX slots); the status's nodePools. */
+void hr_cache_pool_counts(const hr_cache *c, int64_t *counts);
+
 /* Does the HeadroomConfig object exist (valid or not)? *gen_in_force is the
  * generation of the config in force (-1: defaults), *status what the object's
  * status says (numbers -1 when absent). */

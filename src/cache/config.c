@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cache/nodes.h"
 #include "cache/store.h"
 #include "core/names.h"
 
@@ -44,15 +45,22 @@ bool hr_ccfg_put(hr_cache *c, const hr_kconfig *k, int64_t generation, hr_arena 
     if (was && generation > 0 && generation == c->cfg_generation && !c->cfg_invalid[0])
         return false;
     c->cfg_generation = generation;
+    hr_config next = k->cfg;
+    next.present = true;
+    /* Recompute everything on any change: the knobs touch every node. The
+     * caller filters out status-only updates by generation. A change of
+     * only what a node pool can set re-plans exactly the nodes whose
+     * settings moved (design §2.10); that needs the old config in force,
+     * whose arena goes below. */
+    if (was && !c->cfg_invalid[0] && hr_config_same_but_node_settings(&c->cfg, &next))
+        hr_cnodes_mark_settings(c, &c->cfg, &next);
+    else
+        c->all_dirty = true;
     c->cfg_invalid[0] = '\0';
     hr_arena_free(&c->cfg_arena);
     c->cfg_arena = *a;
     hr_arena_init(a, a->chunk_size);
-    c->cfg = k->cfg;
-    c->cfg.present = true;
-    /* Recompute everything on any change: the knobs touch every node. The
-     * caller filters out status-only updates by generation. */
-    c->all_dirty = true;
+    c->cfg = next;
     hr_cstore_report(c, HR_CK_CONFIG, was ? HR_CC_UPDATED : HR_CC_ADDED, "", HR_CONFIG_NAME);
     return true;
 }
@@ -83,6 +91,12 @@ hr_status hr_ccfg_copy_status(const hr_kcfg_status *s, hr_arena *a, hr_kcfg_stat
                 hr_arena_free(a);
                 return hr_err_set(err, HR_E_NOMEM, "headroomconfig status: out of memory");
             }
+        }
+    }
+    for (size_t i = 0; i < t->n_pools; i++) {
+        if (!(t->pools[i].name = hr_arena_strdup(a, t->pools[i].name ? t->pools[i].name : ""))) {
+            hr_arena_free(a);
+            return hr_err_set(err, HR_E_NOMEM, "headroomconfig status: out of memory");
         }
     }
     return HR_OK;

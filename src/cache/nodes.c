@@ -186,6 +186,38 @@ bool hr_cnodes_next(const hr_cache *c, uint32_t *iter, hr_cnode_view *out)
     return false;
 }
 
+void hr_cnodes_mark_settings(hr_cache *c, const hr_config *old, const hr_config *new)
+{
+    for (uint32_t i = 0; i < c->nodes.used; i++) {
+        const cnode *n = node_at(c, i);
+        if (!n->name)
+            continue;
+        /* A placeholder has no labels: the top level, as nodesnap reads it. */
+        hr_labels l = {(const char *const *)n->labels, n->n_labels};
+        const hr_labels *lp = (n->flags & NF_PRESENT) ? &l : NULL;
+        hr_config a, b;
+        (void)hr_config_for_node(old, lp, &a);
+        (void)hr_config_for_node(new, lp, &b);
+        if (!hr_config_node_same(&a, &b))
+            hr_cfeed_mark(c, i);
+    }
+}
+
+void hr_cnodes_pool_counts(const hr_cache *c, const hr_config *cfg, int64_t *counts)
+{
+    for (uint32_t p = 0; p < cfg->n_pools; p++)
+        counts[p] = 0;
+    for (uint32_t i = 0; i < c->nodes.used; i++) {
+        const cnode *n = node_at(c, i);
+        if (!n->name || !(n->flags & NF_PRESENT))
+            continue;
+        hr_labels l = {(const char *const *)n->labels, n->n_labels};
+        int p = hr_config_pool_index(cfg, &l);
+        if (p >= 0)
+            counts[p]++;
+    }
+}
+
 /* ---------------------------------------------------------- the store */
 
 static uint32_t nodes_find(const hr_cache *c, hr_ckind k, const char *ns, const char *name)

@@ -15,6 +15,16 @@ HR_MUST_CHECK hr_status hr_cnodes_undecodable(hr_cache *c, const char *name, con
 bool hr_cnodes_get(const hr_cache *c, const char *name, hr_cnode_view *out);
 bool hr_cnodes_next(const hr_cache *c, uint32_t *iter, hr_cnode_view *out);
 
+/* A HeadroomConfig change that moves only the settings a node pool can
+ * override (hr_config_same_but_node_settings): mark dirty exactly the
+ * nodes whose hr_config_for_node settings differ between old and new
+ * (design §2.10). */
+void hr_cnodes_mark_settings(hr_cache *c, const hr_config *old, const hr_config *new);
+
+/* Per pool of cfg, how many Node objects its selector picks first
+ * (counts[i] for cfg->pools[i]); the top level's are not counted. */
+void hr_cnodes_pool_counts(const hr_cache *c, const hr_config *cfg, int64_t *counts);
+
 /* The node slot of an interned name, created as a placeholder when
  * unknown. Takes over the caller's reference to name when it creates the
  * slot, drops it otherwise. NIL on out of memory. */

@@ -210,6 +210,18 @@ static void print_explain(const hr_nodesnap *s, const hr_reconcile *r, size_t me
                ? " (Node object could not be decoded: nothing is written, "
                  "node-unknown)"
                : " (Node object not in the cache: nothing is written, node-unknown)");
+    /* Design §2.10: the pool whose overrides planned this node. */
+    if (s->n_pools > 0) {
+        char m[48];
+        if (cfg->max_multiplier_milli == 0)
+            snprintf(m, sizeof m, "0 (no cap)");
+        else
+            snprintf(m, sizeof m, "%" PRId64 ".%03" PRId64, cfg->max_multiplier_milli / 1000,
+                     cfg->max_multiplier_milli % 1000);
+        printf("  pool %s: minBurstFloor %s, maxMultiplier %s, quantum %s, deadband +%d%%/−%d%%\n",
+               s->pool ? s->pool : HR_POOL_TOP_LEVEL, cpu(cfg->min_burst_floor, a), m,
+               cpu(cfg->quantum, b), cfg->grow_percent, cfg->shrink_percent);
+    }
     printf("  A  allocatable CPU                 %s\n", cpu(np->allocatable, a));
     printf("  R  booked by %u pods               %s\n", np->n_pods, cpu(np->booked, a));
     /* Who booked it: the largest requests first. */

@@ -137,7 +137,19 @@ hr_cfgstatus_diff hr_cfgstatus_build(const hr_cfgstatus_in *in, hr_buf *b)
             hr_buf_putc(b, ',');
         put_cond(b, &cs[i], in);
     }
-    hr_buf_puts(b, "]}}");
+    hr_buf_putc(b, ']');
+    /* Design §2.10: each pool and how many Nodes it applies to; absent
+     * without pools (an apply that leaves it out removes it). */
+    if (in->n_pools > 0) {
+        hr_buf_puts(b, ",\"nodePools\":[");
+        for (uint32_t i = 0; i < in->n_pools; i++) {
+            hr_buf_puts(b, i ? ",{\"name\":" : "{\"name\":");
+            hr_buf_json_str(b, in->pools[i].name);
+            hr_buf_printf(b, ",\"nodes\":%" PRId64 "}", in->pool_nodes[i]);
+        }
+        hr_buf_putc(b, ']');
+    }
+    hr_buf_puts(b, "}}");
 
     const hr_kcfg_status *o = in->observed;
     hr_cfgstatus_diff d = HR_CFGST_SAME;
@@ -146,8 +158,17 @@ hr_cfgstatus_diff hr_cfgstatus_build(const hr_cfgstatus_in *in, hr_buf *b)
     for (size_t i = 0; i < 2 && d != HR_CFGST_CHANGED; i++)
         if (!cond_same(&cs[i], observed_cond(o, cs[i].type), in->generation))
             d = HR_CFGST_CHANGED;
-    if (d == HR_CFGST_SAME &&
-        (o->managed_pods != in->managed_pods || o->managed_nodes != in->managed_nodes))
+    /* Another set of pools is a change; another count is a count. */
+    bool pools_named = o && o->n_pools == in->n_pools;
+    bool pool_counts = pools_named;
+    for (uint32_t i = 0; pools_named && i < in->n_pools; i++) {
+        pools_named = strcmp(o->pools[i].name, in->pools[i].name) == 0;
+        pool_counts = pool_counts && o->pools[i].nodes == in->pool_nodes[i];
+    }
+    if (d == HR_CFGST_SAME && !pools_named)
+        d = HR_CFGST_CHANGED;
+    if (d == HR_CFGST_SAME && (o->managed_pods != in->managed_pods ||
+                               o->managed_nodes != in->managed_nodes || !pool_counts))
         d = HR_CFGST_COUNTS;
     hr_buf_free(&cs[0].msg);
     hr_buf_free(&cs[1].msg);
@@ -209,7 +230,12 @@ static bool build_locked(hr_cfgstatus *s, hr_buf *body, hr_buf *key, hr_cfgstatu
         pods = obs->managed_pods;
         nodes = obs->managed_nodes;
     }
+    int64_t pool_nodes[HR_POOLS_MAX];
+    hr_cache_pool_counts(c, pool_nodes);
     hr_cfgstatus_in in = {
+        .pools = cfg->pools,
+        .pool_nodes = pool_nodes,
+        .n_pools = cfg->n_pools,
         .generation = obs->generation >= 0 ? obs->generation : 0,
         .gen_in_force = gen_in_force,
         .invalid = invalid,

@@ -49,13 +49,16 @@ typedef struct hr_cfgstatus_in {
     int64_t managed_pods, managed_nodes;
     const char *const *quota_ns; /* managed namespaces with a quota on limits.cpu, sorted */
     size_t n_quota_ns;
+    const hr_node_pool *pools; /* status.nodePools (design §2.10): the pools in force */
+    const int64_t *pool_nodes; /* Node count per pool */
+    uint32_t n_pools;
     const hr_kcfg_status *observed;
     int64_t now_unix; /* lastTransitionTime of a condition that flips */
 } hr_cfgstatus_in;
 
 typedef enum hr_cfgstatus_diff {
     HR_CFGST_SAME = 0, /* nothing to write */
-    HR_CFGST_COUNTS,   /* only managedPods/managedNodes moved */
+    HR_CFGST_COUNTS,   /* only managedPods/managedNodes or a pool's nodes moved */
     HR_CFGST_CHANGED,  /* generation or a condition: write now */
 } hr_cfgstatus_diff;
 

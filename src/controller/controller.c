@@ -256,8 +256,8 @@ static void record_gauges(hr_controller *c, const hr_nodesnap *s, const hr_recon
     }
     bool gone = !s->node_present && s->node.n == 0;
     hr_gauge_delta d;
-    if (hr_gauges_record(c->gauges, s->node.name, gone ? NULL : &r->plan, r->n_deferred, pods, n,
-                         &d)) {
+    if (hr_gauges_record(c->gauges, s->node.name, s->pool, gone ? NULL : &r->plan, r->n_deferred,
+                         pods, n, &d)) {
         atomic_fetch_add(&c->metrics.pods_managed, d.pods);
         atomic_fetch_add(&c->metrics.nodes_managed, d.nodes);
         atomic_fetch_add(&c->metrics.deferred, d.deferred);

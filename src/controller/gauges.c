@@ -16,7 +16,7 @@
 typedef struct entry {
     uint32_t n_managed, n_deferred;
     char *text;    /* the node's lines of each node family, then its pod lines */
-    size_t off[4]; /* where each node family's line and the pod block start */
+    size_t off[5]; /* where each node family's line and the pod block start */
     size_t len;
 } entry;
 
@@ -91,13 +91,20 @@ static void put_label(hr_buf *out, const char *v)
 }
 
 static const char *const fams[] = {
-    "headroom_node_factor",       "Limit/request factor of managed pods on the node (1 + S/M).",
-    "headroom_node_slack_cores",  "Allocatable CPU not booked by any request (may be negative).",
-    "headroom_node_booked_ratio", "Booked requests over allocatable CPU.",
+    "headroom_node_factor",
+    "Limit/request factor of managed pods on the node (1 + S/M).",
+    "headroom_node_slack_cores",
+    "Allocatable CPU not booked by any request (may be negative).",
+    "headroom_node_booked_ratio",
+    "Booked requests over allocatable CPU.",
+    "headroom_node_pool_info",
+    "Always 1: the spec.nodePools entry whose nodeSelector matches "
+    "the node first, or \"(top level)\".",
 };
+#define N_NODE_FAMS 4
 
-static entry *entry_new(const char *node, const hr_node_plan *plan, uint32_t n_deferred,
-                        const hr_gauge_pod *pods, size_t n)
+static entry *entry_new(const char *node, const char *pool, const hr_node_plan *plan,
+                        uint32_t n_deferred, const hr_gauge_pod *pods, size_t n)
 {
     entry *e = calloc(1, sizeof *e);
     if (e == NULL)
@@ -114,7 +121,15 @@ static entry *entry_new(const char *node, const hr_node_plan *plan, uint32_t n_d
         hr_buf_append(&b, "\"} ", 3);
         put_cores(&b, vals[f]);
     }
+    /* Design §9.3: the pool as an info series, joined by node in the
+     * dashboard; at most HR_POOLS_MAX + 1 values. */
     e->off[3] = b.len;
+    hr_buf_puts(&b, "headroom_node_pool_info{node=\"");
+    put_label(&b, node);
+    hr_buf_append(&b, "\",pool=\"", 8);
+    put_label(&b, pool != NULL ? pool : HR_POOL_TOP_LEVEL);
+    hr_buf_append(&b, "\"} 1\n", 5);
+    e->off[4] = b.len;
     for (size_t k = 0; k < n; k++) {
         static const char head[] = "headroom_pod_limit_cores{namespace=\"";
         hr_buf_append(&b, head, sizeof head - 1);
@@ -137,11 +152,12 @@ static entry *entry_new(const char *node, const hr_node_plan *plan, uint32_t n_d
     e->n_deferred = n_deferred;
     return e;
 }
-bool hr_gauges_record(hr_gauges *g, const char *node, const hr_node_plan *plan, uint32_t n_deferred,
-                      const hr_gauge_pod *pods, size_t n, hr_gauge_delta *delta)
+bool hr_gauges_record(hr_gauges *g, const char *node, const char *pool, const hr_node_plan *plan,
+                      uint32_t n_deferred, const hr_gauge_pod *pods, size_t n,
+                      hr_gauge_delta *delta)
 {
     entry *e = NULL;
-    if (plan != NULL && (e = entry_new(node, plan, n_deferred, pods, n)) == NULL)
+    if (plan != NULL && (e = entry_new(node, pool, plan, n_deferred, pods, n)) == NULL)
         return false;
     pthread_mutex_lock(&g->mu);
     uint64_t *slot = hr_strmap_get(&g->nodes, node);
@@ -166,8 +182,8 @@ bool hr_gauges_record(hr_gauges *g, const char *node, const hr_node_plan *plan, 
 void hr_gauges_render(hr_gauges *g, hr_buf *out)
 {
     pthread_mutex_lock(&g->mu);
-    for (int f = 0; f < 4; f++) {
-        if (f < 3)
+    for (int f = 0; f <= N_NODE_FAMS; f++) {
+        if (f < N_NODE_FAMS)
             hr_buf_printf(out, "# HELP %s %s\n# TYPE %s gauge\n", fams[2 * f], fams[2 * f + 1],
                           fams[2 * f]);
         else
@@ -178,7 +194,7 @@ void hr_gauges_render(hr_gauges *g, hr_buf *out)
         uint64_t v;
         while (hr_strmap_next(&g->nodes, &i, NULL, &v)) {
             const entry *e = (const entry *)(uintptr_t)v;
-            size_t end = f < 3 ? e->off[f + 1] : e->len;
+            size_t end = f < N_NODE_FAMS ? e->off[f + 1] : e->len;
             hr_buf_append(out, e->text + e->off[f], end - e->off[f]);
         }
     }

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/config.h"
 #include "core/policy.h"
 #include "util/buf.h"
 #include "util/err.h"
@@ -33,13 +34,15 @@ typedef struct hr_gauge_delta {
 HR_MUST_CHECK hr_gauges *hr_gauges_new(void);
 void hr_gauges_free(hr_gauges *g);
 
-/* Replace node's entry; plan NULL removes the node (it is gone). Returns
- * false when out of memory (the old entry stays). */
-bool hr_gauges_record(hr_gauges *g, const char *node, const hr_node_plan *plan, uint32_t n_deferred,
-                      const hr_gauge_pod *pods, size_t n, hr_gauge_delta *delta);
+/* Replace node's entry; plan NULL removes the node (it is gone). pool is
+ * the node's spec.nodePools entry, NULL for the top level. Returns false
+ * when out of memory (the old entry stays). */
+bool hr_gauges_record(hr_gauges *g, const char *node, const char *pool, const hr_node_plan *plan,
+                      uint32_t n_deferred, const hr_gauge_pod *pods, size_t n,
+                      hr_gauge_delta *delta);
 
 /* headroom_node_factor, headroom_node_slack_cores, headroom_node_booked_ratio,
- * headroom_pod_limit_cores. */
+ * headroom_node_pool_info, headroom_pod_limit_cores. */
 void hr_gauges_render(hr_gauges *g, hr_buf *out);
 
 #endif

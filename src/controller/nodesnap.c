@@ -84,6 +84,12 @@ hr_status hr_nodesnap_take(hr_cache *c, const char *name, const hr_nodesnap_opts
     out->node_present = have_node && nv.present;
     out->node_undecodable = have_node && nv.undecodable;
     out->node.name = hr_arena_strdup(a, name);
+    /* The node's settings (design §2.10): its pool's overrides, by the one
+     * rule; an unknown node has no labels and gets the top level. */
+    const hr_node_pool *pool =
+        hr_config_for_node(&out->cfg, out->node_present ? &nv.labels : NULL, &out->cfg);
+    out->pool = pool != NULL ? hr_arena_strdup(a, pool->name) : NULL;
+    out->n_pools = out->cfg.n_pools;
     if (out->node_present)
         out->node.node = nv.node;
     else
@@ -110,7 +116,8 @@ hr_status hr_nodesnap_take(hr_cache *c, const char *name, const hr_nodesnap_opts
     hr_rpod *pods = hr_arena_calloc(a, n ? n : 1, sizeof *pods);
     out->pod_rv = hr_arena_calloc(a, n ? n : 1, sizeof *out->pod_rv);
     out->pod_uid = hr_arena_calloc(a, n ? n : 1, sizeof *out->pod_uid);
-    if (pods == NULL || out->pod_rv == NULL || out->pod_uid == NULL || out->node.name == NULL) {
+    if (pods == NULL || out->pod_rv == NULL || out->pod_uid == NULL || out->node.name == NULL ||
+        (pool != NULL && out->pool == NULL)) {
         st = hr_err_set(err, HR_E_NOMEM, "snapshot: out of memory");
         goto out;
     }
@@ -137,6 +144,8 @@ out:
     out->cfg.n_excluded_ns = 0;
     out->cfg.excluded_owners = NULL;
     out->cfg.n_excluded_owners = 0;
+    out->cfg.pools = NULL;
+    out->cfg.n_pools = 0;
     hr_cache_unlock(c);
     free(ids);
     free(scratch);

@@ -22,8 +22,12 @@
 
 typedef struct hr_nodesnap {
     hr_rnode node;
-    hr_config cfg;           /* scalar settings in force (hr_config_effective:
-                               the flags applied); selectors/lists cleared */
+    hr_config cfg;           /* scalar settings in force for this node
+                               (hr_config_effective: the flags applied, then
+                               hr_config_for_node: its pool's overrides);
+                               selectors/lists/pools cleared */
+    const char *pool;        /* the pool that applied, NULL: the top level */
+    uint32_t n_pools;        /* spec.nodePools in force (the list is not kept) */
     const char *cfg_invalid; /* why the last HeadroomConfig was refused, or NULL */
     uint64_t *pod_rv;        /* resourceVersion per pod, parallel to node.pods */
     uint8_t (*pod_uid)[16];  /* metadata.uid per pod, parallel (all zero: none) */

@@ -33,6 +33,35 @@ const char *hr_policy_str(hr_policy p);
  * "tenantfair-v1". */
 const char *hr_policy_version(hr_policy p);
 
+/* spec.nodePools[i] (design §2.10): the node settings a pool overrides for
+ * the nodes its selector matches; HR_POOL_* bits say which are set, the
+ * others come from the top level. */
+enum {
+    HR_POOL_FLOOR = 1u << 0,   /* overrides.minBurstFloor */
+    HR_POOL_MULT = 1u << 1,    /* overrides.maxMultiplier */
+    HR_POOL_QUANTUM = 1u << 2, /* overrides.quantum */
+    HR_POOL_GROW = 1u << 3,    /* overrides.deadband.growPercent */
+    HR_POOL_SHRINK = 1u << 4,  /* overrides.deadband.shrinkPercent */
+};
+
+/* At most this many pools (the CRD's maxItems): the pool label of
+ * headroom_node_pool_info stays bounded (design §9.3). */
+#define HR_POOLS_MAX 32
+
+/* What `plan`, `node`, `explain` and the metrics say when no pool applies. */
+#define HR_POOL_TOP_LEVEL "(top level)"
+
+typedef struct hr_node_pool {
+    const char *name;     /* unique among the pools */
+    hr_selector selector; /* over the Node's labels */
+    uint8_t set;          /* HR_POOL_* */
+    int64_t min_burst_floor;
+    int64_t max_multiplier_milli;
+    int64_t quantum;
+    int grow_percent;
+    int shrink_percent;
+} hr_node_pool;
+
 typedef struct hr_config {
     bool present;   /* a HeadroomConfig "cluster" exists */
     uint8_t policy; /* hr_policy, default HR_POLICY_PROPORTIONAL */
@@ -55,6 +84,8 @@ typedef struct hr_config {
     const hr_owner_ref *excluded_owners;
     uint32_t n_excluded_owners;
     hr_selector excluded_nodes; /* unset: no node excluded */
+    const hr_node_pool *pools;  /* spec.nodePools, in order; none by default */
+    uint32_t n_pools;
 } hr_config;
 
 /* All defaults, as with no HeadroomConfig: present=false and dry_run=true
@@ -82,6 +113,32 @@ void hr_config_effective(const hr_config *cluster, hr_dry_run_flag dry_run, hr_c
 /* Did a flag decide the dry-run setting in force (rather than spec.dryRun
  * or the absence of a HeadroomConfig)? What status messages name. */
 bool hr_dry_run_from_flag(hr_dry_run_flag dry_run);
+
+/* The one effective-config-per-node decision (design §2.10): the index of
+ * the first pool of c whose nodeSelector matches the node's labels, -1 for
+ * none (the top level). NULL labels (the Node is unknown) match no pool. */
+int hr_config_pool_index(const hr_config *c, const hr_labels *node_labels);
+
+/* The settings for one node: *out = *top with the overrides of the pool
+ * hr_config_pool_index picks applied (out may be top). Returns that pool,
+ * NULL for the top level. top must be the config in force, not the result
+ * of an earlier call. Every reader that plans a node — the controller's
+ * node snapshot (and `explain`), the offline planner (`plan`, `node`) and
+ * the webhook's birth limit — asks here. */
+const hr_node_pool *hr_config_for_node(const hr_config *top, const hr_labels *node_labels,
+                                       hr_config *out);
+
+/* The pool's name, HR_POOL_TOP_LEVEL for NULL. */
+const char *hr_pool_name(const hr_node_pool *p);
+
+/* Do a and b plan every node alike except for the settings a pool can
+ * override (minBurstFloor, maxMultiplier, quantum, deadband) and the pools
+ * themselves? When they do, a change from a to b re-plans only the nodes
+ * whose hr_config_for_node settings moved (hr_config_node_same). */
+bool hr_config_same_but_node_settings(const hr_config *a, const hr_config *b);
+
+/* The settings a pool can override are the same in a and b. */
+bool hr_config_node_same(const hr_config *a, const hr_config *b);
 
 /* Check values the CRD schema may not have caught. Returns NULL when valid,
  * otherwise a static sentence naming the field. */

@@ -54,6 +54,9 @@ typedef struct hr_plan_node_out {
     const char *undecodable; /* the Node is in the dump but could not be
                                 decoded: the decoder's message; else NULL */
     hr_node node;            /* as given to the policy */
+    hr_config cfg;           /* the node's settings: hr_config_for_node */
+    const char *pool;        /* the spec.nodePools entry that applied, NULL:
+                                the top level (and for a node not in the dump) */
     hr_node_plan np;
     int64_t factor_milli; /* hr_node_factor_milli */
     size_t n_pods;        /* non-terminal pods bound here */

@@ -151,6 +151,10 @@ static bool add_node_json(yyjson_mut_doc *doc, yyjson_mut_val *nodes, const hr_p
         !yyjson_mut_obj_add_val(doc, o, "factor", yyjson_mut_rawcpy(doc, f)) ||
         !yyjson_mut_obj_add_val(doc, o, "pods", pods))
         return false;
+    /* Design §2.10: only with pools, so plans without keep their shape. */
+    if (p->cfg->n_pools > 0 &&
+        !yyjson_mut_obj_add_str(doc, o, "pool", no->pool ? no->pool : HR_POOL_TOP_LEVEL))
+        return false;
     /* The table's "!" lines, as codes. */
     yyjson_mut_val *notes = yyjson_mut_arr(doc);
     if (!notes || !yyjson_mut_obj_add_val(doc, o, "notes", notes) ||
@@ -193,7 +197,7 @@ static bool add_node_json(yyjson_mut_doc *doc, yyjson_mut_val *nodes, const hr_p
             !yyjson_mut_obj_add_str(doc, po, "reason", hr_reason_str(pp->reason)))
             return false;
         /* The design §2.3 bound that cut r + burst (-o wide's CAP), or null. */
-        const char *bc = bad ? "-" : binding_cap(p->cfg, no, i);
+        const char *bc = bad ? "-" : binding_cap(&no->cfg, no, i);
         if (!(strcmp(bc, "-") == 0 ? yyjson_mut_obj_add_null(doc, po, "bindingCap")
                                    : yyjson_mut_obj_add_str(doc, po, "bindingCap", bc)))
             return false;
@@ -286,6 +290,38 @@ static plan_summary summarize(const hr_plan *p, const hr_render_opts *o)
     return s;
 }
 
+/* Design §2.10: each pool with the overrides it sets, in order; only with
+ * pools, so plans without keep their shape. */
+static bool add_pools_json(yyjson_mut_doc *doc, yyjson_mut_val *o, const hr_config *c)
+{
+    if (c->n_pools == 0)
+        return true;
+    yyjson_mut_val *arr = yyjson_mut_arr(doc);
+    if (!arr || !yyjson_mut_obj_add_val(doc, o, "nodePools", arr))
+        return false;
+    for (uint32_t i = 0; i < c->n_pools; i++) {
+        const hr_node_pool *p = &c->pools[i];
+        char m[32];
+        yyjson_mut_val *e = yyjson_mut_obj(doc);
+        if (!e || !yyjson_mut_arr_append(arr, e) ||
+            !yyjson_mut_obj_add_str(doc, e, "name", p->name) ||
+            ((p->set & HR_POOL_FLOOR) &&
+             !yyjson_mut_obj_add_int(doc, e, "minBurstFloorMilli", p->min_burst_floor)) ||
+            ((p->set & HR_POOL_MULT) &&
+             !yyjson_mut_obj_add_val(
+                 doc, e, "maxMultiplier",
+                 yyjson_mut_rawcpy(doc, fixed3(m, sizeof m, p->max_multiplier_milli)))) ||
+            ((p->set & HR_POOL_QUANTUM) &&
+             !yyjson_mut_obj_add_int(doc, e, "quantumMilli", p->quantum)) ||
+            ((p->set & HR_POOL_GROW) &&
+             !yyjson_mut_obj_add_int(doc, e, "growPercent", p->grow_percent)) ||
+            ((p->set & HR_POOL_SHRINK) &&
+             !yyjson_mut_obj_add_int(doc, e, "shrinkPercent", p->shrink_percent)))
+            return false;
+    }
+    return true;
+}
+
 static bool add_config_json(yyjson_mut_doc *doc, yyjson_mut_val *root, const hr_config *c)
 {
     char m[32];
@@ -300,7 +336,8 @@ static bool add_config_json(yyjson_mut_doc *doc, yyjson_mut_val *root, const hr_
                yyjson_mut_rawcpy(doc, fixed3(m, sizeof m, c->max_multiplier_milli))) &&
            yyjson_mut_obj_add_int(doc, o, "quantumMilli", c->quantum) &&
            yyjson_mut_obj_add_int(doc, o, "growPercent", c->grow_percent) &&
-           yyjson_mut_obj_add_int(doc, o, "shrinkPercent", c->shrink_percent);
+           yyjson_mut_obj_add_int(doc, o, "shrinkPercent", c->shrink_percent) &&
+           add_pools_json(doc, o, c);
 }
 
 static bool add_summary_json(yyjson_mut_doc *doc, yyjson_mut_val *root, const hr_plan *p,
@@ -486,7 +523,7 @@ static col_widths widths(const hr_plan *p, const hr_render_opts *o)
             if (l > cw.pod)
                 cw.pod = l > POD_COL_MAX ? POD_COL_MAX : l;
             if (o->fmt == HR_RENDER_WIDE) {
-                size_t c = strlen(binding_cap(p->cfg, no, i));
+                size_t c = strlen(binding_cap(&no->cfg, no, i));
                 cw.cap = c > cw.cap ? c : cw.cap;
                 cw.node = nl > cw.node ? nl : cw.node;
             }
@@ -529,6 +566,17 @@ static void render_node_table(const hr_plan *p, const hr_plan_node_out *no, cons
                   milli(v3, sizeof v3, no->np.slack, INT64_MIN, ""),
                   milli(v4, sizeof v4, no->np.managed, -1, ""), no->np.n_managed,
                   no->np.n_managed == 1 ? "" : "s", f);
+    /* Design §2.10: which pool's settings planned it, when there are pools. */
+    if (p->cfg->n_pools > 0) {
+        char v5[32];
+        hr_buf_printf(b,
+                      "  pool %s: minBurstFloor %s  maxMultiplier %s  quantum %" PRId64
+                      "m  deadband +%d%%/-%d%%\n",
+                      no->pool ? no->pool : HR_POOL_TOP_LEVEL,
+                      milli(v1, sizeof v1, no->cfg.min_burst_floor, -1, ""),
+                      fixed3(v5, sizeof v5, no->cfg.max_multiplier_milli), no->cfg.quantum,
+                      no->cfg.grow_percent, no->cfg.shrink_percent);
+    }
     /* Conditions that change how to read the numbers, one per line. */
     if (no->undecodable)
         hr_buf_puts(b, "  ! could not be decoded (listed at the top): its pods are not planned "
@@ -581,7 +629,7 @@ static void render_node_table(const hr_plan *p, const hr_plan_node_out *no, cons
                       bad ? "?" : milli(v2, sizeof v2, pp->current, 0, "none"),
                       managed ? milli(v3, sizeof v3, pp->target, -1, "-") : "-", write);
         if (wide)
-            hr_buf_printf(b, "%-*s  %-*s  ", (int)cw->cap, binding_cap(p->cfg, no, i),
+            hr_buf_printf(b, "%-*s  %-*s  ", (int)cw->cap, binding_cap(&no->cfg, no, i),
                           (int)cw->node, no->name);
         hr_buf_puts(b, hr_reason_str(pp->reason));
         if ((managed && pp->write && pp->gate) || pp->gate == HR_GATE_NODE_UNKNOWN)
@@ -630,10 +678,17 @@ static void render_config(const hr_config *c, hr_buf *b)
                        "namespaces first (weights), then by request\n");
     hr_buf_printf(b,
                   "        minBurstFloor %s  maxMultiplier %s  quantum %" PRId64
-                  "m  deadband +%d%%/-%d%%\n\n",
+                  "m  deadband +%d%%/-%d%%\n",
                   milli(v1, sizeof v1, c->min_burst_floor, -1, ""),
                   fixed3(v2, sizeof v2, c->max_multiplier_milli), c->quantum, c->grow_percent,
                   c->shrink_percent);
+    /* Design §2.10: the pools in order, the first match applies. */
+    if (c->n_pools > 0)
+        hr_buf_puts(b, "        nodePools (the first whose nodeSelector matches a node applies; "
+                       "else the values above):");
+    for (uint32_t i = 0; i < c->n_pools; i++)
+        hr_buf_printf(b, " %s", c->pools[i].name);
+    hr_buf_puts(b, c->n_pools > 0 ? "\n\n" : "\n");
 }
 
 /* Design §2.10: each gang, its ratio and the member whose node binds. */

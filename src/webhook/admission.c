@@ -291,10 +291,14 @@ static bool decide(const hr_wh_env *env, yyjson_val *req, hr_arena *a, hr_wh_res
     int64_t *lim = hr_arena_calloc(a, pod->n_ctr, sizeof *lim);
     if (lim == NULL)
         return false;
+    /* The node's settings by the one rule (design §2.10); the node is
+     * unknown at admission, so that is the top level: a pool's overrides
+     * reach the pod when the controller plans its node. */
+    hr_config birth;
+    (void)hr_config_for_node(cfg, NULL, &birth);
     /* Design §2.10: a gang member is born at its gang's value in force.
      * The key was made with the object's namespace, which a CREATE may
      * leave out (then it starts with "/"). */
-    hr_config gang_cfg;
     if (pod->group != NULL && env->group_lookup != NULL) {
         const char *key = pod->group;
         if (key[0] == '/') {
@@ -309,12 +313,10 @@ static bool decide(const hr_wh_env *env, yyjson_val *req, hr_arena *a, hr_wh_res
         int64_t num, den;
         if (key != NULL && env->group_lookup(env->group_ud, key, &num, &den) && den > 0 &&
             num >= den) {
-            gang_cfg = *cfg;
-            gang_cfg.initial_multiplier_milli = hr_muldiv64(num, 1000, den);
-            cfg = &gang_cfg;
+            birth.initial_multiplier_milli = hr_muldiv64(num, 1000, den);
         }
     }
-    hr_birth b = hr_admit_pod(cfg, pod, lim);
+    hr_birth b = hr_admit_pod(&birth, pod, lim);
     r->has_reason = true;
     r->reason = b.reason;
     switch (b.verdict) {

@@ -121,6 +121,23 @@ static hr_cfg_snapshot *snapshot_new(const hr_config *c)
             s->cfg.n_excluded_owners = c->n_excluded_owners;
         }
     }
+    /* The pools too (design §2.10): hr_config_for_node reads them. */
+    s->cfg.pools = NULL;
+    s->cfg.n_pools = 0;
+    if (c->n_pools > 0 && c->pools != NULL) {
+        hr_node_pool *p = hr_arena_calloc(&s->arena, c->n_pools, sizeof *p);
+        if (p == NULL) {
+            ok = 0;
+        } else {
+            for (uint32_t i = 0; i < c->n_pools; i++) {
+                p[i] = c->pools[i];
+                p[i].name = dup_str(&s->arena, c->pools[i].name, &ok);
+                p[i].selector = dup_selector(&s->arena, &c->pools[i].selector, &ok);
+            }
+            s->cfg.pools = p;
+            s->cfg.n_pools = c->n_pools;
+        }
+    }
     if (!ok) {
         hr_arena_free(&s->arena);
         free(s);

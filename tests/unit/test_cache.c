@@ -975,6 +975,70 @@ static void test_every_kind_through_the_store(void **state)
     assert_int_equal(node_pod_count(f, "n1"), 1);
 }
 
+/* Design §2.10: a change of only what a node pool sets re-plans exactly
+ * the nodes whose settings moved; anything else, every node. Pool counts
+ * follow the nodes' labels. */
+static void put_cfg(fx *f, int gen, const char *spec)
+{
+    char buf[2048];
+    snprintf(buf, sizeof buf,
+             "{\"metadata\":{\"name\":\"cluster\",\"resourceVersion\":\"%d\",\"generation\":%d},"
+             "\"spec\":%s}",
+             100 + gen, gen, spec);
+    assert_int_equal(feed(f, HR_CK_CONFIG, false, buf), HR_OK);
+}
+
+static void test_pool_change_replans_its_nodes(void **state)
+{
+    fx *f = *state;
+    char d[4096];
+    put_node(f, "n1", "16", "False", "z1", "1");
+    put_node(f, "n2", "16", "False", "z2", "2");
+    put_node(f, "n3", "16", "False", "z3", "3");
+    assert_string_equal(drain(f, d), "n1,n2,n3");
+#define POOLS(m1, sel2, g2, top)                                                  \
+    "{\"maxMultiplier\":\"" top "\",\"nodePools\":["                              \
+    "{\"name\":\"a\",\"nodeSelector\":{\"matchLabels\":{\"zone\":\"z1\"}},"       \
+    "\"overrides\":{\"maxMultiplier\":\"" m1 "\"}},"                              \
+    "{\"name\":\"b\",\"nodeSelector\":{\"matchLabels\":{\"zone\":\"" sel2 "\"}}," \
+    "\"overrides\":{\"maxMultiplier\":\"5\",\"deadband\":{\"growPercent\":" g2 "}}}]}"
+    put_cfg(f, 1, POOLS("2", "z2", "30", "10"));
+    assert_string_equal(drain(f, d), "n1,n2,n3"); /* the first config: all */
+    int64_t counts[HR_POOLS_MAX];
+    hr_cache_lock(f->c);
+    hr_cache_pool_counts(f->c, counts);
+    hr_cache_unlock(f->c);
+    assert_int_equal(counts[0], 1);
+    assert_int_equal(counts[1], 1);
+    put_cfg(f, 2, POOLS("3", "z2", "30", "10")); /* pool a's multiplier */
+    assert_string_equal(drain(f, d), "n1");
+    put_cfg(f, 3, POOLS("3", "z2", "40", "10")); /* pool b's deadband */
+    assert_string_equal(drain(f, d), "n2");
+    put_cfg(f, 4, POOLS("3", "z3", "40", "10")); /* b moves from z2 to z3 */
+    assert_string_equal(drain(f, d), "n2,n3");
+    put_cfg(f, 5, POOLS("3", "z3", "40", "8")); /* the top level: only n2 uses it */
+    assert_string_equal(drain(f, d), "n2");
+    put_cfg(f, 6, POOLS("3", "z3", "40", "8")); /* same spec, new generation */
+    assert_string_equal(drain(f, d), "");
+    /* a node relabelled into a pool is dirty by its own update */
+    put_node(f, "n2", "16", "False", "z1", "7");
+    assert_string_equal(drain(f, d), "n2");
+    hr_cache_lock(f->c);
+    hr_cache_pool_counts(f->c, counts);
+    hr_cache_unlock(f->c);
+    assert_int_equal(counts[0], 2);
+    assert_int_equal(counts[1], 1);
+    /* anything a pool cannot set touches every node */
+    put_cfg(f, 7,
+            "{\"maxMultiplier\":\"8\",\"debouncePeriod\":\"1s\",\"nodePools\":["
+            "{\"name\":\"a\",\"nodeSelector\":{\"matchLabels\":{\"zone\":\"z1\"}},"
+            "\"overrides\":{\"maxMultiplier\":\"3\"}},"
+            "{\"name\":\"b\",\"nodeSelector\":{\"matchLabels\":{\"zone\":\"z3\"}},"
+            "\"overrides\":{\"maxMultiplier\":\"5\",\"deadband\":{\"growPercent\":40}}}]}");
+    assert_string_equal(drain(f, d), "n1,n2,n3");
+#undef POOLS
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -993,6 +1057,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_resize_conditions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_churn_against_model, setup, teardown),
         cmocka_unit_test_setup_teardown(test_every_kind_through_the_store, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pool_change_replans_its_nodes, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -32,7 +32,7 @@ static void record_render_remove(void **state)
         .allocatable = 8000, .booked = 2000, .slack = 6000, .managed = 2000, .n_managed = 2};
     hr_gauge_pod pods[] = {{"team-a", "solo", 1200}, {"team-a", "big", 7200}};
     hr_gauge_delta d;
-    assert_true(hr_gauges_record(g, "n0", &plan, 1, pods, 2, &d));
+    assert_true(hr_gauges_record(g, "n0", NULL, &plan, 1, pods, 2, &d));
     assert_int_equal(d.pods, 2);
     assert_int_equal(d.nodes, 1);
     assert_int_equal(d.deferred, 1);
@@ -40,6 +40,8 @@ static void record_render_remove(void **state)
     assert_non_null(strstr(p, "\nheadroom_node_factor{node=\"n0\"} 4.000\n"));
     assert_non_null(strstr(p, "\nheadroom_node_slack_cores{node=\"n0\"} 6.000\n"));
     assert_non_null(strstr(p, "\nheadroom_node_booked_ratio{node=\"n0\"} 0.250\n"));
+    /* design §2.10, §9.3: no pool applies: the top level */
+    assert_non_null(strstr(p, "\nheadroom_node_pool_info{node=\"n0\",pool=\"(top level)\"} 1\n"));
     assert_non_null(
         strstr(p, "\nheadroom_pod_limit_cores{namespace=\"team-a\",pod=\"big\"} 7.200\n"));
     free(p);
@@ -47,20 +49,23 @@ static void record_render_remove(void **state)
     /* big left the node: its series goes with the next record */
     plan = (hr_node_plan){
         .allocatable = 8000, .booked = 200, .slack = 7800, .managed = 200, .n_managed = 1};
-    assert_true(hr_gauges_record(g, "n0", &plan, 0, pods, 1, &d));
+    assert_true(hr_gauges_record(g, "n0", "batch", &plan, 0, pods, 1, &d));
     assert_int_equal(d.pods, -1);
     assert_int_equal(d.nodes, 0);
     assert_int_equal(d.deferred, -1);
     p = page(g);
     assert_null(strstr(p, "pod=\"big\""));
     assert_non_null(strstr(p, "headroom_node_factor{node=\"n0\"} 40.000\n"));
+    /* the node's pool moved with its record: one info series, the new pool */
+    assert_non_null(strstr(p, "headroom_node_pool_info{node=\"n0\",pool=\"batch\"} 1\n"));
+    assert_null(strstr(p, "pool=\"(top level)\""));
     free(p);
 
     /* an over-booked node has a negative slack; odd names are escaped */
     plan = (hr_node_plan){
         .allocatable = 4000, .booked = 5000, .slack = -1000, .managed = 500, .n_managed = 1};
     hr_gauge_pod odd[] = {{"ns", "we\"ird\\name", 510}};
-    assert_true(hr_gauges_record(g, "n\"1", &plan, 0, odd, 1, &d));
+    assert_true(hr_gauges_record(g, "n\"1", NULL, &plan, 0, odd, 1, &d));
     p = page(g);
     assert_non_null(strstr(p, "headroom_node_slack_cores{node=\"n\\\"1\"} -1.000\n"));
     assert_non_null(strstr(p, "pod=\"we\\\"ird\\\\name\"} 0.510\n"));
@@ -68,7 +73,7 @@ static void record_render_remove(void **state)
     free(p);
 
     /* n0 is gone */
-    assert_true(hr_gauges_record(g, "n0", NULL, 0, NULL, 0, &d));
+    assert_true(hr_gauges_record(g, "n0", NULL, NULL, 0, NULL, 0, &d));
     assert_int_equal(d.pods, -1);
     assert_int_equal(d.nodes, -1);
     p = page(g);

@@ -70,5 +70,24 @@ hr_status hr_decode_config_status(yyjson_val *obj, hr_arena *a, hr_kcfg_status *
             return st;
         out->n_cond++;
     }
+    hr_jpath pnp = HR_JP_KEY(&ps, "nodePools");
+    yyjson_val *pools;
+    if ((st = hr_jarr(&c, &pnp, hr_jget(status, "nodePools"), &pools)))
+        return st;
+    yyjson_arr_foreach(pools, i, max, e)
+    {
+        if (out->n_pools == HR_KPOOL_MAX)
+            break;
+        hr_jpath pe = HR_JP_IDX(&pnp, i);
+        hr_jpath pname = HR_JP_KEY(&pe, "name"), pc2 = HR_JP_KEY(&pe, "nodes");
+        hr_kpool_count *k = &out->pools[out->n_pools];
+        k->nodes = -1;
+        if (!yyjson_is_obj(e))
+            return hr_kfail(&c, &pe, HR_E_INPUT, "expected an object, got %s", hr_jtype_str(e));
+        if ((st = hr_jstr(&c, &pname, hr_jget(e, "name"), "", &k->name)) ||
+            (st = hr_jint(&c, &pc2, hr_jget(e, "nodes"), 0, INT64_MAX, &k->nodes)))
+            return st;
+        out->n_pools++;
+    }
     return HR_OK;
 }

@@ -25,12 +25,22 @@ typedef struct hr_kcondition {
  * lastTransitionTime across restarts and leader changes. Numbers are -1
  * when absent. Only the first HR_KCOND_MAX conditions are kept. */
 #define HR_KCOND_MAX 8
+
+/* One status.nodePools entry (design §2.10): a pool and its Node count. */
+typedef struct hr_kpool_count {
+    const char *name; /* never NULL */
+    int64_t nodes;    /* -1 when absent */
+} hr_kpool_count;
+#define HR_KPOOL_MAX 32 /* HR_POOLS_MAX; more are not kept */
+
 typedef struct hr_kcfg_status {
     int64_t generation;          /* metadata.generation */
     int64_t observed_generation; /* status.observedGeneration */
     int64_t managed_pods, managed_nodes;
     size_t n_cond;
     hr_kcondition cond[HR_KCOND_MAX];
+    size_t n_pools; /* status.nodePools, in order */
+    hr_kpool_count pools[HR_KPOOL_MAX];
 } hr_kcfg_status;
 
 /* Reads metadata.generation and status only, so it works on a config whose

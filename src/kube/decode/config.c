@@ -118,6 +118,13 @@ static hr_status decode_owners(const hr_kctx *c, const hr_jpath *p, yyjson_val *
     return HR_OK;
 }
 
+/* Present and not null: a pool's override is set only when written. */
+static bool given(yyjson_val *obj, const char *key)
+{
+    yyjson_val *v = hr_jget(obj, key);
+    return v != NULL && !yyjson_is_null(v);
+}
+
 static hr_status get_int(const hr_kctx *c, const hr_jpath *p, yyjson_val *obj, const char *key,
                          int64_t lo, int64_t hi, int *out)
 {
@@ -138,6 +145,79 @@ static hr_status get_q(const hr_kctx *c, const hr_jpath *p, yyjson_val *obj, con
     if (!st && v != HR_NONE)
         *out = v;
     return st;
+}
+
+/* spec.nodePools[i].overrides: the node settings, under the top-level
+ * names; each one given sets its HR_POOL_* bit. */
+static hr_status decode_overrides(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
+                                  hr_node_pool *np)
+{
+    yyjson_val *o, *db;
+    hr_jpath pdb = HR_JP_KEY(p, "deadband");
+    hr_status st;
+    if ((st = hr_jobj(c, p, v, &o)) || !o)
+        return st;
+    np->set |= (given(o, "minBurstFloor") ? HR_POOL_FLOOR : 0) |
+               (given(o, "maxMultiplier") ? HR_POOL_MULT : 0) |
+               (given(o, "quantum") ? HR_POOL_QUANTUM : 0);
+    if ((st = get_q(c, p, o, "minBurstFloor", HR_QK_CPU, &np->min_burst_floor)) ||
+        (st = get_q(c, p, o, "maxMultiplier", HR_QK_MILLI, &np->max_multiplier_milli)) ||
+        (st = get_q(c, p, o, "quantum", HR_QK_CPU, &np->quantum)) ||
+        (st = hr_jobj(c, &pdb, hr_jget(o, "deadband"), &db)) || !db)
+        return st;
+    np->set |= (given(db, "growPercent") ? HR_POOL_GROW : 0) |
+               (given(db, "shrinkPercent") ? HR_POOL_SHRINK : 0);
+    if ((st = get_int(c, &pdb, db, "growPercent", 0, 100, &np->grow_percent)) ||
+        (st = get_int(c, &pdb, db, "shrinkPercent", 0, 100, &np->shrink_percent)))
+        return st;
+    return HR_OK;
+}
+
+/* spec.nodePools (design §2.10): name and nodeSelector required, names
+ * unique, at most HR_POOLS_MAX; the bounds are hr_config_validate's. */
+static hr_status decode_pools(const hr_kctx *c, const hr_jpath *p, yyjson_val *v, hr_config *cfg)
+{
+    yyjson_val *arr;
+    hr_status st = hr_jarr(c, p, v, &arr);
+    if (st || !arr)
+        return st;
+    size_t n = yyjson_arr_size(arr);
+    if (n > HR_POOLS_MAX)
+        return hr_kfail(c, p, HR_E_INPUT, "%zu pools, at most %d", n, HR_POOLS_MAX);
+    hr_node_pool *pools = hr_arena_calloc(c->a, n ? n : 1, sizeof *pools);
+    if (!pools)
+        return hr_knomem(c);
+    size_t i, max;
+    yyjson_val *e;
+    yyjson_arr_foreach(arr, i, max, e)
+    {
+        hr_jpath pe = HR_JP_IDX(p, i);
+        hr_jpath pn = HR_JP_KEY(&pe, "name");
+        hr_jpath psel = HR_JP_KEY(&pe, "nodeSelector");
+        hr_jpath pov = HR_JP_KEY(&pe, "overrides");
+        if (!yyjson_is_obj(e))
+            return hr_kfail(c, &pe, HR_E_INPUT, "expected an object, got %s", hr_jtype_str(e));
+        if ((st = hr_jstr(c, &pn, hr_jget(e, "name"), NULL, &pools[i].name)))
+            return st;
+        if (!pools[i].name || !pools[i].name[0])
+            return hr_kfail(c, &pn, HR_E_INPUT, "missing");
+        for (size_t k = 0; k < i; k++) {
+            if (strcmp(pools[k].name, pools[i].name) != 0)
+                continue;
+            char q[48];
+            return hr_kfail(c, &pn, HR_E_INPUT, "duplicate pool name \"%s\"",
+                            hr_err_quote(q, sizeof q, pools[i].name, strlen(pools[i].name), 24));
+        }
+        if ((st = hr_decode_selector_at(c, &psel, hr_jget(e, "nodeSelector"), &pools[i].selector)))
+            return st;
+        if (!pools[i].selector.set)
+            return hr_kfail(c, &psel, HR_E_INPUT, "missing");
+        if ((st = decode_overrides(c, &pov, hr_jget(e, "overrides"), &pools[i])))
+            return st;
+    }
+    cfg->pools = pools;
+    cfg->n_pools = (uint32_t)n;
+    return HR_OK;
 }
 
 hr_status hr_decode_config(yyjson_val *obj, hr_arena *a, hr_kconfig *out, hr_err *err)
@@ -237,6 +317,9 @@ hr_status hr_decode_config(yyjson_val *obj, hr_arena *a, hr_kconfig *out, hr_err
     if ((st = decode_owners(&c, &peo, hr_jget(spec, "excludedOwners"), cfg)) ||
         (st = hr_decode_selector_at(&c, &pen, hr_jget(spec, "excludedNodeSelector"),
                                     &cfg->excluded_nodes)))
+        return st;
+    hr_jpath pnp = HR_JP_KEY(&ps, "nodePools");
+    if ((st = decode_pools(&c, &pnp, hr_jget(spec, "nodePools"), cfg)))
         return st;
 
     const char *why = hr_config_validate(cfg);
