@@ -52,7 +52,7 @@ exprs = [(p["id"], t["refId"], t["expr"]) for p in d["panels"] for t in p.get("t
 exprs += [("templating", v["name"], v["query"].replace("label_values(", "group by (x) (", 1)
            .rsplit(",", 1)[0] + ")") for v in d["templating"]["list"] if v["type"] == "query"]
 rec = [{"record": f"dashboard:panel_{p}_{r}".replace("-", "_"),
-        "expr": e.replace("$namespace", "ns").replace("$pod", ".*")} for p, r, e in exprs]
+        "expr": e.replace("$namespace", "ns").replace("$pod", ".*").replace("$pool", ".*")} for p, r, e in exprs]
 yaml.safe_dump({"groups": [{"name": "dashboard", "rules": rec}]}, open(out, "w"))
 if bad:
     sys.exit("rules.sh: " + "; ".join(bad))

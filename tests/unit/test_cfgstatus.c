@@ -206,12 +206,63 @@ static void many_quota_namespaces_are_cut(void **state)
     free(body);
 }
 
+/* Design §2.10: status.nodePools round-trips; a pool's node count moving is
+ * a counts change, another set of pools a change; no pools, no field. */
+static void node_pools_round_trip(void **state)
+{
+    (void)state;
+    world w = {0};
+    hr_arena_init(&w.a, 0);
+    static const hr_node_pool pools[] = {{.name = "batch"}, {.name = "latency"}};
+    int64_t nodes[] = {3, 0};
+    hr_cfgstatus_in in = {
+        .generation = 2,
+        .gen_in_force = 2,
+        .managed_pods = 1,
+        .managed_nodes = 1,
+        .pools = pools,
+        .pool_nodes = nodes,
+        .n_pools = 2,
+        .now_unix = 1796025600,
+    };
+    char *body;
+    assert_int_equal(build(&in, &body), HR_CFGST_CHANGED);
+    assert_non_null(strstr(
+        body, "\"nodePools\":[{\"name\":\"batch\",\"nodes\":3},{\"name\":\"latency\",\"nodes\":0}]"));
+    store(&w, body, 2);
+    free(body);
+    assert_int_equal(w.st.n_pools, 2);
+    assert_string_equal(w.st.pools[1].name, "latency");
+    assert_int_equal(w.st.pools[0].nodes, 3);
+    in.observed = &w.st;
+    assert_int_equal(build(&in, &body), HR_CFGST_SAME); /* stored: nothing to write */
+    free(body);
+    nodes[1] = 1;
+    assert_int_equal(build(&in, &body), HR_CFGST_COUNTS); /* a node moved pools */
+    store(&w, body, 2);
+    free(body);
+    assert_int_equal(w.st.pools[1].nodes, 1);
+    in.n_pools = 1; /* a pool removed (with a new generation in life) */
+    assert_int_equal(build(&in, &body), HR_CFGST_CHANGED);
+    free(body);
+    in.n_pools = 0;
+    assert_int_equal(build(&in, &body), HR_CFGST_CHANGED);
+    assert_null(strstr(body, "nodePools"));
+    store(&w, body, 2);
+    free(body);
+    assert_int_equal(build(&in, &body), HR_CFGST_SAME);
+    free(body);
+    yyjson_doc_free(w.doc);
+    hr_arena_free(&w.a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(round_trip_and_transitions),
         cmocka_unit_test(invalid_before_any_good_config),
         cmocka_unit_test(many_quota_namespaces_are_cut),
+        cmocka_unit_test(node_pools_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
