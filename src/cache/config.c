@@ -50,7 +50,7 @@ bool hr_ccfg_put(hr_cache *c, const hr_kconfig *k, int64_t generation, hr_arena 
     /* Recompute everything on any change: the knobs touch every node. The
      * caller filters out status-only updates by generation. A change of
      * only what a node pool can set re-plans exactly the nodes whose
-     * settings moved (design §2.10); that needs the old config in force,
+     * settings moved (design §2.11); that needs the old config in force,
      * whose arena goes below. */
     if (was && !c->cfg_invalid[0] && hr_config_same_but_node_settings(&c->cfg, &next))
         hr_cnodes_mark_settings(c, &c->cfg, &next);

@@ -18,7 +18,7 @@ bool hr_cnodes_next(const hr_cache *c, uint32_t *iter, hr_cnode_view *out);
 /* A HeadroomConfig change that moves only the settings a node pool can
  * override (hr_config_same_but_node_settings): mark dirty exactly the
  * nodes whose hr_config_for_node settings differ between old and new
- * (design §2.10). */
+ * (design §2.11). */
 void hr_cnodes_mark_settings(hr_cache *c, const hr_config *old, const hr_config *new);
 
 /* Per pool of cfg, how many Node objects its selector picks first

@@ -210,7 +210,7 @@ static void print_explain(const hr_nodesnap *s, const hr_reconcile *r, size_t me
                ? " (Node object could not be decoded: nothing is written, "
                  "node-unknown)"
                : " (Node object not in the cache: nothing is written, node-unknown)");
-    /* Design §2.10: the pool whose overrides planned this node. */
+    /* Design §2.11: the pool whose overrides planned this node. */
     if (s->n_pools > 0) {
         char m[48];
         if (cfg->max_multiplier_milli == 0)

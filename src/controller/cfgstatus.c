@@ -138,7 +138,7 @@ hr_cfgstatus_diff hr_cfgstatus_build(const hr_cfgstatus_in *in, hr_buf *b)
         put_cond(b, &cs[i], in);
     }
     hr_buf_putc(b, ']');
-    /* Design §2.10: each pool and how many Nodes it applies to; absent
+    /* Design §2.11: each pool and how many Nodes it applies to; absent
      * without pools (an apply that leaves it out removes it). */
     if (in->n_pools > 0) {
         hr_buf_puts(b, ",\"nodePools\":[");

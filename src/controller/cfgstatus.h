@@ -49,7 +49,7 @@ typedef struct hr_cfgstatus_in {
     int64_t managed_pods, managed_nodes;
     const char *const *quota_ns; /* managed namespaces with a quota on limits.cpu, sorted */
     size_t n_quota_ns;
-    const hr_node_pool *pools; /* status.nodePools (design §2.10): the pools in force */
+    const hr_node_pool *pools; /* status.nodePools (design §2.11): the pools in force */
     const int64_t *pool_nodes; /* Node count per pool */
     uint32_t n_pools;
     const hr_kcfg_status *observed;

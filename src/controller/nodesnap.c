@@ -84,7 +84,7 @@ hr_status hr_nodesnap_take(hr_cache *c, const char *name, const hr_nodesnap_opts
     out->node_present = have_node && nv.present;
     out->node_undecodable = have_node && nv.undecodable;
     out->node.name = hr_arena_strdup(a, name);
-    /* The node's settings (design §2.10): its pool's overrides, by the one
+    /* The node's settings (design §2.11): its pool's overrides, by the one
      * rule; an unknown node has no labels and gets the top level. */
     const hr_node_pool *pool =
         hr_config_for_node(&out->cfg, out->node_present ? &nv.labels : NULL, &out->cfg);

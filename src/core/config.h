@@ -33,7 +33,7 @@ const char *hr_policy_str(hr_policy p);
  * "tenantfair-v1". */
 const char *hr_policy_version(hr_policy p);
 
-/* spec.nodePools[i] (design §2.10): the node settings a pool overrides for
+/* spec.nodePools[i] (design §2.11): the node settings a pool overrides for
  * the nodes its selector matches; HR_POOL_* bits say which are set, the
  * others come from the top level. */
 enum {
@@ -114,7 +114,7 @@ void hr_config_effective(const hr_config *cluster, hr_dry_run_flag dry_run, hr_c
  * or the absence of a HeadroomConfig)? What status messages name. */
 bool hr_dry_run_from_flag(hr_dry_run_flag dry_run);
 
-/* The one effective-config-per-node decision (design §2.10): the index of
+/* The one effective-config-per-node decision (design §2.11): the index of
  * the first pool of c whose nodeSelector matches the node's labels, -1 for
  * none (the top level). NULL labels (the Node is unknown) match no pool. */
 int hr_config_pool_index(const hr_config *c, const hr_labels *node_labels);

@@ -199,7 +199,7 @@ static hr_status plan_one(const hr_snapshot *s, hr_plan_node_out *no, const char
         no->group[i] = -1;
         no->own_target[i] = HR_NONE;
     }
-    /* The node's settings, by the one rule (design §2.10). */
+    /* The node's settings, by the one rule (design §2.11). */
     const hr_node_pool *pool = hr_config_for_node(&s->cfg, kn ? &kn->meta.labels : NULL, &no->cfg);
     no->pool = pool != NULL ? pool->name : NULL;
     no->np = hr_plan_node(&no->cfg, &no->node, no->pods, n, no->plans, no->ctr_limits);

@@ -151,7 +151,7 @@ static bool add_node_json(yyjson_mut_doc *doc, yyjson_mut_val *nodes, const hr_p
         !yyjson_mut_obj_add_val(doc, o, "factor", yyjson_mut_rawcpy(doc, f)) ||
         !yyjson_mut_obj_add_val(doc, o, "pods", pods))
         return false;
-    /* Design §2.10: only with pools, so plans without keep their shape. */
+    /* Design §2.11: only with pools, so plans without keep their shape. */
     if (p->cfg->n_pools > 0 &&
         !yyjson_mut_obj_add_str(doc, o, "pool", no->pool ? no->pool : HR_POOL_TOP_LEVEL))
         return false;
@@ -290,7 +290,7 @@ static plan_summary summarize(const hr_plan *p, const hr_render_opts *o)
     return s;
 }
 
-/* Design §2.10: each pool with the overrides it sets, in order; only with
+/* Design §2.11: each pool with the overrides it sets, in order; only with
  * pools, so plans without keep their shape. */
 static bool add_pools_json(yyjson_mut_doc *doc, yyjson_mut_val *o, const hr_config *c)
 {
@@ -566,7 +566,7 @@ static void render_node_table(const hr_plan *p, const hr_plan_node_out *no, cons
                   milli(v3, sizeof v3, no->np.slack, INT64_MIN, ""),
                   milli(v4, sizeof v4, no->np.managed, -1, ""), no->np.n_managed,
                   no->np.n_managed == 1 ? "" : "s", f);
-    /* Design §2.10: which pool's settings planned it, when there are pools. */
+    /* Design §2.11: which pool's settings planned it, when there are pools. */
     if (p->cfg->n_pools > 0) {
         char v5[32];
         hr_buf_printf(b,
@@ -682,7 +682,7 @@ static void render_config(const hr_config *c, hr_buf *b)
                   milli(v1, sizeof v1, c->min_burst_floor, -1, ""),
                   fixed3(v2, sizeof v2, c->max_multiplier_milli), c->quantum, c->grow_percent,
                   c->shrink_percent);
-    /* Design §2.10: the pools in order, the first match applies. */
+    /* Design §2.11: the pools in order, the first match applies. */
     if (c->n_pools > 0)
         hr_buf_puts(b, "        nodePools (the first whose nodeSelector matches a node applies; "
                        "else the values above):");

@@ -291,7 +291,7 @@ static bool decide(const hr_wh_env *env, yyjson_val *req, hr_arena *a, hr_wh_res
     int64_t *lim = hr_arena_calloc(a, pod->n_ctr, sizeof *lim);
     if (lim == NULL)
         return false;
-    /* The node's settings by the one rule (design §2.10); the node is
+    /* The node's settings by the one rule (design §2.11); the node is
      * unknown at admission, so that is the top level: a pool's overrides
      * reach the pod when the controller plans its node. */
     hr_config birth;

@@ -121,7 +121,7 @@ static hr_cfg_snapshot *snapshot_new(const hr_config *c)
             s->cfg.n_excluded_owners = c->n_excluded_owners;
         }
     }
-    /* The pools too (design §2.10): hr_config_for_node reads them. */
+    /* The pools too (design §2.11): hr_config_for_node reads them. */
     s->cfg.pools = NULL;
     s->cfg.n_pools = 0;
     if (c->n_pools > 0 && c->pools != NULL) {

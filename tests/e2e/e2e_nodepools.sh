@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # e2e_nodepools.sh — spec.nodePools on the real control plane (issue 17,
-# design §2.10): two node pools with different multipliers, a live change of
+# design §2.11): two node pools with different multipliers, a live change of
 # one pool's override, the schema's refusals and a refusal only the decoder
 # makes (fail closed).
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """gen_nodepools.py — writes nodepools.json, the dump of the node-pool golden
-tests (design §2.10): spec.nodePools on three 16-core nodes, top-level
+tests (design §2.11): spec.nodePools on three 16-core nodes, top-level
 maxMultiplier 4.
 
 - batch-1 (label pool=batch): pool "batch" sets maxMultiplier 0 (no cap):

@@ -975,7 +975,7 @@ static void test_every_kind_through_the_store(void **state)
     assert_int_equal(node_pod_count(f, "n1"), 1);
 }
 
-/* Design §2.10: a change of only what a node pool sets re-plans exactly
+/* Design §2.11: a change of only what a node pool sets re-plans exactly
  * the nodes whose settings moved; anything else, every node. Pool counts
  * follow the nodes' labels. */
 static void put_cfg(fx *f, int gen, const char *spec)

@@ -206,7 +206,7 @@ static void many_quota_namespaces_are_cut(void **state)
     free(body);
 }
 
-/* Design §2.10: status.nodePools round-trips; a pool's node count moving is
+/* Design §2.11: status.nodePools round-trips; a pool's node count moving is
  * a counts change, another set of pools a change; no pools, no field. */
 static void node_pools_round_trip(void **state)
 {

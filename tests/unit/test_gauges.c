@@ -40,7 +40,7 @@ static void record_render_remove(void **state)
     assert_non_null(strstr(p, "\nheadroom_node_factor{node=\"n0\"} 4.000\n"));
     assert_non_null(strstr(p, "\nheadroom_node_slack_cores{node=\"n0\"} 6.000\n"));
     assert_non_null(strstr(p, "\nheadroom_node_booked_ratio{node=\"n0\"} 0.250\n"));
-    /* design §2.10, §9.3: no pool applies: the top level */
+    /* design §2.11, §9.3: no pool applies: the top level */
     assert_non_null(strstr(p, "\nheadroom_node_pool_info{node=\"n0\",pool=\"(top level)\"} 1\n"));
     assert_non_null(
         strstr(p, "\nheadroom_pod_limit_cores{namespace=\"team-a\",pod=\"big\"} 7.200\n"));

@@ -1,5 +1,5 @@
 /*
- * test_nodepools.c — spec.nodePools (design §2.10): the one effective-config
+ * test_nodepools.c — spec.nodePools (design §2.11): the one effective-config
  * per-node rule (first matching pool, else the top level; an unknown node
  * is the top level; only the overrides a pool sets replace the top-level
  * values), its validation (unique names, a selector, the top-level

@@ -26,7 +26,7 @@ typedef struct hr_kcondition {
  * when absent. Only the first HR_KCOND_MAX conditions are kept. */
 #define HR_KCOND_MAX 8
 
-/* One status.nodePools entry (design §2.10): a pool and its Node count. */
+/* One status.nodePools entry (design §2.11): a pool and its Node count. */
 typedef struct hr_kpool_count {
     const char *name; /* never NULL */
     int64_t nodes;    /* -1 when absent */

@@ -173,7 +173,7 @@ static hr_status decode_overrides(const hr_kctx *c, const hr_jpath *p, yyjson_va
     return HR_OK;
 }
 
-/* spec.nodePools (design §2.10): name and nodeSelector required, names
+/* spec.nodePools (design §2.11): name and nodeSelector required, names
  * unique, at most HR_POOLS_MAX; the bounds are hr_config_validate's. */
 static hr_status decode_pools(const hr_kctx *c, const hr_jpath *p, yyjson_val *v, hr_config *cfg)
 {
