@@ -228,7 +228,8 @@ static void node_pools_round_trip(void **state)
     char *body;
     assert_int_equal(build(&in, &body), HR_CFGST_CHANGED);
     assert_non_null(strstr(
-        body, "\"nodePools\":[{\"name\":\"batch\",\"nodes\":3},{\"name\":\"latency\",\"nodes\":0}]"));
+        body,
+        "\"nodePools\":[{\"name\":\"batch\",\"nodes\":3},{\"name\":\"latency\",\"nodes\":0}]"));
     store(&w, body, 2);
     free(body);
     assert_int_equal(w.st.n_pools, 2);

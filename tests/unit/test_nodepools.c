@@ -113,8 +113,9 @@ static void validation(void **state)
     assert_string_equal(hr_config_validate(&c), "spec.nodePools[].name must be unique");
     bad[1] = pools[1];
     bad[1].max_multiplier_milli = 500; /* between 0 and 1, as at the top level */
-    assert_string_equal(hr_config_validate(&c),
-                        "spec.nodePools[].overrides.maxMultiplier must be 0 (no cap) or at least 1");
+    assert_string_equal(
+        hr_config_validate(&c),
+        "spec.nodePools[].overrides.maxMultiplier must be 0 (no cap) or at least 1");
     bad[1] = pools[1];
     bad[1].max_multiplier_milli = 100001;
     assert_string_equal(hr_config_validate(&c),
@@ -196,8 +197,8 @@ static void decoder(void **state)
     const hr_config *c = &kc.cfg;
     assert_int_equal(c->n_pools, 3);
     assert_string_equal(c->pools[0].name, "batch");
-    assert_int_equal(c->pools[0].set,
-                     HR_POOL_MULT | HR_POOL_FLOOR | HR_POOL_QUANTUM | HR_POOL_GROW | HR_POOL_SHRINK);
+    assert_int_equal(c->pools[0].set, HR_POOL_MULT | HR_POOL_FLOOR | HR_POOL_QUANTUM |
+                                          HR_POOL_GROW | HR_POOL_SHRINK);
     assert_int_equal(c->pools[0].max_multiplier_milli, 0);
     assert_int_equal(c->pools[0].min_burst_floor, 2000);
     assert_int_equal(c->pools[0].quantum, 5);
