@@ -90,16 +90,16 @@ static void put_label(hr_buf *out, const char *v)
         hr_metrics_label_value(out, v);
 }
 
+/* One literal apart: a concatenation inside the table reads as a missing
+ * comma. */
+static const char pool_help[] = "Always 1: the spec.nodePools entry whose nodeSelector matches "
+                                "the node first, or \"(top level)\".";
+
 static const char *const fams[] = {
-    "headroom_node_factor",
-    "Limit/request factor of managed pods on the node (1 + S/M).",
-    "headroom_node_slack_cores",
-    "Allocatable CPU not booked by any request (may be negative).",
-    "headroom_node_booked_ratio",
-    "Booked requests over allocatable CPU.",
-    "headroom_node_pool_info",
-    "Always 1: the spec.nodePools entry whose nodeSelector matches "
-    "the node first, or \"(top level)\".",
+    "headroom_node_factor",       "Limit/request factor of managed pods on the node (1 + S/M).",
+    "headroom_node_slack_cores",  "Allocatable CPU not booked by any request (may be negative).",
+    "headroom_node_booked_ratio", "Booked requests over allocatable CPU.",
+    "headroom_node_pool_info",    pool_help,
 };
 #define N_NODE_FAMS 4
 
