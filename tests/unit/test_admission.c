@@ -295,6 +295,25 @@ static void tenant_fair_same_birth_limit(void **state)
            "\"/spec/containers/1/resources/limits\",\"value\":{\"cpu\":\"670m\"}}]");
 }
 
+/* Design §2.11, §8: the node is unknown at admission, so a pool that would
+ * match every node (nodeSelector {}) and caps at 1.5x does not change the
+ * birth limit: the top level's initialMultiplier 2. */
+static void node_pools_birth_limit_is_top_level(void **state)
+{
+    (void)state;
+    hr_config cfg = cfg_live();
+    hr_node_pool all = {.name = "tight",
+                        .selector = {true, NULL, 0},
+                        .set = HR_POOL_MULT | HR_POOL_QUANTUM,
+                        .max_multiplier_milli = 1500,
+                        .quantum = 100};
+    cfg.pools = &all;
+    cfg.n_pools = 1;
+    expect(&cfg, "", "\"containers\":[" C("a", REQ("500m")) "]", HR_WH_MUTATED,
+           "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits\","
+           "\"value\":{\"cpu\":\"1\"}}]");
+}
+
 static void fractional_multiplier(void **state)
 {
     (void)state;
@@ -760,8 +779,16 @@ static void holder_snapshots(void **state)
     d.initial_multiplier_milli = 3000;
     d.excluded_ns = list;
     d.n_excluded_ns = 1;
+    /* and a node pool (design §2.11) whose name and selector die too */
+    char *pname = strdup("batch"), *pkey = strdup("pool");
+    hr_requirement preq = {pkey, HR_SEL_EXISTS, NULL, 0};
+    hr_node_pool pool = {.name = pname, .selector = {true, &preq, 1}, .set = HR_POOL_MULT};
+    d.pools = &pool;
+    d.n_pools = 1;
     assert_int_equal(hr_cfg_holder_set(h, &d, &err), HR_OK);
     free(ns);
+    free(pname);
+    free(pkey);
 
     hr_cfg_snapshot *s2 = hr_cfg_holder_get(h);
     assert_int_equal(hr_cfg_snapshot_version(s2), 2);
@@ -775,6 +802,11 @@ static void holder_snapshots(void **state)
     assert_int_equal(c2->ns_selector.n, 1);
     assert_string_equal(c2->ns_selector.req[0].key, HR_LABEL_MODE);
     assert_string_equal(c2->ns_selector.req[0].values[0], HR_MODE_MANAGED);
+    assert_int_equal(c2->n_pools, 1);
+    assert_string_equal(c2->pools[0].name, "batch");
+    assert_string_equal(c2->pools[0].selector.req[0].key, "pool");
+    assert_int_equal(c2->pools[0].set, HR_POOL_MULT);
+    assert_int_equal(hr_cfg_snapshot_config(s1)->n_pools, 0);
     hr_cfg_snapshot_release(s1);
     hr_cfg_snapshot_release(s2);
     hr_cfg_holder_free(h);
@@ -791,6 +823,7 @@ int main(void)
         cmocka_unit_test(limits_null_is_missing),
         cmocka_unit_test(max_multiplier_caps),
         cmocka_unit_test(tenant_fair_same_birth_limit),
+        cmocka_unit_test(node_pools_birth_limit_is_top_level),
         cmocka_unit_test(fractional_multiplier),
         cmocka_unit_test(birth_limits_on_grid),
         cmocka_unit_test(max_cpu_shared_pro_rata),
