@@ -12,8 +12,12 @@
 #     protobuf pods watch, the only pods watch the proxy saw).
 #  2. --protobuf=false: every answer to those lists and watches is application/json, and a new pod
 #     gets its limit.
+#  3. A 406 Not Acceptable to the pods list (the proxy answers it: `respond 406 once`; the API
+#     server itself always accepts our Accept, which offers JSON too): the controller asks for
+#     pods in JSON from then on — never protobuf again for pods — while the other kinds stay
+#     protobuf, and a new pod gets its limit.
 #
-# The 406 fallback and the frame bounds are unit-tested (tests/unit/test_watch_pb.c); the cache
+# The frame bounds are unit-tested (tests/unit/test_watch_pb.c), the 406 there too; the cache
 # being the same fed either way is e2e_protobuf_equal.sh's (tests/tools/cachedump.c). Prints
 # PASS/FAIL per check and "N passed, N failed". Needs `test/cluster/cluster.sh up`. About 40 s.
 set -uo pipefail
@@ -123,4 +127,26 @@ for kind in $BUILTIN; do
   check "--protobuf=false: every answer to a list or watch of $kind is application/json" \
     all_json "$mark" "$kind"
 done
+stop_controller TERM
+
+# ---- 3. a 406 to the pods list: JSON for pods from then on
+proxy_rules "GET /api/v1/pods?* respond 406 once" || { fail "proxy rules (406)" "see above"; finish; exit; }
+mark=$(wc -l <"$WORK/proxy.log")
+USER_KC=$PROXY_KC start_controller || { fail "controller start (406)" "not ready within 60 s"; finish; exit; }
+mkpod "$NS" d "$NODE" 200m
+check "406: a new pod gets its limit" wait_until 30 limit_is "$NS" d 2
+refused_once() { [ "$(of_kind "$1" pods | awk '$3 == 406' | wc -l)" -eq 1 ]; }
+after_406_json() { # mark: every pods answer after the 406 is JSON, and there is one
+  local a
+  a=$(of_kind "$1" pods | awk 'f {print} $3 == 406 {f = 1}')
+  [ -n "$a" ] && ! grep -qv ' application/json' <<<"$a"
+}
+WHY="$(of_kind "$mark" pods | head -4 | tr '\n' ';')"
+check "406: the proxy answered the first pods request 406, once" refused_once "$mark"
+check "406: every pods list and watch after it is answered application/json" after_406_json "$mark"
+WHY="$(grep -c 'will not send protobuf' "$WORK/controller.log") lines"
+check "406: the controller said it asks for pods in JSON from now on" \
+  grep -q 'will not send protobuf (406' "$WORK/controller.log"
+WHY="$(of_kind "$mark" nodes | head -2 | tr '\n' ';')"
+check "406: nodes are still listed in protobuf (the fallback is per resource)" initial_sync_pb "$mark" nodes
 finish
