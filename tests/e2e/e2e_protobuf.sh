@@ -46,10 +46,12 @@ cleanup() {
 trap cleanup EXIT
 require_cluster
 
-# The proxy's response lines after line MARK: "METHOD TARGET STATUS CONTENT-TYPE", one a line.
+# The proxy's response lines after line MARK: "METHOD TARGET STATUS CONTENT-TYPE", one a line
+# (CONTENT-TYPE "by-the-proxy" for an answer a respond rule gave).
 answers() { # mark
   tail -n +"$(($1 + 1))" "$WORK/proxy.log" |
-    sed -nE 's/.* req [0-9]+ ([A-Z]+) ([^ ]+): response ([0-9]+) content-type (.*)$/\1 \2 \3 \4/p'
+    sed -nE -e 's/.* req [0-9]+ ([A-Z]+) ([^ ]+): response ([0-9]+) content-type (.*)$/\1 \2 \3 \4/p' \
+      -e 's/.* req [0-9]+ ([A-Z]+) ([^ ]+): answered ([0-9]+) .* itself .*/\1 \2 \3 by-the-proxy/p'
 }
 # The answers to lists and watches of one kind (the collection path, any namespace).
 of_kind() { # mark kind
