@@ -237,7 +237,7 @@ check "the resize came from the controller's field manager (headroom)" grep -q h
 
 # ------------------------------------------------------------------ (d) the leader killed mid-wave
 # Every version of every pod of the namespace the API server serves from here on.
-k -n "$NS" get pods --watch --output-watch-events -o json >"$WORK/watch.json" 2>/dev/null &
+"$KUBECTL" -n "$NS" get pods --watch --output-watch-events -o json >"$WORK/watch.json" 2>/dev/null &  # not k: $! must be kubectl itself
 WATCH_PID=$!
 sleep 1
 SAID="system:serviceaccount:$CNS:$FULL"
