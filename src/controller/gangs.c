@@ -96,8 +96,9 @@ static hr_status plan_other(hr_gangs *g, const char *name, other_node *o, hr_err
         return hr_err_set(err, HR_E_NOMEM, "node %s: out of memory", name);
     for (size_t i = 0; i < n; i++)
         o->views[i] = o->s.node.pods[i].pod;
-    /* The member's own node under the config of this reconcile. */
-    o->np = hr_plan_node(g->cfg, &o->s.node.node, o->views, n, o->plans, o->limits);
+    /* The member's own node under its own settings (its pool's, design
+     * §2.11: the gang's nodes may sit in different pools). */
+    o->np = hr_plan_node(&o->s.cfg, &o->s.node.node, o->views, n, o->plans, o->limits);
     return HR_OK;
 }
 
@@ -139,7 +140,7 @@ static hr_status one_gang(hr_gangs *g, const char *key, const hr_rnode *rn, hr_r
         slot_node[n] = NULL; /* this node */
         slots[n++] = (hr_group_slot){&rp->pod, &r->pods[i], &r->limits[r->pods[i].ctr_off],
                                      &r->plan, &rn->node,   rp->ns,
-                                     rp->name, HR_NONE};
+                                     rp->name, HR_NONE,     g->cfg};
     }
     for (size_t k = 0; k < n_names; k++) {
         other_node *x = &on[k];
@@ -151,7 +152,7 @@ static hr_status one_gang(hr_gangs *g, const char *key, const hr_rnode *rn, hr_r
             slots[n++] =
                 (hr_group_slot){&x->views[i], &x->plans[i],    &x->limits[x->plans[i].ctr_off],
                                 &x->np,       &x->s.node.node, rp->ns,
-                                rp->name,     HR_NONE};
+                                rp->name,     HR_NONE,         &x->s.cfg};
         }
     }
     hr_gang_info *gi = &g->info[g->n_info];

@@ -105,6 +105,7 @@ void hr_group_plan(const hr_config *c, const hr_group_member *m, size_t n, int64
             b = i;
     }
     res->binding = b;
+    const hr_config *cb = m[b].cfg ? m[b].cfg : c; /* the group's deadband */
     res->ratio_num = m[b].own_target;
     res->ratio_den = m[b].request > 0 ? m[b].request : 1;
     res->ratio_milli = hr_muldiv64(res->ratio_num, 1000, res->ratio_den);
@@ -122,23 +123,25 @@ void hr_group_plan(const hr_config *c, const hr_group_member *m, size_t n, int64
      * the smallest total_i / r_i (for one member: its target / request). */
     size_t lo = 0;
     for (size_t i = 0; i < n; i++) {
-        out[i].target = hr_group_target(c, m[i].pod, m[i].request, m[i].own_target, res->ratio_num,
+        const hr_config *ci = m[i].cfg ? m[i].cfg : c;
+        out[i].target = hr_group_target(ci, m[i].pod, m[i].request, m[i].own_target, res->ratio_num,
                                         res->ratio_den);
         out[i].guarded = false;
         out[i].total =
-            hr_split_target(c, m[i].pod, m[i].request, out[i].target, limits[i], &out[i].guarded);
+            hr_split_target(ci, m[i].pod, m[i].request, out[i].target, limits[i], &out[i].guarded);
         if (ratio_cmp(out[i].total, m[i].request, out[lo].total, m[lo].request) < 0)
             lo = i;
     }
     res->moves = !res->held_known ||
-                 ratio_should_write(c, res->held_num, res->held_den, out[lo].total, m[lo].request);
+                 ratio_should_write(cb, res->held_num, res->held_den, out[lo].total, m[lo].request);
     for (size_t i = 0; i < n; i++) {
         int64_t cur = m[i].current;
         if (res->moves)
             out[i].write = cur <= 0 || out[i].total != cur;
         else
             out[i].write =
-                cur <= 0 || (cur > out[i].total && hr_should_write(c, cur, out[i].total));
+                cur <= 0 ||
+                (cur > out[i].total && hr_should_write(m[i].cfg ? m[i].cfg : c, cur, out[i].total));
     }
 }
 
@@ -147,10 +150,11 @@ void hr_group_apply(const hr_config *c, hr_group_slot *s, size_t n, hr_group_mem
 {
     for (size_t i = 0; i < n; i++) {
         const hr_pod_plan *pp = s[i].plan;
-        s[i].own_target = hr_pod_target(c, s[i].np->allocatable, pp->share, pp->share_managed,
+        const hr_config *ci = s[i].cfg ? s[i].cfg : c;
+        s[i].own_target = hr_pod_target(ci, s[i].np->allocatable, pp->share, pp->share_managed,
                                         pp->share_n, s[i].pod, pp->request, NULL);
-        m[i] = (hr_group_member){s[i].pod,    pp->request, s[i].own_target,
-                                 pp->current, s[i].ns,     s[i].name};
+        m[i] = (hr_group_member){s[i].pod, pp->request, s[i].own_target, pp->current,
+                                 s[i].ns,  s[i].name,   s[i].cfg};
         lp[i] = s[i].limits;
     }
     hr_group_plan(c, m, n, lp, o, res);

@@ -59,6 +59,8 @@ typedef struct hr_group_member {
                            (hr_pod_target with its plan's share) */
     int64_t current;    /* hr_pod_current_limit (0: some container has none) */
     const char *ns, *name;
+    const hr_config *cfg; /* its node's settings (hr_config_for_node: its pool's
+                             overrides); NULL: the c of hr_group_plan */
 } hr_group_member;
 
 typedef struct hr_group_member_out {
@@ -81,7 +83,10 @@ typedef struct hr_group_result {
 int64_t hr_group_target(const hr_config *c, const hr_pod *p, int64_t request, int64_t own_target,
                         int64_t num, int64_t den);
 
-/* Plan a group of n ≥ 1 members. limits[i] receives member i's container
+/* Plan a group of n ≥ 1 members. Each member's target, grid, split and
+ * write verdict follow its own node's settings (m[i].cfg, else c: members
+ * may sit in different node pools, design §2.11); the group's deadband is
+ * the binding member's. limits[i] receives member i's container
  * limits (one slot per container of m[i].pod, HR_NONE for those the policy
  * leaves alone), out[i] its target and verdict. */
 void hr_group_plan(const hr_config *c, const hr_group_member *m, size_t n, int64_t *const *limits,
@@ -98,6 +103,7 @@ typedef struct hr_group_slot {
     const hr_node *node;   /* its node, for the gates */
     const char *ns, *name; /* for the tie of the binding member */
     int64_t own_target;    /* out: t_i */
+    const hr_config *cfg;  /* its node's settings (NULL: the c of hr_group_apply) */
 } hr_group_slot;
 
 /* Plan the group of s[0..n) and write the answer back into each slot's

@@ -265,7 +265,8 @@ static hr_status plan_groups(const hr_snapshot *s, hr_plan *out, hr_arena *a, hr
                                             &no->node,
                                             no->src[i]->meta.ns,
                                             no->src[i]->meta.name,
-                                            HR_NONE};
+                                            HR_NONE,
+                                            &no->cfg};
         }
         hr_plan_group *g = &out->groups[out->n_groups];
         g->key = gs[lo].no->pods[gs[lo].i].group;

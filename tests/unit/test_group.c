@@ -64,8 +64,8 @@ static void member(gang *g, size_t i, const hr_config *c, int64_t req, int64_t A
         (hr_container){req, current > 0 ? current : HR_NONE, HR_NONE, HR_NONE, HR_CTR_APP, false};
     g->pods[i] = mkpod(&g->ctr[i], 1);
     g->m[i] = (hr_group_member){
-        &g->pods[i], req, own_target(c, A, booked, &g->pods[i]), current > 0 ? current : 0,
-        "ml",        name};
+        &g->pods[i], req, own_target(c, A, booked, &g->pods[i]), current > 0 ? current : 0, "ml",
+        name,        NULL};
     g->limp[i] = &g->lim[i];
 }
 
@@ -167,6 +167,30 @@ static void test_group_deadband(void **state)
         assert_int_equal(GG.out[i].total, 9400);
         assert_true(GG.out[i].write);
     }
+}
+
+/* Members in different node pools (design §2.11): each member's grid is
+ * its own node's. a (top level, quantum 10m): 2000m on a 16-core node
+ * booked 6000 by others, alone 10000 (ratio 5, binding). b, in a pool with
+ * quantum 1000m: 1300m on an empty node (alone 13000 on its grid); at
+ * ρ = 5, 6500 falls to 6000 on its own grid of whole cores (6500 stays on
+ * the top level's 10m grid). */
+static void test_members_in_pools(void **state)
+{
+    (void)state;
+    hr_config top, pool;
+    hr_config_defaults(&top);
+    hr_config_defaults(&pool);
+    pool.quantum = 1000;
+    member(&GG, 0, &top, 2000, 16000, 6000, 0, "a");
+    member(&GG, 1, &pool, 1300, 16000, 0, 0, "b");
+    GG.m[1].cfg = &pool;
+    assert_int_equal(GG.m[0].own_target, 10000);
+    hr_group_plan(&top, GG.m, 2, GG.limp, GG.out, &GG.res);
+    assert_int_equal(GG.res.binding, 0);
+    assert_int_equal(GG.out[0].total, 10000);
+    assert_int_equal(GG.out[1].total, 6000);
+    GG.m[1].cfg = NULL;
 }
 
 static void test_key(void **state)
@@ -286,7 +310,7 @@ static void rand_member(rgroup *g, size_t k)
     const hr_pod_plan *pp = &rm->pp[0];
     int64_t own = hr_pod_target(&g->c, rm->node.allocatable, pp->share, pp->share_managed,
                                 pp->share_n, &rm->pods[0], pp->request, NULL);
-    g->m[k] = (hr_group_member){&rm->pods[0], pp->request, own, pp->current, "ns", NAMES[k]};
+    g->m[k] = (hr_group_member){&rm->pods[0], pp->request, own, pp->current, "ns", NAMES[k], NULL};
     g->limp[k] = g->lim[k];
 }
 
@@ -443,10 +467,11 @@ int main(void)
     printf("group properties: seed %" PRIu64 " (replay with HR_SEED=%" PRIu64 ")\n", g_seed,
            g_seed);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_issue_gang),     cmocka_unit_test(test_ratio_to_request),
-        cmocka_unit_test(test_group_deadband), cmocka_unit_test(test_key),
-        cmocka_unit_test(test_prop_bounds),    cmocka_unit_test(test_prop_determinism),
-        cmocka_unit_test(test_prop_monotone),  cmocka_unit_test(test_prop_single),
+        cmocka_unit_test(test_issue_gang),       cmocka_unit_test(test_ratio_to_request),
+        cmocka_unit_test(test_group_deadband),   cmocka_unit_test(test_key),
+        cmocka_unit_test(test_members_in_pools), cmocka_unit_test(test_prop_bounds),
+        cmocka_unit_test(test_prop_determinism), cmocka_unit_test(test_prop_monotone),
+        cmocka_unit_test(test_prop_single),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
