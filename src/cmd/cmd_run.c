@@ -601,6 +601,7 @@ static const hr_flag run_flags[F_N] = {
                       "                           replicas on one host share their ports",
                       NULL},
 };
+HR_FLAGS_FIT(F_N);
 
 const hr_command hr_run_command = {
     "run",

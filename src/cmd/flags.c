@@ -101,6 +101,11 @@ static const hr_flag *find_flag(const hr_command *c, const char *arg, const char
 int hr_args_parse(const char *prog, const hr_command *c, int argc, char **argv, hr_args *a)
 {
     memset(a, 0, sizeof *a);
+    if (c->n_flags > HR_FLAGS_MAX) {
+        fprintf(stderr, "%s %s: %zu flags, more than %d (HR_FLAGS_MAX)\n", prog, c->name,
+                c->n_flags, HR_FLAGS_MAX);
+        return HR_EXIT_INPUT;
+    }
     a->list = calloc((size_t)argc + 1, sizeof *a->list);
     a->pos = calloc((size_t)argc + 1, sizeof *a->pos);
     if (!a->list || !a->pos) {

@@ -66,6 +66,7 @@ static const hr_flag plan_flags[F_N] = {
     [F_CONTEXT] = HR_FLAG_CONTEXT,
     [F_TIMEOUT] = HR_FLAG_REQUEST_TIMEOUT,
 };
+HR_FLAGS_FIT(F_N);
 
 #define DUMP_CMD HR_DUMP_KUBECTL " > dump.json"
 

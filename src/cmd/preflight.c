@@ -453,6 +453,7 @@ static const hr_flag preflight_flags[F_N] = {
     [F_CONTEXT] = HR_FLAG_CONTEXT,
     [F_TIMEOUT] = HR_FLAG_REQUEST_TIMEOUT,
 };
+HR_FLAGS_FIT(F_N);
 
 const hr_command hr_preflight_command = {
     "preflight",

@@ -50,6 +50,7 @@ static const hr_flag probe_flags[F_N] = {
     [F_TIMEOUT] = {"timeout", 0, HR_FLAG_STRING, "DURATION",
                    "give up after this long: 500ms, 2s (default 5s)", NULL},
 };
+HR_FLAGS_FIT(F_N);
 
 const hr_command hr_probe_command = {
     "probe",
