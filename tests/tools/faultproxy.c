@@ -835,12 +835,14 @@ static bool answer_itself(conn *c, const action *a)
                         a->n, phrase, ra, blen);
     if (hlen < 0 || (size_t)hlen >= sizeof head)
         return false;
+    /* Logged before it is sent: the line's time is never later than the
+     * client's receipt (the tests measure the client's wait from it). */
+    logf_("conn %d req %d %s %.200s: answered %ld %s itself (rule %d), the upstream never saw it",
+          c->id, req_no, method, target, a->n, reason, a->rule);
     pthread_mutex_lock(&c->send_mu);
     bool ok =
         io_send(c->cfd, c->cs, head, (size_t)hlen) && io_send(c->cfd, c->cs, body, (size_t)blen);
     pthread_mutex_unlock(&c->send_mu);
-    logf_("conn %d req %d %s %.200s: answered %ld %s itself (rule %d), the upstream never saw it",
-          c->id, req_no, method, target, a->n, reason, a->rule);
     return ok;
 }
 
