@@ -29,7 +29,9 @@ struct hr_leader {
     /* Follower's view of the record, to judge expiry on our own clock. */
     char seen_rv[64];
     int64_t seen_at_ms;
-    hr_klease held; /* the record as we last wrote it */
+    char seen_holder[256]; /* whose record seen_rv is */
+    int seen_versions;     /* versions of seen_holder's record seen: 1 = never saw it renew */
+    hr_klease held;        /* the record as we last wrote it */
 };
 
 #define llog(l, level, ...) hr_ctl_logf((l)->o.log, (l)->o.log_ud, "leader", (level), __VA_ARGS__)
@@ -45,6 +47,16 @@ int64_t hr_leader_until_ms(void *ud)
 bool hr_leader_leading(void *ud)
 {
     return hr_leader_until_ms(ud) > hr_mono_ms();
+}
+
+bool hr_leader_may_take(bool has_holder, int64_t unchanged_ms, long dur_ms, int versions_seen)
+{
+    if (!has_holder)
+        return true;
+    int64_t wait = dur_ms;
+    if (versions_seen <= 1)
+        wait += dur_ms / 2;
+    return unchanged_ms >= wait;
 }
 
 bool hr_leader_gained(bool was_flag, int64_t until_before, int64_t until_after, int64_t now_ms)
@@ -81,6 +93,21 @@ static void set_leading(hr_leader *l, bool on, int64_t renewed_at)
     }
 }
 
+/* A new version of the Lease record (read, or written by us) seen at
+ * at_ms: the follower's clock for expiry starts again, and the versions
+ * seen of this holder's record count up (two: we saw it renew). */
+static void saw(hr_leader *l, const hr_klease *rec, int64_t at_ms)
+{
+    snprintf(l->seen_rv, sizeof l->seen_rv, "%s", rec->rv);
+    l->seen_at_ms = at_ms;
+    if (strcmp(rec->holder, l->seen_holder) != 0) {
+        snprintf(l->seen_holder, sizeof l->seen_holder, "%s", rec->holder);
+        l->seen_versions = 0;
+    }
+    if (l->seen_versions < 2)
+        l->seen_versions++;
+}
+
 /* A leader's renewal without reading the Lease first (client-go's fast
  * path): the Lease is as our last write left it unless someone else wrote
  * it since, and then the PUT, which carries our last write's
@@ -104,8 +131,7 @@ static bool renew_held(hr_leader *l, int64_t t0)
         return false;
     }
     l->held = got;
-    snprintf(l->seen_rv, sizeof l->seen_rv, "%s", got.rv);
-    l->seen_at_ms = hr_mono_ms();
+    saw(l, &got, hr_mono_ms());
     set_leading(l, true, t0);
     return true;
 }
@@ -150,13 +176,12 @@ static void round_once(hr_leader *l)
         }
         return;
     }
-    if (strcmp(cur.rv, l->seen_rv) != 0) {
-        snprintf(l->seen_rv, sizeof l->seen_rv, "%s", cur.rv);
-        l->seen_at_ms = t0;
-    }
+    if (strcmp(cur.rv, l->seen_rv) != 0)
+        saw(l, &cur, t0);
     bool mine = strcmp(cur.holder, l->id) == 0;
     long dur_ms = (cur.duration_s > 0 ? cur.duration_s * 1000 : l->o.lease_ms);
-    bool expired = cur.holder[0] == '\0' || t0 - l->seen_at_ms >= dur_ms;
+    bool expired =
+        hr_leader_may_take(cur.holder[0] != '\0', t0 - l->seen_at_ms, dur_ms, l->seen_versions);
     if (!mine && !expired) {
         if (atomic_load(&l->leading))
             set_leading(l, false, 0);
@@ -173,8 +198,7 @@ static void round_once(hr_leader *l)
     hr_klease got;
     if (hr_klease_update(l->o.client, l->ns, l->name, &want, &got, &res, &err) == HR_OK) {
         l->held = got;
-        snprintf(l->seen_rv, sizeof l->seen_rv, "%s", got.rv);
-        l->seen_at_ms = hr_mono_ms();
+        saw(l, &got, hr_mono_ms());
         set_leading(l, true, t0);
     } else if (atomic_load(&l->leading)) {
         /* design §10: stop writing as soon as a renewal fails. */

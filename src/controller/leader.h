@@ -6,7 +6,11 @@
  * that could not renew for 10 s (the renew deadline) stops leading. A
  * follower takes over a Lease whose record has not changed for a whole
  * lease duration as measured on its own monotonic clock, so clock skew
- * between replicas does not matter.
+ * between replicas does not matter. A replica that never saw the holder
+ * renew (one version of the record since it began to look) waits half a
+ * lease more (hr_leader_may_take): a standby that watched the leader's
+ * last renewal goes first, not the crashed leader's own restarted
+ * container, which started after the holder's last sign of life.
  *
  * "Leading" is not a flag the election thread sets and forgets: it is true
  * only while the last successful renewal is younger than the renew
@@ -67,6 +71,13 @@ int64_t hr_leader_until_ms(void *leader);
  * every node is looked at again — and one that succeeds too late to lead
  * (until_after <= now_ms) is not yet. */
 bool hr_leader_gained(bool was_flag, int64_t until_before, int64_t until_after, int64_t now_ms);
+
+/* May a replica take a Lease held by someone else (design §10)? Yes when
+ * it has no holder; else when the record has not changed for dur_ms by our
+ * own clock (unchanged_ms) and, if we saw only one version of it for this
+ * holder (versions_seen <= 1: we never saw the holder alive), for
+ * dur_ms + dur_ms / 2. Pure, for tests. */
+bool hr_leader_may_take(bool has_holder, int64_t unchanged_ms, long dur_ms, int versions_seen);
 
 /* Stop and join the election thread: once this returns, on_change is
  * never called again. The Lease is neither renewed nor released, so

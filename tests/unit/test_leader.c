@@ -2,8 +2,10 @@
  * test_leader.c — the leader election's pure rules (design §10): when a
  * successful renewal counts as gaining leadership (every node is queued
  * then), including a renewal that came back after the renew deadline had
- * lapsed while the flag stayed up; and that "leading" is the flag AND the
- * clock, with the bound every request of a leader ends by.
+ * lapsed while the flag stayed up; that "leading" is the flag AND the
+ * clock, with the bound every request of a leader ends by; and when a
+ * follower may take a Lease held by someone else (a standby that saw the
+ * holder renew before a just-started replica that did not).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -34,6 +36,23 @@ static void gain_edges(void **state)
     assert_false(hr_leader_gained(false, 0, 50, 100));
 }
 
+static void take_over_rules(void **state)
+{
+    (void)state;
+    /* No holder (released at shutdown): at once. */
+    assert_true(hr_leader_may_take(false, 0, 15000, 0));
+    /* A standby that saw the holder renew: after one lease unchanged. */
+    assert_false(hr_leader_may_take(true, 14999, 15000, 2));
+    assert_true(hr_leader_may_take(true, 15000, 15000, 2));
+    /* A replica that only ever saw one version of the holder's record —
+     * e.g. the crashed leader's own restarted container, started after
+     * the last renewal — waits half a lease more, so the standby, whose
+     * clock started at most a retry period before, goes first. */
+    assert_false(hr_leader_may_take(true, 15000, 15000, 1));
+    assert_false(hr_leader_may_take(true, 22499, 15000, 1));
+    assert_true(hr_leader_may_take(true, 22500, 15000, 1));
+}
+
 static void no_election_is_unbounded(void **state)
 {
     (void)state;
@@ -45,6 +64,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(gain_edges),
+        cmocka_unit_test(take_over_rules),
         cmocka_unit_test(no_election_is_unbounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
