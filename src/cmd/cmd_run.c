@@ -243,10 +243,23 @@ static void publish_config(run_ctx *x, bool reapply)
             (long long)(c.max_multiplier_milli / 1000), (long long)(c.max_multiplier_milli % 1000));
 }
 
+/* Labels copied out of the cache into the review's arena (the cache's
+ * memory may move once unlocked). false when out of memory. */
+static bool copy_labels(const hr_labels *from, hr_arena *a, hr_labels *to)
+{
+    const char **kv = hr_arena_calloc(a, 2 * (size_t)from->n + 1, sizeof *kv);
+    if (kv == NULL)
+        return false;
+    for (uint32_t i = 0; i < 2 * from->n; i++)
+        if ((kv[i] = hr_arena_strdup(a, from->kv[i])) == NULL)
+            return false;
+    *to = (hr_labels){kv, from->n};
+    return true;
+}
+
 /* What the webhook asks about a namespace: its labels and LimitRange
- * bounds, copied out of the cache (its memory may move once unlocked).
- * Until the first list has completed the cache does not know, and the
- * registration's namespaceSelector is trusted. */
+ * bounds. Until the first list has completed the cache does not know, and
+ * the registration's namespaceSelector is trusted. */
 static bool ns_lookup(void *ud, const char *ns, hr_arena *a, hr_labels *labels,
                       hr_limit_bounds *bounds)
 {
@@ -256,16 +269,27 @@ static bool ns_lookup(void *ud, const char *ns, hr_arena *a, hr_labels *labels,
     bool ok = false;
     hr_cache_lock(x->cache);
     hr_cns_view v;
-    if (hr_cache_ns_get(x->cache, ns, &v)) {
-        const char **kv = hr_arena_calloc(a, 2 * (size_t)v.labels.n + 1, sizeof *kv);
-        ok = kv != NULL;
-        for (uint32_t i = 0; ok && i < 2 * v.labels.n; i++)
-            ok = (kv[i] = hr_arena_strdup(a, v.labels.kv[i])) != NULL;
-        if (ok) {
-            *labels = (hr_labels){kv, v.labels.n};
-            *bounds = hr_cache_ns_bounds(x->cache, ns);
-        }
+    if (hr_cache_ns_get(x->cache, ns, &v) && copy_labels(&v.labels, a, labels)) {
+        *bounds = hr_cache_ns_bounds(x->cache, ns);
+        ok = true;
     }
+    hr_cache_unlock(x->cache);
+    return ok;
+}
+
+/* What the webhook asks about the node a pod is created on (spec.nodeName
+ * set at creation): its labels, for the node pool that applies there
+ * (design §2.11). A node known only from its pods has none to give. */
+static bool node_lookup(void *ud, const char *node, hr_arena *a, hr_labels *labels)
+{
+    run_ctx *x = ud;
+    if (!hr_informers_synced(x->inf))
+        return false;
+    bool ok = false;
+    hr_cache_lock(x->cache);
+    hr_cnode_view v;
+    if (hr_cache_node_get(x->cache, node, &v) && v.present && !v.undecodable)
+        ok = copy_labels(&v.labels, a, labels);
     hr_cache_unlock(x->cache);
     return ok;
 }
@@ -811,6 +835,8 @@ static hr_status start_all(run_ctx *x, hr_err *err)
     x->wh.ns_ud = x;
     x->wh.group_lookup = group_lookup;
     x->wh.group_ud = x;
+    x->wh.node_lookup = node_lookup;
+    x->wh.node_ud = x;
     if ((st = hr_metrics_add(&x->metrics, hr_procmetrics_render, NULL, err)) ||
         (st = hr_metrics_add(&x->metrics, render_run_metrics, x, err)) ||
         (st = hr_metrics_add(&x->metrics, hr_wh_endpoint_render, &x->wh, err)) ||

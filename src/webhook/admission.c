@@ -291,11 +291,16 @@ static bool decide(const hr_wh_env *env, yyjson_val *req, hr_arena *a, hr_wh_res
     int64_t *lim = hr_arena_calloc(a, pod->n_ctr, sizeof *lim);
     if (lim == NULL)
         return false;
-    /* The node's settings by the one rule (design §2.11); the node is
-     * unknown at admission, so that is the top level: a pool's overrides
-     * reach the pod when the controller plans its node. */
+    /* The node's settings by the one rule (design §2.11). The node is
+     * usually unknown at admission, and then that is the top level: a
+     * pool's overrides reach the pod when the controller plans its node.
+     * A pod created with spec.nodeName on a node we know gets its pool's
+     * at once. */
+    hr_labels node_labels = {NULL, 0};
+    bool node_known = kp.node_name != NULL && kp.node_name[0] != '\0' && env->node_lookup != NULL &&
+                      env->node_lookup(env->node_ud, kp.node_name, a, &node_labels);
     hr_config birth;
-    (void)hr_config_for_node(cfg, NULL, &birth);
+    (void)hr_config_for_node(cfg, node_known ? &node_labels : NULL, &birth);
     /* Design §2.10: a gang member is born at its gang's value in force.
      * The key was made with the object's namespace, which a CREATE may
      * leave out (then it starts with "/"). */

@@ -59,6 +59,11 @@ typedef bool (*hr_wh_ns_lookup_fn)(void *ud, const char *ns, hr_arena *a, hr_lab
  * caller cannot tell). */
 typedef bool (*hr_wh_group_lookup_fn)(void *ud, const char *key, int64_t *num, int64_t *den);
 
+/* What the caller knows about a node (from the cache): its labels, for a
+ * pod created with spec.nodeName already set. Returns false when it does
+ * not know the node; anything returned may be allocated in `a`. */
+typedef bool (*hr_wh_node_lookup_fn)(void *ud, const char *node, hr_arena *a, hr_labels *labels);
+
 typedef struct hr_wh_env {
     const hr_config *cfg;         /* required: a snapshot for this review */
     const char *own_ns;           /* the controller's namespace, or NULL */
@@ -69,6 +74,11 @@ typedef struct hr_wh_env {
      * initialMultiplier, when the gang has members with limits */
     hr_wh_group_lookup_fn group_lookup;
     void *group_ud;
+    /* optional: a pod created with spec.nodeName (a DaemonSet's, one
+     * placed by hand) is born under its node's settings (design §2.11:
+     * the node pool that applies there) when the node is known */
+    hr_wh_node_lookup_fn node_lookup;
+    void *node_ud;
 } hr_wh_env;
 
 typedef enum hr_wh_outcome {

@@ -47,6 +47,8 @@ void hr_wh_endpoint_handle(void *ud, const hr_http_req *req, hr_http_resp *resp)
         .ns_ud = e->ns_ud,
         .group_lookup = e->group_lookup,
         .group_ud = e->group_ud,
+        .node_lookup = e->node_lookup,
+        .node_ud = e->node_ud,
     };
     hr_wh_result r;
     hr_err err;

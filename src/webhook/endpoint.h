@@ -31,6 +31,8 @@ typedef struct hr_wh_endpoint {
     void *ns_ud;
     hr_wh_group_lookup_fn group_lookup; /* optional: set before serving */
     void *group_ud;
+    hr_wh_node_lookup_fn node_lookup; /* optional: set before serving */
+    void *node_ud;
     hr_logger log;
     atomic_uint_fast64_t requests[HR_WH_OUTCOME_COUNT_];
     hr_histogram duration;

@@ -14,7 +14,10 @@
 #   4. replacing tls.crt/tls.key is picked up without a restart (new TLS
 #      connections see the new serial, same PID), and admission still works;
 #   5. with the webhook process stopped, pods in a managed namespace are
-#      still created (failurePolicy: Ignore).
+#      still created (failurePolicy: Ignore);
+#   6. a pod created with spec.nodeName on a node of a node pool (design
+#      §2.11: maxMultiplier 1.5 there) is born under the pool's settings,
+#      one without a node under the top level's.
 # Everything it starts or creates is removed on exit, failure included
 # (trap): the headroom process (by PID), the namespaces, the webhook
 # registration, the HeadroomConfig (restored if one existed) and the CRD
@@ -29,6 +32,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 RUN=e2ewh$$
+POOL_NODE=hr-wh-pool-$$
 NS_M=hr-wh-managed-$$
 NS_U=hr-wh-plain-$$
 WH_NAME=kube-headroom-e2e-$$
@@ -60,6 +64,7 @@ cleanup() {
   stop_headroom
   k delete mutatingwebhookconfiguration "$WH_NAME" --ignore-not-found >/dev/null 2>&1
   k delete namespace "$NS_M" "$NS_U" --ignore-not-found --wait=false >/dev/null 2>&1
+  k delete node "$POOL_NODE" --ignore-not-found --wait=false >/dev/null 2>&1
   if [ -n "$CFG_BACKUP" ]; then
     k replace -f "$CFG_BACKUP" >/dev/null 2>&1 || k apply -f "$CFG_BACKUP" >/dev/null 2>&1
   else
@@ -112,7 +117,16 @@ spec:
   webhook:
     enabled: true
     initialMultiplier: "3"
+  nodePools:
+  - name: tight
+    nodeSelector:
+      matchLabels:
+        kube-headroom.dev/e2e-wh-pool: "$RUN"
+    overrides:
+      maxMultiplier: "1.5"
 YAML
+# A simulated node of that pool, there before the daemon starts so its first list has it.
+node_manifest "$POOL_NODE" 8 | sed "s#^  labels: {#  labels: {kube-headroom.dev/e2e-wh-pool: \"$RUN\", #" | k apply -f - >/dev/null
 
 # --- namespaces ----------------------------------------------------------------
 k create namespace "$NS_M" >/dev/null
@@ -208,6 +222,12 @@ got=$(k -n "$NS_M" get pod sidecar -o jsonpath='{.spec.initContainers[0].resourc
 pod_yaml capped "$NS_M" '{"requests":{"cpu":"500m"}}' '{"annotations":{"kube-headroom.dev/max-cpu":"1"}}' | k create -f - >/dev/null
 got=$(limits_of "$NS_M" capped)
 [ "$got" = "cpu=1,mem=" ] && pass "max-cpu 1 caps 3 x 500m to 1" || fail "capped pod: $got, want cpu=1,mem="
+
+# 6. Born on a node of a pool: the pool's maxMultiplier (1.5) caps 3 x 200m to 300m.
+pod_yaml on-pool "$NS_M" '{"requests":{"cpu":"200m"}}' | jq --arg n "$POOL_NODE" '.spec.nodeName = $n' | k create -f - >/dev/null
+got=$(limits_of "$NS_M" on-pool)
+[ "$got" = "cpu=300m,mem=" ] && pass "created with nodeName on the pool's node: born under the pool (1.5 x 200m = 300m)" ||
+  fail "pod on the pool's node: $got, want cpu=300m,mem= (the top level would give 600m)"
 
 # 2. Left alone.
 pod_yaml plain "$NS_U" '{"requests":{"cpu":"200m"}}' | k create -f - >/dev/null

@@ -81,7 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         cfg.dry_run = mode == 1;
         cfg.max_multiplier_milli = mode == 2 ? 0 : 10000;
         cfg.initial_multiplier_milli = mode == 2 ? 1000 : 2000;
-        hr_wh_env env = {&cfg, "headroom", mode == 0 ? lookup : NULL, NULL, NULL, NULL};
+        hr_wh_env env = {.cfg = &cfg, .own_ns = "headroom", .ns_lookup = mode == 0 ? lookup : NULL};
         hr_wh_result r;
         hr_err err;
         if (hr_admission_review(&env, s, size, &r, &err) == HR_OK)

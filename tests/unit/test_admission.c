@@ -115,7 +115,7 @@ static void run_env(const hr_wh_env *env, const char *in, answer *a)
 
 static void run(const hr_config *cfg, const char *in, answer *a)
 {
-    hr_wh_env env = {cfg, NULL, NULL, NULL, NULL, NULL};
+    hr_wh_env env = {.cfg = cfg};
     run_env(&env, in, a);
 }
 
@@ -215,7 +215,7 @@ static void gang_member_born_at_gang_value(void **state)
     for (int i = 0; i < 3; i++) {
         char *pod = pod_json(metas[i], "\"containers\":[" C("app", REQ("400m")) "]");
         char *in = review("team-a", pod);
-        hr_wh_env env = {&cfg, NULL, NULL, NULL, gang_lookup, NULL};
+        hr_wh_env env = {.cfg = &cfg, .group_lookup = gang_lookup};
         answer a;
         g_asked = NULL;
         run_env(&env, in, &a);
@@ -312,6 +312,66 @@ static void node_pools_birth_limit_is_top_level(void **state)
     expect(&cfg, "", "\"containers\":[" C("a", REQ("500m")) "]", HR_WH_MUTATED,
            "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits\","
            "\"value\":{\"cpu\":\"1\"}}]");
+}
+
+/* A pod created with spec.nodeName on a node the caller knows is born under
+ * that node's pool (design §2.11, §8): the pool for nodes labelled
+ * pool=tight caps at 1.5x, so 500m gets 750m there, and still 1 (the top
+ * level's 2x) on a node the pool does not select or the caller does not
+ * know. */
+static bool node_lookup_tight(void *ud, const char *node, hr_arena *a, hr_labels *labels)
+{
+    (void)ud;
+    static const char *tight[] = {"pool", "tight"};
+    static const char *other[] = {"pool", "batch"};
+    (void)a;
+    if (strcmp(node, "n-tight") == 0)
+        *labels = (hr_labels){tight, 1};
+    else if (strcmp(node, "n-other") == 0)
+        *labels = (hr_labels){other, 1};
+    else
+        return false;
+    return true;
+}
+
+static void node_pools_birth_limit_with_node_name(void **state)
+{
+    (void)state;
+    hr_config cfg = cfg_live();
+    static const char *const tight_v[] = {"tight"};
+    hr_requirement req = {"pool", HR_SEL_IN, tight_v, 1};
+    hr_node_pool tight = {.name = "tight",
+                          .selector = {true, &req, 1},
+                          .set = HR_POOL_MULT,
+                          .max_multiplier_milli = 1500};
+    cfg.pools = &tight;
+    cfg.n_pools = 1;
+    const struct {
+        const char *node, *want;
+    } cases[] = {{"n-tight", "750m"}, {"n-other", "1"}, {"n-unknown", "1"}, {NULL, "1"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char spec[256];
+        snprintf(spec, sizeof spec, "%s%s%s\"containers\":[" C("a", REQ("500m")) "]",
+                 cases[i].node ? "\"nodeName\":\"" : "", cases[i].node ? cases[i].node : "",
+                 cases[i].node ? "\"," : "");
+        char *pod = pod_json("", spec);
+        char *in = review("team-a", pod);
+        hr_wh_env env = {.cfg = &cfg, .node_lookup = node_lookup_tight};
+        answer an;
+        run_env(&env, in, &an);
+        char want[160];
+        snprintf(want, sizeof want,
+                 "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits\","
+                 "\"value\":{\"cpu\":\"%s\"}}]",
+                 cases[i].want);
+        if (an.r.outcome != HR_WH_MUTATED || an.patch == NULL || strcmp(an.patch, want) != 0)
+            fail_msg("node %s: outcome %s (%s), patch %s; want %s",
+                     cases[i].node ? cases[i].node : "(none)", hr_wh_outcome_str(an.r.outcome),
+                     an.r.why, an.patch ? an.patch : "(none)", want);
+        done(&an);
+        free(in);
+        free(pod);
+    }
 }
 
 static void fractional_multiplier(void **state)
@@ -448,7 +508,7 @@ static void limitrange_caps(void **state)
     hr_config cfg = cfg_live();
     char *pod = pod_json("", "\"containers\":[" C("a", REQ("500m")) "]");
     char *in = review("team-a", pod);
-    hr_wh_env env = {&cfg, NULL, lr_lookup, NULL, NULL, NULL};
+    hr_wh_env env = {.cfg = &cfg, .ns_lookup = lr_lookup};
     answer a;
     run_env(&env, in, &a);
     assert_int_equal(a.r.outcome, HR_WH_MUTATED);
@@ -600,7 +660,7 @@ static hr_wh_outcome outcome_in(const hr_config *cfg, const char *ns, hr_wh_ns_l
 {
     char *pod = pod_json("", "\"containers\":[" C("a", REQ("500m")) "]");
     char *in = review(ns, pod);
-    hr_wh_env env = {cfg, "headroom-system", fn, NULL, NULL, NULL};
+    hr_wh_env env = {.cfg = cfg, .own_ns = "headroom-system", .ns_lookup = fn};
     answer a;
     run_env(&env, in, &a);
     hr_wh_outcome o = a.r.outcome;
@@ -739,7 +799,7 @@ static void malformed_reviews_400(void **state)
         "\"request\":{\"uid\":\"\"}}",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        hr_wh_env env = {&cfg, NULL, NULL, NULL, NULL, NULL};
+        hr_wh_env env = {.cfg = &cfg};
         hr_wh_result r;
         hr_err err;
         assert_int_equal(hr_admission_review(&env, bad[i], strlen(bad[i]), &r, &err), HR_OK);
@@ -752,7 +812,7 @@ static void malformed_reviews_400(void **state)
     /* A body with bytes after the JSON is not a review either. */
     const char trailing[] = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
                             "\"request\":{\"uid\":\"u\"}} x";
-    hr_wh_env env = {&cfg, NULL, NULL, NULL, NULL, NULL};
+    hr_wh_env env = {.cfg = &cfg};
     hr_wh_result r;
     hr_err err;
     assert_int_equal(hr_admission_review(&env, trailing, sizeof trailing - 1, &r, &err), HR_OK);
@@ -824,6 +884,7 @@ int main(void)
         cmocka_unit_test(max_multiplier_caps),
         cmocka_unit_test(tenant_fair_same_birth_limit),
         cmocka_unit_test(node_pools_birth_limit_is_top_level),
+        cmocka_unit_test(node_pools_birth_limit_with_node_name),
         cmocka_unit_test(fractional_multiplier),
         cmocka_unit_test(birth_limits_on_grid),
         cmocka_unit_test(max_cpu_shared_pro_rata),

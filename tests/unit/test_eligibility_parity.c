@@ -345,7 +345,7 @@ typedef struct webhook_answer {
 static webhook_answer webhook_path(world *w, const parity_case *c)
 {
     char *in = review(c);
-    hr_wh_env env = {w->cfg, OWN_NS, ns_lookup, w, NULL, NULL};
+    hr_wh_env env = {.cfg = w->cfg, .own_ns = OWN_NS, .ns_lookup = ns_lookup, .ns_ud = w};
     hr_wh_result r;
     hr_err err;
     assert_int_equal(hr_admission_review(&env, in, strlen(in), &r, &err), HR_OK);
