@@ -51,7 +51,7 @@
 #include "controller/controller.h"
 #include "controller/leader.h"
 #include "core/config.h"
-#include "core/wide.h"
+#include "core/group.h"
 #include "kube/transport/client.h"
 #include "kube/write/review.h"
 #include "server/authz.h"
@@ -294,8 +294,9 @@ static bool node_lookup(void *ud, const char *node, hr_arena *a, hr_labels *labe
     return ok;
 }
 
-/* What the webhook asks about a gang (design §2.10): the smallest current
- * limit / request among its cached members that have a limit. */
+/* What the webhook asks about a gang (design §2.10): its value in force,
+ * the smallest current limit / request among its cached members that have
+ * a limit (hr_group_held_fold), over every member. */
 static bool group_lookup(void *ud, const char *key, int64_t *num, int64_t *den)
 {
     run_ctx *x = ud;
@@ -305,25 +306,25 @@ static bool group_lookup(void *ud, const char *key, int64_t *num, int64_t *den)
     if (scratch == NULL)
         return false;
     bool found = false;
-    uint32_t ids[64];
+    uint32_t few[64], *ids = few;
     hr_cache_lock(x->cache);
-    size_t n = hr_cache_group_pods(x->cache, key, ids, sizeof ids / sizeof ids[0]);
-    if (n > sizeof ids / sizeof ids[0])
-        n = sizeof ids / sizeof ids[0]; /* the value of the first 64 members */
+    size_t n = hr_cache_group_pods(x->cache, key, few, sizeof few / sizeof few[0]);
+    if (n > sizeof few / sizeof few[0]) {
+        ids = malloc(n * sizeof *ids);
+        if (ids == NULL)
+            n = 0; /* cannot tell: the member is born at initialMultiplier */
+        else
+            n = hr_cache_group_pods(x->cache, key, ids, n);
+    }
     for (size_t i = 0; i < n; i++) {
         hr_cpod_view v;
-        if (!hr_cache_pod_at(x->cache, ids[i], &v, scratch))
-            continue;
-        int64_t r = hr_pod_managed_cpu(&v.pod), c = hr_pod_current_limit(&v.pod);
-        if (r <= 0 || c <= 0)
-            continue;
-        if (!found || (hr_i128)c * *den < (hr_i128)*num * r) {
-            *num = c;
-            *den = r;
-            found = true;
-        }
+        if (hr_cache_pod_at(x->cache, ids[i], &v, scratch))
+            hr_group_held_fold(hr_pod_current_limit(&v.pod), hr_pod_managed_cpu(&v.pod), &found,
+                               num, den);
     }
     hr_cache_unlock(x->cache);
+    if (ids != few)
+        free(ids);
     free(scratch);
     return found;
 }

@@ -91,6 +91,17 @@ static bool before(const hr_group_member *m, size_t i, size_t j)
     return k != 0 ? k < 0 : i < j;
 }
 
+void hr_group_held_fold(int64_t current, int64_t request, bool *known, int64_t *num, int64_t *den)
+{
+    if (current <= 0 || request <= 0)
+        return;
+    if (!*known || ratio_cmp(current, request, *num, *den) < 0) {
+        *known = true;
+        *num = current;
+        *den = request;
+    }
+}
+
 void hr_group_plan(const hr_config *c, const hr_group_member *m, size_t n, int64_t *const *limits,
                    hr_group_member_out *out, hr_group_result *res)
 {
@@ -109,16 +120,9 @@ void hr_group_plan(const hr_config *c, const hr_group_member *m, size_t n, int64
     res->ratio_num = m[b].own_target;
     res->ratio_den = m[b].request > 0 ? m[b].request : 1;
     res->ratio_milli = hr_muldiv64(res->ratio_num, 1000, res->ratio_den);
-    for (size_t i = 0; i < n; i++) {
-        if (m[i].current <= 0 || m[i].request <= 0)
-            continue;
-        if (!res->held_known ||
-            ratio_cmp(m[i].current, m[i].request, res->held_num, res->held_den) < 0) {
-            res->held_known = true;
-            res->held_num = m[i].current;
-            res->held_den = m[i].request;
-        }
-    }
+    for (size_t i = 0; i < n; i++)
+        hr_group_held_fold(m[i].current, m[i].request, &res->held_known, &res->held_num,
+                           &res->held_den);
     /* Every member at ρ, split; the group's new value after the split is
      * the smallest total_i / r_i (for one member: its target / request). */
     size_t lo = 0;

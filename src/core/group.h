@@ -79,6 +79,13 @@ typedef struct hr_group_result {
     int64_t ratio_milli;          /* ⌊1000·ρ⌋, for reports */
 } hr_group_result;
 
+/* The gang's value in force H (the smallest current limit / request among
+ * members that have a limit), folded one member at a time: *known false
+ * before the first. A member without a limit (current <= 0) or a request
+ * is skipped. hr_group_plan and the webhook's birth value both fold it
+ * here. */
+void hr_group_held_fold(int64_t current, int64_t request, bool *known, int64_t *num, int64_t *den);
+
 /* T_i for one member at the ratio num/den (den > 0, num ≥ den). */
 int64_t hr_group_target(const hr_config *c, const hr_pod *p, int64_t request, int64_t own_target,
                         int64_t num, int64_t den);
