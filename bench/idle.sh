@@ -21,7 +21,7 @@
 #
 # Needs a cluster (test/cluster/cluster.sh up; $HEADROOM_CLUSTER_DIR and the
 # ports pick which). Metrics ports $HEADROOM_IDLE_PORT and the next one
-# (default 48010).
+# (default: two free ones, free_port).
 # lib.sh is written for scripts without -e (its helpers test and fail softly),
 # as bench/soak.sh is: every step that must hold says so with || exit.
 set -uo pipefail
@@ -49,7 +49,8 @@ done
 for b in "$old" "$new"; do [ -x "$b" ] || { echo "idle: no executable at $b" >&2; exit 2; }; done
 case $election in off | on | both) ;; *) echo "idle: --election off|on|both" >&2; exit 2 ;; esac
 
-PORT=${HEADROOM_IDLE_PORT:-48010}
+PORT=${HEADROOM_IDLE_PORT:-$(free_port)}
+if [ -n "${HEADROOM_IDLE_PORT:-}" ]; then PORT2=$((PORT + 1)); else PORT2=$(free_port "$PORT"); fi
 WORK=$(mktemp -d /tmp/headroom-idle.XXXXXX)
 PREFIX=idle-$S
 PIDS=()
@@ -80,7 +81,7 @@ bench_load "$PREFIX" "$nodes" "$pods" || { echo "idle: the load did not come up"
 run_pair() { # election on|off
   local flags=() i bin name port pid last_w now_w quiet t0 t1
   local -a cpu0 wk0 names ports
-  names=(old new) ports=("$PORT" $((PORT + 1)))
+  names=(old new) ports=("$PORT" "$PORT2")
   for i in 0 1; do
     name=${names[$i]} port=${ports[$i]}
     bin=$old; [ "$name" = new ] && bin=$new

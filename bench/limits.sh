@@ -19,7 +19,7 @@
 # other resize after it. Prints one line per binary, side by side.
 #
 # Needs a cluster (test/cluster/cluster.sh up; $HEADROOM_CLUSTER_DIR and the
-# ports pick which), jq. Metrics port $HEADROOM_LIMITS_PORT (default 48020).
+# ports pick which), jq. Metrics port $HEADROOM_LIMITS_PORT (default: a free one).
 # lib.sh is written for scripts without -e (its helpers test and fail softly),
 # as bench/soak.sh is: every step that must hold says so with || exit.
 set -uo pipefail
@@ -45,7 +45,7 @@ done
 for b in "$old" "$new"; do [ -x "$b" ] || { echo "limits: no executable at $b" >&2; exit 2; }; done
 command -v jq >/dev/null || { echo "limits: needs jq" >&2; exit 2; }
 
-MPORT=${HEADROOM_LIMITS_PORT:-48020}
+MPORT=${HEADROOM_LIMITS_PORT:-$(free_port)}
 WORK=$(mktemp -d /tmp/headroom-limits.XXXXXX)
 USER_NAME=headroom-limits-$S
 CTL_PID=""

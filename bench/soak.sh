@@ -55,7 +55,7 @@
 #
 # Needs a cluster (test/cluster/cluster.sh up; $HEADROOM_CLUSTER_DIR and the
 # ports pick which) and build/release/headroom ($HEADROOM_BIN). Uses metrics
-# port 28131 ($HEADROOM_SOAK_METRICS_PORT). Every object carries the PID.
+# port $HEADROOM_SOAK_METRICS_PORT (default: a free one, free_port). Every object carries the PID.
 set -uo pipefail
 # shellcheck source=../tests/e2e/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../tests/e2e/lib.sh"
@@ -81,7 +81,7 @@ done
 duration=$((minutes * 60))
 : "${min_pods:=$((rate * duration / 2))}"
 
-MPORT=${HEADROOM_SOAK_METRICS_PORT:-28131}
+MPORT=${HEADROOM_SOAK_METRICS_PORT:-$(free_port)}
 WORK=$(mktemp -d /tmp/headroom-soak.XXXXXX)
 NS=soak-$S
 USER_NAME=headroom-soak-$S

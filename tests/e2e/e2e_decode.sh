@@ -20,15 +20,6 @@
 set -uo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-# A port nobody listens on (the machine is shared), unless one is given.
-free_port() {
-  local p
-  for _ in $(seq 1 50); do
-    p=$((20000 + RANDOM % 20000))
-    ss -Htln "sport = :$p" | grep -q . || { echo "$p"; return; }
-  done
-  echo 28141
-}
 MPORT=${HEADROOM_E2E_DECODE_PORT:-$(free_port)}
 WORK=$(mktemp -d /tmp/headroom-e2e.XXXXXX)
 NS=e2e-dec-$S

@@ -24,23 +24,13 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 WORK=$(mktemp -d /tmp/headroom-e2e.XXXXXX)
 DEMO=$ROOT/scripts/demo.sh
-# Below the kernel's ephemeral range (32768 and up by default), so no outgoing connection
-# takes the port between this look and the bind.
-free_port() {
-  local p
-  for _ in $(seq 1 100); do
-    p=$((30000 + RANDOM % 2700))
-    case " $TAKEN " in *" $p "*) continue ;; esac
-    ss -Htln "sport = :$p" | grep -q . || { echo "$p"; return; }
-  done
-  echo 0
-}
 TAKEN=""
 # The demo runs with its own variables only; a developer's overrides are kept.
 export HEADROOM_DEMO_DIR=${HEADROOM_DEMO_DIR:-/tmp/headroom-e2e-demo.$S}
 for v in ETCD ETCD_PEER APISERVER KCM SCHEDULER KWOK METRICS; do
   n=HEADROOM_DEMO_${v}_PORT
-  [ -n "${!n:-}" ] || export "$n=$(free_port)"
+  # shellcheck disable=SC2086 # TAKEN: a list of ports
+  [ -n "${!n:-}" ] || export "$n=$(free_port $TAKEN)"
   TAKEN+=" ${!n}"
 done
 DKC=$HEADROOM_DEMO_DIR/admin.kubeconfig
@@ -158,7 +148,8 @@ check "the demo prints the command that undoes it and what it does to written li
   grep -q 'to undo it: kubectl label namespace headroom-demo kube-headroom.dev/mode-' "$WORK/demo.out"
 
 # ------------------------------------------------ 3. a stray controller is refused
-STRAY_M=$(free_port)
+# shellcheck disable=SC2086 # TAKEN: a list of ports
+STRAY_M=$(free_port $TAKEN)
 "$HEADROOM" run --metrics-addr "127.0.0.1:$STRAY_M" "${PLAIN_METRICS[@]}" --webhook-addr "" >"$WORK/stray.log" 2>&1 &
 STRAY=$!
 WHY="not ready on 127.0.0.1:$STRAY_M"

@@ -25,7 +25,7 @@
 set -uo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-MPORT=${HEADROOM_E2E_DRYRUN_PORT:-28167}
+MPORT=${HEADROOM_E2E_DRYRUN_PORT:-$(free_port)}
 WORK=$(mktemp -d /tmp/headroom-e2e.XXXXXX)
 ID=headroom-e2e-dryrun
 NS=e2e-dd-$S

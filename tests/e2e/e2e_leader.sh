@@ -11,7 +11,9 @@
 set -uo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-P1=${HEADROOM_E2E_LEADER_PORT1:-28111} P2=${HEADROOM_E2E_LEADER_PORT2:-28112} P3=${HEADROOM_E2E_LEADER_PORT3:-28113}
+P1=${HEADROOM_E2E_LEADER_PORT1:-$(free_port)}
+P2=${HEADROOM_E2E_LEADER_PORT2:-$(free_port "$P1")}
+P3=${HEADROOM_E2E_LEADER_PORT3:-$(free_port "$P1" "$P2")}
 WORK=$(mktemp -d /tmp/headroom-le.XXXXXX)
 NS=e2e-le-$S NODE=e2e-le-n-$S
 leader() { curl -sf "http://127.0.0.1:$1/metrics" | awk '$1 == "headroom_leader" {print $2}'; }

@@ -15,7 +15,7 @@
 set -uo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-P1=${HEADROOM_E2E_LF_PORT1:-28141} P2=${HEADROOM_E2E_LF_PORT2:-28142}
+P1=${HEADROOM_E2E_LF_PORT1:-$(free_port)} P2=${HEADROOM_E2E_LF_PORT2:-$(free_port "$P1")}
 LEASE_S=15 FREEZE_S=${HEADROOM_E2E_LF_FREEZE:-18}
 WORK=$(mktemp -d /tmp/headroom-lf.XXXXXX)
 NS=e2e-lf-$S

@@ -11,8 +11,8 @@
 set -uo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-MPORT=${HEADROOM_E2E_METRICS_AUTH_PORT:-28197}
-PPORT=$((MPORT + 1))
+MPORT=${HEADROOM_E2E_METRICS_AUTH_PORT:-$(free_port)}
+PPORT=${HEADROOM_E2E_METRICS_AUTH_PROBE_PORT:-$(free_port "$MPORT")}
 WORK=$(mktemp -d /tmp/headroom-metrics-auth.XXXXXX)
 ID=headroom-e2e-metrics
 NS=hr-metrics-$S

@@ -22,8 +22,19 @@
 set -uo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-BASE=${HEADROOM_E2E_PROMETHEUS_PORT:-28230} # replica i: metrics BASE+2i, probes BASE+2i+1
-PPORT=$((BASE + 9))                         # Prometheus
+# Replica i: metrics ${MP[i]}, probes ${PRP[i]}; Prometheus on $PPORT (all free_port, or
+# HEADROOM_E2E_PROMETHEUS_PORT=BASE: metrics BASE+2i, probes BASE+2i+1, Prometheus BASE+9).
+if [ -n "${HEADROOM_E2E_PROMETHEUS_PORT:-}" ]; then
+  b=$HEADROOM_E2E_PROMETHEUS_PORT
+  MP=("$b" $((b + 2))) PRP=($((b + 1)) $((b + 3))) PPORT=$((b + 9))
+else
+  MP=() PRP=()
+  MP[0]=$(free_port)
+  MP[1]=$(free_port "${MP[0]}")
+  PRP[0]=$(free_port "${MP[@]}")
+  PRP[1]=$(free_port "${MP[@]}" "${PRP[0]}")
+  PPORT=$(free_port "${MP[@]}" "${PRP[@]}")
+fi
 WORK=$(mktemp -d /tmp/headroom-prometheus.XXXXXX)
 ID=headroom-e2e-prom
 NS=hr-prom-$S
@@ -79,7 +90,7 @@ mkpod "$NS-plain" other "e2e-prom-b-$S" 1 1
 MANAGED="batch web-1 web-2"
 
 start_replica() { # index
-  local m=$((BASE + 2 * $1)) p=$((BASE + 2 * $1 + 1))
+  local m=${MP[$1]} p=${PRP[$1]}
   "$HEADROOM" run --kubeconfig "$USER_KC" --namespace kube-headroom --leader-elect \
     --webhook-addr "" --metrics-addr "127.0.0.1:$m" --probe-addr "127.0.0.1:$p" \
     --webhook-cert-dir "$WORK/certs" -v >>"$WORK/replica-$1.log" 2>&1 &
@@ -87,7 +98,7 @@ start_replica() { # index
 }
 scrape() { # index -> the page
   curl -sf --cacert "$WORK/certs/tls.crt" -H "Authorization: Bearer $(cat "$WORK/token")" \
-    "https://127.0.0.1:$((BASE + 2 * $1))/metrics"
+    "https://127.0.0.1:${MP[$1]}/metrics"
 }
 leader_of() { scrape "$1" | awk '$1 == "headroom_leader" {print $2}'; }
 one_leader() { [ "$(leader_of 0)$(leader_of 1)" = 10 ] || [ "$(leader_of 0)$(leader_of 1)" = 01 ]; }
@@ -124,9 +135,9 @@ check "the follower's page has no per-pod, per-node or cluster-total series" \
   --show-only templates/servicemonitor.yaml >"$WORK/servicemonitor.yaml" 2>"$WORK/helm.err"
 WHY=$(cat "$WORK/helm.err")
 check "helm template renders the chart's ServiceMonitor" [ -s "$WORK/servicemonitor.yaml" ]
-python3 - "$WORK" "$RULES" "$BASE" >"$WORK/prometheus.yml" <<'PY' 2>"$WORK/convert.err"
+python3 - "$WORK" "$RULES" "${MP[0]}" "${MP[1]}" >"$WORK/prometheus.yml" <<'PY' 2>"$WORK/convert.err"
 import sys, yaml
-work, rules, base = sys.argv[1], sys.argv[2], int(sys.argv[3])
+work, rules, ports = sys.argv[1], sys.argv[2], [int(p) for p in sys.argv[3:5]]
 sm = yaml.safe_load(open(f"{work}/servicemonitor.yaml"))
 ep = sm["spec"]["endpoints"][0]
 job = {"job_name": "kube-headroom-metrics", "honor_labels": bool(ep.get("honorLabels", False)),
@@ -144,7 +155,7 @@ if t is not None:
         tc["server_name"] = t["serverName"]
     job["tls_config"] = tc
 job["static_configs"] = [
-    {"targets": [f"127.0.0.1:{base + 2 * i}"],
+    {"targets": [f"127.0.0.1:{ports[i]}"],
      "labels": {"namespace": sm["metadata"]["namespace"], "pod": f"kube-headroom-{i}",
                 "service": "kube-headroom-metrics", "endpoint": ep["port"], "container": "headroom"}}
     for i in (0, 1)]
@@ -185,11 +196,11 @@ check "the dashboard's central query answers one series per managed pod, with th
 
 raw="headroom_pod_limit_cores{namespace=\"$NS\"}"
 got=$(query "$raw" | jq -c '[.data.result[] | {pod: .metric.pod, from: .metric.instance}] | sort_by(.pod)')
-want_raw=$(for p in $MANAGED; do printf '{"pod":"%s","from":"127.0.0.1:%s"}\n' "$p" "$((BASE + 2 * L))"; done | jq -sc .)
+want_raw=$(for p in $MANAGED; do printf '{"pod":"%s","from":"127.0.0.1:%s"}\n' "$p" "${MP[$L]}"; done | jq -sc .)
 WHY="$raw in Prometheus: $got, want $want_raw"
 check "Prometheus holds one headroom_pod_limit_cores series per managed pod, scraped from the leader only" \
   [ "$got" = "$want_raw" ]
-fi_=127.0.0.1:$((BASE + 2 * F))
+fi_=127.0.0.1:${MP[$F]}
 got=$(query "count by (__name__) ({instance=\"$fi_\", __name__=~\"process_start_time_seconds|headroom_leader|headroom_watch_events_total|headroom_node_factor|headroom_pod_limit_cores\"})" |
   jq -c '[.data.result[] | .metric.__name__] | sort')
 WHY="families of the follower in Prometheus: $got"

@@ -25,14 +25,6 @@ set -uo pipefail
 # shellcheck source=realnode_lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/realnode_lib.sh"
 HELM=${HELM:-$("$CLUSTER" bin helm)}
-free_port() { # below the ephemeral range, not listening
-  local p
-  for _ in $(seq 1 50); do
-    p=$((20000 + RANDOM % 12000))
-    ss -Htln "sport = :$p" | grep -q . || { echo "$p"; return; }
-  done
-  echo 28391
-}
 MPORT=${HEADROOM_E2E_RN_METRICS_PORT:-$(free_port)}
 WHPORT=${HEADROOM_E2E_RN_WEBHOOK_PORT:-$(free_port)}
 [ "$WHPORT" != "$MPORT" ] || WHPORT=$((MPORT + 1))

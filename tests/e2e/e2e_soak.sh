@@ -9,6 +9,6 @@
 # budget that levels off is printed OVER BUDGET and left to the 30-minute run
 # (bench/soak.sh --minutes 30, ≥ 20,000 pods), which is where the budget is
 # judged: in 3 measured minutes an allocator step can look like growth.
-# About 5.5 minutes; metrics port 28131 ($HEADROOM_SOAK_METRICS_PORT).
+# About 5.5 minutes; metrics port $HEADROOM_SOAK_METRICS_PORT (default: a free one).
 exec "$(dirname "${BASH_SOURCE[0]}")/../../bench/soak.sh" \
   --minutes "${HEADROOM_SOAK_MINUTES:-5}" --warmup "${HEADROOM_SOAK_WARMUP:-2}" "$@"

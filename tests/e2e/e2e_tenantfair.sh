@@ -16,15 +16,6 @@
 set -uo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-# A port nobody listens on (the machine is shared), unless one is given.
-declare -F free_port >/dev/null || free_port() {
-  local p
-  for _ in $(seq 1 50); do
-    p=$((20000 + RANDOM % 20000))
-    ss -Htln "sport = :$p" | grep -q . || { echo "$p"; return; }
-  done
-  echo 28143
-}
 MPORT=${HEADROOM_E2E_TENANTFAIR_PORT:-$(free_port)}
 WORK=$(mktemp -d /tmp/headroom-e2e.XXXXXX)
 NSA=e2e-tf-a-$S NSB=e2e-tf-b-$S NODE=e2e-tf-n-$S

@@ -19,14 +19,6 @@
 set -uo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-declare -F free_port >/dev/null || free_port() { # a port nothing listens on (lib.sh may have one)
-  local p
-  for _ in $(seq 1 50); do
-    p=$((20000 + RANDOM % 20000))
-    ss -Htln "sport = :$p" | grep -q . || { echo "$p"; return; }
-  done
-  echo 28143
-}
 MPORT=${HEADROOM_E2E_WATCHLIST_PORT:-$(free_port)}
 API2_PORT=${HEADROOM_E2E_WATCHLIST_API_PORT:-$(free_port)}
 WORK=$(mktemp -d /tmp/headroom-e2e.XXXXXX)
