@@ -21,20 +21,13 @@ set -uo pipefail
 MPORT=${HEADROOM_E2E_GANG_PORT:-$(free_port)}
 WORK=$(mktemp -d /tmp/headroom-e2e.XXXXXX)
 ID=headroom-e2e-gang # the controller's user: what the audit record names
-ML=e2e-gang-$S OTHER=e2e-gang-o-$S
+NS=e2e-gang-$S OTHER=e2e-gang-o-$S
+ML=$NS # the gang's namespace, managed (manage_stage)
 N=(e2e-gang-0-$S e2e-gang-1-$S e2e-gang-2-$S e2e-gang-3-$S)
 DEBOUNCE_MS=2000
 GANG='labels: {"kube-headroom.dev/group-uniform": "true", "kube-headroom.dev/group": "train"}'
 
-cleanup() {
-  stop_controller KILL
-  delete_objects
-  k delete headroomconfig cluster --ignore-not-found >/dev/null 2>&1
-  remove_identity "$ID"
-  if [ "$failed" -gt 0 ]; then echo "--- controller log (tail)"; tail -n 40 "$WORK/controller.log"; fi
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+trap cleanup_common EXIT
 
 limits() { # -> the four members' limits in millicores, "train-0=… train-1=…"
   local i out=""
@@ -56,20 +49,17 @@ ms_of() { # RFC 3339 with microseconds -> ms since the epoch
 }
 
 require_cluster
-install_identity "$ID"
-mkns "$ML" managed
+# The members exist before the controller starts: its first plan sees the whole gang.
+manage_stage e2e-gang "debouncePeriod: 2s" || { fail "setup" "$START_WHY"; finish; exit; }
 mkns "$OTHER" plain
 for i in 0 1 2 3; do mknode "${N[$i]}" 16; done
-k delete headroomconfig cluster --ignore-not-found >/dev/null 2>&1
-printf 'apiVersion: kube-headroom.dev/v1alpha1\nkind: HeadroomConfig\nmetadata: {name: cluster}\nspec: {dryRun: false, debouncePeriod: 2s}\n' |
-  k create -f - >/dev/null
 for i in 1 2 3; do mkpod "$OTHER" "filler-$i" "${N[$i]}" "$((2 * i))"; done
 for i in 0 1 2 3; do mkpod "$ML" "train-$i" "${N[$i]}" 2 "" "$GANG"; done
 members_running() {
   [ "$(k -n "$ML" get pods --field-selector status.phase=Running -o name 2>/dev/null | wc -l)" = 4 ]
 }
 wait_until 60 members_running
-start_controller || { fail "controller start" "not ready within 60 s"; finish; exit; }
+start_controller || { fail "controller start" "$START_WHY"; finish; exit; }
 
 # One ceiling: ratio 5 (train-3's node: S = 16000 − 6000 − 2000 = 8000, t = 10000).
 wait_until 60 all_at 10000

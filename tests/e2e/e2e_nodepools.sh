@@ -30,17 +30,9 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 MPORT=${HEADROOM_E2E_NODEPOOLS_PORT:-$(free_port)}
 WORK=$(mktemp -d /tmp/headroom-e2e.XXXXXX)
-NS=e2e-np-$S NA=e2e-np-a-$S NB=e2e-np-b-$S USER_NAME=headroom-e2e-np
+NS=e2e-np-$S NA=e2e-np-a-$S NB=e2e-np-b-$S ID=headroom-e2e-np
 
-cleanup() {
-  stop_controller KILL
-  delete_objects
-  k delete headroomconfig cluster --ignore-not-found >/dev/null 2>&1
-  remove_identity "$USER_NAME"
-  if [ "$failed" -gt 0 ]; then echo "--- controller log (tail)"; tail -n 40 "$WORK/controller.log"; fi
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+trap cleanup_common EXIT
 
 limits() { # -> "pod=millicores" of each pod in the namespace, sorted (one request)
   k -n "$NS" get pods -o json 2>/dev/null |
@@ -59,23 +51,9 @@ planned() { # -> "pod=target" from the offline planner on a dump taken now
 }
 pool_status() { k get headroomconfig cluster -o json | jq -c '[.status.nodePools[]? | [.name, .nodes]]'; }
 ready() { k get headroomconfig cluster -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}/{.status.conditions[?(@.type=="Ready")].reason}'; }
-config() { # pool-a multiplier, pool-b multiplier
-  cat <<CFG
-apiVersion: kube-headroom.dev/v1alpha1
-kind: HeadroomConfig
-metadata: {name: cluster}
-spec:
-  dryRun: false
-  maxMultiplier: "10"
-  nodePools:
-    - name: pool-a
-      nodeSelector: {matchLabels: {e2e-pool: a-$S}}
-      overrides: {maxMultiplier: "$1"}
-    - name: pool-b
-      nodeSelector:
-        matchExpressions: [{key: e2e-pool, operator: In, values: [b-$S]}]
-      overrides: {maxMultiplier: "$2"}
-CFG
+pools() { # pool-a multiplier, pool-b multiplier -> spec.nodePools, one line (manage_stage's spec)
+  printf 'nodePools: [{name: pool-a, nodeSelector: {matchLabels: {e2e-pool: a-%s}}, overrides: {maxMultiplier: "%s"}}, ' "$S" "$1"
+  printf '{name: pool-b, nodeSelector: {matchExpressions: [{key: e2e-pool, operator: In, values: [b-%s]}]}, overrides: {maxMultiplier: "%s"}}]\n' "$S" "$2"
 }
 refused() { # json-patch expected-message: the API server refuses the patch with that message
   local out
@@ -88,19 +66,17 @@ decisions() { # offset node -> decisions logged for the node after the byte offs
 }
 
 require_cluster
-install_identity "$USER_NAME"
-mkns "$NS" managed
+# The pods exist before the controller starts: its first plan sees both pools full.
+manage_stage e2e-nodepools 'maxMultiplier: "10"' "$(pools 3 6)" || { fail "setup" "$START_WHY"; finish; exit; }
 mknode "$NA" 16
 mknode "$NB" 16
 k label node "$NA" "e2e-pool=a-$S" >/dev/null
 k label node "$NB" "e2e-pool=b-$S" >/dev/null
-k delete headroomconfig cluster --ignore-not-found >/dev/null 2>&1
-config 3 6 | k create -f - >/dev/null
 for p in a-0 a-1; do mkpod "$NS" "$p" "$NA" 1000m; done
 for p in b-0 b-1; do mkpod "$NS" "$p" "$NB" 1000m; done
 all_running() { [ "$(k -n "$NS" get pods --field-selector status.phase=Running -o name | wc -l)" = 4 ]; }
 wait_until 60 all_running
-start_controller || { fail "controller start" "not ready within 60 s"; finish; exit; }
+start_controller || { fail "controller start" "$START_WHY"; finish; exit; }
 
 # P1: each pool's cap (the top level's 10 would give 8000m everywhere).
 wait_until 60 want_all 3000 6000
@@ -135,9 +111,9 @@ took=$(($(now_ms) - t0))
 quiet_for 3 40 "$MPORT" >/dev/null
 WHY="limits after ${took} ms: $(echo "$(limits)")"
 check "P3 pool-a's pods 4000m, pool-b's still 6000m" want_all 4000 6000
-A_RESIZES=$(audit_write_count "$mark" "$USER_NAME" \
+A_RESIZES=$(audit_write_count "$mark" "$ID" \
   ".objectRef.resource == \"pods\" and .objectRef.subresource == \"resize\" and (.objectRef.name | startswith(\"a-\"))")
-B_WRITES=$(audit_writes "$mark" "$USER_NAME" '.objectRef.resource == "pods" and (.objectRef.name | startswith("b-"))')
+B_WRITES=$(audit_writes "$mark" "$ID" '.objectRef.resource == "pods" and (.objectRef.name | startswith("b-"))')
 WHY="resizes of pool-a's pods: $A_RESIZES"
 check "P3 each pod of pool-a resized once (audit: 2 resizes)" [ "$A_RESIZES" = 2 ]
 WHY="writes to pool-b's pods: ${B_WRITES:-none}"
@@ -177,7 +153,7 @@ WHY="Ready: $(ready): $MSG"
 check "P6 a pool multiplier of 0.5: Ready False, InvalidSpec, naming spec.nodePools" \
   eval '[ "$(ready)" = False/InvalidSpec ] && grep -q "spec.nodePools" <<<"$MSG"'
 sleep 3
-W=$(audit_writes "$mark" "$USER_NAME" '.objectRef.resource == "pods"')
+W=$(audit_writes "$mark" "$ID" '.objectRef.resource == "pods"')
 WHY="limits: $(echo "$(limits)"); pod writes: ${W:-none}"
 check "P6 the last good config stays in force: no pod written, limits unchanged" \
   eval '[ -z "$W" ] && want_all 4000 4000'

@@ -25,23 +25,14 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 MPORT=${HEADROOM_E2E_PB_METRICS_PORT:-$(free_port)}
 PROXY_PORT=${HEADROOM_E2E_PB_PROXY_PORT:-$(free_port "$MPORT")}
-FAULTPROXY=${FAULTPROXY:-$(dirname "$HEADROOM")/tests/faultproxy}
 WORK=$(mktemp -d /tmp/headroom-e2e.XXXXXX)
 ID=headroom-e2e-pb NS=e2e-pbw-$S NODE=e2e-pbw-n-$S
 BUILTIN="pods nodes namespaces limitranges resourcequotas"
 PB='application/vnd.kubernetes.protobuf'
 
 cleanup() {
-  stop_controller KILL
-  proxy_stop
-  delete_objects
-  k delete headroomconfig cluster --ignore-not-found >/dev/null 2>&1
-  remove_identity "$ID"
-  if [ "$failed" -gt 0 ]; then
-    echo "--- controller log (tail)"; tail -n 30 "$WORK/controller.log"
-    echo "--- proxy responses (tail)"; grep ': response ' "$WORK/proxy.log" | tail -n 30
-  fi
-  rm -rf "$WORK"
+  [ "$failed" -eq 0 ] || { echo "--- proxy responses (tail)"; grep ': response ' "$WORK/proxy.log" | tail -n 30; }
+  cleanup_common 30
 }
 trap cleanup EXIT
 require_cluster
@@ -72,15 +63,9 @@ config_json() { # mark: the HeadroomConfig's watch was answered in JSON
   answers "$1" | grep -q "^GET /apis/kube-headroom.dev/v1alpha1/headroomconfigs?.*watch=1.* 200 application/json"
 }
 
-install_identity "$ID"
-mkns "$NS" managed
+# The objects exist before the controller starts: its initial sync lists them.
+manage_stage e2e-pb || { fail "setup" "$START_WHY"; finish; exit; }
 mknode "$NODE" 8
-k apply -f - >/dev/null <<YAML
-apiVersion: kube-headroom.dev/v1alpha1
-kind: HeadroomConfig
-metadata: {name: cluster}
-spec: {dryRun: false}
-YAML
 k -n "$NS" create -f - >/dev/null <<YAML
 apiVersion: v1
 kind: LimitRange
@@ -97,7 +82,7 @@ proxy_start "$ID" || { fail "proxy start" "see above"; finish; exit; }
 
 # ---- 1. protobuf by default
 mark=$(wc -l <"$WORK/proxy.log")
-USER_KC=$PROXY_KC start_controller || { fail "controller start" "not ready within 60 s"; finish; exit; }
+start_controller --proxy || { fail "controller start" "$START_WHY"; finish; exit; }
 for kind in $BUILTIN; do
   WHY="$(of_kind "$mark" "$kind" | head -3 | tr '\n' ';')"
   check "protobuf: the initial sync of $kind is a streaming list answered $PB;stream=watch" \
@@ -121,7 +106,7 @@ stop_controller TERM
 
 # ---- 2. --protobuf=false
 mark=$(wc -l <"$WORK/proxy.log")
-USER_KC=$PROXY_KC start_controller --protobuf=false || { fail "controller start (--protobuf=false)" "not ready within 60 s"; finish; exit; }
+start_controller --proxy --protobuf=false || { fail "controller start (--protobuf=false)" "$START_WHY"; finish; exit; }
 mkpod "$NS" c "$NODE" 200m
 check "--protobuf=false: a new pod gets its limit" wait_until 30 limit_is "$NS" c 2
 for kind in $BUILTIN; do
@@ -134,7 +119,7 @@ stop_controller TERM
 # ---- 3. a 406 to the pods list: JSON for pods from then on
 proxy_rules "GET /api/v1/pods?* respond 406 once" || { fail "proxy rules (406)" "see above"; finish; exit; }
 mark=$(wc -l <"$WORK/proxy.log")
-USER_KC=$PROXY_KC start_controller || { fail "controller start (406)" "not ready within 60 s"; finish; exit; }
+start_controller --proxy || { fail "controller start (406)" "$START_WHY"; finish; exit; }
 mkpod "$NS" d "$NODE" 200m
 check "406: a new pod gets its limit" wait_until 30 limit_is "$NS" d 2
 refused_once() { [ "$(of_kind "$1" pods | awk '$3 == 406' | wc -l)" -eq 1 ]; }

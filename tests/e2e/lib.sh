@@ -148,49 +148,56 @@ quiet_for() { # seconds limit port...
   done
   echo "$now"
 }
-# start_controller [--manage LABEL [--spec YAML]] [--proxy] [flags...]: `headroom run` as
+# start_controller [--manage LABEL [--spec YAML]...] [--proxy] [flags...]: `headroom run` as
 # $USER_KC, its metrics on $MPORT, logging to $WORK/controller.log, flags passed on; returns once
 # /readyz answers (exit 1 after 60 s, or when a stage before it fails; START_WHY says why).
-#   --manage LABEL  first the stage most scripts share: the controller's identity $ID
-#                   (install_identity: the chart's RBAC, sets USER_KC), the managed namespace $NS
-#                   labelled LABEL=$S, and a HeadroomConfig that manages it alone (dryRun false;
-#                   leftovers of other tests stay out of the counts), YAML one more line of its
-#                   spec (flow style), e.g. --spec "rateLimits: {clientQPS: 1, clientBurst: 1}"
-#   --proxy         through the fault proxy: proxy_start $ID, the controller on $PROXY_KC
+#   --manage LABEL  first manage_stage LABEL (below), each --spec YAML one more line of the spec
+#   --proxy         through the fault proxy: proxy_start $ID (unless it runs already: a restart
+#                   keeps the proxy and its log), the controller on $PROXY_KC
 CTL_PID="" START_WHY=""
 start_controller() {
-  local label="" spec="" proxy=false kc
+  local label="" spec=() proxy=false kc
   while [ $# -gt 0 ]; do
     case $1 in
       --manage) label=$2; shift 2 ;;
-      --spec) spec=$2; shift 2 ;;
+      --spec) spec+=("$2"); shift 2 ;;
       --proxy) proxy=true; shift ;;
       *) break ;;
     esac
   done
   START_WHY="not ready within 60 s"
-  if [ -n "$label" ]; then
-    install_identity "$ID"
-    mkns "$NS" managed "$label=$S" || { START_WHY="namespace $NS not made"; return 1; }
-    k apply -f - >/dev/null <<YAML || { START_WHY="the HeadroomConfig was refused"; return 1; }
-apiVersion: kube-headroom.dev/v1alpha1
-kind: HeadroomConfig
-metadata: {name: cluster}
-spec:
-  dryRun: false
-  namespaceSelector: {matchLabels: {$label: "$S"}}
-${spec:+  $spec}
-YAML
-  fi
+  if [ -n "$label" ]; then manage_stage "$label" "${spec[@]}" || return 1; fi
   kc=$USER_KC
   if $proxy; then
-    proxy_start "$ID" || { START_WHY="the fault proxy did not start (above)"; return 1; }
+    [ -n "$PROXY_PID" ] || proxy_start "$ID" || { START_WHY="the fault proxy did not start (above)"; return 1; }
     kc=$PROXY_KC
   fi
   "$HEADROOM" run --kubeconfig "$kc" --namespace kube-headroom \
     --metrics-addr "127.0.0.1:$MPORT" "${PLAIN_METRICS[@]}" --webhook-addr "" -v "$@" >>"$WORK/controller.log" 2>&1 &
   CTL_PID=$!
   wait_until 60 curl -sf "http://127.0.0.1:$MPORT/readyz"
+}
+# manage_stage LABEL [YAML...]: the stage most scripts share, before their controller starts (by
+# start_controller --manage, or by the script once its objects are made): the controller's identity
+# $ID (install_identity: the chart's RBAC, sets USER_KC), the managed namespace $NS labelled
+# LABEL=$S, and a HeadroomConfig that manages it alone (dryRun false; leftovers of other tests
+# stay out of the counts), each YAML one more line of its spec (flow style), e.g.
+# "rateLimits: {clientQPS: 1, clientBurst: 1}". Exit 1 with START_WHY on a failure.
+manage_stage() { # label [spec line...]
+  local label=$1 line lines=""
+  shift
+  for line in "$@"; do lines+="  $line"$'\n'; done
+  install_identity "$ID"
+  mkns "$NS" managed "$label=$S" || { START_WHY="namespace $NS not made"; return 1; }
+  k apply -f - >/dev/null <<YAML || { START_WHY="the HeadroomConfig was refused"; return 1; }
+apiVersion: kube-headroom.dev/v1alpha1
+kind: HeadroomConfig
+metadata: {name: cluster}
+spec:
+  dryRun: false
+  namespaceSelector: {matchLabels: {$label: "$S"}}
+$lines
+YAML
 }
 stop_controller() { # signal
   [ -n "$CTL_PID" ] || return 0
