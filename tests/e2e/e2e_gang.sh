@@ -38,10 +38,8 @@ milli() { # a CPU quantity as kubectl prints it ("10", "8500m") -> millicores
   case $1 in *m) echo "${1%m}" ;; "") echo none ;; *) echo $(($1 * 1000)) ;; esac
 }
 all_at() { [ "$(limits)" = "train-0=$1 train-1=$1 train-2=$1 train-3=$1" ]; }
-dump() { k get nodes,pods,namespaces,limitranges,headroomconfigs -A -o json >"$WORK/dump.json"; }
-planned() { # -> the planner's targets of the four, in limits' format
-  "$HEADROOM" plan -f "$WORK/dump.json" -o json 2>/dev/null |
-    jq -r --arg ns "$ML" '[.nodes[].pods[] | select(.namespace == $ns) | "\(.name)=\(.targetMilli)"] | sort | join(" ")'
+planned() { # -> the planner's targets of the four, in limits' format (from dump_cluster's dump)
+  planned_targets ".namespace == \"$ML\"" | sed "s#^$ML/##" | paste -sd' '
 }
 groups_is() { [ "$(metric headroom_groups)" = "$1" ]; }
 ms_of() { # RFC 3339 with microseconds -> ms since the epoch
@@ -69,7 +67,7 @@ check "the gang gets one ceiling: 10000m each (alone 16000/14000/12000/10000m; r
   [ "$L" = "train-0=10000 train-1=10000 train-2=10000 train-3=10000" ]
 WHY="headroom_groups $(metric headroom_groups)"
 check "headroom_groups is 1 (one gang in the index)" groups_is 1
-dump
+dump_cluster
 P=$(planned)
 WHY="limits: $L; planner: $P"
 check "plan -f of a dump gives the same targets" [ "$P" = "$L" ]
@@ -99,7 +97,7 @@ check "four resizes, one per member" [ "$n_resizes" = 4 ]
 WHY="${took} ms"
 check "the last member follows within debouncePeriod + 2 s (${took} ms ≤ $((DEBOUNCE_MS + 2000)) ms)" \
   [ "$took" -le $((DEBOUNCE_MS + 2000)) ]
-dump
+dump_cluster
 P=$(planned)
 WHY="limits: $L; planner: $P"
 check "plan -f of a dump gives the same targets after the neighbour" [ "$P" = "$L" ]

@@ -44,10 +44,7 @@ limits() { # -> "pod=millicores" of each pod in the namespace, sorted (one reque
 want() { printf 'a-0=%s\na-1=%s\nb-0=%s\nb-1=%s\n' "$1" "$1" "$2" "$2"; } # milli on a, milli on b
 want_all() { [ "$(limits)" = "$(want "$1" "$2")" ]; }
 planned() { # -> "pod=target" from the offline planner on a dump taken now
-  k get nodes,pods,namespaces,limitranges,headroomconfigs -A -o json >"$WORK/dump.json" &&
-    "$HEADROOM" plan -f "$WORK/dump.json" -o json 2>/dev/null |
-    jq -r --arg ns "$NS" '.nodes[] | .pods[] | select(.namespace == $ns) | "\(.name)=\(.targetMilli)"' |
-      sort
+  dump_cluster && planned_targets ".namespace == \"$NS\"" | sed "s#^$NS/##"
 }
 pool_status() { k get headroomconfig cluster -o json | jq -c '[.status.nodePools[]? | [.name, .nodes]]'; }
 ready() { k get headroomconfig cluster -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}/{.status.conditions[?(@.type=="Ready")].reason}'; }

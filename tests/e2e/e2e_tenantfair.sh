@@ -43,10 +43,7 @@ want() { # milli for A's pods, milli for B's -> the lines limits prints then
 }
 want_all() { [ "$(limits)" = "$(want "$1" "$2")" ]; }
 planned() { # -> "ns/pod=target" from the offline planner on a dump taken now
-  k get nodes,pods,namespaces,limitranges,headroomconfigs -A -o json >"$WORK/dump.json" &&
-    "$HEADROOM" plan -f "$WORK/dump.json" -o json 2>/dev/null |
-    jq -r --arg n "$NODE" '.nodes[] | select(.name == $n) | .pods[] | "\(.namespace)/\(.name)=\(.targetMilli)"' |
-      sort
+  dump_cluster && planned_targets '$node == "'"$NODE"'"'
 }
 annotation() { k -n "$1" get pod "$2" -o jsonpath='{.metadata.annotations.kube-headroom\.dev/status}' 2>/dev/null; }
 policy_named() { # name -> every pod's status annotation on the node says that policy
