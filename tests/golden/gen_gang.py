@@ -13,64 +13,25 @@ worker-0: ratio 4, 8000m each, train-0's node binding.
 Run it from this folder: python3 gen_gang.py > gang.json;
 python3 gen_gang.py neighbour > gang-neighbour.json
 """
-import json
 import sys
 
-rv = [3000]
+from dumpgen import Dump, print_list
+
+d = Dump(3000)
 JOB_UID = "9a9a9a9a-0000-4000-8000-000000000001"
-
-
-def meta(**kw):
-    rv[0] += 1
-    m = {"resourceVersion": str(rv[0]), "uid": f"7e7e7e7e-0000-4000-8000-{rv[0]:012d}"}
-    m.update(kw)
-    return m
-
-
-def ns(name, labels):
-    return {"apiVersion": "v1", "kind": "Namespace",
-            "metadata": meta(name=name, labels={"kubernetes.io/metadata.name": name, **labels}),
-            "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}}
-
-
-def node(name, cpu):
-    return {"apiVersion": "v1", "kind": "Node",
-            "metadata": meta(name=name, labels={"kubernetes.io/hostname": name,
-                                                "kubernetes.io/os": "linux"}),
-            "status": {"allocatable": {"cpu": cpu, "memory": "32Gi", "pods": "110"},
-                       "capacity": {"cpu": cpu, "memory": "32Gi", "pods": "110"},
-                       "conditions": [{"type": "Ready", "status": "True"}]}}
-
-
-def pod(namespace, name, node_name, cpu, member=False):
-    res = {"requests": {"cpu": cpu, "memory": "256Mi"}, "limits": {"memory": "512Mi"}}
-    m = meta(name=name, namespace=namespace)
-    if member:
-        m["labels"] = {"job-name": "train", "kube-headroom.dev/group-uniform": "true"}
-        m["ownerReferences"] = [{"apiVersion": "batch/v1", "kind": "Job", "name": "train",
-                                 "uid": JOB_UID, "controller": True,
-                                 "blockOwnerDeletion": True}]
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": m,
-            "spec": {"nodeName": node_name,
-                     "containers": [{"name": "app", "image": "app:1", "resources": res}]},
-            "status": {"phase": "Running", "qosClass": "Burstable",
-                       "containerStatuses": [{"name": "app", "ready": True, "restartCount": 0,
-                                              "resources": res}]}}
-
+MEMBER = {"labels": {"job-name": "train", "kube-headroom.dev/group-uniform": "true"},
+          "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": "train",
+                               "uid": JOB_UID, "controller": True, "blockOwnerDeletion": True}]}
 
 items = [
-    {"apiVersion": "kube-headroom.dev/v1alpha1", "kind": "HeadroomConfig",
-     "metadata": meta(name="cluster", generation=1), "spec": {"dryRun": False}},
-    ns("ml", {"kube-headroom.dev/mode": "managed"}),
-    ns("other", {}),
-    {"apiVersion": "v1", "kind": "LimitRange",  # no CPU bound: a complete dump
-     "metadata": meta(name="memory", namespace="other"),
-     "spec": {"limits": [{"type": "Container", "max": {"memory": "4Gi"}}]}},
+    d.config({"dryRun": False}),
+    d.ns("ml", {"kube-headroom.dev/mode": "managed"}),
+    d.ns("other", {}),
+    d.memory_limitrange("other"),
 ]
-items += [node(f"worker-{i}", "16") for i in range(4)]
-items += [pod("ml", f"train-{i}", f"worker-{i}", "2", member=True) for i in range(4)]
-items += [pod("other", f"filler-{i}", f"worker-{i}", str(2 * i)) for i in range(1, 4)]
+items += [d.node(f"worker-{i}", "16") for i in range(4)]
+items += [d.pod("ml", f"train-{i}", f"worker-{i}", "2", MEMBER) for i in range(4)]
+items += [d.pod("other", f"filler-{i}", f"worker-{i}", str(2 * i)) for i in range(1, 4)]
 if sys.argv[1:] == ["neighbour"]:
-    items.append(pod("other", "neighbour", "worker-0", "8"))
-print(json.dumps({"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""},
-                  "items": items}, indent=1))
+    items.append(d.pod("other", "neighbour", "worker-0", "8"))
+print_list(items)

@@ -13,41 +13,17 @@ maxMultiplier 4.
 
 Run it from this folder: python3 gen_nodepools.py > nodepools.json
 """
-import json
+from dumpgen import Dump, print_list
 
-rv = [3000]
-
-
-def meta(**kw):
-    rv[0] += 1
-    m = {"resourceVersion": str(rv[0]), "uid": f"9a9a9a9a-0000-4000-8000-{rv[0]:012d}"}
-    m.update(kw)
-    return m
+d = Dump(3000, uid_prefix="9a9a9a9a")
 
 
-def node(name, labels):
-    return {"apiVersion": "v1", "kind": "Node",
-            "metadata": meta(name=name, labels={"kubernetes.io/hostname": name,
-                                                "kubernetes.io/os": "linux", **labels}),
-            "status": {"allocatable": {"cpu": "16", "memory": "32Gi", "pods": "110"},
-                       "capacity": {"cpu": "16", "memory": "32Gi", "pods": "110"},
-                       "conditions": [{"type": "Ready", "status": "True"}]}}
-
-
-def pod(name, node_name):
-    res = {"requests": {"cpu": "1", "memory": "256Mi"}, "limits": {"memory": "512Mi"}}
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta(name=name, namespace="shop"),
-            "spec": {"nodeName": node_name,
-                     "containers": [{"name": "app", "image": "app:1", "resources": res}]},
-            "status": {"phase": "Running", "qosClass": "Burstable",
-                       "containerStatuses": [{"name": "app", "ready": True, "restartCount": 0,
-                                              "resources": res}]}}
+def pod(name, node_name):  # a 1000m pod of the managed namespace shop
+    return d.pod("shop", name, node_name, "1")
 
 
 items = [
-    {"apiVersion": "kube-headroom.dev/v1alpha1", "kind": "HeadroomConfig",
-     "metadata": meta(name="cluster", generation=1),
-     "spec": {"dryRun": False, "maxMultiplier": "4", "nodePools": [
+    d.config({"dryRun": False, "maxMultiplier": "4", "nodePools": [
          {"name": "batch", "nodeSelector": {"matchLabels": {"pool": "batch"}},
           "overrides": {"maxMultiplier": "0"}},
          {"name": "latency",
@@ -56,20 +32,14 @@ items = [
           "overrides": {"maxMultiplier": "2", "deadband": {"growPercent": 50}}},
          {"name": "gpu", "nodeSelector": {"matchExpressions": [
              {"key": "gpu", "operator": "Exists"}]},
-          "overrides": {"quantum": "50m"}}]}},
-    {"apiVersion": "v1", "kind": "Namespace",
-     "metadata": meta(name="shop", labels={"kubernetes.io/metadata.name": "shop",
-                                           "kube-headroom.dev/mode": "managed"}),
-     "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}},
-    {"apiVersion": "v1", "kind": "LimitRange",  # no CPU bound: a complete dump
-     "metadata": meta(name="memory", namespace="shop"),
-     "spec": {"limits": [{"type": "Container", "max": {"memory": "4Gi"}}]}},
-    node("batch-1", {"pool": "batch"}),
-    node("latency-1", {"pool": "latency"}),
-    node("plain-1", {}),
+          "overrides": {"quantum": "50m"}}]}),
+    d.ns("shop", {"kube-headroom.dev/mode": "managed"}),
+    d.memory_limitrange("shop"),
+    d.node("batch-1", "16", {"pool": "batch"}),
+    d.node("latency-1", "16", {"pool": "latency"}),
+    d.node("plain-1", "16"),
     pod("batch-a", "batch-1"), pod("batch-b", "batch-1"),
     pod("api-0", "latency-1"),
     pod("web-0", "plain-1"),
 ]
-print(json.dumps({"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""},
-                  "items": items}, indent=1))
+print_list(items)
