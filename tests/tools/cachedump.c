@@ -28,6 +28,7 @@
 #include "cache/cache.h"
 #include "cache/informers.h"
 #include "kube/transport/client.h"
+#include "podline.h"
 
 static void labels(const hr_labels *l)
 {
@@ -46,19 +47,8 @@ static void pod(const hr_cpod_view *v)
            v->owner_kind ? v->owner_kind : "-", v->owner_group ? v->owner_group : "-",
            v->owner_name ? v->owner_name : "-", v->owner_controller, v->deleting, v->resize,
            v->resizing, v->status_hash);
-    const hr_pod *q = &v->pod;
-    for (uint32_t i = 0; i < q->n_ctr; i++) {
-        const hr_container *c = &q->ctr[i];
-        printf(" ctr[%s kind=%u req=%" PRId64 "/%" PRId64 " lim=%" PRId64 "/%" PRId64
-               " restart=%d]",
-               v->ctr_names[i], c->kind, c->cpu_req, c->mem_req, c->cpu_lim, c->mem_lim,
-               c->cpu_restart);
-    }
-    printf(" overhead=%" PRId64 " podreq=%" PRId64 " podres=%d phase=%u bound=%d mirror=%d "
-           "windows=%d optout=%d statusres=%d maxcpu=%" PRId64 " maxcpu_invalid=%d undec=%d\n",
-           q->overhead_cpu, q->pod_cpu_req, q->pod_resources, q->phase, q->bound, q->mirror,
-           q->windows, q->opted_out, q->status_resources, q->max_cpu, q->max_cpu_invalid,
-           q->undecodable);
+    podline_print(&v->pod, v->ctr_names);
+    printf("\n");
 }
 
 static void dump(hr_cache *c, hr_cpod_scratch *s)

@@ -26,6 +26,7 @@
 #include "kube/decode/decode.h"
 #include "kube/decode/pb.h"
 #include "kube/write/status_note.h"
+#include "podline.h"
 
 typedef enum { K_POD, K_NODE, K_NS, K_LR, K_RQ } kind;
 
@@ -40,22 +41,10 @@ static void meta(const hr_kmeta *m)
 static void pod(const hr_kpod *p, const hr_kpod_status *s)
 {
     meta(&p->meta);
-    const hr_pod *q = &p->pod;
     printf(" node=%s owner=%s/%s/%s/%d deleting=%d", p->node_name ? p->node_name : "-",
            p->owner.kind ? p->owner.kind : "-", p->owner.api_group, p->owner.name,
            p->owner.controller, p->deleting);
-    for (uint32_t i = 0; i < q->n_ctr; i++) {
-        const hr_container *c = &q->ctr[i];
-        printf(" ctr[%s kind=%u req=%" PRId64 "/%" PRId64 " lim=%" PRId64 "/%" PRId64
-               " restart=%d]",
-               p->ctr_names[i], c->kind, c->cpu_req, c->mem_req, c->cpu_lim, c->mem_lim,
-               c->cpu_restart);
-    }
-    printf(" overhead=%" PRId64 " podreq=%" PRId64 " podres=%d phase=%u bound=%d mirror=%d "
-           "windows=%d optout=%d statusres=%d maxcpu=%" PRId64 " maxcpu_invalid=%d undec=%d",
-           q->overhead_cpu, q->pod_cpu_req, q->pod_resources, q->phase, q->bound, q->mirror,
-           q->windows, q->opted_out, q->status_resources, q->max_cpu, q->max_cpu_invalid,
-           q->undecodable);
+    podline_print(&p->pod, p->ctr_names);
     printf(" resize=%d resizing=%d note=%zu/%08" PRIx32, (int)s->resize, s->resizing,
            s->status_note_len,
            s->status_note ? hr_status_note_hash(s->status_note, s->status_note_len) : 0u);
