@@ -33,7 +33,7 @@
 #include "core/wide.h"
 #include "hr_check.h"
 #include "hr_fixture.h"
-#include "util/prng.h"
+#include "hr_prop.h"
 
 /* ------------------------------------------------------------- tables */
 
@@ -220,36 +220,6 @@ static void test_key(void **state)
 #define MAXM 12
 #define FILL 6
 
-static uint64_t g_seed;
-static const char *g_prop;
-static int g_case;
-static hr_prng rng;
-
-#define PFAIL(...)                                                                                 \
-    do {                                                                                           \
-        char m_[512];                                                                              \
-        snprintf(m_, sizeof m_, __VA_ARGS__);                                                      \
-        fail_msg("property %s, case %d: %s (replay with HR_SEED=%" PRIu64 ")", g_prop, g_case, m_, \
-                 g_seed);                                                                          \
-    } while (0)
-
-static int64_t below(int64_t n)
-{
-    return n <= 1 ? 0 : (int64_t)(hr_prng_next(&rng) % (uint64_t)n);
-}
-static int64_t between(int64_t lo, int64_t hi)
-{
-    return lo + below(hi - lo + 1);
-}
-
-static void start_case(const char *prop, int k)
-{
-    g_prop = prop;
-    g_case = k;
-    hr_prng_seed(&rng, g_seed ^ (UINT64_C(0x9e3779b97f4a7c15) * (uint64_t)(k + 1)) ^
-                           (uint64_t)(uint8_t)prop[0] << 56 ^ (uint64_t)(uint8_t)prop[5] << 48);
-}
-
 static const char *const NAMES[MAXM] = {"p0", "p1", "p2", "p3", "p4",  "p5",
                                         "p6", "p7", "p8", "p9", "p10", "p11"};
 
@@ -350,7 +320,7 @@ static void copy_group(rgroup *dst, const rgroup *src)
 static void prop_bounds(void)
 {
     for (int k = 0; k < CASES; k++) {
-        start_case("bounds", k);
+        hr_prop_start("bounds", k);
         rand_group(&RG, (size_t)between(1, MAXM));
         plan(&RG);
         int64_t q = RG.c.quantum;
@@ -379,7 +349,7 @@ static void prop_bounds(void)
 static void prop_determinism(void)
 {
     for (int k = 0; k < CASES; k++) {
-        start_case("determinism", k);
+        hr_prop_start("determinism", k);
         rand_group(&RG, (size_t)between(2, MAXM));
         plan(&RG);
         copy_group(&RH, &RG);
@@ -408,7 +378,7 @@ static void prop_determinism(void)
 static void prop_monotone(void)
 {
     for (int k = 0; k < CASES; k++) {
-        start_case("monotone", k);
+        hr_prop_start("monotone", k);
         rand_group(&RG, (size_t)between(1, MAXM - 1));
         plan(&RG);
         copy_group(&RH, &RG);
@@ -425,7 +395,7 @@ static void prop_monotone(void)
 static void prop_single(void)
 {
     for (int k = 0; k < CASES; k++) {
-        start_case("single", k);
+        hr_prop_start("single", k);
         rand_group(&RG, 1);
         plan(&RG);
         const hr_pod_plan *pp = &RG.mem[0].pp[0];
@@ -441,21 +411,6 @@ static void prop_single(void)
     }
 }
 
-static uint64_t seed_from_env(void)
-{
-    const char *s = getenv("HR_SEED");
-    if (s != NULL && *s)
-        return strtoull(s, NULL, 0);
-    return (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
-}
-
-#define PROP(fn)                                                                            \
-    static void test_##fn(void **state)                                                     \
-    {                                                                                       \
-        (void)state;                                                                        \
-        fn();                                                                               \
-        printf("property %s: %d cases passed (seed %" PRIu64 ")\n", g_prop, CASES, g_seed); \
-    }
 PROP(prop_bounds)
 PROP(prop_determinism)
 PROP(prop_monotone)
@@ -463,7 +418,7 @@ PROP(prop_single)
 
 int main(void)
 {
-    g_seed = seed_from_env();
+    g_seed = hr_prop_seed_from_env();
     printf("group properties: seed %" PRIu64 " (replay with HR_SEED=%" PRIu64 ")\n", g_seed,
            g_seed);
     const struct CMUnitTest tests[] = {

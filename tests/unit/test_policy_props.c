@@ -33,7 +33,7 @@
 #include "core/policy.h"
 #include "core/wide.h"
 #include "hr_check.h"
-#include "util/prng.h"
+#include "hr_prop.h"
 
 #define CASES 10000
 #define MAXP 128 /* 110 pods plus the pieces a split or an added pod bring */
@@ -42,27 +42,9 @@
 
 /* ---- seeded generator ---------------------------------------------------- */
 
-static uint64_t g_seed;    /* the run's seed, printed on failure */
-static const char *g_prop; /* the property being checked */
-static int g_case;         /* the case number within it */
-static hr_prng rng;
-
 static uint64_t next_u64(void)
 {
     return hr_prng_next(&rng);
-}
-
-static int64_t below(int64_t n)
-{
-    return n <= 1 ? 0 : (int64_t)(next_u64() % (uint64_t)n);
-}
-static bool chance(int pct)
-{
-    return below(100) < pct;
-}
-static int64_t between(int64_t lo, int64_t hi)
-{
-    return lo + below(hi - lo + 1);
 }
 
 /* Log-uniform in [1, max]: small requests (10m sidecars) are as common as
@@ -76,23 +58,6 @@ static int64_t log_uniform(int64_t max)
     int64_t v = between(hi / 2 > 0 ? hi / 2 : 1, hi);
     return v > max ? max : v;
 }
-
-/* Each case draws from its own stream, so one case can be replayed. */
-static void start_case(const char *prop, int k)
-{
-    g_prop = prop;
-    g_case = k;
-    hr_prng_seed(&rng, g_seed ^ (UINT64_C(0xd1b54a32d192ed03) * (uint64_t)(k + 1)) ^
-                           (uint64_t)(uintptr_t)prop[0] << 56);
-}
-
-#define PFAIL(...)                                                                                 \
-    do {                                                                                           \
-        char m_[512];                                                                              \
-        snprintf(m_, sizeof m_, __VA_ARGS__);                                                      \
-        fail_msg("property %s, case %d: %s (replay with HR_SEED=%" PRIu64 ")", g_prop, g_case, m_, \
-                 g_seed);                                                                          \
-    } while (0)
 
 /* ---- a random node ------------------------------------------------------- */
 
@@ -661,16 +626,6 @@ static void check_plan(const gen_node *g, const result *r)
 static gen_node G1, G2; /* large: static, not on the stack */
 static result R1, R2, R3;
 
-static uint64_t seed_from_env(void)
-{
-    const char *s = getenv("HR_SEED");
-    if (s && *s)
-        return strtoull(s, NULL, 0);
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000007u ^ (uint64_t)ts.tv_nsec;
-}
-
 static void passed(const char *prop, int n)
 {
     printf("property %s: %d cases passed (seed %" PRIu64 ")\n", prop, n, g_seed);
@@ -684,7 +639,7 @@ static void test_prop_bounds(void **state)
     gen_opts o = {true, true, true, 0};
     int managed_seen = 0, guarded_seen = 0;
     for (int k = 0; k < CASES; k++) {
-        start_case("a-bounds", k);
+        hr_prop_start("a-bounds", k);
         rand_node(&G1, &o, true);
         plan(&G1, &R1);
         check_plan(&G1, &R1);
@@ -713,7 +668,7 @@ static void test_prop_split(void **state)
     gen_opts o = {false, true, true, 0};
     int done = 0, attempts = 0;
     while (done < CASES) {
-        start_case("b-split", attempts++);
+        hr_prop_start("b-split", attempts++);
         if (attempts > 20 * CASES)
             fail_msg("split: could not build enough cases (seed %" PRIu64 ")", g_seed);
         rand_node(&G1, &o, false);
@@ -793,7 +748,7 @@ static void test_prop_monotone(void **state)
     (void)state;
     gen_opts o = {true, true, true, 0};
     for (int k = 0; k < CASES; k++) {
-        start_case("c-monotone", k);
+        hr_prop_start("c-monotone", k);
         rand_node(&G1, &o, true);
         if (G1.n >= MAXP - 1)
             G1.n = MAXP - 2;
@@ -846,7 +801,7 @@ static void test_prop_overbooked(void **state)
     gen_opts o = {true, true, true, 0};
     int done = 0;
     for (int k = 0; k < CASES; k++) {
-        start_case("d-overbooked", k);
+        hr_prop_start("d-overbooked", k);
         rand_node(&G1, &o, true);
         int64_t R = 0;
         for (size_t i = 0; i < G1.n; i++)
@@ -911,7 +866,7 @@ static void test_prop_deterministic(void **state)
     static hr_pod shuffled[MAXP];
     static size_t perm[MAXP];
     for (int k = 0; k < CASES; k++) {
-        start_case("e-determinism", k);
+        hr_prop_start("e-determinism", k);
         rand_node(&G1, &o, true);
         plan(&G1, &R1);
         plan(&G1, &R2);
@@ -961,7 +916,7 @@ static void test_prop_absurd(void **state)
      * bounds must still hold. Accounting sums may saturate, so only
      * per-pod facts are checked. */
     for (int k = 0; k < CASES; k++) {
-        start_case("f-absurd", k);
+        hr_prop_start("f-absurd", k);
         hr_config_defaults(&G1.c);
         G1.c.quantum = chance(50) ? 1 + below(1000) : 1 + huge() % (INT64_C(1) << 40);
         G1.c.min_burst_floor = huge();
@@ -1037,7 +992,7 @@ static void test_prop_absurd(void **state)
 
 int main(void)
 {
-    g_seed = seed_from_env();
+    g_seed = hr_prop_seed_from_env();
     printf("policy properties: seed %" PRIu64 " (replay with HR_SEED=%" PRIu64 ")\n", g_seed,
            g_seed);
     fflush(stdout);

@@ -35,47 +35,13 @@
 #include "core/policy.h"
 #include "core/wide.h"
 #include "hr_check.h"
-#include "util/prng.h"
+#include "hr_prop.h"
 
 #define CASES 10000
 #define MAXP 116 /* 110 pods plus the pieces a split or an added pod bring */
 #define NS_MAX 6
 
 static const char *const NS[NS_MAX] = {"team-a", "team-b", "team-c", "team-d", "team-e", "team-f"};
-
-static uint64_t g_seed;
-static const char *g_prop;
-static int g_case;
-static hr_prng rng;
-
-static int64_t below(int64_t n)
-{
-    return n <= 1 ? 0 : (int64_t)(hr_prng_next(&rng) % (uint64_t)n);
-}
-static bool chance(int pct)
-{
-    return below(100) < pct;
-}
-static int64_t between(int64_t lo, int64_t hi)
-{
-    return lo + below(hi - lo + 1);
-}
-
-static void start_case(const char *prop, int k)
-{
-    g_prop = prop;
-    g_case = k;
-    hr_prng_seed(&rng, g_seed ^ (UINT64_C(0x9e3779b97f4a7c15) * (uint64_t)(k + 1)) ^
-                           (uint64_t)(uint8_t)prop[0] << 56 ^ (uint64_t)(uint8_t)prop[1] << 48);
-}
-
-#define PFAIL(...)                                                                                 \
-    do {                                                                                           \
-        char m_[512];                                                                              \
-        snprintf(m_, sizeof m_, __VA_ARGS__);                                                      \
-        fail_msg("property %s, case %d: %s (replay with HR_SEED=%" PRIu64 ")", g_prop, g_case, m_, \
-                 g_seed);                                                                          \
-    } while (0)
 
 typedef struct gen_node {
     hr_config c;
@@ -219,7 +185,7 @@ static int64_t cap_of(const gen_node *g, size_t i)
 static void prop_bounds(void)
 {
     for (int k = 0; k < CASES; k++) {
-        start_case("bounds", k);
+        hr_prop_start("bounds", k);
         rand_node(&G, chance(70));
         run(&G, &RA);
         int64_t S = slack_of(&G);
@@ -256,7 +222,7 @@ static void prop_split(void)
 {
     int done = 0;
     for (int k = 0; done < CASES; k++) {
-        start_case("split", k);
+        hr_prop_start("split", k);
         bool floor = chance(50);
         rand_node(&G, floor);
         size_t cand[MAXP], nc = 0;
@@ -299,7 +265,7 @@ static void prop_no_gain(void)
 {
     int done = 0;
     for (int k = 0; done < CASES; k++) {
-        start_case("no-gain", k);
+        hr_prop_start("no-gain", k);
         rand_node(&G, chance(70));
         size_t t_pod = MAXP;
         for (size_t i = 0; i < G.n; i++)
@@ -356,7 +322,7 @@ static void prop_monotone(void)
 {
     int done = 0;
     for (int k = 0; done < CASES; k++) {
-        start_case("monotone", k);
+        hr_prop_start("monotone", k);
         rand_node(&G, chance(70));
         if (G.n >= MAXP - 1)
             continue;
@@ -381,7 +347,7 @@ static void prop_no_slack(void)
 {
     int done = 0;
     for (int k = 0; done < CASES; k++) {
-        start_case("no-slack", k);
+        hr_prop_start("no-slack", k);
         rand_node(&G, chance(70));
         int64_t booked = G.node.allocatable - slack_of(&G);
         G.node.allocatable = between(0, booked);
@@ -408,7 +374,7 @@ static void prop_no_slack(void)
 static void prop_determinism(void)
 {
     for (int k = 0; k < CASES; k++) {
-        start_case("determinism", k);
+        hr_prop_start("determinism", k);
         rand_node(&G, chance(70));
         run(&G, &RA);
         copy_node(&H, &G);
@@ -459,21 +425,6 @@ static void prop_determinism(void)
     }
 }
 
-static uint64_t seed_from_env(void)
-{
-    const char *s = getenv("HR_SEED");
-    if (s != NULL && *s)
-        return strtoull(s, NULL, 0);
-    return (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
-}
-
-#define PROP(fn)                                                                            \
-    static void test_##fn(void **state)                                                     \
-    {                                                                                       \
-        (void)state;                                                                        \
-        fn();                                                                               \
-        printf("property %s: %d cases passed (seed %" PRIu64 ")\n", g_prop, CASES, g_seed); \
-    }
 PROP(prop_bounds)
 PROP(prop_split)
 PROP(prop_no_gain)
@@ -483,7 +434,7 @@ PROP(prop_determinism)
 
 int main(void)
 {
-    g_seed = seed_from_env();
+    g_seed = hr_prop_seed_from_env();
     printf("tenant properties: seed %" PRIu64 " (replay with HR_SEED=%" PRIu64 ")\n", g_seed,
            g_seed);
     const struct CMUnitTest tests[] = {
