@@ -571,18 +571,31 @@ static void start_query(hr_watch *w, hr_buf *p)
     }
 }
 
-/* A 406 Not Acceptable to a request for protobuf: JSON from now on. */
-static void refuse_protobuf(hr_watch *w, const char *msg)
+/* The server will not serve what this watch asks for (protobuf, a streaming list): the
+ * watch's own flag and its stats' copy set to value, and one warning, "HEAD (CODE: the
+ * server's message quoted): this resource THEN from now on". */
+static void step_down(hr_watch *w, bool *flag, bool *stat, bool value, const char *head, long code,
+                      const char *msg, const char *then)
 {
-    w->pb = false;
+    *flag = value;
     pthread_mutex_lock(&w->mu);
-    w->stats.protobuf = false;
+    *stat = value;
     pthread_mutex_unlock(&w->mu);
     char mq[200];
     hr_err_quote(mq, sizeof mq, msg, strlen(msg), 160);
-    wlog(w, HR_LV_WARN,
-         "the server will not send protobuf (406: %s): this resource asks for JSON from now on",
-         mq);
+    wlog(w, HR_LV_WARN, "%s (%ld: %s): this resource %s from now on", head, code, mq, then);
+}
+
+/* A 406 Not Acceptable to a request for protobuf (st, res: its answer): JSON from now on, for
+ * lists and watches alike. True when it was one (the caller asks again, in JSON). */
+static bool refused_protobuf(hr_watch *w, bool asked_pb, hr_status st, const hr_kresult *res,
+                             const char *msg)
+{
+    if (st == HR_OK || !asked_pb || res->status != 406)
+        return false;
+    step_down(w, &w->pb, &w->stats.protobuf, false, "the server will not send protobuf", 406, msg,
+              "asks for JSON");
+    return true;
 }
 
 /* One complete list, framed for the sink. */
@@ -618,8 +631,7 @@ static hr_status do_list(hr_watch *w, const atomic_bool *stop, long *retry_after
         st = asked_pb
                  ? w->tr.get_as(w->tr.ud, hr_buf_str(&path), HR_KACCEPT_PROTOBUF, &body, &res, err)
                  : w->tr.do_get(w->tr.ud, hr_buf_str(&path), &body, &res, err);
-        if (st != HR_OK && asked_pb && res.status == 406) {
-            refuse_protobuf(w, err->msg);
+        if (refused_protobuf(w, asked_pb, st, &res, err->msg)) {
             w->pb_refused_now = true;
             break;
         }
@@ -764,15 +776,8 @@ static bool refused_code(long code)
 
 static void fall_back_to_pages(hr_watch *w, long code, const char *msg)
 {
-    w->paged = true;
-    pthread_mutex_lock(&w->mu);
-    w->stats.paged = true;
-    pthread_mutex_unlock(&w->mu);
-    char mq[200];
-    hr_err_quote(mq, sizeof mq, msg, strlen(msg), 160);
-    wlog(w, HR_LV_WARN,
-         "the server refused a streaming list (%ld: %s): this resource lists by pages from now on",
-         code, mq);
+    step_down(w, &w->paged, &w->stats.paged, true, "the server refused a streaming list", code, msg,
+              "lists by pages");
 }
 
 hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
@@ -879,9 +884,8 @@ hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
         }
         if (stopped(stop))
             break;
-        if (st != HR_OK && asked_pb && res.status == 406) {
+        if (refused_protobuf(w, asked_pb, st, &res, err.msg)) {
             count(w, &w->stats.errors, 1);
-            refuse_protobuf(w, err.msg);
             continue; /* the same request again, in JSON, at once */
         }
         if (cut_short && !atomic_load(&w->idle_fired)) {
