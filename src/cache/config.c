@@ -20,13 +20,16 @@
 #include "cache/store.h"
 #include "core/names.h"
 
+/* The status while none has been seen: every count and generation unknown. */
+static const hr_kcfg_status NO_STATUS = {
+    .generation = -1, .observed_generation = -1, .managed_pods = -1, .managed_nodes = -1};
+
 void hr_ccfg_init(hr_cache *c)
 {
     hr_config_defaults(&c->cfg);
     hr_arena_init(&c->cfg_arena, 4096);
     hr_arena_init(&c->cfgst_arena, 1024);
-    c->cfgst = (hr_kcfg_status){
-        .generation = -1, .observed_generation = -1, .managed_pods = -1, .managed_nodes = -1};
+    c->cfgst = NO_STATUS;
 }
 
 void hr_ccfg_free(hr_cache *c)
@@ -74,8 +77,13 @@ void hr_ccfg_invalid(hr_cache *c, const char *msg)
 static void cfgst_reset(hr_cache *c)
 {
     hr_arena_free(&c->cfgst_arena);
-    c->cfgst = (hr_kcfg_status){
-        .generation = -1, .observed_generation = -1, .managed_pods = -1, .managed_nodes = -1};
+    c->cfgst = NO_STATUS;
+}
+
+/* *s replaced by its copy in a ("" for none); false when a is out of memory. */
+static bool own_str(hr_arena *a, const char **s)
+{
+    return (*s = hr_arena_strdup(a, *s ? *s : "")) != NULL;
 }
 
 hr_status hr_ccfg_copy_status(const hr_kcfg_status *s, hr_arena *a, hr_kcfg_status *t, hr_err *err)
@@ -83,21 +91,17 @@ hr_status hr_ccfg_copy_status(const hr_kcfg_status *s, hr_arena *a, hr_kcfg_stat
     hr_arena_init(a, 1024);
     hr_arena_set_limit(a, (size_t)4 << 20);
     *t = *s;
-    for (size_t i = 0; i < t->n_cond; i++) {
+    bool ok = true;
+    for (size_t i = 0; ok && i < t->n_cond; i++) {
         hr_kcondition *k = &t->cond[i];
-        const char **f[] = {&k->type, &k->status, &k->reason, &k->message, &k->last_transition};
-        for (size_t j = 0; j < sizeof f / sizeof *f; j++) {
-            if (!(*f[j] = hr_arena_strdup(a, *f[j] ? *f[j] : ""))) {
-                hr_arena_free(a);
-                return hr_err_set(err, HR_E_NOMEM, "headroomconfig status: out of memory");
-            }
-        }
+        ok = own_str(a, &k->type) && own_str(a, &k->status) && own_str(a, &k->reason) &&
+             own_str(a, &k->message) && own_str(a, &k->last_transition);
     }
-    for (size_t i = 0; i < t->n_pools; i++) {
-        if (!(t->pools[i].name = hr_arena_strdup(a, t->pools[i].name ? t->pools[i].name : ""))) {
-            hr_arena_free(a);
-            return hr_err_set(err, HR_E_NOMEM, "headroomconfig status: out of memory");
-        }
+    for (size_t i = 0; ok && i < t->n_pools; i++)
+        ok = own_str(a, &t->pools[i].name);
+    if (!ok) {
+        hr_arena_free(a);
+        return hr_err_set(err, HR_E_NOMEM, "headroomconfig status: out of memory");
     }
     return HR_OK;
 }

@@ -627,6 +627,41 @@ static bool pod_view(fx *f, const char *name, hr_cpod_view *v)
 /* Design §6, §15: a pod the decoder refuses is kept as undecodable on its
  * node (its booking then unknown), reported and counted once per object,
  * and again only after it decoded, was deleted or was recreated. */
+/* The config status is the cache's own copy, every string of it: the caller's may go at once. */
+static void test_config_status_is_copied(void **state)
+{
+    fx *f = *state;
+    char buf[6][32];
+    const char *text[6] = {"Ready", "True", "Applied", "all good", "2026-11-30T08:00:00Z", "batch"};
+    for (size_t i = 0; i < 6; i++)
+        snprintf(buf[i], sizeof buf[i], "%s", text[i]);
+    hr_kcfg_status s = {.generation = 2,
+                        .observed_generation = 2,
+                        .managed_pods = 7,
+                        .managed_nodes = 3,
+                        .n_cond = 1,
+                        .n_pools = 1};
+    s.cond[0] = (hr_kcondition){buf[0], buf[1], buf[2], buf[3], buf[4], 2};
+    s.pools[0] = (hr_kpool_count){buf[5], 4};
+    hr_err err;
+    assert_int_equal(hr_cache_put_config_status(f->c, &s, &err), HR_OK);
+    memset(buf, 'x', sizeof buf); /* the caller's strings are gone */
+    int64_t gen;
+    const hr_kcfg_status *st;
+    hr_cache_lock(f->c);
+    (void)hr_cache_config_object(f->c, &gen, &st);
+    assert_string_equal(st->cond[0].type, "Ready");
+    assert_string_equal(st->cond[0].status, "True");
+    assert_string_equal(st->cond[0].reason, "Applied");
+    assert_string_equal(st->cond[0].message, "all good");
+    assert_string_equal(st->cond[0].last_transition, "2026-11-30T08:00:00Z");
+    assert_int_equal(st->n_pools, 1);
+    assert_string_equal(st->pools[0].name, "batch");
+    assert_int_equal(st->pools[0].nodes, 4);
+    assert_int_equal(st->managed_pods, 7);
+    hr_cache_unlock(f->c);
+}
+
 static void test_undecodable_pods(void **state)
 {
     fx *f = *state;
@@ -1051,6 +1086,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_namespace_weight, setup, teardown),
         cmocka_unit_test_setup_teardown(test_limitrange_and_config, setup, teardown),
         cmocka_unit_test_setup_teardown(test_quotas_and_config_status, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_config_status_is_copied, setup, teardown),
         cmocka_unit_test_setup_teardown(test_relist_by_difference, setup, teardown),
         cmocka_unit_test_setup_teardown(test_undecodable_pods, setup, teardown),
         cmocka_unit_test_setup_teardown(test_undecodable_node, setup, teardown),
