@@ -31,26 +31,9 @@
 #include "cache/sink.h"
 #include "kube/transport/framesplit.h"
 #include "kube/watch/watch.h"
+#include "watchfx.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static hr_status no_get(void *ud, const char *path, hr_buf *resp, hr_kresult *res, hr_err *err)
-{
-    (void)ud, (void)path, (void)resp, (void)res;
-    return hr_err_set(err, HR_E_IO, "no network in the fuzzer");
-}
-
-static hr_status no_stream(void *ud, const char *path, long t, hr_kline_fn f, void *lu,
-                           const atomic_bool *stop, hr_kresult *res, hr_err *err)
-{
-    (void)ud, (void)path, (void)t, (void)f, (void)lu, (void)stop, (void)res;
-    return hr_err_set(err, HR_E_IO, "no network in the fuzzer");
-}
-
-static void quiet(void *ud, int level, const char *msg)
-{
-    (void)ud, (void)level, (void)msg;
-}
 
 static const hr_ckind kinds[] = {HR_CK_POD, HR_CK_NODE, HR_CK_NAMESPACE, HR_CK_LIMITRANGE,
                                  HR_CK_QUOTA};
@@ -88,17 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     hr_csink *sinks[N_KINDS] = {0};
     hr_watch *w[N_KINDS] = {0};
     hr_cpod_scratch *s = malloc(sizeof *s);
-    bool ok = s != NULL;
-    for (size_t k = 0; ok && k < N_KINDS; k++) {
-        ok = hr_csink_new(c, kinds[k], &sinks[k], &err) == HR_OK;
-        hr_watch_opts o = {.resource = hr_ckind_str(kinds[k]),
-                           .path = "/fuzz",
-                           .sink = ok ? hr_csink_wsink(sinks[k]) : (hr_wsink){0},
-                           .transport = {NULL, no_get, no_stream, NULL, false, NULL, NULL, NULL},
-                           .log = quiet,
-                           .seed = 1};
-        ok = ok && hr_watch_new(&o, &w[k], &err) == HR_OK;
-    }
+    bool ok = s != NULL && watchfx_new(c, kinds, N_KINDS, sinks, w);
     if (ok) {
         size_t piece = 1 + data[0] % 64;
         hr_watch *wk = w[(data[1] & 0x0f) % N_KINDS];
@@ -132,23 +105,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (relist)
             hr_watch_relist_end(wk, data[1] & 0x20);
         check(c, s);
-        for (size_t k = 0; k < N_KINDS; k++) {
-            hr_watch_relist_begin(w[k]);
-            hr_watch_relist_end(w[k], true);
-        }
-        hr_cache_lock(c);
-        hr_cache_drain(c, NULL, NULL);
-        hr_cache_stats cs;
-        hr_cache_get_stats(c, &cs);
-        hr_cache_unlock(c);
-        if (cs.pods || cs.nodes || cs.node_placeholders || cs.namespaces || cs.limitranges ||
-            cs.quotas || cs.strings || hr_cache_pods_nowhere(c))
-            abort();
+        watchfx_sweep_all(c, w, N_KINDS);
     }
-    for (size_t k = 0; k < N_KINDS; k++) {
-        hr_watch_free(w[k]);
-        hr_csink_free(sinks[k]);
-    }
+    watchfx_free(w, sinks, N_KINDS);
     free(s);
     hr_cache_free(c);
     return 0;

@@ -28,26 +28,9 @@
 #include "controller/reconcile.h"
 #include "kube/transport/linesplit.h"
 #include "kube/watch/watch.h"
+#include "watchfx.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static hr_status no_get(void *ud, const char *path, hr_buf *resp, hr_kresult *res, hr_err *err)
-{
-    (void)ud, (void)path, (void)resp, (void)res;
-    return hr_err_set(err, HR_E_IO, "no network in the fuzzer");
-}
-
-static hr_status no_stream(void *ud, const char *path, long t, hr_kline_fn f, void *lu,
-                           const atomic_bool *stop, hr_kresult *res, hr_err *err)
-{
-    (void)ud, (void)path, (void)t, (void)f, (void)lu, (void)stop, (void)res;
-    return hr_err_set(err, HR_E_IO, "no network in the fuzzer");
-}
-
-static void quiet(void *ud, int level, const char *msg)
-{
-    (void)ud, (void)level, (void)msg;
-}
 
 /* Design §6 through the controller's own path (snapshot, reconcile): on a
  * node holding an undecodable pod, or on every node while one may be
@@ -151,18 +134,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     hr_csink *sinks[HR_CK_COUNT_] = {0};
     hr_watch *w[HR_CK_COUNT_] = {0};
+    hr_ckind kinds[HR_CK_COUNT_];
+    for (int k = 0; k < HR_CK_COUNT_; k++)
+        kinds[k] = (hr_ckind)k;
     hr_cpod_scratch *s = malloc(sizeof *s);
-    bool ok = s != NULL;
-    for (int k = 0; ok && k < HR_CK_COUNT_; k++) {
-        ok = hr_csink_new(c, (hr_ckind)k, &sinks[k], &err) == HR_OK;
-        hr_watch_opts o = {.resource = hr_ckind_str((hr_ckind)k),
-                           .path = "/fuzz",
-                           .sink = ok ? hr_csink_wsink(sinks[k]) : (hr_wsink){0},
-                           .transport = {NULL, no_get, no_stream, NULL, false, NULL, NULL, NULL},
-                           .log = quiet,
-                           .seed = 1};
-        ok = ok && hr_watch_new(&o, &w[k], &err) == HR_OK;
-    }
+    bool ok = s != NULL && watchfx_new(c, kinds, HR_CK_COUNT_, sinks, w);
     fz st = {w, {0}};
     if (ok) {
         hr_klines ls;
@@ -187,24 +163,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             hr_watch_relist_end(w[k], true);
     if (ok) {
         check(c, s);
-        /* Everything out again: nothing may be left behind. */
-        for (int k = 0; k < HR_CK_COUNT_; k++) {
-            hr_watch_relist_begin(w[k]);
-            hr_watch_relist_end(w[k], true);
-        }
-        hr_cache_lock(c);
-        hr_cache_drain(c, NULL, NULL);
-        hr_cache_stats cs;
-        hr_cache_get_stats(c, &cs);
-        hr_cache_unlock(c);
-        if (cs.pods || cs.nodes || cs.node_placeholders || cs.namespaces || cs.limitranges ||
-            cs.quotas || cs.strings || hr_cache_pods_nowhere(c))
-            abort();
+        watchfx_sweep_all(c, w, HR_CK_COUNT_);
     }
-    for (int k = 0; k < HR_CK_COUNT_; k++) {
-        hr_watch_free(w[k]);
-        hr_csink_free(sinks[k]);
-    }
+    watchfx_free(w, sinks, HR_CK_COUNT_);
     free(s);
     hr_cache_free(c);
     return 0;
