@@ -873,6 +873,14 @@ hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r
         return HR_OK;
     }
     atomic_init(&w.halt, false);
+    /* Limits first (notes.h): the wave's resizes are outstanding from now
+     * until hr_execute returns — checks, queue, limiter, flight — and the
+     * notes yield to them meanwhile. */
+    int64_t urgent = 0;
+    for (size_t i = 0; i < r->n_actions; i++)
+        urgent += r->actions[i].kind == HR_ACT_RESIZE;
+    if (urgent > 0 && e->o.client != NULL)
+        (void)hr_kclient_urgent_writes(e->o.client, urgent);
     bool have_live = false, live_ok = false;
     hr_node live = {0};
     size_t n = 0;
@@ -894,5 +902,7 @@ hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r
     if (out->lease_lost)
         lease_lost(out);
     free(w.jobs);
+    if (urgent > 0 && e->o.client != NULL && hr_kclient_urgent_writes(e->o.client, -urgent) == 0)
+        hr_notes_wake(e->notes); /* the notes' turn */
     return HR_OK;
 }

@@ -111,6 +111,12 @@ size_t hr_notes_pending(hr_notes *q)
     return n;
 }
 
+void hr_notes_wake(hr_notes *q)
+{
+    if (q != NULL)
+        hr_waker_kick(&q->wake);
+}
+
 bool hr_notes_stopping(hr_notes *q)
 {
     return hr_waker_stopped(&q->wake);
@@ -167,8 +173,10 @@ static void *notes_main(void *ud)
                 break;
             continue;
         }
-        /* Only a token no resize has reserved: limits first. */
-        int64_t wait = q->client != NULL ? hr_kclient_write_ready_in_ns(q->client) : 0;
+        /* Limits first: while any resize is outstanding only the notes'
+         * minimum share goes (limiter.h); the executor wakes us when the
+         * last one is answered. */
+        int64_t wait = q->client != NULL ? hr_kclient_yield_claim_ns(q->client) : 0;
         if (wait > 0) {
             if (!hr_waker_wait(&q->wake, hr_mono_ns() + wait))
                 break;

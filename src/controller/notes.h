@@ -5,12 +5,18 @@
  *
  * The executor sends a wave's resizes at once and hands each pod's note
  * here; the senders (below) send the notes, each through the same client write
- * limiter but only when the bucket holds a token beyond half its burst
- * that no resize has reserved (hr_kclient_write_ready_in_ns): while
- * resizes queue, the bucket stays in debt and notes wait, so after a start
+ * limiter, yielding to the resizes (hr_kclient_yield_claim_ns, the rule's
+ * one home: limiter.h): while any resize is outstanding anywhere in the
+ * controller — in a wave's checks, queued for the write pool, waiting for
+ * its token or in flight (the executor counts them,
+ * hr_kclient_urgent_writes) — only the notes' minimum share goes (one note
+ * per HR_KLIMITER_YIELD_EVERY tokens' time: one a second at 50 QPS, so
+ * endless churn never starves them); with none outstanding, a note goes
+ * when the bucket holds a token beyond half its burst. So after a start
  * or a burst every limit is right after about (changed pods ÷ clientQPS)
- * seconds and the notes follow in what is left of the budget (clientQPS
- * in all, as before). A pod's newer note replaces one not yet sent
+ * seconds and the notes follow (clientQPS in all, as before). The
+ * executor wakes the senders (hr_notes_wake) when its count drops to 0.
+ * A pod's newer note replaces one not yet sent
  * (coalesced: the annotation says the latest, and only the latest change
  * gets its event).
  *
@@ -68,6 +74,10 @@ bool hr_notes_put(hr_notes *q, const hr_note *n);
 
 /* Notes queued and not yet taken by the thread. */
 size_t hr_notes_pending(hr_notes *q);
+
+/* Wake the senders to ask the limiter again (the last outstanding resize
+ * was answered). q NULL: nothing. */
+void hr_notes_wake(hr_notes *q);
 
 /* hr_notes_stop has begun: no note is taken any more. For tests. */
 bool hr_notes_stopping(hr_notes *q);

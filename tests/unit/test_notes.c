@@ -5,8 +5,14 @@
  * resize has reserved and that leave half the burst to resizes; a stop
  * drops what is queued (the next change of the pod sends a fresh note).
  * Several senders send at once, but never two notes of one pod, and a
- * pod's notes go in the order they were put.
+ * pod's notes go in the order they were put. While any resize is
+ * outstanding (decided, queued, waiting for its token or in flight) notes
+ * go only on their minimum share (hr_klimiter_yield_claim), so a cold
+ * start's resizes have the limiter to themselves (a fake-clock model of
+ * the node workers, the write pool and the senders: the last resize at
+ * ~N ÷ qps with at most one note a second before it, every note after).
  */
+#include <inttypes.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -45,6 +51,133 @@ static void ready_only_beyond_the_kept_half(void **state)
     /* keep at or above the burst: a full bucket is enough. */
     assert_int_equal(hr_klimiter_ready_in(&l, 100 * SEC, 10), 0);
     hr_klimiter_destroy(&l);
+}
+
+/* An outstanding resize that holds no token (queued before the bucket, or
+ * in flight after it) still keeps notes back: a full bucket is not enough,
+ * only the share (one note per HR_KLIMITER_YIELD_EVERY tokens' time). */
+static void notes_yield_to_outstanding_resizes(void **state)
+{
+    (void)state;
+    hr_klimiter l;
+    assert_int_equal(hr_klimiter_init(&l, 50, 100, 0), 0);
+    assert_int_equal(hr_klimiter_yield_claim(&l, 0, 50), 0); /* none outstanding, full */
+    assert_int_equal(hr_klimiter_yield_claim(&l, 0, 50), 0); /* asking took nothing */
+    assert_int_equal(hr_klimiter_urgent_add(&l, 3), 3);
+    /* Full bucket, three resizes outstanding: the share, then a second's wait. */
+    assert_int_equal(hr_klimiter_yield_claim(&l, 0, 50), 0);
+    assert_int_equal(hr_klimiter_yield_claim(&l, 0, 50), SEC);
+    assert_int_equal(hr_klimiter_yield_claim(&l, SEC / 4, 50), 3 * SEC / 4);
+    /* Endless resizes never starve notes: one a second, no more. */
+    int granted = 0;
+    for (int64_t t = SEC / 4; t < 11 * SEC; t += SEC / 1000)
+        granted += hr_klimiter_yield_claim(&l, t, 50) == 0;
+    assert_int_equal(granted, 10);
+    /* The last one answered: the bucket's rule again, at once. */
+    assert_int_equal(hr_klimiter_urgent_add(&l, -3), 0);
+    assert_int_equal(hr_klimiter_yield_claim(&l, 11 * SEC, 50), 0);
+    assert_int_equal(hr_klimiter_urgent_add(&l, -1), 0); /* never below 0 */
+    hr_klimiter_destroy(&l);
+}
+
+enum { SIM_PODS = 1800, SIM_FLIGHT = 16, SIM_WORKERS = 2, SIM_WAVE = 10 };
+
+/* A cold start on a fake clock, 1 ms steps, shaped like the executor:
+ * SIM_WORKERS node workers each run waves — SIM_WAVE resizes (the node's
+ * bucket) counted outstanding from the wave's start, 100 ms of checks (the
+ * live Node read), then handed to the write pool (SIM_FLIGHT at once, each
+ * taking its token then `lat` in flight), the wave over (and its count
+ * dropped) when all are answered. Each answered resize queues its note,
+ * which one of SIM_FLIGHT senders sends once yield_claim says 0: two
+ * writes (annotation, event), their tokens taken at once, then `lat`.
+ * *last_resize: when the last resize was answered; *early: notes sent by
+ * then; *last_note: the last note. Every note is sent (none lost). */
+static void cold_start(int64_t lat, int64_t *last_resize, int64_t *last_note, int *early)
+{
+    hr_klimiter l;
+    assert_int_equal(hr_klimiter_init(&l, 50, 100, 0), 0);
+    const int64_t ms = SEC / 1000;
+    int64_t check_end[SIM_WORKERS]; /* -1: the wave is in the pool */
+    int left[SIM_WORKERS], size[SIM_WORKERS], handed[SIM_WORKERS];
+    int64_t busy_w[SIM_FLIGHT], busy_n[SIM_FLIGHT]; /* until when; -1: idle */
+    int owner[SIM_FLIGHT];
+    int todo = SIM_PODS, answered = 0, queued = 0, sent = 0;
+    for (int w = 0; w < SIM_WORKERS; w++)
+        size[w] = left[w] = handed[w] = 0, check_end[w] = -1;
+    for (int i = 0; i < SIM_FLIGHT; i++)
+        busy_w[i] = busy_n[i] = -1;
+    for (int64_t t = 0; sent < SIM_PODS; t += ms) {
+        assert_true(t < 1000 * SEC);
+        for (int w = 0; w < SIM_WORKERS; w++) {
+            if (check_end[w] < 0 && left[w] == 0 && size[w] > 0) {
+                (void)hr_klimiter_urgent_add(&l, -size[w]); /* the wave returns */
+                size[w] = 0;
+            }
+            if (size[w] == 0 && todo > 0) { /* the next node's wave */
+                size[w] = left[w] = todo < SIM_WAVE ? todo : SIM_WAVE;
+                todo -= size[w];
+                handed[w] = 0;
+                check_end[w] = t + 100 * ms;
+                (void)hr_klimiter_urgent_add(&l, size[w]);
+            }
+            if (check_end[w] >= 0 && t >= check_end[w])
+                check_end[w] = -1; /* checked: its writes go to the pool */
+        }
+        for (int i = 0; i < SIM_FLIGHT; i++) {
+            if (busy_w[i] >= 0 && t >= busy_w[i]) {
+                busy_w[i] = -1;
+                left[owner[i]]--;
+                answered++;
+                queued++;
+                *last_resize = t;
+                *early = sent;
+            }
+            for (int w = 0; busy_w[i] < 0 && w < SIM_WORKERS; w++)
+                if (size[w] > 0 && check_end[w] < 0 && handed[w] < size[w]) {
+                    handed[w]++;
+                    owner[i] = w;
+                    busy_w[i] = t + hr_klimiter_reserve(&l, t) + lat;
+                }
+            if (busy_n[i] >= 0 && t >= busy_n[i]) {
+                busy_n[i] = -1;
+                sent++;
+                *last_note = t;
+            }
+            if (busy_n[i] < 0 && queued > 0 && hr_klimiter_yield_claim(&l, t, 50) == 0) {
+                queued--;
+                int64_t a = hr_klimiter_reserve(&l, t), b = hr_klimiter_reserve(&l, t);
+                busy_n[i] = t + (a > b ? a : b) + lat;
+            }
+        }
+    }
+    assert_int_equal(answered, SIM_PODS);
+    hr_klimiter_destroy(&l);
+}
+
+/* Issue 18 done-means 4's arithmetic: 1,800 resizes at 50 QPS with 100 of
+ * burst are right in ~35 s, notes only on their share meanwhile (one a
+ * second), the rest after (5,400 writes in ~108 s). Before (notes went on
+ * any token beyond half the burst), the senders took every token the
+ * waves' gaps left: hundreds of notes went before the last resize. */
+static void cold_start_limits_first(void **state)
+{
+    (void)state;
+    const int64_t lats[] = {SEC / 20, SEC / 5};
+    for (size_t i = 0; i < sizeof lats / sizeof *lats; i++) {
+        int64_t last_resize = 0, last_note = 0;
+        int early = 0;
+        cold_start(lats[i], &last_resize, &last_note, &early);
+        print_message("latency %" PRId64
+                      " ms: last resize %.1f s, %d notes by then, last note %.1f s\n",
+                      lats[i] / 1000000, (double)last_resize / 1e9, early, (double)last_note / 1e9);
+        /* (1,800 - 100) / (50 - the share's 2/s) + the latency: 35.4 s + lat. */
+        assert_true(last_resize <= 37 * SEC);
+        assert_true(early <= last_resize / SEC + 1); /* the share, no more */
+        /* The notes after, at the 50 QPS (none left behind): at most their
+         * 3,600 writes' time beyond the last resize. */
+        assert_true(last_note > last_resize);
+        assert_true(last_note <= last_resize + 3600 * SEC / 50 + 2 * SEC);
+    }
 }
 
 typedef struct sent {
@@ -251,6 +384,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ready_only_beyond_the_kept_half),
+        cmocka_unit_test(notes_yield_to_outstanding_resizes),
+        cmocka_unit_test(cold_start_limits_first),
         cmocka_unit_test(coalesced_then_dropped_on_stop),
         cmocka_unit_test(senders_apart_per_pod),
     };

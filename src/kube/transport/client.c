@@ -816,12 +816,17 @@ static hr_status request(hr_kclient *c, const char *method, const char *path, co
     return st;
 }
 
-int64_t hr_kclient_write_ready_in_ns(hr_kclient *c)
+int64_t hr_kclient_urgent_writes(hr_kclient *c, int64_t delta)
+{
+    return hr_klimiter_urgent_add(&c->lim, delta);
+}
+
+int64_t hr_kclient_yield_claim_ns(hr_kclient *c)
 {
     double qps;
     int burst;
     hr_klimiter_get(&c->lim, &qps, &burst);
-    return hr_klimiter_ready_in(&c->lim, hr_mono_ns(), burst / 2.0); /* half the burst kept */
+    return hr_klimiter_yield_claim(&c->lim, hr_mono_ns(), burst / 2.0); /* half the burst kept */
 }
 
 void hr_kclient_streams_woken(hr_kclient *c, bool woken)

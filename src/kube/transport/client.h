@@ -221,11 +221,17 @@ HR_MUST_CHECK hr_status hr_kclient_stream_as(hr_kclient *c, const char *path, co
                                              hr_kline_fn on_frame, void *ud,
                                              const atomic_bool *stop, hr_kresult *res, hr_err *err);
 
-/* How long until the write limiter holds a whole unreserved token beyond
- * half its burst (0: now), taking nothing (hr_klimiter_ready_in): writes
- * that may wait for others (status annotations, events) send when it is 0,
- * and leave the other half of the burst to the writes that may not. */
-int64_t hr_kclient_write_ready_in_ns(hr_kclient *c);
+/* Urgent writes (resizes) outstanding, for the write limiter's priority
+ * (limiter.h): +n when they are decided, -n when they are answered or
+ * dropped; returns the count after. */
+int64_t hr_kclient_urgent_writes(hr_kclient *c, int64_t delta);
+
+/* A write that yields to the urgent ones (a status annotation, an event)
+ * asks to go (hr_klimiter_yield_claim, half the burst kept): 0 — go now
+ * (then take its tokens as any write); otherwise ns until asking again.
+ * While urgent writes are outstanding only the yielding writers' minimum
+ * share passes. */
+int64_t hr_kclient_yield_claim_ns(hr_kclient *c);
 
 /* Wake every stream of this client now running (curl_multi_wakeup): each
  * looks at its stop flag at once. Thread-safe. */

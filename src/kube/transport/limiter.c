@@ -35,6 +35,8 @@ int hr_klimiter_init(hr_klimiter *l, double qps, int burst, int64_t now_ns)
     l->burst = burst;
     l->tokens = burst;
     l->last_ns = now_ns;
+    l->urgent = 0;
+    l->yield_next_ns = now_ns;
     return 0;
 }
 
@@ -93,14 +95,50 @@ bool hr_klimiter_try(hr_klimiter *l, int64_t now_ns)
     return ok;
 }
 
+/* ns until keep + 1 whole tokens are in the bucket; caller holds mu, has
+ * refilled. */
+static int64_t ready_locked(const hr_klimiter *l, double keep)
+{
+    double want = keep + 1 < l->burst ? keep + 1 : l->burst;
+    if (l->tokens >= want)
+        return 0;
+    return (int64_t)((want - l->tokens) * 1e9 / l->qps + 0.5);
+}
+
 int64_t hr_klimiter_ready_in(hr_klimiter *l, int64_t now_ns, double keep)
 {
     pthread_mutex_lock(&l->mu);
     refill(l, now_ns);
-    double want = keep + 1 < l->burst ? keep + 1 : l->burst;
+    int64_t wait = ready_locked(l, keep);
+    pthread_mutex_unlock(&l->mu);
+    return wait;
+}
+
+int64_t hr_klimiter_urgent_add(hr_klimiter *l, int64_t delta)
+{
+    pthread_mutex_lock(&l->mu);
+    l->urgent += delta;
+    if (l->urgent < 0)
+        l->urgent = 0; /* an owner's bug must not starve the yielding writers */
+    int64_t n = l->urgent;
+    pthread_mutex_unlock(&l->mu);
+    return n;
+}
+
+int64_t hr_klimiter_yield_claim(hr_klimiter *l, int64_t now_ns, double keep)
+{
+    pthread_mutex_lock(&l->mu);
+    refill(l, now_ns);
     int64_t wait = 0;
-    if (l->tokens < want)
-        wait = (int64_t)((want - l->tokens) * 1e9 / l->qps + 0.5);
+    if (l->urgent > 0) {
+        /* Urgent writes outstanding: only the minimum share. */
+        if (now_ns < l->yield_next_ns)
+            wait = l->yield_next_ns - now_ns;
+        else
+            l->yield_next_ns = now_ns + (int64_t)(HR_KLIMITER_YIELD_EVERY * 1e9 / l->qps + 0.5);
+    } else {
+        wait = ready_locked(l, keep);
+    }
     pthread_mutex_unlock(&l->mu);
     return wait;
 }

@@ -9,6 +9,21 @@
  * condition variable and gives a caller who only asks (hr_klimiter_try) a
  * correct answer about the future.
  *
+ * Two kinds of writer share it (issue 18, "limits first"; design §5): the
+ * urgent ones (resizes) and the ones that yield to them (a resize's note:
+ * status annotation, event). The rule lives here, in one place
+ * (hr_klimiter_yield_claim): while any urgent write is outstanding —
+ * counted by its owner from the moment it is decided until its answer
+ * (hr_klimiter_urgent_add), so also while it waits in a queue before the
+ * bucket or is in flight after its token — a yielding writer goes only on
+ * its minimum share, one per HR_KLIMITER_YIELD_EVERY tokens' worth of time
+ * (at 50 QPS one a second): urgent writes get the rest, so N of them are
+ * done in about N ÷ qps seconds, and yielding writers are never starved by
+ * endless urgent ones. With none outstanding, a yielding writer goes when
+ * the bucket holds a token beyond `keep` (the part of the burst left for
+ * the next urgent writes). Either way it then takes its token(s) as any
+ * writer does (reserve/wait), so the total stays within qps.
+ *
  * Thread-safe. Time is passed in (monotonic nanoseconds) so tests can run
  * the bucket on a fake clock; hr_klimiter_wait uses the real one.
  */
@@ -24,10 +39,12 @@
 
 typedef struct hr_klimiter {
     pthread_mutex_t mu;
-    double qps;      /* tokens per second, > 0 */
-    double burst;    /* bucket size, >= 1 */
-    double tokens;   /* may be negative: reserved by sleepers */
-    int64_t last_ns; /* when tokens was last brought up to date */
+    double qps;            /* tokens per second, > 0 */
+    double burst;          /* bucket size, >= 1 */
+    double tokens;         /* may be negative: reserved by sleepers */
+    int64_t last_ns;       /* when tokens was last brought up to date */
+    int64_t urgent;        /* urgent writes outstanding (hr_klimiter_urgent_add), >= 0 */
+    int64_t yield_next_ns; /* while urgent > 0: the next yielding writer's share, not before */
 } hr_klimiter;
 
 /* qps <= 0 → 50, burst <= 0 → 100 (the defaults of design §1.1). The bucket
@@ -58,6 +75,19 @@ bool hr_klimiter_try(hr_klimiter *l, int64_t now_ns);
  * it spends only tokens the reserving writers leave — they keep the bucket
  * in debt while they queue — and never the last keep of the burst. */
 int64_t hr_klimiter_ready_in(hr_klimiter *l, int64_t now_ns, double keep);
+
+/* Count urgent writes outstanding: +n when they are decided, -n when
+ * their answers are in (or they were dropped). Returns the count after
+ * (never below 0). */
+int64_t hr_klimiter_urgent_add(hr_klimiter *l, int64_t delta);
+
+/* A yielding writer asks to go (see the top): 0 — go now (while urgent
+ * writes are outstanding this uses up the share until one share period
+ * from now); otherwise how many ns until asking again can succeed (an
+ * urgent count dropping to 0 may make it sooner: its owner wakes the
+ * yielding writers). Takes no token. */
+#define HR_KLIMITER_YIELD_EVERY 50
+int64_t hr_klimiter_yield_claim(hr_klimiter *l, int64_t now_ns, double keep);
 
 /* Reserve and sleep on the monotonic clock (util/clock.h) until the token
  * is ours. */
