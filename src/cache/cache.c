@@ -98,6 +98,14 @@ void hr_cache_set_kick(hr_cache *c, void (*fn)(void *ud), void *ud)
     pthread_mutex_unlock(&c->mu);
 }
 
+void hr_cache_ring(hr_cache *c)
+{
+    pthread_mutex_lock(&c->mu);
+    if (c->kick)
+        c->kick(c->kick_ud);
+    pthread_mutex_unlock(&c->mu);
+}
+
 void hr_cache_lock(hr_cache *c)
 {
     pthread_mutex_lock(&c->mu);

@@ -87,6 +87,9 @@ void hr_cache_set_observer(hr_cache *c, hr_cache_observer fn, void *ud);
  * feeder and status writer) need not poll. fn must only take a leaf lock
  * (hr_waker_kick) and never call back into the cache. NULL: none. */
 void hr_cache_set_kick(hr_cache *c, void (*fn)(void *ud), void *ud);
+/* Rings the doorbell with nothing changed: a watch became synced (cache/informers.c), which
+ * a reader waiting for the sync must hear of. Takes the lock (not held by the caller). */
+void hr_cache_ring(hr_cache *c);
 
 void hr_cache_lock(hr_cache *c);
 void hr_cache_unlock(hr_cache *c);

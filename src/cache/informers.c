@@ -29,6 +29,12 @@ void hr_informers_free(hr_informers *in)
     free(in);
 }
 
+/* A watch synced: the cache's readers hear of it (hr_cache_ring), so none polls for the sync. */
+static void ring(void *ud)
+{
+    hr_cache_ring(ud);
+}
+
 hr_status hr_informers_start(hr_cache *c, hr_kclient *k, const hr_informers_opts *o,
                              hr_informers **out, hr_err *err)
 {
@@ -65,6 +71,8 @@ hr_status hr_informers_start(hr_cache *c, hr_kclient *k, const hr_informers_opts
             .protobuf = o->protobuf,
             .log = o->log,
             .log_ud = o->log_ud,
+            .on_synced = ring,
+            .on_synced_ud = c,
         };
         if ((st = hr_watch_new(&wo, &in->watch[kind], err)))
             break;

@@ -339,6 +339,7 @@ static void *cfgstatus_main(void *ud)
     int interval = s->o.interval_ms > 0 ? s->o.interval_ms : 2000;
     int64_t last_look = INT64_MIN / 2;
     int64_t due = hr_mono_ms() + interval; /* the first look */
+    int64_t sync_gap = interval;           /* before the sync: doubling, at most 30 s */
     for (;;) {
         if (!hr_waker_wait(&s->wake, due == INT64_MAX ? HR_WAKER_NEVER : due * 1000000))
             break;
@@ -350,7 +351,11 @@ static void *cfgstatus_main(void *ud)
         last_look = now;
         due = INT64_MAX;
         if (s->o.synced && !s->o.synced(s->o.synced_ud)) {
-            due = now + interval; /* start-up: the sync has no doorbell */
+            /* Start-up: the sync rings the cache's doorbell, which kicks this thread
+             * (hr_cfgstatus_kick); the look again is a safety net that backs off, so a watch
+             * that never syncs (no CRD) costs a wakeup a 30 s. */
+            due = now + sync_gap;
+            sync_gap = sync_gap * 2 < 30000 ? sync_gap * 2 : 30000;
             continue;
         }
         if (s->synced_at_ms == 0)

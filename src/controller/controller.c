@@ -39,9 +39,13 @@
 /* Two drains are at least this far apart: a burst of watch events makes
  * one drain per gap, not one per event (the debounce absorbs the rest). */
 #define FEED_GAP_MS 10
-/* Until every watch has listed once the feeder looks this often (start-up
- * only: the synced predicate has no doorbell). */
+/* Until every watch has listed once, the feeder looks again after these gaps,
+ * doubling from the first to the last. Only a safety net: a watch that syncs
+ * rings the cache's doorbell (hr_watch_opts.on_synced, cache/informers.c), and
+ * one that never does (no HeadroomConfig CRD installed: issue 18, idle means
+ * idle) costs a wakeup every SYNC_POLL_MAX_MS, not 20 a second. */
 #define SYNC_POLL_MS 50
+#define SYNC_POLL_MAX_MS 30000
 struct hr_controller {
     hr_controller_opts o;
     hr_ctlmetrics metrics;
@@ -187,6 +191,7 @@ static void *feeder_main(void *ud)
 {
     hr_controller *c = ud;
     bool synced = false;
+    int64_t sync_gap = SYNC_POLL_MS;
     int sweeps_left = 0;
     int64_t next_sweep = 0, last_drain = INT64_MIN / 2;
     for (;;) {
@@ -229,8 +234,10 @@ static void *feeder_main(void *ud)
         feed_ctx fe = {c, now, hr_controller_debounce_ms(c)};
         hr_backoff_prune(c->backoff, now, backoff_expired, &fe);
         int64_t due = INT64_MAX;
-        if (!synced)
-            due = now + SYNC_POLL_MS;
+        if (!synced) {
+            due = now + sync_gap;
+            sync_gap = sync_gap * 2 < SYNC_POLL_MAX_MS ? sync_gap * 2 : SYNC_POLL_MAX_MS;
+        }
         if (sweeps_left > 0)
             due = earlier(due, next_sweep);
         int64_t expiry = hr_backoff_next_expiry(c->backoff);

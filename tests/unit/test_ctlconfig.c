@@ -11,6 +11,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -206,6 +207,55 @@ static void check_rate(hr_kclient *k, double qps, int burst)
     CHECK_I64("client burst", b, burst);
 }
 
+/* The synced hook of waiting_for_the_sync_is_not_a_poll: counts its calls, says what it is told. */
+static atomic_int g_sync_asks;
+static atomic_bool g_is_synced;
+static bool counted_sync(void *ud)
+{
+    (void)ud;
+    atomic_fetch_add(&g_sync_asks, 1);
+    return atomic_load(&g_is_synced);
+}
+
+/* Issue 18, idle means idle: a watch that never syncs (no HeadroomConfig CRD installed) must not
+ * keep the feeder looking 20 times a second; it asks again at doubling gaps (50 ms, 100 ms, ...,
+ * at most 30 s), and hears of the sync from the cache's doorbell (hr_cache_ring, as the informers
+ * ring it when a watch syncs) at once. */
+static void waiting_for_the_sync_is_not_a_poll(void **state)
+{
+    (void)state;
+    hr_cache *cache;
+    hr_err err;
+    assert_int_equal(hr_cache_new(&cache, &err), HR_OK);
+    atomic_store(&g_sync_asks, 0);
+    atomic_store(&g_is_synced, false);
+    hr_controller_opts o = {.cache = cache, .workers = 1, .synced = counted_sync, .log = quiet};
+    hr_controller *ctl;
+    assert_int_equal(hr_controller_start(&o, &ctl, &err), HR_OK);
+    sleep_ms(1600); /* asks at 0, 50, 150, 350, 750, 1550 ms: 6, where a 50 ms poll asks 32 times */
+    int asks = atomic_load(&g_sync_asks);
+    printf("synced asked %d times in 1.6 s while not synced\n", asks);
+    CHECK_TRUE("asks while not synced", asks >= 2 && asks <= 8);
+    /* The sync: the next gap is 1.6 s, the doorbell brings the feeder at once. */
+    atomic_store(&g_is_synced, true);
+    int before = atomic_load(&g_sync_asks);
+    hr_cache_ring(cache);
+    int waited = 0;
+    while (atomic_load(&g_sync_asks) == before && waited < 500) {
+        sleep_ms(10);
+        waited += 10;
+    }
+    printf("the doorbell brought the feeder in %d ms\n", waited);
+    CHECK_TRUE("the feeder heard the sync within 500 ms", atomic_load(&g_sync_asks) > before);
+    /* Synced: never asked again (the status writer, kicked by the same doorbell, asks once too). */
+    sleep_ms(100);
+    int after = atomic_load(&g_sync_asks);
+    sleep_ms(300);
+    CHECK_I64("asks once synced", atomic_load(&g_sync_asks), after);
+    hr_controller_stop(ctl);
+    hr_cache_free(cache);
+}
+
 /* rateLimits.clientQPS/clientBurst reach the API client's write limiter:
  * at start, then once per change, never again for the same values. */
 static void the_client_rate_is_pushed_once(void **state)
@@ -280,6 +330,7 @@ int main(void)
         cmocka_unit_test(a_change_is_pushed_once),
         cmocka_unit_test(nothing_is_polled),
         cmocka_unit_test(the_client_rate_is_pushed_once),
+        cmocka_unit_test(waiting_for_the_sync_is_not_a_poll),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

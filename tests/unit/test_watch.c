@@ -43,7 +43,9 @@ typedef struct script {
     size_t n_paths;
     atomic_bool *stop;
     char log[8192];
-    int64_t hang_ms; /* how long the last 'H' stream hung */
+    int64_t hang_ms;  /* how long the last 'H' stream hung */
+    hr_watch **watch; /* the watch it serves (fx_init) */
+    int synced_calls; /* hr_watch_opts.on_synced, each seeing stats.synced already set */
 } script;
 
 static void record(script *s, const char *path)
@@ -109,6 +111,16 @@ static hr_status fake_stream(void *ud, const char *path, long timeout_s, hr_klin
     return HR_OK;
 }
 
+static void count_synced(void *ud)
+{
+    script *s = ud;
+    hr_watch_stats st;
+    hr_watch_get_stats(*s->watch, &st);
+    if (!st.synced)
+        fail_msg("on_synced called before stats.synced is set");
+    s->synced_calls++;
+}
+
 static long no_backoff(int attempt, long base, long max, long ra)
 {
     (void)attempt;
@@ -149,6 +161,7 @@ static void fx_init(fx *f, const step *steps, size_t n)
     f->sc.steps = steps;
     f->sc.n = n;
     f->sc.stop = &f->stop;
+    f->sc.watch = &f->w;
     hr_watch_opts o = {
         .resource = "pods",
         .path = "/api/v1/pods",
@@ -161,6 +174,8 @@ static void fx_init(fx *f, const step *steps, size_t n)
         .seed = 42,
         .idle_timeout_ms = g_idle_ms,
         .paged_lists = !g_streaming,
+        .on_synced = count_synced,
+        .on_synced_ud = &f->sc,
     };
     assert_int_equal(hr_watch_new(&o, &f->w, &err), HR_OK);
     f->scr = malloc(sizeof *f->scr);
@@ -351,6 +366,7 @@ static void test_list_watch_resume(void **state)
     hr_watch_stats st;
     hr_watch_get_stats(f.w, &st);
     assert_true(st.synced);
+    assert_int_equal(f.sc.synced_calls, 1); /* the one complete list by pages */
     assert_int_equal(st.listed, 3);
     assert_int_equal(st.relists, 0);
     assert_int_equal(st.errors, 2);
@@ -496,6 +512,7 @@ static void test_streaming_list(void **state)
     hr_watch_stats st;
     hr_watch_get_stats(f.w, &st);
     assert_true(st.synced);
+    assert_int_equal(f.sc.synced_calls, 1); /* the one streaming list */
     assert_false(st.paged);
     assert_int_equal(st.streamed, 1);
     assert_int_equal(st.listed, 3);

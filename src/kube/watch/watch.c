@@ -87,6 +87,8 @@ struct hr_watch {
     /* Protobuf (same thread): asked for now; and a 406 answered the last
      * list page (the list is made again at once, in JSON). */
     bool pb, pb_refused_now;
+    void (*on_synced)(void *ud); /* hr_watch_opts.on_synced */
+    void *on_synced_ud;
     int64_t initial_t0;
     uint64_t initial_n;
 
@@ -196,6 +198,8 @@ hr_status hr_watch_new(const hr_watch_opts *o, hr_watch **out, hr_err *err)
     }
     w->log = o->log ? o->log : default_log;
     w->log_ud = o->log_ud;
+    w->on_synced = o->on_synced;
+    w->on_synced_ud = o->on_synced_ud;
     if (o->seed)
         hr_prng_seed(&w->rng, o->seed);
     else
@@ -270,6 +274,8 @@ static void initial_events_ended(hr_watch *w)
     w->stats.synced = true;
     uint64_t n = w->stats.listed;
     pthread_mutex_unlock(&w->mu);
+    if (w->on_synced)
+        w->on_synced(w->on_synced_ud);
     wlog(w, HR_LV_INFO,
          "listed at resourceVersion %s in %lld ms by a streaming list of %llu objects (%llu "
          "objects listed in all)",
@@ -821,6 +827,8 @@ hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
             uint64_t n = w->stats.listed;
             w->stats.synced = true;
             pthread_mutex_unlock(&w->mu);
+            if (w->on_synced)
+                w->on_synced(w->on_synced_ud);
             wlog(w, HR_LV_INFO,
                  "listed at resourceVersion %s in %llu ms (%llu objects listed in all)", rv,
                  (unsigned long long)(hr_mono_ms() - t0), (unsigned long long)n);

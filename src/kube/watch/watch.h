@@ -132,6 +132,11 @@ typedef struct hr_watch_opts {
      * sink's *_pb and the transport's *_as, else JSON). A 406 turns it off
      * for this resource. */
     bool protobuf;
+    /* Called from the watch's thread each time a complete list has made it synced (stats.synced
+     * set first), so a reader waiting for the sync need not poll for it (design §5: idle means
+     * idle; a missing CRD never syncs). NULL: none. */
+    void (*on_synced)(void *ud);
+    void *on_synced_ud;
 } hr_watch_opts;
 
 /* Counters, readable from any thread (metrics). */
