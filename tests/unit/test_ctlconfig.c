@@ -241,14 +241,14 @@ static void waiting_for_the_sync_is_not_a_poll(void **state)
     int before = atomic_load(&g_sync_asks);
     hr_cache_ring(cache);
     int waited = 0;
-    while (atomic_load(&g_sync_asks) == before && waited < 500) {
+    while (atomic_load(&g_sync_asks) == before && waited < 1000) {
         sleep_ms(10);
         waited += 10;
     }
     printf("the doorbell brought the feeder in %d ms\n", waited);
-    CHECK_TRUE("the feeder heard the sync within 500 ms", atomic_load(&g_sync_asks) > before);
+    CHECK_TRUE("the feeder heard the sync within 1 s", atomic_load(&g_sync_asks) > before);
     /* Synced: never asked again (the status writer, kicked by the same doorbell, asks once too). */
-    sleep_ms(100);
+    sleep_ms(300);
     int after = atomic_load(&g_sync_asks);
     sleep_ms(300);
     CHECK_I64("asks once synced", atomic_load(&g_sync_asks), after);
