@@ -208,12 +208,21 @@ echo "mkload: applied $nodes nodes, $namespaces namespaces, $workloads ${kind}s 
 
 if [ -n "$wait_s" ]; then
   deadline=$(($(date +%s) + wait_s))
-  sel=app.kubernetes.io/managed-by=mkload
+  sel=app.kubernetes.io/managed-by=mkload polls=0
   while :; do
     # one cheap list per poll: Deployments' readyReplicas, or bare pods' phase
     if [ "$kind" = deployment ]; then
       running=$("$KUBECTL" get deployments -A -l "$sel" -o jsonpath='{range .items[*]}{.metadata.namespace} {.status.readyReplicas}{"\n"}{end}' 2>/dev/null \
         | awk -v p="$ns_prefix-" 'index($1, p) == 1 { s += $2 } END { print s + 0 }')
+      # readyReplicas is the ReplicaSet controller's word, and it can lag for many minutes: a
+      # sync it fails ("read version ... is not as new as written version", seen with 3,000
+      # pods on a loaded machine) is retried with an exponential back-off while every pod is
+      # long Running. When it falls short, every 10th poll counts the Running pods themselves.
+      if [ "$running" -lt "$want" ] && [ $((polls % 10)) = 9 ]; then
+        running=$("$KUBECTL" get pods -A -l "$sel" --field-selector=status.phase=Running -o jsonpath='{range .items[*]}{.metadata.namespace}{"\n"}{end}' 2>/dev/null \
+          | awk -v p="$ns_prefix-" 'index($1, p) == 1 { s++ } END { print s + 0 }')
+      fi
+      polls=$((polls + 1))
     else
       running=$("$KUBECTL" get pods -A -l "$sel" --field-selector=status.phase=Running -o jsonpath='{range .items[*]}{.metadata.namespace}{"\n"}{end}' 2>/dev/null \
         | awk -v p="$ns_prefix-" 'index($1, p) == 1 { s++ } END { print s + 0 }')
