@@ -1,7 +1,7 @@
 # bench/lib.sh — what the benchmarks against the real control plane share
 # (bench/idle.sh, bench/limits.sh, bench/scale.sh): a live HeadroomConfig,
 # a load of Burstable Deployments on fresh kwok nodes, a process's CPU
-# ticks, wakeups and memory from /proc, and the audit record's timestamps and
+# ticks, wakeups, write calls and memory from /proc, and the audit record's timestamps and
 # write kinds as jq definitions.
 #
 # Sourced after tests/e2e/lib.sh (which gives k, ROOT, CRD_FILE, $S, the
@@ -59,6 +59,7 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null; }        # ut
 wakeups() { # voluntary context switches of all PID's threads
   cat /proc/"$1"/task/*/status 2>/dev/null | awk '$1 == "voluntary_ctxt_switches:" {s += $2} END {print s + 0}'
 }
+io_count() { awk -v f="$2:" '$1 == f {print $2}' "/proc/$1/io" 2>/dev/null; } # PID FIELD (syscw: write calls, wchar)
 proc_kb() { awk -v f="$2:" '$1 == f {print $2}' "/proc/$1/status" 2>/dev/null; } # PID FIELD (VmRSS, VmHWM)
 ticks_s() { awk -v t="$1" -v hz="$BENCH_HZ" 'BEGIN {printf "%.2f", t / hz}'; }   # ticks -> "1.23"
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
