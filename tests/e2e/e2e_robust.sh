@@ -29,7 +29,7 @@ WORK=$(mktemp -d /tmp/headroom-robust.XXXXXX)
 ID=headroom-robust
 NS=e2e-r-$S GHOST=e2e-r-ghost-$S
 WAVE_NODES=(e2e-r-w0-$S e2e-r-w1-$S e2e-r-w2-$S)
-PODS_PER_NODE=40 # enough that the paced wave outlasts the window and the T section (only resizes are paced: limits first)
+PODS_PER_NODE=60 # enough that the paced wave outlasts the window and the T section (resizes have the limiter to themselves while any is outstanding: 53 of 120 were left after the window, 0 at T0b)
 WINDOW_S=20 # how long the paced wave is measured
 
 cleanup() {
