@@ -219,6 +219,7 @@ static void *feeder_main(void *ud)
                 hr_executor_get_stats(c->exec, &es);
                 size_t most = es.last_rv > es.reported ? es.last_rv : es.reported;
                 most = most > es.buckets ? most : es.buckets;
+                most = most > es.notes ? most : es.notes;
                 sweeps_left = (int)(most / SWEEP_BUDGET) + 2;
             }
             /* After the drain, which frees the placeholders of nodes whose
@@ -545,8 +546,13 @@ void hr_controller_render_gauges(void *ud, hr_buf *out)
     hr_cache_lock(c->o.cache);
     size_t groups = hr_cache_n_groups(c->o.cache);
     hr_cache_unlock(c->o.cache);
+    hr_executor_stats es;
+    hr_executor_get_stats(c->exec, &es);
     hr_buf_printf(out,
                   "# HELP headroom_groups Gangs (design 2.10) with at least one cached member.\n"
-                  "# TYPE headroom_groups gauge\nheadroom_groups %zu\n",
-                  groups);
+                  "# TYPE headroom_groups gauge\nheadroom_groups %zu\n"
+                  "# HELP headroom_notes_queued Status annotations and events waiting behind the "
+                  "resizes (design 5), at most one per cached pod.\n"
+                  "# TYPE headroom_notes_queued gauge\nheadroom_notes_queued %zu\n",
+                  groups, es.notes);
 }

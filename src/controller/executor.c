@@ -259,9 +259,18 @@ static size_t sweep_pods(hr_executor *e, hr_strmap *m, size_t *cur, const hr_cac
     return dropped;
 }
 
+/* A queued note's pod is still cached as the same pod (hr_notes_sweep). */
+static bool note_live(void *ud, const char *key)
+{
+    char ns[256], name[256];
+    return pod_key_state((const hr_cache *)ud, key, ns, name) == KEY_LIVE;
+}
+
 size_t hr_executor_sweep(hr_executor *e, const hr_cache *c, size_t budget)
 {
     size_t dropped = 0;
+    if (e->notes != NULL) /* its lock is a leaf: taken after the cache's */
+        dropped += hr_notes_sweep(e->notes, note_live, (void *)(uintptr_t)c, budget);
     pthread_mutex_lock(&e->mu);
     dropped += sweep_pods(e, &e->last_rv, &e->cur_rv, c, budget);
     dropped += sweep_pods(e, &e->reported, &e->cur_rep, c, budget);
@@ -295,6 +304,7 @@ void hr_executor_get_stats(hr_executor *e, hr_executor_stats *out)
     out->reported = e->reported.n;
     out->buckets = e->buckets.n;
     pthread_mutex_unlock(&e->mu);
+    out->notes = e->notes != NULL ? hr_notes_pending(e->notes) : 0;
 }
 
 int hr_executor_write_peak(hr_executor *e)

@@ -145,7 +145,9 @@ void hr_executor_forget_pod(hr_executor *e, const char *ns, const char *name,
  * Node, no placeholder). A pod whose name is not cached at all is also
  * dropped from the back-off table (every park comes with a mark; the table
  * is keyed by name, so a pod recreated under the same name keeps a park
- * until it expires, at most HR_BACKOFF_PERIOD_MS). Each call looks at no more than budget entries of
+ * until it expires, at most HR_BACKOFF_PERIOD_MS), and queued notes of pods
+ * no longer cached as the same pod leave the notes queue (hr_notes_sweep).
+ * Each call looks at no more than budget entries of
  * each map, resuming where the last one stopped, so memory follows the
  * cache within a few passes while no call holds the locks long.
  *
@@ -157,6 +159,7 @@ size_t hr_executor_sweep(hr_executor *e, const hr_cache *c, size_t budget);
 
 typedef struct hr_executor_stats {
     size_t last_rv, reported, buckets; /* entries held in each map */
+    size_t notes;                      /* notes queued (hr_notes_pending; 0: no queue) */
 } hr_executor_stats;
 
 void hr_executor_get_stats(hr_executor *e, hr_executor_stats *out);

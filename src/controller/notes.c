@@ -36,6 +36,7 @@ struct hr_notes {
     pthread_mutex_t mu; /* guards e, n, cap, hand */
     entry *e;
     size_t n, cap;
+    size_t sweep_at;                        /* where the next hr_notes_sweep looks */
     const char *hand[HR_NOTES_SENDERS_MAX]; /* the key each sender is sending; NULL: none */
     struct hr_notes_sender {
         hr_notes *q;
@@ -109,6 +110,29 @@ size_t hr_notes_pending(hr_notes *q)
     size_t n = q->n;
     pthread_mutex_unlock(&q->mu);
     return n;
+}
+
+size_t hr_notes_sweep(hr_notes *q, hr_notes_live_fn live, void *ud, size_t budget)
+{
+    size_t dropped = 0;
+    pthread_mutex_lock(&q->mu);
+    if (q->sweep_at >= q->n)
+        q->sweep_at = 0;
+    size_t r = q->sweep_at, w = q->sweep_at,
+           end = q->n - q->sweep_at > budget ? q->sweep_at + budget : q->n;
+    for (; r < end; r++) {
+        if (live(ud, q->e[r].key)) {
+            q->e[w++] = q->e[r];
+            continue;
+        }
+        entry_free(&q->e[r]);
+        dropped++;
+    }
+    memmove(q->e + w, q->e + end, (q->n - end) * sizeof *q->e);
+    q->n -= dropped;
+    q->sweep_at = w < q->n ? w : 0;
+    pthread_mutex_unlock(&q->mu);
+    return dropped;
 }
 
 void hr_notes_wake(hr_notes *q)

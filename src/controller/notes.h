@@ -18,7 +18,9 @@
  * executor wakes the senders (hr_notes_wake) when its count drops to 0.
  * A pod's newer note replaces one not yet sent
  * (coalesced: the annotation says the latest, and only the latest change
- * gets its event).
+ * gets its event), and the executor's sweep drops the notes of pods that
+ * left the cache (hr_notes_sweep): the queue holds at most one note per
+ * cached pod.
  *
  * A stop, or leadership lost, between a resize and its note drops the
  * note: the limit is right, the annotation still describes the previous
@@ -74,6 +76,18 @@ bool hr_notes_put(hr_notes *q, const hr_note *n);
 
 /* Notes queued and not yet taken by the thread. */
 size_t hr_notes_pending(hr_notes *q);
+
+/* Is the pod a queued note's key names still the pod it was? (The
+ * executor's: cached, with the same uid.) Called under the queue's lock. */
+typedef bool (*hr_notes_live_fn)(void *ud, const char *key);
+
+/* Drop the queued notes whose pod is gone (live says no): each would be a
+ * 404, and under endless churn, with the notes on their minimum share, the
+ * notes of pods deleted before their turn would pile up for ever. Looks at
+ * no more than budget entries, resuming where the last call stopped (each
+ * full pass sees every entry queued before it began). The caller's locks
+ * come first: this lock is a leaf. Returns how many were dropped. */
+size_t hr_notes_sweep(hr_notes *q, hr_notes_live_fn live, void *ud, size_t budget);
 
 /* Wake the senders to ask the limiter again (the last outstanding resize
  * was answered). q NULL: nothing. */

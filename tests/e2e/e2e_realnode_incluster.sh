@@ -277,8 +277,16 @@ lpids=$(cat "$ldir/$lcid/cgroup.procs" 2>/dev/null | tr '\n' ' ')
 before=$(resizes_since "$d_mark")
 kill_mark=$(audit_mark)
 t_kill=$(now_ms)
-kill_at=$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ) # the audit record's timestamp format
 for pid in $lpids; do kill -KILL "$pid" 2>/dev/null; done
+# After the kill, in the audit record's timestamp format: the killed process sends nothing from
+# here on, but what it sent before is still received for a moment (socket buffers, TLS, the
+# server's queue): its writes received within IN_FLIGHT_MS of this are in flight. Its restarted
+# container cannot write that soon (the kubelet notices the exit at its next relist, ~1 s, then
+# starts the container, which lists before it does anything).
+IN_FLIGHT_MS=1000
+kill_at=$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ)
+fe=$(($(now_ms) + IN_FLIGHT_MS))
+flight_end=$(date -u -d "@$((fe / 1000)).$(printf %03d $((fe % 1000)))" +%Y-%m-%dT%H:%M:%S.%6NZ)
 WHY="cgroup $ldir/$lcid, pids '$lpids'"
 check "(d) the leader ($LEADER) is killed by SIGKILL of its container's process ($lpids) after $before resize(s) of the wave" \
   eval '[ -n "$lpids" ] && [ "$before" -ge 1 ]'
@@ -319,11 +327,11 @@ ids_before=$(jq -r 'select(.object.kind == "Pod" and .object.metadata.name == "a
 WHY="restarts $restarts_wl; burner a's container IDs seen: $ids_before"
 check "(d) no workload container restarted: restartCount 0, the first burner's container the same all along" \
   eval '[ "$restarts_wl" = 0 ] && [ "$(wc -w <<<"$ids_before")" = 1 ] && [ "${ids_before% }" = "containerd://$(container_id "$NS" a)" ]'
-# Received after the kill (a resize the leader sent just before it died completes, and is
-# recorded, after it: in flight, not a write of its own afterwards).
+# Received after the kill. The killed Pod's writes received by flight_end were sent before it
+# died (in flight); any other write not the new leader's fails the check.
 after=$(writes_by "$kill_mark" | awk -v t="$kill_at" '$5 > t')
-inflight=$(writes_by "$kill_mark" | awk -v t="$kill_at" '$5 <= t' | grep -c . || true)
-others=$(awk -v f="$FOLLOWER" '$1 != f' <<<"$after" | grep -c . || true)
+inflight=$(writes_by "$kill_mark" | awk -v l="$LEADER" -v t="$flight_end" '$1 == l && $5 <= t' | grep -c . || true)
+others=$(awk -v f="$FOLLOWER" -v l="$LEADER" -v t="$flight_end" '$1 != f && !($1 == l && $5 <= t)' <<<"$after" | grep -c . || true)
 mine=$(awk -v f="$FOLLOWER" '$1 == f && $3 == "pods/resize"' <<<"$after" | grep -c . || true)
 WHY="writes after the kill: $(head -c 600 <<<"$after")"
 check "(d) by the audit record, the writes received after the kill are the new leader's ($mine resizes) and none is another Pod's ($inflight in flight at the kill)" \
