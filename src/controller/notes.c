@@ -116,6 +116,10 @@ size_t hr_notes_sweep(hr_notes *q, hr_notes_live_fn live, void *ud, size_t budge
 {
     size_t dropped = 0;
     pthread_mutex_lock(&q->mu);
+    if (q->n == 0) { /* nothing queued (q->e may be NULL) */
+        pthread_mutex_unlock(&q->mu);
+        return 0;
+    }
     if (q->sweep_at >= q->n)
         q->sweep_at = 0;
     size_t r = q->sweep_at, w = q->sweep_at,

@@ -318,6 +318,7 @@ static void notes_of_gone_pods_leave_the_queue(void **state)
     hr_err err;
     assert_int_equal(hr_notes_start(NULL, held_send, &h, 1, &q, &err), HR_OK);
     hr_executor_set_notes(e, q);
+    assert_int_equal(sweep_all(f, e), 0); /* a queue that never held a note */
     put_node(f, "n1");
     put_pod(f, "busy", "n1", 999);
     put_note(q, "busy", 999); /* taken at once: the sender holds it */
