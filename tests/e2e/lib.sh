@@ -393,7 +393,9 @@ status:
 NODE
 }
 mkns() { # name managed|plain [label=value...]: made, and its default ServiceAccount there
-  mkns_nowait "$@" && wait_until 30 k -n "$1" get serviceaccount default
+  # 90 s: right after a test restarts the API server (e2e_faults), the controller-manager's
+  # ServiceAccount controller is still in its watches' back-off (CI: e2e_gang's setup, 30 s).
+  mkns_nowait "$@" && wait_until 90 k -n "$1" get serviceaccount default
 }
 mkns_nowait() { # as mkns, without the wait (make several, then wait for each: the waits overlap)
   local name=$1 mode=$2 labels=()
