@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -254,6 +255,111 @@ static void *stop_main(void *q)
  * one (the newer annotation, the newer event), b keeps its own; a stop
  * drops what is queued, and the next note of the pod goes through a new
  * queue as usual. */
+/* A recorder of every note sent, in order (the one above keeps eight). */
+typedef struct log_all {
+    sent s; /* its lock, hold and count */
+    char (*what)[40];
+    int cap;
+} log_all;
+
+static void on_send_all(void *ud, const hr_note *n)
+{
+    log_all *l = ud;
+    pthread_mutex_lock(&l->s.mu);
+    l->s.holding = true;
+    pthread_cond_broadcast(&l->s.cv);
+    while (l->s.hold)
+        pthread_cond_wait(&l->s.cv, &l->s.mu);
+    l->s.holding = false;
+    if (l->s.n < l->cap)
+        snprintf(l->what[l->s.n], sizeof l->what[0], "%s %s %s", n->key, n->patch,
+                 n->event != NULL ? n->event : "-");
+    l->s.n++;
+    pthread_cond_broadcast(&l->s.cv);
+    pthread_mutex_unlock(&l->s.mu);
+}
+
+static bool key_kept(void *ud, const char *key)
+{
+    (void)ud;
+    int i = 0;
+    return sscanf(key, "k%d", &i) != 1 || i % 3 == 0; /* two of three k's are gone */
+}
+
+/* The key index through holes and their squeezing: 1,000 notes queued
+ * behind one in hand, two of three dropped by small sweeps (the holes then
+ * outnumber the notes and are squeezed out mid-sweep), the rest coalesced
+ * through the index afterwards, then more put: every survivor is sent once,
+ * in arrival order, with its newest patch and its unsent event. */
+static void many_notes_keep_order_through_holes(void **state)
+{
+    (void)state;
+    enum { N = 1000, FRESH = 100 };
+    log_all l = {.s = {.hold = true}, .cap = 1 + N + FRESH};
+    l.what = calloc((size_t)l.cap, sizeof l.what[0]);
+    assert_non_null(l.what);
+    pthread_mutex_init(&l.s.mu, NULL);
+    pthread_cond_init(&l.s.cv, NULL);
+    hr_notes *q = NULL;
+    hr_err err;
+    assert_int_equal(hr_notes_start(NULL, on_send_all, &l, 1, &q, &err), HR_OK);
+    assert_true(hr_notes_put(q, &(hr_note){"x", "ns", "x", "px", NULL}));
+    wait_holding(&l.s);
+    char key[16], patch[16], event[16];
+    for (int i = 0; i < N; i++) {
+        snprintf(key, sizeof key, "k%04d", i);
+        snprintf(patch, sizeof patch, "p%04d", i);
+        snprintf(event, sizeof event, "e%04d", i);
+        assert_true(hr_notes_put(q, &(hr_note){key, "ns", key, patch, event}));
+    }
+    assert_int_equal(hr_notes_pending(q), N);
+    size_t dropped = 0;
+    for (int pass = 0; pass < 2 * N / 10; pass++)
+        dropped += hr_notes_sweep(q, key_kept, NULL, 10);
+    int kept = (N + 2) / 3;
+    assert_int_equal(dropped, N - kept);
+    assert_int_equal(hr_notes_pending(q), kept);
+    for (int i = 0; i < N; i += 9) { /* newer notes of kept pods, no event */
+        snprintf(key, sizeof key, "k%04d", i);
+        snprintf(patch, sizeof patch, "q%04d", i);
+        assert_true(hr_notes_put(q, &(hr_note){key, "ns", key, patch, NULL}));
+    }
+    assert_int_equal(hr_notes_pending(q), kept);
+    for (int i = 0; i < FRESH; i++) {
+        snprintf(key, sizeof key, "n%04d", i);
+        assert_true(hr_notes_put(q, &(hr_note){key, "ns", key, "pn", NULL}));
+    }
+    assert_int_equal(hr_notes_pending(q), kept + FRESH);
+    release(&l.s);
+    wait_for(&l.s, 1 + kept + FRESH);
+    assert_string_equal(l.what[0], "x px -");
+    int at = 1;
+    char want[40];
+    for (int i = 0; i < N; i += 3, at++) {
+        snprintf(want, sizeof want, "k%04d %c%04d e%04d", i, i % 9 == 0 ? 'q' : 'p', i, i);
+        assert_string_equal(l.what[at], want);
+    }
+    for (int i = 0; i < FRESH; i++, at++) {
+        snprintf(want, sizeof want, "n%04d pn -", i);
+        assert_string_equal(l.what[at], want);
+    }
+    assert_int_equal(hr_notes_pending(q), 0);
+    /* Drained: the queue starts over and still coalesces. */
+    l.s.hold = true;
+    assert_true(hr_notes_put(q, &(hr_note){"y", "ns", "y", "py", NULL}));
+    wait_holding(&l.s);
+    assert_true(hr_notes_put(q, &(hr_note){"z", "ns", "z", "p1", "ez"}));
+    assert_true(hr_notes_put(q, &(hr_note){"z", "ns", "z", "p2", NULL}));
+    assert_int_equal(hr_notes_pending(q), 1);
+    release(&l.s);
+    wait_for(&l.s, 1 + kept + FRESH + 2);
+    assert_string_equal(l.what[1 + kept + FRESH + 1], "z p2 ez");
+    hr_notes_stop(q);
+    pthread_cond_destroy(&l.s.cv);
+    pthread_mutex_destroy(&l.s.mu);
+    free(l.what);
+}
+
 static void coalesced_then_dropped_on_stop(void **state)
 {
     (void)state;
@@ -387,6 +493,7 @@ int main(void)
         cmocka_unit_test(notes_yield_to_outstanding_resizes),
         cmocka_unit_test(cold_start_limits_first),
         cmocka_unit_test(coalesced_then_dropped_on_stop),
+        cmocka_unit_test(many_notes_keep_order_through_holes),
         cmocka_unit_test(senders_apart_per_pod),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
