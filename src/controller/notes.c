@@ -45,10 +45,10 @@ struct hr_notes {
     pthread_mutex_t mu; /* guards everything below */
     entry *e;           /* [0, n): notes and holes, in arrival order */
     size_t n, cap;
-    size_t head;        /* e[0, head) are holes */
-    size_t live;        /* notes in e (n - live are holes) */
-    hr_strmap at;       /* key -> its note's index in e */
-    size_t sweep_at;    /* where the next hr_notes_sweep looks */
+    size_t head;                            /* e[0, head) are holes */
+    size_t live;                            /* notes in e (n - live are holes) */
+    hr_strmap at;                           /* key -> its note's index in e */
+    size_t sweep_at;                        /* where the next hr_notes_sweep looks */
     const char *hand[HR_NOTES_SENDERS_MAX]; /* the key each sender is sending; NULL: none */
     struct hr_notes_sender {
         hr_notes *q;
