@@ -162,12 +162,13 @@ static figures run_reference(size_t n)
 int main(int argc, char **argv)
 {
     size_t max = argc > 1 ? strtoul(argv[1], NULL, 10) : 30000;
-    printf("notes queue, ns per note (put / coalescing put / take); reference: linear scan + memmove\n");
+    printf("notes queue, ns per note (put / coalescing put / take); reference: linear scan + "
+           "memmove\n");
     printf("%8s  %28s  %28s\n", "queued", "queue (index + holes)", "reference");
     for (size_t n = 1000; n <= max; n = n < 10000 ? 10000 : n * 3) {
         figures q = run_queue(n), r = run_reference(n);
-        printf("%8zu  %8.0f %8.0f %8.0f  %8.0f %8.0f %8.0f\n", n, q.put_ns, q.coalesce_ns, q.take_ns,
-               r.put_ns, r.coalesce_ns, r.take_ns);
+        printf("%8zu  %8.0f %8.0f %8.0f  %8.0f %8.0f %8.0f\n", n, q.put_ns, q.coalesce_ns,
+               q.take_ns, r.put_ns, r.coalesce_ns, r.take_ns);
         if (n >= max)
             break;
     }
