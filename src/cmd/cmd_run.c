@@ -88,6 +88,7 @@ typedef struct run_opts {
     bool streaming_lists;    /* --streaming-lists=false: every list by pages */
     bool protobuf;           /* --protobuf=false: the built-in kinds in JSON too */
     int write_concurrency;   /* --write-concurrency; 0: the controller's default */
+    int node_workers;        /* --node-workers; 0: the controller's default */
     int verbosity;           /* 0 info, 1 debug */
     bool log_json;           /* --log-format=json */
 } run_opts;
@@ -500,7 +501,7 @@ static hr_status controller_start(run_ctx *x, hr_err *err)
                              .leading_until = leader ? hr_leader_until_ms : NULL,
                              .leading_ud = leader,
                              .instance = host,
-                             .workers = 2,
+                             .workers = x->o.node_workers,
                              .write_concurrency = x->o.write_concurrency,
                              .synced = informers_ready,
                              .synced_ud = x,
@@ -560,6 +561,7 @@ enum {
     F_STREAMING_LISTS,
     F_PROTOBUF,
     F_WRITE_CONCURRENCY,
+    F_NODE_WORKERS,
     F_LOG_FORMAT,
     F_VERBOSE,
     F_PROBE_ADDR_FILE,
@@ -613,6 +615,8 @@ static const hr_flag run_flags[F_N] = {
                              "writes in flight at once, 1-64 (default 16; 1: one\n"
                              "                           request at a time per worker)",
                              NULL},
+    [F_NODE_WORKERS] = {"node-workers", 0, HR_FLAG_STRING, "N",
+                        "nodes reconciled at once, 1-32 (default 2)", NULL},
     [F_LOG_FORMAT] = {"log-format", 0, HR_FLAG_STRING, "FORMAT",
                       "logfmt or json: one line per event (default logfmt)", "logfmt json"},
     [F_VERBOSE] = {"v", 'v', HR_FLAG_LEVEL, NULL, "debug logs (-v, -v=1, --v=1; --v=0: info)",
@@ -649,6 +653,18 @@ static void take(const char *given, const char **into)
 }
 
 /* 0 to run, -1 after --help (exit 0), else the exit status. */
+/* A whole number from 1 to max, into *out; false for anything else. */
+static bool count_flag(const char *s, int max, int *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long n = strtol(s, &end, 10);
+    if (end == s || *end != '\0' || errno != 0 || n < 1 || n > max)
+        return false;
+    *out = (int)n;
+    return true;
+}
+
 static int parse_flags(const char *prog, int argc, char **argv, run_opts *o)
 {
     *o = (run_opts){.metrics_addr = ":8443",
@@ -693,15 +709,15 @@ static int parse_flags(const char *prog, int argc, char **argv, run_opts *o)
         o->streaming_lists = hr_args_on(&a, F_STREAMING_LISTS);
     if (v[F_PROTOBUF])
         o->protobuf = hr_args_on(&a, F_PROTOBUF);
-    if (v[F_WRITE_CONCURRENCY]) {
-        char *end = NULL;
-        long wc = strtol(v[F_WRITE_CONCURRENCY], &end, 10);
-        if (end == v[F_WRITE_CONCURRENCY] || *end != '\0' || wc < 1 || wc > 64)
-            return hr_usage_error(prog, &hr_run_command,
-                                  "--write-concurrency: \"%s\" is not a number from 1 to 64",
-                                  v[F_WRITE_CONCURRENCY]);
-        o->write_concurrency = (int)wc;
-    }
+    if (v[F_WRITE_CONCURRENCY] && !count_flag(v[F_WRITE_CONCURRENCY], 64, &o->write_concurrency))
+        return hr_usage_error(prog, &hr_run_command,
+                              "--write-concurrency: \"%s\" is not a number from 1 to 64",
+                              v[F_WRITE_CONCURRENCY]);
+    if (v[F_NODE_WORKERS] &&
+        !count_flag(v[F_NODE_WORKERS], HR_CTL_NODE_WORKERS_MAX, &o->node_workers))
+        return hr_usage_error(prog, &hr_run_command,
+                              "--node-workers: \"%s\" is not a number from 1 to %d",
+                              v[F_NODE_WORKERS], HR_CTL_NODE_WORKERS_MAX);
     o->leader_elect = hr_args_on(&a, F_LEADER_ELECT);
     if (v[F_DRY_RUN])
         o->dry_run = hr_args_on(&a, F_DRY_RUN) ? HR_DRY_RUN_ON : HR_DRY_RUN_OFF;

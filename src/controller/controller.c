@@ -25,7 +25,6 @@
 #include "util/prng.h"
 #include "util/waker.h"
 
-#define MAX_WORKERS 8
 /* Entries of each executor map looked at per sweep (executor.h). */
 #define SWEEP_BUDGET 256
 /* Sweeps run 100 ms apart, and only after a change: a drain that reported
@@ -53,7 +52,7 @@ struct hr_controller {
     hr_backoff *backoff;
     hr_executor *exec;
     hr_notes *notes; /* annotations and events after the resizes (notes.h) */
-    pthread_t feeder, workers[MAX_WORKERS];
+    pthread_t feeder, workers[HR_CTL_NODE_WORKERS_MAX];
     /* The feeder sleeps on this: kicked by the cache (hr_cache_set_kick:
      * a change, a node joined the feed) and by workers after a reconcile
      * that wrote (a back-off park may have moved the next expiry);
@@ -448,9 +447,9 @@ hr_status hr_controller_start(const hr_controller_opts *o, hr_controller **out, 
         return hr_err_set(err, HR_E_NOMEM, "controller: cannot start the feeder thread");
     }
     c->feeder_started = true;
-    int n = o->workers > 0 ? o->workers : 2;
-    if (n > MAX_WORKERS)
-        n = MAX_WORKERS;
+    int n = o->workers > 0 ? o->workers : HR_CTL_NODE_WORKERS;
+    if (n > HR_CTL_NODE_WORKERS_MAX)
+        n = HR_CTL_NODE_WORKERS_MAX;
     for (int i = 0; i < n; i++) {
         if (pthread_create(&c->workers[i], NULL, worker_main, c) != 0)
             break;

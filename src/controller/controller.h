@@ -80,7 +80,9 @@ typedef struct hr_controller_opts {
     int64_t (*leading_until)(void *ud);
     void *leading_ud;
     const char *instance; /* events' reportingInstance */
-    int workers;          /* <= 0: 2 */
+    /* Nodes reconciled at once, each by its own worker (its wave waits for
+     * its writes); <= 0: HR_CTL_NODE_WORKERS, at most HR_CTL_NODE_WORKERS_MAX. */
+    int workers;
     /* Writes in flight at once (executor.h, notes.h): the resizes of all
      * waves, and as many senders of notes; 0: HR_CTL_WRITE_CONCURRENCY;
      * 1: each worker writes one request at a time, one note sender. */
@@ -104,6 +106,8 @@ void hr_controller_stop(hr_controller *c);
 /* Enough outstanding writes for clientQPS 50 at 300 ms a write: a loaded
  * API server's latency (bench/RESULTS.md), with room for a raised QPS. */
 #define HR_CTL_WRITE_CONCURRENCY 16
+#define HR_CTL_NODE_WORKERS 2
+#define HR_CTL_NODE_WORKERS_MAX 32
 
 /* What hr_controller_config_changed pushed (a bit mask). */
 enum {

@@ -210,7 +210,8 @@ for f in "--kubeconfig $work/none" "--kubeconfig=$work/none"; do
            "--context x" "--context=x" "--namespace kube-headroom" "--namespace=kube-headroom" \
            "--dry-run" "--dry-run=true" "--dry-run=false" "--leader-elect" "--leader-elect=false" \
            "--controller=false" "--controller=true" "--metrics-secure=false" "--metrics-secure" \
-           "--streaming-lists=false" "--streaming-lists" \
+           "--streaming-lists=false" "--streaming-lists" "--node-workers 8" "--node-workers=32" \
+           "--write-concurrency 1" "--write-concurrency=64" \
            "-v" "-v=1" "--v=1" "--v=0" "--log-format=logfmt"; do
     # shellcheck disable=SC2086
     run 1 run $f $v --metrics-addr 127.0.0.1:1 --webhook-addr "" --probe-addr ""
@@ -222,6 +223,14 @@ run 2 run --dry-run=maybe
 err_has '--dry-run takes true or false, not "maybe"'
 run 2 run --metrics-secure=no
 err_has '--metrics-secure takes true or false, not "no"'
+for bad_n in 0 33 -1 4x ""; do
+  run 2 run "--node-workers=$bad_n"
+  err_has "--node-workers: \"$bad_n\" is not a number from 1 to 32"
+done
+for bad_n in 0 65 9999999999999999999; do
+  run 2 run "--write-concurrency=$bad_n"
+  err_has "--write-concurrency: \"$bad_n\" is not a number from 1 to 64"
+done
 run 2 run -v=x
 err_has '--v takes a level 0-99, not "x"'
 run 2 run --kubeconfig
