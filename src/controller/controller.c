@@ -77,7 +77,7 @@ struct hr_controller {
 #define ctl_log(c, level, ...) \
     hr_ctl_logf((c)->o.log, (c)->o.log_ud, "controller", (level), __VA_ARGS__)
 
-/* debouncePeriod ±50% (design §5). */
+/* Within the second half of debouncePeriod (design §5 "Debounce"). */
 static int64_t jittered(hr_controller *c, int64_t period_ms)
 {
     return hr_prng_jitter(&c->rng, period_ms);

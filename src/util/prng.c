@@ -44,5 +44,5 @@ int64_t hr_prng_jitter(hr_prng *r, int64_t period)
 {
     if (period <= 0)
         return 0;
-    return period / 2 + (int64_t)hr_prng_below(r, (uint64_t)period + 1);
+    return period - (int64_t)hr_prng_below(r, (uint64_t)(period / 2) + 1);
 }

@@ -32,8 +32,8 @@ uint64_t hr_prng_next(hr_prng *r);
 uint64_t hr_prng_below(hr_prng *r, uint64_t n);
 /* Uniform in [0, 1), from 53 random bits. */
 double hr_prng_unit(hr_prng *r);
-/* period ±50%: uniform in [period/2, period/2 + period]; 0 (and no draw)
- * when period <= 0. */
+/* The second half of period: uniform in [period/2, period], so a delay
+ * drawn here is never longer than period; 0 (and no draw) when period <= 0. */
 int64_t hr_prng_jitter(hr_prng *r, int64_t period);
 
 #endif
