@@ -339,7 +339,10 @@ static void *worker_main(void *ud)
             break;
         uint32_t writes;
         int64_t requeue = reconcile_one(c, node, &a, &writes);
-        hr_nodequeue_done(c->q, node, hr_mono_ms(), requeue, hr_controller_debounce_ms(c));
+        /* An event during the run brings the node back at its own due time
+         * (its debounce, from when it arrived), and no sooner than half a
+         * period after this run: the shortest debounce wait (design §5). */
+        hr_nodequeue_done(c->q, node, hr_mono_ms(), requeue, hr_controller_debounce_ms(c) / 2);
         /* A write may have parked a pod (a new back-off expiry for the
          * feeder) and moved the managed counts (the status writer). */
         if (writes > 0)

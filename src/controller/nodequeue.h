@@ -44,7 +44,8 @@ const char *hr_nodequeue_pop(hr_nodequeue *q, int64_t now_ms, int64_t *next_due_
 
 /* The worker finished node. requeue_ms >= 0 asks for another run that far
  * from now (rate-limited or failed work is requeued, never dropped); a node
- * marked dirty during the run comes back after redo_ms. */
+ * marked dirty during the run comes back at the due time its event asked
+ * for, and no sooner than redo_ms from now. */
 void hr_nodequeue_done(hr_nodequeue *q, const char *node, int64_t now_ms, int64_t requeue_ms,
                        int64_t redo_ms);
 
