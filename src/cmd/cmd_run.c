@@ -653,18 +653,6 @@ static void take(const char *given, const char **into)
 }
 
 /* 0 to run, -1 after --help (exit 0), else the exit status. */
-/* A whole number from 1 to max, into *out; false for anything else. */
-static bool count_flag(const char *s, int max, int *out)
-{
-    char *end = NULL;
-    errno = 0;
-    long n = strtol(s, &end, 10);
-    if (end == s || *end != '\0' || errno != 0 || n < 1 || n > max)
-        return false;
-    *out = (int)n;
-    return true;
-}
-
 static int parse_flags(const char *prog, int argc, char **argv, run_opts *o)
 {
     *o = (run_opts){.metrics_addr = ":8443",
@@ -709,12 +697,12 @@ static int parse_flags(const char *prog, int argc, char **argv, run_opts *o)
         o->streaming_lists = hr_args_on(&a, F_STREAMING_LISTS);
     if (v[F_PROTOBUF])
         o->protobuf = hr_args_on(&a, F_PROTOBUF);
-    if (v[F_WRITE_CONCURRENCY] && !count_flag(v[F_WRITE_CONCURRENCY], 64, &o->write_concurrency))
+    if (v[F_WRITE_CONCURRENCY] && !hr_count_arg(v[F_WRITE_CONCURRENCY], 64, &o->write_concurrency))
         return hr_usage_error(prog, &hr_run_command,
                               "--write-concurrency: \"%s\" is not a number from 1 to 64",
                               v[F_WRITE_CONCURRENCY]);
     if (v[F_NODE_WORKERS] &&
-        !count_flag(v[F_NODE_WORKERS], HR_CTL_NODE_WORKERS_MAX, &o->node_workers))
+        !hr_count_arg(v[F_NODE_WORKERS], HR_CTL_NODE_WORKERS_MAX, &o->node_workers))
         return hr_usage_error(prog, &hr_run_command,
                               "--node-workers: \"%s\" is not a number from 1 to %d",
                               v[F_NODE_WORKERS], HR_CTL_NODE_WORKERS_MAX);

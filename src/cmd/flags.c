@@ -3,6 +3,7 @@
  */
 #include "cmd/flags.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,4 +195,15 @@ long hr_duration_ms(const char *s)
             return -1;
     }
     return total;
+}
+
+bool hr_count_arg(const char *s, int max, int *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long n = strtol(s, &end, 10);
+    if (end == s || *end != '\0' || errno != 0 || n < 1 || n > max)
+        return false;
+    *out = (int)n;
+    return true;
 }

@@ -108,4 +108,8 @@ void hr_command_help(FILE *f, const char *prog, const hr_command *c);
  * seconds, or a number with ms, s, m or h ("1m30s" too). -1 when malformed. */
 long hr_duration_ms(const char *s);
 
+/* A count flag's value (--write-concurrency, --node-workers): a whole
+ * number from 1 to max into *out; false (and *out untouched) otherwise. */
+bool hr_count_arg(const char *s, int max, int *out);
+
 #endif

@@ -372,10 +372,15 @@ rules:
 EOF
 }
 # The audit flags of the API server (none when `up` ran with HEADROOM_AUDIT=off).
+# The log is never rotated: the suites and benchmarks mark it by line count
+# (tests/e2e/lib.sh audit_mark), and a rotation (the API server's default is
+# every 100 MB, which a cluster that ran a few 3,000-pod benchmarks reaches)
+# would leave every mark past the new file's end and lose what followed.
 audit_args() {
   [ "$(cat "$STATE/audit.mode" 2>/dev/null || echo on)" = on ] || return 0
   echo "--audit-policy-file=$STATE/audit-policy.yaml --audit-log-path=$STATE/audit.log" \
-    "--audit-log-format=json --audit-log-mode=blocking --audit-log-maxbackup=0"
+    "--audit-log-format=json --audit-log-mode=blocking --audit-log-maxbackup=0" \
+    "--audit-log-maxsize=1048576"
 }
 
 cmd_up() {
