@@ -569,6 +569,8 @@ enum {
     F_N
 };
 
+#define NUM_(x) #x
+#define NUM(x) NUM_(x) /* a numeric macro as a literal: the help states the controller's bounds */
 static const hr_flag run_flags[F_N] = {
     [F_METRICS_ADDR] = {"metrics-addr", 0, HR_FLAG_STRING, "ADDR",
                         "/metrics over HTTPS with the serving certificate, for a\n"
@@ -616,7 +618,9 @@ static const hr_flag run_flags[F_N] = {
                              "                           request at a time per worker)",
                              NULL},
     [F_NODE_WORKERS] = {"node-workers", 0, HR_FLAG_STRING, "N",
-                        "nodes reconciled at once, 1-32 (default 2)", NULL},
+                        "nodes reconciled at once, 1-" NUM(
+                            HR_CTL_NODE_WORKERS_MAX) " (default " NUM(HR_CTL_NODE_WORKERS) ")",
+                        NULL},
     [F_LOG_FORMAT] = {"log-format", 0, HR_FLAG_STRING, "FORMAT",
                       "logfmt or json: one line per event (default logfmt)", "logfmt json"},
     [F_VERBOSE] = {"v", 'v', HR_FLAG_LEVEL, NULL, "debug logs (-v, -v=1, --v=1; --v=0: info)",
