@@ -4,8 +4,7 @@
 # half of JSON + paginated LIST's API server CPU during the sync).
 #
 #   bench/synccost.sh [--nodes 100] [--pods-per-node 30] [--rounds 10]
-#                     [--idle-seconds 3] [--variant NAME=FLAGS]... [--bin NAME=PATH]...
-#                     [--keep DIR]
+#                     [--idle-seconds 3] [--variant NAME=FLAGS]... [--keep DIR]
 #
 # bench/scale.sh samples the API server once a second around one sync of
 # 1-2 s: too coarse to judge. Here the sync is repeated: --rounds rounds,
@@ -28,9 +27,7 @@
 # CPU-s net of idle (median and total over the rounds), the API server's
 # peak RSS; then the ratio of the API server's medians and totals to the
 # first variant. Default variants: proto (the default: protobuf + streaming
-# lists) and json ('--protobuf=false --streaming-lists=false'). --bin
-# NAME=PATH runs variant NAME with another headroom binary (an older build
-# beside this one, in the same run). Also, from
+# lists) and json ('--protobuf=false --streaming-lists=false'). Also, from
 # the API server's /metrics (read outside the measured windows), the bytes
 # it sent per variant: the LIST responses and the watch events; and its
 # write system calls during the sync (/proc/PID/io syscw: sockets, the
@@ -50,8 +47,7 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 nodes=100 per_node=30 rounds=10 idle_s=3 variants=() keep=""
-declare -A bins=()
-usage() { sed -n '/^#   bench\/synccost.sh/,/^#  *\[--keep/p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '/^#   bench\/synccost.sh/,/^#  *\[--idle-seconds/p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 while [ $# -gt 0 ]; do
   case $1 in
     --nodes) nodes=$2; shift ;;
@@ -59,10 +55,6 @@ while [ $# -gt 0 ]; do
     --rounds) rounds=$2; shift ;;
     --idle-seconds) idle_s=$2; shift ;;
     --variant) variants+=("$2"); shift ;;
-    --bin)
-      case $2 in *=?*) ;; *) echo "synccost: --bin NAME=PATH: $2" >&2; exit 2 ;; esac
-      [ -x "${2#*=}" ] || { echo "synccost: --bin $2: not an executable" >&2; exit 2; }
-      bins[${2%%=*}]=${2#*=}; shift ;;
     --keep) keep=$2; shift ;;
     -h | --help) usage ;;
     *) echo "synccost: unknown option $1" >&2; usage ;;
@@ -113,13 +105,13 @@ rss_kb() {
   local k v _
   while read -r k v _; do [ "$k" = VmRSS: ] && { echo "$v"; return; }; done <"/proc/$1/status"
 }
-# sync_once FLAGS...: starts the daemon ($SYNC_BIN), waits for /readyz, stops it; prints
+# sync_once FLAGS...: starts the daemon, waits for /readyz, stops it; prints
 # "seconds api_ticks etcd_ticks api_peak_rss_kb writes api_write_calls" (exit 1: not ready in 120 s).
 sync_once() {
   local t0 t1 a0 a1 e0 e1 s0 s1 peak=0 r end w
   s0=$(io_count "$APISERVER_PID" syscw)
   a0=$(cpu_ticks "$APISERVER_PID") e0=$(cpu_ticks "$ETCD_PID") t0=$EPOCHREALTIME
-  "${SYNC_BIN:-$HEADROOM}" run --kubeconfig "$USER_KC" --namespace kube-headroom --dry-run "$@" \
+  "$HEADROOM" run --kubeconfig "$USER_KC" --namespace kube-headroom --dry-run "$@" \
     --metrics-addr "127.0.0.1:$MPORT" "${PLAIN_METRICS[@]}" --webhook-addr "" >>"$WORK/daemon.log" 2>&1 &
   CTL_PID=$!
   echo "$CTL_PID" >"$WORK/ctl.pid" # (this runs in $(...): the EXIT trap reads it from there)
@@ -163,7 +155,6 @@ for r in $(seq 1 "$rounds"); do
     v=${variants[$(((i + r) % nv))]} name=${v%%=*}
     # shellcheck disable=SC2206 # FLAGS are words, as on a command line
     flags=(${v#*=})
-    SYNC_BIN=${bins[$name]:-$HEADROOM}
     read -r lb0 wb0 <<<"$(sent_bytes)"
     out=$(sync_once "${flags[@]}") || {
       fail "[$name] round $r: the daemon got ready" "not within 120 s; the log's tail:"
@@ -208,7 +199,6 @@ for v in "${variants[@]}"; do
   echo "synccost: [$name] $n syncs of $pods pods: sync median ${dmed} s; API server ${amed} CPU-s median, ${asum} in all" \
     "(net of idle); etcd ${emed} median, ${esum} in all; API server peak RSS ${peak} MB; writes ${wr}"
   echo "synccost: [$name] the API server sent per sync: $bytes (all its clients); write calls (syscw) median ${calls}"
-  echo "synccost: [$name] binary ${bins[$name]:-$HEADROOM}"
   [ "$wr" = 0 ] || bad=1
   if [ -z "$first" ]; then
     first=$name fmed=$amed fsum=$asum
