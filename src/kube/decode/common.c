@@ -363,24 +363,35 @@ int64_t hr_decode_generation(yyjson_val *obj, int64_t dflt)
     return yyjson_is_int(g) ? yyjson_get_sint(g) : dflt;
 }
 
+hr_status hr_jarr_items(const hr_kctx *c, const hr_jpath *p, yyjson_val *v, size_t max,
+                        const char *what, size_t size, yyjson_val **arr, void **items)
+{
+    *items = NULL;
+    hr_status st = hr_jarr(c, p, v, arr);
+    if (st || !*arr)
+        return st;
+    size_t n = yyjson_arr_size(*arr);
+    if (n > max)
+        return hr_kfail(c, p, HR_E_INPUT, "%zu %s, at most %zu", n, what, max);
+    *items = hr_arena_calloc(c->a, n ? n : 1, size);
+    return *items ? HR_OK : hr_knomem(c);
+}
+
 hr_status hr_jstr_array(const hr_kctx *c, const hr_jpath *p, yyjson_val *v, const char *const **out,
                         uint32_t *n_out, bool *present)
 {
     *out = NULL;
     *n_out = 0;
     yyjson_val *arr;
-    hr_status st = hr_jarr(c, p, v, &arr);
+    void *items;
+    hr_status st =
+        hr_jarr_items(c, p, v, UINT32_MAX, "strings", sizeof(const char *), &arr, &items);
     if (present)
         *present = arr != NULL;
     if (st || !arr)
         return st;
-    size_t n = yyjson_arr_size(arr);
-    if (n > UINT32_MAX)
-        return hr_kfail(c, p, HR_E_INPUT, "too many entries");
-    const char **list = hr_arena_alloc(c->a, (n ? n : 1) * sizeof *list);
-    if (!list)
-        return hr_knomem(c);
-    size_t i, max;
+    const char **list = items;
+    size_t n = yyjson_arr_size(arr), i, max;
     yyjson_val *e;
     yyjson_arr_foreach(arr, i, max, e)
     {

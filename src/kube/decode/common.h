@@ -83,6 +83,13 @@ HR_MUST_CHECK hr_status hr_jobj(const hr_kctx *c, const hr_jpath *p, yyjson_val 
                                 yyjson_val **out);
 HR_MUST_CHECK hr_status hr_jarr(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
                                 yyjson_val **out);
+/* The array at p (*arr NULL when absent or null) and, when present, a
+ * zeroed block in c's arena of one `size`-byte item per element (at least
+ * one item, so an empty array has one too). More than max elements fails
+ * naming p: "<n> <what>, at most <max>". */
+HR_MUST_CHECK hr_status hr_jarr_items(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
+                                      size_t max, const char *what, size_t size, yyjson_val **arr,
+                                      void **items);
 /* String copied into the arena; *out = dflt when absent. */
 HR_MUST_CHECK hr_status hr_jstr(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
                                 const char *dflt, const char **out);

@@ -86,16 +86,12 @@ bool hr_parse_duration_ms(const char *s, size_t len, int64_t *ms)
 static hr_status decode_owners(const hr_kctx *c, const hr_jpath *p, yyjson_val *v, hr_config *cfg)
 {
     yyjson_val *arr;
-    hr_status st = hr_jarr(c, p, v, &arr);
+    void *items;
+    hr_status st = hr_jarr_items(c, p, v, UINT32_MAX, "owners", sizeof(hr_owner_ref), &arr, &items);
     if (st || !arr)
         return st;
-    size_t n = yyjson_arr_size(arr);
-    if (n > UINT32_MAX)
-        return hr_kfail(c, p, HR_E_INPUT, "too many entries");
-    hr_owner_ref *refs = hr_arena_calloc(c->a, n ? n : 1, sizeof *refs);
-    if (!refs)
-        return hr_knomem(c);
-    size_t i, max;
+    hr_owner_ref *refs = items;
+    size_t n = yyjson_arr_size(arr), i, max;
     yyjson_val *e;
     yyjson_arr_foreach(arr, i, max, e)
     {
@@ -178,16 +174,13 @@ static hr_status decode_overrides(const hr_kctx *c, const hr_jpath *p, yyjson_va
 static hr_status decode_pools(const hr_kctx *c, const hr_jpath *p, yyjson_val *v, hr_config *cfg)
 {
     yyjson_val *arr;
-    hr_status st = hr_jarr(c, p, v, &arr);
+    void *items;
+    hr_status st =
+        hr_jarr_items(c, p, v, HR_POOLS_MAX, "pools", sizeof(hr_node_pool), &arr, &items);
     if (st || !arr)
         return st;
-    size_t n = yyjson_arr_size(arr);
-    if (n > HR_POOLS_MAX)
-        return hr_kfail(c, p, HR_E_INPUT, "%zu pools, at most %d", n, HR_POOLS_MAX);
-    hr_node_pool *pools = hr_arena_calloc(c->a, n ? n : 1, sizeof *pools);
-    if (!pools)
-        return hr_knomem(c);
-    size_t i, max;
+    hr_node_pool *pools = items;
+    size_t n = yyjson_arr_size(arr), i, max;
     yyjson_val *e;
     yyjson_arr_foreach(arr, i, max, e)
     {
