@@ -22,8 +22,11 @@
  * query) is remembered: from then on this resource lists by pages
  * (limit=500, continue), as it always does with hr_watch_opts.paged_lists.
  * A stream the server ends cleanly before the bookmark (a server that
- * ignored sendInitialEvents, or one shutting down) has this one list made
- * by pages, without remembering.
+ * ignored sendInitialEvents, one shutting down, or kube-apiserver's watch
+ * cache closing a watcher too slow to read while new events queue up
+ * behind its initial ones: apiserver_terminated_watchers_total) has this
+ * one list made by pages, without remembering (stats.stream_cut), as
+ * client-go's reflector falls back to a LIST.
  *
  * Protobuf (hr_watch_opts.protobuf): every request accepts protobuf
  * first and JSON as the fallback, and the response's Content-Type picks
@@ -907,6 +910,7 @@ hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
                 continue;
             }
             if (st == HR_OK && w->line_result == HR_WL_OK) {
+                count(w, &w->stats.stream_cut, 1);
                 wlog(w, HR_LV_WARN,
                      "streaming list ended after %llu objects without its initial-events-end "
                      "bookmark: this list by pages",

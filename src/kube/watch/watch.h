@@ -148,6 +148,9 @@ typedef struct hr_watch_stats {
     uint64_t reconnects; /* watch streams opened after the first */
     uint64_t errors;     /* failed requests */
     uint64_t streamed;   /* lists completed by streaming (initial-events-end seen) */
+    uint64_t stream_cut; /* streaming lists the server ended cleanly before that
+                          * bookmark (one it closed as too slow to read, or one
+                          * shutting down): each made again by pages, once */
     bool synced;         /* the first list completed */
     bool paged;          /* lists are paginated GETs: asked for, or streaming refused */
     bool protobuf;       /* requests ask for protobuf (false when off, or after a 406) */
