@@ -5,6 +5,18 @@
  * earliest due entry is found by a scan. A cluster has thousands of nodes,
  * not millions, and a reconcile costs far more than a scan of a few
  * thousand slots, so a heap would buy nothing measurable here.
+ *
+ * Waking. Of the workers waiting in hr_nodequeue_wait, at most one (the
+ * timer) sleeps until the earliest due time, on its own condition
+ * variable; the rest sleep untimed on another. An add or a requeue wakes
+ * someone only when it changes what the timer should do: the timer when
+ * the new due time is earlier than its deadline, one sleeper when there is
+ * no timer. A worker that takes a node, or leaves the timer's place, hands
+ * the place to one sleeper while nodes still wait. So under a steady
+ * stream of debounced events (each due later than the earliest) an add
+ * wakes nobody, and a node's run costs one wakeup and one hand-over, where
+ * waking every waiter on every change cost one wakeup per worker per
+ * change, all of them scanning the table and sleeping to the same deadline.
  */
 #include "nodequeue.h"
 
@@ -27,7 +39,11 @@ typedef struct entry {
 
 struct hr_nodequeue {
     pthread_mutex_t mu;
-    pthread_cond_t cv;
+    pthread_cond_t cv;       /* the untimed waiters */
+    pthread_cond_t timer_cv; /* the timer alone */
+    bool timer;              /* a waiter sleeps until timer_due */
+    int64_t timer_due;
+    uint64_t wakeups; /* waits that returned (woken, or the deadline passed) */
     entry *slots;
     size_t cap;  /* power of two */
     size_t used; /* slots holding a name (any state but EMPTY) */
@@ -102,7 +118,20 @@ hr_status hr_nodequeue_new(hr_nodequeue **out, hr_err *err)
         free(q);
         return hr_err_set(err, HR_E_NOMEM, "node queue: out of memory");
     }
-    if (pthread_mutex_init(&q->mu, NULL) != 0 || hr_mono_cond_init(&q->cv) != 0) {
+    if (pthread_mutex_init(&q->mu, NULL) != 0) {
+        free(q->slots);
+        free(q);
+        return hr_err_set(err, HR_E_NOMEM, "node queue: cannot create locks");
+    }
+    if (hr_mono_cond_init(&q->cv) != 0) {
+        pthread_mutex_destroy(&q->mu);
+        free(q->slots);
+        free(q);
+        return hr_err_set(err, HR_E_NOMEM, "node queue: cannot create locks");
+    }
+    if (hr_mono_cond_init(&q->timer_cv) != 0) {
+        pthread_cond_destroy(&q->cv);
+        pthread_mutex_destroy(&q->mu);
         free(q->slots);
         free(q);
         return hr_err_set(err, HR_E_NOMEM, "node queue: cannot create locks");
@@ -118,9 +147,20 @@ void hr_nodequeue_free(hr_nodequeue *q)
     for (size_t i = 0; i < q->cap; i++)
         free(q->slots[i].name);
     free(q->slots);
+    pthread_cond_destroy(&q->timer_cv);
     pthread_cond_destroy(&q->cv);
     pthread_mutex_destroy(&q->mu);
     free(q);
+}
+
+/* A node now waits until due: wake whoever must act on it (the file's
+ * header, "Waking"). Lock held. */
+static void woken_for(hr_nodequeue *q, int64_t due)
+{
+    if (!q->timer)
+        pthread_cond_signal(&q->cv);
+    else if (due < q->timer_due)
+        pthread_cond_signal(&q->timer_cv);
 }
 
 hr_status hr_nodequeue_add(hr_nodequeue *q, const char *node, int64_t now_ms, int64_t delay_ms)
@@ -147,19 +187,21 @@ hr_status hr_nodequeue_add(hr_nodequeue *q, const char *node, int64_t now_ms, in
         e->state = ST_WAITING;
         e->due = due;
         q->waiting++;
+        woken_for(q, due);
         break;
     case ST_WAITING:
-        if (due < e->due)
+        if (due < e->due) {
             e->due = due;
+            woken_for(q, due);
+        }
         break;
-    case ST_RUNNING:
+    case ST_RUNNING: /* its worker's done puts it back */
         if (!e->dirty || due < e->dirty_due)
             e->dirty_due = due;
         e->dirty = true;
         break;
     default: break;
     }
-    pthread_cond_broadcast(&q->cv);
     pthread_mutex_unlock(&q->mu);
     return st;
 }
@@ -221,11 +263,11 @@ void hr_nodequeue_done(hr_nodequeue *q, const char *node, int64_t now_ms, int64_
             e->state = ST_WAITING;
             e->due = due;
             q->waiting++;
+            woken_for(q, due);
         } else {
             remove_entry(q, e); /* idle: nothing of it is kept */
         }
     }
-    pthread_cond_broadcast(&q->cv);
     pthread_mutex_unlock(&q->mu);
 }
 
@@ -238,15 +280,23 @@ const char *hr_nodequeue_wait(hr_nodequeue *q)
         int64_t next = -1;
         const char *n = pop_locked(q, hr_mono_ms(), &next);
         if (n != NULL) {
+            /* This worker is no waiter now: while nodes still wait and
+             * nobody times them, one sleeper takes the timer's place. */
+            if (next >= 0 && !q->timer)
+                pthread_cond_signal(&q->cv);
             pthread_mutex_unlock(&q->mu);
             return n;
         }
-        if (next < 0) {
+        if (next < 0 || q->timer) {
             pthread_cond_wait(&q->cv, &q->mu);
         } else {
+            q->timer = true;
+            q->timer_due = next;
             struct timespec ts = hr_mono_timespec(next * 1000000);
-            pthread_cond_timedwait(&q->cv, &q->mu, &ts);
+            pthread_cond_timedwait(&q->timer_cv, &q->mu, &ts);
+            q->timer = false;
         }
+        q->wakeups++;
     }
     pthread_mutex_unlock(&q->mu);
     return NULL;
@@ -257,6 +307,7 @@ void hr_nodequeue_shutdown(hr_nodequeue *q)
     pthread_mutex_lock(&q->mu);
     q->shutdown = true;
     pthread_cond_broadcast(&q->cv);
+    pthread_cond_broadcast(&q->timer_cv);
     pthread_mutex_unlock(&q->mu);
 }
 
@@ -264,6 +315,14 @@ size_t hr_nodequeue_entries(hr_nodequeue *q)
 {
     pthread_mutex_lock(&q->mu);
     size_t n = q->used;
+    pthread_mutex_unlock(&q->mu);
+    return n;
+}
+
+uint64_t hr_nodequeue_wakeups(hr_nodequeue *q)
+{
+    pthread_mutex_lock(&q->mu);
+    uint64_t n = q->wakeups;
     pthread_mutex_unlock(&q->mu);
     return n;
 }

@@ -53,6 +53,10 @@ void hr_nodequeue_done(hr_nodequeue *q, const char *node, int64_t now_ms, int64_
  * is shut down (then returns NULL). */
 const char *hr_nodequeue_wait(hr_nodequeue *q);
 
+/* How many times a worker in hr_nodequeue_wait woke (signalled, or its
+ * deadline passed) and looked again: the cost of waking, for tests. */
+uint64_t hr_nodequeue_wakeups(hr_nodequeue *q);
+
 /* Wake every waiter; hr_nodequeue_wait returns NULL from then on. */
 void hr_nodequeue_shutdown(hr_nodequeue *q);
 
