@@ -7,19 +7,23 @@
  * thousand slots, so a heap would buy nothing measurable here.
  *
  * Waking. Of the workers waiting in hr_nodequeue_wait, at most one (the
- * timer) sleeps until the earliest due time, on its own condition
- * variable; the rest sleep untimed on another. An add or a requeue wakes
- * someone only when it changes what the timer should do: the timer when
- * the new due time is earlier than its deadline, one sleeper when there is
- * no timer. A worker that takes a node, or leaves the timer's place, hands
- * the place to one sleeper while nodes still wait. So under a steady
- * stream of debounced events (each due later than the earliest) an add
- * wakes nobody, and a node's run costs one wakeup and one hand-over, where
- * waking every waiter on every change cost one wakeup per worker per
- * change, all of them scanning the table and sleeping to the same deadline.
+ * timer) sleeps until the earliest due time; the rest sleep untimed, on a
+ * stack. An add or a requeue wakes someone only when it changes what the
+ * timer should do: the timer when the new due time is earlier than its
+ * deadline, one sleeper when there is no timer. A worker that takes a node
+ * while others still wait, and nobody times them, wakes one sleeper to do
+ * it. So under a steady stream of debounced events (each due later than
+ * the earliest) an add wakes nobody, and a node's run costs about two
+ * wakeups, where waking every waiter on every change cost one per worker
+ * per change, all of them scanning the table and sleeping to the same
+ * deadline. Each waiter sleeps on a condition variable of its own and is
+ * woken by name (a flag, then a broadcast to its one thread):
+ * pthread_cond_signal among several waiters can lose a wakeup in glibc
+ * before 2.41 (sourceware bug 25847), and Debian 12's 2.36 is one.
  */
 #include "nodequeue.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +32,13 @@
 #include "util/hash.h"
 
 enum { ST_EMPTY = 0, ST_WAITING, ST_RUNNING, ST_IDLE };
+
+/* A worker asleep in hr_nodequeue_wait (on its stack while it waits). */
+typedef struct waiter {
+    pthread_cond_t cv;   /* this thread's alone */
+    struct waiter *next; /* in sleepers */
+    bool woken;
+} waiter;
 
 typedef struct entry {
     char *name;  /* owned; NULL for an empty slot */
@@ -39,9 +50,8 @@ typedef struct entry {
 
 struct hr_nodequeue {
     pthread_mutex_t mu;
-    pthread_cond_t cv;       /* the untimed waiters */
-    pthread_cond_t timer_cv; /* the timer alone */
-    bool timer;              /* a waiter sleeps until timer_due */
+    struct waiter *sleepers; /* untimed, most recent first */
+    struct waiter *timer;    /* asleep until timer_due; NULL: none */
     int64_t timer_due;
     uint64_t wakeups; /* waits that returned (woken, or the deadline passed) */
     entry *slots;
@@ -123,19 +133,6 @@ hr_status hr_nodequeue_new(hr_nodequeue **out, hr_err *err)
         free(q);
         return hr_err_set(err, HR_E_NOMEM, "node queue: cannot create locks");
     }
-    if (hr_mono_cond_init(&q->cv) != 0) {
-        pthread_mutex_destroy(&q->mu);
-        free(q->slots);
-        free(q);
-        return hr_err_set(err, HR_E_NOMEM, "node queue: cannot create locks");
-    }
-    if (hr_mono_cond_init(&q->timer_cv) != 0) {
-        pthread_cond_destroy(&q->cv);
-        pthread_mutex_destroy(&q->mu);
-        free(q->slots);
-        free(q);
-        return hr_err_set(err, HR_E_NOMEM, "node queue: cannot create locks");
-    }
     *out = q;
     return HR_OK;
 }
@@ -147,20 +144,35 @@ void hr_nodequeue_free(hr_nodequeue *q)
     for (size_t i = 0; i < q->cap; i++)
         free(q->slots[i].name);
     free(q->slots);
-    pthread_cond_destroy(&q->timer_cv);
-    pthread_cond_destroy(&q->cv);
     pthread_mutex_destroy(&q->mu);
     free(q);
 }
 
+/* Lock held, for this and the two below. Broadcast: w's thread is the
+ * only one on w->cv, and the flag survives a spurious return. */
+static void wake(waiter *w)
+{
+    w->woken = true;
+    pthread_cond_broadcast(&w->cv);
+}
+
+static void wake_sleeper(hr_nodequeue *q)
+{
+    waiter *w = q->sleepers;
+    if (w != NULL) {
+        q->sleepers = w->next;
+        wake(w);
+    }
+}
+
 /* A node now waits until due: wake whoever must act on it (the file's
- * header, "Waking"). Lock held. */
+ * header, "Waking"). */
 static void woken_for(hr_nodequeue *q, int64_t due)
 {
-    if (!q->timer)
-        pthread_cond_signal(&q->cv);
+    if (q->timer == NULL)
+        wake_sleeper(q);
     else if (due < q->timer_due)
-        pthread_cond_signal(&q->timer_cv);
+        wake(q->timer);
 }
 
 hr_status hr_nodequeue_add(hr_nodequeue *q, const char *node, int64_t now_ms, int64_t delay_ms)
@@ -273,41 +285,56 @@ void hr_nodequeue_done(hr_nodequeue *q, const char *node, int64_t now_ms, int64_
 
 const char *hr_nodequeue_wait(hr_nodequeue *q)
 {
+    waiter me = {.next = NULL, .woken = false};
+    /* Without a condition variable (it cannot fail on Linux) the worker
+     * looks again every 10 ms instead of sleeping. */
+    bool can_sleep = hr_mono_cond_init(&me.cv) == 0;
+    const char *n = NULL;
     pthread_mutex_lock(&q->mu);
-    for (;;) {
-        if (q->shutdown)
-            break;
+    while (!q->shutdown) {
         int64_t next = -1;
-        const char *n = pop_locked(q, hr_mono_ms(), &next);
+        n = pop_locked(q, hr_mono_ms(), &next);
         if (n != NULL) {
-            /* This worker is no waiter now: while nodes still wait and
-             * nobody times them, one sleeper takes the timer's place. */
-            if (next >= 0 && !q->timer)
-                pthread_cond_signal(&q->cv);
-            pthread_mutex_unlock(&q->mu);
-            return n;
+            /* Nodes still wait and nobody times them: a sleeper will. */
+            if (next >= 0 && q->timer == NULL)
+                wake_sleeper(q);
+            break;
         }
-        if (next < 0 || q->timer) {
-            pthread_cond_wait(&q->cv, &q->mu);
+        me.woken = false;
+        if (!can_sleep) {
+            pthread_mutex_unlock(&q->mu);
+            hr_mono_sleep_until(hr_mono_ns() + 10 * 1000000);
+            pthread_mutex_lock(&q->mu);
+        } else if (next < 0 || q->timer != NULL) {
+            me.next = q->sleepers;
+            q->sleepers = &me;
+            while (!me.woken) /* its waker took it off the stack */
+                pthread_cond_wait(&me.cv, &q->mu);
         } else {
-            q->timer = true;
+            q->timer = &me;
             q->timer_due = next;
             struct timespec ts = hr_mono_timespec(next * 1000000);
-            pthread_cond_timedwait(&q->timer_cv, &q->mu, &ts);
-            q->timer = false;
+            int rc = 0;
+            while (!me.woken && rc == 0) /* 0 and not woken: spurious */
+                rc = pthread_cond_timedwait(&me.cv, &q->mu, &ts);
+            q->timer = NULL;
         }
         q->wakeups++;
     }
     pthread_mutex_unlock(&q->mu);
-    return NULL;
+    if (can_sleep)
+        pthread_cond_destroy(&me.cv);
+    return n;
 }
 
 void hr_nodequeue_shutdown(hr_nodequeue *q)
 {
     pthread_mutex_lock(&q->mu);
     q->shutdown = true;
-    pthread_cond_broadcast(&q->cv);
-    pthread_cond_broadcast(&q->timer_cv);
+    while (q->sleepers != NULL)
+        wake_sleeper(q);
+    if (q->timer != NULL)
+        wake(q->timer);
     pthread_mutex_unlock(&q->mu);
 }
 

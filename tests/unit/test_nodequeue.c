@@ -191,7 +191,10 @@ static void waiting_workers_miss_nothing(void **state)
     assert_int_equal(atomic_load(&w.runs), W_RUNS);
     for (int i = 0; i < W_NODES; i++)
         assert_int_equal(atomic_load(&w.seen[i]), 2);
-    assert_true(wakeups <= 3 * W_RUNS);
+    /* At most one per change (200 adds, 200 requeues), one per hand-over
+     * and one per deadline that found its node taken: 3 a run, and room
+     * for spurious returns. */
+    assert_true(wakeups <= 4 * W_RUNS);
     assert_int_equal(hr_nodequeue_entries(w.q), 0);
     hr_nodequeue_free(w.q);
 }
