@@ -23,7 +23,6 @@
  */
 #include "nodequeue.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>

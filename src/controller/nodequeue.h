@@ -15,8 +15,9 @@
  *              that arrived mid-run is lost
  *
  * Time is passed in (milliseconds on any monotonic clock) so the logic is
- * deterministic under test; hr_nodequeue_wait wraps it with a condition
- * variable for the real workers. The queue owns copies of the names.
+ * deterministic under test; hr_nodequeue_wait wraps it for the real
+ * workers, each asleep on a condition variable of its own (nodequeue.c,
+ * "Waking"). The queue owns copies of the names.
  */
 #ifndef HR_CONTROLLER_NODEQUEUE_H
 #define HR_CONTROLLER_NODEQUEUE_H
@@ -38,8 +39,8 @@ HR_MUST_CHECK hr_status hr_nodequeue_add(hr_nodequeue *q, const char *node, int6
 
 /* Non-blocking: the earliest node due at now, marked running; NULL when
  * none is due. It wakes no waiter: a queue is served by this (the tests)
- * or by hr_nodequeue_wait (the workers), not both. *next_due_ms (may be NULL) receives the earliest future due
- * time, or -1 when nothing waits. The returned name stays valid until
+ * or by hr_nodequeue_wait (the workers), not both. *next_due_ms (may be
+ * NULL) receives the earliest future due time, or -1 when nothing waits. The returned name stays valid until
  * hr_nodequeue_done for it. */
 const char *hr_nodequeue_pop(hr_nodequeue *q, int64_t now_ms, int64_t *next_due_ms);
 
@@ -54,8 +55,9 @@ void hr_nodequeue_done(hr_nodequeue *q, const char *node, int64_t now_ms, int64_
  * is shut down (then returns NULL). */
 const char *hr_nodequeue_wait(hr_nodequeue *q);
 
-/* How many times a worker in hr_nodequeue_wait woke (signalled, or its
- * deadline passed) and looked again: the cost of waking, for tests. */
+/* How many times a worker in hr_nodequeue_wait woke (woken, or its
+ * deadline passed; a spurious return is not counted) and looked again: the
+ * cost of waking, for tests. */
 uint64_t hr_nodequeue_wakeups(hr_nodequeue *q);
 
 /* Wake every waiter; hr_nodequeue_wait returns NULL from then on. */
