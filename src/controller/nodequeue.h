@@ -40,8 +40,8 @@ HR_MUST_CHECK hr_status hr_nodequeue_add(hr_nodequeue *q, const char *node, int6
 /* Non-blocking: the earliest node due at now, marked running; NULL when
  * none is due. It wakes no waiter: a queue is served by this (the tests)
  * or by hr_nodequeue_wait (the workers), not both. *next_due_ms (may be
- * NULL) receives the earliest future due time, or -1 when nothing waits. The returned name stays valid until
- * hr_nodequeue_done for it. */
+ * NULL) receives the earliest future due time, or -1 when nothing waits.
+ * The returned name stays valid until hr_nodequeue_done for it. */
 const char *hr_nodequeue_pop(hr_nodequeue *q, int64_t now_ms, int64_t *next_due_ms);
 
 /* The worker finished node. requeue_ms >= 0 asks for another run that far
