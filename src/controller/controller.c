@@ -276,9 +276,11 @@ static void record_gauges(hr_controller *c, const hr_nodesnap *s, const hr_recon
 
 /* One node, start to end. Returns the requeue delay (-1: done); *writes
  * gets the API writes it made. */
-static int64_t reconcile_one(hr_controller *c, const char *node, hr_arena *a, uint32_t *writes)
+static int64_t reconcile_one(hr_controller *c, const char *node, hr_arena *a, uint32_t *writes,
+                             int64_t *hold_ms)
 {
     *writes = 0;
+    *hold_ms = 0;
     int64_t t0 = hr_mono_ns();
     hr_err err;
     hr_err_clear(&err);
@@ -325,6 +327,7 @@ static int64_t reconcile_one(hr_controller *c, const char *node, hr_arena *a, ui
     atomic_fetch_add(&c->metrics.reconciles, 1);
     hr_histogram_observe_ns(&c->metrics.reconcile_seconds, (uint64_t)(hr_mono_ns() - t0));
     *writes = out.writes;
+    *hold_ms = out.hold_ms;
     return out.requeue_ms;
 }
 
@@ -338,7 +341,11 @@ static void *worker_main(void *ud)
         if (node == NULL)
             break;
         uint32_t writes;
-        int64_t requeue = reconcile_one(c, node, &a, &writes);
+        int64_t hold;
+        int64_t requeue = reconcile_one(c, node, &a, &writes, &hold);
+        /* A refused write's back-off holds the node against its events too. */
+        if (hold > 0)
+            hr_nodequeue_hold(c->q, node, hr_mono_ms() + hold);
         /* An event during the run brings the node back at its own due time
          * (its debounce, from when it arrived), and no sooner than half a
          * period after this run: the shortest debounce wait (design §5). */

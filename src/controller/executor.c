@@ -672,6 +672,7 @@ static bool resize_refused(hr_executor *e, const hr_nodesnap *s, const hr_action
         /* 429, 5xx, timeouts: the cache and the queue survive; the node
          * waits a growing, jittered while (design §7). */
         out->requeue_ms = hr_executor_write_refused(e, res->retry_after_ms);
+        out->hold_ms = out->requeue_ms;
     }
     return false;
 }
@@ -782,6 +783,8 @@ static void merge(hr_exec_outcome *out, const hr_exec_outcome *o)
     out->writes += o->writes;
     if (o->requeue_ms > out->requeue_ms)
         out->requeue_ms = o->requeue_ms;
+    if (o->hold_ms > out->hold_ms)
+        out->hold_ms = o->hold_ms;
     out->lease_lost = out->lease_lost || o->lease_lost;
 }
 

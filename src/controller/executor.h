@@ -104,6 +104,8 @@ int hr_executor_node_rate(hr_executor *e);
 
 typedef struct hr_exec_outcome {
     int64_t requeue_ms; /* -1: node done; else run it again this far from now */
+    int64_t hold_ms;    /* > 0: a refused write's back-off: no run sooner, even
+                         * for an event (hr_nodequeue_hold); <= requeue_ms */
     uint32_t writes;    /* API writes made */
     bool lease_lost;    /* leadership went during the wave (requeue_ms then <= 2 s) */
 } hr_exec_outcome;

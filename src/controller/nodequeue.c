@@ -40,8 +40,9 @@ typedef struct waiter {
 } waiter;
 
 typedef struct entry {
-    char *name;  /* owned; NULL for an empty slot */
-    int64_t due; /* for ST_WAITING */
+    char *name;   /* owned; NULL for an empty slot */
+    int64_t due;  /* for ST_WAITING */
+    int64_t hold; /* no run before this (hr_nodequeue_hold); 0: none */
     uint8_t state;
     bool dirty; /* an add arrived while running */
     int64_t dirty_due;
@@ -201,6 +202,8 @@ hr_status hr_nodequeue_add(hr_nodequeue *q, const char *node, int64_t now_ms, in
         woken_for(q, due);
         break;
     case ST_WAITING:
+        if (due < e->hold)
+            due = e->hold; /* a server's back-off is not cut short */
         if (due < e->due) {
             e->due = due;
             woken_for(q, due);
@@ -253,6 +256,15 @@ const char *hr_nodequeue_pop(hr_nodequeue *q, int64_t now_ms, int64_t *next_due_
     return n;
 }
 
+void hr_nodequeue_hold(hr_nodequeue *q, const char *node, int64_t until_ms)
+{
+    pthread_mutex_lock(&q->mu);
+    entry *e = find_slot(q->slots, q->cap, node);
+    if (e->name != NULL && e->state == ST_RUNNING && until_ms > e->hold)
+        e->hold = until_ms;
+    pthread_mutex_unlock(&q->mu);
+}
+
 void hr_nodequeue_done(hr_nodequeue *q, const char *node, int64_t now_ms, int64_t requeue_ms,
                        int64_t redo_ms)
 {
@@ -266,6 +278,8 @@ void hr_nodequeue_done(hr_nodequeue *q, const char *node, int64_t now_ms, int64_
             int64_t d = now_ms + (redo_ms > 0 ? redo_ms : 0);
             if (d < e->dirty_due)
                 d = e->dirty_due; /* never sooner than asked */
+            if (d < e->hold)
+                d = e->hold;
             if (due < 0 || d < due)
                 due = d;
         }

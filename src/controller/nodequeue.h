@@ -44,6 +44,12 @@ HR_MUST_CHECK hr_status hr_nodequeue_add(hr_nodequeue *q, const char *node, int6
  * The returned name stays valid until hr_nodequeue_done for it. */
 const char *hr_nodequeue_pop(hr_nodequeue *q, int64_t now_ms, int64_t *next_due_ms);
 
+/* While node runs: no run of it before until_ms, whatever is added until
+ * then — the back-off a refused write asked for (design §7: a server's
+ * Retry-After is honoured; an event on the node does not cut it short).
+ * Kept until the node is idle; the worker requeues it at least that far. */
+void hr_nodequeue_hold(hr_nodequeue *q, const char *node, int64_t until_ms);
+
 /* The worker finished node. requeue_ms >= 0 asks for another run that far
  * from now (rate-limited or failed work is requeued, never dropped); a node
  * marked dirty during the run comes back at the due time its event asked

@@ -133,6 +133,31 @@ static void idle_nodes_are_freed(void **state)
     hr_nodequeue_free(q);
 }
 
+/* A refused write's back-off (hr_nodequeue_hold): an event during the run
+ * or after it does not bring the node back sooner (design §7). */
+static void hold_outlasts_events(void **state)
+{
+    (void)state;
+    hr_nodequeue *q = mk();
+    assert_int_equal(hr_nodequeue_add(q, "n1", 0, 0), HR_OK);
+    assert_string_equal(hr_nodequeue_pop(q, 0, NULL), "n1");
+    hr_nodequeue_hold(q, "n1", 3000);                              /* Retry-After: 3 s */
+    assert_int_equal(hr_nodequeue_add(q, "n1", 100, 2000), HR_OK); /* dirty, due 2100 */
+    hr_nodequeue_done(q, "n1", 200, 3000, 1000);
+    assert_null(hr_nodequeue_pop(q, 2100, NULL)); /* the event alone would run it here */
+    assert_int_equal(hr_nodequeue_add(q, "n1", 2200, 0), HR_OK); /* another, while waiting */
+    int64_t next = 0;
+    assert_null(hr_nodequeue_pop(q, 2999, &next));
+    assert_int_equal(next, 3000);
+    assert_string_equal(hr_nodequeue_pop(q, 3000, NULL), "n1");
+    hr_nodequeue_done(q, "n1", 3000, -1, 0);
+    /* Idle again: the hold went with the entry; a new event runs at its time. */
+    assert_int_equal(hr_nodequeue_add(q, "n1", 3100, 0), HR_OK);
+    assert_string_equal(hr_nodequeue_pop(q, 3100, NULL), "n1");
+    hr_nodequeue_done(q, "n1", 3100, -1, 0);
+    hr_nodequeue_free(q);
+}
+
 enum { W_WORKERS = 8, W_NODES = 200, W_RUNS = 2 * W_NODES };
 
 typedef struct wctx {
@@ -208,6 +233,7 @@ int main(void)
         cmocka_unit_test(requeue_after_failure),
         cmocka_unit_test(many_nodes_grow),
         cmocka_unit_test(idle_nodes_are_freed),
+        cmocka_unit_test(hold_outlasts_events),
         cmocka_unit_test(waiting_workers_miss_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
