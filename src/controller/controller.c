@@ -275,7 +275,7 @@ static void record_gauges(hr_controller *c, const hr_nodesnap *s, const hr_recon
 }
 
 /* One node, start to end. Returns the requeue delay (-1: done); *writes
- * gets the API writes it made. */
+ * gets the API writes it made, *hold_ms a refused write's back-off (0: none). */
 static int64_t reconcile_one(hr_controller *c, const char *node, hr_arena *a, uint32_t *writes,
                              int64_t *hold_ms)
 {
