@@ -5,8 +5,9 @@
 #
 #   (a) a CPU-burning Burstable pod alone on the real node gets limit = min(request × maxMultiplier,
 #       allocatable); its container's cfs_quota_us equals it; over 10 s it uses at least 90 % of
-#       min(limit, the CPU the machine could give it) by cpuacct.usage, and is not throttled while
-#       under its limit;
+#       min(limit, the CPU the machine could give it) by cpuacct.usage, and its quota does not
+#       hold it back (no throttled period if its threads cannot reach the quota, throttled time
+#       under 2 % of the window if they can: see the check);
 #   (b) a second burner lands: within 5 s the first pod's limit shrinks, in the API and in its
 #       cgroup, and its cpu.stat throttling counters rise while it burns above the new limit;
 #   (e) the steady state writes nothing: the API server's audit log has no write by the
@@ -130,12 +131,20 @@ echo "      (a) over 10 s: used ${useA}m; machine idle ${idleA}m; could give ${g
 WHY="used ${useA}m < 90 % of ${wantA}m"
 check "(a) it uses >= 90 % of min(limit, what the machine could give) (${useA}m of ${wantA}m)" [ $((useA * 10)) -ge $((wantA * 9)) ]
 WHY="throttled $thrA periods (${thrmsA} ms) while using ${useA}m under a ${limA}m limit"
-if [ "$useA" -lt $((limA * 95 / 100)) ]; then
-  check "(a) not throttled while under its limit (${useA}m < ${limA}m): 0 throttled periods" [ "$thrA" -eq 0 ]
+# Whether a throttled period may happen at all depends on whether the burner's threads can reach
+# the quota within one 100 ms period. A quota beyond them (limit > THREADS cores) can never be
+# exhausted: any throttled period is a fault. A quota within their reach is exhausted in any
+# period where they ran throughout, however far under the limit the 10 s average is: CFS then
+# marks that period throttled for its last millisecond or so (a CI run on this 2-core machine saw
+# 4 periods, 4 ms, at 1890m of a 2000m limit equal to both cores). There "not throttled" means
+# the quota held it back by no more than a sliver of the window, and the >= 90 % check above is
+# what shows it got the CPU.
+if [ "$limA" -gt $((THREADS * 1000)) ]; then
+  check "(a) not throttled under a quota its ${THREADS} threads cannot reach (${useA}m of ${limA}m): 0 throttled periods" \
+    [ "$thrA" -eq 0 ]
 else
-  # at its limit (an idle machine gives it all of it): throttling there is the quota working,
-  # and must stay a sliver of the window
-  check "(a) at its limit (${useA}m of ${limA}m): throttled time under 2 % of the window" [ "$thrmsA" -lt 200 ]
+  check "(a) not held back by a quota within its ${THREADS} threads' reach (${useA}m of ${limA}m): throttled time under 2 % of the window" \
+    [ "$thrmsA" -lt 200 ]
 fi
 
 # ------------------------------------------------------------------ (b) a neighbour lands
