@@ -35,11 +35,12 @@
 #     (must be 0).
 #  3. quiet: --quiet-minutes with no change: the daemon's CPU-seconds,
 #     wakeups and writes (must be 0).
-#  4. churn (--churn-minutes > 0): every 2 s a rollout of Deployments and a
-#     Job (pods that kwok completes after 10-30 s, deleted by the TTL
-#     controller), --churn-rate new pods per second in all, in managed
-#     namespaces. A watch of every pod (bench/scale_watch.py, each event
-#     stamped on arrival) and a snapshot before it feed bench/scale_replay.py,
+#  4. churn (--churn-minutes > 0): every 2 s a Job (pods that kwok
+#     completes after 10-30 s, deleted by the TTL controller) and as many
+#     rollouts of 10-pod Deployments as the rest of the rate owes:
+#     --churn-rate new pods per second in all, in managed namespaces. A
+#     watch of every pod (bench/scale_watch.py, each event stamped on
+#     arrival) and a snapshot before it feed bench/scale_replay.py,
 #     which replays the churn through the planner (`headroom node -f`) as a
 #     controller that acts after every single scheduling event would: the
 #     minimum resizes; and the windows in which a bound pod's neighbours
@@ -155,8 +156,11 @@ SAMPLER=$!
 TICK=2
 per_tick=$((churn_rate * TICK))
 job_size=$(((per_tick + 2) / 3))
-deploys_per_tick=$(((per_tick - job_size + 5) / 10))
-[ "$deploys_per_tick" -ge 1 ] || deploys_per_tick=1
+# The rest of each tick's pods come from rollouts of 10: a rollout is owed
+# whenever 10 pods' worth has accumulated, so a rate below 5 pods/s is
+# honoured too (before 2026-12-03 every tick rolled at least one
+# Deployment, which made --churn-rate 5 about 7 pods/s and 10 about 8.5).
+roll_share=$((per_tick - job_size))
 mkjob() { # namespace number
   local cpu=$((50 + ($2 % 4) * 50))
   cat <<EOF
@@ -183,7 +187,7 @@ spec:
 EOF
 }
 churn() { # seconds -> prints "jobs rollouts failed"
-  local end=$(($(date +%s) + $1)) tick=0 job=0 next=0 failed=0 t0 deps ns n_deps
+  local end=$(($(date +%s) + $1)) tick=0 job=0 next=0 failed=0 owed=0 rolls=0 t0 deps ns n_deps
   local -a all
   mapfile -t all < <(k get deployments -A --no-headers -o custom-columns=NS:.metadata.namespace,N:.metadata.name |
     awk -v p="$PREFIX-m-" 'index($1, p) == 1 {print $1 "/" $2}')
@@ -194,16 +198,18 @@ churn() { # seconds -> prints "jobs rollouts failed"
     ns=${all[$((job % n_deps))]%%/*}
     mkjob "$ns" "$job" | k create -f - >/dev/null 2>&1 || failed=$((failed + 1))
     job=$((job + 1))
-    for _ in $(seq 1 "$deploys_per_tick"); do
+    owed=$((owed + roll_share))
+    while [ "$owed" -ge 10 ]; do
       deps=${all[$next]}
       k -n "${deps%%/*}" rollout restart "deployment/${deps#*/}" >/dev/null 2>&1 || failed=$((failed + 1))
       next=$(((next + 1) % n_deps))
+      owed=$((owed - 10)) rolls=$((rolls + 1))
     done
     tick=$((tick + 1))
     local s=$((t0 + tick * TICK - $(date +%s)))
     [ "$s" -le 0 ] || sleep "$s"
   done
-  echo "$job $((tick * deploys_per_tick)) $failed"
+  echo "$job $rolls $failed"
 }
 
 # ------------------------------------------------------------- one variant
