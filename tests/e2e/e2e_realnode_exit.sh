@@ -135,7 +135,7 @@ WHY="throttled $thrA periods (${thrmsA} ms) while using ${useA}m under a ${limA}
 # the quota within one 100 ms period. A quota beyond them (limit > THREADS cores) can never be
 # exhausted: any throttled period is a fault. A quota within their reach is exhausted in any
 # period where they ran throughout, however far under the limit the 10 s average is: CFS then
-# marks that period throttled for its last millisecond or so (a CI run on this 2-core machine saw
+# marks that period throttled for its last millisecond or so (a CI rehearsal on this 2-core machine saw
 # 4 periods, 4 ms, at 1890m of a 2000m limit equal to both cores). There "not throttled" means
 # the quota held it back by no more than a sliver of the window, and the >= 90 % check above is
 # what shows it got the CPU.
