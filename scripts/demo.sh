@@ -6,7 +6,7 @@
 #                              read-only — `headroom plan` of that cluster, nothing written.
 #                              Without one: the local demo below.
 #   scripts/demo.sh --local    the local demo even when a cluster is configured: its own
-#                              throw-away control plane (test/cluster, simulated kwok nodes)
+#                              throw-away control plane (tests/cluster, simulated kwok nodes)
 #                              in its own state directory and ports, so it never meets the
 #                              test suite's cluster; one 16-core node; a pod "solo" requesting
 #                              2 cores lands alone, then neighbours land one by one and
@@ -56,11 +56,11 @@ MPORT=${HEADROOM_DEMO_METRICS_PORT:-${SAVED_MPORT:-28380}}
 NS=headroom-demo NODE=demo-node
 
 # cluster.sh with the demo's directory and ports (never the caller's HEADROOM_* ones), and no
-# audit record: the suite asserts from it, the demo has nobody to read it (test/cluster/README.md).
+# audit record: the suite asserts from it, the demo has nobody to read it (tests/cluster/README.md).
 cluster() {
   HEADROOM_AUDIT=off HEADROOM_CLUSTER_DIR=$DEMO_DIR HEADROOM_ETCD_PORT=$ETCD_PORT HEADROOM_ETCD_PEER_PORT=$ETCD_PEER_PORT \
     HEADROOM_APISERVER_PORT=$API_PORT HEADROOM_KCM_PORT=$KCM_PORT HEADROOM_SCHEDULER_PORT=$SCHED_PORT \
-    HEADROOM_KWOK_PORT=$KWOK_PORT "$ROOT/test/cluster/cluster.sh" "$@"
+    HEADROOM_KWOK_PORT=$KWOK_PORT "$ROOT/tests/cluster/cluster.sh" "$@"
 }
 # The exact command that stops this demo (the directory only when it is not the default).
 stop_cmd() {

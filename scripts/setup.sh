@@ -19,13 +19,13 @@ PACKAGES=(
   clang-14 libclang-rt-14-dev llvm-14 clang-format-14 clang-tidy-14 universal-ctags
   valgrind jq curl ca-certificates
   python3-jsonschema python3-yaml
-  # The image check (scripts/image.sh): containerd and runc run the built image; libc6-dev's
-  # libc.a links the static test programs (test/images/). containerd's package ships a systemd
+  # The image check (scripts/release/image.sh): containerd and runc run the built image; libc6-dev's
+  # libc.a links the static test programs (tests/cluster/images/). containerd's package ships a systemd
   # unit only, so installing it where systemd does not run starts nothing.
   libc6-dev containerd runc
   prometheus
-  # The real node (test/cluster/realnode.sh): CNI's loopback plugin; ip and nsenter for its own
-  # plugin (test/cluster/cni/inpod-veth).
+  # The real node (tests/cluster/realnode.sh): CNI's loopback plugin; ip and nsenter for its own
+  # plugin (tests/cluster/cni/inpod-veth).
   containernetworking-plugins iproute2 util-linux
 )
 TRIXIE_PACKAGES=(libyyjson-dev)

@@ -11,7 +11,7 @@
 #                              plane (a developer's inner loop; CI never uses it)
 #
 # It installs what it needs (scripts/setup.sh, then the pinned control plane
-# through test/cluster/cluster.sh build, cached outside the checkout).
+# through tests/cluster/cluster.sh build, cached outside the checkout).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,7 +31,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 step "installing build dependencies"
 scripts/setup.sh
 
-# The pinned control plane and kubelet (test/cluster/cluster.sh build) take tens of minutes on a
+# The pinned control plane and kubelet (tests/cluster/cluster.sh build) take tens of minutes on a
 # cold machine and nothing before the end-to-end step needs them, so they build beside the C steps
 # (which leave a core idle while fuzzing and testing), in their own process group so a failed run
 # stops them; the end-to-end step waits for them. Warm, this is a no-op that compares stamps.
@@ -40,7 +40,7 @@ cp_log=""
 stop_cp_build() { [ -z "$cp_pid" ] || kill -TERM -- "-$cp_pid" 2>/dev/null || true; }
 if [ "$quick" -eq 0 ]; then
   cp_log=$(mktemp /tmp/headroom-cp-build.XXXXXX)
-  setsid -w test/cluster/cluster.sh build >"$cp_log" 2>&1 &
+  setsid -w tests/cluster/cluster.sh build >"$cp_log" 2>&1 &
   cp_pid=$!
   trap stop_cp_build EXIT
 fi
@@ -59,11 +59,11 @@ configure build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo
 # build/release/compile_commands.json, which configuring just wrote.
 step "style and structure checks: format, layers, headers, file size, clang-tidy"
 checks_failed=()
-scripts/check-format.sh || checks_failed+=(check-format)
-scripts/check-layers.sh || checks_failed+=(check-layers)
-scripts/check-headers.sh || checks_failed+=(check-headers)
-scripts/check-size.sh || checks_failed+=(check-size)
-HR_TIDY_JOBS=$jobs scripts/check-tidy.sh build/release || checks_failed+=(check-tidy)
+scripts/checks/format.sh || checks_failed+=(check-format)
+scripts/checks/layers.sh || checks_failed+=(check-layers)
+scripts/checks/headers.sh || checks_failed+=(check-headers)
+scripts/checks/size.sh || checks_failed+=(check-size)
+HR_TIDY_JOBS=$jobs scripts/checks/tidy.sh build/release || checks_failed+=(check-tidy)
 if [ "${#checks_failed[@]}" -gt 0 ]; then
   echo "style and structure checks failed: ${checks_failed[*]}"
   exit 1
@@ -115,7 +115,7 @@ fi
 # packages, imported into a containerd of its own as a node would, then run
 # with no network and a read-only root as 65532; prints its size.
 step "runtime image: built without a registry, run in a container with no network"
-scripts/image.sh
+scripts/release/image.sh
 
 step "building the pinned control plane and the real node's kubelet (cached; a no-op when warm; began beside the C steps)"
 t_wait=$(date +%s)
@@ -132,7 +132,7 @@ fi
 
 # e2e_soak is the longest (5 minutes of pod churn: the controller's RSS
 # growth after warm-up against its 2 MB budget, design §16). The real node
-# (test/cluster/realnode.sh) is up only around e2e_realnode_* (CTest
+# (tests/cluster/realnode.sh) is up only around e2e_realnode_* (CTest
 # fixture realnode), and its teardown is checked (realnode_down_clean).
 step "end-to-end tests on a real kube-apiserver with simulated nodes and one real node"
 ctest --test-dir build/release -L e2e --output-on-failure

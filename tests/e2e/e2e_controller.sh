@@ -5,14 +5,14 @@
 # kwok nodes, with the controller running as a least-privilege user bound to
 # charts/kube-headroom/templates/rbac.yaml's ClusterRole — never as cluster admin. Prints PASS/FAIL
 # per check and a closing "N passed, N failed" line; exits non-zero on any
-# failure. Needs `test/cluster/cluster.sh up` (the CTest fixture does it).
+# failure. Needs `tests/cluster/cluster.sh up` (the CTest fixture does it).
 set -uo pipefail
-# shellcheck source=lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 MPORT=${HEADROOM_E2E_METRICS_PORT:-$(free_port)}
 UPORT=${HEADROOM_E2E_UNREADY_PORT:-$(free_port "$MPORT")} # the controller that cannot reach its API server
 WORK=$(mktemp -d /tmp/headroom-e2e.XXXXXX)
-ID=headroom-e2e # the controller's user: what the audit record names (test/cluster/README.md)
+ID=headroom-e2e # the controller's user: what the audit record names (tests/cluster/README.md)
 
 # Writes to pods only (resize + status annotation): what a retry storm would move.
 pod_writes() { echo $(( $(metric 'headroom_writes_total{kind="resize"}') + $(metric 'headroom_writes_total{kind="annotation"}') )); }

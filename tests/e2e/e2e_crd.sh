@@ -3,7 +3,7 @@
 #
 # The CRD the chart ships (charts/kube-headroom/charts/crds/crds/headroomconfig.yaml, the one
 # deploy/install.yaml is rendered from) installs — or this test, like every other, fails at once
-# (tests/e2e/lib.sh install_crd). Then `kubectl apply` of a spec the schema forbids fails, with the
+# (tests/lib/common.sh install_crd). Then `kubectl apply` of a spec the schema forbids fails, with the
 # schema's own message:
 #   - a deadband percent of 101 (growPercent, shrinkPercent: 0…100);
 #   - a HeadroomConfig named other than "cluster" (the CEL rule on metadata.name);
@@ -13,8 +13,8 @@
 # runs defaulting and every validation as for a real write but stores nothing, so a HeadroomConfig
 # another test keeps is never touched, even if a rule were missing. No controller; ~3 s.
 set -uo pipefail
-# shellcheck source=lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 WORK=$(mktemp -d /tmp/headroom-e2e-crd.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 

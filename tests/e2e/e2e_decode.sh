@@ -16,10 +16,10 @@
 #     ResizeSkipped event, and `headroom explain` says why;
 #   - once the pod is deleted the node converges.
 # Prints PASS/FAIL per check and "N passed, N failed"; exits non-zero on any
-# failure. Needs `test/cluster/cluster.sh up`. Quick (about 30 s).
+# failure. Needs `tests/cluster/cluster.sh up`. Quick (about 30 s).
 set -uo pipefail
-# shellcheck source=lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 MPORT=${HEADROOM_E2E_DECODE_PORT:-$(free_port)}
 WORK=$(mktemp -d /tmp/headroom-e2e.XXXXXX)
 NS=e2e-dec-$S

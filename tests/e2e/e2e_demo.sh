@@ -20,8 +20,8 @@
 #      listening port, no state directory.
 # The demo's defaults are checked to differ from the suite's (cluster.sh).
 set -uo pipefail
-# shellcheck source=lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 WORK=$(mktemp -d /tmp/headroom-e2e.XXXXXX)
 DEMO=$ROOT/scripts/demo.sh
 TAKEN=""
@@ -57,7 +57,7 @@ require_cluster
 # ------------------------------------------------------------ the defaults
 # demo.sh's defaults against cluster.sh's (the suite's): no port, no directory in common.
 demo_defaults=$(grep -oE 'HEADROOM_DEMO_[A-Z_]*PORT:-\$\{SAVED_[A-Z_]*:-[0-9]+' "$DEMO" | grep -oE '[0-9]+$' | sort)
-suite_defaults=$(grep -oE 'HEADROOM_[A-Z_]*PORT:-[0-9]+' "$ROOT/test/cluster/cluster.sh" | grep -oE '[0-9]+$' | sort)
+suite_defaults=$(grep -oE 'HEADROOM_[A-Z_]*PORT:-[0-9]+' "$ROOT/tests/cluster/cluster.sh" | grep -oE '[0-9]+$' | sort)
 WHY="demo [$(echo $demo_defaults)] suite [$(echo $suite_defaults)]"
 ok=0
 [ "$(wc -w <<<"$demo_defaults")" -eq 7 ] && [ -z "$(comm -12 <(echo "$demo_defaults") <(echo "$suite_defaults"))" ] && ok=1

@@ -12,8 +12,8 @@
 # (everything in deploy/) applies too. kwok runs no containers: the image is
 # never pulled. Everything the file made is deleted at the end.
 set -uo pipefail
-# shellcheck source=lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 WORK=$(mktemp -d /tmp/headroom-deploy.XXXXXX)
 F=$ROOT/deploy/install.yaml
 

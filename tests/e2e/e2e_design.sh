@@ -22,8 +22,8 @@
 # Every pod of 1, 2 and 4 exists before the controller starts, so each node is computed once with
 # all its pods (no intermediate limit in an event). ~40 s.
 set -uo pipefail
-# shellcheck source=lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 MPORT=${HEADROOM_E2E_DESIGN_METRICS_PORT:-$(free_port)}
 WHPORT=${HEADROOM_E2E_DESIGN_WEBHOOK_PORT:-$(free_port "$MPORT")}
 WORK=$(mktemp -d /tmp/headroom-e2e-design.XXXXXX)

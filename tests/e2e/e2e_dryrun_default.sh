@@ -21,10 +21,10 @@
 #
 # A reverted CRD default fails A; a reverted decoder default fails B.
 # Prints PASS/FAIL per check and "N passed, N failed"; exits non-zero on a
-# failure. Needs `test/cluster/cluster.sh up`.
+# failure. Needs `tests/cluster/cluster.sh up`.
 set -uo pipefail
-# shellcheck source=lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 MPORT=${HEADROOM_E2E_DRYRUN_PORT:-$(free_port)}
 WORK=$(mktemp -d /tmp/headroom-e2e.XXXXXX)
 ID=headroom-e2e-dryrun

@@ -16,14 +16,14 @@
 #      list: a watch with sendInitialEvents, no LIST), and the new pod
 #      converges — and nothing else is written.
 #
-# Writes are counted from the API server's audit record (test/cluster/README.md):
+# Writes are counted from the API server's audit record (tests/cluster/README.md):
 # which pods the controller's user wrote, not only how many writes it counted.
 #
 # Runs as the least-privilege identity of charts/kube-headroom/templates/rbac.yaml. Prints PASS/FAIL
 # per check, figures, and "N passed, N failed".
 set -uo pipefail
-# shellcheck source=lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 MPORT=${HEADROOM_E2E_FAULTS_PORT:-$(free_port)}
 WORK=$(mktemp -d /tmp/headroom-faults.XXXXXX)
 NS=e2e-f-$S NODE=e2e-f-n-$S NODE2=e2e-f-m-$S

@@ -14,10 +14,10 @@
 # -f` of a dump reproduces the limits and `explain -f` names the binding
 # member. Deleting the gang leaves no group state: headroom_groups goes from
 # 1 back to 0. Prints PASS/FAIL per check and "N passed, N failed"; exits
-# non-zero on a failure. Needs `test/cluster/cluster.sh up`. About 40 s.
+# non-zero on a failure. Needs `tests/cluster/cluster.sh up`. About 40 s.
 set -uo pipefail
-# shellcheck source=lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 MPORT=${HEADROOM_E2E_GANG_PORT:-$(free_port)}
 WORK=$(mktemp -d /tmp/headroom-e2e.XXXXXX)
 ID=headroom-e2e-gang # the controller's user: what the audit record names

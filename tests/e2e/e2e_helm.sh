@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # e2e_helm.sh — the Helm chart (charts/kube-headroom, issue 13) with the
-# pinned helm (test/cluster/cluster.sh build) on the real API server:
+# pinned helm (tests/cluster/cluster.sh build) on the real API server:
 #   1. helm lint --strict, the chart, the CRDs subchart and every value set;
 #   2. rendering fails, naming the value to set, for a webhook without a
 #      certificate source, replicas without leader election, a budget that
@@ -15,7 +15,7 @@
 #      is skipped;
 #   3b. crds.install=false renders no CRD; the CRDs chart installs and
 #      uninstalls on its own (the CRD stays);
-#   4. deploy/install.yaml is what scripts/render-install.sh makes from the
+#   4. deploy/install.yaml is what scripts/release/render-install.sh makes from the
 #      chart (the file and the chart agree);
 #   5. helm install on two simulated nodes: the Deployment Available;
 #      helm upgrade: pods rolled (a new pod-template-hash), the CRD and the
@@ -25,8 +25,8 @@
 #      and the CRD (crds/ is never deleted by Helm).
 # kwok runs no containers: the image is never pulled. Prints PASS/FAIL lines.
 set -uo pipefail
-# shellcheck source=lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 WORK=$(mktemp -d /tmp/headroom-helm.XXXXXX)
 T=$ROOT/tests/helm
 REL=hr-helm-$S
@@ -47,7 +47,7 @@ cleanup() {
 }
 trap cleanup EXIT
 require_cluster
-[ -x "$HELM" ] || { echo "FAIL  no helm at $HELM (test/cluster/cluster.sh build)"; echo "0 passed, 1 failed"; exit 1; }
+[ -x "$HELM" ] || { echo "FAIL  no helm at $HELM (tests/cluster/cluster.sh build)"; echo "0 passed, 1 failed"; exit 1; }
 echo "helm $(h version --short)"
 
 # --- 1. lint ---------------------------------------------------------------------------
@@ -233,8 +233,8 @@ WHY="$(k get crd headroomconfigs.kube-headroom.dev -o name 2>&1)"
 check "uninstalling the CRDs chart keeps the CRD" k get crd headroomconfigs.kube-headroom.dev
 
 # --- 4. the one-file install is the chart's ---------------------------------------------------
-if HELM=$HELM "$ROOT/scripts/render-install.sh" --check >"$WORK/sync.out" 2>&1; then
-  pass "deploy/install.yaml is what scripts/render-install.sh renders from the chart"
+if HELM=$HELM "$ROOT/scripts/release/render-install.sh" --check >"$WORK/sync.out" 2>&1; then
+  pass "deploy/install.yaml is what scripts/release/render-install.sh renders from the chart"
 else
   fail "deploy/install.yaml and the chart disagree" "$(grep -E '^[-+][^-+]' "$WORK/sync.out" | head -5 | tr '\n' ' ')"
 fi

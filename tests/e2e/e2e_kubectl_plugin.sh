@@ -6,8 +6,8 @@
 # `kubectl __complete headroom …` is exactly what kubectl's own bash/zsh/fish
 # completion asks it. Talks to the cluster once (`kubectl headroom plan`).
 set -uo pipefail
-# shellcheck source=lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 PREFIX=$(mktemp -d /tmp/headroom-e2e-prefix.XXXXXX)
 trap 'rm -rf "$PREFIX"' EXIT
 require_cluster

@@ -9,8 +9,8 @@
 # the replicas' own counters a second opinion. Prints PASS/FAIL per check and
 # "N passed, N failed".
 set -uo pipefail
-# shellcheck source=lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 P1=${HEADROOM_E2E_LEADER_PORT1:-$(free_port)}
 P2=${HEADROOM_E2E_LEADER_PORT2:-$(free_port "$P1")}
 P3=${HEADROOM_E2E_LEADER_PORT3:-$(free_port "$P1" "$P2")}

@@ -13,8 +13,8 @@
 # pod's limit is what `headroom plan` says (no update lost). Prints the
 # writes per replica and the smallest margin to lease expiry.
 set -uo pipefail
-# shellcheck source=lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 P1=${HEADROOM_E2E_LF_PORT1:-$(free_port)} P2=${HEADROOM_E2E_LF_PORT2:-$(free_port "$P1")}
 LEASE_S=15 FREEZE_S=${HEADROOM_E2E_LF_FREEZE:-18}
 WORK=$(mktemp -d /tmp/headroom-lf.XXXXXX)

@@ -9,8 +9,8 @@
 # and judged, and the leader steps down for another holder.
 # About 30 s; metrics port $HEADROOM_E2E_LEASE_PORT (default: a free one).
 set -uo pipefail
-# shellcheck source=lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 MPORT=${HEADROOM_E2E_LEASE_PORT:-$(free_port)}
 WORK=$(mktemp -d /tmp/headroom-lease.XXXXXX)
 USER_NAME=headroom-lease-$S

@@ -11,10 +11,10 @@
 # restarted controller leaves the pod alone (its limit is right: nothing to
 # write); a neighbour arrives and moves the pod's target, and the pod's limit,
 # annotation and event are all new. Prints PASS/FAIL per check and "N passed,
-# N failed"; exits non-zero on a failure. Needs `test/cluster/cluster.sh up`.
+# N failed"; exits non-zero on a failure. Needs `tests/cluster/cluster.sh up`.
 set -uo pipefail
-# shellcheck source=lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 MPORT=${HEADROOM_E2E_LIMITS_PORT:-$(free_port)}
 WORK=$(mktemp -d /tmp/headroom-e2e.XXXXXX)
 NS=e2e-lf-$S NODE=e2e-lf-n-$S STALE='{"factor":"9.99","slack":"1m","managedRequests":"1m","nodePods":7,"computedAt":"2000-01-01T00:00:00Z","policy":"proportional-v1","dryRun":false}'

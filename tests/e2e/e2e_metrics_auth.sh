@@ -9,8 +9,8 @@
 # bound to charts/kube-headroom/templates/rbac.yaml's kube-headroom role, so that role's review
 # grants are what is exercised. The probes stay plain on their own port.
 set -uo pipefail
-# shellcheck source=lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 MPORT=${HEADROOM_E2E_METRICS_AUTH_PORT:-$(free_port)}
 PPORT=${HEADROOM_E2E_METRICS_AUTH_PROBE_PORT:-$(free_port "$MPORT")}
 WORK=$(mktemp -d /tmp/headroom-metrics-auth.XXXXXX)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # e2e_monitoring_chart.sh — the chart's monitoring templates, rendered with
-# `helm template` (helm is built with the test control plane, test/cluster):
+# `helm template` (helm is built with the test control plane, tests/cluster):
 #  - the ServiceMonitor scrapes with honorLabels: true, carries
 #    prometheus.additionalLabels, and authenticates (https, the pod's
 #    service-account token file, a tlsConfig; cert-manager's CA with
@@ -13,13 +13,13 @@
 #    sidecar's label and the data source filled in, nothing else changed;
 #  - none of them renders by default.
 set -uo pipefail
-# shellcheck source=lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 HELM=${HELM:-$("$CLUSTER" bin helm)}
 CHART=$ROOT/charts/kube-headroom
 WORK=$(mktemp -d /tmp/headroom-monchart.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
-[ -x "$HELM" ] || { echo "FAIL  no helm at $HELM (test/cluster/cluster.sh build)"; echo "0 passed, 1 failed"; exit 1; }
+[ -x "$HELM" ] || { echo "FAIL  no helm at $HELM (tests/cluster/cluster.sh build)"; echo "0 passed, 1 failed"; exit 1; }
 
 render() { # out-file, helm flags...
   local out=$1; shift

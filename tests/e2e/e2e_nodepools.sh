@@ -24,10 +24,10 @@
 #      False, InvalidSpec naming spec.nodePools, the last good config stays in
 #      force (no write)
 # Prints PASS/FAIL per check and "N passed, N failed"; exits non-zero on a
-# failure. Needs `test/cluster/cluster.sh up`. About 60 s.
+# failure. Needs `tests/cluster/cluster.sh up`. About 60 s.
 set -uo pipefail
-# shellcheck source=lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 MPORT=${HEADROOM_E2E_NODEPOOLS_PORT:-$(free_port)}
 WORK=$(mktemp -d /tmp/headroom-e2e.XXXXXX)
 NS=e2e-np-$S NA=e2e-np-a-$S NB=e2e-np-b-$S ID=headroom-e2e-np

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # e2e_outcomes.sh — resize outcomes of design §7 that no other script reaches, end to end on the
-# real API server, each counted from its audit record (test/cluster/README.md), the controller's
+# real API server, each counted from its audit record (tests/cluster/README.md), the controller's
 # own counters a second opinion:
 #
 #   G. 404: pods deleted while their resizes are held back. clientQPS 1 / clientBurst 1 make one
@@ -21,8 +21,8 @@
 # Runs as the least-privilege identity of charts/kube-headroom/templates/rbac.yaml. Prints
 # PASS/FAIL per check, figures, and "N passed, N failed". About 100 s.
 set -uo pipefail
-# shellcheck source=lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 MPORT=${HEADROOM_E2E_OUTCOMES_PORT:-$(free_port)}
 WORK=$(mktemp -d /tmp/headroom-outcomes.XXXXXX)
 ID=headroom-outcomes

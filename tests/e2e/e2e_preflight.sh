@@ -7,8 +7,8 @@
 # health, and the exit code is checked against the lines: 1 exactly when a
 # line says FAIL.
 set -uo pipefail
-# shellcheck source=lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 WORK=$(mktemp -d /tmp/headroom-pf.XXXXXX)
 NS=e2e-pf-$S QNS=e2e-pf-q-$S
 

@@ -20,8 +20,8 @@
 #  - after the leader stops, the other replica leads, and the central query
 #    still answers one series per managed pod, now from the new leader.
 set -uo pipefail
-# shellcheck source=lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 # Replica i: metrics ${MP[i]}, probes ${PRP[i]}; Prometheus on $PPORT (all free_port, or
 # HEADROOM_E2E_PROMETHEUS_PORT=BASE: metrics BASE+2i, probes BASE+2i+1, Prometheus BASE+9).
 if [ -n "${HEADROOM_E2E_PROMETHEUS_PORT:-}" ]; then

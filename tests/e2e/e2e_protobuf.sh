@@ -19,10 +19,10 @@
 #
 # The frame bounds are unit-tested (tests/unit/test_watch_pb.c), the 406 there too; the cache
 # being the same fed either way is e2e_protobuf_equal.sh's (tests/tools/cachedump.c). Prints
-# PASS/FAIL per check and "N passed, N failed". Needs `test/cluster/cluster.sh up`. About 40 s.
+# PASS/FAIL per check and "N passed, N failed". Needs `tests/cluster/cluster.sh up`. About 40 s.
 set -uo pipefail
-# shellcheck source=lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 MPORT=${HEADROOM_E2E_PB_METRICS_PORT:-$(free_port)}
 PROXY_PORT=${HEADROOM_E2E_PB_PROXY_PORT:-$(free_port "$MPORT")}
 WORK=$(mktemp -d /tmp/headroom-e2e.XXXXXX)

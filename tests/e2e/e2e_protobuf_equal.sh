@@ -17,10 +17,10 @@
 #
 # With HEADROOM_PB_SEEDS=DIR it also leaves the protobuf bodies there (one object or list per
 # file): how tests/fuzz/corpus/protobuf was taken. Prints PASS/FAIL per check and
-# "N passed, N failed". Needs `test/cluster/cluster.sh up`. About 20 s.
+# "N passed, N failed". Needs `tests/cluster/cluster.sh up`. About 20 s.
 set -uo pipefail
-# shellcheck source=lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 OBJDUMP=${OBJDUMP:-$(dirname "$HEADROOM")/tests/objdump}
 WORK=$(mktemp -d /tmp/headroom-e2e.XXXXXX)
 NS=e2e-pb-$S

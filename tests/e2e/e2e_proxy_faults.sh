@@ -35,8 +35,8 @@
 # HEADROOM_E2E_PROXY_SECTIONS (default CRST) runs only some of them. Prints PASS/FAIL per check,
 # figures, and "N passed, N failed".
 set -uo pipefail
-# shellcheck source=lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 MPORT=${HEADROOM_E2E_PROXY_METRICS_PORT:-$(free_port)}
 PROXY_PORT=${HEADROOM_E2E_PROXY_PORT:-$(free_port "$MPORT")}
 WORK=$(mktemp -d /tmp/headroom-proxy.XXXXXX)

@@ -21,10 +21,10 @@
 # same window (/proc/stat), capped at its two burner threads. The measured figures are printed.
 # Needs `cluster.sh up` and `cluster.sh real-node up` (the CTest fixtures).
 set -uo pipefail
-# shellcheck source=lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-# shellcheck source=realnode_lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/realnode_lib.sh"
+# shellcheck source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
+# shellcheck source=../lib/realnode.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/realnode.sh"
 HELM=${HELM:-$("$CLUSTER" bin helm)}
 MPORT=${HEADROOM_E2E_RN_METRICS_PORT:-$(free_port)}
 WHPORT=${HEADROOM_E2E_RN_WEBHOOK_PORT:-$(free_port)}

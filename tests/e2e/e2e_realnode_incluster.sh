@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # e2e_realnode_incluster.sh — the controller installed as users install it (issue 14, third
 # bullet and exit criterion (d)): the chart (charts/kube-headroom) with the project's image
-# (scripts/image.sh, imported into the real node's containerd), two replicas running as Pods on the
+# (scripts/release/image.sh, imported into the real node's containerd), two replicas running as Pods on the
 # real node with their ServiceAccount's projected token (in-cluster configuration), one holding
 # the leader Lease; the admission webhook, registered by URL with the chart's bring-your-own
 # certificate (webhook.certSecretName, webhook.caBundle), called by the API server for a pod of a
@@ -18,7 +18,7 @@
 #       limit is the planner's target, `headroom node`), and the writes after the kill are the
 #       other replica's (the audit record names the Pod of each ServiceAccount token).
 #
-# What this machine forces (test/cluster/README.md, docs/install.md "Two replicas on one node"):
+# What this machine forces (tests/cluster/README.md, docs/install.md "Two replicas on one node"):
 # pods with their own network namespace reach nothing (the CNI keeps them alone), so the
 # controller runs hostNetwork on 127.0.0.1; the in-cluster address of the API server (the
 # kubernetes Service) has no kube-proxy behind it, so KUBERNETES_SERVICE_HOST/PORT name
@@ -27,10 +27,10 @@
 # replica's probe listener on a port of its own, exec probes).
 # Needs `cluster.sh up` and `cluster.sh real-node up` (the CTest fixtures).
 set -uo pipefail
-# shellcheck source=lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-# shellcheck source=realnode_lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/realnode_lib.sh"
+# shellcheck source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
+# shellcheck source=../lib/realnode.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/realnode.sh"
 WORK=$(mktemp -d /tmp/headroom-e2e-rnic.XXXXXX)
 REL=hr-ic
 FULL=$REL-kube-headroom
@@ -57,7 +57,7 @@ trap cleanup EXIT
 require_real_node
 
 # ------------------------------------------------------------------ the image on the node
-archive=$("$ROOT/scripts/image.sh" --print --bin "$HEADROOM" 2>"$WORK/image.err")
+archive=$("$ROOT/scripts/release/image.sh" --print --bin "$HEADROOM" 2>"$WORK/image.err")
 ref=$(ctr --address "$REAL_SOCK" -n k8s.io images import "$archive" 2>&1 | sed -n 's/^unpacking \([^ ]*\) .*/\1/p' | head -1)
 WHY="archive '$archive', ref '$ref': $(tail -n 2 "$WORK/image.err")"
 check "the project's image is imported into the real node's containerd ($ref)" [ -n "$ref" ]

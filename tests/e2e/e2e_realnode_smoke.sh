@@ -15,10 +15,10 @@
 # Needs `cluster.sh up` and `cluster.sh real-node up` (the CTest fixtures do both). Prints PASS/FAIL
 # per check and "N passed, N failed".
 set -uo pipefail
-# shellcheck source=lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-# shellcheck source=realnode_lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/realnode_lib.sh"
+# shellcheck source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
+# shellcheck source=../lib/realnode.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/realnode.sh"
 WORK=$(mktemp -d /tmp/headroom-e2e-rn.XXXXXX)
 NS=e2e-rn-smoke-$S
 WATCH_PID=""

@@ -19,8 +19,8 @@
 #
 # Prints PASS/FAIL per check, figures, and "N passed, N failed".
 set -uo pipefail
-# shellcheck source=lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 MPORT=${HEADROOM_E2E_INVALID_METRICS_PORT:-$(free_port)}
 PROXY_PORT=${HEADROOM_E2E_INVALID_PROXY_PORT:-$(free_port "$MPORT")}
 WORK=$(mktemp -d /tmp/headroom-invalid.XXXXXX)

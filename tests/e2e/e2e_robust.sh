@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # e2e_robust.sh — issue 11's end-to-end proofs, counted from the API
-# server's audit log (its own record of requests, test/cluster/README.md),
+# server's audit log (its own record of requests, tests/cluster/README.md),
 # never from the daemon's counters, with one leader-elected controller
 # running as the least-privilege identity of charts/kube-headroom/templates/rbac.yaml:
 #
@@ -22,8 +22,8 @@
 #
 # Prints PASS/FAIL per check, figures, and "N passed, N failed".
 set -uo pipefail
-# shellcheck source=lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 MPORT=${HEADROOM_E2E_ROBUST_PORT:-$(free_port)}
 WORK=$(mktemp -d /tmp/headroom-robust.XXXXXX)
 ID=headroom-robust

@@ -12,10 +12,10 @@
 # values and against `headroom plan -f` of a dump of the cluster taken then,
 # and the status annotations name tenantfair-v1. Prints PASS/FAIL per check
 # and "N passed, N failed"; exits non-zero on a failure. Needs
-# `test/cluster/cluster.sh up`. About 30 s.
+# `tests/cluster/cluster.sh up`. About 30 s.
 set -uo pipefail
-# shellcheck source=lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 MPORT=${HEADROOM_E2E_TENANTFAIR_PORT:-$(free_port)}
 WORK=$(mktemp -d /tmp/headroom-e2e.XXXXXX)
 NSA=e2e-tf-a-$S NSB=e2e-tf-b-$S NODE=e2e-tf-n-$S

@@ -13,12 +13,12 @@
 #     controller converges (a new pod gets its limit).
 #
 # As the least-privilege user of the chart's RBAC. Prints PASS/FAIL per check and "N passed,
-# N failed"; exits non-zero on a failure. Needs `test/cluster/cluster.sh up`. The second API server
+# N failed"; exits non-zero on a failure. Needs `tests/cluster/cluster.sh up`. The second API server
 # listens on HEADROOM_E2E_WATCHLIST_API_PORT, the controller's metrics on
 # HEADROOM_E2E_WATCHLIST_PORT (each a free port by default).
 set -uo pipefail
-# shellcheck source=lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 MPORT=${HEADROOM_E2E_WATCHLIST_PORT:-$(free_port)}
 API2_PORT=${HEADROOM_E2E_WATCHLIST_API_PORT:-$(free_port)}
 WORK=$(mktemp -d /tmp/headroom-e2e.XXXXXX)

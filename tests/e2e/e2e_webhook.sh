@@ -28,8 +28,8 @@
 # managed namespaces are never sent to this webhook.
 set -euo pipefail
 
-# shellcheck source=lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 
 RUN=e2ewh$$
 POOL_NODE=hr-wh-pool-$$

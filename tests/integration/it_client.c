@@ -1,6 +1,6 @@
 /*
  * it_client.c — the Kubernetes client (kube/transport/client.h, kubeconfig.h,
- * events.h, lease.h) against the REAL test control plane (test/cluster:
+ * events.h, lease.h) against the REAL test control plane (tests/cluster:
  * kube-apiserver + etcd + kwok). No imitation server anywhere: what the
  * client must survive is what a real API server says.
  *

@@ -1,8 +1,8 @@
 /*
  * it_watch.c — list/watch and the compact cache against the real control
- * plane (test/cluster): a real kube-apiserver on a real etcd, kwok nodes.
+ * plane (tests/cluster): a real kube-apiserver on a real etcd, kwok nodes.
  *
- *  1. 5,000 pods on 100 nodes (test/cluster/mkload.sh; IT_WATCH_WORKLOADS=N
+ *  1. 5,000 pods on 100 nodes (tests/cluster/mkload.sh; IT_WATCH_WORKLOADS=N
  *     makes it N×10 pods), list + watch them, each list a streaming one
  *     (sendInitialEvents; the real API server has WatchList on);
  *     the cache must equal a fresh list from the API server (same pods,

@@ -62,7 +62,7 @@
  * content-type application/vnd.kubernetes.protobuf;stream=watch"), each request it answered
  * itself ("conn C req R METHOD TARGET: answered CODE REASON itself"), each cut (with how far into a line of the body it fell and that line's first bytes),
  * each silence and its end, and "rules loaded: generation G" after each (re)load — the line a
- * test waits for before it acts (tests/e2e/lib.sh proxy_rules).
+ * test waits for before it acts (tests/lib/common.sh proxy_rules).
  *
  * One thread per direction of each connection (a GnuTLS session may be shared by one sending and
  * one receiving thread); each connection's state is under its own lock, the rules under one.

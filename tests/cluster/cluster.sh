@@ -1,0 +1,708 @@
+#!/usr/bin/env bash
+# kube-headroom test control plane: a real etcd + kube-apiserver + kube-controller-manager +
+# kube-scheduler, and kwok (simulated nodes and kubelets), all built from the official Go modules
+# at pinned versions (versions.env) and run on 127.0.0.1; helm (the chart's tests) is built the same
+# way. See README.md in this directory.
+#
+#   cluster.sh build                 build (or reuse) the binaries, cached by version
+#   cluster.sh up                    start everything, wait until ready (runs `build` first)
+#   cluster.sh down                  stop exactly the processes `up` started, remove the state
+#   cluster.sh status                what runs, and whether the API server is ready
+#   cluster.sh kubeconfig            print the admin kubeconfig path
+#   cluster.sh env                   print `export KUBECONFIG=... PATH=...` (use with eval)
+#   cluster.sh user-kubeconfig NAME [GROUP...]
+#                                    issue a client certificate for user NAME (groups = O=) and
+#                                    print the path of a kubeconfig using it (no RBAC is granted)
+#   cluster.sh serving-cert NAME     issue a serving certificate for 127.0.0.1 signed by the
+#                                    cluster's CA (for a test's TLS listener: the fault proxy)
+#                                    and print the paths of its certificate and key
+#   cluster.sh kubectl ARGS...       run the cluster's kubectl with the admin kubeconfig
+#   cluster.sh bin NAME              print the path of a built binary (kubectl, kwok, ...)
+#   cluster.sh restart-apiserver [SECONDS]
+#                                    SIGKILL the API server, keep it down SECONDS (default 3),
+#                                    start it again with the same flags, wait until ready
+#   cluster.sh freeze-apiserver SECONDS
+#                                    SIGSTOP the API server for SECONDS, then SIGCONT it (its
+#                                    sockets stay open: clients hang instead of being refused)
+#   cluster.sh audit                 print the audit log path (JSON lines, see README.md); exits 1
+#                                    when the cluster was started with HEADROOM_AUDIT=off
+#   cluster.sh second-apiserver up PORT [FLAG...] | down
+#                                    another kube-apiserver on the same etcd (an HA pair) with the
+#                                    first one's flags, PORT, its own audit log and FLAGs (e.g.
+#                                    --feature-gates=WatchList=false); `down` stops it (so does
+#                                    `cluster.sh down`)
+#   cluster.sh real-node up|down|status|check-clean|env
+#                                    one real node (kubelet, containerd, runc) beside kwok's:
+#                                    realnode.sh; `down` takes it down first
+#
+# `up` while the cluster is already up and healthy prints the status and exits 0; `up` over a
+# partly running cluster fails and asks for `down` (stale state with nothing running is removed).
+# `down` when nothing runs exits 0.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=versions.env
+. "$HERE/versions.env"
+
+CACHE_DIR=${HEADROOM_CACHE:-$HOME/.cache/kube-headroom}
+BIN_DIR=$CACHE_DIR/bin
+STATE=${HEADROOM_CLUSTER_DIR:-/tmp/kube-headroom-cluster}
+ETCD_PORT=${HEADROOM_ETCD_PORT:-22379}
+ETCD_PEER_PORT=${HEADROOM_ETCD_PEER_PORT:-22380}
+API_PORT=${HEADROOM_APISERVER_PORT:-26443}
+KCM_PORT=${HEADROOM_KCM_PORT:-20257}
+SCHED_PORT=${HEADROOM_SCHEDULER_PORT:-20259}
+KWOK_PORT=${HEADROOM_KWOK_PORT:-20250}
+STAGES=${HEADROOM_KWOK_STAGES:-$HERE/kwok-stages.yaml}
+GOFLAGS_P=${HEADROOM_GO_P:-2}
+READY_TIMEOUT=${HEADROOM_READY_TIMEOUT:-90}
+# The API server's audit record (write_audit_policy): on for the test suite, which asserts from it;
+# off for the demo (scripts/demo.sh), which nobody audits. Read at `up` and kept in the state dir,
+# so a restart-apiserver keeps what `up` chose.
+AUDIT=${HEADROOM_AUDIT:-on}
+case $AUDIT in on | off) ;; *) echo "cluster: ERROR: HEADROOM_AUDIT must be on or off, not '$AUDIT'" >&2; exit 2 ;; esac
+# Start order; `down` stops in reverse.
+COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
+K8S_BINS=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
+
+log() { printf 'cluster: %s\n' "$*" >&2; }
+die() { printf 'cluster: ERROR: %s\n' "$*" >&2; exit 1; }
+now_ms() { date +%s%3N; }
+secs_since() { local s=$1 e; e=$(now_ms); printf '%d.%01d' $(((e - s) / 1000)) $((((e - s) % 1000) / 100)); }
+
+version_of() {
+  case $1 in
+    etcd) echo "$ETCD_VERSION" ;;
+    kwok) echo "$KWOK_VERSION" ;;
+    helm) echo "$HELM_VERSION" ;;
+    *) echo "$K8S_VERSION" ;;
+  esac
+}
+bin_path() { echo "$BIN_DIR/$1-$(version_of "$1")"; }
+
+# ----------------------------------------------------------------------------------------- build
+# The stamp records the version and a hash of the module files it was built from; a warm build
+# only compares stamps (no go command runs).
+module_of() { case $1 in etcd) echo etcd ;; kwok) echo kwok ;; helm) echo helm ;; kubelet) echo kubelet ;; *) echo k8s ;; esac; }
+stamp_want() {
+  local mod
+  mod=$(module_of "$1")
+  printf '%s %s %s%s\n' "$1" "$(version_of "$1")" \
+    "$(cat "$HERE/$mod/go.mod" "$HERE/$mod/go.sum" | sha256sum | cut -c1-16)" \
+    "$([ "$1" != helm ] || echo " $(helm_ldflags | sha256sum | cut -c1-16)")"
+}
+is_built() {
+  local b
+  b=$(bin_path "$1")
+  [ -x "$b" ] && [ -f "$b.stamp" ] && [ "$(cat "$b.stamp")" = "$(stamp_want "$1")" ]
+}
+
+k8s_ldflags() {
+  local v=$K8S_VERSION maj min date pkg out="-s -w"
+  maj=${v#v}; maj=${maj%%.*}
+  min=${v#v*.}; min=${min%%.*}
+  # Release date of the module as the Go module proxy reports it: deterministic.
+  date=$(go mod download -json "k8s.io/kubernetes@$v" | sed -n 's/^[[:space:]]*"Time": "\(.*\)",\{0,1\}$/\1/p' | head -1)
+  [ -n "$date" ] || date=1970-01-01T00:00:00Z
+  date=${date%%.*}; date=${date%Z}Z
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    out+=" -X $pkg.gitVersion=$v -X $pkg.gitMajor=$maj -X $pkg.gitMinor=$min"
+    out+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=$date"
+  done
+  echo "$out"
+}
+
+# What helm's own Makefile stamps: the version it reports, a clean tree, and the Kubernetes
+# version `helm template` and `helm lint` assume without a cluster (its client-go's minor: 1.<minor>).
+helm_ldflags() {
+  local cg minor p
+  cg=$(sed -n 's#^[[:space:]]*k8s.io/client-go v0\.\([0-9]*\)\..*#\1#p' "$HERE/helm/go.mod")
+  minor=${cg:-20}
+  printf '%s' "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION"
+  printf '%s' " -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+  for p in helm.sh/helm/v3/pkg/chartutil helm.sh/helm/v3/pkg/lint/rules; do
+    printf '%s' " -X $p.k8sVersionMajor=1 -X $p.k8sVersionMinor=$minor"
+  done
+  echo
+}
+
+go_build() { # module-dir output(file, or dir/ for several packages) ldflags pkgs...
+  local dir=$1 out=$2 ldf=$3
+  shift 3
+  (cd "$HERE/$dir" && go build -p "$GOFLAGS_P" -trimpath -ldflags="$ldf" -o "$out" "$@")
+}
+
+cmd_build() {
+  command -v go >/dev/null || die "go is not on PATH (expected Go >= 1.26 at /usr/local/go/bin)"
+  local todo=() c
+  for c in etcd kwok helm "${K8S_BINS[@]}" kubelet; do is_built "$c" || todo+=("$c"); done
+  if [ ${#todo[@]} -eq 0 ]; then
+    log "build: all binaries up to date in $BIN_DIR (k8s $K8S_VERSION, etcd $ETCD_VERSION, kwok $KWOK_VERSION, helm $HELM_VERSION)"
+    return 0
+  fi
+  log "build: building ${todo[*]} (go build -p $GOFLAGS_P; a cold build takes tens of minutes on 2 cores)"
+  mkdir -p "$BIN_DIR"
+  local t0 tmp k8s_todo=()
+  t0=$(now_ms)
+  tmp=$(mktemp -d "$BIN_DIR/.build.XXXXXX")
+  # shellcheck disable=SC2064
+  trap "rm -rf '$tmp'" EXIT
+  for c in "${todo[@]}"; do
+    case $c in
+      etcd) go_build etcd "$tmp/etcd" "-s -w" go.etcd.io/etcd/server/v3 ;;
+      kwok) go_build kwok "$tmp/kwok" "-s -w" sigs.k8s.io/kwok/cmd/kwok ;;
+      helm) go_build helm "$tmp/helm" "$(helm_ldflags)" helm.sh/helm/v3/cmd/helm ;;
+      kubelet) ;; # after the control plane: it reuses most of its build cache
+      *) k8s_todo+=("k8s.io/kubernetes/cmd/$c") ;;
+    esac
+  done
+  if [ ${#k8s_todo[@]} -gt 0 ]; then
+    go_build k8s "$tmp/" "$(k8s_ldflags)" "${k8s_todo[@]}"
+  fi
+  if [[ " ${todo[*]} " == *" kubelet "* ]]; then
+    local t1
+    t1=$(now_ms)
+    go_build kubelet "$tmp/kubelet" "$(k8s_ldflags)" k8s.io/kubernetes/cmd/kubelet
+    log "build: kubelet took $(secs_since "$t1") s"
+  fi
+  for c in "${todo[@]}"; do
+    [ -x "$tmp/$c" ] || die "build: $c was not produced"
+    mv -f "$tmp/$c" "$(bin_path "$c")"
+    stamp_want "$c" >"$(bin_path "$c").stamp"
+  done
+  rm -rf "$tmp"
+  trap - EXIT
+  log "build: built ${todo[*]} in $(secs_since "$t0") s -> $BIN_DIR"
+}
+
+# ----------------------------------------------------------------------------------- processes
+pid_alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
+# A recorded PID only counts if it still runs the binary we started (PIDs get reused).
+pid_is_ours() {
+  local pid=$1 bin=$2 exe
+  pid_alive "$pid" || return 1
+  exe=$(readlink "/proc/$pid/exe" 2>/dev/null) || return 1
+  [ "${exe% (deleted)}" = "$bin" ]
+}
+port_listening() { [ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]; }
+all_ports() { echo "$ETCD_PORT $ETCD_PEER_PORT $API_PORT $KCM_PORT $SCHED_PORT $KWOK_PORT"; }
+
+dump_logs() {
+  local c f
+  for c in "${COMPONENTS[@]}"; do
+    f=$STATE/logs/$c.log
+    [ -s "$f" ] || continue
+    printf '\n----- last 25 lines of %s -----\n' "$f" >&2
+    tail -n 25 "$f" >&2
+  done
+}
+
+fail_up() {
+  log "up FAILED: $*"
+  dump_logs
+  log "logs are in $STATE/logs; stopping what was started"
+  HEADROOM_KEEP_LOGS=1 cmd_down >/dev/null 2>&1 || true
+  exit 1
+}
+
+start() { # name args...
+  local name=$1 bin
+  shift
+  bin=$(bin_path "$name")
+  # setsid: own session, so the processes outlive the calling shell/ctest and get no terminal
+  # signals. In a non-interactive shell setsid execs in place, so $! is the component's PID.
+  setsid "$bin" "$@" >"$STATE/logs/$name.log" 2>&1 </dev/null &
+  local pid=$!
+  echo "$pid" >"$STATE/pids/$name"
+  echo "$bin" >"$STATE/pids/$name.bin"
+}
+
+check_running() {
+  local c
+  for c in "$@"; do
+    pid_alive "$(cat "$STATE/pids/$c" 2>/dev/null)" || fail_up "$c exited early"
+  done
+}
+
+wait_for() { # description timeout-seconds components-that-must-stay-alive -- command...
+  local what=$1 timeout=$2 deadline
+  shift 2
+  local alive=()
+  while [ "$1" != -- ]; do alive+=("$1"); shift; done
+  shift
+  deadline=$(($(date +%s) + timeout))
+  until "$@" >/dev/null 2>&1; do
+    [ ${#alive[@]} -eq 0 ] || check_running "${alive[@]}"
+    [ "$(date +%s)" -lt "$deadline" ] || fail_up "timed out after ${timeout}s waiting for $what"
+    sleep 0.2
+  done
+}
+
+# -------------------------------------------------------------------------------------- certs
+ossl() { openssl "$@" 2>>"$STATE/logs/openssl.log"; }
+make_ca() {
+  local d=$STATE/pki
+  ossl req -x509 -newkey rsa:2048 -nodes -sha256 -days 3650 -keyout "$d/ca.key" -out "$d/ca.crt" \
+    -subj "/CN=kube-headroom-test-ca" \
+    -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign"
+}
+# sign NAME SUBJECT EXTKU [SAN]
+sign_cert() {
+  local d=$STATE/pki name=$1 subj=$2 eku=$3 san=${4:-}
+  ossl req -newkey rsa:2048 -nodes -sha256 -keyout "$d/$name.key" -out "$d/$name.csr" -subj "$subj"
+  {
+    echo "basicConstraints=critical,CA:FALSE"
+    echo "keyUsage=critical,digitalSignature,keyEncipherment"
+    echo "extendedKeyUsage=$eku"
+    [ -z "$san" ] || echo "subjectAltName=$san"
+  } >"$d/$name.ext"
+  ossl x509 -req -sha256 -days 3650 -in "$d/$name.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" \
+    -CAcreateserial -out "$d/$name.crt" -extfile "$d/$name.ext"
+  rm -f "$d/$name.csr" "$d/$name.ext"
+}
+# write_kubeconfig FILE USER CERT KEY
+write_kubeconfig() {
+  local f=$1 user=$2 crt=$3 key=$4
+  cat >"$f" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: kube-headroom-test
+  cluster:
+    server: https://127.0.0.1:$API_PORT
+    certificate-authority-data: $(base64 -w0 <"$STATE/pki/ca.crt")
+users:
+- name: $user
+  user:
+    client-certificate-data: $(base64 -w0 <"$crt")
+    client-key-data: $(base64 -w0 <"$key")
+contexts:
+- name: $user@kube-headroom-test
+  context:
+    cluster: kube-headroom-test
+    user: $user
+current-context: $user@kube-headroom-test
+EOF
+  chmod 600 "$f"
+}
+# subject for a user cert: CN=name, one O= per group (escape '/' and ',' which openssl treats specially)
+user_subject() {
+  local s="/CN=$1" g
+  shift
+  for g in "$@"; do s+="/O=$g"; done
+  echo "$s"
+}
+
+cmd_user_kubeconfig() {
+  [ $# -ge 1 ] || die "usage: cluster.sh user-kubeconfig NAME [GROUP...]"
+  [ -f "$STATE/pki/ca.key" ] || die "cluster is not up (no CA in $STATE/pki)"
+  local name=$1 safe
+  safe=$(printf '%s' "$name" | tr -c 'A-Za-z0-9._-' '_')
+  mkdir -p "$STATE/users"
+  sign_cert "user-$safe" "$(user_subject "$@")" clientAuth
+  mv -f "$STATE/pki/user-$safe.crt" "$STATE/pki/user-$safe.key" "$STATE/users/"
+  write_kubeconfig "$STATE/users/$safe.kubeconfig" "$name" "$STATE/users/user-$safe.crt" "$STATE/users/user-$safe.key"
+  echo "$STATE/users/$safe.kubeconfig"
+}
+
+cmd_serving_cert() {
+  [ $# -eq 1 ] || die "usage: cluster.sh serving-cert NAME"
+  [ -f "$STATE/pki/ca.key" ] || die "cluster is not up (no CA in $STATE/pki)"
+  local safe
+  safe=$(printf '%s' "$1" | tr -c 'A-Za-z0-9._-' '_')
+  mkdir -p "$STATE/serving"
+  sign_cert "serving-$safe" "/CN=$1" serverAuth "IP:127.0.0.1,DNS:localhost"
+  mv -f "$STATE/pki/serving-$safe.crt" "$STATE/pki/serving-$safe.key" "$STATE/serving/"
+  echo "$STATE/serving/serving-$safe.crt $STATE/serving/serving-$safe.key"
+}
+
+# ----------------------------------------------------------------------------------------- up
+curl_api() { curl -sS --max-time 5 --cacert "$STATE/pki/ca.crt" --cert "$STATE/pki/admin.crt" --key "$STATE/pki/admin.key" "https://127.0.0.1:$API_PORT$1"; }
+api_ready() { [ "$(curl_api /readyz 2>/dev/null)" = ok ]; }
+kc() { "$(bin_path kubectl)" --kubeconfig "$STATE/admin.kubeconfig" "$@"; }
+
+state_running() { # 0 if every component recorded in the state runs
+  local c
+  [ -d "$STATE/pids" ] || return 1
+  for c in "${COMPONENTS[@]}"; do
+    pid_is_ours "$(cat "$STATE/pids/$c" 2>/dev/null)" "$(cat "$STATE/pids/$c.bin" 2>/dev/null)" || return 1
+  done
+}
+state_any_running() {
+  local c
+  [ -d "$STATE/pids" ] || return 1
+  for c in "${COMPONENTS[@]}"; do
+    pid_is_ours "$(cat "$STATE/pids/$c" 2>/dev/null)" "$(cat "$STATE/pids/$c.bin" 2>/dev/null)" && return 0
+  done
+  return 1
+}
+
+# The API server's own record of requests (design §14): every request of a client that is not a
+# control-plane component, at Metadata level (user, verb, object, response code, timestamps), one
+# JSON object per line, written before the response (blocking mode). Tests count our reads and
+# writes from it rather than from our own counters. The first Metadata rule names the writes the
+# suite asserts on — pods and their subresources (resize, status), events (core and
+# events.k8s.io), Leases, HeadroomConfigs — so they stay recorded whatever later rules drop; the
+# components' own traffic is left out to keep the file small (kwok alone writes every pod's status).
+write_audit_policy() {
+  cat >"$STATE/audit-policy.yaml" <<EOF
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+# The scheduler's binds, for the time from bind to resize (bench/cluster/scale.sh): one line per pod.
+- level: Metadata
+  users: [system:kube-scheduler]
+  verbs: [create]
+  resources: [{group: "", resources: [pods/binding]}]
+- level: None
+  users: [system:kube-controller-manager, system:kube-scheduler, kwok-controller, system:apiserver]
+- level: None
+  userGroups: [system:serviceaccounts:kube-system, system:nodes]
+- level: Metadata
+  verbs: [create, update, patch, delete, deletecollection]
+  resources:
+  - {group: "", resources: [pods, pods/resize, pods/status, events]}
+  - {group: events.k8s.io, resources: [events]}
+  - {group: coordination.k8s.io, resources: [leases]}
+  - {group: kube-headroom.dev, resources: [headroomconfigs, headroomconfigs/status]}
+- level: None
+  nonResourceURLs: [/healthz*, /readyz*, /livez*, /version, /openapi*]
+- level: Metadata
+EOF
+}
+# The audit flags of the API server (none when `up` ran with HEADROOM_AUDIT=off).
+# The log is never rotated: the suites and benchmarks mark it by line count
+# (tests/lib/common.sh audit_mark), and a rotation (the API server's default is
+# every 100 MB, which a cluster that ran a few 3,000-pod benchmarks reaches)
+# would leave every mark past the new file's end and lose what followed.
+audit_args() {
+  [ "$(cat "$STATE/audit.mode" 2>/dev/null || echo on)" = on ] || return 0
+  echo "--audit-policy-file=$STATE/audit-policy.yaml --audit-log-path=$STATE/audit.log" \
+    "--audit-log-format=json --audit-log-mode=blocking --audit-log-maxbackup=0" \
+    "--audit-log-maxsize=1048576"
+}
+
+cmd_up() {
+  local t0
+  t0=$(now_ms)
+  if state_running && api_ready; then
+    log "up: already up (state $STATE); nothing to do"
+    cmd_status
+    return 0
+  fi
+  if state_any_running; then
+    die "up: a partly running cluster is recorded in $STATE; run '$0 down' first"
+  fi
+  if [ -e "$STATE" ]; then
+    log "up: removing stale state $STATE (no recorded process runs)"
+    rm -rf "$STATE"
+  fi
+  cmd_build
+  for c in "${COMPONENTS[@]}" kubectl helm; do [ -x "$(bin_path "$c")" ] || die "missing binary $(bin_path "$c")"; done
+  [ -f "$STAGES" ] || die "kwok stages file $STAGES not found"
+  local p busy=()
+  for p in $(all_ports); do port_listening "$p" && busy+=("$p"); done
+  if [ ${#busy[@]} -gt 0 ]; then
+    ss -Hltnp 2>/dev/null | grep -E ":($(IFS='|'; echo "${busy[*]}"))\b" >&2 || true
+    die "up: port(s) ${busy[*]} on 127.0.0.1 already in use; free them or set HEADROOM_*_PORT (see README)"
+  fi
+
+  mkdir -p "$STATE"/{pki,logs,pids,etcd,bin}
+  chmod 700 "$STATE/etcd"
+  chmod 700 "$STATE"
+  ln -sf "$(bin_path kubectl)" "$STATE/bin/kubectl"
+  ln -sf "$(bin_path kwok)" "$STATE/bin/kwok"
+  ln -sf "$(bin_path helm)" "$STATE/bin/helm"
+  local d=$STATE/pki
+  make_ca
+  sign_cert apiserver "/CN=kube-apiserver" serverAuth "IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc"
+  sign_cert admin "/O=system:masters/CN=kube-headroom-admin" clientAuth
+  sign_cert controller-manager "/CN=system:kube-controller-manager" clientAuth
+  sign_cert scheduler "/CN=system:kube-scheduler" clientAuth
+  sign_cert kwok "/CN=kwok-controller" clientAuth
+  ossl genrsa -out "$d/sa.key" 2048
+  ossl rsa -in "$d/sa.key" -pubout -out "$d/sa.pub"
+  write_kubeconfig "$STATE/admin.kubeconfig" kube-headroom-admin "$d/admin.crt" "$d/admin.key"
+  write_kubeconfig "$STATE/controller-manager.kubeconfig" system:kube-controller-manager "$d/controller-manager.crt" "$d/controller-manager.key"
+  write_kubeconfig "$STATE/scheduler.kubeconfig" system:kube-scheduler "$d/scheduler.crt" "$d/scheduler.key"
+  write_kubeconfig "$STATE/kwok.kubeconfig" kwok-controller "$d/kwok.crt" "$d/kwok.key"
+
+  start etcd --name=kube-headroom --data-dir="$STATE/etcd" \
+    --listen-client-urls="http://127.0.0.1:$ETCD_PORT" --advertise-client-urls="http://127.0.0.1:$ETCD_PORT" \
+    --listen-peer-urls="http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls="http://127.0.0.1:$ETCD_PEER_PORT" \
+    --initial-cluster="kube-headroom=http://127.0.0.1:$ETCD_PEER_PORT" \
+    --unsafe-no-fsync=true --quota-backend-bytes=8589934592 --log-level=warn
+  wait_for "etcd /health" 30 etcd -- curl -sf --max-time 2 "http://127.0.0.1:$ETCD_PORT/health"
+
+  write_audit_policy
+  echo "$AUDIT" >"$STATE/audit.mode"
+  # shellcheck disable=SC2086
+  start kube-apiserver \
+    --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
+    --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$API_PORT" \
+    --endpoint-reconciler-type=none \
+    --tls-cert-file="$d/apiserver.crt" --tls-private-key-file="$d/apiserver.key" \
+    --client-ca-file="$d/ca.crt" \
+    --service-account-issuer="https://127.0.0.1:$API_PORT" \
+    --service-account-key-file="$d/sa.pub" --service-account-signing-key-file="$d/sa.key" \
+    --service-cluster-ip-range=10.96.0.0/16 \
+    --authorization-mode=RBAC \
+    --enable-admission-plugins=LimitRanger,ResourceQuota \
+    --allow-privileged=true \
+    --max-requests-inflight=1000 --max-mutating-requests-inflight=500 \
+    --profiling=false \
+    $(audit_args) \
+    ${HEADROOM_APISERVER_ARGS:-}
+  wait_for "kube-apiserver /readyz" "$READY_TIMEOUT" etcd kube-apiserver -- api_ready
+
+  # kwok only needs what a kubelet + node lease holder needs; cluster-admin keeps it simple here.
+  kc create clusterrolebinding kube-headroom-kwok --clusterrole=cluster-admin --user=kwok-controller >/dev/null \
+    || fail_up "cannot create the kwok ClusterRoleBinding"
+
+  # shellcheck disable=SC2086
+  start kube-controller-manager \
+    --kubeconfig="$STATE/controller-manager.kubeconfig" \
+    --bind-address=127.0.0.1 --secure-port="$KCM_PORT" \
+    --controllers='*' --leader-elect=false \
+    --use-service-account-credentials=true \
+    --service-account-private-key-file="$d/sa.key" --root-ca-file="$d/ca.crt" \
+    --cluster-signing-cert-file="$d/ca.crt" --cluster-signing-key-file="$d/ca.key" \
+    --kube-api-qps=1000 --kube-api-burst=2000 \
+    --concurrent-deployment-syncs=10 --concurrent-replicaset-syncs=10 \
+    --concurrent-gc-syncs=30 --concurrent-namespace-syncs=10 \
+    --profiling=false \
+    ${HEADROOM_KCM_ARGS:-}
+
+  cat >"$STATE/scheduler.yaml" <<EOF
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: $STATE/scheduler.kubeconfig
+  qps: 1000
+  burst: 2000
+leaderElection:
+  leaderElect: false
+EOF
+  # shellcheck disable=SC2086
+  start kube-scheduler --config="$STATE/scheduler.yaml" \
+    --bind-address=127.0.0.1 --secure-port="$SCHED_PORT" --profiling=false \
+    ${HEADROOM_SCHEDULER_ARGS:-}
+
+  # shellcheck disable=SC2086
+  start kwok --kubeconfig="$STATE/kwok.kubeconfig" --config="$STAGES" \
+    --manage-all-nodes=false --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
+    --node-lease-duration-seconds=40 \
+    --node-ip=127.0.0.1 --node-port="$KWOK_PORT" --server-address="127.0.0.1:$KWOK_PORT" \
+    --cidr=10.128.0.1/14 --v=WARN \
+    ${HEADROOM_KWOK_ARGS:-}
+
+  wait_for "kube-controller-manager /healthz" 60 "${COMPONENTS[@]}" -- \
+    curl -skf --max-time 2 "https://127.0.0.1:$KCM_PORT/healthz"
+  wait_for "kube-scheduler /healthz" 60 "${COMPONENTS[@]}" -- \
+    curl -skf --max-time 2 "https://127.0.0.1:$SCHED_PORT/healthz"
+  wait_for "kwok /healthz" 60 "${COMPONENTS[@]}" -- curl -sf --max-time 2 "http://127.0.0.1:$KWOK_PORT/healthz"
+  wait_for "the default ServiceAccount" 60 "${COMPONENTS[@]}" -- kc -n default get serviceaccount default
+  wait_for "the kube-root-ca.crt ConfigMap" 60 "${COMPONENTS[@]}" -- kc -n default get configmap kube-root-ca.crt
+  check_running "${COMPONENTS[@]}"
+  echo "$(now_ms)" >"$STATE/up.timestamp"
+
+  cat <<EOF
+kube-headroom test cluster is up ($K8S_VERSION, etcd $ETCD_VERSION, kwok $KWOK_VERSION) in $(secs_since "$t0") s
+  API server:   https://127.0.0.1:$API_PORT   (state and logs: $STATE)
+  use it:       export KUBECONFIG=$STATE/admin.kubeconfig PATH=$STATE/bin:\$PATH
+                kubectl get nodes,pods -A
+  fake node:    a Node annotated kwok.x-k8s.io/node=fake (see tests/cluster/README.md, mkload.sh)
+  least-priv:   $0 user-kubeconfig NAME [GROUP...]
+  stop:         $0 down
+EOF
+}
+
+# --------------------------------------------------------------------------------------- down
+stop_component() { # name: SIGTERM (SIGKILL after 10 s) the recorded process if it is ours; 1 if it survives
+  local c=$1 pid bin n=0
+  pid=$(cat "$STATE/pids/$c" 2>/dev/null || true)
+  bin=$(cat "$STATE/pids/$c.bin" 2>/dev/null || true)
+  [ -n "$pid" ] || return 0
+  pid_is_ours "$pid" "$bin" || return 0
+  kill -TERM "$pid" 2>/dev/null || true
+  while pid_alive "$pid" && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
+  if pid_alive "$pid"; then
+    log "down: $c ($pid) ignored SIGTERM for 10s; SIGKILL"
+    kill -KILL "$pid" 2>/dev/null || true
+    n=0
+    while pid_alive "$pid" && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
+  fi
+  pid_alive "$pid" && { log "down: $c (pid $pid) still runs"; return 1; }
+  log "down: stopped $c (pid $pid)"
+}
+
+cmd_down() {
+  if [ ! -d "$STATE" ]; then
+    log "down: nothing to do ($STATE does not exist)"
+    return 0
+  fi
+  # The real node first: its mounts and cgroups must go before the state dir does.
+  if [ -d "$STATE/realnode" ]; then "$HERE/realnode.sh" down || die "down: the real node did not come down"; fi
+  local i left=()
+  stop_component second-apiserver || left+=(second-apiserver)
+  for ((i = ${#COMPONENTS[@]} - 1; i >= 0; i--)); do
+    stop_component "${COMPONENTS[$i]}" || left+=("${COMPONENTS[$i]}")
+  done
+  [ ${#left[@]} -eq 0 ] || die "down: still running: ${left[*]} (state kept in $STATE)"
+  local p busy=()
+  for p in $(all_ports); do port_listening "$p" && busy+=("$p"); done
+  [ ${#busy[@]} -eq 0 ] || die "down: port(s) ${busy[*]} still listening after stopping our processes"
+  if [ -n "${HEADROOM_KEEP_LOGS:-}" ]; then
+    find "$STATE" -mindepth 1 -maxdepth 1 ! -name logs -exec rm -rf {} +
+    log "down: done (logs kept in $STATE/logs)"
+  else
+    rm -rf "$STATE"
+    log "down: done; removed $STATE"
+  fi
+}
+
+# ------------------------------------------------------------------------------------- status
+cmd_status() {
+  local c pid bin rc=0
+  if [ ! -d "$STATE/pids" ]; then
+    echo "down (no state in $STATE)"
+    return 3
+  fi
+  for c in "${COMPONENTS[@]}"; do
+    pid=$(cat "$STATE/pids/$c" 2>/dev/null || true)
+    bin=$(cat "$STATE/pids/$c.bin" 2>/dev/null || true)
+    if pid_is_ours "$pid" "$bin"; then
+      printf '%-24s running  pid %s\n' "$c" "$pid"
+    else
+      printf '%-24s DOWN     (pid %s)\n' "$c" "${pid:-?}"
+      rc=1
+    fi
+  done
+  if api_ready; then
+    printf '%-24s ready    https://127.0.0.1:%s\n' "API /readyz" "$API_PORT"
+    printf '%-24s %s nodes, %s pods\n' "objects" \
+      "$(kc get nodes --no-headers 2>/dev/null | wc -l)" "$(kc get pods -A --no-headers 2>/dev/null | wc -l)"
+  else
+    printf '%-24s NOT ready\n' "API /readyz"
+    rc=1
+  fi
+  echo "KUBECONFIG=$STATE/admin.kubeconfig"
+  return $rc
+}
+
+# For fault tests: the same command line the running API server was started with, read back
+# from /proc so that nothing about its flags is repeated here.
+cmd_restart_apiserver() {
+  local down=${1:-3} pid bin args=()
+  pid=$(cat "$STATE/pids/kube-apiserver" 2>/dev/null) || die "no API server recorded in $STATE"
+  bin=$(cat "$STATE/pids/kube-apiserver.bin")
+  pid_is_ours "$pid" "$bin" || die "the recorded API server (pid $pid) is not running"
+  mapfile -d '' -t args <"/proc/$pid/cmdline"
+  kill -KILL "$pid"
+  while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+  log "kube-apiserver killed; down for ${down}s"
+  sleep "$down"
+  setsid "${args[@]}" >>"$STATE/logs/kube-apiserver.log" 2>&1 </dev/null &
+  echo "$!" >"$STATE/pids/kube-apiserver"
+  local t0 deadline
+  t0=$(now_ms)
+  deadline=$(($(date +%s) + READY_TIMEOUT))
+  until api_ready; do
+    [ "$(date +%s)" -lt "$deadline" ] || die "kube-apiserver not ready ${READY_TIMEOUT}s after the restart"
+    sleep 0.2
+  done
+  log "kube-apiserver ready again in $(secs_since "$t0")s"
+}
+
+# For tests of what an API server flag changes (tests/e2e/e2e_watchlist.sh: WatchList=false): a
+# second kube-apiserver on the same etcd, as in an HA control plane, serving the same objects. Its
+# command line is the running one's, read back from /proc as restart-apiserver does, with another
+# --secure-port, its own audit log ($STATE/second-apiserver/audit.log) and the FLAGs added last
+# (a later flag wins). kwok, the scheduler and the controller manager stay on the first one.
+cmd_second_apiserver() {
+  local what=${1:-}
+  [ $# -eq 0 ] || shift
+  case $what in
+    up) second_apiserver_up "$@" ;;
+    down) stop_component second-apiserver || die "second-apiserver: did not stop" ;;
+    *) die "usage: cluster.sh second-apiserver up PORT [FLAG...] | down" ;;
+  esac
+}
+second_apiserver_up() {
+  local port=${1:-} pid bin a args=() out=() t0 deadline
+  [[ $port =~ ^[0-9]+$ ]] || die "usage: cluster.sh second-apiserver up PORT [FLAG...]"
+  shift
+  pid_is_ours "$(cat "$STATE/pids/second-apiserver" 2>/dev/null)" "$(cat "$STATE/pids/second-apiserver.bin" 2>/dev/null)" &&
+    die "second-apiserver: already running; run '$0 second-apiserver down' first"
+  pid=$(cat "$STATE/pids/kube-apiserver" 2>/dev/null) || die "no API server recorded in $STATE"
+  bin=$(cat "$STATE/pids/kube-apiserver.bin")
+  pid_is_ours "$pid" "$bin" || die "the recorded API server (pid $pid) is not running"
+  port_listening "$port" && die "second-apiserver: port $port on 127.0.0.1 is already in use"
+  mapfile -d '' -t args <"/proc/$pid/cmdline"
+  mkdir -p "$STATE/second-apiserver"
+  for a in "${args[@]:1}"; do
+    case $a in
+      --secure-port=*) out+=("--secure-port=$port") ;;
+      --audit-log-path=*) out+=("--audit-log-path=$STATE/second-apiserver/audit.log") ;;
+      *) out+=("$a") ;;
+    esac
+  done
+  t0=$(now_ms)
+  setsid "$bin" "${out[@]}" "$@" >"$STATE/logs/second-apiserver.log" 2>&1 </dev/null &
+  pid=$!
+  echo "$pid" >"$STATE/pids/second-apiserver"
+  echo "$bin" >"$STATE/pids/second-apiserver.bin"
+  deadline=$(($(date +%s) + READY_TIMEOUT))
+  until [ "$(curl -sS --max-time 5 --cacert "$STATE/pki/ca.crt" --cert "$STATE/pki/admin.crt" \
+    --key "$STATE/pki/admin.key" "https://127.0.0.1:$port/readyz" 2>/dev/null)" = ok ]; do
+    pid_alive "$pid" || { tail -n 25 "$STATE/logs/second-apiserver.log" >&2; die "second-apiserver exited"; }
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      stop_component second-apiserver || true
+      die "second-apiserver not ready after ${READY_TIMEOUT}s (stopped; log $STATE/logs/second-apiserver.log)"
+    fi
+    sleep 0.2
+  done
+  log "second kube-apiserver (pid $pid) ready on 127.0.0.1:$port in $(secs_since "$t0")s; audit log $STATE/second-apiserver/audit.log"
+}
+
+# For fault tests: the API server stops answering but keeps its sockets (a hung process, a
+# stalled node), unlike restart-apiserver where connections are refused.
+cmd_freeze_apiserver() {
+  local secs=${1:?usage: cluster.sh freeze-apiserver SECONDS} pid bin
+  pid=$(cat "$STATE/pids/kube-apiserver" 2>/dev/null) || die "no API server recorded in $STATE"
+  bin=$(cat "$STATE/pids/kube-apiserver.bin")
+  pid_is_ours "$pid" "$bin" || die "the recorded API server (pid $pid) is not running"
+  kill -STOP "$pid"
+  log "kube-apiserver (pid $pid) frozen for ${secs}s"
+  sleep "$secs"
+  kill -CONT "$pid"
+  log "kube-apiserver (pid $pid) thawed"
+}
+
+main() {
+  local cmd=${1:-}
+  [ $# -eq 0 ] || shift
+  case $cmd in
+    build) cmd_build ;;
+    up) cmd_up ;;
+    down) cmd_down ;;
+    status) cmd_status ;;
+    kubeconfig) echo "$STATE/admin.kubeconfig" ;;
+    env) echo "export KUBECONFIG=$STATE/admin.kubeconfig PATH=$STATE/bin:\$PATH" ;;
+    user-kubeconfig) cmd_user_kubeconfig "$@" ;;
+    serving-cert) cmd_serving_cert "$@" ;;
+    kubectl) exec "$(bin_path kubectl)" --kubeconfig "$STATE/admin.kubeconfig" "$@" ;;
+    bin) [ $# -eq 1 ] || die "usage: cluster.sh bin NAME"; echo "$(bin_path "$1")" ;;
+    restart-apiserver) cmd_restart_apiserver "$@" ;;
+    freeze-apiserver) cmd_freeze_apiserver "$@" ;;
+    audit)
+      [ "$(cat "$STATE/audit.mode" 2>/dev/null || echo on)" = on ] ||
+        die "audit: this cluster runs without an audit record (HEADROOM_AUDIT=off at up)"
+      echo "$STATE/audit.log" ;;
+    second-apiserver) cmd_second_apiserver "$@" ;;
+    real-node) exec "$HERE/realnode.sh" "$@" ;;
+    *) sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//'; [ -n "$cmd" ] && [ "$cmd" != help ] && [ "$cmd" != -h ] && exit 2; return 0 ;;
+  esac
+}
+main "$@"

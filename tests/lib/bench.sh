@@ -1,0 +1,75 @@
+# tests/lib/bench.sh — what the benchmarks against the real control plane share
+# (bench/cluster/idle.sh, bench/cluster/limits.sh, bench/cluster/scale.sh): a live HeadroomConfig,
+# a load of Burstable Deployments on fresh kwok nodes, a process's CPU
+# ticks, wakeups, write calls and memory from /proc, and the audit record's timestamps and
+# write kinds as jq definitions.
+#
+# Sourced after tests/lib/common.sh (which gives k, ROOT, CRD_FILE, $S, the
+# daemon and audit helpers), not run. Written, like lib.sh, for scripts
+# without -e.
+# shellcheck shell=bash
+
+# ------------------------------------------------------------- the config
+# bench_config: the CRD and a HeadroomConfig "cluster" with dryRun false when
+# none exists (BENCH_MADE_CONFIG=1 then; bench_unconfig deletes only that).
+# bench_config --fresh replaces whatever is there (an earlier test's rate
+# limits would change the run) and always deletes it at the end.
+BENCH_MADE_CONFIG=0
+bench_config() { # [--fresh]
+  install_crd # (tests/lib/common.sh: a CRD that does not install ends the script with a FAIL)
+  if [ "${1:-}" = --fresh ]; then k delete headroomconfig cluster --ignore-not-found >/dev/null 2>&1 || return 1; fi
+  k get headroomconfig cluster >/dev/null 2>&1 && return 0
+  printf 'apiVersion: kube-headroom.dev/v1alpha1\nkind: HeadroomConfig\nmetadata: {name: cluster}\nspec: {dryRun: false}\n' |
+    k create -f - >/dev/null || return 1
+  BENCH_MADE_CONFIG=1
+}
+bench_unconfig() {
+  [ "$BENCH_MADE_CONFIG" = 0 ] || k delete headroomconfig cluster --ignore-not-found >/dev/null 2>&1 || true
+  BENCH_MADE_CONFIG=0
+}
+
+# ------------------------------------------------------------- the load
+# bench_load PREFIX NODES PODS [MANAGED_PODS [WAIT_S]]: NODES fresh kwok
+# nodes (8 CPU) PREFIX-0.., and PODS Burstable pods (Deployments of 10,
+# limits twice the requests, no sidecars: every managed one has a target
+# elsewhere), of which MANAGED_PODS (default all) in managed namespaces
+# PREFIX-m-0.. and the rest in plain namespaces PREFIX-u-0.. (a namespace
+# per 500 pods); waits until all run, at most WAIT_S (300) each. Prints
+# mkload's last line (the time it took). bench_unload PREFIX deletes them.
+bench_load() { # prefix nodes pods [managed [wait]]
+  local pfx=$1 nodes=$2 pods=$3 managed=${4:-$3} wait_s=${5:-300}
+  local common=(--cpu 8 --replicas 10 --mix 1:0:0 --sidecar-every 0 --wait "$wait_s")
+  if [ $((pods - managed)) -gt 0 ]; then
+    "$ROOT/tests/cluster/mkload.sh" --nodes "$nodes" --node-prefix "$pfx" "${common[@]}" \
+      --workloads $(((pods - managed) / 10)) --namespaces $(((pods - managed + 499) / 500)) --ns-prefix "$pfx-u" >/dev/null || return 1
+    nodes=0
+  fi
+  "$ROOT/tests/cluster/mkload.sh" --nodes "$nodes" --node-prefix "$pfx" "${common[@]}" \
+    --workloads $((managed / 10)) --namespaces $(((managed + 499) / 500)) --managed --ns-prefix "$pfx-m" | tail -1
+  [ "${PIPESTATUS[0]}" = 0 ]
+}
+bench_unload() { # prefix
+  "$ROOT/tests/cluster/mkload.sh" --delete --ns-prefix "$1-u" --node-prefix "$1-none" >/dev/null 2>&1 || true
+  "$ROOT/tests/cluster/mkload.sh" --delete --ns-prefix "$1-m" --node-prefix "$1" >/dev/null 2>&1 || true
+}
+
+# ------------------------------------------------------------- /proc
+BENCH_HZ=$(getconf CLK_TCK)
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null; }        # utime + stime of PID
+wakeups() { # voluntary context switches of all PID's threads
+  cat /proc/"$1"/task/*/status 2>/dev/null | awk '$1 == "voluntary_ctxt_switches:" {s += $2} END {print s + 0}'
+}
+io_count() { awk -v f="$2:" '$1 == f {print $2}' "/proc/$1/io" 2>/dev/null; } # PID FIELD (syscw: write calls, wchar)
+proc_kb() { awk -v f="$2:" '$1 == f {print $2}' "/proc/$1/status" 2>/dev/null; } # PID FIELD (VmRSS, VmHWM)
+ticks_s() { awk -v t="$1" -v hz="$BENCH_HZ" 'BEGIN {printf "%.2f", t / hz}'; }   # ticks -> "1.23"
+loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+
+# ------------------------------------------------------------- the audit record
+# jq definitions: t (an audit timestamp, "2026-12-01T17:20:00.123456Z", in
+# seconds since the epoch) and kind (a write of the controller: resize,
+# annotation, event, other).
+JQ_T='def t: (sub("\\.[0-9]+Z$"; "Z") | fromdate) + ((capture("\\.(?<f>[0-9]+)Z$").f // "0") | "0." + . | tonumber);'
+JQ_KIND='def kind: if .objectRef.resource == "pods" and .objectRef.subresource == "resize" then "resize"
+  elif .objectRef.resource == "pods" and (.objectRef.subresource // "") == "" and .verb == "patch" then "annotation"
+  elif .objectRef.resource == "events" then "event" else "other" end;'
+

@@ -1,0 +1,87 @@
+# realnode_lib.sh — what the real-node end-to-end scripts (e2e_realnode_*.sh) share, on top of
+# lib.sh: the real node's names (cluster.sh real-node env), burner pods that land only there, and
+# reading a container's CFS quota, CPU usage and throttling straight from its cgroup (cgroup v1:
+# cpu and cpuacct hierarchies under the node's own cgroup root). Sourced after lib.sh.
+# shellcheck shell=bash
+eval "$("$CLUSTER" real-node env)"
+REAL_CG_CPU=/sys/fs/cgroup/cpu$REAL_CGROUP_ROOT
+REAL_CG_CPUACCT=/sys/fs/cgroup/cpuacct$REAL_CGROUP_ROOT
+
+require_real_node() {
+  require_cluster
+  [ "$(k get node "$REAL_NODE" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ] \
+    || { echo "FAIL  real node $REAL_NODE is not Ready (tests/cluster/cluster.sh real-node up)"; echo "0 passed, 1 failed"; exit 1; }
+}
+
+# burner_pod ns name cpu-request [cpu-limit] [threads] [kind: Pod|Job]: a burner that tolerates the
+# real node's taint and selects it; threads default 2 (it can use the whole machine).
+burner_pod() {
+  local ns=$1 name=$2 req=$3 lim=${4:-} threads=${5:-2} limits=""
+  [ -z "$lim" ] || limits="limits: {cpu: \"$lim\", memory: 64Mi}"
+  k apply -f - >/dev/null <<POD
+apiVersion: v1
+kind: Pod
+metadata: {name: $name, namespace: $ns}
+spec:
+$(burner_spec "$req" "$limits" "$threads")
+POD
+}
+burner_spec() { # request limits-line threads: the pod spec body (2-space indented)
+  cat <<SPEC
+  nodeSelector: {$REAL_TAINT: "true"}
+  tolerations: [{key: $REAL_TAINT, operator: Exists, effect: NoSchedule}]
+  automountServiceAccountToken: false
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: app
+    image: $REAL_BURNER
+    imagePullPolicy: Never
+    args: ["$3"]
+    resources:
+      requests: {cpu: "$1", memory: 32Mi}
+      $2
+SPEC
+}
+
+container_id() { # ns pod -> the container's runtime ID (no scheme)
+  local id
+  id=$(k -n "$1" get pod "$2" -o jsonpath='{.status.containerStatuses[0].containerID}')
+  echo "${id#containerd://}"
+}
+restart_count() { k -n "$1" get pod "$2" -o jsonpath='{.status.containerStatuses[0].restartCount}'; }
+# cg_dir hierarchy-root ns pod: the container's cgroup directory, found through the pod's UID and
+# the container ID under the node's cgroup root (kubepods[/burstable|/besteffort]/pod<uid>/<id>).
+cg_dir() {
+  local root=$1 uid cid d
+  uid=$(k -n "$2" get pod "$3" -o jsonpath='{.metadata.uid}')
+  cid=$(container_id "$2" "$3")
+  [ -n "$uid" ] && [ -n "$cid" ] || return 1
+  d=$(find "$root/kubepods" -maxdepth 3 -type d -name "pod$uid" 2>/dev/null | head -1)
+  [ -n "$d" ] && [ -d "$d/$cid" ] || return 1
+  echo "$d/$cid"
+}
+cg_quota() { cat "$(cg_dir "$REAL_CG_CPU" "$1" "$2")/cpu.cfs_quota_us"; }       # ns pod -> µs per period
+cg_period() { cat "$(cg_dir "$REAL_CG_CPU" "$1" "$2")/cpu.cfs_period_us"; }
+cg_usage() { cat "$(cg_dir "$REAL_CG_CPUACCT" "$1" "$2")/cpuacct.usage"; }      # ns pod -> ns of CPU
+cg_throttled() { awk '$1 == "nr_throttled" {print $2}' "$(cg_dir "$REAL_CG_CPU" "$1" "$2")/cpu.stat"; }
+cg_throttled_ns() { awk '$1 == "throttled_time" {print $2}' "$(cg_dir "$REAL_CG_CPU" "$1" "$2")/cpu.stat"; }
+quota_is() { [ "$(cg_quota "$1" "$2" 2>/dev/null)" = "$3" ]; }                  # ns pod µs
+# millicores -> the quota the kubelet writes for it (period 100 ms; 1m = 100 µs)
+quota_of_milli() { echo $(($1 * 100)); }
+milli() { # a CPU quantity ("1500m", "2", "0.5") -> millicores
+  case $1 in
+    *m) echo "${1%m}" ;;
+    *) awk -v q="$1" 'BEGIN {printf "%d\n", q * 1000 + 0.5}' ;;
+  esac
+}
+
+# The machine's idle CPU over SECONDS, in millicores, from /proc/stat (idle + iowait jiffies):
+# what "the CPU the machine can give" a new burner is at most, with other load running.
+machine_idle_milli() {
+  local s=$1 a b hz
+  hz=$(getconf CLK_TCK)
+  a=$(awk '/^cpu / {print $5 + $6}' /proc/stat)
+  sleep "$s"
+  b=$(awk '/^cpu / {print $5 + $6}' /proc/stat)
+  echo $(((b - a) * 1000 / hz / s))
+}
