@@ -1,78 +1,84 @@
 #!/usr/bin/env bash
-# test.sh — the one command that passes the tests on a new machine.
+# test.sh — the one command that passes the tests on a new machine, by tier.
 #
-#   scripts/test.sh            everything: unit, property, golden, the same
-#                              suites under ASan+UBSan, bounded fuzz runs, the
-#                              runtime image (built and run in a container),
-#                              and the end-to-end tests on a real control plane
-#                              (simulated nodes, and one real node: kubelet,
-#                              containerd, runc)
-#   scripts/test.sh --quick    the same without the image and the control
-#                              plane (a developer's inner loop; CI never uses it)
+#   scripts/test.sh                    every tier, as CI runs it
+#   scripts/test.sh --tier T [--tier T ...]   only those tiers (also --tier unit,fuzz)
+#   scripts/test.sh --only NAME        one CTest test with its fixtures (the cluster brought up and
+#                                      down around it as CTest does), e.g. --only e2e_controller,
+#                                      --only e2e_outcomes@v1.35.4, --only test_policy
+#   scripts/test.sh --list             the tiers, and every test --only can name
 #
-# It installs what it needs (scripts/setup.sh, then the pinned control plane
-# through tests/cluster/cluster.sh build, cached outside the checkout).
+# The tiers (what each proves and how long it takes: tests/README.md):
+#   unit      style and structure checks; the release build; unit, property, golden, server and
+#             docs tests; the stress program
+#   sanitize  the same tests under ASan+UBSan, and the unit tests and the stress program under
+#             ThreadSanitizer
+#   fuzz      every parser fuzzed for HR_FUZZ_SECONDS (20) from a fixed seed
+#   image     the runtime image built without a registry and run in a container with no network
+#   e2e       the end-to-end suite on a real control plane of the pinned Kubernetes version
+#             (simulated nodes and one real node), the policy scenarios, the benchmarks' CI-sized
+#             runs, and the integration programs under ThreadSanitizer
+#   matrix    the core of the end-to-end suite on every other supported Kubernetes version
+#             (tests/cluster/versions.env K8S_MATRIX), each on a cluster of its own
+# e2e and matrix run in one CTest run, side by side.
+#
+# It installs what it needs (scripts/setup.sh; the control plane through tests/cluster/cluster.sh
+# build, cached by version outside the checkout, built beside the C steps).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-quick=0
-for a in "$@"; do
-  case "$a" in
-    --quick) quick=1 ;;
-    *) echo "usage: scripts/test.sh [--quick]" >&2; exit 2 ;;
+ALL_TIERS=(unit sanitize fuzz image e2e matrix)
+usage() {
+  echo "usage: scripts/test.sh [--tier unit|sanitize|fuzz|image|e2e|matrix]... [--only NAME] [--list]" >&2
+  exit 2
+}
+tiers=() only="" list=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    --tier) [ $# -ge 2 ] || usage; IFS=, read -r -a t <<<"$2"; tiers+=("${t[@]}"); shift 2 ;;
+    --tier=*) IFS=, read -r -a t <<<"${1#--tier=}"; tiers+=("${t[@]}"); shift ;;
+    --only) [ $# -ge 2 ] || usage; only=$2; shift 2 ;;
+    --only=*) only=${1#--only=}; shift ;;
+    --list) list=1; shift ;;
+    *) usage ;;
   esac
 done
+for t in "${tiers[@]}"; do
+  case " ${ALL_TIERS[*]} " in *" $t "*) ;; *) echo "test.sh: no tier '$t' (tiers: ${ALL_TIERS[*]})" >&2; exit 2 ;; esac
+done
+[ -z "$only" ] || [ ${#tiers[@]} -eq 0 ] || { echo "test.sh: --only and --tier do not mix" >&2; exit 2; }
+[ ${#tiers[@]} -gt 0 ] || tiers=("${ALL_TIERS[@]}")
+want() { [ -z "$only" ] && case " ${tiers[*]} " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
-step() { printf '\n==> %s\n' "$*"; }
 jobs=$(nproc 2>/dev/null || echo 2)
 : "${HR_FUZZ_SECONDS:=20}"
 : "${HR_FUZZ_SEED:=1}" # fixed: the same tree gets the same verdict (0 = a random seed)
+# Tests on different clusters (the main one, each matrix version's) run side by side; on one
+# cluster the locks of tests/e2e/CMakeLists.txt keep apart what must be.
+: "${HR_E2E_JOBS:=3}"
 
-step "installing build dependencies"
-scripts/setup.sh
-
-# The pinned control plane and kubelet (tests/cluster/cluster.sh build) take tens of minutes on a
-# cold machine and nothing before the end-to-end step needs them, so they build beside the C steps
-# (which leave a core idle while fuzzing and testing), in their own process group so a failed run
-# stops them; the end-to-end step waits for them. Warm, this is a no-op that compares stamps.
-cp_pid=""
-cp_log=""
-stop_cp_build() { [ -z "$cp_pid" ] || kill -TERM -- "-$cp_pid" 2>/dev/null || true; }
-if [ "$quick" -eq 0 ]; then
-  cp_log=$(mktemp /tmp/headroom-cp-build.XXXXXX)
-  setsid -w tests/cluster/cluster.sh build >"$cp_log" 2>&1 &
-  cp_pid=$!
-  trap stop_cp_build EXIT
-fi
+t_start=$(date +%s)
+t_step=$t_start
+times=()
+step() {
+  local now
+  now=$(date +%s)
+  [ -z "${step_name:-}" ] || times+=("$(printf '%-58s %5d s' "$step_name" $((now - t_step)))")
+  step_name=$*
+  t_step=$now
+  [ -z "$*" ] || printf '\n==> %s\n' "$*"
+}
+summary() {
+  step ""
+  printf '\n==> times (tiers: %s)\n' "${only:+--only $only}${only:-${tiers[*]}}"
+  printf '%s\n' "${times[@]}"
+  printf '%-58s %5d s\n' "total" $(($(date +%s) - t_start))
+}
 
 configure() { # dir, extra cmake args...
   local dir=$1; shift
   cmake -S . -B "$dir" -G Ninja -Wno-dev "$@" >/dev/null
 }
-
-configure build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo
-
-# Before anything is built: a formatting difference, a clang-tidy finding,
-# an include that points up the layer order or a header declaring what its
-# own .c does not define fails the run here. All run, each with its own
-# message, so one run shows every problem; each also runs alone. Tidy reads
-# build/release/compile_commands.json, which configuring just wrote.
-step "style and structure checks: format, layers, headers, file size, clang-tidy"
-checks_failed=()
-scripts/checks/format.sh || checks_failed+=(check-format)
-scripts/checks/layers.sh || checks_failed+=(check-layers)
-scripts/checks/headers.sh || checks_failed+=(check-headers)
-scripts/checks/size.sh || checks_failed+=(check-size)
-HR_TIDY_JOBS=$jobs scripts/checks/tidy.sh build/release || checks_failed+=(check-tidy)
-if [ "${#checks_failed[@]}" -gt 0 ]; then
-  echo "style and structure checks failed: ${checks_failed[*]}"
-  exit 1
-fi
-
-step "building: release (gcc), sanitizers (clang ASan+UBSan), fuzzers (clang libFuzzer)"
-configure build/asan -DCMAKE_BUILD_TYPE=Debug -DHR_SANITIZE=ON -DCMAKE_C_COMPILER=clang-14
-configure build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHR_FUZZ=ON -DCMAKE_C_COMPILER=clang-14 \
-  -DHR_FUZZ_SECONDS="$HR_FUZZ_SECONDS" -DHR_FUZZ_SEED="$HR_FUZZ_SEED"
 build() { # dir [targets...]: quiet when it works, the errors when it does not
   local dir=$1; shift
   if ! ninja -C "$dir" -j "$jobs" "$@" >"$dir/ninja.log" 2>&1; then
@@ -81,65 +87,140 @@ build() { # dir [targets...]: quiet when it works, the errors when it does not
     exit 1
   fi
 }
-build build/release
-build build/asan
-build build/fuzz fuzzers
-
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+TSAN_ENV=(env "TSAN_OPTIONS=halt_on_error=1 exitcode=66 second_deadlock_stack=1")
 
-step "unit, property and golden tests (release)"
-ctest --test-dir build/release -LE 'e2e|fuzz' --output-on-failure -j "$jobs"
-
-step "unit, property and golden tests under ASan+UBSan"
-ctest --test-dir build/asan -LE 'e2e|fuzz' --output-on-failure -j "$jobs"
-
-# ThreadSanitizer (its own build: it cannot share a process with ASan):
-# the unit tests and the stress program (tests/stress/: the real controller
-# fed by real watch threads under churn). Any race fails the step.
-step "unit tests and the stress program under ThreadSanitizer"
-configure build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHR_TSAN=ON -DCMAKE_C_COMPILER=clang-14
-build build/tsan
-TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1" \
-  ctest --test-dir build/tsan -L 'unit|stress' --output-on-failure -j "$jobs"
-
-step "fuzzing each parser for ${HR_FUZZ_SECONDS}s (seed ${HR_FUZZ_SEED})"
-ctest --test-dir build/fuzz -L fuzz --output-on-failure
-
-if [ "$quick" -eq 1 ]; then
-  echo "quick run: the runtime image and the end-to-end tests on the control plane not run"
+if [ "$list" -eq 1 ]; then
+  configure build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  echo "tiers: ${ALL_TIERS[*]}"
+  echo "tests (--only NAME):"
+  ctest --test-dir build/release -N | sed -n 's/^ *Test *#[0-9]*: /  /p'
   exit 0
 fi
 
-# The image users install (issue 13): built with no registry from Debian's
-# packages, imported into a containerd of its own as a node would, then run
-# with no network and a read-only root as 65532; prints its size.
-step "runtime image: built without a registry, run in a container with no network"
-scripts/release/image.sh
+step "installing build dependencies"
+scripts/setup.sh
 
-step "building the pinned control plane and the real node's kubelet (cached; a no-op when warm; began beside the C steps)"
-t_wait=$(date +%s)
-cp_rc=0
-wait "$cp_pid" || cp_rc=$?
-cp_pid=""
-cat "$cp_log"
-rm -f "$cp_log"
-echo "waited $(($(date +%s) - t_wait)) s here for the control-plane build"
-if [ "$cp_rc" -ne 0 ]; then
-  echo "building the control plane failed (exit $cp_rc)"
-  exit 1
+# The control plane (and the real node's kubelet) take tens of minutes to build on a cold machine
+# and nothing before the end-to-end step needs them, so they build beside the C steps (which leave
+# a core idle while fuzzing and testing), in their own process group so a failed run stops them;
+# the end-to-end step waits for them. Warm, this is a no-op that compares stamps.
+cp_pid="" cp_log="" cp_need=0 cp_args=()
+if [ -n "$only" ]; then
+  case $only in e2e_* | it_* | bench_* | cluster_* | k8s-*) cp_need=1 ;; esac
+  case $only in *@* | k8s-*) cp_args=(--matrix) ;; esac
+else
+  want e2e && cp_need=1
+  want matrix && { cp_need=1; cp_args=(--matrix); }
+fi
+if [ "$cp_need" -eq 1 ]; then
+  cp_log=$(mktemp /tmp/headroom-cp-build.XXXXXX)
+  setsid -w tests/cluster/cluster.sh build "${cp_args[@]}" >"$cp_log" 2>&1 &
+  cp_pid=$!
+  trap '[ -z "$cp_pid" ] || kill -TERM -- "-$cp_pid" 2>/dev/null || true' EXIT
+fi
+wait_cp() {
+  step "the control plane's build (cached by version; began beside the C steps)"
+  local rc=0
+  wait "$cp_pid" || rc=$?
+  cp_pid=""
+  cat "$cp_log"
+  rm -f "$cp_log"
+  [ "$rc" -eq 0 ] || { echo "building the control plane failed (exit $rc)"; exit 1; }
+}
+
+configure build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+if [ -n "$only" ]; then
+  ctest --test-dir build/release -N -R "^${only}\$" | grep -q "^ *Test *#" ||
+    { echo "test.sh: no test named '$only' (scripts/test.sh --list)"; exit 2; }
+  step "building: release"
+  build build/release
+  [ "$cp_need" -eq 0 ] || wait_cp
+  step "$only, with its fixtures"
+  rc=0
+  ctest --test-dir build/release -R "^${only}\$" --output-on-failure || rc=$?
+  summary
+  exit $rc
 fi
 
-# e2e_soak is the longest (5 minutes of pod churn: the controller's RSS
-# growth after warm-up against its 2 MB budget, design §16). The real node
-# (tests/cluster/realnode.sh) is up only around e2e_realnode_* (CTest
-# fixture realnode), and its teardown is checked (realnode_down_clean).
-step "end-to-end tests on a real kube-apiserver with simulated nodes and one real node"
-ctest --test-dir build/release -L e2e --output-on-failure
+if want unit; then
+  # Before anything is built: a formatting difference, a clang-tidy finding, an include that points
+  # up the layer order, a header declaring what its own .c does not define, a name defined twice,
+  # the test tree's shape or a commit subject over 72 characters fails the run here. All run, each
+  # with its own message, so one run shows every problem; each also runs alone (scripts/checks/).
+  step "style and structure checks: scripts/checks/"
+  checks_failed=()
+  for c in format layers headers size names tree commits; do
+    [ -x "scripts/checks/$c.sh" ] || continue
+    "scripts/checks/$c.sh" || checks_failed+=("$c")
+  done
+  HR_TIDY_JOBS=$jobs scripts/checks/tidy.sh build/release || checks_failed+=(tidy)
+  if [ "${#checks_failed[@]}" -gt 0 ]; then
+    echo "style and structure checks failed: ${checks_failed[*]}"
+    exit 1
+  fi
+fi
 
-# The integration programs (tests/integration/) need the API server, so
-# they run under ThreadSanitizer here; ctest brings the cluster fixture up
-# and down around them.
-step "integration programs under ThreadSanitizer on the real kube-apiserver"
-TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1" \
-  ctest --test-dir build/tsan -R '^it_' --output-on-failure
+step "building: release (gcc)"
+build build/release
+
+if want unit; then
+  step "unit: unit, property, golden, server and docs tests, the stress program (release)"
+  ctest --test-dir build/release -LE 'e2e|matrix|fuzz' --output-on-failure -j "$jobs"
+fi
+
+if want sanitize; then
+  step "sanitize: building with ASan+UBSan (clang)"
+  configure build/asan -DCMAKE_BUILD_TYPE=Debug -DHR_SANITIZE=ON -DCMAKE_C_COMPILER=clang-14
+  build build/asan
+  step "sanitize: the unit tier under ASan+UBSan"
+  ctest --test-dir build/asan -LE 'e2e|matrix|fuzz' --output-on-failure -j "$jobs"
+  # ThreadSanitizer (its own build: it cannot share a process with ASan): the unit tests and the
+  # stress program (tests/stress/: the real controller fed by real watch threads under churn).
+  step "sanitize: building with ThreadSanitizer (clang)"
+  configure build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHR_TSAN=ON -DCMAKE_C_COMPILER=clang-14
+  build build/tsan
+  step "sanitize: unit tests and the stress program under ThreadSanitizer"
+  "${TSAN_ENV[@]}" ctest --test-dir build/tsan -L 'unit|stress' --output-on-failure -j "$jobs"
+fi
+
+if want fuzz; then
+  step "fuzz: building the fuzzers (clang libFuzzer)"
+  configure build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHR_FUZZ=ON -DCMAKE_C_COMPILER=clang-14 \
+    -DHR_FUZZ_SECONDS="$HR_FUZZ_SECONDS" -DHR_FUZZ_SEED="$HR_FUZZ_SEED"
+  build build/fuzz fuzzers
+  step "fuzz: each parser for ${HR_FUZZ_SECONDS}s (seed ${HR_FUZZ_SEED})"
+  ctest --test-dir build/fuzz -L fuzz --output-on-failure
+fi
+
+if want image; then
+  # The image users install: built with no registry from Debian's packages, imported into a
+  # containerd of its own as a node would, then run with no network and a read-only root as 65532.
+  step "image: built without a registry, run in a container with no network"
+  scripts/release/image.sh
+fi
+
+if want e2e || want matrix; then
+  wait_cp
+  labels=()
+  want e2e && labels+=(e2e)
+  want matrix && labels+=(matrix)
+  # The real node is up only around e2e_realnode_* (fixture cluster-realnode), and its teardown is
+  # checked (cluster_realnode_down_clean).
+  step "$(IFS=+; echo "${labels[*]}"): the end-to-end suite on real control planes (-j $HR_E2E_JOBS)"
+  ctest --test-dir build/release -L "^($(IFS='|'; echo "${labels[*]}"))\$" --output-on-failure -j "$HR_E2E_JOBS"
+fi
+
+if want e2e; then
+  # The integration programs need the API server, so they run under ThreadSanitizer here; ctest
+  # brings the cluster up and down around them.
+  step "e2e: the integration programs under ThreadSanitizer on the real API server"
+  [ -f build/tsan/build.ninja ] ||
+    configure build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHR_TSAN=ON -DCMAKE_C_COMPILER=clang-14
+  build build/tsan
+  "${TSAN_ENV[@]}" ctest --test-dir build/tsan -R '^it_' --output-on-failure
+fi
+
+summary
