@@ -2,7 +2,7 @@
  * fuzz_kubeconfig.c — libFuzzer target for kubeconfig resolution
  * (kube/config/kubeconfig.h), which reads YAML written by people and by tools.
  *
- * Files named in the input are never opened (HR_KCONFIG_NO_FILES): the
+ * Files named in the input are never opened (HR_KUBECONFIG_NO_FILES): the
  * fuzzer would otherwise read /dev/stdin or a FIFO it names and hang. The
  * input is resolved twice, with current-context and with a fixed context
  * name, so both lookup paths run. For an accepted input the result must be
@@ -17,7 +17,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void check(const hr_kconfig *c)
+static void check(const hr_kubeconfig *c)
 {
     if (!c->server)
         abort();
@@ -49,12 +49,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         memcpy(s, data, size);
     const char *contexts[] = {NULL, "x"};
     for (int i = 0; i < 2; i++) {
-        hr_kconfig *c = NULL;
+        hr_kubeconfig *c = NULL;
         hr_err e;
-        if (hr_kconfig_parse(s, size, "fuzz", "/nonexistent", contexts[i], HR_KCONFIG_NO_FILES, &c,
-                             &e) == HR_OK) {
+        if (hr_kubeconfig_parse(s, size, "fuzz", "/nonexistent", contexts[i],
+                                HR_KUBECONFIG_NO_FILES, &c, &e) == HR_OK) {
             check(c);
-            hr_kconfig_free(c);
+            hr_kubeconfig_free(c);
         } else if (c != NULL || e.msg[0] == '\0') {
             abort(); /* an error always says something and returns nothing */
         }

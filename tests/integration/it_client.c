@@ -174,16 +174,16 @@ static int setup(void **state)
     snprintf(g_crb, sizeof g_crb, "hr-it-view-%d", pid);
 
     /* The CA and server for the kubeconfigs we write, from the admin one. */
-    hr_kconfig *k = NULL;
+    hr_kubeconfig *k = NULL;
     hr_err e = {0};
-    if (hr_kconfig_load(NULL, &k, &e) != HR_OK) {
+    if (hr_kubeconfig_load(NULL, &k, &e) != HR_OK) {
         fprintf(stderr, "it_client: %s\n", e.msg);
         return -1;
     }
     g_ca_b64 = malloc(hr_b64_enc_len(k->ca_len) + 1);
     hr_b64_encode(k->ca, k->ca_len, g_ca_b64);
     g_server = strdup(k->server);
-    hr_kconfig_free(k);
+    hr_kubeconfig_free(k);
 
     g_admin = client_for(NULL, "it-client/1");
     char body[2048];
@@ -974,14 +974,14 @@ static void test_in_cluster_config(void **state)
              dir ? dir : "/tmp/kube-headroom-cluster", sa);
     assert_int_equal(system(cmd), 0);
     const char *port = strrchr(g_server, ':') + 1;
-    hr_kconfig_opts ko = {.env_kubeconfig = path_of("no-such-kubeconfig"),
-                          .home = g_dir,
-                          .sa_dir = sa,
-                          .svc_host = "127.0.0.1",
-                          .svc_port = port};
-    hr_kconfig *cfg = NULL;
+    hr_kubeconfig_opts ko = {.env_kubeconfig = path_of("no-such-kubeconfig"),
+                             .home = g_dir,
+                             .sa_dir = sa,
+                             .svc_host = "127.0.0.1",
+                             .svc_port = port};
+    hr_kubeconfig *cfg = NULL;
     hr_err e;
-    if (hr_kconfig_load(&ko, &cfg, &e) != HR_OK)
+    if (hr_kubeconfig_load(&ko, &cfg, &e) != HR_OK)
         fail_msg("in-cluster config: %s", e.msg);
     assert_true(cfg->in_cluster);
     hr_kclient *c = NULL;

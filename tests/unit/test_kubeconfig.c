@@ -105,11 +105,11 @@ static const char *BASIC = "apiVersion: v1\n"
                            "    cluster: c2\n"
                            "    user: u2\n";
 
-static hr_kconfig *parse_ok(const char *y, const char *ctx)
+static hr_kubeconfig *parse_ok(const char *y, const char *ctx)
 {
-    hr_kconfig *c = NULL;
+    hr_kubeconfig *c = NULL;
     hr_err e = {0};
-    hr_status st = hr_kconfig_parse(y, strlen(y), "t.yaml", g_dir, ctx, 0, &c, &e);
+    hr_status st = hr_kubeconfig_parse(y, strlen(y), "t.yaml", g_dir, ctx, 0, &c, &e);
     if (st != HR_OK)
         fail_msg("parse failed: %s", e.msg);
     return c;
@@ -117,11 +117,11 @@ static hr_kconfig *parse_ok(const char *y, const char *ctx)
 
 static void parse_fails(const char *y, const char *ctx, const char *want_substr)
 {
-    hr_kconfig *c = NULL;
+    hr_kubeconfig *c = NULL;
     hr_err e = {0};
-    hr_status st = hr_kconfig_parse(y, strlen(y), "t.yaml", g_dir, ctx, 0, &c, &e);
+    hr_status st = hr_kubeconfig_parse(y, strlen(y), "t.yaml", g_dir, ctx, 0, &c, &e);
     if (st == HR_OK) {
-        hr_kconfig_free(c);
+        hr_kubeconfig_free(c);
         fail_msg("parse succeeded, wanted an error containing \"%s\"", want_substr);
     }
     assert_null(c);
@@ -134,7 +134,7 @@ static void parse_fails(const char *y, const char *ctx, const char *want_substr)
 static void test_basic_current_context(void **state)
 {
     (void)state;
-    hr_kconfig *c = parse_ok(BASIC, NULL);
+    hr_kubeconfig *c = parse_ok(BASIC, NULL);
     assert_string_equal(c->context, "dev");
     assert_string_equal(c->cluster_name, "c1");
     assert_string_equal(c->user_name, "u1");
@@ -148,20 +148,20 @@ static void test_basic_current_context(void **state)
     assert_memory_equal(c->key, "-----BEGIN PRIVATE KEY-----\nKEY\n", c->key_len);
     assert_null(c->token);
     assert_null(c->exec);
-    hr_kconfig_free(c);
+    hr_kubeconfig_free(c);
 }
 
 static void test_explicit_context(void **state)
 {
     (void)state;
-    hr_kconfig *c = parse_ok(BASIC, "other");
+    hr_kubeconfig *c = parse_ok(BASIC, "other");
     assert_string_equal(c->server, "https://10.0.0.1:443"); /* bare host: https */
     assert_true(c->insecure);
     assert_null(c->ca);
     assert_string_equal(c->token, "abc.def");
     assert_string_equal(c->ns, "default");
     assert_null(c->cert);
-    hr_kconfig_free(c);
+    hr_kubeconfig_free(c);
     parse_fails(BASIC, "nope", "context \"nope\" not found");
 
     /* Single-quoted scalars: '' escapes and line folding (decoded by us,
@@ -172,7 +172,7 @@ static void test_explicit_context(void **state)
                  "      two  \n      three'\n",
                  NULL);
     assert_string_equal(c->token, "it''s''''''\ntwo three");
-    hr_kconfig_free(c);
+    hr_kubeconfig_free(c);
 }
 
 static void test_errors_name_field(void **state)
@@ -265,21 +265,21 @@ static void test_files_relative_to_kubeconfig(void **state)
         "users:\n- name: u\n  user: {client-certificate: c.crt, client-key: c.key,"
         " tokenFile: tok}\n",
         0600);
-    hr_kconfig_opts o = {.kubeconfig = path_of("rel.yaml")};
-    hr_kconfig *c = NULL;
+    hr_kubeconfig_opts o = {.kubeconfig = path_of("rel.yaml")};
+    hr_kubeconfig *c = NULL;
     hr_err e = {0};
-    if (hr_kconfig_load(&o, &c, &e) != HR_OK)
+    if (hr_kubeconfig_load(&o, &c, &e) != HR_OK)
         fail_msg("%s", e.msg);
     assert_memory_equal(c->ca, "-----BEGIN CERTIFICATE-----\nFILECA\n", c->ca_len);
     assert_memory_equal(c->cert, "CRT-FILE", 8);
     assert_memory_equal(c->key, "KEY-FILE", 8);
     assert_string_equal(c->token_file, path_of("tok"));
     assert_non_null(strstr(c->origin, "rel.yaml"));
-    hr_kconfig_free(c);
+    hr_kubeconfig_free(c);
 
     /* An explicit --kubeconfig that does not exist is an error. */
     o.kubeconfig = path_of("missing.yaml");
-    assert_int_not_equal(hr_kconfig_load(&o, &c, &e), HR_OK);
+    assert_int_not_equal(hr_kubeconfig_load(&o, &c, &e), HR_OK);
     assert_non_null(strstr(e.msg, "missing.yaml"));
 }
 
@@ -304,28 +304,28 @@ static void test_merge_first_wins(void **state)
     char env[1200];
     snprintf(env, sizeof env, "%s::%s:%s:%s", path_of("missing.yaml"), path_of("a.yaml"),
              path_of("b.yaml"), path_of("a.yaml"));
-    hr_kconfig_opts o = {.env_kubeconfig = env, .no_in_cluster = true};
-    hr_kconfig *c = NULL;
+    hr_kubeconfig_opts o = {.env_kubeconfig = env, .no_in_cluster = true};
+    hr_kubeconfig *c = NULL;
     hr_err e = {0};
-    if (hr_kconfig_load(&o, &c, &e) != HR_OK)
+    if (hr_kubeconfig_load(&o, &c, &e) != HR_OK)
         fail_msg("%s", e.msg);
     assert_string_equal(c->context, "y");
     assert_string_equal(c->server, "https://from-a");
     assert_false(c->insecure); /* whole entry from a: b's fields do not leak in */
     assert_string_equal(c->token, "tok-b");
     assert_non_null(strstr(c->origin, "a.yaml:"));
-    hr_kconfig_free(c);
+    hr_kubeconfig_free(c);
 
     o.context = "z";
-    if (hr_kconfig_load(&o, &c, &e) != HR_OK)
+    if (hr_kubeconfig_load(&o, &c, &e) != HR_OK)
         fail_msg("%s", e.msg);
     assert_string_equal(c->server, "https://d-from-b");
     assert_string_equal(c->ns, "zz");
-    hr_kconfig_free(c);
+    hr_kubeconfig_free(c);
 
     /* Nothing found and no in-cluster: a clear error. */
-    hr_kconfig_opts none = {.env_kubeconfig = path_of("missing.yaml"), .no_in_cluster = true};
-    assert_int_equal(hr_kconfig_load(&none, &c, &e), HR_E_NOTFOUND);
+    hr_kubeconfig_opts none = {.env_kubeconfig = path_of("missing.yaml"), .no_in_cluster = true};
+    assert_int_equal(hr_kubeconfig_load(&none, &c, &e), HR_E_NOTFOUND);
     assert_non_null(strstr(e.msg, "no kubeconfig found"));
 
     /* $HOME/.kube/config when $KUBECONFIG is unset. */
@@ -336,11 +336,11 @@ static void test_merge_first_wins(void **state)
              "current-context: y\ncontexts:\n- name: y\n  context: {cluster: c}\n"
              "clusters:\n- name: c\n  cluster: {server: 'https://home'}\n",
              0600);
-    hr_kconfig_opts home = {.env_kubeconfig = "", .home = g_dir, .no_in_cluster = true};
-    if (hr_kconfig_load(&home, &c, &e) != HR_OK)
+    hr_kubeconfig_opts home = {.env_kubeconfig = "", .home = g_dir, .no_in_cluster = true};
+    if (hr_kubeconfig_load(&home, &c, &e) != HR_OK)
         fail_msg("%s", e.msg);
     assert_string_equal(c->server, "https://home");
-    hr_kconfig_free(c);
+    hr_kubeconfig_free(c);
 }
 
 static void test_in_cluster(void **state)
@@ -352,13 +352,13 @@ static void test_in_cluster(void **state)
     put_file("sa/token", "sa-token-1\n", 0600);
     put_file("sa/ca.crt", "-----BEGIN CERTIFICATE-----\nINCLUSTER\n", 0600);
     put_file("sa/namespace", "headroom-system", 0600);
-    hr_kconfig_opts o = {.env_kubeconfig = path_of("missing.yaml"),
-                         .sa_dir = sa,
-                         .svc_host = "fd00::1",
-                         .svc_port = "443"};
-    hr_kconfig *c = NULL;
+    hr_kubeconfig_opts o = {.env_kubeconfig = path_of("missing.yaml"),
+                            .sa_dir = sa,
+                            .svc_host = "fd00::1",
+                            .svc_port = "443"};
+    hr_kubeconfig *c = NULL;
     hr_err e = {0};
-    if (hr_kconfig_load(&o, &c, &e) != HR_OK)
+    if (hr_kubeconfig_load(&o, &c, &e) != HR_OK)
         fail_msg("%s", e.msg);
     assert_true(c->in_cluster);
     assert_string_equal(c->server, "https://[fd00::1]:443");
@@ -401,10 +401,10 @@ static void test_in_cluster(void **state)
     assert_string_equal(s.authorization, "Bearer sa-token-2");
     hr_kcred_snap_free(&s);
     hr_kcred_destroy(&cr);
-    hr_kconfig_free(c);
+    hr_kubeconfig_free(c);
 
     /* No token: in-cluster config fails clearly. */
-    assert_int_not_equal(hr_kconfig_load(&o, &c, &e), HR_OK);
+    assert_int_not_equal(hr_kubeconfig_load(&o, &c, &e), HR_OK);
     assert_non_null(strstr(e.msg, "token"));
 }
 
@@ -508,7 +508,7 @@ static const char *PLUGIN =
     "printf '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\","
     "\"status\":{\"token\":\"tok-%s\",\"expirationTimestamp\":\"%s\"}}' \"$n\" \"$EXP\"\n";
 
-static hr_kconfig *exec_config(const char *exp, const char *cmd)
+static hr_kubeconfig *exec_config(const char *exp, const char *cmd)
 {
     char y[2048];
     snprintf(y, sizeof y,
@@ -553,7 +553,7 @@ static void test_exec_plugin_and_cache(void **state)
     char exp[40];
     fmt_time(time(NULL) + 3600, exp, sizeof exp);
     /* Relative command with a '/': resolved against the kubeconfig's dir. */
-    hr_kconfig *c = exec_config(exp, "./plugin.sh");
+    hr_kubeconfig *c = exec_config(exp, "./plugin.sh");
     assert_string_equal(c->exec->command, path_of("./plugin.sh"));
     assert_int_equal(c->exec->n_args, 2);
 
@@ -591,7 +591,7 @@ static void test_exec_plugin_and_cache(void **state)
     assert_string_equal(s.authorization, "Bearer tok-2");
     hr_kcred_snap_free(&s);
     hr_kcred_destroy(&cr);
-    hr_kconfig_free(c);
+    hr_kubeconfig_free(c);
 
     /* An expired token is replaced on the next request. */
     fmt_time(time(NULL) - 5, exp, sizeof exp);
@@ -603,30 +603,30 @@ static void test_exec_plugin_and_cache(void **state)
     hr_kcred_snap_free(&s);
     assert_int_equal(cr.exec_runs, 2);
     hr_kcred_destroy(&cr);
-    hr_kconfig_free(c);
+    hr_kubeconfig_free(c);
 }
 
 static void test_exec_failures(void **state)
 {
     (void)state;
-    hr_kconfig *c = exec_config("2030-01-01T00:00:00Z", "/nonexistent/plugin");
+    hr_kubeconfig *c = exec_config("2030-01-01T00:00:00Z", "/nonexistent/plugin");
     hr_kexec_result r;
     hr_err e = {0};
     assert_int_equal(hr_kexec_run(c, c->exec, 5000, &r, &e), HR_E_IO);
     assert_non_null(strstr(e.msg, "/nonexistent/plugin"));
-    hr_kconfig_free(c);
+    hr_kubeconfig_free(c);
 
     put_file("fail.sh", "#!/bin/sh\necho broken >&2\nexit 3\n", 0700);
     c = exec_config("x", path_of("fail.sh"));
     assert_int_equal(hr_kexec_run(c, c->exec, 5000, &r, &e), HR_E_IO);
     assert_non_null(strstr(e.msg, "exited with status 3"));
-    hr_kconfig_free(c);
+    hr_kubeconfig_free(c);
 
     put_file("junk.sh", "#!/bin/sh\necho '{not json'\n", 0700);
     c = exec_config("x", path_of("junk.sh"));
     assert_int_equal(hr_kexec_run(c, c->exec, 5000, &r, &e), HR_E_INPUT);
     assert_non_null(strstr(e.msg, "not JSON"));
-    hr_kconfig_free(c);
+    hr_kubeconfig_free(c);
 
     put_file("hang.sh", "#!/bin/sh\nexec sleep 30\n", 0700);
     c = exec_config("x", path_of("hang.sh"));
@@ -634,7 +634,7 @@ static void test_exec_failures(void **state)
     assert_int_equal(hr_kexec_run(c, c->exec, 300, &r, &e), HR_E_IO);
     assert_true(time(NULL) - t0 < 5);
     assert_non_null(strstr(e.msg, "killed"));
-    hr_kconfig_free(c);
+    hr_kubeconfig_free(c);
 
     parse_fails("current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
                 "clusters:\n- name: c\n  cluster: {server: 'https://x'}\n"
@@ -694,7 +694,7 @@ static void test_exec_closes_stdout_and_sleeps(void **state)
              "#!/bin/sh\necho $$ > '%s/lingerer.pid'\nexec 1>&-\nsleep 600\n", g_dir);
     put_file("lingerer.sh", script, 0700);
     unlink(path_of("lingerer.pid"));
-    hr_kconfig *c = exec_config("x", path_of("lingerer.sh"));
+    hr_kubeconfig *c = exec_config("x", path_of("lingerer.sh"));
     hr_kcred cr;
     assert_int_equal(hr_kcred_init(&cr, c), 0);
     cr.exec_timeout_ms = 1000;
@@ -725,7 +725,7 @@ static void test_exec_closes_stdout_and_sleeps(void **state)
     }
     assert_int_equal(live, 0);
     hr_kcred_destroy(&cr);
-    hr_kconfig_free(c);
+    hr_kubeconfig_free(c);
 }
 
 int main(void)

@@ -16,7 +16,7 @@
  * starts just before expiry does not arrive just after it. */
 #define EXEC_EARLY_S 10
 
-int hr_kcred_init(hr_kcred *c, const hr_kconfig *cfg)
+int hr_kcred_init(hr_kcred *c, const hr_kubeconfig *cfg)
 {
     memset(c, 0, sizeof *c);
     c->cfg = cfg;
@@ -150,7 +150,7 @@ static unsigned char *dup_blob(const unsigned char *p, size_t n)
 hr_status hr_kcred_get(hr_kcred *c, hr_kcred_snap *s, hr_err *err)
 {
     memset(s, 0, sizeof *s);
-    const hr_kconfig *cfg = c->cfg;
+    const hr_kubeconfig *cfg = c->cfg;
     s->cert = cfg->cert;
     s->cert_len = cfg->cert_len;
     s->key = cfg->key;
@@ -204,7 +204,7 @@ hr_status hr_kcred_get(hr_kcred *c, hr_kcred_snap *s, hr_err *err)
 
 bool hr_kcred_unauthorized(hr_kcred *c, uint64_t gen)
 {
-    const hr_kconfig *cfg = c->cfg;
+    const hr_kubeconfig *cfg = c->cfg;
     if (!cfg->exec && !cfg->token_file)
         return false;
     pthread_mutex_lock(&c->mu);

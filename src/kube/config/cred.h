@@ -28,7 +28,7 @@
 
 typedef struct hr_kcred {
     pthread_mutex_t mu;
-    const hr_kconfig *cfg; /* borrowed; outlives this */
+    const hr_kubeconfig *cfg; /* borrowed; outlives this */
     long exec_timeout_ms;
     int file_reread_s;    /* HR_KCRED_FILE_REREAD_S; tests shorten it */
     char *file_token;     /* last good token from cfg->token_file */
@@ -52,7 +52,7 @@ typedef struct hr_kcred_snap {
     bool refreshable; /* a 401 may be cured by hr_kcred_unauthorized */
 } hr_kcred_snap;
 
-HR_MUST_CHECK int hr_kcred_init(hr_kcred *c, const hr_kconfig *cfg);
+HR_MUST_CHECK int hr_kcred_init(hr_kcred *c, const hr_kubeconfig *cfg);
 void hr_kcred_destroy(hr_kcred *c);
 
 HR_MUST_CHECK hr_status hr_kcred_get(hr_kcred *c, hr_kcred_snap *s, hr_err *err);

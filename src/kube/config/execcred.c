@@ -156,7 +156,7 @@ done:
 }
 
 /* KUBERNETES_EXEC_INFO: an ExecCredential with only spec filled in. */
-static char *exec_info(const hr_kconfig *cfg, const hr_kexec *e)
+static char *exec_info(const hr_kubeconfig *cfg, const hr_kexec *e)
 {
     yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
     if (!d)
@@ -250,7 +250,7 @@ fail:
     return NULL;
 }
 
-hr_status hr_kexec_run(const hr_kconfig *cfg, const hr_kexec *e, long timeout_ms,
+hr_status hr_kexec_run(const hr_kubeconfig *cfg, const hr_kexec *e, long timeout_ms,
                        hr_kexec_result *out, hr_err *err)
 {
     memset(out, 0, sizeof *out);

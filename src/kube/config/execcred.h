@@ -33,7 +33,7 @@ typedef struct hr_kexec_result {
  * 60 s. The deadline covers the whole run, exit included: past it the
  * plugin's process group is killed, the plugin reaped, and an error
  * returned. On success *out owns fresh memory (hr_kexec_result_free). */
-HR_MUST_CHECK hr_status hr_kexec_run(const hr_kconfig *cfg, const hr_kexec *e, long timeout_ms,
+HR_MUST_CHECK hr_status hr_kexec_run(const hr_kubeconfig *cfg, const hr_kexec *e, long timeout_ms,
                                      hr_kexec_result *out, hr_err *err);
 
 /* Parse a plugin's stdout; api_version is the one the kubeconfig asked

@@ -49,7 +49,7 @@ typedef struct kset {
 /* The resolution of one entry: which file it came from, for messages and
  * relative paths. */
 typedef struct kctx {
-    hr_kconfig *c;
+    hr_kubeconfig *c;
     const kfile *file;
     hr_err *err;
     bool no_files;
@@ -575,7 +575,7 @@ static hr_status resolve_exec(kctx *k, struct fy_node *user, const char *uwhere)
 
 static hr_status resolve_user(kctx *k, struct fy_node *u, const char *where)
 {
-    hr_kconfig *c = k->c;
+    hr_kubeconfig *c = k->c;
     hr_status st;
     struct fy_node *ap;
     if ((st = child(k, u, where, "auth-provider", &ap)))
@@ -605,7 +605,7 @@ static hr_status resolve_user(kctx *k, struct fy_node *u, const char *where)
 
 static hr_status normalize_server(kctx *k, const char *where, const char *s)
 {
-    hr_kconfig *c = k->c;
+    hr_kubeconfig *c = k->c;
     if (!s)
         return kerr(k, where, "server: no server is set");
     for (const char *p = s; *p; p++)
@@ -633,7 +633,7 @@ static hr_status normalize_server(kctx *k, const char *where, const char *s)
 
 static hr_status resolve_cluster(kctx *k, struct fy_node *cl, const char *where)
 {
-    hr_kconfig *c = k->c;
+    hr_kubeconfig *c = k->c;
     const char *server;
     hr_status st;
     if ((st = get_str(k, cl, where, "server", &server)) ||
@@ -654,7 +654,8 @@ static hr_status resolve_cluster(kctx *k, struct fy_node *cl, const char *where)
     return normalize_server(k, where, server);
 }
 
-static hr_status resolve(kset *ks, const char *context, hr_kconfig *c, bool no_files, hr_err *err)
+static hr_status resolve(kset *ks, const char *context, hr_kubeconfig *c, bool no_files,
+                         hr_err *err)
 {
     kctx k = {c, NULL, err, no_files};
     hr_status st;
@@ -730,9 +731,9 @@ static void kset_free(kset *ks)
     ks->n = 0;
 }
 
-static hr_kconfig *kconfig_new(void)
+static hr_kubeconfig *kconfig_new(void)
 {
-    hr_kconfig *c = calloc(1, sizeof *c);
+    hr_kubeconfig *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
     hr_arena_init(&c->arena, 16 * 1024);
@@ -745,7 +746,7 @@ static void cleanse_str(const char *s)
         OPENSSL_cleanse((void *)(uintptr_t)s, strlen(s));
 }
 
-void hr_kconfig_free(hr_kconfig *c)
+void hr_kubeconfig_free(hr_kubeconfig *c)
 {
     if (!c)
         return;
@@ -799,8 +800,9 @@ static hr_status kset_load_file(kset *ks, const char *path, hr_err *err)
     return st;
 }
 
-hr_status hr_kconfig_parse(const char *yaml, size_t len, const char *origin, const char *base_dir,
-                           const char *context, unsigned flags, hr_kconfig **out, hr_err *err)
+hr_status hr_kubeconfig_parse(const char *yaml, size_t len, const char *origin,
+                              const char *base_dir, const char *context, unsigned flags,
+                              hr_kubeconfig **out, hr_err *err)
 {
     *out = NULL;
     kset ks = {.n = 0};
@@ -809,14 +811,14 @@ hr_status hr_kconfig_parse(const char *yaml, size_t len, const char *origin, con
         return hr_err_set(err, HR_E_NOMEM, "kubeconfig: out of memory");
     memcpy(text, yaml, len);
     text[len] = '\0';
-    hr_kconfig *c = kconfig_new();
+    hr_kubeconfig *c = kconfig_new();
     hr_status st = c ? HR_OK : hr_err_set(err, HR_E_NOMEM, "kubeconfig: out of memory");
     if (!st)
         st = kset_add(&ks, text, len, origin ? origin : "<memory>", base_dir, err);
     else
         free(text);
     if (!st)
-        st = resolve(&ks, context, c, (flags & HR_KCONFIG_NO_FILES) != 0, err);
+        st = resolve(&ks, context, c, (flags & HR_KUBECONFIG_NO_FILES) != 0, err);
     if (!st) {
         char o[300];
         snprintf(o, sizeof o, "kubeconfig %s", origin ? origin : "<memory>");
@@ -825,7 +827,7 @@ hr_status hr_kconfig_parse(const char *yaml, size_t len, const char *origin, con
     }
     kset_free(&ks);
     if (st) {
-        hr_kconfig_free(c);
+        hr_kubeconfig_free(c);
         return st;
     }
     *out = c;
@@ -838,11 +840,11 @@ static bool file_exists(const char *p)
     return stat(p, &sb) == 0 && !S_ISDIR(sb.st_mode);
 }
 
-static hr_status in_cluster(const hr_kconfig_opts *o, const char *host, const char *port,
-                            hr_kconfig **out, hr_err *err)
+static hr_status in_cluster(const hr_kubeconfig_opts *o, const char *host, const char *port,
+                            hr_kubeconfig **out, hr_err *err)
 {
     const char *dir = o->sa_dir ? o->sa_dir : HR_KSA_DIR;
-    hr_kconfig *c = kconfig_new();
+    hr_kubeconfig *c = kconfig_new();
     if (!c)
         return hr_err_set(err, HR_E_NOMEM, "in-cluster config: out of memory");
     hr_arena *a = &c->arena;
@@ -888,16 +890,16 @@ static hr_status in_cluster(const hr_kconfig_opts *o, const char *host, const ch
     }
 out:
     if (st) {
-        hr_kconfig_free(c);
+        hr_kubeconfig_free(c);
         return st;
     }
     *out = c;
     return HR_OK;
 }
 
-hr_status hr_kconfig_load(const hr_kconfig_opts *o, hr_kconfig **out, hr_err *err)
+hr_status hr_kubeconfig_load(const hr_kubeconfig_opts *o, hr_kubeconfig **out, hr_err *err)
 {
-    static const hr_kconfig_opts none = {0};
+    static const hr_kubeconfig_opts none = {0};
     if (!o)
         o = &none;
     *out = NULL;
@@ -967,7 +969,7 @@ hr_status hr_kconfig_load(const hr_kconfig_opts *o, hr_kconfig **out, hr_err *er
         goto out;
     }
 
-    hr_kconfig *c = kconfig_new();
+    hr_kubeconfig *c = kconfig_new();
     if (!c) {
         st = hr_err_set(err, HR_E_NOMEM, "kubeconfig: out of memory");
         goto out;
@@ -980,7 +982,7 @@ hr_status hr_kconfig_load(const hr_kconfig_opts *o, hr_kconfig **out, hr_err *er
             st = hr_err_set(err, HR_E_NOMEM, "kubeconfig: out of memory");
     }
     if (st)
-        hr_kconfig_free(c);
+        hr_kubeconfig_free(c);
     else
         *out = c;
 out:

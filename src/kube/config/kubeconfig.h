@@ -57,7 +57,7 @@ typedef struct hr_kexec {
     const char *install_hint; /* NULL when absent */
 } hr_kexec;
 
-typedef struct hr_kconfig {
+typedef struct hr_kubeconfig {
     hr_arena arena;      /* owns every string and blob below */
     const char *origin;  /* "kubeconfig /a:/b" or "in-cluster config" */
     const char *context; /* "" in-cluster */
@@ -82,9 +82,9 @@ typedef struct hr_kconfig {
     const char *username, *password; /* basic auth (kept for old clusters) */
     const hr_kexec *exec;            /* NULL when none */
     bool in_cluster;
-} hr_kconfig;
+} hr_kubeconfig;
 
-typedef struct hr_kconfig_opts {
+typedef struct hr_kubeconfig_opts {
     const char *kubeconfig; /* --kubeconfig; NULL: the rules above */
     const char *context;    /* --context; NULL: current-context */
     /* For tests; NULL means the real thing. */
@@ -93,23 +93,24 @@ typedef struct hr_kconfig_opts {
     const char *sa_dir;              /* instead of HR_KSA_DIR */
     const char *svc_host, *svc_port; /* instead of KUBERNETES_SERVICE_HOST/PORT */
     bool no_in_cluster;              /* never fall back to in-cluster */
-} hr_kconfig_opts;
+} hr_kubeconfig_opts;
 
-/* Find, merge and resolve. *out is freed with hr_kconfig_free. */
-HR_MUST_CHECK hr_status hr_kconfig_load(const hr_kconfig_opts *o, hr_kconfig **out, hr_err *err);
+/* Find, merge and resolve. *out is freed with hr_kubeconfig_free. */
+HR_MUST_CHECK hr_status hr_kubeconfig_load(const hr_kubeconfig_opts *o, hr_kubeconfig **out,
+                                           hr_err *err);
 
 /* Files named in the document are not read (blobs stay NULL): for the
  * fuzzer, which must not open whatever path it invents. */
-#define HR_KCONFIG_NO_FILES 1u
+#define HR_KUBECONFIG_NO_FILES 1u
 
 /* Resolve from one in-memory document (the fuzz target's entry, and a way
  * to use a kubeconfig held in a Secret). Relative paths resolve against
  * base_dir (NULL: the working directory); origin names it in errors. */
-HR_MUST_CHECK hr_status hr_kconfig_parse(const char *yaml, size_t len, const char *origin,
-                                         const char *base_dir, const char *context, unsigned flags,
-                                         hr_kconfig **out, hr_err *err);
+HR_MUST_CHECK hr_status hr_kubeconfig_parse(const char *yaml, size_t len, const char *origin,
+                                            const char *base_dir, const char *context,
+                                            unsigned flags, hr_kubeconfig **out, hr_err *err);
 
 /* Clears secrets (key, tokens, password) before freeing. NULL is fine. */
-void hr_kconfig_free(hr_kconfig *c);
+void hr_kubeconfig_free(hr_kubeconfig *c);
 
 #endif

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-hr_status hr_kbase_url(const hr_kconfig *k, char **base, struct curl_slist **connect_to,
+hr_status hr_kbase_url(const hr_kubeconfig *k, char **base, struct curl_slist **connect_to,
                        hr_err *err)
 {
     *base = NULL;

@@ -17,7 +17,7 @@
  * tls-server-name: that host, the server's port); *connect_to: NULL, or
  * the one-entry list for CURLOPT_CONNECT_TO (curl_slist_free_all). On
  * failure the caller frees whatever was set. */
-HR_MUST_CHECK hr_status hr_kbase_url(const hr_kconfig *k, char **base,
+HR_MUST_CHECK hr_status hr_kbase_url(const hr_kubeconfig *k, char **base,
                                      struct curl_slist **connect_to, hr_err *err);
 
 #endif

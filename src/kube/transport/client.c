@@ -67,7 +67,7 @@
 #define STREAM_WOKEN_POLL_MS 300000
 
 struct hr_kclient {
-    hr_kconfig *cfg;
+    hr_kubeconfig *cfg;
     hr_kcred cred;
     bool cred_ok, lim_ok, pool_ok, rand_ok;
     int n_locks;
@@ -137,16 +137,17 @@ static hr_status curl_fail(hr_err *err, const char *what, CURLcode rc)
 
 hr_status hr_kclient_new(const hr_kclient_opts *o, hr_kclient **out, hr_err *err)
 {
-    hr_kconfig_opts ko = {.kubeconfig = o ? o->kubeconfig : NULL, .context = o ? o->context : NULL};
-    hr_kconfig *cfg = NULL;
+    hr_kubeconfig_opts ko = {.kubeconfig = o ? o->kubeconfig : NULL,
+                             .context = o ? o->context : NULL};
+    hr_kubeconfig *cfg = NULL;
     *out = NULL;
-    hr_status st = hr_kconfig_load(&ko, &cfg, err);
+    hr_status st = hr_kubeconfig_load(&ko, &cfg, err);
     if (st)
         return st;
     return hr_kclient_new_from_config(cfg, o, out, err);
 }
 
-hr_status hr_kclient_new_from_config(hr_kconfig *cfg, const hr_kclient_opts *o, hr_kclient **out,
+hr_status hr_kclient_new_from_config(hr_kubeconfig *cfg, const hr_kclient_opts *o, hr_kclient **out,
                                      hr_err *err)
 {
     static const hr_kclient_opts none = {0};
@@ -155,12 +156,12 @@ hr_status hr_kclient_new_from_config(hr_kconfig *cfg, const hr_kclient_opts *o, 
     *out = NULL;
     pthread_once(&g_once, global_init);
     if (g_init_rc != CURLE_OK) {
-        hr_kconfig_free(cfg);
+        hr_kubeconfig_free(cfg);
         return curl_fail(err, "curl_global_init", g_init_rc);
     }
     hr_kclient *c = calloc(1, sizeof *c);
     if (!c) {
-        hr_kconfig_free(cfg);
+        hr_kubeconfig_free(cfg);
         return hr_err_set(err, HR_E_NOMEM, "client: out of memory");
     }
     c->cfg = cfg;
@@ -264,7 +265,7 @@ void hr_kclient_free(hr_kclient *c)
     curl_slist_free_all(c->connect_to);
     free(c->base);
     free(c->ua);
-    hr_kconfig_free(c->cfg);
+    hr_kubeconfig_free(c->cfg);
     free(c);
 }
 
@@ -534,7 +535,7 @@ static hr_status setup(hr_kclient *c, xfer *x, const char *method, const char *u
                        size_t body_len, long timeout_ms, bool stream, hr_err *err)
 {
     CURL *h = x->h;
-    const hr_kconfig *k = c->cfg;
+    const hr_kubeconfig *k = c->cfg;
     SET(CURLOPT_URL, url);
     SET(CURLOPT_SHARE, c->share);
     SET(CURLOPT_NOSIGNAL, 1L); /* threads: no SIGALRM-based DNS timeouts */

@@ -67,9 +67,10 @@ HR_MUST_CHECK hr_status hr_kclient_new(const hr_kclient_opts *o, hr_kclient **ou
  * held in a Secret, or tests pointing in-cluster config at another
  * directory). o->kubeconfig and o->context are ignored. The client takes
  * cfg over, also on failure (it is freed then). */
-struct hr_kconfig;
-HR_MUST_CHECK hr_status hr_kclient_new_from_config(struct hr_kconfig *cfg, const hr_kclient_opts *o,
-                                                   hr_kclient **out, hr_err *err);
+struct hr_kubeconfig;
+HR_MUST_CHECK hr_status hr_kclient_new_from_config(struct hr_kubeconfig *cfg,
+                                                   const hr_kclient_opts *o, hr_kclient **out,
+                                                   hr_err *err);
 void hr_kclient_free(hr_kclient *c);
 
 /* The API server URL, e.g. "https://127.0.0.1:16443" (for messages). */
