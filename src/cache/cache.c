@@ -10,7 +10,7 @@
  *
  * What the cache is and why it is small: cache.h. How it is laid out and
  * cut into files: cache_int.h. Each kind's records live in their own file
- * (pods.c, nodes.c, namespaces.c, limitranges.c, quotas.c, config.c); the
+ * (pods.c, nodes.c, namespaces.c, limitranges.c, quotas.c, cfgstore.c); the
  * machinery they share in store.c; the change feed in feed.c.
  */
 #include "cache/cache.h"
@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "cache/cache_int.h"
-#include "cache/config.h"
+#include "cache/cfgstore.h"
 #include "cache/feed.h"
 #include "cache/groups.h"
 #include "cache/limitranges.h"

@@ -182,10 +182,10 @@ bool hr_cache_pod_get(const hr_cache *c, const char *ns, const char *name, hr_cp
 bool hr_cache_pod_uid(const hr_cache *c, const char *ns, const char *name, uint8_t uid[16]);
 bool hr_cache_pod_at(const hr_cache *c, uint32_t id, hr_cpod_view *out, hr_cpod_scratch *s);
 
-/* Ids of the pods in the gang of key (design §2.10, hr_pod.group), any
+/* Ids of the pods in the group of key (design §2.10, hr_pod.group), any
  * order. Returns how many there are, writing at most cap. */
 size_t hr_cache_group_pods(const hr_cache *c, const char *key, uint32_t *ids, size_t cap);
-/* Gangs with at least one cached member: the index's size
+/* Groups with at least one cached member: the index's size
  * (headroom_groups). */
 size_t hr_cache_n_groups(const hr_cache *c);
 

@@ -178,7 +178,7 @@ typedef struct cquota {
 
 /* ---------------------------------------------------------- the cache */
 
-/* The gang index (groups.h): one record per group key with members. */
+/* The group index (groups.h): one record per group key with members. */
 typedef struct cgroup {
     uint32_t key;    /* interned group key id; 0: a free slot */
     uint32_t n, cap; /* members */
@@ -204,7 +204,7 @@ struct hr_cache {
     uint32_t n_pbuckets;
     size_t blob_bytes;
     u32map ns_pods;          /* ns id -> number of cached pods in it */
-    cgroups groups;          /* gang key id -> member pods (groups.h) */
+    cgroups groups;          /* group key id -> member pods (groups.h) */
     uint32_t n_pods_nowhere; /* undecodable pods whose node cannot be read */
 
     cslots nodes; /* of cnode */

@@ -1,5 +1,5 @@
 /*
- * groups.c — the gang index (groups.h).
+ * groups.c — the group index (groups.h).
  */
 #include "cache/groups.h"
 

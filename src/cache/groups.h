@@ -1,12 +1,12 @@
 /*
- * groups.h — the gang index (design §2.10): group key id → its member
+ * groups.h — the group index (design §2.10): group key id → its member
  * pods. PRIVATE to src/cache/; every function expects the cache lock held.
  *
  * Why in the cache: a node's reconcile must find the other members of its
- * gangs without scanning every pod, and the index must follow the pods
+ * groups without scanning every pod, and the index must follow the pods
  * exactly — a member that leaves (deleted, relabelled) leaves the index in
  * the same step, and a group with no member left is freed, so the index
- * holds state only for gangs that exist (headroom_groups shows its size).
+ * holds state only for groups that exist (headroom_groups shows its size).
  * A change of membership marks every member's node (the group's value may
  * move for all of them).
  */

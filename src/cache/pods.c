@@ -115,7 +115,7 @@ static void release_pod_strings(hr_cache *c, cpod *p)
     hr_intern_unref(&c->str, p->oname);
 }
 
-/* The interned id of the pod's gang key, 0: none. */
+/* The interned id of the pod's group key, 0: none. */
 static uint32_t pod_group(const cpod *p)
 {
     uint32_t gid;

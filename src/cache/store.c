@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache/config.h"
+#include "cache/cfgstore.h"
 #include "cache/namespaces.h"
 #include "cache/nodes.h"
 #include "cache/pods.h"

@@ -295,7 +295,7 @@ static bool node_lookup(void *ud, const char *node, hr_arena *a, hr_labels *labe
     return ok;
 }
 
-/* What the webhook asks about a gang (design §2.10): its value in force,
+/* What the webhook asks about a group (design §2.10): its value in force,
  * the smallest current limit / request among its cached members that have
  * a limit (hr_group_held_fold), over every member. */
 static bool group_lookup(void *ud, const char *key, int64_t *num, int64_t *den)

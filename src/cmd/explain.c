@@ -17,7 +17,7 @@
 
 #include "cmd/explain.h"
 #include "cmd/live.h"
-#include "controller/gangs.h"
+#include "controller/groups.h"
 #include "controller/nodesnap.h"
 #include "controller/reconcile.h"
 #include "core/names.h"
@@ -172,13 +172,13 @@ static void print_booking_unknown(const hr_nodesnap *s, const hr_reconcile *r)
                s->pods_nowhere, s->pods_nowhere == 1 ? "" : "s");
 }
 
-/* Design §2.10: the pod's gang, what it would get alone and who binds. */
-static void print_gang(const hr_gangs *g, size_t me, const hr_pod_plan *pp)
+/* Design §2.10: the pod's group, what it would get alone and who binds. */
+static void print_group(const hr_groups *g, size_t me, const hr_pod_plan *pp)
 {
-    if (g->pod_gang == NULL || g->pod_gang[me] < 0)
+    if (g->pod_group == NULL || g->pod_group[me] < 0)
         return;
     char a[HR_CPU_FMT_MAX], b[HR_CPU_FMT_MAX], c[HR_CPU_FMT_MAX];
-    const hr_gang_info *gi = &g->info[g->pod_gang[me]];
+    const hr_group_info *gi = &g->info[g->pod_group[me]];
     int64_t rm = gi->res.ratio_milli;
     printf("  gang %s (design §2.10), %zu member%s\n", gi->key, gi->n_members,
            gi->n_members == 1 ? "" : "s");
@@ -193,8 +193,9 @@ static void print_gang(const hr_gangs *g, size_t me, const hr_pod_plan *pp)
     (void)pp;
 }
 
-static void print_explain(const hr_nodesnap *s, const hr_reconcile *r, size_t me, const hr_gangs *g,
-                          const char *status_ann, const char *resize_cond, const char *decode_err)
+static void print_explain(const hr_nodesnap *s, const hr_reconcile *r, size_t me,
+                          const hr_groups *g, const char *status_ann, const char *resize_cond,
+                          const char *decode_err)
 {
     char a[HR_CPU_FMT_MAX], b[HR_CPU_FMT_MAX], c[HR_CPU_FMT_MAX], d[HR_CPU_FMT_MAX];
     const hr_node_plan *np = &r->plan;
@@ -346,7 +347,7 @@ static void print_explain(const hr_nodesnap *s, const hr_reconcile *r, size_t me
                hr_cap_str(caps.kind));
     else
         printf("  r + burst %s < cap %s: no cap binds\n", cpu(raw, a), cpu(caps.cap, b));
-    print_gang(g, me, pp);
+    print_group(g, me, pp);
     printf("  target (quantum %s%s)  %s\n", cpu(cfg->quantum, b),
            pp->qos_guarded ? ", QoS guard: next grid point" : "", cpu(pp->target, a));
     for (uint32_t i = 0; i < p->pod.n_ctr; i++) {
@@ -561,9 +562,9 @@ int hr_cmd_explain(const char *prog, int argc, char **argv)
     hr_nodesnap s;
     hr_nodesnap_opts so = {NULL, NULL, 0, HR_DRY_RUN_UNSET};
     hr_reconcile r;
-    hr_gangs g = {.cache = c, .opts = &so, .cfg = &s.cfg, .a = &a};
+    hr_groups g = {.cache = c, .opts = &so, .cfg = &s.cfg, .a = &a};
     if (hr_nodesnap_take(c, f.node, &so, &a, &s, &err) != HR_OK ||
-        hr_reconcile_node_with(&s.cfg, &s.node, 0, hr_gangs_apply, &g, &a, &r, &err) != HR_OK) {
+        hr_reconcile_node_with(&s.cfg, &s.node, 0, hr_groups_apply, &g, &a, &r, &err) != HR_OK) {
         fprintf(stderr, "explain: %s\n", err.msg);
         rc = HR_EXIT_INPUT;
         goto out;

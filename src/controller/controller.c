@@ -16,8 +16,8 @@
 #include "controller/cfgstatus.h"
 #include "controller/ctllog.h"
 #include "controller/executor.h"
-#include "controller/gangs.h"
 #include "controller/gauges.h"
+#include "controller/groups.h"
 #include "controller/nodequeue.h"
 #include "controller/nodesnap.h"
 #include "controller/reconcile.h"
@@ -291,9 +291,9 @@ static int64_t reconcile_one(hr_controller *c, const char *node, hr_arena *a, ui
         return 1000;
     }
     hr_reconcile r;
-    /* Design §2.10: a gang member's target is its gang's. */
-    hr_gangs g = {.cache = c->o.cache, .opts = &so, .cfg = &s.cfg, .a = a};
-    if (hr_reconcile_node_with(&s.cfg, &s.node, (int64_t)time(NULL), hr_gangs_apply, &g, a, &r,
+    /* Design §2.10: a group member's target is its group's. */
+    hr_groups g = {.cache = c->o.cache, .opts = &so, .cfg = &s.cfg, .a = a};
+    if (hr_reconcile_node_with(&s.cfg, &s.node, (int64_t)time(NULL), hr_groups_apply, &g, a, &r,
                                &err) != HR_OK) {
         ctl_log(c, 0, "msg=\"reconcile failed\" node=%s error=\"%s\"", node, err.msg);
         return 1000;
@@ -323,7 +323,7 @@ static int64_t reconcile_one(hr_controller *c, const char *node, hr_arena *a, ui
      * node's (design §2.10). */
     for (size_t i = 0; i < g.n_requeue; i++)
         if (hr_nodequeue_add(c->q, g.requeue[i], hr_mono_ms(), 0) != HR_OK)
-            ctl_log(c, 0, "msg=\"gang requeue failed\" node=%s", g.requeue[i]);
+            ctl_log(c, 0, "msg=\"group requeue failed\" node=%s", g.requeue[i]);
     atomic_fetch_add(&c->metrics.reconciles, 1);
     hr_histogram_observe_ns(&c->metrics.reconcile_seconds, (uint64_t)(hr_mono_ns() - t0));
     *writes = out.writes;
@@ -558,7 +558,7 @@ void hr_controller_render_gauges(void *ud, hr_buf *out)
     hr_executor_stats es;
     hr_executor_get_stats(c->exec, &es);
     hr_buf_printf(out,
-                  "# HELP headroom_groups Gangs (design 2.10) with at least one cached member.\n"
+                  "# HELP headroom_groups Groups (design 2.10) with at least one cached member.\n"
                   "# TYPE headroom_groups gauge\nheadroom_groups %zu\n"
                   "# HELP headroom_notes_queued Status annotations and events waiting behind the "
                   "resizes (design 5), at most one per cached pod.\n"

@@ -58,7 +58,7 @@ static hr_status copy_pod(hr_arena *a, const hr_cache *c, const hr_cnode_view *n
         .ns_weight_invalid = have_ns && nsv.weight_invalid,
     };
     rp->pod = hr_pod_in_context(&rp->pod, &cx);
-    /* The gang key points into the cache: the snapshot keeps its own. */
+    /* The group key points into the cache: the snapshot keeps its own. */
     if (v->pod.group != NULL && (rp->pod.group = hr_arena_strdup(a, v->pod.group)) == NULL)
         return hr_err_set(err, HR_E_NOMEM, "snapshot: out of memory");
     return HR_OK;

@@ -75,7 +75,7 @@ HR_MUST_CHECK hr_status hr_reconcile_node(const hr_config *cfg, const hr_rnode *
                                           hr_err *err);
 
 /* Runs after the node's plan, before the actions are built: it may rewrite
- * out->pods, out->limits and out->plan (the gangs of design §2.10). */
+ * out->pods, out->limits and out->plan (the groups of design §2.10). */
 typedef hr_status (*hr_plan_hook)(void *ud, const hr_rnode *rn, hr_reconcile *out, hr_err *err);
 
 /* hr_reconcile_node with a hook (NULL: none). */

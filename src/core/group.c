@@ -1,5 +1,5 @@
 /*
- * group.c — one ceiling for a gang (group.h, design §2.10).
+ * group.c — one ceiling for a group (group.h, design §2.10).
  */
 #include "group.h"
 

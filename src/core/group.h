@@ -1,5 +1,5 @@
 /*
- * group.h — one ceiling for a gang (design §2.10): the members of a group
+ * group.h — one ceiling for a group (design §2.10): the members of a group
  * share the ratio of limit to request that its tightest member would get
  * on its own node.
  *
@@ -79,7 +79,7 @@ typedef struct hr_group_result {
     int64_t ratio_milli;          /* ⌊1000·ρ⌋, for reports */
 } hr_group_result;
 
-/* The gang's value in force H (the smallest current limit / request among
+/* The group's value in force H (the smallest current limit / request among
  * members that have a limit), folded one member at a time: *known false
  * before the first. A member without a limit (current <= 0) or a request
  * is skipped. hr_group_plan and the webhook's birth value both fold it

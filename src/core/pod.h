@@ -95,7 +95,7 @@ typedef struct hr_pod {
     uint32_t tenant_weight;     /* the namespace's weight (§2.9), >= 1; 0 reads as 1 */
     bool tenant_weight_invalid; /* the weight label was there but not a weight:
                                    read as 1 (fail closed), and reported */
-    const char *group;          /* the key of its gang (design §2.10, hr_group_key),
+    const char *group;          /* the key of its group (design §2.10, hr_group_key),
                                    NULL: in none */
 } hr_pod;
 

@@ -207,7 +207,7 @@ static hr_status plan_one(const hr_snapshot *s, hr_plan_node_out *no, const char
     return HR_OK;
 }
 
-/* A gang member: where its plan lives. */
+/* A group member: where its plan lives. */
 typedef struct gslot {
     hr_plan_node_out *no;
     size_t i;

@@ -64,13 +64,13 @@ typedef struct hr_plan_node_out {
     hr_pod *pods;         /* n_pods: core views with context filled */
     hr_pod_plan *plans;   /* n_pods */
     int64_t *ctr_limits;  /* per-container limits hr_plan_node wrote */
-    /* Gangs (design §2.10): per pod, the index of its group in
+    /* Groups (design §2.10): per pod, the index of its group in
      * hr_plan.groups (-1: none) and its own target t_i (HR_NONE: none). */
     int32_t *group;
     int64_t *own_target;
 } hr_plan_node_out;
 
-/* One gang of the snapshot (design §2.10): its members' plans above are
+/* One group of the snapshot (design §2.10): its members' plans above are
  * already the group's. */
 typedef struct hr_plan_group {
     const char *key;

@@ -115,7 +115,7 @@ static bool add_tenant_json(yyjson_mut_doc *doc, yyjson_mut_val *po, const hr_pl
             yyjson_mut_obj_add_bool(doc, t, "weightInvalid", true));
 }
 
-/* "group": the pod's gang (design §2.10), its own target alone and the
+/* "group": the pod's group (design §2.10), its own target alone and the
  * group's ratio and binding member. */
 static bool add_group_json(yyjson_mut_doc *doc, yyjson_mut_val *po, const hr_plan *p,
                            const hr_plan_node_out *no, size_t i)
@@ -691,7 +691,7 @@ static void render_config(const hr_config *c, hr_buf *b)
     hr_buf_puts(b, c->n_pools > 0 ? "\n\n" : "\n");
 }
 
-/* Design §2.10: each gang, its ratio and the member whose node binds. */
+/* Design §2.10: each group, its ratio and the member whose node binds. */
 static void render_groups(const hr_plan *p, hr_buf *b)
 {
     char f[32];

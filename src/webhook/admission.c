@@ -301,7 +301,7 @@ static bool decide(const hr_wh_env *env, yyjson_val *req, hr_arena *a, hr_wh_res
                       env->node_lookup(env->node_ud, kp.node_name, a, &node_labels);
     hr_config birth;
     (void)hr_config_for_node(cfg, node_known ? &node_labels : NULL, &birth);
-    /* Design §2.10: a gang member is born at its gang's value in force.
+    /* Design §2.10: a group member is born at its group's value in force.
      * The key was made with the object's namespace, which a CREATE may
      * leave out (then it starts with "/"). */
     if (pod->group != NULL && env->group_lookup != NULL) {

@@ -53,9 +53,9 @@
 typedef bool (*hr_wh_ns_lookup_fn)(void *ud, const char *ns, hr_arena *a, hr_labels *labels,
                                    hr_limit_bounds *bounds);
 
-/* Design §2.10: the value in force of the gang of key (the smallest
+/* Design §2.10: the value in force of the group of key (the smallest
  * current limit / request among its cached members with a limit), as the
- * fraction *num / *den. false when the gang has no such member (or the
+ * fraction *num / *den. false when the group has no such member (or the
  * caller cannot tell). */
 typedef bool (*hr_wh_group_lookup_fn)(void *ud, const char *key, int64_t *num, int64_t *den);
 
@@ -69,9 +69,9 @@ typedef struct hr_wh_env {
     const char *own_ns;           /* the controller's namespace, or NULL */
     hr_wh_ns_lookup_fn ns_lookup; /* optional */
     void *ns_ud;
-    /* optional: a gang member's birth limit is its gang's value in force
+    /* optional: a group member's birth limit is its group's value in force
      * (request × that ratio, within its caps) instead of request ×
-     * initialMultiplier, when the gang has members with limits */
+     * initialMultiplier, when the group has members with limits */
     hr_wh_group_lookup_fn group_lookup;
     void *group_ud;
     /* optional: a pod created with spec.nodeName (a DaemonSet's, one

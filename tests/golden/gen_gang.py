@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """gen_gang.py — writes gang.json (or, with "neighbour", gang-neighbour.json),
-the dumps of the gang golden tests (design §2.10).
+the dumps of the `gang_*` golden tests (design §2.10).
 
 Four 16-core nodes worker-0..3. In namespace ml (managed) a Job "train" owns
 four pods of 2000m, one per node, marked kube-headroom.dev/group-uniform:
 "true" (the Job's pods are grouped by its uid). In namespace other (not
 managed) filler pods book 0, 2, 4 and 6 cores of the nodes. Alone the
-members would get 16000m, 14000m, 12000m and 10000m; the gang gets ratio 5:
+members would get 16000m, 14000m, 12000m and 10000m; the group gets ratio 5:
 10000m each, train-3's node binding. "neighbour" adds an 8000m pod on
 worker-0: ratio 4, 8000m each, train-0's node binding.
 

@@ -184,10 +184,10 @@ static void only_missing_limits_added(void **state)
         "\"value\":{\"cpu\":\"200m\"}}]");
 }
 
-/* Design §2.10: a gang member is born at its gang's value in force. The
+/* Design §2.10: a group member is born at its group's value in force. The
  * lookup answers for team-a/label:train only, with 5000m for 2000m (5×). */
 static const char *g_asked;
-static bool gang_lookup(void *ud, const char *key, int64_t *num, int64_t *den)
+static bool group_lookup(void *ud, const char *key, int64_t *num, int64_t *den)
 {
     (void)ud;
     g_asked = key;
@@ -198,7 +198,7 @@ static bool gang_lookup(void *ud, const char *key, int64_t *num, int64_t *den)
     return true;
 }
 
-static void gang_member_born_at_gang_value(void **state)
+static void group_member_born_at_group_value(void **state)
 {
     (void)state;
     hr_config cfg = cfg_live();
@@ -210,12 +210,12 @@ static void gang_member_born_at_gang_value(void **state)
         "\"labels\":{\"kube-headroom.dev/group\":\"train\"}",
     };
     /* 400m × 2.5 = 1000m for the member; initialMultiplier 2 (800m) for a
-     * pod of a gang with no limits yet and for a pod not marked uniform. */
+     * pod of a group with no limits yet and for a pod not marked uniform. */
     static const char *const want[3] = {"1", "800m", "800m"};
     for (int i = 0; i < 3; i++) {
         char *pod = pod_json(metas[i], "\"containers\":[" C("app", REQ("400m")) "]");
         char *in = review("team-a", pod);
-        hr_wh_env env = {.cfg = &cfg, .group_lookup = gang_lookup};
+        hr_wh_env env = {.cfg = &cfg, .group_lookup = group_lookup};
         answer a;
         g_asked = NULL;
         run_env(&env, in, &a);
@@ -228,7 +228,7 @@ static void gang_member_born_at_gang_value(void **state)
             fail_msg("case %d: %s (%s), patch %s; want %s", i, hr_wh_outcome_str(a.r.outcome),
                      a.r.why, a.patch ? a.patch : "(none)", p);
         if (i == 2 && g_asked != NULL)
-            fail_msg("a pod not marked group-uniform asked for gang %s", g_asked);
+            fail_msg("a pod not marked group-uniform asked for group %s", g_asked);
         done(&a);
         free(in);
         free(pod);
@@ -878,7 +878,7 @@ int main(void)
         cmocka_unit_test(limits_map_missing),
         cmocka_unit_test(limits_map_present),
         cmocka_unit_test(only_missing_limits_added),
-        cmocka_unit_test(gang_member_born_at_gang_value),
+        cmocka_unit_test(group_member_born_at_group_value),
         cmocka_unit_test(sidecars_yes_init_no),
         cmocka_unit_test(limits_null_is_missing),
         cmocka_unit_test(max_multiplier_caps),

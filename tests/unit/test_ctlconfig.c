@@ -26,7 +26,7 @@
 #include "core/config.h"
 #include "core/names.h"
 #include "hr_check.h"
-#include "kube/decode/config.h"
+#include "kube/decode/cfgspec.h"
 #include "kube/transport/client.h"
 
 static bool never_synced(void *ud)

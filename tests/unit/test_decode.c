@@ -67,7 +67,7 @@ static const char *GOOD_POD =
     "\"initContainerStatuses\":[{\"name\":\"envoy\",\"resources\":{}},"
     "{\"name\":\"migrate\"}]}}";
 
-/* Design §2.10: a gang member's key from the group-uniform label or
+/* Design §2.10: a group member's key from the group-uniform label or
  * annotation and its controlling owner's uid, or its group label. */
 static void test_pod_group(void **state)
 {

@@ -1,10 +1,10 @@
 /*
- * test_group.c — one ceiling for a gang (design §2.10): hand-computed
+ * test_group.c — one ceiling for a group (design §2.10): hand-computed
  * tables, then properties on 10,000 random groups each.
  *
  * The tables derive each expected value in the comment next to it from
- * §2.10's formulas: the four-member gang of issue 17 (the e2e and the
- * golden use the same nodes), members of different requests, the
+ * §2.10's formulas: the four-member group of §2.10's worked example (the
+ * e2e and the golden use the same nodes), members of different requests, the
  * deadband on the group's value, and the key. The properties check, on
  * random groups whose members are planned on random nodes by
  * hr_plan_node: a member is never below its request nor above what it
@@ -45,7 +45,7 @@ static int64_t own_target(const hr_config *c, int64_t A, int64_t booked, const h
     return hr_pod_target(c, A, A - booked - r, r, 1, p, r, NULL);
 }
 
-typedef struct gang {
+typedef struct group {
     hr_container ctr[8];
     hr_pod pods[8];
     hr_group_member m[8];
@@ -53,11 +53,11 @@ typedef struct gang {
     int64_t lim[8];
     int64_t *limp[8];
     hr_group_result res;
-} gang;
+} group;
 
-static gang GG;
+static group GG;
 
-static void member(gang *g, size_t i, const hr_config *c, int64_t req, int64_t A, int64_t booked,
+static void member(group *g, size_t i, const hr_config *c, int64_t req, int64_t A, int64_t booked,
                    int64_t current, const char *name)
 {
     g->ctr[i] =
@@ -69,12 +69,12 @@ static void member(gang *g, size_t i, const hr_config *c, int64_t req, int64_t A
     g->limp[i] = &g->lim[i];
 }
 
-/* Issue 17's gang: four members of 2000m on 16-core nodes booked 0, 2, 4
+/* Design §2.10's worked example: four members of 2000m on 16-core nodes booked 0, 2, 4
  * and 6 cores by others. Alone: S = 16000 − B − 2000, t = 2000 + S capped
  * at r·10 = 20000 and A = 16000: 16000 (ratio 8), 14000 (7), 12000 (6),
  * 10000 (5). The group: ρ = 5 (worker-3), every member 10000m. A 8000m
  * neighbour on worker-0's node: S = 6000, t = 8000, ρ = 4: all 8000m. */
-static void test_issue_gang(void **state)
+static void test_worked_example(void **state)
 {
     (void)state;
     hr_config c;
@@ -159,7 +159,7 @@ static void test_group_deadband(void **state)
     assert_false(GG.out[1].write);
     assert_true(GG.out[2].write);
     assert_int_equal(GG.out[2].total, 9800);
-    /* 6% lower (t = 9400): beyond the band, the whole gang moves. */
+    /* 6% lower (t = 9400): beyond the band, the whole group moves. */
     member(&GG, 1, &c, 2000, 16000, 6600, 10000, "b");
     hr_group_plan(&c, GG.m, 3, GG.limp, GG.out, &GG.res);
     assert_true(GG.res.moves);
@@ -199,15 +199,15 @@ static void test_key(void **state)
     char buf[128];
     assert_true(hr_group_key("ml", true, NULL, "u-1", true, buf, sizeof buf));
     assert_string_equal(buf, "ml/owner:u-1");
-    assert_true(hr_group_key("ml", true, "gang-a", "u-1", true, buf, sizeof buf));
-    assert_string_equal(buf, "ml/label:gang-a");
+    assert_true(hr_group_key("ml", true, "train-a", "u-1", true, buf, sizeof buf));
+    assert_string_equal(buf, "ml/label:train-a");
     assert_true(hr_group_key("ml", true, "", "u-1", true, buf, sizeof buf));
     assert_string_equal(buf, "ml/owner:u-1");
-    assert_false(hr_group_key("ml", false, "gang-a", "u-1", true, buf, sizeof buf));
+    assert_false(hr_group_key("ml", false, "train-a", "u-1", true, buf, sizeof buf));
     assert_false(
         hr_group_key("ml", true, NULL, "u-1", false, buf, sizeof buf)); /* not controller */
     assert_false(hr_group_key("ml", true, NULL, NULL, true, buf, sizeof buf));
-    assert_false(hr_group_key("ml", true, "gang-a", NULL, false, buf, 8)); /* does not fit */
+    assert_false(hr_group_key("ml", true, "train-a", NULL, false, buf, 8)); /* does not fit */
     assert_true(hr_group_uniform_value("true"));
     assert_false(hr_group_uniform_value("True"));
     assert_false(hr_group_uniform_value("yes"));
@@ -422,7 +422,7 @@ int main(void)
     printf("group properties: seed %" PRIu64 " (replay with HR_SEED=%" PRIu64 ")\n", g_seed,
            g_seed);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_issue_gang),       cmocka_unit_test(test_ratio_to_request),
+        cmocka_unit_test(test_worked_example),   cmocka_unit_test(test_ratio_to_request),
         cmocka_unit_test(test_group_deadband),   cmocka_unit_test(test_key),
         cmocka_unit_test(test_members_in_pools), cmocka_unit_test(test_prop_bounds),
         cmocka_unit_test(test_prop_determinism), cmocka_unit_test(test_prop_monotone),

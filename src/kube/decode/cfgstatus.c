@@ -2,7 +2,7 @@
  * cfgstatus.c — the status block of the HeadroomConfig, as written
  * by (some replica of) the controller before.
  *
- * Separate from config.c because it must work when the spec does
+ * Separate from cfgspec.c because it must work when the spec does
  * not: an invalid spec is exactly when the status has something to say.
  */
 #include <string.h>

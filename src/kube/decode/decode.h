@@ -34,9 +34,9 @@
 #ifndef HR_KUBE_DECODE_H
 #define HR_KUBE_DECODE_H
 
+#include "kube/decode/cfgspec.h"
 #include "kube/decode/cfgstatus.h"
 #include "kube/decode/common.h"
-#include "kube/decode/config.h"
 #include "kube/decode/limitrange.h"
 #include "kube/decode/node.h"
 #include "kube/decode/pod.h"

@@ -40,7 +40,7 @@ typedef struct hr_kpod {
     hr_pod pod;
 } hr_kpod;
 
-/* The pod's gang (design §2.10): out->pod.group from its labels, the
+/* The pod's group (design §2.10): out->pod.group from its labels, the
  * kube-headroom.dev/group-uniform annotation (uniform_ann, may be NULL)
  * and its controlling owner, copied into c's arena. Both decoders call it
  * once the metadata is read. */

@@ -1,5 +1,5 @@
 /*
- * config.c — the HeadroomConfig store: the singleton "cluster" config in
+ * cfgstore.c — the HeadroomConfig store: the singleton "cluster" config in
  * force (defaults with dry-run while there is none), why the last one seen
  * was refused, and the status the object carries.
  *
@@ -11,7 +11,7 @@
  * status write) moves only the resourceVersion, so the controller's own
  * status writes do not make every node dirty.
  */
-#include "cache/config.h"
+#include "cache/cfgstore.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /*
- * config.c — HeadroomConfig "cluster" into hr_config (design §1).
+ * cfgspec.c — the spec of HeadroomConfig "cluster" into hr_config (§1).
  *
  * Starts from hr_config_defaults() and overrides what the spec sets. A
  * spec without dryRun is dry-run, as the CRD's schema default says (design
@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "core/names.h"
+#include "kube/decode/cfgspec.h"
 #include "kube/decode/common.h"
-#include "kube/decode/config.h"
 
 bool hr_parse_duration_ms(const char *s, size_t len, int64_t *ms)
 {

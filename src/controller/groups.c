@@ -1,7 +1,7 @@
 /*
- * gangs.c — the gangs of design §2.10 in the reconcile (gangs.h).
+ * groups.c — the groups of design §2.10 in the reconcile (groups.h).
  */
-#include "gangs.h"
+#include "groups.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -29,8 +29,8 @@ static bool have(const char *const *list, size_t n, const char *s)
     return false;
 }
 
-/* The names of the nodes, other than self, where the gang has members. */
-static hr_status member_nodes(hr_gangs *g, const char *key, const char *self, const char ***out,
+/* The names of the nodes, other than self, where the group has members. */
+static hr_status member_nodes(hr_groups *g, const char *key, const char *self, const char ***out,
                               size_t *n_out, hr_err *err)
 {
     *out = NULL;
@@ -38,14 +38,14 @@ static hr_status member_nodes(hr_gangs *g, const char *key, const char *self, co
     hr_cpod_scratch *scratch = malloc(sizeof *scratch);
     uint32_t *ids = NULL;
     if (scratch == NULL)
-        return hr_err_set(err, HR_E_NOMEM, "gang %s: out of memory", key);
+        return hr_err_set(err, HR_E_NOMEM, "group %s: out of memory", key);
     hr_status st = HR_OK;
     hr_cache_lock(g->cache);
     size_t cap = 64, n;
     for (;;) {
         uint32_t *more = realloc(ids, cap * sizeof *ids);
         if (more == NULL) {
-            st = hr_err_set(err, HR_E_NOMEM, "gang %s: out of memory", key);
+            st = hr_err_set(err, HR_E_NOMEM, "group %s: out of memory", key);
             goto out;
         }
         ids = more;
@@ -56,7 +56,7 @@ static hr_status member_nodes(hr_gangs *g, const char *key, const char *self, co
     }
     const char **names = hr_arena_calloc(g->a, n ? n : 1, sizeof *names);
     if (names == NULL) {
-        st = hr_err_set(err, HR_E_NOMEM, "gang %s: out of memory", key);
+        st = hr_err_set(err, HR_E_NOMEM, "group %s: out of memory", key);
         goto out;
     }
     size_t k = 0;
@@ -67,7 +67,7 @@ static hr_status member_nodes(hr_gangs *g, const char *key, const char *self, co
             continue;
         names[k] = hr_arena_strdup(g->a, v.node);
         if (names[k] == NULL) {
-            st = hr_err_set(err, HR_E_NOMEM, "gang %s: out of memory", key);
+            st = hr_err_set(err, HR_E_NOMEM, "group %s: out of memory", key);
             goto out;
         }
         k++;
@@ -81,7 +81,7 @@ out:
     return st;
 }
 
-static hr_status plan_other(hr_gangs *g, const char *name, other_node *o, hr_err *err)
+static hr_status plan_other(hr_groups *g, const char *name, other_node *o, hr_err *err)
 {
     hr_status st = hr_nodesnap_take(g->cache, name, g->opts, g->a, &o->s, err);
     if (st != HR_OK)
@@ -97,14 +97,14 @@ static hr_status plan_other(hr_gangs *g, const char *name, other_node *o, hr_err
     for (size_t i = 0; i < n; i++)
         o->views[i] = o->s.node.pods[i].pod;
     /* The member's own node under its own settings (its pool's, design
-     * §2.11: the gang's nodes may sit in different pools). */
+     * §2.11: the group's nodes may sit in different pools). */
     o->np = hr_plan_node(&o->s.cfg, &o->s.node.node, o->views, n, o->plans, o->limits);
     return HR_OK;
 }
 
-/* One gang with a member on rn: plan it and write this node's members. */
-static hr_status one_gang(hr_gangs *g, const char *key, const hr_rnode *rn, hr_reconcile *r,
-                          hr_err *err)
+/* One group with a member on rn: plan it and write this node's members. */
+static hr_status one_group(hr_groups *g, const char *key, const hr_rnode *rn, hr_reconcile *r,
+                           hr_err *err)
 {
     const char **names;
     size_t n_names;
@@ -113,7 +113,7 @@ static hr_status one_gang(hr_gangs *g, const char *key, const hr_rnode *rn, hr_r
         return st;
     other_node *on = hr_arena_calloc(g->a, n_names ? n_names : 1, sizeof *on);
     if (on == NULL)
-        return hr_err_set(err, HR_E_NOMEM, "gang %s: out of memory", key);
+        return hr_err_set(err, HR_E_NOMEM, "group %s: out of memory", key);
     size_t cap = 0;
     for (size_t i = 0; i < rn->n; i++)
         cap += eligible(&rn->pods[i].pod, &r->pods[i], key);
@@ -130,7 +130,7 @@ static hr_status one_gang(hr_gangs *g, const char *key, const hr_rnode *rn, hr_r
     hr_group_member_out *o = hr_arena_calloc(g->a, cap ? cap : 1, sizeof *o);
     int64_t **lp = hr_arena_calloc(g->a, cap ? cap : 1, sizeof *lp);
     if (!slots || !self_idx || !slot_node || !m || !o || !lp)
-        return hr_err_set(err, HR_E_NOMEM, "gang %s: out of memory", key);
+        return hr_err_set(err, HR_E_NOMEM, "group %s: out of memory", key);
     size_t n = 0;
     for (size_t i = 0; i < rn->n; i++) {
         const hr_rpod *rp = &rn->pods[i];
@@ -155,15 +155,15 @@ static hr_status one_gang(hr_gangs *g, const char *key, const hr_rnode *rn, hr_r
                                 rp->name,     HR_NONE,         &x->s.cfg};
         }
     }
-    hr_gang_info *gi = &g->info[g->n_info];
-    *gi = (hr_gang_info){key, n, {0}, NULL, NULL, NULL};
+    hr_group_info *gi = &g->info[g->n_info];
+    *gi = (hr_group_info){key, n, {0}, NULL, NULL, NULL};
     hr_group_apply(g->cfg, slots, n, m, o, lp, &gi->res);
     gi->binding_ns = slots[gi->res.binding].ns;
     gi->binding_name = slots[gi->res.binding].name;
     gi->binding_node = slot_node[gi->res.binding] ? slot_node[gi->res.binding] : rn->name;
     for (size_t j = 0; j < n; j++) {
         if (slot_node[j] == NULL) {
-            g->pod_gang[self_idx[j]] = (int32_t)g->n_info;
+            g->pod_group[self_idx[j]] = (int32_t)g->n_info;
             g->own_target[self_idx[j]] = slots[j].own_target;
         } else if (slots[j].plan->write && !have(g->requeue, g->n_requeue, slot_node[j])) {
             g->requeue[g->n_requeue++] = slot_node[j];
@@ -173,30 +173,30 @@ static hr_status one_gang(hr_gangs *g, const char *key, const hr_rnode *rn, hr_r
     return HR_OK;
 }
 
-hr_status hr_gangs_apply(void *ud, const hr_rnode *rn, hr_reconcile *r, hr_err *err)
+hr_status hr_groups_apply(void *ud, const hr_rnode *rn, hr_reconcile *r, hr_err *err)
 {
-    hr_gangs *g = ud;
+    hr_groups *g = ud;
     g->n_requeue = 0;
     g->n_info = 0;
     size_t n = rn->n ? rn->n : 1;
-    g->pod_gang = hr_arena_calloc(g->a, n, sizeof *g->pod_gang);
+    g->pod_group = hr_arena_calloc(g->a, n, sizeof *g->pod_group);
     g->own_target = hr_arena_calloc(g->a, n, sizeof *g->own_target);
     g->info = hr_arena_calloc(g->a, n, sizeof *g->info);
-    /* Every other member's node at most once per gang: bounded by the
-     * gang's members, which the index counts; grown per gang below. */
+    /* Every other member's node at most once per group: bounded by the
+     * group's members, which the index counts; grown per group below. */
     g->requeue = NULL;
-    if (!g->pod_gang || !g->own_target || !g->info)
+    if (!g->pod_group || !g->own_target || !g->info)
         return hr_err_set(err, HR_E_NOMEM, "node %s: out of memory", rn->name);
     for (size_t i = 0; i < rn->n; i++) {
-        g->pod_gang[i] = -1;
+        g->pod_group[i] = -1;
         g->own_target[i] = HR_NONE;
     }
     size_t room = 0;
     for (size_t i = 0; i < rn->n; i++) {
         const char *key = rn->pods[i].pod.group;
-        if (key == NULL || !eligible(&rn->pods[i].pod, &r->pods[i], key) || g->pod_gang[i] >= 0)
+        if (key == NULL || !eligible(&rn->pods[i].pod, &r->pods[i], key) || g->pod_group[i] >= 0)
             continue;
-        /* Room for every node of this gang in the requeue list. */
+        /* Room for every node of this group in the requeue list. */
         hr_cache_lock(g->cache);
         size_t members = hr_cache_group_pods(g->cache, key, NULL, 0);
         hr_cache_unlock(g->cache);
@@ -207,7 +207,7 @@ hr_status hr_gangs_apply(void *ud, const hr_rnode *rn, hr_reconcile *r, hr_err *
             memcpy(more, g->requeue, g->n_requeue * sizeof *more);
         g->requeue = more;
         room += members + 1;
-        hr_status st = one_gang(g, key, rn, r, err);
+        hr_status st = one_group(g, key, rn, r, err);
         if (st != HR_OK)
             return st;
     }

@@ -1,9 +1,9 @@
 /*
- * config.h — a HeadroomConfig's spec into the core's hr_config, and the Go
+ * cfgspec.h — a HeadroomConfig's spec into the core's hr_config, and the Go
  * durations its fields are written in.
  */
-#ifndef HR_KUBE_DECODE_CONFIG_H
-#define HR_KUBE_DECODE_CONFIG_H
+#ifndef HR_KUBE_DECODE_CFGSPEC_H
+#define HR_KUBE_DECODE_CFGSPEC_H
 
 #include <stdbool.h>
 #include <stddef.h>

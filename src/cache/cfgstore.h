@@ -1,10 +1,10 @@
 /*
- * config.h — the HeadroomConfig store (config.c). PRIVATE to src/cache/
+ * cfgstore.h — the HeadroomConfig store (cfgstore.c). PRIVATE to src/cache/
  * (the config itself is core/config.h); every function but
  * hr_ccfg_copy_status expects the cache lock held.
  */
-#ifndef HR_CACHE_CONFIG_H
-#define HR_CACHE_CONFIG_H
+#ifndef HR_CACHE_CFGSTORE_H
+#define HR_CACHE_CFGSTORE_H
 
 #include "cache/cache_int.h"
 
