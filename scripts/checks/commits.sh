@@ -34,8 +34,8 @@ if first=$(git rev-parse -q --verify "$FIRST^{commit}") &&
     fi
 else
     range=(--max-count="$LIMIT" HEAD)
-    what="the last $LIMIT commits git has (base $FIRST is not in this history: a shallow clone?)"
-    echo "check-commits: $FIRST is not an ancestor of HEAD here; checking $what" >&2
+    what="the last $LIMIT commits git has"
+    echo "check-commits: $FIRST is not in this history (a shallow clone?): checking $what" >&2
 fi
 
 bad=0
