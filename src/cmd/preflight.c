@@ -21,10 +21,10 @@
 #include "core/eligibility.h"
 #include "core/names.h"
 #include "kube/kname.h"
+#include "kube/kversion.h"
 #include "util/jsonstr.h"
 #include "util/strmap.h"
 
-#define MIN_MINOR 35 /* in-place resize through pods/resize (design §12) */
 #define MAX_LISTED 8 /* names shown per line, then "and N more" */
 
 typedef enum verdict { V_PASS, V_WARN, V_FAIL } verdict;
@@ -96,19 +96,21 @@ static void check_version(pf *p)
     }
     yyjson_val *r = yyjson_doc_get_root(d);
     const char *git = yyjson_get_str(yyjson_obj_get(r, "gitVersion"));
-    const char *minor = yyjson_get_str(yyjson_obj_get(r, "minor"));
     const char *major = yyjson_get_str(yyjson_obj_get(r, "major"));
-    /* "minor" may carry a "+" on managed distributions ("35+"). */
-    long mj = major ? strtol(major, NULL, 10) : 0, mn = minor ? strtol(minor, NULL, 10) : 0;
-    if (!git || !major || !minor)
-        line(p, V_FAIL, "server version: /version has no gitVersion, major and minor");
-    else if (mj > 1 || (mj == 1 && mn >= MIN_MINOR))
-        line(p, V_PASS, "server version %s (1.%d or later resizes running pods in place)", git,
-             MIN_MINOR);
+    const char *minor = yyjson_get_str(yyjson_obj_get(r, "minor"));
+    hr_kversion_verdict v = hr_kversion_check(major, minor);
+    if (!git || v == HR_KVERSION_UNREADABLE)
+        line(p, V_FAIL,
+             "server version: /version has no gitVersion, or no numeric major and minor");
+    else if (v == HR_KVERSION_SUPPORTED)
+        line(p, V_PASS, "server version %s: supported (kube-headroom supports Kubernetes %s)", git,
+             HR_KVERSION_RANGE);
     else
         line(p, V_FAIL,
-             "server version %s: in-place resize through pods/resize needs 1.%d or later", git,
-             MIN_MINOR);
+             "server version %s: not supported; kube-headroom supports Kubernetes %s, where "
+             "in-place resize through pods/resize is GA (1.33 and 1.34 serve it in beta, which is "
+             "not supported)",
+             git, HR_KVERSION_RANGE);
     yyjson_doc_free(d);
 }
 
