@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# e2e_design.sh — the rest of the design, end to end (issue 16): what only the real API server
-# (its LimitRanger, its deletion and finalizers) can show, with `headroom run` (controller and
-# webhook) as the chart's least-privilege identity. Each check is named by its item:
+# e2e_design.sh — the rest of the design, end to end: what only the real API server (its
+# LimitRanger, its deletion and finalizers, its events) can show, with `headroom run` (controller
+# and webhook) as the chart's least-privilege identity. The limits of design §2.7's examples and of
+# a pod capped by its node's allocatable (design §2.3, with `explain` naming the cap) are policy
+# scenarios: tests/scenarios/design-*.yaml. Each check here is named by its item:
 #   1. LimitRange in a managed namespace, through the real LimitRanger admission plugin
 #      (design §3.4): a Container max.cpu, a Container maxLimitRequestRatio.cpu and a Pod
 #      max.cpu each clamp the limits the controller writes, and the API server accepts them
@@ -10,16 +12,16 @@
 #      ratio and the Pod max, a limit of request × initialMultiplier would be refused by
 #      LimitRanger, so the pod would not exist. (Under a Container max the webhook never acts:
 #      LimitRanger runs first and defaults a missing limit to the max.)
-#   2. A pod whose request × maxMultiplier exceeds its node, alone on it, gets exactly the node's
-#      allocatable, and `explain` names the allocatable as the cap in force, not the multiplier.
 #   3. A pod held by a finalizer while deleting (deletionTimestamp set, still bound) keeps booking
 #      its node (design §3.1): once the controller has computed the node again after the deletion,
 #      its neighbour's limit is unchanged; once it is gone, the neighbour grows.
-#   4. The success path (design §7, §9.1): on design §2.7's node (16 cores; 500m, 1500m, 6000m)
-#      the 1500m pod's CPULimitAdjusted reads "1500m → 3000m (factor 2.00, slack 8/16 cores)" and
+#   4. The success path (design §7, §9.1): on design §2.7's node (16 cores; 500m, 1500m, 6000m;
+#      its limits are tests/scenarios/design-floor.yaml's, here a precondition) the 1500m pod's
+#      CPULimitAdjusted reads "1500m → 3000m (factor 2.00, slack 8/16 cores)" and
 #      its live kube-headroom.dev/status annotation says what `headroom plan -o json` and
 #      `headroom explain` say of its node.
-# Every pod of 1, 2 and 4 exists before the controller starts, so each node is computed once with
+# (Item 2, the allocatable as the cap, is tests/scenarios/design-allocatable-cap.yaml.)
+# Every pod of 1 and 4 exists before the controller starts, so each node is computed once with
 # all its pods (no intermediate limit in an event). ~40 s.
 set -uo pipefail
 # shellcheck source=../lib/common.sh
@@ -103,7 +105,7 @@ lr() { # ns type key value
   lr "$NR" Container maxLimitRequestRatio 2
   lr "$NP" Pod max 1200m
 } | k apply -f - >/dev/null
-for n in dc:8 dr:8 dp:8 dsolo:3500m dfin:8 dex:16 dborn:8; do
+for n in dc:8 dr:8 dp:8 dfin:8 dex:16 dborn:8; do
   NODES+=("e2e-${n%%:*}-$S")
   printf -- '---\n'
   node_manifest "e2e-${n%%:*}-$S" "${n#*:}"
@@ -116,8 +118,6 @@ for ns in "$NC" "$NR" "$NP" "$NA"; do wait_until 30 k -n "$ns" get serviceaccoun
   pod_manifest "$NC" c e2e-dc-$S 200m 400m             # 2000m unclamped; Container max 1500m
   echo ---; pod_manifest "$NR" r e2e-dr-$S 200m 250m   # 2000m unclamped; 2 × 200m = 400m
   echo ---; two_pod "$NP" p e2e-dp-$S 200m 300m 220m 330m # 5000m unclamped; Pod max 1200m, 2:3 = 480m/720m
-  # 2. 500m × 10 = 5000m on a 3500m node.
-  echo ---; pod_manifest "$NA" solo e2e-dsolo-$S 500m
   # 3. Two 1000m pods on 8 cores, one held by a finalizer: 1000m + 6000m·1/2 = 4000m each.
   echo ---; pod_manifest "$NA" stay e2e-dfin-$S 1000m
   echo ---; pod_manifest "$NA" held e2e-dfin-$S 1000m "" "finalizers: [$FIN]"
@@ -184,18 +184,6 @@ WHY="created: '${got}' $(head -c 300 "$WORK/born.err")"
 check "1h. webhook, Pod max 1200m: a 200m+300m pod is born with 480m/720m (pro-rata, not 600m/900m), and LimitRanger admits it" \
   [ "$got" = 480m/720m ]
 
-# ---------------------------------------------------- 2. alone on a node smaller than 10 × r
-check "2a. a 500m pod alone on a 3500m node gets exactly the allocatable, 3500m (10 × 500m = 5000m)" \
-  wait_until 20 lim "$NA" solo 3500m
-"$HEADROOM" explain solo -n "$NA" --kubeconfig "$USER_KC" >"$WORK/explain.solo" 2>&1
-cap_ok() {
-  grep -Eq '^ +r × maxMultiplier +5$' "$WORK/explain.solo" &&
-    grep -Eq '^ +allocatable max\(A, r\) +3500m$' "$WORK/explain.solo" &&
-    grep -Eq '^ +cap = max\(least bound, r\) +3500m \(allocatable\)$' "$WORK/explain.solo"
-}
-WHY="explain: $(grep -E 'maxMultiplier|allocatable max|cap =' "$WORK/explain.solo" | tr -s ' ' | tr '\n' ';')"
-check "2b. explain: the cap in force is the allocatable (3500m), not r × maxMultiplier (5)" cap_ok
-
 # ---------------------------------------------------- 3. a terminating pod still books its node
 both4() { lim "$NA" stay 4 && lim "$NA" held 4; }
 check "3a. two 1000m pods on 8 cores, one with a finalizer: 4 cores each" wait_until 20 both4
@@ -225,8 +213,9 @@ wait_until 20 gone
 check "3e. once it is gone, the neighbour grows to the whole node (8 cores)" wait_until 20 lim "$NA" stay 8
 
 # ---------------------------------------------------- 4. the success path: event and annotation
+# The limits themselves are tests/scenarios/design-floor.yaml's check; here they are the precondition.
 ex_ok() { lim "$NA" small 1500m && lim "$NA" web 3 && lim "$NA" large 12; }
-check "4a. design §2.7's node: 500m → 1500m (floor), 1500m → 3, 6000m → 12" wait_until 20 ex_ok
+wait_until 20 ex_ok || fail "4. precondition: design §2.7's node at 1500m, 3, 12 (design-floor.yaml)" "$WHY"
 want="1500m → 3000m (factor 2.00, slack 8/16 cores)"
 ev_ok() { local got; got=$(events_of "$NA" web CPULimitAdjusted); WHY="CPULimitAdjusted of web: '${got//$'\n'/;}'"; [ "$got" = "$want" ]; }
 check "4b. web's CPULimitAdjusted: \"$want\" (design §7), once" wait_until 15 ev_ok
