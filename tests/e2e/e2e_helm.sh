@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# e2e_helm.sh — the Helm chart (charts/kube-headroom, issue 13) with the
+# e2e_helm.sh — the Helm chart (charts/kube-headroom, design §13) with the
 # pinned helm (tests/cluster/cluster.sh build) on the real API server:
 #   1. helm lint --strict, the chart, the CRDs subchart and every value set;
 #   2. rendering fails, naming the value to set, for a webhook without a
@@ -73,6 +73,9 @@ render_fails() { # name, message substring, helm template args...
     fail "$name" "not the expected message ('$want'): $(head -c 300 "$WORK/fail.err")"
   fi
 }
+# The supported range (design §12): Chart.yaml kubeVersion ">=1.35.0-0"; 1.34 (resize in beta) refused.
+render_fails "Kubernetes 1.34 is refused by the chart's kubeVersion (1.35 and newer)" \
+  "chart requires kubeVersion: >=1.35.0-0" --kube-version 1.34.2
 render_fails "the webhook without a certificate source fails, naming certmanager.enable and webhook.certSecretName" \
   "webhook.enable=true needs a serving certificate: set certmanager.enable=true" --set webhook.enable=true
 render_fails "the webhook with a Secret but no caBundle fails too" \
