@@ -4,7 +4,7 @@
 # as the chart's least-privilege identity and refuse a cluster the scripts would refuse.
 #   controller.sh check               require_cluster: the API server ready, the audit record there,
 #                                     the shipped CRD installs, no other controller on the cluster
-#                                     (its FAIL lines on stdout; exit 1)
+#                                     (its FAIL lines on stdout; exit 1); then install_crd
 #   controller.sh start ID PORT WORK  install_identity ID (the CRD, the chart's RBAC, a user bound to
 #                                     its roles), then start_controller: `headroom run` as ID, plain
 #                                     metrics on 127.0.0.1:PORT, -v, logging to WORK/controller.log;
@@ -18,7 +18,8 @@ set -uo pipefail
 
 case ${1:-} in
   check)
-    require_cluster ;;
+    require_cluster
+    install_crd ;;
   start)
     [ $# -eq 4 ] || { echo "usage: controller.sh start ID PORT WORK" >&2; exit 2; }
     ID=$2 MPORT=$3 WORK=$4
@@ -32,7 +33,11 @@ case ${1:-} in
   stop)
     [ $# -eq 3 ] || { echo "usage: controller.sh stop ID PID" >&2; exit 2; }
     kill -KILL "$3" 2>/dev/null
-    for _ in $(seq 1 50); do kill -0 "$3" 2>/dev/null || break; sleep 0.1; done
+    # Not our child (start's shell has gone): gone, or a zombie until init reaps it.
+    for _ in $(seq 1 50); do
+      case $(awk '{print $3}' "/proc/$3/stat" 2>/dev/null) in "" | Z) break ;; esac
+      sleep 0.1
+    done
     remove_identity "$2" ;;
   *)
     echo "usage: controller.sh check | start ID PORT WORK | stop ID PID" >&2

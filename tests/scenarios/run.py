@@ -243,8 +243,9 @@ class Scenario:
             if "deadband" in top and "deadband" in (p.get("overrides") or {}):
                 over["deadband"] = {**top["deadband"], **p["overrides"]["deadband"]}
             out.append({"name": self.pool_name(p["name"]), "nodeSelector": sel, "overrides": over})
-        out.append({"name": self.pool_name(), "nodeSelector": {"matchLabels": {SC_LABEL: self.id}},
-                    "overrides": copy.deepcopy(top)})
+        if top:  # without settings of its own, the rest of its nodes keep the top level: the defaults
+            out.append({"name": self.pool_name(), "nodeSelector": {"matchLabels": {SC_LABEL: self.id}},
+                        "overrides": copy.deepcopy(top)})
         return out
 
     def node_obj(self, local, labels):
@@ -442,7 +443,8 @@ class Scenario:
                    n > 0 and not diff, "; ".join(diff) or "no managed pod in the plan")
         for cl in st.get("cli") or []:
             args = shlex.split(self.fill(cl["run"]))
-            out = sh([HEADROOM, *args, "-f", dump], check=False)
+            p = subprocess.run([HEADROOM, *args, "-f", dump], capture_output=True, text=True, env=ENV)
+            out = p.stdout + p.stderr
             if "contains" in cl:
                 want, ok = self.fill(cl["contains"]), self.fill(cl["contains"]) in out
             else:
@@ -543,42 +545,51 @@ class Batch:
         failed_before = counts["failed"]
         ready = []
         try:
-            k("delete", "headroomconfig", "cluster", "--ignore-not-found")
-            self.apply_config()
-
-            def setup(s):
-                try:
-                    s.setup()
-                    ready.append(s)
-                except Exception as e:
-                    result(s.name, "setup (nodes, namespaces, pods Running)", False, str(e))
-            threads = [threading.Thread(target=setup, args=(s,)) for s in self.scens]
-            [t.start() for t in threads]
-            [t.join() for t in threads]
-            self.audit_mark = os.path.getsize(AUDIT)
-            self.log_mark = 0
-            p = subprocess.run([str(HERE / "controller.sh"), "start", self.user, str(self.port), self.work],
-                               capture_output=True, text=True, env=ENV)
-            if p.returncode != 0:
-                for s in ready:
-                    result(s.name, "the controller starts", False, (p.stderr or p.stdout).strip()[-600:])
-                return
-            self.pid = p.stdout.strip().splitlines()[-1]
-            threads = [threading.Thread(target=s.run) for s in ready]
-            [t.start() for t in threads]
-            [t.join() for t in threads]
-        finally:
-            if self.pid:
-                subprocess.run([str(HERE / "controller.sh"), "stop", self.user, self.pid], env=ENV,
-                               capture_output=True)
+            self.start(ready)
+        except Exception as e:  # the batch could not be set up: each of its scenarios fails
             for s in self.scens:
-                s.cleanup()
-            k("delete", "headroomconfig", "cluster", "--ignore-not-found", check=False)
-            if counts["failed"] > failed_before and os.path.exists(self.log):
-                say("--- controller log (tail)\n" + "".join(open(self.log, errors="replace").readlines()[-30:]).rstrip())
-            if not os.environ.get("KEEP_WORK"):
-                subprocess.run(["rm", "-rf", self.work])
+                result(s.name, "the batch is set up", False, f"{type(e).__name__}: {e}")
+        finally:
+            self.stop(failed_before)
             say(f"# batch {self.idx}: {time.time() - t0:.1f} s")
+
+    def start(self, ready):
+        k("delete", "headroomconfig", "cluster", "--ignore-not-found")
+        self.apply_config()
+
+        def setup(s):
+            try:
+                s.setup()
+                ready.append(s)
+            except Exception as e:
+                result(s.name, "setup (nodes, namespaces, pods Running)", False, str(e))
+        threads = [threading.Thread(target=setup, args=(s,)) for s in self.scens]
+        [t.start() for t in threads]
+        [t.join() for t in threads]
+        self.audit_mark = os.path.getsize(AUDIT)
+        self.log_mark = 0
+        p = subprocess.run([str(HERE / "controller.sh"), "start", self.user, str(self.port), self.work],
+                           capture_output=True, text=True, env=ENV)
+        if p.returncode != 0:
+            for s in ready:
+                result(s.name, "the controller starts", False, (p.stderr or p.stdout).strip()[-600:])
+            return
+        self.pid = p.stdout.strip().splitlines()[-1]
+        threads = [threading.Thread(target=s.run) for s in ready]
+        [t.start() for t in threads]
+        [t.join() for t in threads]
+
+    def stop(self, failed_before):
+        if self.pid:
+            subprocess.run([str(HERE / "controller.sh"), "stop", self.user, self.pid], env=ENV,
+                           capture_output=True)
+        for s in self.scens:
+            s.cleanup()
+        k("delete", "headroomconfig", "cluster", "--ignore-not-found", check=False)
+        if counts["failed"] > failed_before and os.path.exists(self.log):
+            say("--- controller log (tail)\n" + "".join(open(self.log, errors="replace").readlines()[-30:]).rstrip())
+        if not os.environ.get("KEEP_WORK"):
+            subprocess.run(["rm", "-rf", self.work])
 
 
 def plan_batches(scens):
