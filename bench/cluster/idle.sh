@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# idle.sh — what a quiet steady state costs (issue 18, "idle means idle"):
+# idle.sh — what a quiet steady state costs (design §5 "Idle means idle"):
 # two builds of `headroom run` side by side on the same converged cluster,
 # their CPU-seconds (utime + stime of /proc/PID/stat) and wakeups
 # (voluntary_ctxt_switches summed over /proc/PID/task/*/status) over the
@@ -22,7 +22,7 @@
 # Needs a cluster (tests/cluster/cluster.sh up; $HEADROOM_CLUSTER_DIR and the
 # ports pick which). Metrics ports $HEADROOM_IDLE_PORT and the next one
 # (default: two free ones, free_port).
-# lib.sh is written for scripts without -e (its helpers test and fail softly),
+# tests/lib/common.sh is written for scripts without -e (its helpers test and fail softly),
 # as bench/cluster/soak.sh is: every step that must hold says so with || exit.
 set -uo pipefail
 # shellcheck source=../../tests/lib/common.sh

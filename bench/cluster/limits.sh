@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # limits.sh — from a cold start, how long until every managed pod has its
-# target limit (issue 18, "limits first"), for two builds of `headroom run`
+# target limit (design §5 "Limits first"), for two builds of `headroom run`
 # one after the other on the same cluster, read from the API server's audit
 # record (tests/lib/common.sh audit_mark/audit_since).
 #
@@ -20,7 +20,7 @@
 #
 # Needs a cluster (tests/cluster/cluster.sh up; $HEADROOM_CLUSTER_DIR and the
 # ports pick which), jq. Metrics port $HEADROOM_LIMITS_PORT (default: a free one).
-# lib.sh is written for scripts without -e (its helpers test and fail softly),
+# tests/lib/common.sh is written for scripts without -e (its helpers test and fail softly),
 # as bench/cluster/soak.sh is: every step that must hold says so with || exit.
 set -uo pipefail
 # shellcheck source=../../tests/lib/common.sh

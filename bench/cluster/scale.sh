@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scale.sh — the controller at scale on the real control plane (issue 18):
+# scale.sh — the controller at scale on the real control plane (design §16):
 # from a cold start, how long until every managed pod has its target limit;
 # what a quiet steady state costs; and under churn (rollouts and Jobs, a
 # steady rate of binds and deletes) the reaction time from bind to resize,
@@ -11,7 +11,7 @@
 #                  [--quiet-minutes 5] [--churn-minutes 0] [--churn-rate 10]
 #                  [--variant NAME=FLAGS]... [--leader-elect] [--max-wait 900] [--keep DIR]
 #
-# Defaults are issue 18's done-means 4 (100 nodes, 3,000 pods, 1,800
+# Defaults are the CI-sized goal (100 nodes, 3,000 pods, 1,800
 # managed): it prints "limits right" (goal <= 45 s) and the quiet window's
 # CPU-seconds (goal <= 0.05). The scale run is e.g. --nodes 1000
 # --churn-minutes 4 --quiet-minutes 2.
@@ -61,7 +61,7 @@
 # jq, python3, and build/release/headroom ($HEADROOM_BIN). Metrics port
 # $HEADROOM_SCALE_PORT (default: a free one). Deletes what it made; keeps
 # its work directory (figures, audit extracts) only with --keep DIR.
-# lib.sh is written for scripts without -e (its helpers test and fail
+# tests/lib/common.sh is written for scripts without -e (its helpers test and fail
 # softly): every step that must hold says so with || exit.
 set -uo pipefail
 # shellcheck source=../../tests/lib/common.sh

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """scale_replay.py — the minimum writes of a churn, and the stale ceilings
-(bench/cluster/scale.sh, issue 18; design §11.3).
+(bench/cluster/scale.sh; design §5, §16).
 
 Replays a recorded churn (a snapshot, then every pod change as
 bench/cluster/scale_watch.py recorded it) through the planner, `headroom node NODE
@@ -14,7 +14,7 @@ controller's own count (from the audit record, --resizes) is compared with
 it. A node is planned once before its first event (its pending writes at
 the start are counted apart, not in the minimum).
 
-Stale ceilings (§11.3): at each bind, the neighbours the planner shrinks
+Stale ceilings: at each bind, the neighbours the planner shrinks
 held a ceiling too generous for the node from the bind on. Their real
 limits are followed in the recorded watch (what the controller wrote):
 the window of a bind ends when every such neighbour's limit went down (or

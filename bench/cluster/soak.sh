@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# soak.sh — the churn soak (issue 11, design §16 "memory under churn"): does
+# soak.sh — the churn soak (design §16 "memory under churn"): does
 # the controller's memory stay flat while pods come and go for ever?
 #
 # `headroom run` (the release build, as the least-privilege identity of

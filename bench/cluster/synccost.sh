@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # synccost.sh — what the daemon's initial sync costs the API server and etcd,
-# per list path (issue 18 done-means 3: protobuf + streaming list at most
-# half of JSON + paginated LIST's API server CPU during the sync).
+# per list path (the goal: protobuf + streaming list at most half of JSON +
+# paginated LIST's API server CPU during the sync; design §5 "Wire format").
 #
 #   bench/cluster/synccost.sh [--nodes 100] [--pods-per-node 30] [--rounds 10]
 #                     [--idle-seconds 3] [--variant NAME=FLAGS]... [--keep DIR]
@@ -207,7 +207,7 @@ for v in "${variants[@]}"; do
       printf "%.2f of the median, %.2f of the total", (b > 0 ? a / b : 0), (d > 0 ? c / d : 0)}')"
   fi
 done
-echo "synccost: (the goal, issue 18: protobuf + streaming lists at most 0.5 of JSON + paginated LIST)"
+echo "synccost: (the goal, design §5: protobuf + streaming lists at most 0.5 of JSON + paginated LIST)"
 WHY="the dry-run daemon wrote (see the writes above)"
 check "every start got ready and wrote nothing" [ "$bad" = 0 ]
 echo "synccost: load average at the end $(loadavg)"

@@ -1,6 +1,6 @@
 /*
  * bench_metrics.c — how long /metrics takes to render (design §16: ≤ 1 ms at
- * 5,000 nodes; issue 6: ≤ 50 ms with 150,000 pod series).
+ * 5,000 nodes, ≤ 50 ms with 150,000 pod series).
  *
  * Fills the controller's gauge table as 5,000 reconciles would, renders the
  * node families and then the full page with pod series, and prints the

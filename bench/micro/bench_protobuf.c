@@ -1,7 +1,7 @@
 /*
  * bench_protobuf.c — protobuf watch-event decode throughput on one core,
- * beside JSON's in the same run (issue 18, done-means 3: goal >= 500k
- * events/s with ~8 KB pods).
+ * beside JSON's in the same run (goal >= 500k events/s with ~8 KB pods;
+ * design §5 "Wire format").
  *
  * The pod is podevent.h's (the one bench_decode reads): the JSON event
  * line as the API server writes it, and the same object in protobuf, built

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# check-format.sh — every C file in src/, tests/, bench/ and test/ is formatted as
+# format.sh — every C file in src/, tests/ and bench/ is formatted as
 # .clang-format says. Exits 1 and names the files (with clang-format's own
 # report of the first differences) when one is not.
 #
@@ -16,7 +16,7 @@ CLANG_FORMAT=${CLANG_FORMAT:-clang-format-14}
 command -v "$CLANG_FORMAT" >/dev/null ||
   { echo "check-format: $CLANG_FORMAT not found (scripts/setup.sh installs it)" >&2; exit 2; }
 
-mapfile -t files < <(git ls-files -- 'src/*.[ch]' 'tests/*.[ch]' 'bench/*.[ch]' 'test/*.[ch]')
+mapfile -t files < <(git ls-files -- 'src/*.[ch]' 'tests/*.[ch]' 'bench/*.[ch]')
 [ "${#files[@]}" -gt 0 ] || { echo "check-format: no C files found" >&2; exit 2; }
 
 if [ "${1:-}" = "--fix" ]; then

@@ -1,5 +1,5 @@
 #!/bin/sh
-# check-headers.sh — every function a header under src/ declares is defined
+# headers.sh — every function a header under src/ declares is defined
 # in the .c file of the same basename beside it (design: "headers declare
 # only what their own file defines"), so a reader who opens foo.h knows the
 # code is in foo.c.

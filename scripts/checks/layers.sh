@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# check-layers.sh — dependencies point one way: every `#include "x/..."` in
+# layers.sh — dependencies point one way: every `#include "x/..."` in
 # src/ and every hr_* link line in CMakeLists.txt is allowed by the layer
 # table in docs/architecture.md (between <!-- layers:begin --> and
 # <!-- layers:end -->), and that table has no cycle. Silent and exit 0 when

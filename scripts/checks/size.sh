@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# check-size.sh — no source file in src/ is longer than 1,000 lines.
+# size.sh — no source file in src/ is longer than 1,000 lines.
 #
 # A file that long is several ideas in one room (cache.c was 1,950 lines
 # before it was split by concern); the limit makes the split happen when a

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# check-tidy.sh — clang-tidy (the checks in .clang-tidy) over every src/*.c,
+# tidy.sh — clang-tidy (the checks in .clang-tidy) over every src/*.c,
 # with the compile commands of a configured build. Silent and exit 0 when
 # clean; the findings and exit 1 when not.
 #
 #   scripts/checks/tidy.sh [build-dir]     default build/release
-#   scripts/checks/tidy.sh build/release src/kube/client.c ...   only these
+#   scripts/checks/tidy.sh build/release src/kube/transport/client.c ...   only these
 #
 # Any CMake build of the tree will do (CMAKE_EXPORT_COMPILE_COMMANDS is on);
 # gcc's flags are understood by clang-tidy. CLANG_TIDY overrides the binary,

@@ -6,7 +6,7 @@
  * is one place where the shape of a Kubernetes object is known.
  *
  * Objects come as JSON or, for the built-in kinds when the watch asked
- * for it and the server sent it, as protobuf (issue 18): an hr_sobj holds
+ * for it and the server sent it, as protobuf (design §5 "Wire format"): an hr_sobj holds
  * either, and each step below reads it with the decoder of its encoding
  * (kube/decode/pb.h for protobuf), so what lands in the cache is the same
  * byte for byte. The HeadroomConfig (a CRD) has no protobuf: its sink

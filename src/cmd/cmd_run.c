@@ -443,7 +443,7 @@ static void on_leadership(void *ud, bool leading)
         hr_controller_enqueue_all(ctl); /* takes the cache lock itself */
 }
 
-/* The reconcile loop (issue 5). It reads the same cache the webhook does
+/* The reconcile loop (design §5). It reads the same cache the webhook does
  * and writes only once every watch has listed — and, with --leader-elect,
  * only while this replica holds the Lease. */
 static hr_status controller_start(run_ctx *x, hr_err *err)

@@ -41,7 +41,7 @@
 /* Until every watch has listed once, the feeder looks again after these gaps,
  * doubling from the first to the last. Only a safety net: a watch that syncs
  * rings the cache's doorbell (hr_watch_opts.on_synced, cache/informers.c), and
- * one that never does (no HeadroomConfig CRD installed: issue 18, idle means
+ * one that never does (no HeadroomConfig CRD installed: design §5, idle means
  * idle) costs a wakeup every SYNC_POLL_MAX_MS, not 20 a second. */
 #define SYNC_POLL_MS 50
 #define SYNC_POLL_MAX_MS 30000

@@ -1,7 +1,7 @@
 /*
  * notes.h — what describes a resize (its status annotation and its
- * CPULimitAdjusted event), sent after the resizes of a wave (issue 18:
- * limits first; design §5, §9).
+ * CPULimitAdjusted event), sent after the resizes of a wave (limits
+ * first: design §5, §9).
  *
  * The executor sends a wave's resizes at once and hands each pod's note
  * here; the senders (below) send the notes, each through the same client write

@@ -1,6 +1,6 @@
 /*
- * wpool.h — a few threads that send a wave's writes at once (issue 18;
- * design §5 "Writes in flight").
+ * wpool.h — a few threads that send a wave's writes at once (design
+ * §5 "Writes in flight").
  *
  * Why: a write to a loaded API server takes 100–200 ms, so writers that
  * each wait for their answer before the next write cap the controller at

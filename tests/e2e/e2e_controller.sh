@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# e2e_controller.sh — `headroom run` against the real control plane (issue 5).
+# e2e_controller.sh — `headroom run` against the real control plane (design §5).
 #
-# Each check is one "done means" line of the controller issue, on simulated
+# Each check is one promise of the reconcile loop (design §5, §6, §9), on simulated
 # kwok nodes, with the controller running as a least-privilege user bound to
 # charts/kube-headroom/templates/rbac.yaml's ClusterRole — never as cluster admin. Prints PASS/FAIL
 # per check and a closing "N passed, N failed" line; exits non-zero on any

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# e2e_crd.sh — the shipped HeadroomConfig CRD on the real API server (design §1.1, §11; issue 16).
+# e2e_crd.sh — the shipped HeadroomConfig CRD on the real API server (design §1.1, §11).
 #
 # The CRD the chart ships (charts/kube-headroom/charts/crds/crds/headroomconfig.yaml, the one
 # deploy/install.yaml is rendered from) installs — or this test, like every other, fails at once

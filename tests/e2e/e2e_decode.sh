@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # e2e_decode.sh — a pod the API server admits but our decoder cannot read
-# (issue 11, done-means 2; design §6 booking-unknown, §15).
+# (design §6 booking-unknown, §15).
 #
 # The API server stores any quantity resource.Quantity can parse, and does
 # not bound a CPU request: `cpu: "1e16"` (10^16 cores, 10^19 millicores, more

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # e2e_demo.sh — the README's two commands compose, and the demo shows the idea
-# (issue 15, done-means 5 and 6).
+# (README.md "Two commands on a new machine").
 #
 #   1. scripts/demo.sh --local --no-pause starts its own cluster (its own state
 #      directory and ports, here fresh ones so a demo the user left running is
@@ -13,7 +13,7 @@
 #   2. With the demo's controller still running, tests/e2e/e2e_controller.sh
 #      runs against the suite's cluster and passes.
 #   3. A `headroom run` pointed at the suite's cluster makes the suite refuse
-#      (lib.sh require_cluster), at once and saying which process; so does a
+#      (common.sh require_cluster), at once and saying which process; so does a
 #      kube-headroom Lease that keeps being renewed, and not one left behind.
 #   4. The undo the demo prints: after it a neighbour leaving moves no limit.
 #   5. The printed stop command leaves nothing of the demo: no process, no

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # e2e_dryrun_default.sh — a HeadroomConfig that leaves dryRun out is in
-# dry-run (issue 13, done-means 4; design §1.2), on the real API server.
+# dry-run (design §1.2), on the real API server.
 #
 #   0. The CRD as shipped: `kubectl explain` describes every spec field (the
 #      recursive listing names each field of the schema, no field reads

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # e2e_kubectl_plugin.sh — `kubectl headroom` and `kubectl headroom <TAB>` through
-# the real kubectl of the test cluster (issue 15): `cmake --install` into a
+# the real kubectl of the test cluster (docs/cli.md): `cmake --install` into a
 # scratch prefix, that bin/ first on PATH, then kubectl finds the plugin
 # (kubectl-headroom) and, for completion, runs kubectl_complete-headroom:
 # `kubectl __complete headroom …` is exactly what kubectl's own bash/zsh/fish

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # e2e_lease_renewal.sh — what a leader's Lease renewal costs the API server
-# (issue 18, "idle means idle"): one request, a PUT carrying the
+# (design §5 "Idle means idle", §10): one request, a PUT carrying the
 # resourceVersion of its last write, not a GET and a PUT. One `headroom run
 # --leader-elect` as the chart's least-privilege identity; once it leads,
 # the audit record of that identity over 10 s must show at least 3 lease

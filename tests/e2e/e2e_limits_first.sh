@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# e2e_limits_first.sh — limits first (issue 18, design §5): a resize's status
+# e2e_limits_first.sh — limits first (design §5): a resize's status
 # annotation and event follow it through their own queue, so a stop between
 # the two leaves at worst a stale annotation and a missing event — the limit
 # is right — and the next change of that pod repairs both.
 #
 # On a simulated kwok node, with the controller as the least-privilege user
-# of deploy/rbac.yaml: a pod gets its limit, annotation and event; the
+# of the chart's RBAC (charts/kube-headroom/templates/rbac.yaml): a pod gets its limit, annotation and event; the
 # controller stops and the pod's annotation is set back to what an older
 # computation said (what a stop between the resize and its note leaves); a
 # restarted controller leaves the pod alone (its limit is right: nothing to

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # e2e_protobuf.sh — the controller talks protobuf to the real API server for the built-in kinds it
-# lists and watches, and JSON for the HeadroomConfig (issue 18, design §5 "Wire format"), as the
+# lists and watches, and JSON for the HeadroomConfig (design §5 "Wire format"), as the
 # encoding of every answer shows in the test proxy's log (tests/tools/faultproxy.c logs each
 # response's status and Content-Type per request) — never the controller's own counters.
 #

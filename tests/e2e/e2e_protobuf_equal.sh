@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # e2e_protobuf_equal.sh — the protobuf decoders give the cache the same records as the JSON ones,
-# on objects the real API server stored (issue 18, done-means 2; src/kube/decode/pb.h).
+# on objects the real API server stored (design §5 "Wire format"; src/kube/decode/pb.h).
 #
 # Creates, in a namespace of its own: pods with native sidecars (init containers with
 # restartPolicy Always), plain init containers, a RuntimeClass's overhead, pod-level resources,
@@ -10,9 +10,9 @@
 # memory quantities of every form ("500m", "0.5", "1", "1e0", "1.5", "2Ki", "1.5Gi", "1e3", "0.5Ki"; "1e3m" is no quantity), two
 # nodes (one with DiskPressure), a LimitRange and two ResourceQuotas. Then fetches each
 # collection as JSON, and as protobuf at exactly the same resourceVersion, runs both through
-# tests/objdump (every field of every decoded view) and requires the two dumps to be
+# objdump (tests/tools/objdump.c: every field of every decoded view) and requires the two dumps to be
 # byte-identical, and to show what was made (so an empty or partial dump cannot pass). Then the
-# watch cache the informers fill (tests/tools/cachedump: the informers of `headroom run`, asking
+# watch cache the informers fill (tests/tools/cachedump.c: the informers of `headroom run`, asking
 # for protobuf, then for JSON): byte-identical too.
 #
 # With HEADROOM_PB_SEEDS=DIR it also leaves the protobuf bodies there (one object or list per

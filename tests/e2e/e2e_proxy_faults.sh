@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # e2e_proxy_faults.sh — the controller behind the fault proxy (tests/tools/faultproxy.c) on the
-# real API server: faults of the connection itself, not of the server (design §15; issue 16).
+# real API server: faults of the connection itself, not of the server (design §15).
 # The controller's kubeconfig points at the proxy, which terminates TLS, matches each request
 # line, and speaks to the API server as the controller's own user, so the audit log still
 # names it.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# e2e_realnode_exit.sh — the design's exit criteria on a real kubelet's cgroups (issue 14 (a), (b),
-# (c), (e)), with `headroom run` (controller and webhook) as a host process under the
+# e2e_realnode_exit.sh — the design's exit criteria on a real kubelet's cgroups (design §14:
+# (a), (b), (c), (e) below), with `headroom run` (controller and webhook) as a host process under the
 # least-privilege identity of the chart's RBAC, the chart's webhook registered by URL on 127.0.0.1.
 #
 #   (a) a CPU-burning Burstable pod alone on the real node gets limit = min(request × maxMultiplier,

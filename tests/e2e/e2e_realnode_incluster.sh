@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# e2e_realnode_incluster.sh — the controller installed as users install it (issue 14, third
-# bullet and exit criterion (d)): the chart (charts/kube-headroom) with the project's image
+# e2e_realnode_incluster.sh — the controller installed as users install it (design §14,
+# exit criterion (d) below): the chart (charts/kube-headroom) with the project's image
 # (scripts/release/image.sh, imported into the real node's containerd), two replicas running as Pods on the
 # real node with their ServiceAccount's projected token (in-cluster configuration), one holding
 # the leader Lease; the admission webhook, registered by URL with the chart's bring-your-own
@@ -45,7 +45,7 @@ WATCH_PID=""
 cleanup() {
   [ -z "$WATCH_PID" ] || kill "$WATCH_PID" 2>/dev/null
   "$HELM" uninstall "$REL" -n "$CNS" --wait --timeout 60s >/dev/null 2>&1
-  # The next test must not see this controller still connected (lib.sh require_cluster).
+  # The next test must not see this controller still connected (common.sh require_cluster).
   k -n "$CNS" wait --for=delete pod -l app.kubernetes.io/instance=$REL --timeout=60s >/dev/null 2>&1
   k delete namespace "$CNS" --ignore-not-found --wait=false >/dev/null 2>&1
   k delete clusterrolebinding "$REL-scraper-$S" --ignore-not-found >/dev/null 2>&1

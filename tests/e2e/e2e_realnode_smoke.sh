@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# e2e_realnode_smoke.sh — the real node (issue 14): a real kubelet, containerd and runc beside
+# e2e_realnode_smoke.sh — the real node (design §14): a real kubelet, containerd and runc beside
 # kwok's simulated nodes, and what a resize through `pods/resize` does to a container's cgroup.
 #
 #   1. the real node is Ready and tainted; a simulated node works beside it;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# e2e_resize_invalid.sh — the 422 outcome on the real API server (design §7; issue 16): a write
+# e2e_resize_invalid.sh — the 422 outcome on the real API server (design §7): a write
 # the API server rejects as invalid, because the controller's view was stale.
 #
 #   The controller's pods watch is stalled by the fault proxy (tests/tools/faultproxy.c; the

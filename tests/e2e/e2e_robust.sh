@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
-# e2e_robust.sh — issue 11's end-to-end proofs, counted from the API
+# e2e_robust.sh — robustness end to end (design §5, §6, §10), counted from the API
 # server's audit log (its own record of requests, tests/cluster/README.md),
 # never from the daemon's counters, with one leader-elected controller
 # running as the least-privilege identity of charts/kube-headroom/templates/rbac.yaml:
 #
-#   U. Unknown node (done-means 3, design §6): a managed pod bound to a Node
+#   U. Unknown node (design §6): a managed pod bound to a Node
 #      that does not exist gets no write at all — no request of the
 #      controller's user names it — while the metric, the ResizeSkipped event
 #      and `headroom explain` give the reason node-unknown; once the Node is
 #      created the pod converges to the limit explain computes.
-#   R. Live client rate (done-means 5, design §5, §11): clientQPS 2 /
+#   R. Live client rate (design §5, §11): clientQPS 2 /
 #      clientBurst 2 patched into the HeadroomConfig while the controller
 #      runs, then a write wave (60 pods whose nodes' allocatable doubles):
 #      every request the limiter paces (all but get/list/watch and the
 #      Lease) stays within 2 per second plus the burst in every window.
-#   T. SIGTERM during limiter waits (done-means 8, design §10): at clientQPS
+#   T. SIGTERM during limiter waits (design §10): at clientQPS
 #      1 with the wave still pending, SIGTERM: the process exits 0 (not the
 #      10 s watchdog) within 10 s, no paced write arrives once the waits are
 #      abandoned, and the Lease is released (holder cleared, duration 1 s,

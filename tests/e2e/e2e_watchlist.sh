@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# e2e_watchlist.sh — streaming lists (issue 18, design §5), read from the API server's own audit
+# e2e_watchlist.sh — streaming lists (design §5), read from the API server's own audit
 # record, never from the controller's counters.
 #
 #  1. The controller's initial sync is, for every kind it caches (pods, nodes, namespaces,

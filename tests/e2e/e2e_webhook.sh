@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # e2e_webhook.sh — the mutating admission webhook on the real control plane
-# (issue 7, design §8).
+# (design §8).
 #
 # Starts `headroom run` with its webhook on 127.0.0.1, registers it by URL
 # with a caBundle (the chart's registration, rendered for

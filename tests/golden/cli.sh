@@ -1,6 +1,6 @@
 #!/bin/sh
 # cli.sh HEADROOM — every command with every kubectl-style flag form
-# (issue 15, done-means 2): `--flag value`, `--flag=value`, `-f value`,
+# (docs/cli.md): `--flag value`, `--flag=value`, `-f value`,
 # `-f=value`, `-fvalue`; -o json|yaml|wide|name; -n/-A/-l; --context,
 # --kubeconfig, --request-timeout; unknown flags named; help CMD and CMD
 # --help on stdout with exit 0; a wrong command or flag exits 2. Each check

@@ -1,7 +1,7 @@
 #!/bin/sh
 # schema.sh HEADROOM — `plan -o json` (and `node`, filtered, --set-request,
-# -o yaml) for every golden input validates against docs/plan.schema.json
-# (issue 15, done-means 3). The schema forbids fields it does not name, so
+# -o yaml) for every golden input validates against docs/plan.schema.json.
+# The schema forbids fields it does not name, so
 # a field added to the output without the schema, or one dropped, fails.
 # Needs python3-jsonschema (scripts/setup.sh installs it).
 set -u

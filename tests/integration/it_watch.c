@@ -610,7 +610,7 @@ int main(void)
         return 1;
     }
     /* IT_WATCH_WORKLOADS scales the load down (e.g. for a run under
-     * valgrind); the default is the issue's 5,000 pods on 100 nodes. */
+     * valgrind); the full load is 5,000 pods on 100 nodes. */
     const char *wl = getenv("IT_WATCH_WORKLOADS");
     int workloads = wl && atoi(wl) > 0 ? atoi(wl) : 500;
     int want = workloads * 10, n_nodes = workloads / 5 < 10 ? 10 : workloads / 5;

@@ -5,7 +5,7 @@
 # write kinds as jq definitions.
 #
 # Sourced after tests/lib/common.sh (which gives k, ROOT, CRD_FILE, $S, the
-# daemon and audit helpers), not run. Written, like lib.sh, for scripts
+# daemon and audit helpers), not run. Written, like common.sh, for scripts
 # without -e.
 # shellcheck shell=bash
 

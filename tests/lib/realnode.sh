@@ -1,7 +1,7 @@
-# realnode_lib.sh — what the real-node end-to-end scripts (e2e_realnode_*.sh) share, on top of
-# lib.sh: the real node's names (cluster.sh real-node env), burner pods that land only there, and
+# realnode.sh — what the real-node end-to-end scripts (e2e_realnode_*.sh) share, on top of
+# common.sh: the real node's names (cluster.sh real-node env), burner pods that land only there, and
 # reading a container's CFS quota, CPU usage and throttling straight from its cgroup (cgroup v1:
-# cpu and cpuacct hierarchies under the node's own cgroup root). Sourced after lib.sh.
+# cpu and cpuacct hierarchies under the node's own cgroup root). Sourced after common.sh.
 # shellcheck shell=bash
 eval "$("$CLUSTER" real-node env)"
 REAL_CG_CPU=/sys/fs/cgroup/cpu$REAL_CGROUP_ROOT

@@ -1,6 +1,6 @@
 /*
  * run_hardening.c — what a client on the network can do to a running
- * `headroom run` (issue 12, design §8 "Listeners"): real process, real
+ * `headroom run` (design §8 "Listeners"): real process, real
  * TLS, real sockets, on loopback, no API server needed (the kubeconfig
  * points at a port nothing listens on, so the informers just retry).
  *

@@ -1,6 +1,6 @@
 /*
  * stress_churn.c — the controller under heavy churn, for a race detector
- * (issue 11; the loop of design §5, the lifecycle of design §10).
+ * (the loop of design §5, the lifecycle of design §10).
  *
  * Why: every piece of the controller has unit tests on one thread, but the
  * product is six watch threads writing the cache while a feeder drains it,

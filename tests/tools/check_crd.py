@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """check_crd.py CRD SAMPLE [HEADROOM] — the HeadroomConfig CRD reads well and
-the sample agrees with it (issue 13: CRD parity), without a cluster.
+the sample agrees with it (design §1.1, §13), without a cluster.
 
 Fails, naming each offence, when:
 - a property of the schema (at any depth, array items included) has no

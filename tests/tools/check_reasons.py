@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """check_reasons.py ROOT [--list] — docs/reasons.md names every word the tools
-print or write (issue 13: the glossary of every status and reason).
+print or write: the glossary of every status and reason.
 
 The words are taken from the source, not from a list kept by hand:
 enum-to-string tables (eligibility reasons, gates, caps, resize results,

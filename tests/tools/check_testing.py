@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """check_testing.py ROOT — docs/testing.md, the map from the design's outcomes
-and faults to the tests that prove them, stays true (issue 16, done-means 3).
+and faults to the tests that prove them, stays true.
 
 Three checks, from the repository root given as the only argument:
 - every answer of the outcome table of docs/design.md §7 (its first column)
@@ -13,7 +13,7 @@ Three checks, from the repository root given as the only argument:
   input to the parsers: a fault is not "covered" by a unit test alone, unless
   a row of it says "no end-to-end test yet:" and why (the summary counts them);
 - every test a row names (`tests/...` in backticks) exists as a file or
-  directory, unless the row says "(issue 16, in progress)": a renamed or
+  directory, unless the row says "(in progress)": a renamed or
   deleted test cannot leave the map pointing at nothing.
 
 Prints one line per problem and exits 1 if there is any; prints a count and
@@ -23,7 +23,7 @@ import re
 import sys
 from pathlib import Path
 
-IN_PROGRESS = "(issue 16, in progress)"
+IN_PROGRESS = "(in progress)"
 TEST_REF = re.compile(r"`(tests/[^`\s]+)`")
 E2E = ("tests/e2e/",)
 E2E_OR_FUZZ = ("tests/e2e/", "tests/fuzz/")

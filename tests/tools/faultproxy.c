@@ -1,5 +1,5 @@
 /*
- * faultproxy.c — a fault-injecting HTTP/1.1 proxy for the end-to-end tests (issue 16): it sits
+ * faultproxy.c — a fault-injecting HTTP/1.1 proxy for the end-to-end tests (design §15): it sits
  * between the controller and the API server on loopback and, per request, passes the response,
  * cuts it after N bytes of body, goes silent without closing, or throttles it; it can also refuse
  * new connections. A test tool, not part of the product (tests/README.md).

@@ -217,7 +217,7 @@ static bool counted_sync(void *ud)
     return atomic_load(&g_is_synced);
 }
 
-/* Issue 18, idle means idle: a watch that never syncs (no HeadroomConfig CRD installed) must not
+/* Design §5, idle means idle: a watch that never syncs (no HeadroomConfig CRD installed) must not
  * keep the feeder looking 20 times a second; it asks again at doubling gaps (50 ms, 100 ms, ...,
  * at most 30 s), and hears of the sync from the cache's doorbell (hr_cache_ring, as the informers
  * ring it when a watch syncs) at once. */

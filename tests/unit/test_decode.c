@@ -175,7 +175,7 @@ static hr_status pod_with(const char *from, const char *to, hr_kpod *kp, parsed 
     return hr_decode_pod(root, &p->arena, kp, &p->err);
 }
 
-/* Issue 11: every valid quantity form books exactly what it says, through
+/* Every valid quantity form books exactly what it says, through
  * the decoder (strings, and a bare JSON number as a dump may carry). */
 static void test_pod_quantity_forms(void **state)
 {

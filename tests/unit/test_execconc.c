@@ -1,6 +1,6 @@
 /*
- * test_execconc.c — writes in flight (executor.h, wpool.h, notes.h; issue
- * 18): a wave's writes go to the API server at once, up to the write
+ * test_execconc.c — writes in flight (executor.h, wpool.h, notes.h; design
+ * §5): a wave's writes go to the API server at once, up to the write
  * concurrency and no further, and never two writes for one pod at once —
  * neither a resize beside its pod's note nor two notes of one pod.
  *
@@ -9,8 +9,9 @@
  * real client, the real executor and notes queue) and counts what it holds
  * at once: in all, and per pod (the pod's name from the path, an event's
  * from the object it is about). What the
- * controller does against the real API server is tests/e2e (e2e_scale,
- * e2e_limits_first, e2e_leader*).
+ * controller does against the real API server is the cluster tests
+ * (bench_scale in bench/cluster, tests/e2e/e2e_limits_first.sh,
+ * e2e_leader*).
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>

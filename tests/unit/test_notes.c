@@ -1,5 +1,5 @@
 /*
- * test_notes.c — limits first (issue 18; controller/notes.h): the status
+ * test_notes.c — limits first (design §5; controller/notes.h): the status
  * annotations and events that describe resizes wait in a queue, coalesced
  * per pod, and are sent only with tokens of the write limiter that no
  * resize has reserved and that leave half the burst to resizes; a stop
@@ -155,7 +155,7 @@ static void cold_start(int64_t lat, int64_t *last_resize, int64_t *last_note, in
     hr_klimiter_destroy(&l);
 }
 
-/* Issue 18 done-means 4's arithmetic: 1,800 resizes at 50 QPS with 100 of
+/* bench/cluster/scale.sh's default run, in arithmetic: 1,800 resizes at 50 QPS with 100 of
  * burst are right in ~35 s, notes only on their share meanwhile (one a
  * second), the rest after (5,400 writes in ~108 s). Before (notes went on
  * any token beyond half the burst), the senders took every token the

@@ -454,7 +454,7 @@ static void test_quantum_never_above_cap_or_below_request(void **state)
     CHECK_I64("1050m, cap 1155 -> down to 1100", R.out[0].target, 1100);
 }
 
-/* The examples of issue 11 item 7 (design §2.4): the burst used to be
+/* Off-grid requests (design §2.4): the burst used to be
  * rounded, so a request off the 10m grid gave a limit off it. Each pod
  * alone with floor 0 and no multiplier, S = burst and M = r, so
  * raw = r + burst exactly; old = what rounding the burst gave. */

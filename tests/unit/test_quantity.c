@@ -186,7 +186,7 @@ static void test_exponent(void **state)
     expect_cpu("1e-9", 1);
     expect_mem("1e6", 1000000);
     expect_mem("2E-1", 1);
-    /* Issue 11: signs, exponents on fractions, and the forms the API
+    /* Signs, exponents on fractions, and the forms the API
      * server stores ("10e15", "9300e12", "1e-3") */
     expect_cpu("5e-1", 500);
     expect_cpu("+5e-1", 500);

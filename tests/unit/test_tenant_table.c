@@ -3,8 +3,8 @@
  * (design §2.9) and the namespace weight label it reads.
  *
  * Each expected value is derived in the comment next to it from design
- * §2.9's formulas, never read back from the code. The node of the issue
- * (17, done-means 2): 16 cores, one namespace with five pods and one with
+ * §2.9's formulas, never read back from the code. The worked example
+ * of §2.9: 16 cores, one namespace with five pods and one with
  * one; then with weights; then where the floor binds and where the
  * tenant's share bounds it.
  */

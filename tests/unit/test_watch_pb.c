@@ -1,5 +1,5 @@
 /*
- * test_watch_pb.c — the watch's protobuf path (issue 18), driven by a
+ * test_watch_pb.c — the watch's protobuf path (design §5), driven by a
  * scripted transport that answers in protobuf or JSON as a server might:
  * the Accept each request carries, a streaming list in protobuf frames
  * (the initial-events-end bookmark read from its annotations), a watch

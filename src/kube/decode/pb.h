@@ -5,7 +5,7 @@
  * the cache needs.
  *
  * Why: the API server serializes protobuf at a fraction of JSON's CPU and
- * bytes (issue 18), and reading it is cheaper here too: fields are
+ * bytes (design §5 "Wire format"), and reading it is cheaper here too: fields are
  * length-prefixed, so everything not needed (managedFields, volumes,
  * probes, images, most of the status) is skipped by a pointer jump,
  * without a parser building a tree.

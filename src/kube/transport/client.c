@@ -9,9 +9,9 @@
  * cache across all handles, so even a new connection resumes a session
  * instead of a full handshake. The connection cache is deliberately NOT
  * put in the share: libcurl documents sharing it between concurrently
- * running threads as unsupported (curl issue #4915 — the cache walks
- * connections that another thread is using), and this client runs a watch
- * per thread.
+ * running threads as unsupported (the cache walks connections that
+ * another thread is using: https://github.com/curl/curl/issues/4915), and
+ * this client runs a watch per thread.
  *
  * Streams (watches) run on a private multi handle instead of
  * curl_easy_perform, registered in the client's streams (streams.h) so a

@@ -134,7 +134,7 @@ typedef struct hr_kresult {
     bool protobuf;
 } hr_kresult;
 
-/* The Accept of a request for protobuf (issue 18), as client-go's
+/* The Accept of a request for protobuf (design §5), as client-go's
  * AcceptContentTypes "application/vnd.kubernetes.protobuf,application/json"
  * but with the fallback's lower preference said as a q: a server without
  * protobuf for the kind (a CRD, an aggregated API) answers JSON, and the

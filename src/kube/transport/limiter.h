@@ -9,7 +9,7 @@
  * condition variable and gives a caller who only asks (hr_klimiter_try) a
  * correct answer about the future.
  *
- * Two kinds of writer share it (issue 18, "limits first"; design §5): the
+ * Two kinds of writer share it ("limits first", design §5): the
  * urgent ones (resizes) and the ones that yield to them (a resize's note:
  * status annotation, event). The rule lives here, in one place
  * (hr_klimiter_yield_claim): while any urgent write is outstanding —

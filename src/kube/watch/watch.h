@@ -16,7 +16,7 @@
  *
  * The watch does not know what it watches: objects go to a sink as yyjson
  * values, or as protobuf messages when the watch asks for protobuf and the
- * response's Content-Type says it came (issue 18; the sink's *_pb
+ * response's Content-Type says it came (design §5; the sink's *_pb
  * callbacks), valid only during the call. With hr_watch_opts.protobuf
  * every request accepts application/vnd.kubernetes.protobuf first and
  * JSON as the fallback; a 406 Not Acceptable makes this resource ask for
