@@ -243,10 +243,12 @@ class Scenario:
             if "deadband" in top and "deadband" in (p.get("overrides") or {}):
                 over["deadband"] = {**top["deadband"], **p["overrides"]["deadband"]}
             out.append({"name": self.pool_name(p["name"]), "nodeSelector": sel, "overrides": over})
-        if top:  # without settings of its own, the rest of its nodes keep the top level: the defaults
-            out.append({"name": self.pool_name(), "nodeSelector": {"matchLabels": {SC_LABEL: self.id}},
-                        "overrides": copy.deepcopy(top)})
-        return out
+        # Always this pool, even with no settings (the top level's, the defaults): a step that sets
+        # one changes the pool's overrides, never the list's shape (other scenarios' nodes stay put).
+        rest = {"name": self.pool_name(), "nodeSelector": {"matchLabels": {SC_LABEL: self.id}}}
+        if top:
+            rest["overrides"] = copy.deepcopy(top)
+        return out + [rest]
 
     def node_obj(self, local, labels):
         name = self.node_name[local]
