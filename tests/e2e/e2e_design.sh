@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # e2e_design.sh — the rest of the design, end to end: what only the real API server (its
-# LimitRanger, its deletion and finalizers, its events) can show, with `headroom run` (controller
-# and webhook) as the chart's least-privilege identity. The limits of design §2.7's examples and of
-# a pod capped by its node's allocatable (design §2.3, with `explain` naming the cap) are policy
-# scenarios: tests/scenarios/design-*.yaml. Each check here is named by its item:
+# LimitRanger, its events) can show, with `headroom run` (controller
+# and webhook) as the chart's least-privilege identity. The limits of design §2.7's examples, of
+# a pod capped by its node's allocatable (design §2.3, with `explain` naming the cap) and of a
+# neighbour of a terminating pod (design §3.1) are policy scenarios: tests/scenarios/design-*.yaml.
+# Each check here is named by its item:
 #   1. LimitRange in a managed namespace, through the real LimitRanger admission plugin
 #      (design §3.4): a Container max.cpu, a Container maxLimitRequestRatio.cpu and a Pod
 #      max.cpu each clamp the limits the controller writes, and the API server accepts them
@@ -12,15 +13,13 @@
 #      ratio and the Pod max, a limit of request × initialMultiplier would be refused by
 #      LimitRanger, so the pod would not exist. (Under a Container max the webhook never acts:
 #      LimitRanger runs first and defaults a missing limit to the max.)
-#   3. A pod held by a finalizer while deleting (deletionTimestamp set, still bound) keeps booking
-#      its node (design §3.1): once the controller has computed the node again after the deletion,
-#      its neighbour's limit is unchanged; once it is gone, the neighbour grows.
 #   4. The success path (design §7, §9.1): on design §2.7's node (16 cores; 500m, 1500m, 6000m;
 #      its limits are tests/scenarios/design-floor.yaml's, here a precondition) the 1500m pod's
 #      CPULimitAdjusted reads "1500m → 3000m (factor 2.00, slack 8/16 cores)" and
 #      its live kube-headroom.dev/status annotation says what `headroom plan -o json` and
 #      `headroom explain` say of its node.
-# (Item 2, the allocatable as the cap, is tests/scenarios/design-allocatable-cap.yaml.)
+# (Items 2, the allocatable as the cap, and 3, a terminating pod still booking its node, are
+# tests/scenarios/design-allocatable-cap.yaml and design-terminating.yaml.)
 # Every pod of 1 and 4 exists before the controller starts, so each node is computed once with
 # all its pods (no intermediate limit in an event). ~40 s.
 set -uo pipefail
@@ -33,11 +32,9 @@ ID=headroom-e2e-design
 RUN=e2edesign$S
 WH_NAME=kube-headroom-e2e-design-$S
 NC=e2e-dc-$S NR=e2e-dr-$S NP=e2e-dp-$S NA=e2e-da-$S
-FIN=e2e.kube-headroom.dev/hold
 
 cleanup() {
   stop_controller KILL
-  k -n "$NA" patch pod held --type json -p '[{"op":"remove","path":"/metadata/finalizers"}]' >/dev/null 2>&1
   k delete mutatingwebhookconfiguration "$WH_NAME" --ignore-not-found >/dev/null 2>&1
   delete_objects
   k delete headroomconfig cluster --ignore-not-found >/dev/null 2>&1
@@ -105,7 +102,7 @@ lr() { # ns type key value
   lr "$NR" Container maxLimitRequestRatio 2
   lr "$NP" Pod max 1200m
 } | k apply -f - >/dev/null
-for n in dc:8 dr:8 dp:8 dfin:8 dex:16 dborn:8; do
+for n in dc:8 dr:8 dp:8 dex:16 dborn:8; do
   NODES+=("e2e-${n%%:*}-$S")
   printf -- '---\n'
   node_manifest "e2e-${n%%:*}-$S" "${n#*:}"
@@ -118,9 +115,6 @@ for ns in "$NC" "$NR" "$NP" "$NA"; do wait_until 30 k -n "$ns" get serviceaccoun
   pod_manifest "$NC" c e2e-dc-$S 200m 400m             # 2000m unclamped; Container max 1500m
   echo ---; pod_manifest "$NR" r e2e-dr-$S 200m 250m   # 2000m unclamped; 2 × 200m = 400m
   echo ---; two_pod "$NP" p e2e-dp-$S 200m 300m 220m 330m # 5000m unclamped; Pod max 1200m, 2:3 = 480m/720m
-  # 3. Two 1000m pods on 8 cores, one held by a finalizer: 1000m + 6000m·1/2 = 4000m each.
-  echo ---; pod_manifest "$NA" stay e2e-dfin-$S 1000m
-  echo ---; pod_manifest "$NA" held e2e-dfin-$S 1000m "" "finalizers: [$FIN]"
   # 4. Design §2.7: 16 cores, 500m + 1500m + 6000m, S = M = 8000m, F = 2 (the 500m pod: floor).
   echo ---; pod_manifest "$NA" small e2e-dex-$S 500m
   echo ---; pod_manifest "$NA" web e2e-dex-$S 1500m 1500m
@@ -183,34 +177,6 @@ got=$(born "$NP" pb e2e-dborn-$S 200m 300m)
 WHY="created: '${got}' $(head -c 300 "$WORK/born.err")"
 check "1h. webhook, Pod max 1200m: a 200m+300m pod is born with 480m/720m (pro-rata, not 600m/900m), and LimitRanger admits it" \
   [ "$got" = 480m/720m ]
-
-# ---------------------------------------------------- 3. a terminating pod still books its node
-both4() { lim "$NA" stay 4 && lim "$NA" held 4; }
-check "3a. two 1000m pods on 8 cores, one with a finalizer: 4 cores each" wait_until 20 both4
-log_mark=$(wc -l <"$WORK/controller.log")
-k -n "$NA" delete pod held --wait=false >/dev/null
-deleting() {
-  local got
-  got=$(k -n "$NA" get pod held -o jsonpath='{.metadata.deletionTimestamp} {.spec.nodeName}' 2>&1)
-  WHY="held: deletionTimestamp, node: '$got'"
-  [ "${got#* }" = e2e-dfin-$S ] && [ -n "${got%% *}" ]
-}
-check "3b. the held pod is terminating (deletionTimestamp set) and still bound" wait_until 10 deleting
-# The deletion is an update of the pod: its node is queued and computed again (-v logs each
-# decision). Wait for the decision about the neighbour made after it, then look at the limit.
-decision=""
-recomputed() {
-  decision=$(tail -n +"$((log_mark + 1))" "$WORK/controller.log" | grep "msg=decision node=e2e-dfin-$S pod=$NA/stay " | tail -n 1)
-  [ -n "$decision" ]
-}
-WHY="no decision about $NA/stay logged within 20 s of the deletion"
-check "3c. the controller computed the node again after the deletion" wait_until 20 recomputed
-still_booked() { lim "$NA" stay 4 && WHY="decision after the deletion: $decision" && grep -q ' target=4000m write=false ' <<<"$decision"; }
-check "3d. while it terminates it still books its node: the neighbour's target and limit stay 4 cores (not 8)" still_booked
-k -n "$NA" patch pod held --type json -p '[{"op":"remove","path":"/metadata/finalizers"}]' >/dev/null
-gone() { ! k -n "$NA" get pod held >/dev/null 2>&1; }
-wait_until 20 gone
-check "3e. once it is gone, the neighbour grows to the whole node (8 cores)" wait_until 20 lim "$NA" stay 8
 
 # ---------------------------------------------------- 4. the success path: event and annotation
 # The limits themselves are tests/scenarios/design-floor.yaml's check; here they are the precondition.

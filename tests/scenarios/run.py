@@ -65,7 +65,7 @@ WRITE_VERBS = {"create", "update", "patch", "delete", "deletecollection"}
 TEMPLATE = re.compile(r"\{(node|ns|pool):([A-Za-z0-9._-]+)\}")
 SCENARIO_KEYS = {"name", "about", "alone", "config", "nodes", "namespaces", "pods", "steps"}
 STEP_KEYS = {"name", "do", "timeout", "expect", "writes", "untouched", "within_ms", "plan", "cli",
-             "metric", "pools", "annotation", "replanned", "not_replanned"}
+             "metric", "pools", "annotation", "replanned", "not_replanned", "terminating", "decided"}
 LOCK = threading.Lock()  # the output and the counts
 CONFIG_LOCK = threading.Lock()  # the HeadroomConfig's writes
 counts = {"passed": 0, "failed": 0}
@@ -277,6 +277,8 @@ class Scenario:
                 "labels": {SC_LABEL: self.id, **{k: str(v) for k, v in (p.get("labels") or {}).items()}}}
         if p.get("annotations"):
             meta["annotations"] = {k: str(v) for k, v in p["annotations"].items()}
+        if p.get("finalizers"):
+            meta["finalizers"] = list(p["finalizers"])
         return {"apiVersion": "v1", "kind": "Pod", "metadata": meta,
                 "spec": {"nodeName": self.node_name[p["node"]], "containers": cs}}
 
@@ -298,6 +300,10 @@ class Scenario:
             raise RuntimeError("the pods are not all Running within 60 s")
 
     def cleanup(self):
+        for p in self.pods:  # a finalizer of the scenario's would hold its namespace forever
+            if p.get("finalizers"):
+                k("-n", self.ns_name[p["ns"]], "patch", "pod", p["name"], "--type", "json",
+                  "-p", '[{"op":"remove","path":"/metadata/finalizers"}]', check=False)
         k("delete", "namespace", *self.ns_name.values(), "--ignore-not-found", "--wait=false", check=False)
         k("delete", "node", *self.node_name.values(), "--ignore-not-found", "--wait=false", check=False)
 
@@ -310,13 +316,24 @@ class Scenario:
                 self.pods.append(p)
                 apply([self.pod_obj(p)])
             return ("pods", self.ns_name[arg["ns"]], self.expand(arg)[0]["name"])
-        if kind == "delete_pod":
-            have = self.live_pods()
-            for ref in [arg] if isinstance(arg, str) else arg:
+        if kind in ("delete_pod", "remove_finalizers"):
+            # delete_pod: a name, a glob or a list, deleted at once (forced); {pods: ..., wait: false}:
+            # a plain delete, not waited for (a pod with a finalizer stays, terminating)
+            wait = not isinstance(arg, dict) or arg.get("wait", True)
+            refs = arg["pods"] if isinstance(arg, dict) else arg
+            refs = [refs] if isinstance(refs, str) else refs
+            have, first = self.live_pods(), None
+            for ref in refs:
                 for ns, pod in self.match(ref, have):
-                    k("-n", ns, "delete", "pod", pod, "--wait=true", "--grace-period=0", "--force")
-            ns, pod = self.match(([arg] if isinstance(arg, str) else arg)[0], have)[0]
-            return ("pods", ns, pod)
+                    first = first or ("pods", ns, pod)
+                    if kind == "remove_finalizers":
+                        k("-n", ns, "patch", "pod", pod, "--type", "json",
+                          "-p", '[{"op":"remove","path":"/metadata/finalizers"}]')
+                    elif wait:
+                        k("-n", ns, "delete", "pod", pod, "--wait=true", "--grace-period=0", "--force")
+                    else:
+                        k("-n", ns, "delete", "pod", pod, "--wait=false")
+            return first
         if kind == "label_node":
             for node, labels in arg.items():
                 k("label", "node", self.node_name[node], "--overwrite", *(f"{a}={b}" for a, b in labels.items()))
@@ -329,7 +346,7 @@ class Scenario:
                     self.config[key] = copy.deepcopy(val)
             self.batch.apply_config()
             return ("headroomconfigs", None, "cluster")
-        raise ValueError(f"unknown change {kind!r} (add_pod, delete_pod, label_node, config)")
+        raise ValueError(f"unknown change {kind!r} (add_pod, delete_pod, remove_finalizers, label_node, config)")
 
     # ---------------------------------------------------------------- a run
     def run(self):
@@ -364,6 +381,31 @@ class Scenario:
             obj = self.change(ch)
             changed = changed or obj  # within_ms counts from the first
         timeout = st.get("timeout", 60)
+
+        def log():
+            with open(self.batch.log, "rb") as f:
+                f.seek(lmark)
+                return f.read().decode(errors="replace")
+        decisions = lambda node: log().count(f"msg=decision node={self.node_name[node]} ")
+        # First the nodes the change must have made the controller plan again (-v logs each
+        # decision), so that a limit expected unchanged is checked after the controller looked.
+        for node in st.get("replanned") or []:
+            ok = wait_until(timeout, lambda: decisions(node) > 0)
+            result(self.name, c(f"node {node} re-planned (decisions logged)"), ok, "no decision logged")
+        for ref, want in (st.get("decided") or {}).items():  # the controller's own decision about a pod
+            ns, pod = self.ref(ref)
+            last = lambda: ([l for l in log().splitlines() if "msg=decision " in l and f" pod={ns}/{pod} " in l] or [""])[-1]
+            wait_until(timeout, lambda: last())
+            result(self.name, c(f"the controller's decision about {ns}/{pod} after the change says {want!r}"),
+                   want in last(), f"last decision: {last() or 'none logged'}")
+        for ref in st.get("terminating") or []:
+            for ns, pod in self.match(ref, self.live_pods()):
+                def gone_but_bound():
+                    p = self.live_pods().get((ns, pod), {})
+                    return bool(p.get("metadata", {}).get("deletionTimestamp")) and bool(p.get("spec", {}).get("nodeName"))
+                ok = wait_until(10, gone_but_bound)
+                result(self.name, c(f"{ns}/{pod} is terminating (deletionTimestamp) and still bound"), ok,
+                       json.dumps(self.live_pods().get((ns, pod), {}).get("metadata", {}).get("deletionTimestamp")))
 
         if "expect" in st:
             want = st["expect"]
@@ -484,16 +526,9 @@ class Scenario:
             wait_until(30, lambda: not off())
             bad = off()
             result(self.name, c(f"every managed pod's status annotation says {want}"), not bad, "; ".join(bad)[:600])
-        if "replanned" in st or "not_replanned" in st:
-            with open(self.batch.log, "rb") as f:
-                f.seek(lmark)
-                log = f.read().decode(errors="replace")
-            for node in st.get("replanned") or []:
-                n = log.count(f"msg=decision node={self.node_name[node]} ")
-                result(self.name, c(f"node {node} re-planned (decisions logged)"), n > 0, "no decision logged")
-            for node in st.get("not_replanned") or []:
-                n = log.count(f"msg=decision node={self.node_name[node]} ")
-                result(self.name, c(f"node {node} not re-planned (no decision logged)"), n == 0, f"{n} decision(s) logged")
+        for node in st.get("not_replanned") or []:
+            n = decisions(node)
+            result(self.name, c(f"node {node} not re-planned (no decision logged)"), n == 0, f"{n} decision(s) logged")
 
 
 class Batch:
