@@ -370,7 +370,7 @@ class Scenario:
 
     def step(self, i, st):
         label = f"step {i + 1}" + (f" ({st['name']})" if st.get("name") else "")
-        c = lambda what: f"{label}: {what}"
+        named = lambda what: f"{label}: {what}"
         first = i == 0
         if not first and st.get("do"):
             self.settle(self.batch.audit_mark)
@@ -391,12 +391,12 @@ class Scenario:
         # decision), so that a limit expected unchanged is checked after the controller looked.
         for node in st.get("replanned") or []:
             ok = wait_until(timeout, lambda: decisions(node) > 0)
-            result(self.name, c(f"node {node} re-planned (decisions logged)"), ok, "no decision logged")
+            result(self.name, named(f"node {node} re-planned (decisions logged)"), ok, "no decision logged")
         for ref, want in (st.get("decided") or {}).items():  # the controller's own decision about a pod
             ns, pod = self.ref(ref)
             last = lambda: ([l for l in log().splitlines() if "msg=decision " in l and f" pod={ns}/{pod} " in l] or [""])[-1]
             wait_until(timeout, lambda: last())
-            result(self.name, c(f"the controller's decision about {ns}/{pod} after the change says {want!r}"),
+            result(self.name, named(f"the controller's decision about {ns}/{pod} after the change says {want!r}"),
                    want in last(), f"last decision: {last() or 'none logged'}")
         for ref in st.get("terminating") or []:
             for ns, pod in self.match(ref, self.live_pods()):
@@ -404,7 +404,7 @@ class Scenario:
                     p = self.live_pods().get((ns, pod), {})
                     return bool(p.get("metadata", {}).get("deletionTimestamp")) and bool(p.get("spec", {}).get("nodeName"))
                 ok = wait_until(10, gone_but_bound)
-                result(self.name, c(f"{ns}/{pod} is terminating (deletionTimestamp) and still bound"), ok,
+                result(self.name, named(f"{ns}/{pod} is terminating (deletionTimestamp) and still bound"), ok,
                        json.dumps(self.live_pods().get((ns, pod), {}).get("metadata", {}).get("deletionTimestamp")))
 
         if "expect" in st:
@@ -430,7 +430,7 @@ class Scenario:
                 return out
             wait_until(timeout, lambda: not wrong())
             bad = wrong()
-            result(self.name, c(f"limits of {len(want)} pod(s)"), not bad, "; ".join(bad))
+            result(self.name, named(f"limits of {len(want)} pod(s)"), not bad, "; ".join(bad))
 
         if any(x in st for x in ("writes", "untouched", "within_ms")):
             self.settle(amark)
@@ -441,12 +441,12 @@ class Scenario:
             for ref, n in (st.get("writes") or {}).items():
                 for ns, pod in self.match(ref, have):
                     got = sum(1 for e in resizes if (e["objectRef"]["namespace"], e["objectRef"]["name"]) == (ns, pod))
-                    result(self.name, c(f"{ns}/{pod}: {n} resize(s) (audit)"), got == n, f"{got} resize(s)")
+                    result(self.name, named(f"{ns}/{pod}: {n} resize(s) (audit)"), got == n, f"{got} resize(s)")
             for ref in st.get("untouched") or []:
                 for ns, pod in self.match(ref, have):
                     got = [f"{e['verb']} {e['objectRef'].get('subresource') or ''}".strip() for e in evs
                            if (e["objectRef"]["namespace"], e["objectRef"]["name"]) == (ns, pod)]
-                    result(self.name, c(f"{ns}/{pod}: no write of any kind (audit)"), not got, ", ".join(got))
+                    result(self.name, named(f"{ns}/{pod}: no write of any kind (audit)"), not got, ", ".join(got))
             if "within_ms" in st:
                 limit = st["within_ms"]
                 res, ns, name = changed or (None, None, None)
@@ -457,11 +457,11 @@ class Scenario:
                 mine = [ts(e["requestReceivedTimestamp"]) for e in resizes
                         if e["objectRef"]["namespace"] in self.ns_name.values()]
                 if not born or not mine:
-                    result(self.name, c(f"the last resize within {limit} ms of the change"), False,
+                    result(self.name, named(f"the last resize within {limit} ms of the change"), False,
                            f"in the audit record: the change {len(born)}, resizes {len(mine)}")
                 else:
                     took = round((max(mine) - min(born)) * 1000)
-                    result(self.name, c(f"the last of {len(mine)} resize(s) within {limit} ms of the change "
+                    result(self.name, named(f"the last of {len(mine)} resize(s) within {limit} ms of the change "
                                         f"({took} ms, audit)"), took <= limit, f"{took} ms")
 
         dump = None
@@ -483,7 +483,7 @@ class Scenario:
                     if p["targetMilli"] != lim or p.get("write"):
                         diff.append(f"{key[0]}/{key[1]}: limit {lim}m, planned {p['targetMilli']}m"
                                     f"{' (would write)' if p.get('write') else ''}")
-            result(self.name, c(f"`headroom plan -f` of a dump plans the {n} managed pods' limits"),
+            result(self.name, named(f"`headroom plan -f` of a dump plans the {n} managed pods' limits"),
                    n > 0 and not diff, "; ".join(diff) or "no managed pod in the plan")
         for cl in st.get("cli") or []:
             args = shlex.split(self.fill(cl["run"]))
@@ -494,14 +494,14 @@ class Scenario:
             else:
                 want = self.fill(cl["matches"])
                 ok = re.search(want, out, re.M) is not None
-            result(self.name, c(cl.get("name") or f"`headroom {cl['run']}` says {want!r}"), ok,
+            result(self.name, named(cl.get("name") or f"`headroom {cl['run']}` says {want!r}"), ok,
                    f"output: {out.strip()[:600]!r}")
 
         for m, want in (st.get("metric") or {}).items():
             m = self.fill(m)
             wait_until(30, lambda: self.batch.metric(m) == float(want))
             got = self.batch.metric(m)
-            result(self.name, c(f"{m} is {want}"), got == float(want), f"{got}")
+            result(self.name, named(f"{m} is {want}"), got == float(want), f"{got}")
         if "pools" in st:
             want = {self.pool_name(p): n for p, n in st["pools"].items()}
             def counts_now():
@@ -509,7 +509,7 @@ class Scenario:
                 return {p["name"]: p["nodes"] for p in cfg.get("status", {}).get("nodePools", []) if p["name"] in want}
             wait_until(30, lambda: counts_now() == want)
             got = counts_now()
-            result(self.name, c(f"status.nodePools counts {want}"), got == want, f"status: {got}")
+            result(self.name, named(f"status.nodePools counts {want}"), got == want, f"status: {got}")
         if "annotation" in st:
             want = st["annotation"]
             managed = {self.ns_name[n] for n, v in self.nss.items() if v.get("managed", True)}
@@ -525,10 +525,10 @@ class Scenario:
                 return out
             wait_until(30, lambda: not off())
             bad = off()
-            result(self.name, c(f"every managed pod's status annotation says {want}"), not bad, "; ".join(bad)[:600])
+            result(self.name, named(f"every managed pod's status annotation says {want}"), not bad, "; ".join(bad)[:600])
         for node in st.get("not_replanned") or []:
             n = decisions(node)
-            result(self.name, c(f"node {node} not re-planned (no decision logged)"), n == 0, f"{n} decision(s) logged")
+            result(self.name, named(f"node {node} not re-planned (no decision logged)"), n == 0, f"{n} decision(s) logged")
 
 
 class Batch:
