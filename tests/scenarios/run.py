@@ -43,7 +43,7 @@ import tempfile
 import threading
 import time
 import traceback
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 import yaml
@@ -151,7 +151,8 @@ def audit_events(offset, user=None):
 
 
 def ts(s):
-    return datetime.fromisoformat(s.rstrip("Z")).timestamp()
+    """An audit record's RFC 3339 time (UTC, microseconds) -> seconds since the epoch."""
+    return datetime.fromisoformat(s.rstrip("Z")).replace(tzinfo=timezone.utc).timestamp()
 
 
 class Scenario:
