@@ -21,7 +21,7 @@
 # (Items 2, the allocatable as the cap, and 3, a terminating pod still booking its node, are
 # tests/scenarios/design-allocatable-cap.yaml and design-terminating.yaml.)
 # Every pod of 1 and 4 exists before the controller starts, so each node is computed once with
-# all its pods (no intermediate limit in an event). ~40 s.
+# all its pods (no intermediate limit in an event). ~15 s.
 set -uo pipefail
 # shellcheck source=../lib/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"

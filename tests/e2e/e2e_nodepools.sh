@@ -13,7 +13,7 @@
 #  V2  a pool multiplier of 0.5 passes the schema but not the decoder: Ready False, InvalidSpec
 #      naming spec.nodePools, the last good config stays in force (no write)
 # Prints PASS/FAIL per check and "N passed, N failed"; exits non-zero on a failure. Needs
-# `tests/cluster/cluster.sh up`. About 30 s.
+# `tests/cluster/cluster.sh up`. About 20 s.
 set -uo pipefail
 # shellcheck source=../lib/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
