@@ -375,140 +375,155 @@ class Scenario:
         time.sleep(0.5)  # the audit record is written once a request completes
 
     def step(self, i, st):
+        """One step: its changes, then its checks, each waiting for its condition."""
         label = f"step {i + 1}" + (f" ({st['name']})" if st.get("name") else "")
-        named = lambda what: f"{label}: {what}"
+        self.named = lambda what: f"{label}: {what}"
         first = i == 0
         if not first and st.get("do"):
             self.settle(self.batch.audit_mark)
-        amark = self.batch.audit_mark if first else os.path.getsize(AUDIT)
-        lmark = self.batch.log_mark if first else os.path.getsize(self.batch.log)
-        changed = None
+        self.amark = self.batch.audit_mark if first else os.path.getsize(AUDIT)
+        self.lmark = self.batch.log_mark if first else os.path.getsize(self.batch.log)
+        self.changed = None
         for ch in st.get("do", []):
             obj = self.change(ch)
-            changed = changed or obj  # within_ms counts from the first
+            self.changed = self.changed or obj  # within_ms counts from the first
         timeout = st.get("timeout", 60)
+        # First what the controller must have done since the change (planned a node again, decided
+        # about a pod), so that a limit expected unchanged is read after the controller looked.
+        self.check_log(st, timeout)
+        self.check_limits(st.get("expect"), timeout)
+        self.check_audit(st)
+        self.check_plan(st)
+        self.check_state(st)
+        for node in st.get("not_replanned") or []:
+            n = self.decisions(node)
+            self.ok(f"node {node} not re-planned (no decision logged)", n == 0, f"{n} decision(s) logged")
 
-        def log():
-            with open(self.batch.log, "rb") as f:
-                f.seek(lmark)
-                return f.read().decode(errors="replace")
-        decisions = lambda node: log().count(f"msg=decision node={self.node_name[node]} ")
-        # First the nodes the change must have made the controller plan again (-v logs each
-        # decision), so that a limit expected unchanged is checked after the controller looked.
+    def ok(self, what, cond, why):
+        return result(self.name, self.named(what), cond, why)
+
+    def log(self):
+        """The controller's log since the step began."""
+        with open(self.batch.log, "rb") as f:
+            f.seek(self.lmark)
+            return f.read().decode(errors="replace")
+
+    def decisions(self, node):
+        return self.log().count(f"msg=decision node={self.node_name[node]} ")
+
+    def check_log(self, st, timeout):
         for node in st.get("replanned") or []:
-            ok = wait_until(timeout, lambda: decisions(node) > 0)
-            result(self.name, named(f"node {node} re-planned (decisions logged)"), ok, "no decision logged")
+            done = wait_until(timeout, lambda: self.decisions(node) > 0)
+            self.ok(f"node {node} re-planned (decisions logged)", done, "no decision logged")
         for ref, want in (st.get("decided") or {}).items():  # the controller's own decision about a pod
             ns, pod = self.ref(ref)
-            last = lambda: ([l for l in log().splitlines() if "msg=decision " in l and f" pod={ns}/{pod} " in l] or [""])[-1]
-            wait_until(timeout, lambda: last())
-            result(self.name, named(f"the controller's decision about {ns}/{pod} after the change says {want!r}"),
-                   want in last(), f"last decision: {last() or 'none logged'}")
+            last = lambda: ([l for l in self.log().splitlines()
+                             if "msg=decision " in l and f" pod={ns}/{pod} " in l] or [""])[-1]
+            wait_until(timeout, last)
+            self.ok(f"the controller's decision about {ns}/{pod} after the change says {want!r}",
+                    want in last(), f"last decision: {last() or 'none logged'}")
         for ref in st.get("terminating") or []:
             for ns, pod in self.match(ref, self.live_pods()):
-                def gone_but_bound():
-                    p = self.live_pods().get((ns, pod), {})
-                    return bool(p.get("metadata", {}).get("deletionTimestamp")) and bool(p.get("spec", {}).get("nodeName"))
-                ok = wait_until(10, gone_but_bound)
-                result(self.name, named(f"{ns}/{pod} is terminating (deletionTimestamp) and still bound"), ok,
-                       json.dumps(self.live_pods().get((ns, pod), {}).get("metadata", {}).get("deletionTimestamp")))
+                meta = lambda: self.live_pods().get((ns, pod), {"metadata": {}, "spec": {}})
+                bound = lambda: bool(meta()["metadata"].get("deletionTimestamp") and meta()["spec"].get("nodeName"))
+                self.ok(f"{ns}/{pod} is terminating (deletionTimestamp) and still bound", wait_until(10, bound),
+                        f"deletionTimestamp {meta()['metadata'].get('deletionTimestamp')}")
 
-        if "expect" in st:
-            want = st["expect"]
-            def wrong():
-                have, out = self.live_pods(), []
-                for ref, val in want.items():
-                    for key in self.match(ref, have):
-                        pod = have.get(key)
-                        lims = {c["name"]: milli(c.get("resources", {}).get("limits", {}).get("cpu"))
-                                for c in (pod or {}).get("spec", {}).get("containers", [])}
-                        one = next(iter(lims)) if len(lims) == 1 else "app"
-                        exp = val if isinstance(val, dict) else {one: val}
-                        if pod is None:
-                            out.append(f"{key[0]}/{key[1]}: no such pod")
-                            continue
-                        for cont, e in exp.items():
-                            a = lims.get(cont)
-                            if a != e:
-                                out.append(f"{key[0]}/{key[1]} container {cont}: expected "
-                                           f"{'no limit' if e is None else f'{e}m'}, actual "
-                                           f"{'no limit' if a is None else f'{a}m'}")
-                return out
-            wait_until(timeout, lambda: not wrong())
-            bad, have = wrong(), self.live_pods()
-            n = len({key for ref in want for key in self.match(ref, have)})
-            result(self.name, named(f"limits of {n} pod(s)"), not bad, "; ".join(bad))
+    def check_limits(self, want, timeout):
+        if want is None:
+            return
+        def wrong():
+            have, out = self.live_pods(), []
+            for ref, val in want.items():
+                for key in self.match(ref, have):
+                    if key not in have:
+                        out.append(f"{key[0]}/{key[1]}: no such pod")
+                        continue
+                    lims = {c["name"]: milli(c.get("resources", {}).get("limits", {}).get("cpu"))
+                            for c in have[key]["spec"]["containers"]}
+                    exp = val if isinstance(val, dict) else {next(iter(lims)) if len(lims) == 1 else "app": val}
+                    for cont, e in exp.items():
+                        if lims.get(cont) != e:
+                            show = lambda m: "no limit" if m is None else f"{m}m"
+                            out.append(f"{key[0]}/{key[1]} container {cont}: expected {show(e)}, "
+                                       f"actual {show(lims.get(cont))}")
+            return out
+        wait_until(timeout, lambda: not wrong())
+        bad, have = wrong(), self.live_pods()
+        n = len({key for ref in want for key in self.match(ref, have)})
+        self.ok(f"limits of {n} pod(s)", not bad, "; ".join(bad))
 
-        if any(x in st for x in ("writes", "untouched", "within_ms")):
-            self.settle(amark)
-            evs = [e for e in audit_events(amark, self.batch.user)
-                   if e["verb"] in WRITE_VERBS and e.get("objectRef", {}).get("resource") == "pods"]
-            resizes = [e for e in evs if e["objectRef"].get("subresource") == "resize"]
-            have = {(e["objectRef"]["namespace"], e["objectRef"]["name"]) for e in evs} | set(self.live_pods())
-            for ref, n in (st.get("writes") or {}).items():
-                for ns, pod in self.match(ref, have):
-                    got = sum(1 for e in resizes if (e["objectRef"]["namespace"], e["objectRef"]["name"]) == (ns, pod))
-                    result(self.name, named(f"{ns}/{pod}: {n} resize(s) (audit)"), got == n, f"{got} resize(s)")
-            for ref in st.get("untouched") or []:
-                for ns, pod in self.match(ref, have):
-                    got = [f"{e['verb']} {e['objectRef'].get('subresource') or ''}".strip() for e in evs
-                           if (e["objectRef"]["namespace"], e["objectRef"]["name"]) == (ns, pod)]
-                    result(self.name, named(f"{ns}/{pod}: no write of any kind (audit)"), not got, ", ".join(got))
-            if "within_ms" in st:
-                limit = st["within_ms"]
-                res, ns, name = changed or (None, None, None)
-                born = [ts(e["requestReceivedTimestamp"]) for e in audit_events(amark)
-                        if e["verb"] in WRITE_VERBS and e.get("objectRef", {}).get("resource") == res
-                        and e["objectRef"].get("namespace") == ns and e["objectRef"].get("name") == name
-                        and e.get("user", {}).get("username") != self.batch.user]
-                mine = [ts(e["requestReceivedTimestamp"]) for e in resizes
-                        if e["objectRef"]["namespace"] in self.ns_name.values()]
-                if not born or not mine:
-                    result(self.name, named(f"the last resize within {limit} ms of the change"), False,
-                           f"in the audit record: the change {len(born)}, resizes {len(mine)}")
-                else:
-                    took = round((max(mine) - min(born)) * 1000)
-                    result(self.name, named(f"the last of {len(mine)} resize(s) within {limit} ms of the change "
-                                        f"({took} ms, audit)"), took <= limit, f"{took} ms")
+    def check_audit(self, st):
+        """Resizes per pod, pods left alone, and the time to the last resize: the audit record."""
+        if not any(x in st for x in ("writes", "untouched", "within_ms")):
+            return
+        self.settle(self.amark)
+        evs = [e for e in audit_events(self.amark, self.batch.user)
+               if e["verb"] in WRITE_VERBS and e.get("objectRef", {}).get("resource") == "pods"]
+        of = lambda e: (e["objectRef"]["namespace"], e["objectRef"]["name"])
+        resizes = [e for e in evs if e["objectRef"].get("subresource") == "resize"]
+        have = {of(e) for e in evs} | set(self.live_pods())
+        for ref, n in (st.get("writes") or {}).items():
+            for key in self.match(ref, have):
+                got = sum(1 for e in resizes if of(e) == key)
+                self.ok(f"{key[0]}/{key[1]}: {n} resize(s) (audit)", got == n, f"{got} resize(s)")
+        for ref in st.get("untouched") or []:
+            for key in self.match(ref, have):
+                got = [f"{e['verb']} {e['objectRef'].get('subresource') or ''}".strip() for e in evs if of(e) == key]
+                self.ok(f"{key[0]}/{key[1]}: no write of any kind (audit)", not got, ", ".join(got))
+        if "within_ms" in st:
+            limit = st["within_ms"]
+            res, ns, name = self.changed or (None, None, None)
+            born = [ts(e["requestReceivedTimestamp"]) for e in audit_events(self.amark)
+                    if e["verb"] in WRITE_VERBS and e.get("objectRef", {}).get("resource") == res
+                    and e["objectRef"].get("namespace") == ns and e["objectRef"].get("name") == name
+                    and e.get("user", {}).get("username") != self.batch.user]
+            mine = [ts(e["requestReceivedTimestamp"]) for e in resizes if of(e)[0] in self.ns_name.values()]
+            if not born or not mine:
+                self.ok(f"the last resize within {limit} ms of the change", False,
+                        f"in the audit record: the change {len(born)}, resizes {len(mine)}")
+            else:
+                took = round((max(mine) - min(born)) * 1000)
+                self.ok(f"the last of {len(mine)} resize(s) within {limit} ms of the change ({took} ms, audit)",
+                        took <= limit, f"{took} ms")
 
-        dump = None
-        if st.get("plan") or st.get("cli"):
-            fd, dump = tempfile.mkstemp(prefix="dump-", suffix=".json", dir=self.batch.work)
-            with os.fdopen(fd, "w") as f:
-                f.write(k("get", "nodes,pods,namespaces,limitranges,headroomconfigs", "-A", "-o", "json"))
+    def check_plan(self, st):
+        """`headroom plan -f` and other commands on a dump of the cluster taken now."""
+        if not (st.get("plan") or st.get("cli")):
+            return
+        fd, dump = tempfile.mkstemp(prefix="dump-", suffix=".json", dir=self.batch.work)
+        with os.fdopen(fd, "w") as f:
+            f.write(k("get", "nodes,pods,namespaces,limitranges,headroomconfigs", "-A", "-o", "json"))
         if st.get("plan"):
             plan = json.loads(sh([HEADROOM, "plan", "-f", dump, "-o", "json"]))
             have, diff, n = self.live_pods(), [], 0
-            for node in plan["nodes"]:
-                for p in node["pods"]:
-                    key = (p["namespace"], p["name"])
-                    if key not in have or not p.get("managed"):
-                        continue
-                    n += 1
-                    lim = sum(milli(c.get("resources", {}).get("limits", {}).get("cpu")) or 0
-                              for c in have[key]["spec"]["containers"])
-                    if p["targetMilli"] != lim or p.get("write"):
-                        diff.append(f"{key[0]}/{key[1]}: limit {lim}m, planned {p['targetMilli']}m"
-                                    f"{' (would write)' if p.get('write') else ''}")
-            result(self.name, named(f"`headroom plan -f` of a dump plans the {n} managed pods' limits"),
-                   n > 0 and not diff, "; ".join(diff) or "no managed pod in the plan")
+            for p in (p for node in plan["nodes"] for p in node["pods"]):
+                key = (p["namespace"], p["name"])
+                if key not in have or not p.get("managed"):
+                    continue
+                n += 1
+                lim = sum(milli(c.get("resources", {}).get("limits", {}).get("cpu")) or 0
+                          for c in have[key]["spec"]["containers"])
+                if p["targetMilli"] != lim or p.get("write"):
+                    diff.append(f"{key[0]}/{key[1]}: limit {lim}m, planned {p['targetMilli']}m"
+                                f"{' (would write)' if p.get('write') else ''}")
+            self.ok(f"`headroom plan -f` of a dump plans the {n} managed pods' limits", n > 0 and not diff,
+                    "; ".join(diff) or "no managed pod in the plan")
         for cl in st.get("cli") or []:
-            args = shlex.split(self.fill(cl["run"]))
-            p = subprocess.run([HEADROOM, *args, "-f", dump], capture_output=True, text=True, env=ENV)
+            p = subprocess.run([HEADROOM, *shlex.split(self.fill(cl["run"])), "-f", dump],
+                               capture_output=True, text=True, env=ENV)
             out = p.stdout + p.stderr
-            if "contains" in cl:
-                want, ok = self.fill(cl["contains"]), self.fill(cl["contains"]) in out
-            else:
-                want = self.fill(cl["matches"])
-                ok = re.search(want, out, re.M) is not None
-            result(self.name, named(cl.get("name") or f"`headroom {cl['run']}` says {want!r}"), ok,
-                   f"output: {out.strip()[:600]!r}")
+            want = self.fill(cl["contains"] if "contains" in cl else cl["matches"])
+            found = want in out if "contains" in cl else re.search(want, out, re.M) is not None
+            self.ok(cl.get("name") or f"`headroom {cl['run']}` says {want!r}", found, f"output: {out.strip()[:600]!r}")
 
+    def check_state(self, st):
+        """The controller's metrics, the HeadroomConfig's status, the pods' status annotations."""
         for m, want in (st.get("metric") or {}).items():
             m = self.fill(m)
             wait_until(30, lambda: self.batch.metric(m) == float(want))
             got = self.batch.metric(m)
-            result(self.name, named(f"{m} is {want}"), got == float(want), f"{got}")
+            self.ok(f"{m} is {want}", got == float(want), f"{got}")
         if "pools" in st:
             want = {self.pool_name(p): n for p, n in st["pools"].items()}
             def counts_now():
@@ -516,26 +531,20 @@ class Scenario:
                 return {p["name"]: p["nodes"] for p in cfg.get("status", {}).get("nodePools", []) if p["name"] in want}
             wait_until(30, lambda: counts_now() == want)
             got = counts_now()
-            result(self.name, named(f"status.nodePools counts {want}"), got == want, f"status: {got}")
+            self.ok(f"status.nodePools counts {want}", got == want, f"status: {got}")
         if "annotation" in st:
             want = st["annotation"]
             managed = {self.ns_name[n] for n, v in self.nss.items() if v.get("managed", True)}
             def off():
                 out = []
                 for (ns, pod), p in self.live_pods().items():
-                    if ns not in managed:
-                        continue
                     raw = p["metadata"].get("annotations", {}).get("kube-headroom.dev/status", "{}")
-                    ann = json.loads(raw)
-                    if any(ann.get(a) != b for a, b in want.items()):
+                    if ns in managed and any(json.loads(raw).get(a) != b for a, b in want.items()):
                         out.append(f"{ns}/{pod}: {raw}")
                 return out
             wait_until(30, lambda: not off())
             bad = off()
-            result(self.name, named(f"every managed pod's status annotation says {want}"), not bad, "; ".join(bad)[:600])
-        for node in st.get("not_replanned") or []:
-            n = decisions(node)
-            result(self.name, named(f"node {node} not re-planned (no decision logged)"), n == 0, f"{n} decision(s) logged")
+            self.ok(f"every managed pod's status annotation says {want}", not bad, "; ".join(bad)[:600])
 
 
 class Batch:
