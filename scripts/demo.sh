@@ -7,8 +7,9 @@
 #                              Without one: the local demo below.
 #   scripts/demo.sh --local    the local demo even when a cluster is configured: its own
 #                              throw-away control plane (tests/cluster, simulated kwok nodes)
-#                              in its own state directory and ports, so it never meets the
-#                              test suite's cluster; one 16-core node; a pod "solo" requesting
+#                              in its own state directory, on ports cluster.sh chooses free
+#                              and claims for it, so it never meets the test suite's clusters
+#                              or a developer's; one 16-core node; a pod "solo" requesting
 #                              2 cores lands alone, then neighbours land one by one and
 #                              `headroom run` (live, dryRun: false) brings its ceiling down
 #                              step by step; a table of each step, one `headroom explain`,
@@ -18,10 +19,11 @@
 #   --no-pause                 never wait for Enter between steps (the default when stdin is
 #                              not a terminal: tests, CI)
 #
-# Where it runs (defaults chosen apart from the test suite's /tmp/kube-headroom-cluster and
-# ports 22379/22380/26443/20257/20259/20250): HEADROOM_DEMO_DIR (/tmp/kube-headroom-demo),
-# HEADROOM_DEMO_{ETCD,ETCD_PEER,APISERVER,KCM,SCHEDULER,KWOK,METRICS}_PORT
-# (23379 23380 27443 21257 21259 21250 28380). HEADROOM_BIN: use this binary instead of
+# Where it runs: HEADROOM_DEMO_DIR (/tmp/kube-headroom-demo, apart from the test suite's
+# /tmp/kube-headroom-cluster). Its ports are its cluster's: cluster.sh up picks a free port base
+# (HEADROOM_DEMO_PORT_BASE to choose one) and records them in $HEADROOM_DEMO_DIR/ports.env; the
+# controller's metrics take the first port the cluster leaves to its users (USER_PORT_FIRST, the
+# base + 50; tests/cluster/README.md "Ports"). HEADROOM_BIN: use this binary instead of
 # building build/release/headroom (then scripts/setup.sh is not run either).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -41,26 +43,15 @@ done
 [ "$pause" = auto ] && { [ -t 0 ] && pause=yes || pause=no; }
 
 DEMO_DIR=${HEADROOM_DEMO_DIR:-/tmp/kube-headroom-demo}
-# A stopped demo is found again from what it saved, so `--down` needs only the directory.
-if [ -f "$DEMO_DIR/demo.env" ]; then
-  # shellcheck disable=SC1091
-  . "$DEMO_DIR/demo.env"
-fi
-ETCD_PORT=${HEADROOM_DEMO_ETCD_PORT:-${SAVED_ETCD_PORT:-23379}}
-ETCD_PEER_PORT=${HEADROOM_DEMO_ETCD_PEER_PORT:-${SAVED_ETCD_PEER_PORT:-23380}}
-API_PORT=${HEADROOM_DEMO_APISERVER_PORT:-${SAVED_API_PORT:-27443}}
-KCM_PORT=${HEADROOM_DEMO_KCM_PORT:-${SAVED_KCM_PORT:-21257}}
-SCHED_PORT=${HEADROOM_DEMO_SCHEDULER_PORT:-${SAVED_SCHED_PORT:-21259}}
-KWOK_PORT=${HEADROOM_DEMO_KWOK_PORT:-${SAVED_KWOK_PORT:-21250}}
-MPORT=${HEADROOM_DEMO_METRICS_PORT:-${SAVED_MPORT:-28380}}
 NS=headroom-demo NODE=demo-node
 
-# cluster.sh with the demo's directory and ports (never the caller's HEADROOM_* ones), and no
-# audit record: the suite asserts from it, the demo has nobody to read it (tests/cluster/README.md).
+# cluster.sh with the demo's directory (never the caller's HEADROOM_CLUSTER_DIR, port base or
+# Kubernetes version: the demo runs the pinned one), and no audit record: the suite asserts from
+# it, the demo has nobody to read it (tests/cluster/README.md). Its ports are found again from
+# $DEMO_DIR/ports.env, so `--down` needs only the directory.
 cluster() {
-  HEADROOM_AUDIT=off HEADROOM_CLUSTER_DIR=$DEMO_DIR HEADROOM_ETCD_PORT=$ETCD_PORT HEADROOM_ETCD_PEER_PORT=$ETCD_PEER_PORT \
-    HEADROOM_APISERVER_PORT=$API_PORT HEADROOM_KCM_PORT=$KCM_PORT HEADROOM_SCHEDULER_PORT=$SCHED_PORT \
-    HEADROOM_KWOK_PORT=$KWOK_PORT "$ROOT/tests/cluster/cluster.sh" "$@"
+  env -u HEADROOM_PORT_BASE -u HEADROOM_K8S_VERSION HEADROOM_AUDIT=off HEADROOM_CLUSTER_DIR="$DEMO_DIR" \
+    ${HEADROOM_DEMO_PORT_BASE:+HEADROOM_PORT_BASE=$HEADROOM_DEMO_PORT_BASE} "$ROOT/tests/cluster/cluster.sh" "$@"
 }
 # The exact command that stops this demo (the directory only when it is not the default).
 stop_cmd() {
@@ -107,15 +98,17 @@ if [ "$mode" = auto ] && have_cluster; then
 fi
 
 # ---------------------------------------------------------------- the cluster
-echo "==> starting the demo's own local cluster in $DEMO_DIR (API server 127.0.0.1:$API_PORT)"
+echo "==> starting the demo's own local cluster in $DEMO_DIR"
 cluster build # a no-op when warm; the first run builds the pinned control plane (20-40 min)
 upl=$(mktemp)
 if ! cluster up >"$upl" 2>&1; then cat "$upl" >&2; rm -f "$upl"; exit 1; fi
 rm -f "$upl"
-cat >"$DEMO_DIR/demo.env" <<ENV
-SAVED_ETCD_PORT=$ETCD_PORT SAVED_ETCD_PEER_PORT=$ETCD_PEER_PORT SAVED_API_PORT=$API_PORT
-SAVED_KCM_PORT=$KCM_PORT SAVED_SCHED_PORT=$SCHED_PORT SAVED_KWOK_PORT=$KWOK_PORT SAVED_MPORT=$MPORT
-ENV
+[ -f "$DEMO_DIR/ports.env" ] || { echo "demo: $DEMO_DIR has no ports.env (started by an older cluster.sh): run $(stop_cmd) first" >&2; exit 1; }
+# shellcheck disable=SC1091 # API_PORT, USER_PORT_FIRST, ...: what cluster.sh up chose
+. "$DEMO_DIR/ports.env"
+MPORT=$USER_PORT_FIRST
+echo "DEMO_METRICS_PORT=$MPORT" >"$DEMO_DIR/demo.env"
+echo "==> its API server is 127.0.0.1:$API_PORT (ports $PORT_BASE-$((PORT_BASE + 99)), $DEMO_DIR/ports.env)"
 export KUBECONFIG=$DEMO_DIR/admin.kubeconfig
 KUBECTL=$(cluster bin kubectl)
 k() { "$KUBECTL" "$@"; }

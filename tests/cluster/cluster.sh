@@ -4,12 +4,18 @@
 # at pinned versions (versions.env) and run on 127.0.0.1; helm (the chart's tests) is built the same
 # way. See README.md in this directory.
 #
-#   cluster.sh build                 build (or reuse) the binaries, cached by version
-#   cluster.sh up                    start everything, wait until ready (runs `build` first)
+#   cluster.sh build [--matrix]      build (or reuse) the binaries, cached by version: the pinned
+#                                    ones (K8S_VERSION), the control plane of HEADROOM_K8S_VERSION
+#                                    when set, and with --matrix that of every K8S_MATRIX version
+#   cluster.sh up                    start everything, wait until ready (runs `build` first); the
+#                                    control plane is HEADROOM_K8S_VERSION's (default K8S_VERSION);
+#                                    every port comes from one base chosen free (ports.env)
 #   cluster.sh down                  stop exactly the processes `up` started, remove the state
 #   cluster.sh status                what runs, and whether the API server is ready
 #   cluster.sh kubeconfig            print the admin kubeconfig path
 #   cluster.sh env                   print `export KUBECONFIG=... PATH=...` (use with eval)
+#   cluster.sh ports                 print the cluster's ports ($HEADROOM_CLUSTER_DIR/ports.env)
+#   cluster.sh version               print the cluster's Kubernetes version (the control plane's)
 #   cluster.sh user-kubeconfig NAME [GROUP...]
 #                                    issue a client certificate for user NAME (groups = O=) and
 #                                    print the path of a kubeconfig using it (no RBAC is granted)
@@ -17,7 +23,8 @@
 #                                    cluster's CA (for a test's TLS listener: the fault proxy)
 #                                    and print the paths of its certificate and key
 #   cluster.sh kubectl ARGS...       run the cluster's kubectl with the admin kubeconfig
-#   cluster.sh bin NAME              print the path of a built binary (kubectl, kwok, ...)
+#   cluster.sh bin NAME [VERSION]    print the path of a built binary (kubectl, kwok, ...; the
+#                                    control plane's at VERSION, default the cluster's)
 #   cluster.sh restart-apiserver [SECONDS]
 #                                    SIGKILL the API server, keep it down SECONDS (default 3),
 #                                    start it again with the same flags, wait until ready
@@ -38,6 +45,11 @@
 # `up` while the cluster is already up and healthy prints the status and exits 0; `up` over a
 # partly running cluster fails and asks for `down` (stale state with nothing running is removed).
 # `down` when nothing runs exits 0.
+#
+# Ports: `up` takes a base B (HEADROOM_PORT_BASE, else the first of 15000, 15100, ... 19900 where
+# none of B..B+99 listens and no live cluster holds a claim, /tmp/kube-headroom-ports/B), records
+# every port in $HEADROOM_CLUSTER_DIR/ports.env and every other command reads them from there: so
+# the suite's clusters, the demo's and a developer's never share one (README.md "Ports").
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -47,12 +59,12 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CACHE_DIR=${HEADROOM_CACHE:-$HOME/.cache/kube-headroom}
 BIN_DIR=$CACHE_DIR/bin
 STATE=${HEADROOM_CLUSTER_DIR:-/tmp/kube-headroom-cluster}
-ETCD_PORT=${HEADROOM_ETCD_PORT:-22379}
-ETCD_PEER_PORT=${HEADROOM_ETCD_PEER_PORT:-22380}
-API_PORT=${HEADROOM_APISERVER_PORT:-26443}
-KCM_PORT=${HEADROOM_KCM_PORT:-20257}
-SCHED_PORT=${HEADROOM_SCHEDULER_PORT:-20259}
-KWOK_PORT=${HEADROOM_KWOK_PORT:-20250}
+# Port bases: B = 15000, 15100, ... 19900, ports B..B+99 (the layout is in write_ports). Below
+# 20000, where the tests and scripts take ports for their own listeners (tests/lib/common.sh
+# free_port: 20000-31999), and below the ephemeral range (32768-), so an outgoing connection never
+# takes one. A claim /tmp/kube-headroom-ports/B names the state dir that holds B.
+PORT_FIRST=15000 PORT_LAST=19900 PORT_STEP=100
+CLAIMS=${HEADROOM_PORT_CLAIMS:-/tmp/kube-headroom-ports}
 STAGES=${HEADROOM_KWOK_STAGES:-$HERE/kwok-stages.yaml}
 GOFLAGS_P=${HEADROOM_GO_P:-2}
 READY_TIMEOUT=${HEADROOM_READY_TIMEOUT:-90}
@@ -64,41 +76,172 @@ case $AUDIT in on | off) ;; *) echo "cluster: ERROR: HEADROOM_AUDIT must be on o
 # Start order; `down` stops in reverse.
 COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
 K8S_BINS=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
+# The control plane proper: built per Kubernetes version (the matrix). kubectl, the kubelet, etcd,
+# kwok and helm are the pinned ones whatever the cluster's version.
+CP_BINS=(kube-apiserver kube-controller-manager kube-scheduler)
 
 log() { printf 'cluster: %s\n' "$*" >&2; }
 die() { printf 'cluster: ERROR: %s\n' "$*" >&2; exit 1; }
 now_ms() { date +%s%3N; }
 secs_since() { local s=$1 e; e=$(now_ms); printf '%d.%01d' $(((e - s) / 1000)) $((((e - s) % 1000) / 100)); }
 
-version_of() {
+# The supported range, stated once for the project in docs/design.md §12 (preflight refuses the
+# same versions): 1.35 and newer, where in-place resize through pods/resize is GA. A version the
+# scripts can run is the pinned one or one of K8S_MATRIX (each has a module under k8s/).
+check_k8s_version() {
+  local v=$1 minor
+  [[ $v =~ ^v1\.([0-9]+)\.[0-9]+$ ]] || die "Kubernetes version '$v' is not of the form v1.MINOR.PATCH"
+  minor=${BASH_REMATCH[1]}
+  [ "$minor" -ge 35 ] || die "Kubernetes $v is not supported: kube-headroom supports 1.35 and newer, where in-place resize (pods/resize) is GA; 1.33 and 1.34 have it in beta, whose subresource and conditions differ (docs/design.md §12)"
+  [ "$v" = "$K8S_VERSION" ] || [ -f "$HERE/k8s/$v/go.mod" ] ||
+    die "no module for Kubernetes $v: add it to K8S_MATRIX (versions.env) and run tests/cluster/k8s/gen-gomod.sh $v"
+}
+# The cluster's Kubernetes version: what `up` recorded in the state dir; before `up`,
+# HEADROOM_K8S_VERSION or the pinned one.
+if [ -f "$STATE/k8s.version" ]; then
+  KV=$(cat "$STATE/k8s.version")
+else
+  KV=${HEADROOM_K8S_VERSION:-$K8S_VERSION}
+fi
+
+version_of() { # name [k8s version]
   case $1 in
     etcd) echo "$ETCD_VERSION" ;;
     kwok) echo "$KWOK_VERSION" ;;
     helm) echo "$HELM_VERSION" ;;
+    kube-apiserver | kube-controller-manager | kube-scheduler) echo "${2:-$KV}" ;;
     *) echo "$K8S_VERSION" ;;
   esac
 }
-bin_path() { echo "$BIN_DIR/$1-$(version_of "$1")"; }
+bin_path() { echo "$BIN_DIR/$1-$(version_of "$@")"; }
+
+# ----------------------------------------------------------------------------------------- ports
+# ports.env: PORT_BASE and every port of the cluster, written once by `up` (pick_ports) and read by
+# every other command, realnode.sh, the demo and the tests. Offsets from the base:
+#   +0 kube-apiserver   +1 etcd client   +2 etcd peer   +3 kube-controller-manager
+#   +4 kube-scheduler   +5 kwok (also the fake nodes' kubelet port)
+#   +10 the real node's kubelet   +11 its healthz
+#   +50..+99 for the cluster's own users (scripts/demo.sh: its controller's metrics at +50)
+write_ports() { # base
+  local b=$1
+  cat >"$STATE/ports.env" <<EOF
+# The ports of this cluster (cluster.sh up): base $b, ports $b-$((b + 99)); claim $CLAIMS/$b.
+PORT_BASE=$b
+API_PORT=$b
+ETCD_PORT=$((b + 1))
+ETCD_PEER_PORT=$((b + 2))
+KCM_PORT=$((b + 3))
+SCHED_PORT=$((b + 4))
+KWOK_PORT=$((b + 5))
+KUBELET_PORT=$((b + 10))
+KUBELET_HEALTHZ_PORT=$((b + 11))
+USER_PORT_FIRST=$((b + 50))
+EOF
+}
+PORT_BASE="" API_PORT="" ETCD_PORT="" ETCD_PEER_PORT="" KCM_PORT="" SCHED_PORT="" KWOK_PORT=""
+KUBELET_PORT="" KUBELET_HEALTHZ_PORT=""
+load_ports() {
+  if [ -f "$STATE/ports.env" ]; then
+    # shellcheck disable=SC1091
+    . "$STATE/ports.env"
+  elif [ -f "$STATE/admin.kubeconfig" ]; then
+    # A cluster started before ports.env existed: its API port is in its kubeconfig.
+    API_PORT=$(sed -n 's#^ *server: https://127.0.0.1:\([0-9]*\)$#\1#p' "$STATE/admin.kubeconfig" | head -1)
+  fi
+}
+load_ports
+need_ports() { [ -n "$API_PORT" ] || die "the cluster is not up (no $STATE/ports.env)"; }
+
+listening_ports() { ss -Hltnu 2>/dev/null | awk '{n = split($5, a, ":"); print a[n]}' | sort -un; }
+# A claim is live while the state dir it names records that base; else (the dir gone, or up
+# again on another base) it is stale and may be taken.
+claim_owner() { # base -> the live state dir holding it (exit 1 when none)
+  local dir
+  dir=$(cat "$CLAIMS/$1" 2>/dev/null) || return 1
+  [ -n "$dir" ] && [ "$(sed -n 's/^PORT_BASE=//p' "$dir/ports.env" 2>/dev/null)" = "$1" ] || return 1
+  echo "$dir"
+}
+base_busy() { # base listening-ports-file -> the ports of B..B+99 that listen (exit 1 when none)
+  local out
+  out=$(awk -v lo="$1" -v hi=$(($1 + 99)) '$1 >= lo && $1 <= hi' "$2" | tr '\n' ' ')
+  [ -n "$out" ] && echo "$out"
+}
+# Under a lock (flock on $CLAIMS/.lock), so clusters coming up at once (the suite's main and
+# matrix clusters) never take the same base: the claim and ports.env are written before it is let go.
+pick_ports() {
+  local b lk busy owner lp v
+  for v in ETCD ETCD_PEER APISERVER KCM SCHEDULER KWOK KUBELET KUBELET_HEALTHZ; do
+    v=HEADROOM_${v}_PORT
+    [ -z "${!v:-}" ] ||
+      die "$v is no longer read: every port derives from one base (HEADROOM_PORT_BASE, or chosen free at up; tests/cluster/README.md \"Ports\")"
+  done
+  mkdir -p "$CLAIMS"
+  chmod 1777 "$CLAIMS" 2>/dev/null || true
+  exec {lk}>>"$CLAIMS/.lock"
+  flock -w 60 "$lk" || die "up: cannot lock $CLAIMS/.lock within 60 s"
+  lp=$(mktemp)
+  listening_ports >"$lp"
+  if [ -n "${HEADROOM_PORT_BASE:-}" ]; then
+    b=$HEADROOM_PORT_BASE
+    [[ $b =~ ^[0-9]+$ ]] && [ "$b" -ge 1024 ] && [ $((b + 99)) -le 65535 ] ||
+      { rm -f "$lp"; die "HEADROOM_PORT_BASE=$b: want a number, 1024 <= base, base + 99 <= 65535"; }
+    [ $((b + 99)) -lt 20000 ] || [ "$b" -gt 31999 ] ||
+      { rm -f "$lp"; die "HEADROOM_PORT_BASE=$b: ports $b-$((b + 99)) meet 20000-31999, where tests take ports for their own listeners (free_port)"; }
+    if owner=$(claim_owner "$b") && [ "$owner" != "$STATE" ]; then
+      rm -f "$lp"; die "up: port base $b is held by the cluster in $owner ($CLAIMS/$b)"
+    fi
+    if busy=$(base_busy "$b" "$lp"); then
+      ss -Hltnup 2>/dev/null | awk -v lo="$b" -v hi=$((b + 99)) '{n = split($5, a, ":"); if (a[n] >= lo && a[n] <= hi) print}' >&2 || true
+      rm -f "$lp"; die "up: port(s) ${busy% } on 127.0.0.1 already in use (HEADROOM_PORT_BASE=$b); free them or choose another base"
+    fi
+  else
+    for ((b = PORT_FIRST; b <= PORT_LAST; b += PORT_STEP)); do
+      if owner=$(claim_owner "$b") && [ "$owner" != "$STATE" ]; then continue; fi
+      base_busy "$b" "$lp" >/dev/null && continue
+      break
+    done
+    [ "$b" -le "$PORT_LAST" ] || { rm -f "$lp"; die "up: no free port base in $PORT_FIRST-$PORT_LAST (each one claimed or listening: ls $CLAIMS)"; }
+  fi
+  rm -f "$lp"
+  mkdir -p "$STATE"
+  chmod 700 "$STATE"
+  write_ports "$b"
+  echo "$STATE" >"$CLAIMS/$b"
+  flock -u "$lk"
+  exec {lk}>&-
+  load_ports
+}
+release_ports() {
+  [ -n "$PORT_BASE" ] && [ "$(cat "$CLAIMS/$PORT_BASE" 2>/dev/null)" = "$STATE" ] || return 0
+  rm -f "$CLAIMS/$PORT_BASE"
+}
 
 # ----------------------------------------------------------------------------------------- build
 # The stamp records the version and a hash of the module files it was built from; a warm build
-# only compares stamps (no go command runs).
-module_of() { case $1 in etcd) echo etcd ;; kwok) echo kwok ;; helm) echo helm ;; kubelet) echo kubelet ;; *) echo k8s ;; esac; }
-stamp_want() {
+# only compares stamps (no go command runs). The pinned version's binaries come from k8s/ (and
+# kubelet/), a matrix version's control plane from k8s/<version>/ (k8s/gen-gomod.sh VERSION).
+module_of() { # name [k8s version]
+  case $1 in
+    etcd | kwok | helm | kubelet) echo "$1" ;;
+    kubectl) echo k8s ;;
+    *) if [ "$(version_of "$@")" = "$K8S_VERSION" ]; then echo k8s; else echo "k8s/$(version_of "$@")"; fi ;;
+  esac
+}
+stamp_want() { # name [k8s version]
   local mod
-  mod=$(module_of "$1")
-  printf '%s %s %s%s\n' "$1" "$(version_of "$1")" \
+  mod=$(module_of "$@")
+  printf '%s %s %s%s\n' "$1" "$(version_of "$@")" \
     "$(cat "$HERE/$mod/go.mod" "$HERE/$mod/go.sum" | sha256sum | cut -c1-16)" \
     "$([ "$1" != helm ] || echo " $(helm_ldflags | sha256sum | cut -c1-16)")"
 }
-is_built() {
+is_built() { # name [k8s version]
   local b
-  b=$(bin_path "$1")
-  [ -x "$b" ] && [ -f "$b.stamp" ] && [ "$(cat "$b.stamp")" = "$(stamp_want "$1")" ]
+  b=$(bin_path "$@")
+  [ -x "$b" ] && [ -f "$b.stamp" ] && [ "$(cat "$b.stamp")" = "$(stamp_want "$@")" ]
 }
 
-k8s_ldflags() {
-  local v=$K8S_VERSION maj min date pkg out="-s -w"
+k8s_ldflags() { # version
+  local v=$1 maj min date pkg out="-s -w"
   maj=${v#v}; maj=${maj%%.*}
   min=${v#v*.}; min=${min%%.*}
   # Release date of the module as the Go module proxy reports it: deterministic.
@@ -132,21 +275,22 @@ go_build() { # module-dir output(file, or dir/ for several packages) ldflags pkg
   (cd "$HERE/$dir" && go build -p "$GOFLAGS_P" -trimpath -ldflags="$ldf" -o "$out" "$@")
 }
 
-cmd_build() {
-  command -v go >/dev/null || die "go is not on PATH (expected Go >= 1.26 at /usr/local/go/bin)"
+BUILD_TMP=""
+trap '[ -z "$BUILD_TMP" ] || rm -rf "$BUILD_TMP"' EXIT
+
+# The pinned binaries: etcd, kwok, helm, the control plane and kubectl at K8S_VERSION, the kubelet.
+build_pinned() {
   local todo=() c
-  for c in etcd kwok helm "${K8S_BINS[@]}" kubelet; do is_built "$c" || todo+=("$c"); done
+  for c in etcd kwok helm "${K8S_BINS[@]}" kubelet; do is_built "$c" "$K8S_VERSION" || todo+=("$c"); done
   if [ ${#todo[@]} -eq 0 ]; then
     log "build: all binaries up to date in $BIN_DIR (k8s $K8S_VERSION, etcd $ETCD_VERSION, kwok $KWOK_VERSION, helm $HELM_VERSION)"
     return 0
   fi
   log "build: building ${todo[*]} (go build -p $GOFLAGS_P; a cold build takes tens of minutes on 2 cores)"
-  mkdir -p "$BIN_DIR"
   local t0 tmp k8s_todo=()
   t0=$(now_ms)
   tmp=$(mktemp -d "$BIN_DIR/.build.XXXXXX")
-  # shellcheck disable=SC2064
-  trap "rm -rf '$tmp'" EXIT
+  BUILD_TMP=$tmp
   for c in "${todo[@]}"; do
     case $c in
       etcd) go_build etcd "$tmp/etcd" "-s -w" go.etcd.io/etcd/server/v3 ;;
@@ -157,22 +301,85 @@ cmd_build() {
     esac
   done
   if [ ${#k8s_todo[@]} -gt 0 ]; then
-    go_build k8s "$tmp/" "$(k8s_ldflags)" "${k8s_todo[@]}"
+    go_build k8s "$tmp/" "$(k8s_ldflags "$K8S_VERSION")" "${k8s_todo[@]}"
   fi
   if [[ " ${todo[*]} " == *" kubelet "* ]]; then
     local t1
     t1=$(now_ms)
-    go_build kubelet "$tmp/kubelet" "$(k8s_ldflags)" k8s.io/kubernetes/cmd/kubelet
+    go_build kubelet "$tmp/kubelet" "$(k8s_ldflags "$K8S_VERSION")" k8s.io/kubernetes/cmd/kubelet
     log "build: kubelet took $(secs_since "$t1") s"
   fi
   for c in "${todo[@]}"; do
     [ -x "$tmp/$c" ] || die "build: $c was not produced"
-    mv -f "$tmp/$c" "$(bin_path "$c")"
-    stamp_want "$c" >"$(bin_path "$c").stamp"
+    mv -f "$tmp/$c" "$(bin_path "$c" "$K8S_VERSION")"
+    stamp_want "$c" "$K8S_VERSION" >"$(bin_path "$c" "$K8S_VERSION").stamp"
   done
   rm -rf "$tmp"
-  trap - EXIT
+  BUILD_TMP=""
   log "build: built ${todo[*]} in $(secs_since "$t0") s -> $BIN_DIR"
+}
+
+# One matrix version's control plane (kube-apiserver, kube-controller-manager, kube-scheduler)
+# from k8s/<version>/, into <name>-<version> beside the pinned binaries.
+build_cp() { # version
+  local v=$1 todo=() c t0 tmp pkgs=()
+  check_k8s_version "$v"
+  [ "$v" != "$K8S_VERSION" ] || return 0 # build_pinned's
+  for c in "${CP_BINS[@]}"; do is_built "$c" "$v" || todo+=("$c"); done
+  if [ ${#todo[@]} -eq 0 ]; then
+    log "build: the $v control plane is up to date"
+    return 0
+  fi
+  for c in "${todo[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$c"); done
+  log "build: building the $v control plane: ${todo[*]} (go build -p $GOFLAGS_P; cold: 10-20 min of CPU)"
+  t0=$(now_ms)
+  tmp=$(mktemp -d "$BIN_DIR/.build.XXXXXX")
+  BUILD_TMP=$tmp
+  go_build "k8s/$v" "$tmp/" "$(k8s_ldflags "$v")" "${pkgs[@]}"
+  for c in "${todo[@]}"; do
+    [ -x "$tmp/$c" ] || die "build: $c ($v) was not produced"
+    mv -f "$tmp/$c" "$(bin_path "$c" "$v")"
+    stamp_want "$c" "$v" >"$(bin_path "$c" "$v").stamp"
+  done
+  rm -rf "$tmp"
+  BUILD_TMP=""
+  log "build: built the $v control plane (${todo[*]}) in $(secs_since "$t0") s -> $BIN_DIR"
+}
+
+# build [--matrix]: the pinned binaries, HEADROOM_K8S_VERSION's control plane when set, and with
+# --matrix every K8S_MATRIX version's, one after the other (each timed). A build that has something
+# to do waits for any other (flock on $BIN_DIR/.build.lock), so clusters coming up at once build
+# once; when every stamp matches, no lock is taken and no go command runs.
+cmd_build() {
+  local matrix=0 v lk versions=() c todo=0
+  case ${1:-} in
+    "") ;;
+    --matrix) matrix=1 ;;
+    *) die "usage: cluster.sh build [--matrix]" ;;
+  esac
+  [ -z "${HEADROOM_K8S_VERSION:-}" ] || { check_k8s_version "$HEADROOM_K8S_VERSION"; versions+=("$HEADROOM_K8S_VERSION"); }
+  if [ "$matrix" = 1 ]; then
+    for v in $K8S_MATRIX; do check_k8s_version "$v"; versions+=("$v"); done
+  fi
+  for c in etcd kwok helm "${K8S_BINS[@]}" kubelet; do is_built "$c" "$K8S_VERSION" || todo=1; done
+  for v in ${versions[@]+"${versions[@]}"}; do
+    for c in "${CP_BINS[@]}"; do is_built "$c" "$v" || todo=1; done
+  done
+  if [ "$todo" = 0 ]; then
+    log "build: all binaries up to date in $BIN_DIR (k8s $K8S_VERSION${versions[*]:+, control plane ${versions[*]}}, etcd $ETCD_VERSION, kwok $KWOK_VERSION, helm $HELM_VERSION)"
+    return 0
+  fi
+  command -v go >/dev/null || die "go is not on PATH (expected Go >= 1.26 at /usr/local/go/bin)"
+  mkdir -p "$BIN_DIR"
+  exec {lk}>>"$BIN_DIR/.build.lock"
+  if ! flock -n "$lk"; then
+    log "build: another build runs (lock $BIN_DIR/.build.lock); waiting for it"
+    flock "$lk"
+  fi
+  build_pinned
+  for v in ${versions[@]+"${versions[@]}"}; do build_cp "$v"; done
+  flock -u "$lk"
+  exec {lk}>&-
 }
 
 # ----------------------------------------------------------------------------------- processes
@@ -185,7 +392,8 @@ pid_is_ours() {
   [ "${exe% (deleted)}" = "$bin" ]
 }
 port_listening() { [ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]; }
-all_ports() { echo "$ETCD_PORT $ETCD_PEER_PORT $API_PORT $KCM_PORT $SCHED_PORT $KWOK_PORT"; }
+# The ports the cluster's processes listen on (none known for a cluster without ports.env).
+all_ports() { echo "$ETCD_PORT $ETCD_PEER_PORT $API_PORT $KCM_PORT $SCHED_PORT $KWOK_PORT $KUBELET_PORT $KUBELET_HEALTHZ_PORT"; }
 
 dump_logs() {
   local c f
@@ -384,9 +592,10 @@ audit_args() {
 }
 
 cmd_up() {
-  local t0
+  local t0 want=${HEADROOM_K8S_VERSION:-$K8S_VERSION}
   t0=$(now_ms)
   if state_running && api_ready; then
+    [ "$KV" = "$want" ] || die "up: the cluster in $STATE is up with Kubernetes $KV, not $want; run '$0 down' first"
     log "up: already up (state $STATE); nothing to do"
     cmd_status
     return 0
@@ -396,21 +605,19 @@ cmd_up() {
   fi
   if [ -e "$STATE" ]; then
     log "up: removing stale state $STATE (no recorded process runs)"
+    release_ports
     rm -rf "$STATE"
   fi
+  KV=$want
+  check_k8s_version "$KV"
   cmd_build
   for c in "${COMPONENTS[@]}" kubectl helm; do [ -x "$(bin_path "$c")" ] || die "missing binary $(bin_path "$c")"; done
   [ -f "$STAGES" ] || die "kwok stages file $STAGES not found"
-  local p busy=()
-  for p in $(all_ports); do port_listening "$p" && busy+=("$p"); done
-  if [ ${#busy[@]} -gt 0 ]; then
-    ss -Hltnp 2>/dev/null | grep -E ":($(IFS='|'; echo "${busy[*]}"))\b" >&2 || true
-    die "up: port(s) ${busy[*]} on 127.0.0.1 already in use; free them or set HEADROOM_*_PORT (see README)"
-  fi
+  pick_ports
+  echo "$KV" >"$STATE/k8s.version"
 
   mkdir -p "$STATE"/{pki,logs,pids,etcd,bin}
   chmod 700 "$STATE/etcd"
-  chmod 700 "$STATE"
   ln -sf "$(bin_path kubectl)" "$STATE/bin/kubectl"
   ln -sf "$(bin_path kwok)" "$STATE/bin/kwok"
   ln -sf "$(bin_path helm)" "$STATE/bin/helm"
@@ -508,8 +715,9 @@ EOF
   echo "$(now_ms)" >"$STATE/up.timestamp"
 
   cat <<EOF
-kube-headroom test cluster is up ($K8S_VERSION, etcd $ETCD_VERSION, kwok $KWOK_VERSION) in $(secs_since "$t0") s
+kube-headroom test cluster is up (Kubernetes $KV, etcd $ETCD_VERSION, kwok $KWOK_VERSION) in $(secs_since "$t0") s
   API server:   https://127.0.0.1:$API_PORT   (state and logs: $STATE)
+  ports:        $PORT_BASE-$((PORT_BASE + 99)) (etcd $ETCD_PORT/$ETCD_PEER_PORT, controller-manager $KCM_PORT, scheduler $SCHED_PORT, kwok $KWOK_PORT; $STATE/ports.env)
   use it:       export KUBECONFIG=$STATE/admin.kubeconfig PATH=$STATE/bin:\$PATH
                 kubectl get nodes,pods -A
   fake node:    a Node annotated kwok.x-k8s.io/node=fake (see tests/cluster/README.md, mkload.sh)
@@ -551,8 +759,9 @@ cmd_down() {
   done
   [ ${#left[@]} -eq 0 ] || die "down: still running: ${left[*]} (state kept in $STATE)"
   local p busy=()
-  for p in $(all_ports); do port_listening "$p" && busy+=("$p"); done
+  [ -f "$STATE/ports.env" ] && for p in $(all_ports); do port_listening "$p" && busy+=("$p"); done
   [ ${#busy[@]} -eq 0 ] || die "down: port(s) ${busy[*]} still listening after stopping our processes"
+  release_ports
   if [ -n "${HEADROOM_KEEP_LOGS:-}" ]; then
     find "$STATE" -mindepth 1 -maxdepth 1 ! -name logs -exec rm -rf {} +
     log "down: done (logs kept in $STATE/logs)"
@@ -579,7 +788,9 @@ cmd_status() {
       rc=1
     fi
   done
-  if api_ready; then
+  printf '%-24s %s\n' "Kubernetes" "$KV"
+  [ -z "$PORT_BASE" ] || printf '%-24s %s-%s (%s)\n' "ports" "$PORT_BASE" "$((PORT_BASE + 99))" "$STATE/ports.env"
+  if [ -n "$API_PORT" ] && api_ready; then
     printf '%-24s ready    https://127.0.0.1:%s\n' "API /readyz" "$API_PORT"
     printf '%-24s %s nodes, %s pods\n' "objects" \
       "$(kc get nodes --no-headers 2>/dev/null | wc -l)" "$(kc get pods -A --no-headers 2>/dev/null | wc -l)"
@@ -684,16 +895,18 @@ main() {
   local cmd=${1:-}
   [ $# -eq 0 ] || shift
   case $cmd in
-    build) cmd_build ;;
+    build) cmd_build "$@" ;;
     up) cmd_up ;;
     down) cmd_down ;;
     status) cmd_status ;;
     kubeconfig) echo "$STATE/admin.kubeconfig" ;;
     env) echo "export KUBECONFIG=$STATE/admin.kubeconfig PATH=$STATE/bin:\$PATH" ;;
+    ports) need_ports; grep -v '^#' "$STATE/ports.env" ;;
+    version) echo "$KV" ;;
     user-kubeconfig) cmd_user_kubeconfig "$@" ;;
     serving-cert) cmd_serving_cert "$@" ;;
     kubectl) exec "$(bin_path kubectl)" --kubeconfig "$STATE/admin.kubeconfig" "$@" ;;
-    bin) [ $# -eq 1 ] || die "usage: cluster.sh bin NAME"; echo "$(bin_path "$1")" ;;
+    bin) [ $# -ge 1 ] && [ $# -le 2 ] || die "usage: cluster.sh bin NAME [K8S-VERSION]"; echo "$(bin_path "$@")" ;;
     restart-apiserver) cmd_restart_apiserver "$@" ;;
     freeze-apiserver) cmd_freeze_apiserver "$@" ;;
     audit)
@@ -702,7 +915,7 @@ main() {
       echo "$STATE/audit.log" ;;
     second-apiserver) cmd_second_apiserver "$@" ;;
     real-node) exec "$HERE/realnode.sh" "$@" ;;
-    *) sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//'; [ -n "$cmd" ] && [ "$cmd" != help ] && [ "$cmd" != -h ] && exit 2; return 0 ;;
+    *) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; [ -n "$cmd" ] && [ "$cmd" != help ] && [ "$cmd" != -h ] && exit 2; return 0 ;;
   esac
 }
 main "$@"

@@ -5,7 +5,8 @@
 # cluster's state directory ($HEADROOM_CLUSTER_DIR/realnode) and one cgroup of its own
 # (/kube-headroom-<node> in every hierarchy); `down` stops what `up` started by PID and removes
 # exactly what it or the kubelet made. Called as `cluster.sh real-node up|down|status|check-clean`;
-# see README.md ("The real node") for what it sets and why.
+# see README.md ("The real node") for what it sets and why. Its ports (the kubelet's and its
+# healthz) are the cluster's, from $HEADROOM_CLUSTER_DIR/ports.env (cluster.sh up chose them).
 #
 #   up            start containerd, import the test images, start the kubelet, wait for Ready
 #   down          stop the kubelet, remove every pod sandbox over CRI, stop containerd, unmount
@@ -24,8 +25,12 @@ CLUSTER=$HERE/cluster.sh
 STATE=${HEADROOM_CLUSTER_DIR:-/tmp/kube-headroom-cluster}
 RN=$STATE/realnode
 NODE=${HEADROOM_REAL_NODE:-kube-headroom-real}
-KUBELET_PORT=${HEADROOM_KUBELET_PORT:-21250}
-KUBELET_HEALTHZ_PORT=${HEADROOM_KUBELET_HEALTHZ_PORT:-21248}
+# The cluster's ports (cluster.sh up, README.md "Ports"): KUBELET_PORT, KUBELET_HEALTHZ_PORT.
+KUBELET_PORT="" KUBELET_HEALTHZ_PORT=""
+if [ -f "$STATE/ports.env" ]; then
+  # shellcheck disable=SC1091
+  . "$STATE/ports.env"
+fi
 CGROUP_ROOT=/kube-headroom-$NODE
 SOCK=$RN/containerd.sock
 CONTAINERD=${HEADROOM_CONTAINERD:-/usr/bin/containerd}
@@ -57,6 +62,7 @@ pid_is() { # pid binary: the PID still runs that binary (PIDs get reused)
   [ "${exe% (deleted)}" = "$2" ]
 }
 port_listening() { [ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]; }
+minor_of() { local v=${1#v1.}; echo "${v%%.*}"; } # v1.37.2 -> 37
 # Every cgroup hierarchy mounted here (v1 controllers, name=systemd, the controller-less unified one).
 hierarchies() { awk '$3 == "cgroup" || $3 == "cgroup2" {print $2}' /proc/self/mounts; }
 
@@ -218,9 +224,21 @@ cmd_up() {
   local kubelet
   kubelet=$("$CLUSTER" bin kubelet)
   [ -x "$kubelet" ] || die "no kubelet at $kubelet (cluster.sh build)"
-  for p in "$KUBELET_PORT" "$KUBELET_HEALTHZ_PORT"; do
-    port_listening "$p" && die "port $p on 127.0.0.1 is in use: set HEADROOM_KUBELET_PORT / HEADROOM_KUBELET_HEALTHZ_PORT"
+  [ -n "$KUBELET_PORT" ] && [ -n "$KUBELET_HEALTHZ_PORT" ] ||
+    die "no kubelet ports in $STATE/ports.env: bring the cluster down and up again with this cluster.sh"
+  for p in HEADROOM_KUBELET_PORT HEADROOM_KUBELET_HEALTHZ_PORT; do
+    [ -z "${!p:-}" ] || die "$p is no longer read: the kubelet's ports are the cluster's ($STATE/ports.env)"
   done
+  for p in "$KUBELET_PORT" "$KUBELET_HEALTHZ_PORT"; do
+    port_listening "$p" && die "port $p on 127.0.0.1 (the cluster's, $STATE/ports.env) is in use"
+  done
+  # The version skew policy: a kubelet may not be newer than its API server. The kubelet is the
+  # pinned version; a cluster of an older matrix version has no real node.
+  local cv kv
+  cv=$("$CLUSTER" version)
+  kv=$(basename "$kubelet"); kv=${kv#kubelet-}
+  [ "$(minor_of "$cv")" -ge "$(minor_of "$kv")" ] ||
+    die "the cluster runs Kubernetes $cv; the real node's kubelet is $kv, and a kubelet may not be newer than its API server: the real node runs on a cluster of $kv (or newer) only"
   for d in $(hierarchies); do
     [ ! -e "$d$CGROUP_ROOT" ] || die "cgroup $d$CGROUP_ROOT exists already (left by an earlier run?): cluster.sh real-node down removes it"
   done

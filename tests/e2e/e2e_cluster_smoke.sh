@@ -39,8 +39,12 @@ trap cleanup EXIT
 k get --raw /readyz >/dev/null 2>&1 || { echo "FAIL  cluster: API server not ready (KUBECONFIG=$KUBECONFIG); run tests/cluster/cluster.sh up"; echo "0 passed, 1 failed"; exit 1; }
 
 # ---------------------------------------------------------------------------------------- version
+# The server: the version cluster.sh up started (the pinned one, or a matrix version); kubectl: the
+# pinned one on every cluster (tests/cluster/versions.env).
+want_s=$(cat "$STATE/k8s.version" 2>/dev/null || sed -n 's/^K8S_VERSION=//p' "$HERE/../cluster/versions.env")
+want_c=$(sed -n 's/^K8S_VERSION=//p' "$HERE/../cluster/versions.env")
 sv=$(k version -o json 2>/dev/null | jq -r '.serverVersion.gitVersion + " " + .clientVersion.gitVersion')
-[ "$sv" = "v1.37.2 v1.37.2" ] && pass "kubectl version reports server and client v1.37.2" || fail "version" "got '$sv'"
+[ "$sv" = "$want_s $want_c" ] && pass "kubectl version reports server $want_s and client $want_c" || fail "version" "got '$sv', want '$want_s $want_c'"
 
 # ------------------------------------------------------------------------------------------ nodes
 mknode() {

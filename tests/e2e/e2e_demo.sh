@@ -3,11 +3,12 @@
 # (README.md "Two commands on a new machine").
 #
 #   1. scripts/demo.sh --local --no-pause starts its own cluster (its own state
-#      directory and ports, here fresh ones so a demo the user left running is
-#      never touched) and prints, step by step, one pod's CPU limit as
-#      neighbours land. Every figure it prints is checked against the policy
-#      (design §2.2-§2.4) computed here from the demo node's allocatable and the
-#      requests read back from the demo's cluster; the ceiling strictly shrinks;
+#      directory, here a fresh one so a demo the user left running is never
+#      touched, and the ports cluster.sh chose free for it) and prints, step
+#      by step, one pod's CPU limit as neighbours land. Every figure it
+#      prints is checked against the policy (design §2.2-§2.4) computed here
+#      from the demo node's allocatable and the requests read back from the
+#      demo's cluster; the ceiling strictly shrinks;
 #      `headroom explain` agrees; the stop command is printed; the demo's cluster
 #      keeps no audit record (HEADROOM_AUDIT=off).
 #   2. With the demo's controller still running, tests/e2e/e2e_controller.sh
@@ -18,21 +19,15 @@
 #   4. The undo the demo prints: after it a neighbour leaving moves no limit.
 #   5. The printed stop command leaves nothing of the demo: no process, no
 #      listening port, no state directory.
-# The demo's defaults are checked to differ from the suite's (cluster.sh).
+# The demo's state directory and ports are checked to differ from the suite's.
 set -uo pipefail
 # shellcheck source=../lib/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 WORK=$(mktemp -d /tmp/headroom-e2e.XXXXXX)
 DEMO=$ROOT/scripts/demo.sh
-TAKEN=""
-# The demo runs with its own variables only; a developer's overrides are kept.
+# The demo runs with its own directory; a developer's override is kept. Its ports are the ones
+# cluster.sh up picks and records in its ports.env (tests/cluster/README.md "Ports").
 export HEADROOM_DEMO_DIR=${HEADROOM_DEMO_DIR:-/tmp/headroom-e2e-demo.$S}
-for v in ETCD ETCD_PEER APISERVER KCM SCHEDULER KWOK METRICS; do
-  n=HEADROOM_DEMO_${v}_PORT
-  # shellcheck disable=SC2086 # TAKEN: a list of ports
-  [ -n "${!n:-}" ] || export "$n=$(free_port $TAKEN)"
-  TAKEN+=" ${!n}"
-done
 DKC=$HEADROOM_DEMO_DIR/admin.kubeconfig
 dk() { KUBECONFIG=$DKC "$KUBECTL" "$@"; }
 STRAY="" RENEW=""
@@ -55,13 +50,6 @@ trap cleanup EXIT
 require_cluster
 
 # ------------------------------------------------------------ the defaults
-# demo.sh's defaults against cluster.sh's (the suite's): no port, no directory in common.
-demo_defaults=$(grep -oE 'HEADROOM_DEMO_[A-Z_]*PORT:-\$\{SAVED_[A-Z_]*:-[0-9]+' "$DEMO" | grep -oE '[0-9]+$' | sort)
-suite_defaults=$(grep -oE 'HEADROOM_[A-Z_]*PORT:-[0-9]+' "$ROOT/tests/cluster/cluster.sh" | grep -oE '[0-9]+$' | sort)
-WHY="demo [$(echo $demo_defaults)] suite [$(echo $suite_defaults)]"
-ok=0
-[ "$(wc -w <<<"$demo_defaults")" -eq 7 ] && [ -z "$(comm -12 <(echo "$demo_defaults") <(echo "$suite_defaults"))" ] && ok=1
-check "the demo's default ports are its own (7 of them, none the suite's)" [ "$ok" -eq 1 ]
 check "the demo's default state directory is not the suite's" \
   grep -q 'DEMO_DIR=${HEADROOM_DEMO_DIR:-/tmp/kube-headroom-demo}' "$DEMO"
 
@@ -75,6 +63,16 @@ check "scripts/demo.sh --local --no-pause runs to the end (${secs}s)" [ "$rc" -e
 WHY="audit.mode '$(cat "$HEADROOM_DEMO_DIR/audit.mode" 2>/dev/null)', $(ls "$HEADROOM_DEMO_DIR"/audit* 2>/dev/null | tr '\n' ' ')"
 no_audit() { [ "$(cat "$HEADROOM_DEMO_DIR/audit.mode" 2>/dev/null)" = off ] && [ ! -e "$HEADROOM_DEMO_DIR/audit.log" ]; }
 check "the demo's cluster keeps no audit record (HEADROOM_AUDIT=off; the suite's does)" no_audit
+# Its ports: a base of its own, claimed, apart from the suite's cluster's.
+dbase=$(sed -n 's/^PORT_BASE=//p' "$HEADROOM_DEMO_DIR/ports.env" 2>/dev/null)
+sbase=$(sed -n 's/^PORT_BASE=//p' "$STATE/ports.env" 2>/dev/null)
+HEADROOM_DEMO_METRICS_PORT=$(sed -n 's/^DEMO_METRICS_PORT=//p' "$HEADROOM_DEMO_DIR/demo.env" 2>/dev/null)
+WHY="demo base '$dbase' (claim '$(cat "/tmp/kube-headroom-ports/$dbase" 2>/dev/null)'), suite base '$sbase', metrics '$HEADROOM_DEMO_METRICS_PORT'"
+ok=0
+[ -n "$dbase" ] && [ "$dbase" != "$sbase" ] && [ "$(cat "/tmp/kube-headroom-ports/$dbase" 2>/dev/null)" = "$HEADROOM_DEMO_DIR" ] &&
+  [ "$HEADROOM_DEMO_METRICS_PORT" -ge "$dbase" ] && [ "$HEADROOM_DEMO_METRICS_PORT" -le $((dbase + 99)) ] && ok=1
+check "the demo's ports are its cluster's own base, claimed, not the suite's (its metrics inside it)" [ "$ok" -eq 1 ]
+DEMO_PORTS="$(grep -E '^[A-Z_]*_PORT=' "$HEADROOM_DEMO_DIR/ports.env" 2>/dev/null | grep -v USER_PORT | cut -d= -f2) $HEADROOM_DEMO_METRICS_PORT"
 stop=$(sed -n 's/.*stop it all with: //p' "$WORK/demo.out" | head -1)
 WHY="printed: '$stop'"
 check "when started, the demo prints the exact command that stops it" \
@@ -256,12 +254,11 @@ ok=0
 [ -z "$alive" ] && [ "$(wc -w <<<"$pids")" -eq 6 ] && ok=1
 check "no process of the demo is left (controller and the 5 cluster processes)" [ "$ok" -eq 1 ]
 busy=""
-for v in ETCD ETCD_PEER APISERVER KCM SCHEDULER KWOK METRICS; do
-  n=HEADROOM_DEMO_${v}_PORT
-  ss -Htln "sport = :${!n}" | grep -q . && busy+=" ${!n}"
-done
-WHY="listening:$busy"
+for p in $DEMO_PORTS; do ss -Htln "sport = :$p" | grep -q . && busy+=" $p"; done
+WHY="listening:$busy (of $DEMO_PORTS)"
 check "none of the demo's ports is listening" [ -z "$busy" ]
+WHY="$(cat "/tmp/kube-headroom-ports/$dbase" 2>/dev/null)"
+check "the demo's port base is released" [ "$(cat "/tmp/kube-headroom-ports/$dbase" 2>/dev/null)" != "$HEADROOM_DEMO_DIR" ]
 WHY="$(ls -A "$HEADROOM_DEMO_DIR" 2>&1 | head -3)"
 check "the demo's state directory is gone" [ ! -e "$HEADROOM_DEMO_DIR" ]
 finish

@@ -122,7 +122,7 @@ WHY="restarts $(restarts "$NS")"
 check "B3. no pod restarted" [ "$(restarts "$NS")" = 0 ]
 
 # ---------------------------------------------------- C. 410 Gone after compaction
-ETCD=http://127.0.0.1:${HEADROOM_ETCD_PORT:-22379}
+ETCD=http://127.0.0.1:$(sed -n 's/^ETCD_PORT=//p' "$STATE/ports.env") # the cluster's (cluster.sh up)
 etcd_compact() { # to the current revision, through etcd's JSON gateway
   local rev
   rev=$(curl -sf -m 10 -X POST "$ETCD/v3/kv/range" -d '{"key":"AA=="}' | jq -r '.header.revision') &&

@@ -19,8 +19,8 @@
  *     the cache's size).
  *
  * Environment (set by CTest): KUBECONFIG, HR_CLUSTER_SH,
- * HEADROOM_CLUSTER_DIR; HEADROOM_ETCD_PORT when not the default. Prints
- * what it does; exit 0 on success.
+ * HEADROOM_CLUSTER_DIR (etcd's port is read from its ports.env, written by
+ * cluster.sh up). Prints what it does; exit 0 on success.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -523,11 +523,31 @@ static size_t sink_body(char *p, size_t sz, size_t n, void *ud)
     return sz * n;
 }
 
+/* etcd's client port: ETCD_PORT= in the cluster's ports.env; 0 when absent. */
+static int etcd_port(void)
+{
+    char fn[512], line[128];
+    int port = 0;
+    snprintf(fn, sizeof fn, "%s/ports.env", state_dir());
+    FILE *f = fopen(fn, "r");
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "ETCD_PORT=", 10) == 0)
+            port = atoi(line + 10);
+    fclose(f);
+    return port;
+}
+
 static bool etcd_post(const char *path, const char *body, hr_buf *out)
 {
-    const char *port = getenv("HEADROOM_ETCD_PORT");
+    int port = etcd_port();
+    if (port <= 0) {
+        say("no ETCD_PORT in %s/ports.env", state_dir());
+        return false;
+    }
     char url[256];
-    snprintf(url, sizeof url, "http://127.0.0.1:%s%s", port && *port ? port : "22379", path);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, path);
     CURL *h = curl_easy_init();
     if (!h)
         return false;

@@ -74,7 +74,7 @@ require_cluster() {
   if who=$(other_controller); then
     echo "FAIL  cluster: another kube-headroom controller acts on this cluster: $who."
     echo "      Its writes would mix with this test's. Stop it (the demo: scripts/demo.sh --down),"
-    echo "      or run the tests on a cluster of their own (HEADROOM_CLUSTER_DIR, HEADROOM_*_PORT)."
+    echo "      or run the tests on a cluster of their own (HEADROOM_CLUSTER_DIR: its ports follow)."
     echo "0 passed, 1 failed"
     exit 1
   fi
