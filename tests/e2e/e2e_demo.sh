@@ -12,7 +12,10 @@
 #      `headroom explain` agrees; the stop command is printed; the demo's cluster
 #      keeps no audit record (HEADROOM_AUDIT=off).
 #   2. With the demo's controller still running, tests/e2e/e2e_controller.sh
-#      runs against the suite's cluster and passes.
+#      runs against the suite's cluster and passes, and so does the real node: it comes up
+#      beside the demo's kwok (their ports once collided), tests/e2e/e2e_realnode_smoke.sh
+#      passes on it, and it goes down leaving nothing (check-clean) — or, when the suite's
+#      real node is already up (its CTest fixture), the smoke test passes on that one.
 #   3. A `headroom run` pointed at the suite's cluster makes the suite refuse
 #      (common.sh require_cluster), at once and saying which process; so does a
 #      kube-headroom Lease that keeps being renewed, and not one left behind.
@@ -40,6 +43,7 @@ cleanup() {
     echo "--- demo output"; cat "$WORK/demo.out" 2>/dev/null
     echo "--- e2e_controller: what failed"; grep -E "^FAIL|passed," "$WORK/ctl.out" 2>/dev/null
     echo "--- e2e_controller output (tail)"; tail -20 "$WORK/ctl.out" 2>/dev/null
+    echo "--- the real node beside the demo (tail)"; tail -10 "$WORK/realnode.out" "$WORK/rn.out" 2>/dev/null
     echo "--- refused run"; head -5 "$WORK/refused.out" 2>/dev/null
     echo "--- the stray controller's log (tail)"; tail -5 "$WORK/stray.log" 2>/dev/null
   fi
@@ -220,6 +224,26 @@ WHY="exit $rc, $(tail -1 "$WORK/ctl.out")"
 ok=0
 [ "$rc" -eq 0 ] && grep -qE '^[0-9]+ passed, 0 failed$' "$WORK/ctl.out" && ok=1
 check "e2e_controller.sh passes on the suite's cluster while the demo's controller runs" [ "$ok" -eq 1 ]
+# The real node beside the demo: up (unless the suite's fixture has it up already), the smoke
+# test on it, down with nothing left.
+rn_ours=0 rn_ok=1
+if ! "$CLUSTER" real-node status >/dev/null 2>&1; then
+  "$CLUSTER" real-node up >"$WORK/realnode.out" 2>&1 && rn_ours=1 || rn_ok=0
+  WHY="$(tail -3 "$WORK/realnode.out" | tr '\n' ' ')"
+  check "the real node comes up on the suite's cluster while the demo runs" [ "$rn_ok" -eq 1 ]
+fi
+if [ "$rn_ok" -eq 1 ]; then
+  HEADROOM_BIN=$HEADROOM "$HERE/e2e_realnode_smoke.sh" >"$WORK/rn.out" 2>&1
+  rc=$?
+  WHY="exit $rc, $(tail -1 "$WORK/rn.out")"
+  ok=0
+  [ "$rc" -eq 0 ] && grep -qE '^[0-9]+ passed, 0 failed$' "$WORK/rn.out" && ok=1
+  check "e2e_realnode_smoke.sh passes on the real node while the demo runs" [ "$ok" -eq 1 ]
+fi
+if [ "$rn_ours" -eq 1 ]; then
+  WHY="$("$CLUSTER" real-node down 2>&1 | tail -2 | tr '\n' ' ')"
+  check "the real node goes down and leaves nothing" "$CLUSTER" real-node check-clean
+fi
 check "the demo's controller ran throughout" kill -0 "$demo_pid"
 
 # ------------------------------------------------ 4. the undo
