@@ -150,8 +150,7 @@ check "the demo prints the command that undoes it and what it does to written li
   grep -q 'to undo it: kubectl label namespace headroom-demo kube-headroom.dev/mode-' "$WORK/demo.out"
 
 # ------------------------------------------------ 3. a stray controller is refused
-# shellcheck disable=SC2086 # TAKEN: a list of ports
-STRAY_M=$(free_port $TAKEN)
+STRAY_M=$(free_port) # 20000-31999: never one of the demo's (its cluster's base is below 20000)
 "$HEADROOM" run --metrics-addr "127.0.0.1:$STRAY_M" "${PLAIN_METRICS[@]}" --webhook-addr "" >"$WORK/stray.log" 2>&1 &
 STRAY=$!
 WHY="not ready on 127.0.0.1:$STRAY_M"
