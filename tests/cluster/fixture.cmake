@@ -17,7 +17,9 @@ function(hr_cluster name version dir label)
   set_property(GLOBAL PROPERTY HR_CLUSTER_ENV_${name} "${env}")
   add_test(NAME ${name}_up COMMAND ${CMAKE_COMMAND} -E env ${env} ${HR_CLUSTER_SH} up)
   add_test(NAME ${name}_down COMMAND ${CMAKE_COMMAND} -E env ${env} ${HR_CLUSTER_SH} down)
-  set_tests_properties(${name}_up PROPERTIES FIXTURES_SETUP ${name} LABELS "${label}" TIMEOUT 300)
+  # 1800 s: on an empty cache `up` builds its version's control plane first (scripts/test.sh builds
+  # them before, so there `up` takes seconds).
+  set_tests_properties(${name}_up PROPERTIES FIXTURES_SETUP ${name} LABELS "${label}" TIMEOUT 1800)
   set_tests_properties(${name}_down PROPERTIES FIXTURES_CLEANUP ${name} LABELS "${label}" TIMEOUT 120)
   if(NOT "REALNODE" IN_LIST ARGN)
     return()
