@@ -309,14 +309,21 @@ build_pinned() {
     go_build kubelet "$tmp/kubelet" "$(k8s_ldflags "$K8S_VERSION")" k8s.io/kubernetes/cmd/kubelet
     log "build: kubelet took $(secs_since "$t1") s"
   fi
-  for c in "${todo[@]}"; do
-    [ -x "$tmp/$c" ] || die "build: $c was not produced"
-    mv -f "$tmp/$c" "$(bin_path "$c" "$K8S_VERSION")"
-    stamp_want "$c" "$K8S_VERSION" >"$(bin_path "$c" "$K8S_VERSION").stamp"
+  install_built "$tmp" "$K8S_VERSION" "${todo[@]}"
+  log "build: built ${todo[*]} in $(secs_since "$t0") s -> $BIN_DIR"
+}
+
+# install_built TMP VERSION NAME...: each built binary into the cache with its stamp; TMP removed.
+install_built() {
+  local tmp=$1 v=$2 c
+  shift 2
+  for c in "$@"; do
+    [ -x "$tmp/$c" ] || die "build: $c ($v) was not produced"
+    mv -f "$tmp/$c" "$(bin_path "$c" "$v")"
+    stamp_want "$c" "$v" >"$(bin_path "$c" "$v").stamp"
   done
   rm -rf "$tmp"
   BUILD_TMP=""
-  log "build: built ${todo[*]} in $(secs_since "$t0") s -> $BIN_DIR"
 }
 
 # One matrix version's control plane (kube-apiserver, kube-controller-manager, kube-scheduler)
@@ -336,13 +343,7 @@ build_cp() { # version
   tmp=$(mktemp -d "$BIN_DIR/.build.XXXXXX")
   BUILD_TMP=$tmp
   go_build "k8s/$v" "$tmp/" "$(k8s_ldflags "$v")" "${pkgs[@]}"
-  for c in "${todo[@]}"; do
-    [ -x "$tmp/$c" ] || die "build: $c ($v) was not produced"
-    mv -f "$tmp/$c" "$(bin_path "$c" "$v")"
-    stamp_want "$c" "$v" >"$(bin_path "$c" "$v").stamp"
-  done
-  rm -rf "$tmp"
-  BUILD_TMP=""
+  install_built "$tmp" "$v" "${todo[@]}"
   log "build: built the $v control plane (${todo[*]}) in $(secs_since "$t0") s -> $BIN_DIR"
 }
 
