@@ -70,7 +70,7 @@ step() {
 }
 summary() {
   step ""
-  printf '\n==> times (tiers: %s)\n' "${only:+--only $only}${only:-${tiers[*]}}"
+  if [ -n "$only" ]; then printf '\n==> times (--only %s)\n' "$only"; else printf '\n==> times (tiers: %s)\n' "${tiers[*]}"; fi
   printf '%s\n' "${times[@]}"
   printf '%-58s %5d s\n' "total" $(($(date +%s) - t_start))
 }
@@ -114,11 +114,19 @@ else
   want e2e && cp_need=1
   want matrix && { cp_need=1; cp_args=(--matrix); }
 fi
+# On the way out, whatever the outcome: a control-plane build still running is stopped, and the
+# time of each step so far is printed (so a red run says where its time went too).
+on_exit() {
+  local rc=$?
+  [ -z "$cp_pid" ] || kill -TERM -- "-$cp_pid" 2>/dev/null || true
+  [ "$rc" -eq 0 ] || [ -z "${step_name:-}" ] || summary
+  return "$rc"
+}
+trap on_exit EXIT
 if [ "$cp_need" -eq 1 ]; then
   cp_log=$(mktemp /tmp/headroom-cp-build.XXXXXX)
   setsid -w tests/cluster/cluster.sh build "${cp_args[@]}" >"$cp_log" 2>&1 &
   cp_pid=$!
-  trap '[ -z "$cp_pid" ] || kill -TERM -- "-$cp_pid" 2>/dev/null || true' EXIT
 fi
 wait_cp() {
   step "the control plane's build (cached by version; began beside the C steps)"
