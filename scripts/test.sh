@@ -228,7 +228,7 @@ if want e2e; then
   [ -f build/tsan/build.ninja ] ||
     configure build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHR_TSAN=ON -DCMAKE_C_COMPILER=clang-14
   build build/tsan
-  "${TSAN_ENV[@]}" ctest --test-dir build/tsan -R '^it_' --output-on-failure
+  "${TSAN_ENV[@]}" ctest --test-dir build/tsan -R '^it_' --output-on-failure -j "$HR_E2E_JOBS"
 fi
 
 summary
