@@ -52,6 +52,9 @@ cleanup() {
 trap cleanup EXIT
 
 require_cluster
+# The stray controller of step 3 is ready only once its HeadroomConfig watch syncs, which needs
+# the CRD: on a fresh cluster (scripts/test.sh --only e2e_demo) no earlier test installed it.
+install_crd
 
 # ------------------------------------------------------------ the defaults
 check "the demo's default state directory is not the suite's" \
