@@ -14,7 +14,7 @@ set -euo pipefail
 
 PACKAGES=(
   cmake ninja-build pkg-config gcc make git
-  libcurl4-openssl-dev libssl-dev openssl
+  libcurl4-gnutls-dev libssl-dev openssl
   libmicrohttpd-dev libfyaml-dev libcmocka-dev
   clang-14 libclang-rt-14-dev llvm-14 clang-format-14 clang-tidy-14 universal-ctags
   valgrind jq curl ca-certificates
@@ -27,14 +27,22 @@ PACKAGES=(
   # The real node (tests/cluster/realnode.sh): CNI's loopback plugin; ip and nsenter for its own
   # plugin (tests/cluster/cni/inpod-veth).
   containernetworking-plugins iproute2 util-linux
+  # The release (scripts/release.sh): the arm64 cross compiler, user-mode qemu to run what it
+  # builds (qemu-user only: qemu-user-binfmt, a recommendation, would register binfmt handlers),
+  # Debian's Docker engine and mmdebstrap for the Dockerfile build, binutils' readelf.
+  gcc-aarch64-linux-gnu qemu-user docker.io mmdebstrap binutils
 )
 TRIXIE_PACKAGES=(libyyjson-dev)
+# The arm64 image and plugin link Debian's arm64 builds of the same libraries (multiarch).
+ARM64_PACKAGES=(libcurl4-gnutls-dev:arm64 libmicrohttpd-dev:arm64 libfyaml-dev:arm64 libgnutls28-dev:arm64)
+TRIXIE_ARM64_PACKAGES=(libyyjson-dev:arm64)
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 missing=()
-for p in "${PACKAGES[@]}" "${TRIXIE_PACKAGES[@]}"; do
+dpkg --print-foreign-architectures | grep -qx arm64 || missing+=("(architecture arm64)")
+for p in "${PACKAGES[@]}" "${TRIXIE_PACKAGES[@]}" "${ARM64_PACKAGES[@]}" "${TRIXIE_ARM64_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ "${#missing[@]}" -eq 0 ]; then
@@ -79,7 +87,9 @@ if [ ! -e "$policy" ]; then
 fi
 
 export DEBIAN_FRONTEND=noninteractive
+dpkg --print-foreign-architectures | grep -qx arm64 || $SUDO dpkg --add-architecture arm64
 $SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${PACKAGES[@]}" >/dev/null
-$SUDO apt-get install -y -qq --no-install-recommends -t trixie "${TRIXIE_PACKAGES[@]}" >/dev/null
+$SUDO apt-get install -y -qq --no-install-recommends "${PACKAGES[@]}" "${ARM64_PACKAGES[@]}" >/dev/null
+$SUDO apt-get install -y -qq --no-install-recommends -t trixie \
+  "${TRIXIE_PACKAGES[@]}" "${TRIXIE_ARM64_PACKAGES[@]}" >/dev/null
 echo "setup: done" >&2
