@@ -8,25 +8,34 @@
 #   scripts/release/render-install.sh           rewrite deploy/install.yaml
 #   scripts/release/render-install.sh --check   exit 1 (and show the diff) when the
 #                                       file and the chart disagree
+#   scripts/release/render-install.sh --out FILE [--set KEY=VALUE]...
+#                                       write FILE instead, with values set (the
+#                                       release pins the image: --set image.digest=…)
 #
-# helm is the pinned one (tests/cluster/cluster.sh build; HELM=... overrides).
+# helm is the pinned one (tests/cluster/cluster.sh build; HELM=... overrides); the
+# chart is charts/kube-headroom (CHART=... overrides: the release's stamped copy).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=$ROOT/deploy/install.yaml
+CHART=${CHART:-$ROOT/charts/kube-headroom}
 HELM=${HELM:-$("$ROOT/tests/cluster/cluster.sh" bin helm)}
 [ -x "$HELM" ] || { echo "render-install: no helm at $HELM (run tests/cluster/cluster.sh build)" >&2; exit 1; }
 
-check=0
-case "${1:-}" in
-  --check) check=1 ;;
-  "") ;;
-  *) echo "usage: scripts/release/render-install.sh [--check]" >&2; exit 2 ;;
-esac
+usage() { echo "usage: scripts/release/render-install.sh [--check | --out FILE [--set KEY=VALUE]...]" >&2; exit 2; }
+check=0 sets=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --check) check=1; shift ;;
+    --out) [ $# -ge 2 ] || usage; OUT=$2; shift 2 ;;
+    --set) [ $# -ge 2 ] || usage; sets+=(--set "$2"); shift 2 ;;
+    *) usage ;;
+  esac
+done
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$HELM" template kube-headroom "$ROOT/charts/kube-headroom" --namespace kube-headroom \
-  --include-crds --set namespace.create=true >"$tmp/rendered.yaml"
+"$HELM" template kube-headroom "$CHART" --namespace kube-headroom \
+  --include-crds --set namespace.create=true "${sets[@]}" >"$tmp/rendered.yaml"
 
 {
   cat <<'HEADER'

@@ -45,8 +45,16 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- default (printf "%s-webhook-tls" (include "kube-headroom.fullname" .)) .Values.webhook.certSecretName }}
 {{- end }}
 
+{{- /* The image reference: repository:tag, or repository@digest when a digest is set (the
+tag is then only a label and is dropped). The tag defaults to appVersion with "+" replaced by
+"-": a version's build metadata ("0.1.0-dev.3+g1a2b3c4d5e6f") is not a valid OCI tag, and the
+release tags the image with that spelling (docs/releasing.md). */ -}}
 {{- define "kube-headroom.image" -}}
-{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository (replace "+" "-" (default .Chart.AppVersion .Values.image.tag)) }}
+{{- end }}
 {{- end }}
 
 {{- define "kube-headroom.listen" -}}
