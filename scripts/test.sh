@@ -14,7 +14,11 @@
 #   sanitize  the same tests under ASan+UBSan, and the unit tests and the stress program under
 #             ThreadSanitizer
 #   fuzz      every parser fuzzed for HR_FUZZ_SECONDS (20) from a fixed seed
-#   image     the runtime image built without a registry and run in a container with no network
+#   image     the runtime image built without a registry and run in a container with no network;
+#             the Dockerfile's build, the arm64 image under qemu, the SBOM, the portable plugin
+#             (tests/release/, label image)
+#   release   the release command from two fresh clones: every artifact, byte-identical twice
+#             (tests/release/reproducible.sh, label release)
 #   e2e       the end-to-end suite on a real control plane of the pinned Kubernetes version
 #             (simulated nodes and one real node), the policy scenarios, the benchmarks' CI-sized
 #             runs, and the integration programs under ThreadSanitizer
@@ -27,9 +31,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-ALL_TIERS=(unit sanitize fuzz image e2e matrix)
+ALL_TIERS=(unit sanitize fuzz image release e2e matrix)
 usage() {
-  echo "usage: scripts/test.sh [--tier unit|sanitize|fuzz|image|e2e|matrix]... [--only NAME] [--list]" >&2
+  echo "usage: scripts/test.sh [--tier unit|sanitize|fuzz|image|release|e2e|matrix]... [--only NAME] [--list]" >&2
   exit 2
 }
 tiers=() only="" list=0
@@ -108,10 +112,11 @@ scripts/setup.sh
 # the end-to-end step waits for them. Warm, this is a no-op that compares stamps.
 cp_pid="" cp_log="" cp_need=0 cp_args=()
 if [ -n "$only" ]; then
-  case $only in e2e_* | it_* | bench_* | cluster_* | k8s-*) cp_need=1 ;; esac
+  case $only in e2e_* | it_* | bench_* | cluster_* | k8s-* | release_reproducible) cp_need=1 ;; esac
   case $only in *@* | k8s-*) cp_args=(--matrix) ;; esac
 else
   want e2e && cp_need=1
+  want release && cp_need=1 # helm packs the charts
   want matrix && { cp_need=1; cp_args=(--matrix); }
 fi
 # On the way out, whatever the outcome: a control-plane build still running is stopped, and the
@@ -129,6 +134,7 @@ if [ "$cp_need" -eq 1 ]; then
   cp_pid=$!
 fi
 wait_cp() {
+  [ -n "$cp_pid" ] || return 0
   step "the control plane's build (cached by version; began beside the C steps)"
   local rc=0
   wait "$cp_pid" || rc=$?
@@ -176,7 +182,7 @@ build build/release
 
 if want unit; then
   step "unit: unit, property, golden, server and docs tests, the stress program (release)"
-  ctest --test-dir build/release -LE 'e2e|matrix|fuzz' --output-on-failure -j "$jobs"
+  ctest --test-dir build/release -LE 'e2e|matrix|fuzz|image|release' --output-on-failure -j "$jobs"
 fi
 
 if want sanitize; then
@@ -184,7 +190,7 @@ if want sanitize; then
   configure build/asan -DCMAKE_BUILD_TYPE=Debug -DHR_SANITIZE=ON -DCMAKE_C_COMPILER=clang-14
   build build/asan
   step "sanitize: the unit tier under ASan+UBSan"
-  ctest --test-dir build/asan -LE 'e2e|matrix|fuzz' --output-on-failure -j "$jobs"
+  ctest --test-dir build/asan -LE 'e2e|matrix|fuzz|image|release' --output-on-failure -j "$jobs"
   # ThreadSanitizer (its own build: it cannot share a process with ASan): the unit tests and the
   # stress program (tests/stress/: the real controller fed by real watch threads under churn).
   step "sanitize: building with ThreadSanitizer (clang)"
@@ -208,6 +214,15 @@ if want image; then
   # containerd of its own as a node would, then run with no network and a read-only root as 65532.
   step "image: built without a registry, run in a container with no network"
   scripts/release/image.sh
+  step "image: the Dockerfile's build, arm64 under qemu, the SBOM, the portable plugin"
+  ctest --test-dir build/release -L '^image$' --output-on-failure
+fi
+
+if want release; then
+  # The release command from two fresh clones, compared byte for byte (docs/releasing.md).
+  wait_cp
+  step "release: scripts/release.sh twice from fresh clones, byte-identical"
+  ctest --test-dir build/release -L '^release$' --output-on-failure
 fi
 
 if want e2e || want matrix; then
