@@ -5,6 +5,8 @@
 #   scripts/release/image.sh --print         build the archive (no check), print its path alone
 #   scripts/release/image.sh --rootfs DIR    only assemble the root filesystem in DIR (the Dockerfile's
 #                                    build stage uses this)
+#   scripts/release/image.sh --verify-rootfs DIR   only check DIR's package database against its
+#                                    files (what --rootfs checks at its end); fails when it is wrong
 #   options: --bin PATH              the headroom binary (default $HEADROOM_BIN, else
 #                                    build/release/headroom, built with CMake if missing)
 #
@@ -18,6 +20,14 @@
 #     package, /var/lib/dpkg/info/PKG.md5sums the bytes), and better for a test: it is the very
 #     library the binary was built and tested with, and it needs no network. The packages'
 #     copyright files come along;
+#   - the package database scanners read (Syft, Trivy, Grype; distroless' layout), for exactly the
+#     Debian packages whose files the image carries: /var/lib/dpkg/status.d/NAME, the package's
+#     status paragraph as `dpkg-query -s` prints it (Status "install ok installed"; without
+#     Conffiles, which name files the image does not have), and NAME.md5sums, the lines of the
+#     package's own md5sums (its spelling of each path, sorted) for the files the image has of it.
+#     NAME is the package name without :ARCH (one image, one architecture). Every regular file
+#     but the four this script writes (headroom, passwd, group, nsswitch.conf) must be listed by
+#     exactly one package with its bytes, and every listed file must be there (verify_db below);
 #   - /etc/passwd and /etc/group naming root and nonroot (65532), /etc/nsswitch.conf, /tmp.
 # No shell, no package manager, nothing else. The image runs as 65532:65532 and needs no
 # writable path (a read-only root filesystem works). Nothing names an architecture: the
@@ -51,12 +61,18 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --print) mode=print; shift ;;
     --rootfs) mode=rootfs rootfs_only=${2:?--rootfs needs a directory}; shift 2 ;;
+    --verify-rootfs) mode=verify rootfs_only=${2:?--verify-rootfs needs a directory}; shift 2 ;;
     --bin) bin=${2:?--bin needs a path}; shift 2 ;;
     *) die "unknown argument '$1' (see the header of $0)" ;;
   esac
 done
 
-if [ -z "$bin" ]; then
+# The image's Debian architecture: the libraries, the interpreter and the packages are this one's.
+ARCH=$(dpkg --print-architecture)
+
+if [ "$mode" = verify ]; then
+  : # no binary needed
+elif [ -z "$bin" ]; then
   bin=$ROOT/build/release/headroom
   if [ ! -x "$bin" ]; then
     echo "image.sh: building $bin" >&2
@@ -65,10 +81,12 @@ if [ -z "$bin" ]; then
     ninja -C "$ROOT/build/release" headroom >/dev/null
   fi
 fi
-[ -x "$bin" ] || die "no headroom binary at $bin"
-version=$("$bin" version | awk 'NR == 1 && $1 == "headroom" {print $2}')
-[ -n "$version" ] || die "$bin version did not print 'headroom <version>'"
-REF=ghcr.io/kube-headroom/headroom:$version
+if [ "$mode" != verify ]; then
+  [ -x "$bin" ] || die "no headroom binary at $bin"
+  version=$("$bin" version | awk 'NR == 1 && $1 == "headroom" {print $2}')
+  [ -n "$version" ] || die "$bin version did not print 'headroom <version>'"
+  REF=ghcr.io/kube-headroom/headroom:$version
+fi
 
 # ---- the root filesystem ------------------------------------------------------------------
 
@@ -107,13 +125,32 @@ spellings() {
   printf '%s\n' "$p" "/usr$p" "$real" "${real#/usr}" "$(realpath "$(dirname "$p")")/$(basename "$p")"
 }
 
+# pick_pkg "PKG, PKG...": of the packages dpkg -S names for one path, the one of the image's
+# architecture. A file shared by every installed instance of a Multi-Arch: same package (its
+# copyright file) is listed under each ("libc6:amd64, libc6:arm64"); an unqualified name is a
+# package of the native architecture or of Architecture: all.
+pick_pkg() {
+  local c a
+  local -a cands
+  IFS=', ' read -r -a cands <<<"$1"
+  for c in "${cands[@]}"; do
+    case "$c" in *:"$ARCH") echo "$c"; return ;; esac
+  done
+  for c in "${cands[@]}"; do
+    case "$c" in *:*) continue ;; esac
+    a=$(dpkg-query -W -f='${Architecture}' "$c" 2>/dev/null || true)
+    if [ "$a" = "$ARCH" ] || [ "$a" = all ]; then echo "$c"; return; fi
+  done
+}
+
 # owners PATH...: "PATH PACKAGE SPELLING" for each PATH, in one dpkg-query (it reads its whole
-# database per call); a PATH no installed package owns is left out.
+# database per call), PACKAGE being of the image's architecture; a PATH no such installed
+# package owns is left out.
 owners() {
   local p s
   declare -A pkg_of=()
   while IFS= read -r line; do
-    case "$line" in *": "/*) pkg_of[${line#*: }]=${line%%: *} ;; esac
+    case "$line" in *": "/*) pkg_of[${line#*: }]=$(pick_pkg "${line%%: *}") ;; esac
   done < <(for p in "$@"; do spellings "$p"; done | sort -u | xargs dpkg-query -S 2>/dev/null || true)
   for p in "$@"; do
     while IFS= read -r s; do
@@ -141,6 +178,143 @@ verify() {
   [ -n "$want" ] || die "$pkg's md5sums do not list $real (for $file)"
   [ "$want" = "$(md5sum <"$real" | cut -d' ' -f1)" ] ||
     die "$real differs from what $pkg installed (dpkg --verify $pkg)"
+}
+
+# md5sums_of PKG: the md5sums dpkg keeps for PKG (named with :ARCH for a Multi-Arch: same one).
+md5sums_of() {
+  local sums=/var/lib/dpkg/info/$1.md5sums
+  [ -f "$sums" ] || sums=/var/lib/dpkg/info/${1%%:*}.md5sums
+  [ -f "$sums" ] || die "no md5sums for package $1"
+  echo "$sums"
+}
+
+# The files this script writes itself; every other regular file of the image is a package's.
+OWN_FILES=(/usr/bin/headroom /etc/passwd /etc/group /etc/nsswitch.conf)
+DB=/var/lib/dpkg/status.d
+
+# image_files R: the regular files of R that must come from packages (absolute, sorted).
+image_files() {
+  (cd "$1" && find . -path ".$DB" -prune -o -type f -print) | sed 's|^\.||' |
+    awk 'NR == FNR {own[$0] = 1; next} !($0 in own)' <(printf '%s\n' "${OWN_FILES[@]}") - |
+    LC_ALL=C sort
+}
+
+# inroot R PATH: PATH resolved inside R as the image sees it (symlinks followed, an absolute
+# target taken from R's root); printed when it ends at a regular file, else status 1.
+inroot() {
+  local r=$1 rest=${2#/} cur="" comp t n=0
+  while [ -n "$rest" ]; do
+    comp=${rest%%/*}
+    if [ "$comp" = "$rest" ]; then rest=""; else rest=${rest#*/}; fi
+    case "$comp" in
+      "" | .) continue ;;
+      ..) cur=${cur%/*}; continue ;;
+    esac
+    if [ -L "$r$cur/$comp" ]; then
+      n=$((n + 1))
+      [ "$n" -le 40 ] || return 1
+      t=$(readlink "$r$cur/$comp")
+      case "$t" in
+        /*) cur="" rest=${t#/}${rest:+/$rest} ;;
+        *) rest=$t${rest:+/$rest} ;;
+      esac
+    elif [ -e "$r$cur/$comp" ]; then
+      cur=$cur/$comp
+    else
+      return 1
+    fi
+  done
+  [ -f "$r$cur" ] || return 1
+  echo "$cur"
+}
+
+# dpkg_db R: write R's package database (the header): one status paragraph and one md5sums per
+# package whose files R carries. Each file's bytes are checked against its package's md5sums
+# again here, the copyright files included, and the name dpkg knows it by is made to lead to it
+# in R (/lib/… through the merged-/usr link), so a scanner finds every listed path.
+dpkg_db() {
+  local r=$1 f pkg dpath line name owned
+  local -a files
+  declare -A pkg_of_name=() lines=()
+  mapfile -t files < <(image_files "$r")
+  [ "${#files[@]}" -gt 0 ] || die "no package file in $r"
+  owned=$(owners "${files[@]}")
+  for f in "${files[@]}"; do
+    read -r _ pkg dpath < <(awk -v l="$f" '$1 == l' <<<"$owned") ||
+      die "$f (in the image) belongs to no installed $ARCH Debian package"
+    line=$(awk -v p="${dpath#/}" 'substr($0, 35) == p {print; exit}' "$(md5sums_of "$pkg")")
+    [ -n "$line" ] || die "$pkg's md5sums do not list $dpath (for $f)"
+    [ "${line%% *}" = "$(md5sum <"$r$f" | cut -d' ' -f1)" ] ||
+      die "$f in the image differs from what $pkg installed (dpkg --verify $pkg)"
+    replicate "$r" "$dpath"
+    name=${pkg%%:*}
+    [ "${pkg_of_name[$name]:-$pkg}" = "$pkg" ] || die "two packages named $name: ${pkg_of_name[$name]} and $pkg"
+    pkg_of_name[$name]=$pkg
+    lines[$name]+=$line$'\n'
+  done
+  mkdir -p "$r$DB"
+  for name in "${!pkg_of_name[@]}"; do
+    pkg=${pkg_of_name[$name]}
+    dpkg-query -s "$pkg" | awk '/^[^ ]/ {skip = /^Conffiles:/} !skip' >"$r$DB/$name"
+    grep -qx 'Status: install ok installed' "$r$DB/$name" || die "$pkg is not 'install ok installed' here"
+    printf '%s' "${lines[$name]}" | awk '{print substr($0, 35) "\t" $0}' | LC_ALL=C sort | cut -f2- \
+      >"$r$DB/$name.md5sums"
+    chmod 0644 "$r$DB/$name" "$r$DB/$name.md5sums"
+  done
+}
+
+# verify_db R: R's package database against R itself, from nothing but R: each status file has
+# its md5sums and the reverse, names its own package, is "install ok installed" and of the
+# image's architecture (or all); each md5sums is sorted, every path it lists leads to a regular
+# file of R with those bytes, no file is listed twice, and every regular file R carries (but
+# OWN_FILES) is listed. Prints every problem, then fails if there was one.
+verify_db() {
+  local r=$1 s name sum path real f n=0
+  local -a fails=()
+  declare -A claimed=()
+  [ -d "$r$DB" ] || die "$r has no package database ($DB)"
+  field() { awk -v k="$1:" '$1 == k {sub(/^[^:]*: ?/, ""); print; exit}' "$2"; }
+  for s in "$r$DB"/*; do
+    name=${s##*/}
+    case "$name" in
+      *.md5sums)
+        [ -f "${s%.md5sums}" ] || fails+=("$DB/$name: no status file ${name%.md5sums}")
+        continue ;;
+    esac
+    n=$((n + 1))
+    [ "$(field Package "$s")" = "$name" ] || fails+=("$DB/$name: Package is '$(field Package "$s")'")
+    [ "$(field Status "$s")" = "install ok installed" ] ||
+      fails+=("$DB/$name: Status is '$(field Status "$s")'")
+    case "$(field Architecture "$s")" in
+      "$ARCH" | all) ;;
+      *) fails+=("$DB/$name: Architecture is '$(field Architecture "$s")', the image's is $ARCH") ;;
+    esac
+    [ -n "$(field Version "$s")" ] || fails+=("$DB/$name: no Version")
+    if [ ! -s "$s.md5sums" ]; then
+      fails+=("$DB/$name: no (or an empty) $name.md5sums")
+      continue
+    fi
+    awk '{print substr($0, 35)}' "$s.md5sums" | LC_ALL=C sort -c 2>/dev/null ||
+      fails+=("$DB/$name.md5sums: not sorted by path")
+    while read -r sum path; do
+      if ! real=$(inroot "$r" "$path"); then
+        fails+=("$DB/$name.md5sums: /$path is not a file of the image")
+        continue
+      fi
+      [ "$sum" = "$(md5sum <"$r$real" | cut -d' ' -f1)" ] ||
+        fails+=("$DB/$name.md5sums: /$path ($real) does not have the listed bytes")
+      [ -z "${claimed[$real]:-}" ] || fails+=("$real is listed by both ${claimed[$real]} and $name")
+      claimed[$real]=$name
+    done <"$s.md5sums"
+  done
+  [ "$n" -gt 0 ] || fails+=("$DB: no package")
+  while IFS= read -r f; do
+    [ -n "${claimed[$f]:-}" ] || fails+=("$f is in the image but in no package's md5sums")
+  done < <(image_files "$r")
+  if [ "${#fails[@]}" -gt 0 ]; then
+    printf 'image.sh: FAIL: %s\n' "${fails[@]}" >&2
+    die "the package database of $r does not describe its files"
+  fi
 }
 
 assemble() {
@@ -179,10 +353,14 @@ assemble() {
   printf 'passwd: files\ngroup: files\nhosts: files dns\n' >"$r/etc/nsswitch.conf"
   chmod 0644 "$r/etc/passwd" "$r/etc/group" "$r/etc/nsswitch.conf"
 
-  # What must not be there, checked on the tree itself (the container check looks again).
+  dpkg_db "$r"
+  verify_db "$r"
+
+  # What must not be there, checked on the tree itself (the container check looks again); the
+  # directory /var/lib/dpkg holds the package database, not dpkg.
   local bad
-  bad=$(cd "$r" && find . \( -name sh -o -name bash -o -name dash -o -name busybox -o -name 'apt*' \
-    -o -name 'dpkg*' \) -print)
+  bad=$(cd "$r" && find . ! -type d \( -name sh -o -name bash -o -name dash -o -name busybox \
+    -o -name 'apt*' -o -name 'dpkg*' \) -print)
   [ -z "$bad" ] || die "the root filesystem carries a shell or package manager: $bad"
 }
 
@@ -235,6 +413,13 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+
+if [ "$mode" = verify ]; then
+  [ -d "$rootfs_only" ] || die "--verify-rootfs: $rootfs_only is not a directory"
+  verify_db "$(realpath "$rootfs_only")"
+  say "the package database of $rootfs_only describes its files"
+  exit 0
+fi
 
 if [ "$mode" = rootfs ]; then
   mkdir -p "$rootfs_only"
