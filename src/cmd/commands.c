@@ -13,13 +13,13 @@
 #include "cmd/preflight.h"
 #include "cmd/probe.h"
 #include "plan/snapshot.h"
+#include "util/buf.h"
+#include "util/buildinfo.h"
 
-#ifndef HR_VERSION_STRING
-#define HR_VERSION_STRING "0.0.0"
-#endif
-#ifndef HR_GIT_COMMIT
-#define HR_GIT_COMMIT "unknown"
-#endif
+/* HR_VERSION_STRING, HR_GIT_COMMIT, HR_TREE_STATE, HR_BUILD_DATE: generated at every build
+ * from scripts/release/version.sh (cmake/hr_version.cmake). */
+#include "hr_version.h"
+
 #ifndef HR_BUILD_FLAGS
 #define HR_BUILD_FLAGS ""
 #endif
@@ -27,8 +27,25 @@
 static int cmd_version(const char *prog, int argc, char **argv);
 static int cmd_help(const char *prog, int argc, char **argv);
 
+enum { VF_OUTPUT, VF_N };
+static const hr_flag version_flags[VF_N] = {
+    [VF_OUTPUT] = {"output", 'o', HR_FLAG_STRING, "FORMAT",
+                   "json: one object {version, commit, treeState, buildDate, build, platform}",
+                   "json"},
+};
+HR_FLAGS_FIT(VF_N);
+
 static const hr_command version_command = {
-    "version", "", "Version, git commit, build flags.", NULL, NULL, 0, 0, cmd_version,
+    "version",
+    "[-o json]",
+    "Version, git commit, work tree state, build date, build flags, platform.",
+    "The version is VERSION on a commit tagged v<VERSION>, else\n"
+    "<VERSION>-dev.N+gCOMMIT (N commits since VERSION changed), +...dirty when built\n"
+    "from a tree with uncommitted changes (docs/cli.md).\n",
+    version_flags,
+    VF_N,
+    0,
+    cmd_version,
 };
 
 static const hr_command help_command = {
@@ -89,11 +106,33 @@ static int cmd_version(const char *prog, int argc, char **argv)
 {
     hr_args a;
     int rc = hr_args_parse(prog, &version_command, argc, argv, &a);
+    const char *o = a.val[VF_OUTPUT];
     hr_args_free(&a);
     if (rc != HR_EXIT_OK || a.help)
         return rc;
-    printf("headroom %s\ncommit %s\nbuild %s\n", HR_VERSION_STRING, HR_GIT_COMMIT, HR_BUILD_FLAGS);
-    return HR_EXIT_OK;
+    if (o && strcmp(o, "json") != 0)
+        return hr_usage_error(prog, &version_command, "-o takes json, not \"%s\"", o);
+    const hr_buildinfo bi = {
+        .version = HR_VERSION_STRING,
+        .commit = HR_GIT_COMMIT,
+        .tree_state = HR_TREE_STATE,
+        .build_date = HR_BUILD_DATE,
+        .build = HR_BUILD_FLAGS,
+        .platform = hr_buildinfo_platform(),
+    };
+    hr_buf b;
+    hr_buf_init(&b, 0);
+    if (o)
+        hr_buildinfo_json(&b, &bi);
+    else
+        hr_buildinfo_text(&b, &bi);
+    rc = HR_EXIT_OK;
+    if (hr_buf_failed(&b) || fwrite(hr_buf_str(&b), 1, b.len, stdout) != b.len || fflush(stdout)) {
+        fprintf(stderr, "%s version: writing the output failed\n", prog);
+        rc = HR_EXIT_INPUT;
+    }
+    hr_buf_free(&b);
+    return rc;
 }
 
 static int cmd_help(const char *prog, int argc, char **argv)

@@ -282,9 +282,31 @@ for top in help --help -h; do
   out_has "  2  usage"
   out_has "kubectl get nodes,pods,namespaces,limitranges,headroomconfigs -A -o json"
 done
+# version: six lines, in this order; -o json (every form) the same values as one object with
+# exactly six string fields; -o takes json alone.
 run 0 version
-out_has "headroom "
+[ "$(cut -d' ' -f1 "$work/out" | tr '\n' ' ')" = "headroom commit tree built build platform " ] ||
+  bad "version: $(tr '\n' '|' <"$work/out")"
+cut -d' ' -f2- "$work/out" >"$work/text"
+grep -qE '^[0-9]+\.[0-9]+\.[0-9]+' "$work/text" || bad "version: $(head -1 "$work/text") is no version"
+cp "$work/out" "$work/version.txt"
 run 0 --version
+cmp -s "$work/version.txt" "$work/out" || bad "--version differs from version"
+for f in "-o json" "-ojson" "-o=json" "--output json" "--output=json"; do
+  # shellcheck disable=SC2086
+  run 0 version $f
+  [ "$(wc -l <"$work/out")" -eq 1 ] || bad "version $f: not one line"
+  jq -r '[.version, .commit, .treeState, .buildDate, .build, .platform] | .[]' "$work/out" \
+    >"$work/json" 2>"$work/err" || bad "version $f: not JSON: $(cat "$work/out")"
+  [ "$(jq -r 'keys_unsorted | join(" ")' "$work/out")" = "version commit treeState buildDate build platform" ] ||
+    bad "version $f: keys $(jq -c keys_unsorted "$work/out")"
+  [ "$(jq '[.[] | strings] | length' "$work/out")" -eq 6 ] || bad "version $f: a value is not a string"
+  cmp -s "$work/text" "$work/json" || { bad "version $f: the JSON and the text differ"; diff "$work/text" "$work/json"; }
+done
+run 2 version -o yaml
+err_has '-o takes json, not "yaml"'
+run 2 version extra
+err_has 'unexpected argument "extra"'
 # Arguments: "-" is stdin, "--" ends the flags.
 "$hr" plan -f - <cluster.json >"$work/out" 2>"$work/err" || bad "plan -f - exited $?"
 cmp -s cluster.table.txt "$work/out" || bad "plan -f - differs"

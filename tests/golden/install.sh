@@ -2,7 +2,8 @@
 # install.sh BUILD_DIR SOURCE_DIR — `cmake --install` into a scratch prefix
 # installs headroom, the kubectl-headroom link and the three completions,
 # and they work from there; the krew manifest names that binary and the
-# project's version.
+# project's release number (the VERSION file; the binary's version is that
+# number, or that number with -dev.N+g… between releases).
 set -u
 build=$1 src=$2
 fail=0
@@ -38,8 +39,10 @@ extra=$(cd "$prefix" && find . -type f -o -type l | grep -vE '^\./(bin/(headroom
 [ -z "$extra" ] || bad "installed more: $extra"
 # The krew manifest.
 m=$src/plugins/headroom.yaml
+release=$(tr -d ' \t\r\n' <"$src/VERSION")
 version=$("$hr" version | awk 'NR == 1 {print $2}')
-grep -q "^  version: v$version\$" "$m" || bad "plugins/headroom.yaml: spec.version is not v$version"
+case "$version" in "$release" | "$release"[-+]*) ;; *) bad "bin/headroom version $version is not VERSION's $release" ;; esac
+grep -q "^  version: v$release\$" "$m" || bad "plugins/headroom.yaml: spec.version is not v$release"
 grep -q '^  name: headroom$' "$m" || bad "plugins/headroom.yaml: metadata.name"
 [ "$(grep -c '^    bin: headroom$' "$m")" -eq "$(grep -c '^  - selector:' "$m")" ] || bad "plugins/headroom.yaml: a platform without bin: headroom"
 echo "install: $([ "$fail" -eq 0 ] && echo ok || echo FAILED)"

@@ -55,9 +55,9 @@
 #include "kube/transport/streams.h"
 #include "util/clock.h"
 
-#ifndef HR_VERSION_STRING
-#define HR_VERSION_STRING "0.1.0"
-#endif
+/* HR_VERSION_STRING for the User-Agent: generated at every build from
+ * scripts/release/version.sh (cmake/hr_version.cmake). */
+#include "hr_version.h"
 
 #define POOL_MAX 32 /* writes in flight (HR_CTL_WRITE_CONCURRENCY), notes, reads */
 #define ERR_BODY_MAX (64 * 1024)
