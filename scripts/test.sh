@@ -162,11 +162,12 @@ fi
 if want unit; then
   # Before anything is built: a formatting difference, a clang-tidy finding, an include that points
   # up the layer order, a header declaring what its own .c does not define, a name defined twice,
-  # the test tree's shape or a commit subject over 72 characters fails the run here. All run, each
-  # with its own message, so one run shows every problem; each also runs alone (scripts/checks/).
+  # the test tree's shape, a release number that is not VERSION's or a commit subject over 72
+  # characters fails the run here. All run, each with its own message, so one run shows every
+  # problem; each also runs alone (scripts/checks/).
   step "style and structure checks: scripts/checks/"
   checks_failed=()
-  for c in format layers headers size names tree commits; do
+  for c in format layers headers size names tree versions commits; do
     [ -x "scripts/checks/$c.sh" ] || continue
     "scripts/checks/$c.sh" || checks_failed+=("$c")
   done
