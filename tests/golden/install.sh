@@ -1,7 +1,8 @@
 #!/bin/bash
 # install.sh BUILD_DIR SOURCE_DIR — `cmake --install` into a scratch prefix
 # installs headroom, the kubectl-headroom link and the three completions,
-# and they work from there; the krew manifest names that binary and the
+# and they work from there; the krew manifest template names the plugin
+# archive's launcher, passes krew's manifest rules and carries the
 # project's release number (the VERSION file; the binary's version is that
 # number, or that number with -dev.N+g… between releases).
 set -u
@@ -44,6 +45,10 @@ version=$("$hr" version | awk 'NR == 1 {print $2}')
 case "$version" in "$release" | "$release"[-+]*) ;; *) bad "bin/headroom version $version is not VERSION's $release" ;; esac
 grep -q "^  version: v$release\$" "$m" || bad "plugins/headroom.yaml: spec.version is not v$release"
 grep -q '^  name: headroom$' "$m" || bad "plugins/headroom.yaml: metadata.name"
-[ "$(grep -c '^    bin: headroom$' "$m")" -eq "$(grep -c '^  - selector:' "$m")" ] || bad "plugins/headroom.yaml: a platform without bin: headroom"
+# The template's platforms name the release archive's launcher (scripts/release/plugin.sh), and
+# the template passes krew's manifest rules as the written manifest must.
+[ "$(grep -c '^    bin: kubectl-headroom$' "$m")" -eq "$(grep -c '^  - selector:' "$m")" ] ||
+  bad "plugins/headroom.yaml: a platform without bin: kubectl-headroom"
+"$src/scripts/release/krew-manifest.sh" --check "$m" || bad "plugins/headroom.yaml breaks krew's manifest rules"
 echo "install: $([ "$fail" -eq 0 ] && echo ok || echo FAILED)"
 exit "$fail"
