@@ -2,11 +2,15 @@
 # kube-headroom test control plane: a real etcd + kube-apiserver + kube-controller-manager +
 # kube-scheduler, and kwok (simulated nodes and kubelets), all built from the official Go modules
 # at pinned versions (versions.env) and run on 127.0.0.1; helm (the chart's tests) is built the same
-# way. See README.md in this directory.
+# way, and so are the tools built only on demand (TOOLS: syft, the image's SBOM). See README.md in
+# this directory.
 #
 #   cluster.sh build [--matrix]      build (or reuse) the binaries, cached by version: the pinned
 #                                    ones (K8S_VERSION), the control plane of HEADROOM_K8S_VERSION
 #                                    when set, and with --matrix that of every K8S_MATRIX version
+#   cluster.sh build --tools         build (or reuse) the on-demand tools alone (TOOLS), each under
+#                                    a lock of its own: never waits for a control plane's build
+#   cluster.sh tool NAME             build (or reuse) one on-demand tool, print its path
 #   cluster.sh up                    start everything, wait until ready (runs `build` first); the
 #                                    control plane is HEADROOM_K8S_VERSION's (default K8S_VERSION);
 #                                    every port comes from one base chosen free (ports.env)
@@ -79,6 +83,9 @@ K8S_BINS=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
 # The control plane proper: built per Kubernetes version (the matrix). kubectl, the kubelet, etcd,
 # kwok and helm are the pinned ones whatever the cluster's version.
 CP_BINS=(kube-apiserver kube-controller-manager kube-scheduler)
+# Built only when asked for (`tool NAME`, `build --tools`), never by `build` or `up`: nothing of a
+# cluster needs them. syft: the SBOM of the runtime image (scripts/release/sbom.sh).
+TOOLS=(syft)
 
 log() { printf 'cluster: %s\n' "$*" >&2; }
 die() { printf 'cluster: ERROR: %s\n' "$*" >&2; exit 1; }
@@ -109,6 +116,7 @@ version_of() { # name [k8s version]
     etcd) echo "$ETCD_VERSION" ;;
     kwok) echo "$KWOK_VERSION" ;;
     helm) echo "$HELM_VERSION" ;;
+    syft) echo "$SYFT_VERSION" ;;
     kube-apiserver | kube-controller-manager | kube-scheduler) echo "${2:-$KV}" ;;
     *) echo "$K8S_VERSION" ;;
   esac
@@ -222,7 +230,7 @@ release_ports() {
 # kubelet/), a matrix version's control plane from k8s/<version>/ (k8s/gen-gomod.sh VERSION).
 module_of() { # name [k8s version]
   case $1 in
-    etcd | kwok | helm | kubelet) echo "$1" ;;
+    etcd | kwok | helm | kubelet | syft) echo "$1" ;;
     kubectl) echo k8s ;;
     *) if [ "$(version_of "$@")" = "$K8S_VERSION" ]; then echo k8s; else echo "k8s/$(version_of "$@")"; fi ;;
   esac
@@ -232,7 +240,14 @@ stamp_want() { # name [k8s version]
   mod=$(module_of "$@")
   printf '%s %s %s%s\n' "$1" "$(version_of "$@")" \
     "$(cat "$HERE/$mod/go.mod" "$HERE/$mod/go.sum" | sha256sum | cut -c1-16)" \
-    "$([ "$1" != helm ] || echo " $(helm_ldflags | sha256sum | cut -c1-16)")"
+    "$(flags_stamp "$1")"
+}
+# The part of a stamp that a build's own flags make: helm's ldflags, syft's ldflags and tags.
+flags_stamp() { # name
+  case $1 in
+    helm) echo " $(helm_ldflags | sha256sum | cut -c1-16)" ;;
+    syft) echo " $({ syft_ldflags; echo "$SYFT_TAGS"; } | sha256sum | cut -c1-16)" ;;
+  esac
 }
 is_built() { # name [k8s version]
   local b
@@ -240,14 +255,22 @@ is_built() { # name [k8s version]
   [ -x "$b" ] && [ -f "$b.stamp" ] && [ "$(cat "$b.stamp")" = "$(stamp_want "$@")" ]
 }
 
+# Release date of a module as the Go module proxy reports it: deterministic. `go list -m`, not `go
+# mod download -json`, which (Go 1.26) prints no Time for a version asked for by name: the
+# date was 1970-01-01 in every binary until then.
+proxy_date() { # module version
+  local date
+  date=$(go list -m -json "$1@$2" | sed -n 's/^[[:space:]]*"Time": "\(.*\)",\{0,1\}$/\1/p' | head -1)
+  [ -n "$date" ] || date=1970-01-01T00:00:00Z
+  date=${date%%.*}; date=${date%Z}Z
+  echo "$date"
+}
+
 k8s_ldflags() { # version
   local v=$1 maj min date pkg out="-s -w"
   maj=${v#v}; maj=${maj%%.*}
   min=${v#v*.}; min=${min%%.*}
-  # Release date of the module as the Go module proxy reports it: deterministic.
-  date=$(go mod download -json "k8s.io/kubernetes@$v" | sed -n 's/^[[:space:]]*"Time": "\(.*\)",\{0,1\}$/\1/p' | head -1)
-  [ -n "$date" ] || date=1970-01-01T00:00:00Z
-  date=${date%%.*}; date=${date%Z}Z
+  date=$(proxy_date k8s.io/kubernetes "$v")
   for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     out+=" -X $pkg.gitVersion=$v -X $pkg.gitMajor=$maj -X $pkg.gitMinor=$min"
     out+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=$date"
@@ -267,6 +290,17 @@ helm_ldflags() {
     printf '%s' " -X $p.k8sVersionMajor=1 -X $p.k8sVersionMinor=$minor"
   done
   echo
+}
+
+# What syft's release build stamps (its .goreleaser.yaml: CGO_ENABLED=0, the tags below, -X
+# main.version={{.Version}}, the tag without its v, main.buildDate, main.gitDescription, main.gitCommit).
+# The date is the module's time on the Go module proxy (deterministic), passed at build time only:
+# it follows from the version, which the stamp holds. The proxy does not say the commit, so
+# `syft version` reports its GitCommit as "[not provided]".
+SYFT_TAGS=containers_image_openpgp,exclude_graphdriver_btrfs
+syft_ldflags() { # [build date]
+  printf '%s' "-s -w -X main.version=${SYFT_VERSION#v} -X main.gitDescription=$SYFT_VERSION"
+  echo " -X main.buildDate=${1:-}"
 }
 
 go_build() { # module-dir output(file, or dir/ for several packages) ldflags pkgs...
@@ -347,6 +381,40 @@ build_cp() { # version
   log "build: built the $v control plane (${todo[*]}) in $(secs_since "$t0") s -> $BIN_DIR"
 }
 
+# One on-demand tool (TOOLS) into <name>-<version> beside the pinned binaries. A build that has
+# something to do waits for another build of the same tool (flock on $BIN_DIR/.build-<name>.lock),
+# not for the control plane's, which may take tens of minutes: the image tier builds syft while
+# the end-to-end tier's control plane builds beside it. Warm, only the stamp is compared.
+build_tool() { # name
+  local c=$1 lk t0 tmp
+  case " ${TOOLS[*]} " in *" $c "*) ;; *) die "no tool '$c' (tools: ${TOOLS[*]})" ;; esac
+  is_built "$c" && return 0
+  command -v go >/dev/null || die "go is not on PATH (expected Go >= 1.26 at /usr/local/go/bin)"
+  mkdir -p "$BIN_DIR"
+  exec {lk}>>"$BIN_DIR/.build-$c.lock"
+  if ! flock -n "$lk"; then
+    log "build: another build of $c runs (lock $BIN_DIR/.build-$c.lock); waiting for it"
+    flock "$lk"
+  fi
+  if ! is_built "$c"; then
+    log "build: building $c $(version_of "$c") (go build -p $GOFLAGS_P; cold: about 5 min on 2 cores)"
+    t0=$(now_ms)
+    tmp=$(mktemp -d "$BIN_DIR/.build.XXXXXX")
+    BUILD_TMP=$tmp
+    case $c in
+      syft)
+        # As its release: static (CGO_ENABLED=0) with its build tags; the tags ride in the
+        # package list (go build reads flags up to the first package).
+        CGO_ENABLED=0 go_build syft "$tmp/syft" "$(syft_ldflags "$(cd "$HERE/syft" && proxy_date github.com/anchore/syft "$SYFT_VERSION")")" \
+          "-tags=$SYFT_TAGS" github.com/anchore/syft/cmd/syft ;;
+    esac
+    install_built "$tmp" "$(version_of "$c")" "$c"
+    log "build: built $c $(version_of "$c") in $(secs_since "$t0") s -> $(bin_path "$c")"
+  fi
+  flock -u "$lk"
+  exec {lk}>&-
+}
+
 # build [--matrix]: the pinned binaries, HEADROOM_K8S_VERSION's control plane when set, and with
 # --matrix every K8S_MATRIX version's, one after the other (each timed). A build that has something
 # to do waits for any other (flock on $BIN_DIR/.build.lock), so clusters coming up at once build
@@ -356,7 +424,11 @@ cmd_build() {
   case ${1:-} in
     "") ;;
     --matrix) matrix=1 ;;
-    *) die "usage: cluster.sh build [--matrix]" ;;
+    --tools)
+      for c in "${TOOLS[@]}"; do build_tool "$c"; done
+      log "build: tools up to date in $BIN_DIR (syft $SYFT_VERSION)"
+      return 0 ;;
+    *) die "usage: cluster.sh build [--matrix | --tools]" ;;
   esac
   [ -z "${HEADROOM_K8S_VERSION:-}" ] || { check_k8s_version "$HEADROOM_K8S_VERSION"; versions+=("$HEADROOM_K8S_VERSION"); }
   if [ "$matrix" = 1 ]; then
@@ -907,6 +979,7 @@ main() {
     user-kubeconfig) cmd_user_kubeconfig "$@" ;;
     serving-cert) cmd_serving_cert "$@" ;;
     kubectl) exec "$(bin_path kubectl)" --kubeconfig "$STATE/admin.kubeconfig" "$@" ;;
+    tool) [ $# -eq 1 ] || die "usage: cluster.sh tool NAME (tools: ${TOOLS[*]})"; build_tool "$1"; bin_path "$1" ;;
     bin) [ $# -ge 1 ] && [ $# -le 2 ] || die "usage: cluster.sh bin NAME [K8S-VERSION]"; echo "$(bin_path "$@")" ;;
     restart-apiserver) cmd_restart_apiserver "$@" ;;
     freeze-apiserver) cmd_freeze_apiserver "$@" ;;
