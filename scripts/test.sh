@@ -27,7 +27,8 @@
 # e2e and matrix run in one CTest run, side by side.
 #
 # It installs what it needs (scripts/setup.sh; the control plane through tests/cluster/cluster.sh
-# build, cached by version outside the checkout, built beside the C steps).
+# build, cached by version outside the checkout, built beside the C steps; for the image tier,
+# syft through cluster.sh build --tools, cached the same way).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -215,6 +216,10 @@ if want image; then
   # containerd of its own as a node would, then run with no network and a read-only root as 65532.
   step "image: built without a registry, run in a container with no network"
   scripts/release/image.sh
+  # The scanner of the SBOM test (release_sbom), pinned and cached by version like the control
+  # plane: 5 min cold, a stamp check warm. Its own step, so its time is not a test's.
+  step "image: syft for the SBOM (tests/cluster/cluster.sh build --tools)"
+  tests/cluster/cluster.sh build --tools
   step "image: the Dockerfile's build, arm64 under qemu, the SBOM, the portable plugin"
   ctest --test-dir build/release -L '^image$' --output-on-failure
 fi
