@@ -122,7 +122,8 @@ check() {
   done <"$w/files"
   sort -u -o "$w/owners" "$w/owners"
   comm -23 "$w/files" <(sort -u "$w/owned") >"$w/unowned"
-  echo "   $(wc -l <"$w/files") files and symlinks, $(wc -l <"$w/owned") of them from $(wc -l <"$w/owners") packages; owned by none: $(tr '\n' ' ' <"$w/unowned" | cut -c1-400)"
+  echo "   $(wc -l <"$w/files") files and symlinks, $(wc -l <"$w/owned") of them from $(wc -l <"$w/owners") packages;" \
+    "owned by none: $(grep -v '^/var/lib/dpkg/' "$w/unowned" | tr '\n' ' ')and $(grep -c '^/var/lib/dpkg/' "$w/unowned") under /var/lib/dpkg/"
   [ -s "$w/owners" ] || { fail "$label: dpkg -S names no package for any file of the image"; return; }
 
   # What is installed: "NAME VERSION ARCH" per owner.
