@@ -81,7 +81,11 @@ interp=$(deb_interp "$bin")
 iname=$(basename "$interp")
 grep -qaF "$iname" "$launcher" || die "$launcher does not run $iname, the interpreter $bin asks for"
 
-export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$ROOT" log -1 --format=%ct)}
+if [ -z "${SOURCE_DATE_EPOCH:-}" ]; then
+  SOURCE_DATE_EPOCH=$(git -C "$ROOT" log -1 --format=%ct 2>/dev/null) ||
+    die "no SOURCE_DATE_EPOCH and no commit to take the time of ($ROOT is not a git work tree)"
+fi
+export SOURCE_DATE_EPOCH
 [[ "$SOURCE_DATE_EPOCH" =~ ^[0-9]+$ ]] || die "SOURCE_DATE_EPOCH '$SOURCE_DATE_EPOCH' is not a number of seconds"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/hr-plugin.XXXXXX")
