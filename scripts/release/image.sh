@@ -10,8 +10,14 @@
 #   options: --bin PATH              the headroom binary (default $HEADROOM_BIN, else
 #                                    build/release/headroom, built with CMake if missing)
 #
-# The image is ghcr.io/kube-headroom/headroom:<version>, <version> being what `headroom version`
-# prints (the name the chart and deploy/install.yaml use). Its root filesystem is assembled here, daemonless:
+# The image is ghcr.io/kube-headroom/headroom:<tag>, <tag> being the version the binary reports
+# (`headroom version -o json`) with '+' spelled '-' (an OCI tag cannot hold '+'; the name the
+# chart and deploy/install.yaml use). Its config carries the labels org.opencontainers.image.
+# version, revision and created (the binary's version, commit and buildDate), source, url,
+# documentation (the GitHub project), licenses (Apache-2.0), title and description; its created
+# time is the buildDate, and so is every timestamp in the archive (SOURCE_DATE_EPOCH semantics:
+# oci-archive.sh), so two runs over the same binary write byte-identical archives.
+# Its root filesystem is assembled here, daemonless:
 #   - /usr/bin/headroom (stripped) and /usr/bin/kubectl-headroom -> headroom;
 #   - exactly the shared libraries the binary links (ldd), plus the program interpreter, each
 #     copied from this machine's installed Debian package with its symlink chain (the merged-/usr
@@ -33,8 +39,9 @@
 # writable path (a read-only root filesystem works). Nothing names an architecture: the
 # libraries, the interpreter and the config's architecture all come from this machine.
 # scripts/release/oci-archive.sh packs it (one uncompressed layer, OCI layout + docker-archive in one
-# tar) into ${HEADROOM_CACHE:-~/.cache/kube-headroom}/images/headroom-<version>-<digest>.tar,
-# <digest> the start of the manifest's digest (the newest three builds are kept).
+# tar) into ${HEADROOM_CACHE:-~/.cache/kube-headroom}/images/headroom-<tag>-linux-<arch>-<digest>.tar,
+# <digest> the start of the manifest's digest (the newest three builds of each architecture are
+# kept).
 #
 # The check starts a standalone containerd from Debian's package (its own root, state and
 # socket under a temporary directory, no CRI plugin, no TCP listener), imports the archive the
@@ -48,6 +55,7 @@
 # store it) and fails when the uncompressed size exceeds 30 MB. Everything it started (containers,
 # containerd, its mounts and the cgroups named kube-headroom-image-PID) is removed at the end.
 set -euo pipefail
+umask 022 # the modes of what assemble makes do not depend on the caller's umask
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 IMAGES=${HEADROOM_CACHE:-$HOME/.cache/kube-headroom}/images
 MAX_MB=30
@@ -81,12 +89,29 @@ elif [ -z "$bin" ]; then
     ninja -C "$ROOT/build/release" headroom >/dev/null
   fi
 fi
-if [ "$mode" != verify ]; then
-  [ -x "$bin" ] || die "no headroom binary at $bin"
-  version=$("$bin" version | awk 'NR == 1 && $1 == "headroom" {print $2}')
-  [ -n "$version" ] || die "$bin version did not print 'headroom <version>'"
-  REF=ghcr.io/kube-headroom/headroom:$version
-fi
+[ "$mode" = verify ] || [ -x "$bin" ] || die "no headroom binary at $bin"
+
+PROJECT=https://github.com/kube-headroom/kube-headroom
+
+# hr ARGS...: run the image's headroom (the binary itself).
+hr() { "$bin" "$@"; }
+
+# build_info: "VERSION COMMIT DATE", what the binary says of itself: `headroom version -o json`
+# (keys version, commit, buildDate). A binary older than -o json prints text alone: its first
+# line "headroom VERSION", then "commit COMMIT" and, when it has one, "built DATE"; DATE is
+# "unknown" when it says none. This fallback is the one place to drop once every binary
+# image.sh may be given has -o json.
+build_info() {
+  local j
+  if j=$(hr version -o json 2>/dev/null) &&
+    jq -e '(.version | type) == "string" and (.commit | type) == "string"
+           and (.buildDate | type) == "string"' <<<"$j" >/dev/null 2>&1; then
+    jq -r '"\(.version) \(.commit) \(.buildDate)"' <<<"$j"
+  else
+    hr version | awk 'NR == 1 && $1 == "headroom" {v = $2} $1 == "commit" {c = $2}
+      $1 == "built" {d = $2} END {if (v != "") print v, (c == "" ? "unknown" : c), (d == "" ? "unknown" : d)}'
+  fi
+}
 
 # ---- the root filesystem ------------------------------------------------------------------
 
@@ -429,19 +454,51 @@ fi
 
 mkdir "$work/rootfs"
 assemble "$work/rootfs"
+
+read -r version commit built < <(build_info) || true
+[ -n "${version:-}" ] || die "$bin version printed neither -o json nor 'headroom <version>'"
+tag=${version//+/-}
+REF=ghcr.io/kube-headroom/headroom:$tag
+# The image's time is the binary's build date (itself SOURCE_DATE_EPOCH or the commit's time,
+# never the time of a build); a binary that knows none: SOURCE_DATE_EPOCH, else 1970.
+if [[ $built =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$ ]]; then
+  created=$built
+else
+  created=$(date -u -d "@${SOURCE_DATE_EPOCH:-0}" +%Y-%m-%dT%H:%M:%SZ)
+fi
+docs=$PROJECT/tree/main/docs
+[[ $commit =~ ^[0-9a-f]{40}$ ]] && docs=$PROJECT/tree/$commit/docs
+labels=(
+  org.opencontainers.image.title=kube-headroom
+  "org.opencontainers.image.description=Node-aware CPU limits for Kubernetes pods, resized in place (pods/resize) and set at admission."
+  org.opencontainers.image.version="$version"
+  org.opencontainers.image.revision="$commit"
+  org.opencontainers.image.created="$created"
+  org.opencontainers.image.source=$PROJECT
+  org.opencontainers.image.url=$PROJECT
+  org.opencontainers.image.documentation="$docs"
+  org.opencontainers.image.licenses=Apache-2.0
+)
+label_args=()
+for l in "${labels[@]}"; do label_args+=(--label "$l"); done
 "$ROOT/scripts/release/oci-archive.sh" --rootfs "$work/rootfs" --ref "$REF" --out "$work/image.tar" \
+  --arch "$ARCH" --created "$created" "${label_args[@]}" \
   --user "$UID_GID" --entrypoint '["/usr/bin/headroom"]' --cmd '["run","--leader-elect"]'
 digest=$(tar -xOf "$work/image.tar" index.json | jq -r '.manifests[0].digest')
 short=${digest#sha256:}
-archive=$IMAGES/headroom-$version-${short:0:12}.tar
+archive=$IMAGES/headroom-$tag-linux-$ARCH-${short:0:12}.tar
 mkdir -p "$IMAGES"
 if [ ! -f "$archive" ]; then
   cp "$work/image.tar" "$archive.tmp.$$"
   mv -f "$archive.tmp.$$" "$archive"
 fi
 touch "$archive"
-# Keep the newest three builds (each commit stamps its binary, so each gets an archive).
-ls -1t "$IMAGES"/headroom-*.tar 2>/dev/null | tail -n +4 | while read -r old; do rm -f "$old" "$old.gzsize"; done
+# Keep the newest three builds of this architecture (each commit stamps its binary, so each gets
+# an archive); archives named before the architecture was in the name go.
+{
+  ls -1t "$IMAGES"/headroom-*-linux-"$ARCH"-*.tar 2>/dev/null | tail -n +4 || true
+  ls -1 "$IMAGES"/headroom-*.tar 2>/dev/null | grep -v -- '-linux-[a-z0-9]*-[0-9a-f]\{12\}\.tar$' || true
+} | while read -r old; do rm -f "$old" "$old.gzsize"; done
 
 if [ "$mode" = print ]; then
   echo "$archive"

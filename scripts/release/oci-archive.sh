@@ -4,7 +4,14 @@
 #
 #   scripts/release/oci-archive.sh --rootfs DIR --ref NAME:TAG --out FILE.tar
 #                          [--user UID:GID] [--entrypoint JSON-ARRAY] [--cmd JSON-ARRAY]
-#                          [--env JSON-ARRAY] [--workdir DIR]
+#                          [--env JSON-ARRAY] [--workdir DIR] [--arch DEBIAN-ARCH]
+#                          [--created RFC3339] [--label KEY=VALUE]...
+#
+#   --arch      the Debian architecture of DIR's files (default: this machine's), mapped to its
+#               OCI name (amd64, arm64 with variant v8, ...) in the config and the index
+#   --created   the image's creation time, UTC, e.g. 2026-12-04T22:16:14Z (default:
+#               $SOURCE_DATE_EPOCH, else 1970-01-01T00:00:00Z); also every timestamp in the archive
+#   --label     a label of the image's config (repeatable; the org.opencontainers.image.* ones)
 #
 # The archive is both an OCI image layout (oci-layout, index.json, blobs/sha256/…) and a
 # docker-archive (manifest.json naming the same blobs), so each of these loads it:
@@ -15,13 +22,19 @@
 # manifest.json).
 #
 # The layer is an uncompressed tar (its digest is its diffID, which is what docker-archive
-# needs), written reproducibly: entries sorted, mtime 0, every entry owned by root:root (whoever
-# built DIR; modes are kept), so the same DIR gives the same digests. The config's architecture is this machine's Debian architecture mapped to its OCI name.
+# needs), written reproducibly (SOURCE_DATE_EPOCH's rules): entries sorted by name, every mtime
+# the --created time, every entry owned by 0:0 numerically (whoever built DIR; modes are kept),
+# GNU format (no pax header, so no atime or ctime); the config, manifest and index are jq's
+# compact, ordered output; the outer tar is written the same way. So the same DIR and options
+# give the same bytes, and the same digests.
 set -euo pipefail
+export LC_ALL=C
+umask 022
 
 die() { echo "oci-archive: $*" >&2; exit 1; }
 
 rootfs="" ref="" out="" user="" entrypoint="null" cmd="null" env='["PATH=/usr/local/bin:/usr/bin:/bin"]' workdir="/"
+deb_arch="" created="" labels='{}'
 while [ $# -gt 0 ]; do
   case "$1" in
     --rootfs) rootfs=$2; shift 2 ;;
@@ -32,6 +45,12 @@ while [ $# -gt 0 ]; do
     --cmd) cmd=$2; shift 2 ;;
     --env) env=$2; shift 2 ;;
     --workdir) workdir=$2; shift 2 ;;
+    --arch) deb_arch=$2; shift 2 ;;
+    --created) created=$2; shift 2 ;;
+    --label)
+      case "$2" in *=*) ;; *) die "--label '$2' is not KEY=VALUE" ;; esac
+      labels=$(jq -c --arg k "${2%%=*}" --arg v "${2#*=}" '. + {($k): $v}' <<<"$labels")
+      shift 2 ;;
     *) die "unknown argument '$1' (see the header of $0)" ;;
   esac
 done
@@ -43,7 +62,15 @@ for j in "$entrypoint" "$cmd" "$env"; do
   jq -e 'type == "array" or type == "null"' <<<"$j" >/dev/null 2>&1 || die "not a JSON array: $j"
 done
 
-deb_arch=$(dpkg --print-architecture)
+if [ -z "$created" ]; then
+  created=$(date -u -d "@${SOURCE_DATE_EPOCH:-0}" +%Y-%m-%dT%H:%M:%SZ) ||
+    die "SOURCE_DATE_EPOCH '${SOURCE_DATE_EPOCH:-}' is not a number of seconds"
+fi
+[[ $created =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$ ]] ||
+  die "--created '$created' is not an RFC 3339 UTC time (2026-12-04T22:16:14Z)"
+epoch=$(date -u -d "$created" +%s) || die "--created '$created' is not a date"
+
+[ -n "$deb_arch" ] || deb_arch=$(dpkg --print-architecture)
 variant=""
 case "$deb_arch" in
   amd64 | arm64 | s390x | riscv64 | mips64el) arch=$deb_arch ;;
@@ -68,20 +95,23 @@ blob() {
   echo "sha256:$hex $size"
 }
 
-tar -C "$rootfs" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner --format=gnu \
-  -cf "$work/layer.tar" .
+# ctar ARGS...: tar with every field that could vary between two runs fixed.
+ctar() { tar --sort=name --mtime="@$epoch" --owner=0 --group=0 --numeric-owner --format=gnu "$@"; }
+
+ctar -C "$rootfs" -cf "$work/layer.tar" .
 read -r layer_digest layer_size < <(blob "$work/layer.tar")
 
 jq -n --arg arch "$arch" --arg variant "$variant" --arg user "$user" --arg workdir "$workdir" \
   --argjson entrypoint "$entrypoint" --argjson cmd "$cmd" --argjson env "$env" \
-  --arg diff "$layer_digest" '
-  {created: "1970-01-01T00:00:00Z", architecture: $arch, os: "linux",
+  --arg diff "$layer_digest" --arg created "$created" --argjson labels "$labels" '
+  {created: $created, architecture: $arch, os: "linux",
    config: ({Env: $env, WorkingDir: $workdir}
             + (if $user != "" then {User: $user} else {} end)
             + (if $entrypoint != null then {Entrypoint: $entrypoint} else {} end)
-            + (if $cmd != null then {Cmd: $cmd} else {} end)),
+            + (if $cmd != null then {Cmd: $cmd} else {} end)
+            + (if $labels != {} then {Labels: $labels} else {} end)),
    rootfs: {type: "layers", diff_ids: [$diff]},
-   history: [{created: "1970-01-01T00:00:00Z", created_by: "scripts/release/oci-archive.sh"}]}
+   history: [{created: $created, created_by: "scripts/release/oci-archive.sh"}]}
   + (if $variant != "" then {variant: $variant} else {} end)' -c >"$work/config.json"
 read -r config_digest config_size < <(blob "$work/config.json")
 
@@ -107,6 +137,5 @@ jq -n --arg c "blobs/sha256/${config_digest#sha256:}" --arg l "blobs/sha256/${la
   --arg ref "$ref" '[{Config: $c, RepoTags: [$ref], Layers: [$l]}]' -c >"$work/manifest.json"
 
 mkdir -p "$(dirname "$out")"
-tar -C "$work" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner --format=gnu \
-  -cf "$out.tmp" oci-layout index.json manifest.json blobs
+ctar -C "$work" -cf "$out.tmp" blobs index.json manifest.json oci-layout # in name order
 mv "$out.tmp" "$out"
