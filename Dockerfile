@@ -40,14 +40,16 @@ RUN printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: trixie\nComp
 
 FROM deps AS build
 # After the tools, so that a new version reuses their layer. SOURCE_DATE_EPOCH is in the
-# environment of the RUN below (scripts/release/version.sh reads it when BUILD_DATE is empty).
+# environment of the RUN below (scripts/release/version.sh reads it when BUILD_DATE is empty);
+# unset when empty, since gcc refuses an empty one.
 ARG VERSION=""
 ARG COMMIT=""
 ARG BUILD_DATE=""
 ARG SOURCE_DATE_EPOCH=""
 WORKDIR /src
 COPY . .
-RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHR_WERROR=OFF \
+RUN if [ -z "$SOURCE_DATE_EPOCH" ]; then unset SOURCE_DATE_EPOCH; fi \
+ && cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHR_WERROR=OFF \
       -DHR_VERSION="$VERSION" -DHR_COMMIT="$COMMIT" -DHR_BUILD_DATE="$BUILD_DATE" >/dev/null \
  && ninja -C /build headroom \
  && scripts/release/image.sh --rootfs /rootfs --bin /build/headroom
