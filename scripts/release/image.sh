@@ -7,8 +7,12 @@
 #                                    build stage uses this)
 #   scripts/release/image.sh --verify-rootfs DIR   only check DIR's package database against its
 #                                    files (what --rootfs checks at its end); fails when it is wrong
-#   options: --bin PATH              the headroom binary (default $HEADROOM_BIN, else
-#                                    build/release/headroom, built with CMake if missing)
+#   scripts/release/image.sh --arch arm64 --qemu-rootfs DIR   only run the emulated check (below)
+#                                    on the arm64 root filesystem DIR (root)
+#   options: --arch amd64|arm64      the image's architecture (default: this machine's)
+#            --bin PATH              the headroom binary (default $HEADROOM_BIN, else
+#                                    build/release/headroom, for another architecture
+#                                    build/arm64/headroom; built with CMake if missing)
 #
 # The image is ghcr.io/kube-headroom/headroom:<tag>, <tag> being the version the binary reports
 # (`headroom version -o json`) with '+' spelled '-' (an OCI tag cannot hold '+'; the name the
@@ -20,6 +24,9 @@
 # Its root filesystem is assembled here, daemonless:
 #   - /usr/bin/headroom (stripped) and /usr/bin/kubectl-headroom -> headroom;
 #   - exactly the shared libraries the binary links (ldd), plus the program interpreter, each
+#     (for another architecture than this machine's, which ldd cannot load: the program
+#     interpreter of PT_INTERP and the NEEDED entries, recursively, found in /usr/lib/TRIPLET and
+#     /lib/TRIPLET, all read with readelf; the Debian packages of that architecture, multiarch)
 #     copied from this machine's installed Debian package with its symlink chain (the merged-/usr
 #     links /lib, /lib64 included). Copying is equivalent to `apt-get download` + `dpkg-deb -x`
 #     here because every file is checked against its package's md5sums (dpkg -S names the
@@ -36,8 +43,8 @@
 #     exactly one package with its bytes, and every listed file must be there (verify_db below);
 #   - /etc/passwd and /etc/group naming root and nonroot (65532), /etc/nsswitch.conf, /tmp.
 # No shell, no package manager, nothing else. The image runs as 65532:65532 and needs no
-# writable path (a read-only root filesystem works). Nothing names an architecture: the
-# libraries, the interpreter and the config's architecture all come from this machine.
+# writable path (a read-only root filesystem works). The libraries, the interpreter, the packages
+# and the config's architecture (os linux) are --arch's; the binary's ELF machine must be too.
 # scripts/release/oci-archive.sh packs it (one uncompressed layer, OCI layout + docker-archive in one
 # tar) into ${HEADROOM_CACHE:-~/.cache/kube-headroom}/images/headroom-<tag>-linux-<arch>-<digest>.tar,
 # <digest> the start of the manifest's digest (the newest three builds of each architecture are
@@ -54,6 +61,18 @@
 # It prints the image's size (the layer uncompressed and gzip-compressed, as a registry would
 # store it) and fails when the uncompressed size exceeds 30 MB. Everything it started (containers,
 # containerd, its mounts and the cgroups named kube-headroom-image-PID) is removed at the end.
+#
+# An image of another architecture cannot run in this machine's containerd (and no binfmt
+# handler is ever registered), so its check is the root filesystem under user-mode emulation,
+# confined to it: in a private mount namespace where this machine's own libraries of that
+# architecture (/usr/lib/TRIPLET, the cross sysroot /usr/TRIPLET) are hidden under empty
+# read-only tmpfs, so nothing but the image's files can be loaded:
+#   - `qemu-aarch64 -L ROOTFS ROOTFS/usr/bin/headroom version` must print what the given binary
+#     prints (run by qemu on this machine's libraries), with "headroom <version>" and
+#     "platform linux/<arch>";
+#   - `... plan -f -` of tests/golden/cluster.json must print tests/golden/cluster.plan.json
+#     (-o json) and tests/golden/cluster.table.txt (the table) byte for byte;
+# and the size is printed as for the native image.
 set -euo pipefail
 umask 022 # the modes of what assemble makes do not depend on the caller's umask
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -64,23 +83,35 @@ UID_GID=65532:65532
 die() { echo "image.sh: $*" >&2; exit 1; }
 say() { echo "image: $*"; }
 
-mode=check rootfs_only="" bin=${HEADROOM_BIN:-}
+NATIVE=$(dpkg --print-architecture)
+mode=check rootfs_only="" bin=${HEADROOM_BIN:-} ARCH=$NATIVE
 while [ $# -gt 0 ]; do
   case "$1" in
     --print) mode=print; shift ;;
     --rootfs) mode=rootfs rootfs_only=${2:?--rootfs needs a directory}; shift 2 ;;
     --verify-rootfs) mode=verify rootfs_only=${2:?--verify-rootfs needs a directory}; shift 2 ;;
+    --qemu-rootfs) mode=qemu rootfs_only=${2:?--qemu-rootfs needs a directory}; shift 2 ;;
+    --arch) ARCH=${2:?--arch needs amd64 or arm64}; shift 2 ;;
     --bin) bin=${2:?--bin needs a path}; shift 2 ;;
     *) die "unknown argument '$1' (see the header of $0)" ;;
   esac
 done
 
-# The image's Debian architecture: the libraries, the interpreter and the packages are this one's.
-ARCH=$(dpkg --print-architecture)
+# The image's Debian architecture (ARCH): the libraries, the interpreter and the packages are this
+# one's; TRIPLET its multiarch directory, MACHINE its ELF machine (readelf -h), QEMU its user-mode
+# emulator when it is not this machine's.
+case "$ARCH" in
+  amd64) TRIPLET=x86_64-linux-gnu MACHINE="Advanced Micro Devices X86-64" QEMU=qemu-x86_64 ;;
+  arm64) TRIPLET=aarch64-linux-gnu MACHINE=AArch64 QEMU=qemu-aarch64 ;;
+  *) die "--arch: amd64 or arm64, not '$ARCH'" ;;
+esac
+FOREIGN=0
+[ "$ARCH" = "$NATIVE" ] || FOREIGN=1
+[ "$mode" != qemu ] || [ "$FOREIGN" = 1 ] || die "--qemu-rootfs is the check of another architecture than $NATIVE"
 
-if [ "$mode" = verify ]; then
+if [ "$mode" = verify ] || [ "$mode" = qemu ]; then
   : # no binary needed
-elif [ -z "$bin" ]; then
+elif [ -z "$bin" ] && [ "$FOREIGN" = 0 ]; then
   bin=$ROOT/build/release/headroom
   if [ ! -x "$bin" ]; then
     echo "image.sh: building $bin" >&2
@@ -88,13 +119,36 @@ elif [ -z "$bin" ]; then
       >/dev/null
     ninja -C "$ROOT/build/release" headroom >/dev/null
   fi
+elif [ -z "$bin" ]; then
+  bin=$ROOT/build/$ARCH/headroom
+  if [ ! -x "$bin" ]; then
+    echo "image.sh: building $bin" >&2
+    cmake -S "$ROOT" -B "$ROOT/build/$ARCH" -G Ninja -Wno-dev -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DCMAKE_TOOLCHAIN_FILE="$ROOT/cmake/$TRIPLET.cmake" -DHR_TESTS=OFF >/dev/null
+    ninja -C "$ROOT/build/$ARCH" headroom >/dev/null
+  fi
 fi
-[ "$mode" = verify ] || [ -x "$bin" ] || die "no headroom binary at $bin"
+case "$mode" in
+  verify | qemu) ;;
+  *)
+    [ -x "$bin" ] || die "no headroom binary at $bin"
+    m=$(readelf -h "$bin" | sed -n 's/^ *Machine: *//p')
+    [ "$m" = "$MACHINE" ] || die "$bin is for '$m', not $ARCH ($MACHINE)"
+    ;;
+esac
 
 PROJECT=https://github.com/kube-headroom/kube-headroom
 
-# hr ARGS...: run the image's headroom (the binary itself).
-hr() { "$bin" "$@"; }
+# hr ARGS...: run the image's headroom: the binary itself, or for another architecture the
+# image's copy under user-mode qemu on the image's root filesystem ($work/rootfs; files it lacks
+# are taken from this machine: the confined runs are emulated_check's).
+hr() {
+  if [ "$FOREIGN" = 0 ]; then
+    "$bin" "$@"
+  else
+    "$QEMU" -L "$work/rootfs" "$work/rootfs/usr/bin/headroom" "$@"
+  fi
+}
 
 # build_info: "VERSION COMMIT DATE", what the binary says of itself: `headroom version -o json`
 # (keys version, commit, buildDate). A binary older than -o json prints text alone: its first
@@ -342,19 +396,56 @@ verify_db() {
   fi
 }
 
+# elf_libs BIN: what ldd prints of a binary of another architecture, which ldd cannot load: the
+# program interpreter (PT_INTERP) and every NEEDED entry, recursively, found in the multiarch
+# directories /usr/lib/TRIPLET and /lib/TRIPLET (the arm64 packages' libraries; Debian's ld.so
+# searches them by default, and the image has no ld.so.cache), one path a line. Each must be an
+# ELF file of the image's machine.
+elf_libs() {
+  local interp f n d found m
+  local -a queue=("$1")
+  declare -A seen=()
+  interp=$(readelf -lW "$1" | sed -n 's/.*\[Requesting program interpreter: \(.*\)\]$/\1/p')
+  [ -n "$interp" ] || die "$1 has no program interpreter (PT_INTERP): not a dynamic executable"
+  [ -e "$interp" ] || die "the program interpreter $interp is not installed (libc6:$ARCH)"
+  echo "$interp"
+  while [ "${#queue[@]}" -gt 0 ]; do
+    f=${queue[0]}
+    queue=("${queue[@]:1}")
+    while IFS= read -r n; do
+      [ -z "${seen[$n]:-}" ] || continue
+      seen[$n]=1
+      found=""
+      for d in /usr/lib/$TRIPLET /lib/$TRIPLET; do
+        if [ -e "$d/$n" ]; then found=$d/$n; break; fi
+      done
+      [ -n "$found" ] || die "$n (NEEDED by $f) is in neither /usr/lib/$TRIPLET nor /lib/$TRIPLET"
+      m=$(readelf -h "$found" | sed -n 's/^ *Machine: *//p')
+      [ "$m" = "$MACHINE" ] || die "$found is for '$m', not $ARCH"
+      echo "$found"
+      queue+=("$found")
+    done < <(readelf -dW "$f" | sed -n 's/.*(NEEDED).*Shared library: \[\(.*\)\]$/\1/p')
+  done
+}
+
 assemble() {
-  local r=$1 libs lib pkg dpath doc
+  local r=$1 libs lib pkg dpath doc strip=strip
   mkdir -p "$r/usr/bin" "$r/etc" "$r/tmp"
   chmod 1777 "$r/tmp"
-  strip --strip-unneeded -o "$r/usr/bin/headroom" "$bin"
+  [ "$FOREIGN" = 0 ] || strip=$TRIPLET-strip
+  "$strip" --strip-unneeded -o "$r/usr/bin/headroom" "$bin"
   chmod 0755 "$r/usr/bin/headroom"
   ln -s headroom "$r/usr/bin/kubectl-headroom"
 
-  # The program interpreter (PT_INTERP) and every library ldd resolves; ldd also prints the
-  # interpreter, with no "=>".
-  libs=$(ldd "$bin" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}' | sort -u)
-  if ldd "$bin" | grep -q 'not found'; then
-    die "ldd $bin: a library is not found: $(ldd "$bin" | grep 'not found')"
+  if [ "$FOREIGN" = 0 ]; then
+    # The program interpreter (PT_INTERP) and every library ldd resolves; ldd also prints the
+    # interpreter, with no "=>".
+    libs=$(ldd "$bin" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}' | sort -u)
+    if ldd "$bin" | grep -q 'not found'; then
+      die "ldd $bin: a library is not found: $(ldd "$bin" | grep 'not found')"
+    fi
+  else
+    libs=$(elf_libs "$bin" | sort -u)
   fi
   declare -A pkgs=()
   local owned
@@ -439,6 +530,70 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# confined CMD...: CMD in a private mount namespace where this machine's own files of ARCH are
+# hidden under empty read-only tmpfs mounts (/usr/lib/TRIPLET, /lib/TRIPLET, the cross sysroot
+# /usr/TRIPLET), so that `qemu -L ROOTFS` — which falls back to this machine's path for a file
+# ROOTFS lacks — can load nothing but ROOTFS's. The namespace ends with CMD; nothing else changes.
+confined() {
+  local d
+  declare -A masks=()
+  for d in "/usr/lib/$TRIPLET" "/lib/$TRIPLET" "/usr/$TRIPLET"; do
+    [ -d "$d" ] && masks[$(realpath "$d")]=1
+  done
+  unshare --mount --propagation private -- bash -c 'n=$1; shift
+    for d in "${@:1:n}"; do mount -t tmpfs -o ro,size=4k,mode=0755 hr-image-mask "$d" || exit 125; done
+    shift "$n"; exec "$@"' confined "${#masks[@]}" "${!masks[@]}" "$@"
+}
+
+# emulated_check R REFBIN: the check of a root filesystem R of another architecture (the header):
+# R's headroom under user-mode qemu, confined to R's files, prints what REFBIN prints (qemu on
+# this machine's libraries) for `version`, and the golden plan of tests/golden/cluster.json.
+emulated_check() {
+  local r=$1 ref=$2 want got g out
+  command -v "$QEMU" >/dev/null || die "$QEMU not found (scripts/setup.sh installs qemu-user)"
+  [ "$(id -u)" -eq 0 ] || die "the emulated check needs root (a private mount namespace); --print builds without it"
+  want=$("$QEMU" "$ref" version) || die "$QEMU $ref version failed"
+  got=$(confined "$QEMU" -L "$r" "$r/usr/bin/headroom" version 2>"$work/qemu.err") ||
+    { cat "$work/qemu.err" >&2; die "headroom version failed under $QEMU on the image's files alone"; }
+  [ "$got" = "$want" ] || die "headroom version under $QEMU printed '$got', not '$want'"
+  grep -qx "platform linux/$ARCH" <<<"$got" || die "headroom version does not say platform linux/$ARCH: '$got'"
+  head -1 <<<"$got" | grep -q '^headroom [0-9]' || die "headroom version's first line is not 'headroom <version>'"
+  say "headroom version under $QEMU, confined to the image's files: $(head -1 <<<"$got"), platform linux/$ARCH"
+  for g in "cluster.plan.json -o json" "cluster.table.txt"; do
+    # shellcheck disable=SC2086 # $g: the golden file and the output flags
+    set -- $g
+    out=$(confined "$QEMU" -L "$r" "$r/usr/bin/headroom" plan -f - "${@:2}" \
+      <"$ROOT/tests/golden/cluster.json" 2>"$work/qemu.err") ||
+      { cat "$work/qemu.err" >&2; die "headroom plan -f - ${*:2} failed under $QEMU on the image's files alone"; }
+    if [ "$out" != "$(cat "$ROOT/tests/golden/$1")" ]; then
+      diff <(echo "$out") "$ROOT/tests/golden/$1" | head -20 >&2 || true
+      die "headroom plan -f tests/golden/cluster.json ${*:2} under $QEMU is not tests/golden/$1"
+    fi
+  done
+  say "headroom plan -f tests/golden/cluster.json (table, -o json) under $QEMU: the golden output"
+}
+
+# report_size ARCHIVE: the layer's size, uncompressed and gzip-compressed; fails over MAX_MB.
+report_size() {
+  local a=$1 layer raw gz
+  layer=$(tar -xOf "$a" manifest.json | jq -r '.[0].Layers[0]')
+  raw=$(tar -xOf "$a" "$layer" | wc -c)
+  # The compressed size takes seconds to measure: kept beside the archive, which never changes.
+  [ -s "$a.gzsize" ] || tar -xOf "$a" "$layer" | gzip -6 -n | wc -c >"$a.gzsize"
+  gz=$(cat "$a.gzsize")
+  mb() { awk -v b="$1" 'BEGIN {printf "%.1f MB", b / 1000000}'; }
+  say "$REF ($ARCH): $(mb "$raw") uncompressed, $(mb "$gz") gzip-compressed (goal: at most $MAX_MB MB)"
+  say "archive: $a"
+  [ "$raw" -le $((MAX_MB * 1000000)) ] || die "the image is $(mb "$raw"), over the $MAX_MB MB goal"
+}
+
+if [ "$mode" = qemu ]; then
+  [ -x "$rootfs_only/usr/bin/headroom" ] || die "--qemu-rootfs: $rootfs_only/usr/bin/headroom is not there"
+  r=$(realpath "$rootfs_only")
+  emulated_check "$r" "$r/usr/bin/headroom"
+  exit 0
+fi
+
 if [ "$mode" = verify ]; then
   [ -d "$rootfs_only" ] || die "--verify-rootfs: $rootfs_only is not a directory"
   verify_db "$(realpath "$rootfs_only")"
@@ -502,6 +657,12 @@ touch "$archive"
 
 if [ "$mode" = print ]; then
   echo "$archive"
+  exit 0
+fi
+
+if [ "$FOREIGN" = 1 ]; then
+  emulated_check "$work/rootfs" "$bin"
+  report_size "$archive"
   exit 0
 fi
 
@@ -588,13 +749,5 @@ for t in pause burner; do
 done
 say "test images pause and burner import and run"
 
-layer=$(tar -xOf "$archive" manifest.json | jq -r '.[0].Layers[0]')
-raw=$(tar -xOf "$archive" "$layer" | wc -c)
-# The compressed size takes seconds to measure: kept beside the archive, which never changes.
-[ -s "$archive.gzsize" ] || tar -xOf "$archive" "$layer" | gzip -6 -n | wc -c >"$archive.gzsize"
-gz=$(cat "$archive.gzsize")
-mb() { awk -v b="$1" 'BEGIN {printf "%.1f MB", b / 1000000}'; }
-say "$REF: $(mb "$raw") uncompressed, $(mb "$gz") gzip-compressed (goal: at most $MAX_MB MB)"
-say "archive: $archive"
+report_size "$archive"
 say "load it: ctr -n k8s.io images import $archive   (or docker load -i, kind load image-archive)"
-[ "$raw" -le $((MAX_MB * 1000000)) ] || die "the image is $(mb "$raw"), over the $MAX_MB MB goal"

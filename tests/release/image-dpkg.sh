@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# image-dpkg.sh — the runtime image carries the package database scanners read (Syft, Trivy,
+# Grype: /var/lib/dpkg/status.d/, distroless' layout) for exactly the Debian packages whose files
+# it has, and the check of that database fails when it is wrong.
+# label: image
+#
+#   tests/release/image-dpkg.sh [--arch amd64|arm64]
+#        (CTest: release_image_dpkg; scripts/test.sh --tier image)
+#   environment: HEADROOM_BIN (set by tests/release/CMakeLists.txt; default build/release/headroom)
+#   for amd64; HR_ARM64_BIN (default build/arm64/headroom) for arm64.
+#
+# Checks, on the root filesystem scripts/release/image.sh --rootfs assembles (no container):
+#   - the packages with a status file are exactly the owners (dpkg -S, of the image's
+#     architecture) of the libraries and the interpreter the binary loads (ldd; for arm64 the
+#     image's own ld.so --list under qemu) and of nothing else;
+#   - each status file is `dpkg-query -s PKG:ARCH` without its Conffiles field, Status "install
+#     ok installed"; each md5sums holds lines of the package's own md5sums only, sorted, and the
+#     image's copy of each file has those bytes (md5sum -c in the tree);
+#   - image.sh --verify-rootfs accepts the tree, and refuses it (exit 1, naming the fault) with a
+#     status file removed, an md5sums removed, a wrong checksum, an unlisted file added, a
+#     listed file removed, a line of another package's md5sums added.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+native=$(dpkg --print-architecture)
+arch=$native
+[ "${1:-}" != --arch ] || arch=${2:?--arch needs amd64 or arm64}
+bin=${HEADROOM_BIN:-$ROOT/build/release/headroom}
+[ "$arch" = "$native" ] || bin=${HR_ARM64_BIN:-$ROOT/build/arm64/headroom}
+IMAGE=$ROOT/scripts/release/image.sh
+DB=var/lib/dpkg/status.d
+fail() { echo "FAIL: $*" >&2; exit 1; }
+pass() { echo "PASS: $*"; }
+[ -x "$bin" ] || fail "no headroom binary at $bin"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/hr-image-dpkg.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+r=$work/rootfs
+"$IMAGE" --rootfs "$r" --arch "$arch" --bin "$bin" >"$work/assemble.log" 2>&1 ||
+  { cat "$work/assemble.log" >&2; fail "image.sh --rootfs --arch $arch failed"; }
+
+# What the binary loads, asked of the loader itself: ldd here; for another architecture the
+# image's own ld.so, under qemu, listing what it would load from the image (-L: the image first).
+if [ "$arch" = "$native" ]; then
+  loaded=$(ldd "$bin" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}')
+else
+  interp=$(readelf -lW "$bin" | sed -n 's/.*\[Requesting program interpreter: \(.*\)\]$/\1/p')
+  loaded=$(qemu-aarch64 -L "$r" "$r$interp" --list "$r/usr/bin/headroom" |
+    awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}' | sed "s|^$r/|/|")
+fi
+[ -n "$loaded" ] || fail "no library found for $bin"
+want=$(for f in $loaded; do
+  p=$(realpath "$f")
+  { dpkg -S "$p" 2>/dev/null || dpkg -S "${p#/usr}"; } | head -1 | sed 's/: .*//' | tr -d ' ' |
+    tr ',' '\n' | grep -E ":$arch\$|^[^:]+\$" | head -1
+done | sed 's/:.*//' | sort -u)
+have=$(find "$r/$DB" -type f ! -name '*.md5sums' -printf '%f\n' | sort)
+if [ "$want" != "$have" ]; then
+  diff <(echo "$want") <(echo "$have") >&2 || true
+  fail "the status files (right) are not the packages of the loaded libraries (left)"
+fi
+pass "status.d names exactly the $(wc -l <<<"$have") $arch packages of the libraries $bin loads"
+
+n=0
+for s in "$r/$DB"/*; do
+  case "$s" in *.md5sums) continue ;; esac
+  name=${s##*/}
+  pkg=$name:$arch
+  dpkg-query -s "$pkg" >/dev/null 2>&1 || pkg=$name
+  [ "$(dpkg-query -W -f='${Architecture}' "$pkg")" = "$arch" ] || fail "$name is not of $arch here"
+  dpkg-query -s "$pkg" | awk '/^[^ ]/ {skip = /^Conffiles:/} !skip' | cmp -s - "$s" ||
+    fail "$DB/$name is not dpkg-query -s $pkg without Conffiles"
+  grep -qx 'Status: install ok installed' "$s" || fail "$DB/$name: Status"
+  sums=/var/lib/dpkg/info/$pkg.md5sums
+  [ -f "$sums" ] || sums=/var/lib/dpkg/info/$name.md5sums
+  extra=$(grep -vxF -f "$sums" "$s.md5sums" || true)
+  [ -z "$extra" ] || fail "$DB/$name.md5sums has lines not in $sums: $extra"
+  awk '{print substr($0, 35)}' "$s.md5sums" | LC_ALL=C sort -c || fail "$DB/$name.md5sums is not sorted"
+  (cd "$r" && md5sum --quiet -c "$DB/$name.md5sums") || fail "md5sum -c $DB/$name.md5sums in the image"
+  n=$((n + 1))
+done
+pass "$n status files are dpkg's paragraphs; their md5sums are dpkg's lines and the image's bytes"
+
+"$IMAGE" --verify-rootfs "$r" --arch "$arch" >/dev/null || fail "image.sh --verify-rootfs refuses the tree it built"
+# red FAULT EDIT: on a copy of the tree, EDIT (run in the copy) must make --verify-rootfs fail.
+red() {
+  local c=$work/copy
+  rm -rf "$c"
+  cp -a "$r" "$c"
+  (cd "$c" && eval "$2")
+  if "$IMAGE" --verify-rootfs "$c" --arch "$arch" >"$work/red.out" 2>&1; then
+    fail "image.sh --verify-rootfs accepts a tree with $1"
+  fi
+  echo "  refused, $1: $(grep -m1 'FAIL' "$work/red.out" || tail -1 "$work/red.out")"
+}
+lib=$(awk '$2 ~ /\.so/ {print $2; exit}' "$r/$DB/libc6.md5sums")
+red "libc6's status file removed" "rm $DB/libc6"
+red "zlib1g's md5sums removed" "rm $DB/zlib1g.md5sums"
+red "a wrong checksum" "awk 'NR == 1 {\$0 = (substr(\$0, 1, 1) == \"0\" ? \"1\" : \"0\") substr(\$0, 2)} 1' \
+  $DB/libc6.md5sums >x && mv x $DB/libc6.md5sums"
+red "an unlisted file" "echo x >usr/lib/$(ls "$r/usr/lib" | grep linux-gnu | head -1)/libstray.so.1"
+red "a listed file removed" "rm $lib"
+red "a line of another package's md5sums" "{ head -1 $DB/zlib1g.md5sums; grep -m1 ' usr/bin/dpkg\$' \
+  /var/lib/dpkg/info/dpkg.md5sums; tail -n +2 $DB/zlib1g.md5sums; } >x && mv x $DB/zlib1g.md5sums"
+pass "image.sh --verify-rootfs refuses each broken tree"
