@@ -5,12 +5,14 @@
 #
 #   tests/release/sbom.sh     (CTest: release_sbom; scripts/test.sh --tier image)
 #   environment: HEADROOM_BIN (set by tests/release/CMakeLists.txt; default build/release/headroom)
-#   for this machine's architecture; HR_ARM64_BIN (default build/arm64/headroom) for arm64;
+#   for this machine's architecture; for arm64 HR_ARM64_BIN, else the first there of
+#   $HR_BUILD_DIR/arm64/headroom (tests/release/image-arm64.sh's build, which runs before this
+#   test in the image tier) and build/arm64/headroom, else image.sh builds the latter (cross, CMake);
 #   HR_SBOM_ARCHIVE=PATH checks that image archive alone instead of building one (an older image,
 #   one made by hand).
 #
-# For the image of this machine's architecture, and the arm64 one when scripts/release/image.sh
-# has --arch and an arm64 binary is there (a line says so when not):
+# For the image of this machine's architecture and, on amd64, the arm64 one (image.sh --arch
+# arm64: its libraries are this machine's :arm64 packages, multiarch):
 #   - image.sh --print builds the archive; sbom.sh writes its SPDX JSON twice: the same bytes, its
 #     created time the image config's, its documentNamespace naming the manifest's digest;
 #   - the image's files (regular files and symlinks, not the links that stand for a directory such
@@ -31,7 +33,12 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${HEADROOM_BIN:-$ROOT/build/release/headroom}
-arm_bin=${HR_ARM64_BIN:-$ROOT/build/arm64/headroom}
+arm_bin=${HR_ARM64_BIN:-}
+if [ -z "$arm_bin" ]; then
+  for b in "${HR_BUILD_DIR:-$ROOT/build/release}/arm64/headroom" "$ROOT/build/arm64/headroom"; do
+    [ -x "$b" ] && { arm_bin=$b; break; }
+  done
+fi
 t0=$(date +%s)
 passed=0 failed=0
 pass() { echo "PASS: $*"; passed=$((passed + 1)); }
@@ -195,17 +202,13 @@ else
     fail "$here: scripts/release/image.sh --print failed"
   fi
   if [ "$here" != arm64 ]; then
-    # --arch in image.sh's usage (its header) or among the arguments it takes.
-    if ! sed -n '2,/^set -euo/p' "$ROOT/scripts/release/image.sh" | grep -q -- '--arch' &&
-      ! grep -qE -- '^[[:space:]]*(--arch|--arch[^)]*)\)' "$ROOT/scripts/release/image.sh"; then
-      echo "arm64: not checked: scripts/release/image.sh has no --arch yet"
-    elif [ ! -x "$arm_bin" ]; then
-      echo "arm64: not checked: no arm64 headroom at $arm_bin (HR_ARM64_BIN)"
-    elif archive=$("$ROOT/scripts/release/image.sh" --print --arch arm64 --bin "$arm_bin" 2>"$work/image-arm64.err"); then
-      check arm64 "$archive"
-    else
+    arm_args=()
+    [ -z "$arm_bin" ] || arm_args=(--bin "$arm_bin")
+    if ! archive=$("$ROOT/scripts/release/image.sh" --print --arch arm64 ${arm_args[@]+"${arm_args[@]}"} 2>"$work/image-arm64.err"); then
       cat "$work/image-arm64.err"
-      fail "arm64: scripts/release/image.sh --print --arch arm64 failed"
+      fail "arm64: scripts/release/image.sh --print --arch arm64 ${arm_args[*]} failed"
+    else
+      check arm64 "$archive"
     fi
   fi
 fi
