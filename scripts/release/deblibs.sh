@@ -1,17 +1,29 @@
+# shellcheck shell=bash
 # deblibs.sh — sourced, not run: what a dynamically linked binary needs at run time, taken from
 # this machine's installed Debian packages, for any architecture dpkg has installed (amd64, or
-# arm64 through multiarch: libc6:arm64, libcurl3-gnutls:arm64, ...).
+# arm64 through multiarch: libc6:arm64, libcurl3-gnutls:arm64, ...), and each file checked
+# against its package.
 #
 #   . scripts/release/deblibs.sh
 #   deb_interp FILE                 the program interpreter FILE asks for (PT_INTERP), or nothing
 #   deb_needed FILE                 FILE's DT_NEEDED names, one a line
-#   deb_closure ARCH FILE           "NAME PATH" for every library FILE needs, recursively: NAME
-#                                   as DT_NEEDED spells it, PATH the real file (symlinks resolved)
-#                                   found where ld.so looks on Debian (/lib/<multiarch>,
-#                                   /usr/lib/<multiarch>, /lib, /usr/lib), of ARCH's machine type
-#   deb_owners PATH...              "PATH PACKAGE DPKGPATH" for each PATH an installed package
-#                                   owns (DPKGPATH: the name dpkg knows it by; one dpkg-query)
-#   deb_verify PKG DPKGPATH FILE    FILE's bytes are the ones PKG installed (its md5sums)
+#   deb_closure ARCH FILE           "NAME PATH FOUND" for every library FILE needs, recursively:
+#                                   NAME as DT_NEEDED spells it, FOUND where ld.so finds it on
+#                                   Debian (the first of /lib/<multiarch>, /usr/lib/<multiarch>,
+#                                   /lib, /usr/lib that has it, of ARCH's machine type: what an
+#                                   image without ld.so.cache loads), PATH the real file (FOUND's
+#                                   symlinks resolved)
+#   deb_owners ARCH PATH...         "PATH PACKAGE DPKGPATH" for each PATH that an installed package
+#                                   of ARCH owns: PACKAGE as dpkg names it (PKG:ARCH for a
+#                                   Multi-Arch: same one, else PKG of ARCH or of Architecture: all),
+#                                   DPKGPATH the name dpkg knows the file by (/lib/… or /usr/lib/…
+#                                   on merged /usr); PATH a real path (no symlink on the way); one
+#                                   dpkg-query for all. A PATH no such package owns is left out
+#   deb_md5sums PKG                 the md5sums file dpkg keeps for installed PKG
+#   deb_sums_line SUMS DPKGPATH     the line of the md5sums file SUMS for DPKGPATH, or nothing
+#   deb_verify PKG DPKGPATH FILE    FILE's bytes are the ones PKG installed as DPKGPATH (its md5sums)
+#   deb_verify_sums SUMS WHO DPKGPATH FILE   the same against the md5sums file SUMS (WHO names
+#                                   its package in the error)
 #   deb_version PKG                 PKG's installed version
 #   deb_machine ARCH                readelf's "Machine:" for ARCH (amd64, arm64)
 #   deb_multiarch ARCH              the multiarch triplet of ARCH
@@ -19,10 +31,11 @@
 #
 # It reads ELF files with readelf (binutils: any architecture), never by running them, so a
 # foreign architecture's closure resolves the same way as the machine's own (for amd64 it
-# agrees with ldd; scripts/release/plugin.sh checks the result with the interpreter's --list).
-# Each function dies (one line on stderr, exit 1) on anything it cannot resolve. Written to be
-# shared: scripts/release/plugin.sh uses it; scripts/release/image.sh resolves with ldd and has
-# its own copy of the owner and md5sums lookups (owners, verify), which these can replace.
+# agrees with ldd). Each function dies (one line on stderr, exit 1) on anything it cannot
+# resolve or verify; inside $(...) that is the substitution's status, which set -e turns into
+# the caller's exit. The one home of this logic: scripts/release/plugin.sh (the plugin archive,
+# checked with the interpreter's --list) and scripts/release/image.sh (the runtime image, both
+# architectures) use it.
 
 deb_die() {
   echo "deblibs: $*" >&2
@@ -89,7 +102,7 @@ deb_closure() {
       "(looked in /lib/$ma, /usr/lib/$ma, /lib, /usr/lib)"
     real=$(realpath "$found")
     seen[$name]=$real
-    echo "$name $real"
+    echo "$name $real $found"
     local more
     mapfile -t more < <(deb_needed "$real")
     queue+=("${more[@]}")
@@ -107,16 +120,39 @@ deb_spellings_() {
   esac
 }
 
+# deb_pick_ ARCH "PKG, PKG...": of the packages dpkg -S names for one path, the one of ARCH, in
+# deb_picked_ (empty when none is). A file shared by every installed instance of a Multi-Arch:
+# same package (its copyright file) is listed under each ("libc6:amd64, libc6:arm64"); an
+# unqualified name is a package of the native architecture or of Architecture: all, asked of
+# dpkg-query once a name (deb_arch_of_, which lasts as long as the shell that calls).
+declare -A deb_arch_of_=()
+deb_pick_() {
+  local arch=$1 c
+  local -a cands
+  deb_picked_=""
+  IFS=', ' read -r -a cands <<<"$2"
+  for c in "${cands[@]}"; do
+    case "$c" in *:"$arch") deb_picked_=$c; return ;; esac
+  done
+  for c in "${cands[@]}"; do
+    case "$c" in *:*) continue ;; esac
+    [ -n "${deb_arch_of_[$c]:-}" ] || deb_arch_of_[$c]=$(dpkg-query -W -f='${Architecture}' "$c" 2>/dev/null || echo none)
+    case "${deb_arch_of_[$c]}" in "$arch" | all) deb_picked_=$c; return ;; esac
+  done
+}
+
 deb_owners() {
-  local p s line pkgs path
+  local arch=$1 p s line path
+  shift
   declare -A pkg_of=()
-  # "pkg[, pkg...]: /path" per owned spelling; diversions and misses say something else.
+  # "pkg[, pkg...]: /path" per owned spelling; a diversion's lines and the misses are skipped.
   while IFS= read -r line; do
     case "$line" in
+      "diversion by "*) ;;
       *": /"*)
-        pkgs=${line%%: /*}
         path=/${line#*: /}
-        pkg_of[$path]=${pkgs%%,*}
+        deb_pick_ "$arch" "${line%%: /*}"
+        pkg_of[$path]=$deb_picked_
         ;;
     esac
   done < <(for p in "$@"; do deb_spellings_ "$p"; done | sort -u | xargs -r dpkg-query -S 2>/dev/null || true)
@@ -130,15 +166,30 @@ deb_owners() {
   done
 }
 
+deb_md5sums() {
+  local sums=/var/lib/dpkg/info/$1.md5sums
+  [ -f "$sums" ] || sums=/var/lib/dpkg/info/${1%%:*}.md5sums
+  [ -f "$sums" ] || deb_die "no md5sums for package $1"
+  echo "$sums"
+}
+
+# md5sums lines are "MD5  PATH" (32 hex digits, two spaces, the path without its leading /).
+deb_sums_line() {
+  awk -v f="${2#/}" 'substr($0, 35) == f {print; exit}' "$1"
+}
+
+deb_verify_sums() {
+  local sums=$1 who=$2 dpath=$3 file=$4 line
+  line=$(deb_sums_line "$sums" "$dpath")
+  [ -n "$line" ] || deb_die "$who's md5sums do not list $dpath (for $file)"
+  [ "${line%% *}" = "$(md5sum <"$file" | cut -d' ' -f1)" ] ||
+    deb_die "$file differs from what $who ships as $dpath ($sums)"
+}
+
 deb_verify() {
-  local pkg=$1 dpath=$2 file=$3 sums want
-  sums=/var/lib/dpkg/info/$pkg.md5sums
-  [ -f "$sums" ] || sums=/var/lib/dpkg/info/${pkg%%:*}.md5sums
-  [ -f "$sums" ] || deb_die "no md5sums for package $pkg"
-  want=$(awk -v f="${dpath#/}" '$2 == f {print $1; exit}' "$sums")
-  [ -n "$want" ] || deb_die "$pkg's md5sums do not list $dpath (for $file)"
-  [ "$want" = "$(md5sum <"$file" | cut -d' ' -f1)" ] ||
-    deb_die "$file differs from what $pkg installed (dpkg --verify ${pkg})"
+  local sums
+  sums=$(deb_md5sums "$1")
+  deb_verify_sums "$sums" "$1" "$2" "$3"
 }
 
 deb_version() {

@@ -23,16 +23,18 @@
 # oci-archive.sh), so two runs over the same binary write byte-identical archives.
 # Its root filesystem is assembled here, daemonless:
 #   - /usr/bin/headroom (stripped) and /usr/bin/kubectl-headroom -> headroom;
-#   - exactly the shared libraries the binary links (ldd), plus the program interpreter, each
-#     (for another architecture than this machine's, which ldd cannot load: the program
-#     interpreter of PT_INTERP and the NEEDED entries, recursively, found in /usr/lib/TRIPLET and
-#     /lib/TRIPLET, all read with readelf; the Debian packages of that architecture, multiarch)
-#     copied from this machine's installed Debian package with its symlink chain (the merged-/usr
-#     links /lib, /lib64 included). Copying is equivalent to `apt-get download` + `dpkg-deb -x`
-#     here because every file is checked against its package's md5sums (dpkg -S names the
-#     package, /var/lib/dpkg/info/PKG.md5sums the bytes), and better for a test: it is the very
-#     library the binary was built and tested with, and it needs no network. The packages'
-#     copyright files come along;
+#   - exactly the shared libraries the binary needs, plus its program interpreter (PT_INTERP):
+#     the NEEDED entries, recursively, each where the image's ld.so finds it (/lib/TRIPLET,
+#     /usr/lib/TRIPLET, /lib, /usr/lib; the image has no ld.so.cache) and of the image's machine
+#     type, read with readelf for either architecture (scripts/release/deblibs.sh: deb_interp,
+#     deb_closure; for amd64 the same set as ldd), each copied from this machine's installed
+#     Debian package of the image's architecture (multiarch for arm64) with its symlink chain
+#     (the merged-/usr links /lib, /lib64 included). Copying is equivalent to `apt-get download`
+#     + `dpkg-deb -x` here because every file is checked against its package's md5sums
+#     (deb_owners: dpkg -S names the package of the image's architecture; deb_verify: its
+#     /var/lib/dpkg/info/PKG.md5sums the bytes), and better for a test: it is the very library
+#     the binary was built and tested with, and it needs no network. The packages' copyright
+#     files come along;
 #   - the package database scanners read (Syft, Trivy, Grype; distroless' layout), for exactly the
 #     Debian packages whose files the image carries: /var/lib/dpkg/status.d/NAME, the package's
 #     status paragraph as `dpkg-query -s` prints it (Status "install ok installed"; without
@@ -76,6 +78,8 @@
 set -euo pipefail
 umask 022 # the modes of what assemble makes do not depend on the caller's umask
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=scripts/release/deblibs.sh
+. "$ROOT/scripts/release/deblibs.sh"
 IMAGES=${HEADROOM_CACHE:-$HOME/.cache/kube-headroom}/images
 MAX_MB=30
 UID_GID=65532:65532
@@ -98,13 +102,13 @@ while [ $# -gt 0 ]; do
 done
 
 # The image's Debian architecture (ARCH): the libraries, the interpreter and the packages are this
-# one's; TRIPLET its multiarch directory, MACHINE its ELF machine (readelf -h), QEMU its user-mode
-# emulator when it is not this machine's.
+# one's; TRIPLET its multiarch directory, QEMU its user-mode emulator when it is not this machine's.
 case "$ARCH" in
-  amd64) TRIPLET=x86_64-linux-gnu MACHINE="Advanced Micro Devices X86-64" QEMU=qemu-x86_64 ;;
-  arm64) TRIPLET=aarch64-linux-gnu MACHINE=AArch64 QEMU=qemu-aarch64 ;;
+  amd64) QEMU=qemu-x86_64 ;;
+  arm64) QEMU=qemu-aarch64 ;;
   *) die "--arch: amd64 or arm64, not '$ARCH'" ;;
 esac
+TRIPLET=$(deb_multiarch "$ARCH")
 FOREIGN=0
 [ "$ARCH" = "$NATIVE" ] || FOREIGN=1
 [ "$mode" != qemu ] || [ "$FOREIGN" = 1 ] || die "--qemu-rootfs is the check of another architecture than $NATIVE"
@@ -132,8 +136,7 @@ case "$mode" in
   verify | qemu) ;;
   *)
     [ -x "$bin" ] || die "no headroom binary at $bin"
-    m=$(readelf -h "$bin" | sed -n 's/^ *Machine: *//p')
-    [ "$m" = "$MACHINE" ] || die "$bin is for '$m', not $ARCH ($MACHINE)"
+    deb_check_machine "$ARCH" "$bin"
     ;;
 esac
 
@@ -196,77 +199,6 @@ replicate() {
   done
 }
 
-# spellings PATH: the names dpkg may know PATH's file by. dpkg records a file under the name its
-# package shipped (/lib/… or /usr/lib/… on merged /usr), whatever the links on the way.
-spellings() {
-  local p=$1 real
-  real=$(realpath "$p")
-  printf '%s\n' "$p" "/usr$p" "$real" "${real#/usr}" "$(realpath "$(dirname "$p")")/$(basename "$p")"
-}
-
-# pick_pkg "PKG, PKG...": of the packages dpkg -S names for one path, the one of the image's
-# architecture. A file shared by every installed instance of a Multi-Arch: same package (its
-# copyright file) is listed under each ("libc6:amd64, libc6:arm64"); an unqualified name is a
-# package of the native architecture or of Architecture: all.
-pick_pkg() {
-  local c a
-  local -a cands
-  IFS=', ' read -r -a cands <<<"$1"
-  for c in "${cands[@]}"; do
-    case "$c" in *:"$ARCH") echo "$c"; return ;; esac
-  done
-  for c in "${cands[@]}"; do
-    case "$c" in *:*) continue ;; esac
-    a=$(dpkg-query -W -f='${Architecture}' "$c" 2>/dev/null || true)
-    if [ "$a" = "$ARCH" ] || [ "$a" = all ]; then echo "$c"; return; fi
-  done
-}
-
-# owners PATH...: "PATH PACKAGE SPELLING" for each PATH, in one dpkg-query (it reads its whole
-# database per call), PACKAGE being of the image's architecture; a PATH no such installed
-# package owns is left out.
-owners() {
-  local p s
-  declare -A pkg_of=()
-  while IFS= read -r line; do
-    case "$line" in *": "/*) pkg_of[${line#*: }]=$(pick_pkg "${line%%: *}") ;; esac
-  done < <(for p in "$@"; do spellings "$p"; done | sort -u | xargs dpkg-query -S 2>/dev/null || true)
-  for p in "$@"; do
-    while IFS= read -r s; do
-      if [ -n "${pkg_of[$s]:-}" ]; then
-        echo "$p ${pkg_of[$s]} $s"
-        break
-      fi
-    done < <(spellings "$p")
-  done
-}
-
-# verify PKG DPKGPATH FILE: FILE's bytes (the file its symlinks end at) are the ones PKG shipped.
-# md5sums lists regular files only, under the spelling the package used, so the final file is
-# looked up under each spelling.
-verify() {
-  local pkg=$1 dpath=$2 file=$3 sums real cand want=""
-  sums=/var/lib/dpkg/info/$pkg.md5sums
-  [ -f "$sums" ] || sums=/var/lib/dpkg/info/${pkg%%:*}.md5sums
-  [ -f "$sums" ] || die "no md5sums for package $pkg"
-  real=$(realpath "$file")
-  for cand in "$real" "${real#/usr}" "$(dirname "$dpath")/$(basename "$real")"; do
-    want=$(awk -v f="${cand#/}" '$2 == f {print $1; exit}' "$sums")
-    [ -z "$want" ] || break
-  done
-  [ -n "$want" ] || die "$pkg's md5sums do not list $real (for $file)"
-  [ "$want" = "$(md5sum <"$real" | cut -d' ' -f1)" ] ||
-    die "$real differs from what $pkg installed (dpkg --verify $pkg)"
-}
-
-# md5sums_of PKG: the md5sums dpkg keeps for PKG (named with :ARCH for a Multi-Arch: same one).
-md5sums_of() {
-  local sums=/var/lib/dpkg/info/$1.md5sums
-  [ -f "$sums" ] || sums=/var/lib/dpkg/info/${1%%:*}.md5sums
-  [ -f "$sums" ] || die "no md5sums for package $1"
-  echo "$sums"
-}
-
 # The files this script writes itself; every other regular file of the image is a package's.
 OWN_FILES=(/usr/bin/headroom /etc/passwd /etc/group /etc/nsswitch.conf)
 DB=/var/lib/dpkg/status.d
@@ -312,19 +244,18 @@ inroot() {
 # again here, the copyright files included, and the name dpkg knows it by is made to lead to it
 # in R (/lib/… through the merged-/usr link), so a scanner finds every listed path.
 dpkg_db() {
-  local r=$1 f pkg dpath line name owned
+  local r=$1 f pkg dpath sums line name owned
   local -a files
   declare -A pkg_of_name=() lines=()
   mapfile -t files < <(image_files "$r")
   [ "${#files[@]}" -gt 0 ] || die "no package file in $r"
-  owned=$(owners "${files[@]}")
+  owned=$(deb_owners "$ARCH" "${files[@]}")
   for f in "${files[@]}"; do
     read -r _ pkg dpath < <(awk -v l="$f" '$1 == l' <<<"$owned") ||
       die "$f (in the image) belongs to no installed $ARCH Debian package"
-    line=$(awk -v p="${dpath#/}" 'substr($0, 35) == p {print; exit}' "$(md5sums_of "$pkg")")
-    [ -n "$line" ] || die "$pkg's md5sums do not list $dpath (for $f)"
-    [ "${line%% *}" = "$(md5sum <"$r$f" | cut -d' ' -f1)" ] ||
-      die "$f in the image differs from what $pkg installed (dpkg --verify $pkg)"
+    sums=$(deb_md5sums "$pkg")
+    deb_verify_sums "$sums" "$pkg" "$dpath" "$r$f"
+    line=$(deb_sums_line "$sums" "$dpath")
     replicate "$r" "$dpath"
     name=${pkg%%:*}
     [ "${pkg_of_name[$name]:-$pkg}" = "$pkg" ] || die "two packages named $name: ${pkg_of_name[$name]} and $pkg"
@@ -396,40 +327,8 @@ verify_db() {
   fi
 }
 
-# elf_libs BIN: what ldd prints of a binary of another architecture, which ldd cannot load: the
-# program interpreter (PT_INTERP) and every NEEDED entry, recursively, found in the multiarch
-# directories /usr/lib/TRIPLET and /lib/TRIPLET (the arm64 packages' libraries; Debian's ld.so
-# searches them by default, and the image has no ld.so.cache), one path a line. Each must be an
-# ELF file of the image's machine.
-elf_libs() {
-  local interp f n d found m
-  local -a queue=("$1")
-  declare -A seen=()
-  interp=$(readelf -lW "$1" | sed -n 's/.*\[Requesting program interpreter: \(.*\)\]$/\1/p')
-  [ -n "$interp" ] || die "$1 has no program interpreter (PT_INTERP): not a dynamic executable"
-  [ -e "$interp" ] || die "the program interpreter $interp is not installed (libc6:$ARCH)"
-  echo "$interp"
-  while [ "${#queue[@]}" -gt 0 ]; do
-    f=${queue[0]}
-    queue=("${queue[@]:1}")
-    while IFS= read -r n; do
-      [ -z "${seen[$n]:-}" ] || continue
-      seen[$n]=1
-      found=""
-      for d in /usr/lib/$TRIPLET /lib/$TRIPLET; do
-        if [ -e "$d/$n" ]; then found=$d/$n; break; fi
-      done
-      [ -n "$found" ] || die "$n (NEEDED by $f) is in neither /usr/lib/$TRIPLET nor /lib/$TRIPLET"
-      m=$(readelf -h "$found" | sed -n 's/^ *Machine: *//p')
-      [ "$m" = "$MACHINE" ] || die "$found is for '$m', not $ARCH"
-      echo "$found"
-      queue+=("$found")
-    done < <(readelf -dW "$f" | sed -n 's/.*(NEEDED).*Shared library: \[\(.*\)\]$/\1/p')
-  done
-}
-
 assemble() {
-  local r=$1 libs lib pkg dpath doc strip=strip
+  local r=$1 pkg dpath doc strip=strip
   mkdir -p "$r/usr/bin" "$r/etc" "$r/tmp"
   chmod 1777 "$r/tmp"
   [ "$FOREIGN" = 0 ] || strip=$TRIPLET-strip
@@ -437,27 +336,26 @@ assemble() {
   chmod 0755 "$r/usr/bin/headroom"
   ln -s headroom "$r/usr/bin/kubectl-headroom"
 
-  if [ "$FOREIGN" = 0 ]; then
-    # The program interpreter (PT_INTERP) and every library ldd resolves; ldd also prints the
-    # interpreter, with no "=>".
-    libs=$(ldd "$bin" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}' | sort -u)
-    if ldd "$bin" | grep -q 'not found'; then
-      die "ldd $bin: a library is not found: $(ldd "$bin" | grep 'not found')"
-    fi
-  else
-    libs=$(elf_libs "$bin" | sort -u)
-  fi
+  # The program interpreter and the closure (deblibs.sh), each file of an installed ARCH package
+  # with the bytes it installed; copied with the links on the way (the name ld.so looks up).
+  local interp closure owned p
+  local -a paths reals
+  interp=$(deb_interp "$bin")
+  [ -n "$interp" ] || die "$bin has no program interpreter (PT_INTERP): not a dynamic executable"
+  [ -e "$interp" ] || die "the program interpreter $interp is not installed (libc6:$ARCH)"
+  deb_check_machine "$ARCH" "$(realpath "$interp")"
+  closure=$(deb_closure "$ARCH" "$bin")
+  mapfile -t paths < <({ echo "$interp"; awk '{print $3}' <<<"$closure"; } | LC_ALL=C sort -u)
+  mapfile -t reals < <(for p in "${paths[@]}"; do realpath "$p"; done | LC_ALL=C sort -u)
+  owned=$(deb_owners "$ARCH" "${reals[@]}")
   declare -A pkgs=()
-  local owned
-  # shellcheck disable=SC2086 # $libs is a list of paths without spaces
-  owned=$(owners $libs)
-  for lib in $libs; do
-    read -r _ pkg dpath < <(awk -v l="$lib" '$1 == l' <<<"$owned") ||
-      die "$lib belongs to no installed Debian package"
-    verify "$pkg" "$dpath" "$lib"
-    replicate "$r" "$lib"
+  for p in "${reals[@]}"; do
+    read -r _ pkg dpath < <(awk -v l="$p" '$1 == l' <<<"$owned") ||
+      die "$p belongs to no installed $ARCH Debian package"
+    deb_verify "$pkg" "$dpath" "$p"
     pkgs[$pkg]=1
   done
+  for p in "${paths[@]}"; do replicate "$r" "$p"; done
   for pkg in "${!pkgs[@]}"; do
     doc=/usr/share/doc/${pkg%%:*}/copyright
     if [ -e "$doc" ]; then replicate "$r" "$doc"; fi

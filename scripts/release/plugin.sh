@@ -97,7 +97,7 @@ mkdir -p "$st/lib" "$st/libexec" "$st/share/kube-headroom/completions"
 "${cross}strip" --strip-all -o "$st/libexec/headroom" "$bin"
 
 # ---- the interpreter and the libraries, from their packages --------------------------------
-# name real-path pairs: the interpreter under its own name, then the closure (which names the
+# "name real-path [found]": the interpreter under its own name, then the closure (which names the
 # interpreter again through libc's DT_NEEDED: the first one wins).
 pairs=$(
   echo "$iname $(realpath "$interp")"
@@ -105,9 +105,9 @@ pairs=$(
 )
 declare -A shipped=() pkgs=()
 mapfile -t reals < <(awk '{print $2}' <<<"$pairs" | sort -u)
-owned=$(deb_owners "${reals[@]}")
+owned=$(deb_owners "$arch" "${reals[@]}")
 libs_list=""
-while read -r name real; do
+while read -r name real _; do
   [ -z "${shipped[$name]:-}" ] || continue
   read -r _ pkg dpath < <(awk -v r="$real" '$1 == r' <<<"$owned") || die "$real ($name) belongs to no installed Debian package"
   deb_verify "$pkg" "$dpath" "$real"
@@ -126,7 +126,7 @@ for pkg in "${!pkgs[@]}"; do
   [ -f "$doc" ] || die "$pkg has no $doc"
   docs+=("$(realpath "$doc")")
 done
-owned=$(deb_owners "${docs[@]}")
+owned=$(deb_owners "$arch" "${docs[@]}")
 for pkg in "${!pkgs[@]}"; do
   real=$(realpath "/usr/share/doc/${pkg%%:*}/copyright")
   read -r _ owner dpath < <(awk -v r="$real" '$1 == r' <<<"$owned") || die "$real belongs to no installed package"
