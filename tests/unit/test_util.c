@@ -1,13 +1,14 @@
 /*
  * test_util.c — the shared small helpers: the monotonic clock, the PRNG,
- * FNV-1a, base64, the log levels and sink, and the core's saturating
- * arithmetic.
+ * FNV-1a, base64, the log levels and sink, the wipe of secrets, sealed
+ * memory files, and the core's saturating arithmetic.
  *
  * Known answers pin the values others depend on: a seed's sequence (tests
  * replay with HR_SEED), the hash values (the tables' slot order, and so
  * the order of the gauges on /metrics), and the RFC 4648 vectors.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -26,8 +29,10 @@
 #include "util/clock.h"
 #include "util/hash.h"
 #include "util/log.h"
+#include "util/memfile.h"
 #include "util/prng.h"
 #include "util/urlenc.h"
+#include "util/wipe.h"
 
 static void test_clock(void **state)
 {
@@ -216,6 +221,97 @@ static void test_urlenc(void **state)
     hr_buf_free(&b);
 }
 
+static void test_wipe(void **state)
+{
+    (void)state;
+    char key[] = "-----BEGIN PRIVATE KEY-----";
+    hr_wipe(key, 5);
+    assert_memory_equal(key, "\0\0\0\0\0BEGIN", 10);
+    hr_wipe_str(key + 5); /* the string's length: up to its NUL */
+    for (size_t i = 0; i < sizeof key; i++)
+        assert_int_equal(key[i], 0);
+    hr_wipe(NULL, 3); /* nothing to do, no crash */
+    hr_wipe_str(NULL);
+}
+
+/* The bytes behind a path, NUL-terminated; -1: it does not open. */
+static ssize_t read_path(const char *path, char *out, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, out, cap - 1);
+    close(fd);
+    out[n > 0 ? n : 0] = '\0';
+    return n;
+}
+
+/* A sealed memory file: its path reads the bytes back, nobody can change
+ * them, no child inherits it, a generation spells the path differently
+ * (the same file), the close ends the path. */
+static void test_memfile(void **state)
+{
+    (void)state;
+    const char pem[] = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+    hr_memfile f, g, z;
+    hr_err e = {0};
+    memset(&z, 0, sizeof z);
+    hr_memfile_close(&z); /* a zeroed one is closed: nothing to do */
+    if (hr_memfile_open(&f, "hr-test", pem, strlen(pem), 0, &e) != HR_OK)
+        fail_msg("%s", e.msg);
+    char want[64], buf[256];
+    snprintf(want, sizeof want, "/proc/self/fd/%d", f.fd);
+    assert_string_equal(f.path, want);
+    assert_int_equal(read_path(f.path, buf, sizeof buf), (ssize_t)strlen(pem));
+    assert_string_equal(buf, pem);
+    /* Sealed: no write, no shrink, no grow, through any descriptor. */
+    CHECK_TRUE("no write", write(f.fd, "x", 1) < 0 && errno == EPERM);
+    CHECK_TRUE("no shrink", ftruncate(f.fd, 1) < 0 && errno == EPERM);
+    CHECK_TRUE("no grow", ftruncate(f.fd, 4096) < 0 && errno == EPERM);
+    int w = open(f.path, O_WRONLY | O_CLOEXEC);
+    CHECK_TRUE("no write through the path", w < 0 || (write(w, "x", 1) < 0 && errno == EPERM));
+    if (w >= 0)
+        close(w);
+    int seals = fcntl(f.fd, F_GET_SEALS);
+    CHECK_TRUE("sealed", seals >= 0 && (seals & F_SEAL_WRITE) && (seals & F_SEAL_SHRINK) &&
+                             (seals & F_SEAL_GROW));
+    CHECK_TRUE("close-on-exec", fcntl(f.fd, F_GETFD) & FD_CLOEXEC);
+
+    /* Generations: "./" for a 1 bit, "/" for a 0, from the highest 1 down. */
+    if (hr_memfile_open(&g, "hr-test-gen", pem, strlen(pem), 5, &e) != HR_OK)
+        fail_msg("%s", e.msg);
+    snprintf(want, sizeof want, "/proc/self/fd/.//./%d", g.fd);
+    assert_string_equal(g.path, want);
+    assert_int_equal(read_path(g.path, buf, sizeof buf), (ssize_t)strlen(pem));
+    struct stat a, b;
+    assert_int_equal(stat(g.path, &a), 0);
+    assert_int_equal(fstat(g.fd, &b), 0);
+    assert_true(a.st_ino == b.st_ino && a.st_dev == b.st_dev);
+    /* Closed and opened again, a file gets the same number: each generation
+     * still spells a path of its own. */
+    const uint64_t gens[] = {0, 1, 2, 3, 4, 6, UINT64_MAX};
+    enum { NG = sizeof gens / sizeof gens[0] };
+    char seen[NG][HR_MEMFILE_PATH_MAX];
+    for (size_t i = 0; i < NG; i++) {
+        hr_memfile h;
+        if (hr_memfile_open(&h, "hr-test-gens", "x", 1, gens[i], &e) != HR_OK)
+            fail_msg("%s", e.msg);
+        assert_int_equal(read_path(h.path, buf, sizeof buf), 1);
+        snprintf(seen[i], sizeof seen[i], "%s", h.path);
+        assert_string_equal(strrchr(seen[i], '/'), strrchr(seen[0], '/'));
+        for (size_t j = 0; j < i; j++)
+            assert_string_not_equal(seen[i], seen[j]);
+        hr_memfile_close(&h);
+    }
+    hr_memfile_close(&g);
+    char path[HR_MEMFILE_PATH_MAX];
+    snprintf(path, sizeof path, "%s", f.path);
+    hr_memfile_close(&f);
+    assert_string_equal(f.path, "");
+    assert_int_equal(read_path(path, buf, sizeof buf), -1);
+    hr_memfile_close(&f); /* twice: nothing to do */
+}
+
 static void test_wide(void **state)
 {
     (void)state;
@@ -236,7 +332,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_clock),  cmocka_unit_test(test_prng), cmocka_unit_test(test_hash),
         cmocka_unit_test(test_base64), cmocka_unit_test(test_log),  cmocka_unit_test(test_wide),
-        cmocka_unit_test(test_urlenc),
+        cmocka_unit_test(test_urlenc), cmocka_unit_test(test_wipe), cmocka_unit_test(test_memfile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
