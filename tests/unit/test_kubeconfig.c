@@ -13,6 +13,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -32,6 +33,7 @@
 #include "kube/config/kubeconfig.h"
 #include "util/base64.h"
 #include "util/file.h"
+#include "util/memfile.h"
 
 static char g_dir[256];
 
@@ -369,7 +371,7 @@ static void test_in_cluster(void **state)
     /* The token is read through the credential cache, and re-read after a
      * 401 once it rotated. */
     hr_kcred cr;
-    assert_int_equal(hr_kcred_init(&cr, c), 0);
+    assert_int_equal(hr_kcred_init(&cr, c, &e), HR_OK);
     hr_kcred_snap s;
     assert_int_equal(hr_kcred_get(&cr, &s, &e), HR_OK);
     assert_string_equal(s.authorization, "Bearer sa-token-1");
@@ -559,7 +561,7 @@ static void test_exec_plugin_and_cache(void **state)
 
     hr_kcred cr;
     hr_err e = {0};
-    assert_int_equal(hr_kcred_init(&cr, c), 0);
+    assert_int_equal(hr_kcred_init(&cr, c, &e), HR_OK);
     hr_kcred_snap s;
     if (hr_kcred_get(&cr, &s, &e) != HR_OK)
         fail_msg("%s", e.msg);
@@ -596,7 +598,7 @@ static void test_exec_plugin_and_cache(void **state)
     /* An expired token is replaced on the next request. */
     fmt_time(time(NULL) - 5, exp, sizeof exp);
     c = exec_config(exp, path_of("plugin.sh"));
-    assert_int_equal(hr_kcred_init(&cr, c), 0);
+    assert_int_equal(hr_kcred_init(&cr, c, &e), HR_OK);
     assert_int_equal(hr_kcred_get(&cr, &s, &e), HR_OK);
     hr_kcred_snap_free(&s);
     assert_int_equal(hr_kcred_get(&cr, &s, &e), HR_OK);
@@ -653,6 +655,102 @@ static void test_exec_failures(void **state)
                 NULL, "exec.args[0]: expected a string");
 }
 
+/* A plugin answering with a client certificate and key that name its run. */
+static const char *CERT_PLUGIN =
+    "#!/bin/sh\n"
+    "d=$(dirname \"$0\")\n"
+    "n=$(cat \"$d/certruns\" 2>/dev/null || echo 0); n=$((n+1)); echo $n > \"$d/certruns\"\n"
+    "printf '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\","
+    "\"status\":{\"clientCertificateData\":\"CERT-%s\",\"clientKeyData\":\"KEY-%s\"}}' \"$n\" "
+    "\"$n\"\n";
+
+/* The bytes a library reads at path, NUL-terminated; -1: it does not open. */
+static ssize_t read_path(const char *path, char *out, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, out, cap - 1);
+    close(fd);
+    out[n > 0 ? n : 0] = '\0';
+    return n;
+}
+
+/* Client certificates reach the transport as sealed memory files (cred.h):
+ * the kubeconfig's for the life of the hr_kcred, under one path for every
+ * request (so warm connections are reused); an exec plugin's per snapshot,
+ * kept by a snapshot across a refresh, and spelled with the generation so
+ * that one path string never names two certificates, even when the
+ * descriptor number comes back. */
+static void test_cred_client_cert_files(void **state)
+{
+    (void)state;
+    hr_kubeconfig *c = parse_ok(BASIC, NULL);
+    hr_kcred cr;
+    hr_err e = {0};
+    assert_int_equal(hr_kcred_init(&cr, c, &e), HR_OK);
+    hr_kcred_snap s, s2;
+    char buf[256], p1[HR_MEMFILE_PATH_MAX];
+    assert_int_equal(hr_kcred_get(&cr, &s, &e), HR_OK);
+    assert_non_null(s.cert_path);
+    assert_int_equal(strncmp(s.cert_path, "/proc/self/fd/", 14), 0);
+    assert_int_equal(read_path(s.cert_path, buf, sizeof buf), (ssize_t)c->cert_len);
+    assert_memory_equal(buf, c->cert, c->cert_len);
+    assert_int_equal(read_path(s.key_path, buf, sizeof buf), (ssize_t)c->key_len);
+    assert_memory_equal(buf, c->key, c->key_len);
+    assert_int_equal(hr_kcred_get(&cr, &s2, &e), HR_OK);
+    assert_string_equal(s2.cert_path, s.cert_path);
+    assert_string_equal(s2.key_path, s.key_path);
+    hr_kcred_snap_free(&s2);
+    snprintf(p1, sizeof p1, "%s", s.key_path);
+    hr_kcred_snap_free(&s);
+    assert_true(read_path(p1, buf, sizeof buf) > 0); /* the hr_kcred's, still open */
+    hr_kcred_destroy(&cr);
+    assert_int_equal(read_path(p1, buf, sizeof buf), -1); /* closed with its owner */
+    hr_kubeconfig_free(c);
+
+    /* No client certificate: no file. */
+    c = parse_ok(BASIC, "other");
+    assert_int_equal(hr_kcred_init(&cr, c, &e), HR_OK);
+    assert_int_equal(hr_kcred_get(&cr, &s, &e), HR_OK);
+    assert_null(s.cert_path);
+    assert_null(s.key_path);
+    hr_kcred_snap_free(&s);
+    hr_kcred_destroy(&cr);
+    hr_kubeconfig_free(c);
+
+    /* An exec plugin's certificate: the snapshot's own files. */
+    put_file("certplugin.sh", CERT_PLUGIN, 0700);
+    unlink(path_of("certruns"));
+    c = exec_config("x", path_of("certplugin.sh"));
+    assert_int_equal(hr_kcred_init(&cr, c, &e), HR_OK);
+    if (hr_kcred_get(&cr, &s, &e) != HR_OK)
+        fail_msg("%s", e.msg);
+    assert_null(s.authorization);
+    assert_int_equal(read_path(s.cert_path, buf, sizeof buf), 6);
+    assert_string_equal(buf, "CERT-1");
+    assert_int_equal(read_path(s.key_path, buf, sizeof buf), 5);
+    assert_string_equal(buf, "KEY-1");
+    snprintf(p1, sizeof p1, "%s", s.cert_path);
+    /* A 401 reruns the plugin while s's request still runs: s keeps its
+     * files, the next snapshot has the new certificate. */
+    assert_true(hr_kcred_unauthorized(&cr, s.gen));
+    assert_int_equal(read_path(s.cert_path, buf, sizeof buf), 6);
+    assert_string_equal(buf, "CERT-1");
+    hr_kcred_snap_free(&s);
+    assert_int_equal(read_path(p1, buf, sizeof buf), -1); /* closed with the snapshot */
+    assert_int_equal(hr_kcred_get(&cr, &s, &e), HR_OK);
+    assert_int_equal(read_path(s.cert_path, buf, sizeof buf), 6);
+    assert_string_equal(buf, "CERT-2");
+    /* The lowest free number again, as the first snapshot had; but not its
+     * path string (libcurl would take a connection made with CERT-1). */
+    assert_string_equal(strrchr(s.cert_path, '/'), strrchr(p1, '/'));
+    assert_string_not_equal(s.cert_path, p1);
+    hr_kcred_snap_free(&s);
+    hr_kcred_destroy(&cr);
+    hr_kubeconfig_free(c);
+}
+
 /* Processes of group pgid that still run (a zombie, dead but not yet
  * reaped by init, does not count): /proc/<pid>/stat is "pid (comm) S ppid pgrp". */
 static int group_running(pid_t pgid)
@@ -696,10 +794,10 @@ static void test_exec_closes_stdout_and_sleeps(void **state)
     unlink(path_of("lingerer.pid"));
     hr_kubeconfig *c = exec_config("x", path_of("lingerer.sh"));
     hr_kcred cr;
-    assert_int_equal(hr_kcred_init(&cr, c), 0);
+    hr_err e = {0};
+    assert_int_equal(hr_kcred_init(&cr, c, &e), HR_OK);
     cr.exec_timeout_ms = 1000;
     hr_kcred_snap s;
-    hr_err e = {0};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     assert_int_equal(hr_kcred_get(&cr, &s, &e), HR_E_IO);
@@ -742,6 +840,7 @@ int main(void)
         cmocka_unit_test(test_exec_parse),
         cmocka_unit_test(test_exec_plugin_and_cache),
         cmocka_unit_test(test_exec_failures),
+        cmocka_unit_test(test_cred_client_cert_files),
         cmocka_unit_test(test_exec_closes_stdout_and_sleeps),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);

@@ -3,7 +3,6 @@
  */
 #include "kube/config/cred.h"
 
-#include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,44 +10,55 @@
 #include "util/base64.h"
 #include "util/clock.h"
 #include "util/file.h"
+#include "util/wipe.h"
 
 /* Tokens are refreshed this long before they expire, so a request that
  * starts just before expiry does not arrive just after it. */
 #define EXEC_EARLY_S 10
 
-int hr_kcred_init(hr_kcred *c, const hr_kubeconfig *cfg)
+hr_status hr_kcred_init(hr_kcred *c, const hr_kubeconfig *cfg, hr_err *err)
 {
     memset(c, 0, sizeof *c);
     c->cfg = cfg;
     c->exec_timeout_ms = 60000;
     c->file_reread_s = HR_KCRED_FILE_REREAD_S;
     c->gen = 1;
-    return pthread_mutex_init(&c->mu, NULL);
+    if (pthread_mutex_init(&c->mu, NULL) != 0)
+        return hr_err_set(err, HR_E_NOMEM, "credentials: cannot create a mutex");
+    if (!cfg->cert || !cfg->key)
+        return HR_OK;
+    /* Generation 0: these never change, and no other file of c is spelled so. */
+    hr_status st =
+        hr_memfile_open(&c->cert_file, "hr-client-cert", cfg->cert, cfg->cert_len, 0, err);
+    if (!st)
+        st = hr_memfile_open(&c->key_file, "hr-client-key", cfg->key, cfg->key_len, 0, err);
+    if (st) {
+        hr_err_prefix(err, "client certificate");
+        hr_kcred_destroy(c);
+    }
+    return st;
 }
 
 static void wipe_free(char *s)
 {
-    if (s) {
-        OPENSSL_cleanse(s, strlen(s));
-        free(s);
-    }
+    hr_wipe_str(s);
+    free(s);
 }
 
 void hr_kcred_destroy(hr_kcred *c)
 {
     wipe_free(c->file_token);
     hr_kexec_result_free(&c->ex);
+    hr_memfile_close(&c->cert_file);
+    hr_memfile_close(&c->key_file);
     pthread_mutex_destroy(&c->mu);
 }
 
 void hr_kcred_snap_free(hr_kcred_snap *s)
 {
     wipe_free(s->authorization);
-    if (s->owned_key) {
-        OPENSSL_cleanse(s->owned_key, s->key_len);
-        free(s->owned_key);
-    }
-    free(s->owned_cert);
+    hr_memfile_close(&s->exec_cert);
+    hr_memfile_close(&s->exec_key);
     memset(s, 0, sizeof *s);
 }
 
@@ -76,8 +86,7 @@ static hr_status refresh_file(hr_kcred *c, bool force, hr_err *err)
             len = 0; /* a header must not carry CR/LF */
     c->file_read_ns = now;
     if (!len) {
-        OPENSSL_cleanse(buf, strlen(buf));
-        free(buf);
+        wipe_free(buf);
         if (c->file_token || c->cfg->token)
             return HR_OK;
         return hr_err_set(err, HR_E_INPUT, "token file %s: empty or not a token",
@@ -134,27 +143,37 @@ static char *basic(const char *user, const char *pass)
     memcpy(raw + ul + 1, pass, pl);
     memcpy(h, "Basic ", 6);
     hr_b64_encode(raw, ul + pl + 1, h + 6);
-    OPENSSL_cleanse(raw, ul + pl + 1);
+    hr_wipe(raw, ul + pl + 1);
     free(raw);
     return h;
 }
 
-static unsigned char *dup_blob(const unsigned char *p, size_t n)
+/* Caller holds mu. The plugin's certificate and key as this snapshot's own
+ * memory files, spelled with the generation of the answer (cred.h). */
+static hr_status exec_files(hr_kcred *c, hr_kcred_snap *s, hr_err *err)
 {
-    unsigned char *d = malloc(n ? n : 1);
-    if (d && n)
-        memcpy(d, p, n);
-    return d;
+    hr_status st = hr_memfile_open(&s->exec_cert, "hr-exec-client-cert", c->ex.cert, c->ex.cert_len,
+                                   c->gen, err);
+    if (!st)
+        st = hr_memfile_open(&s->exec_key, "hr-exec-client-key", c->ex.key, c->ex.key_len, c->gen,
+                             err);
+    if (st) {
+        hr_err_prefix(err, "exec plugin %s: client certificate", c->cfg->exec->command);
+        return st;
+    }
+    s->cert_path = s->exec_cert.path;
+    s->key_path = s->exec_key.path;
+    return HR_OK;
 }
 
 hr_status hr_kcred_get(hr_kcred *c, hr_kcred_snap *s, hr_err *err)
 {
     memset(s, 0, sizeof *s);
     const hr_kubeconfig *cfg = c->cfg;
-    s->cert = cfg->cert;
-    s->cert_len = cfg->cert_len;
-    s->key = cfg->key;
-    s->key_len = cfg->key_len;
+    if (c->cert_file.path[0]) {
+        s->cert_path = c->cert_file.path;
+        s->key_path = c->key_file.path;
+    }
     if (!cfg->exec && !cfg->token_file) {
         /* Nothing changes: no lock needed. */
         if (cfg->token)
@@ -175,14 +194,7 @@ hr_status hr_kcred_get(hr_kcred *c, hr_kcred_snap *s, hr_err *err)
         if (!st && c->ex.token) {
             s->authorization = bearer(c->ex.token);
         } else if (!st && c->ex.cert) {
-            s->owned_cert = dup_blob(c->ex.cert, c->ex.cert_len);
-            s->owned_key = dup_blob(c->ex.key, c->ex.key_len);
-            s->cert = s->owned_cert;
-            s->cert_len = c->ex.cert_len;
-            s->key = s->owned_key;
-            s->key_len = c->ex.key_len;
-            if (!s->owned_cert || !s->owned_key)
-                st = hr_err_set(err, HR_E_NOMEM, "credentials: out of memory");
+            st = exec_files(c, s, err);
         }
     }
     if (!st && !s->authorization && cfg->token_file) {

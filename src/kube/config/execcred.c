@@ -17,7 +17,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/crypto.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -33,6 +32,7 @@
 
 #include "util/base64.h"
 #include "util/clock.h"
+#include "util/wipe.h"
 
 extern char **environ;
 
@@ -42,14 +42,10 @@ void hr_kexec_result_free(hr_kexec_result *r)
 {
     if (!r)
         return;
-    if (r->token) {
-        OPENSSL_cleanse(r->token, strlen(r->token));
-        free(r->token);
-    }
-    if (r->key) {
-        OPENSSL_cleanse(r->key, r->key_len);
-        free(r->key);
-    }
+    hr_wipe_str(r->token);
+    free(r->token);
+    hr_wipe(r->key, r->key_len);
+    free(r->key);
     free(r->cert);
     memset(r, 0, sizeof *r);
 }
@@ -405,10 +401,8 @@ out:
         (void)close(pfd[0]);
     if (pfd[1] >= 0)
         (void)close(pfd[1]);
-    if (obuf) {
-        OPENSSL_cleanse(obuf, olen);
-        free(obuf);
-    }
+    hr_wipe(obuf, olen);
+    free(obuf);
     for (size_t k = 0; k < n_own; k++)
         free(own[k]);
     free(own);

@@ -15,7 +15,6 @@
 
 #include <errno.h>
 #include <libfyaml.h>
-#include <openssl/crypto.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,6 +25,7 @@
 
 #include "util/base64.h"
 #include "util/file.h"
+#include "util/wipe.h"
 
 #define MAX_FILES 64
 #define MAX_FILE_BYTES ((size_t)16 << 20) /* a kubeconfig, a CA bundle */
@@ -393,7 +393,7 @@ static hr_status read_into_arena(const kctx *k, const char *where, const char *k
         memcpy(d, buf, len);
         d[len] = '\0';
     }
-    OPENSSL_cleanse(buf, len);
+    hr_wipe(buf, len);
     free(buf);
     if (!d)
         return hr_err_set(k->err, HR_E_NOMEM, "kubeconfig: out of memory");
@@ -722,8 +722,7 @@ static void kset_free(kset *ks)
 {
     for (size_t i = 0; i < ks->n; i++) {
         fy_document_destroy(ks->f[i].doc);
-        if (ks->f[i].text)
-            OPENSSL_cleanse(ks->f[i].text, ks->f[i].len);
+        hr_wipe(ks->f[i].text, ks->f[i].len);
         free(ks->f[i].text);
         free(ks->f[i].path);
         free(ks->f[i].dir);
@@ -740,20 +739,14 @@ static hr_kubeconfig *kconfig_new(void)
     return c;
 }
 
-static void cleanse_str(const char *s)
-{
-    if (s)
-        OPENSSL_cleanse((void *)(uintptr_t)s, strlen(s));
-}
-
 void hr_kubeconfig_free(hr_kubeconfig *c)
 {
     if (!c)
         return;
-    if (c->key)
-        OPENSSL_cleanse((void *)(uintptr_t)c->key, c->key_len);
-    cleanse_str(c->token);
-    cleanse_str(c->password);
+    /* The arena's bytes, const to readers: ours to wipe. */
+    hr_wipe((void *)(uintptr_t)c->key, c->key_len);
+    hr_wipe_str((char *)(uintptr_t)c->token);
+    hr_wipe_str((char *)(uintptr_t)c->password);
     hr_arena_free(&c->arena);
     free(c);
 }

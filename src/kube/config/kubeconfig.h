@@ -19,7 +19,8 @@
  *
  * Everything is resolved here, once: files named by certificate-authority,
  * client-certificate and client-key are read into memory (they reach
- * libcurl as blobs; nothing secret is ever written to a temporary file).
+ * libcurl as sealed memory files, kube/transport/tls.h; nothing secret is
+ * ever written to disk).
  * Tokens from tokenFile and exec plugins change over time, so they are only
  * described here and fetched by kube/config/cred.h.
  *

@@ -28,8 +28,9 @@
  *
  * Credentials come from kube/config/cred.h per request; a 401 lets it refresh a
  * rotating token or rerun an exec plugin, and the request is repeated once.
- * Certificates and keys reach libcurl as blobs (copied by libcurl), never
- * as files.
+ * The CA, client certificates and keys reach libcurl as the paths of
+ * sealed memory files (tls.h: libcurl 7.88 with GnuTLS takes no in-memory
+ * ones), never as files on disk.
  */
 #include "kube/transport/client.h"
 
@@ -53,6 +54,7 @@
 #include "kube/transport/limiter.h"
 #include "kube/transport/linesplit.h"
 #include "kube/transport/streams.h"
+#include "kube/transport/tls.h"
 #include "util/clock.h"
 
 /* HR_VERSION_STRING for the User-Agent: generated at every build from
@@ -69,6 +71,7 @@
 struct hr_kclient {
     hr_kubeconfig *cfg;
     hr_kcred cred;
+    hr_ktls tls; /* the CA's memory file */
     bool cred_ok, lim_ok, pool_ok, rand_ok;
     int n_locks;
     CURLSH *share;
@@ -101,7 +104,7 @@ static CURLcode g_init_rc = CURLE_FAILED_INIT;
 static void global_init(void)
 {
     /* Once per process, and undone once at exit: libcurl's global state
-     * (and OpenSSL's under it) is truly process-wide. */
+     * (and GnuTLS's under it) is truly process-wide. */
     g_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
     /* Without the exit hook libcurl's globals are merely not freed at
      * exit; not worth failing for. */
@@ -166,11 +169,11 @@ hr_status hr_kclient_new_from_config(hr_kubeconfig *cfg, const hr_kclient_opts *
     }
     c->cfg = cfg;
     hr_status st;
-    if (hr_kcred_init(&c->cred, c->cfg) != 0) {
-        st = hr_err_set(err, HR_E_NOMEM, "client: cannot create a mutex");
+    if ((st = hr_kcred_init(&c->cred, c->cfg, err)))
         goto fail;
-    }
     c->cred_ok = true;
+    if ((st = hr_ktls_init(&c->tls, c->cfg, err)))
+        goto fail;
     if (hr_klimiter_init(&c->lim, o->qps, o->burst, hr_mono_ns()) != 0) {
         st = hr_err_set(err, HR_E_NOMEM, "client: cannot create a mutex");
         goto fail;
@@ -262,6 +265,7 @@ void hr_kclient_free(hr_kclient *c)
         hr_klimiter_destroy(&c->lim);
     if (c->cred_ok)
         hr_kcred_destroy(&c->cred);
+    hr_ktls_free(&c->tls);
     curl_slist_free_all(c->connect_to);
     free(c->base);
     free(c->ua);
@@ -554,7 +558,6 @@ static hr_status setup(hr_kclient *c, xfer *x, const char *method, const char *u
     SET(CURLOPT_WRITEDATA, x);
     SET(CURLOPT_HEADERFUNCTION, on_header);
     SET(CURLOPT_HEADERDATA, x);
-    SET(CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
     if (stream) {
         SET(CURLOPT_XFERINFOFUNCTION, on_progress);
         SET(CURLOPT_XFERINFODATA, x);
@@ -562,23 +565,9 @@ static hr_status setup(hr_kclient *c, xfer *x, const char *method, const char *u
     } else {
         SET(CURLOPT_SOCKOPTFUNCTION, on_sockopt);
     }
-    if (k->insecure) {
-        SET(CURLOPT_SSL_VERIFYPEER, 0L);
-        SET(CURLOPT_SSL_VERIFYHOST, 0L);
-    } else if (k->ca) {
-        struct curl_blob b = {(void *)(uintptr_t)k->ca, k->ca_len, CURL_BLOB_COPY};
-        SET(CURLOPT_CAINFO_BLOB, &b);
-        /* Only the kubeconfig's CA, as kubectl: not the system directory. */
-        SET(CURLOPT_CAPATH, (char *)NULL);
-    }
-    if (snap->cert) {
-        struct curl_blob cb = {(void *)(uintptr_t)snap->cert, snap->cert_len, CURL_BLOB_COPY};
-        struct curl_blob kb = {(void *)(uintptr_t)snap->key, snap->key_len, CURL_BLOB_COPY};
-        SET(CURLOPT_SSLCERT_BLOB, &cb);
-        SET(CURLOPT_SSLCERTTYPE, "PEM");
-        SET(CURLOPT_SSLKEY_BLOB, &kb);
-        SET(CURLOPT_SSLKEYTYPE, "PEM");
-    }
+    hr_status st = hr_ktls_setup(h, &c->tls, k, snap, err);
+    if (st)
+        return st;
     if (c->connect_to)
         SET(CURLOPT_CONNECT_TO, c->connect_to);
     if (k->proxy_url)

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "util/wipe.h"
+
 hr_status hr_kheaders_build(const hr_kcred_snap *snap, const char *accept, const char *content_type,
                             struct curl_slist **out, hr_err *err)
 {
@@ -35,7 +37,7 @@ hr_status hr_kheaders_build(const hr_kcred_snap *snap, const char *accept, const
             goto nomem;
         snprintf(a, n, "Authorization: %s", snap->authorization);
         t = curl_slist_append(l, a);
-        memset(a, 0, n);
+        hr_wipe(a, n);
         free(a);
         if (!t)
             goto nomem;
@@ -52,6 +54,6 @@ void hr_kheaders_free(struct curl_slist *l)
 {
     for (struct curl_slist *i = l; i; i = i->next)
         if (!strncasecmp(i->data, "Authorization:", 14))
-            memset(i->data, 0, strlen(i->data));
+            hr_wipe_str(i->data);
     curl_slist_free_all(l);
 }
