@@ -79,9 +79,13 @@ static CURLcode request(const char *url, const char *body, size_t body_len, cons
         struct curl_certinfo *ci = NULL;
         if (curl_easy_getinfo(h, CURLINFO_CERTINFO, &ci) == CURLE_OK && ci &&
             ci->num_of_certs > 0) {
+            /* Hex digits only: libcurl's OpenSSL backend writes "420102...",
+             * its GnuTLS backend "42:01:02:...". */
             for (struct curl_slist *s = ci->certinfo[0]; s; s = s->next)
                 if (strncmp(s->data, "Serial Number:", 14) == 0)
-                    snprintf(r->serial, sizeof r->serial, "%s", s->data + 14);
+                    for (size_t i = 14, n = 0; s->data[i] && n + 1 < sizeof r->serial; i++)
+                        if (s->data[i] != ':')
+                            r->serial[n++] = s->data[i];
         }
     }
     curl_easy_cleanup(h);
