@@ -14,7 +14,7 @@ set -euo pipefail
 
 PACKAGES=(
   cmake ninja-build pkg-config gcc make git
-  libcurl4-gnutls-dev libssl-dev openssl
+  libcurl4-gnutls-dev openssl
   libmicrohttpd-dev libfyaml-dev libcmocka-dev
   clang-14 libclang-rt-14-dev llvm-14 clang-format-14 clang-tidy-14 universal-ctags
   valgrind jq curl ca-certificates
