@@ -148,7 +148,7 @@ wait_cp() {
 configure build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
 if [ -n "$only" ]; then
-  ctest --test-dir build/release -N -R "^${only}\$" | grep -q "^ *Test *#" ||
+  ctest --test-dir build/release -N -R "^${only}\$" | grep "^ *Test *#" >/dev/null ||
     { echo "test.sh: no test named '$only' (scripts/test.sh --list)"; exit 2; }
   step "building: release"
   build build/release
