@@ -807,6 +807,7 @@ static hr_status start_metrics(run_ctx *x, hr_err *err)
     hr_listener_opts mo = {.name = "metrics",
                            .addr = x->o.metrics_addr,
                            .tls = secure ? x->certs : NULL,
+                           .tls_fallback = secure, /* self-signed until a pair loads */
                            .authz = x->authz,
                            .routes = mroutes,
                            .n_routes = secure ? 1 : 3,
@@ -867,18 +868,17 @@ static hr_status start_all(run_ctx *x, hr_err *err)
      * must not route to a replica that cannot answer, but a controller
      * without a certificate (no cert-manager, webhook off) still writes,
      * and a /readyz that stayed 503 would hold rollouts and drains for
-     * ever. Its secured /metrics fails handshakes until the pair appears. */
+     * ever. Its secured /metrics serves a self-signed pair until then. */
     if (webhook || (metrics && x->o.metrics_secure)) {
         if ((st = hr_certs_new(x->o.cert_dir, &x->log, &x->certs, err)) ||
             (st = hr_certs_start(x->certs, 1000, err)) ||
             (webhook &&
              (st = hr_readiness_add(&x->ready, "webhook-cert", hr_certs_ready, x->certs, err))))
             return st;
-        if (!webhook && !hr_certs_ready(x->certs))
-            hr_logf(&x->log, HR_LV_WARN,
-                    "msg=\"no serving certificate yet: /metrics (HTTPS) refuses handshakes until "
-                    "tls.crt and tls.key appear\" cert_dir=%s",
-                    x->o.cert_dir);
+        if (metrics && x->o.metrics_secure &&
+            (st = hr_certs_fallback_selfsigned(x->certs, getenv("HEADROOM_METRICS_SERVICE"),
+                                               x->o.ns, getenv("POD_IP"), err)))
+            return st;
     }
 
     if (metrics && (st = start_metrics(x, err)))

@@ -62,6 +62,7 @@ struct hr_certs {
     cert_pair *cur;
     cert_pair *retired;
     uint64_t generation;
+    hr_selfsigned *fallback; /* set once before the listeners start; then read-only */
 
     file_id seen_crt, seen_key; /* last pair of ids a load was tried on */
 
@@ -397,6 +398,7 @@ void hr_certs_free(hr_certs *c)
     }
     reap(c, true);
     pair_free(c->cur);
+    hr_selfsigned_free(c->fallback);
     pthread_mutex_destroy(&c->mu);
     free(c);
 }
@@ -429,4 +431,41 @@ int hr_certs_select(hr_certs *c, gnutls_pcert_st **pcert, unsigned *n, gnutls_pr
     }
     pthread_mutex_unlock(&c->mu);
     return p ? 0 : -1;
+}
+
+hr_status hr_certs_fallback_selfsigned(hr_certs *c, const char *service, const char *ns,
+                                       const char *pod_ip, hr_err *err)
+{
+    if (hr_certs_ready(c)) {
+        hr_logf(&c->log, HR_LV_INFO, "msg=\"metrics certificate: the provided one\" crt=%s",
+                c->crt_path);
+        return HR_OK;
+    }
+    if (c->fallback)
+        return HR_OK;
+    hr_selfsigned *s;
+    hr_status st = hr_selfsigned_for_pod(service, ns, pod_ip, &s, err);
+    if (st)
+        return st;
+    pthread_mutex_lock(&c->mu);
+    c->fallback = s;
+    pthread_mutex_unlock(&c->mu);
+    hr_logf(&c->log, HR_LV_INFO,
+            "msg=\"metrics certificate: self-signed, made at start (a scraper cannot verify "
+            "it); tls.crt and tls.key replace it when they appear\" sha256=%s crt=%s",
+            hr_selfsigned_fingerprint(s), c->crt_path);
+    return HR_OK;
+}
+
+int hr_certs_select_any(hr_certs *c, gnutls_pcert_st **pcert, unsigned *n, gnutls_privkey_t *key)
+{
+    if (hr_certs_select(c, pcert, n, key) == 0)
+        return 0;
+    pthread_mutex_lock(&c->mu);
+    hr_selfsigned *s = c->fallback;
+    pthread_mutex_unlock(&c->mu);
+    if (s == NULL)
+        return -1;
+    hr_selfsigned_pair(s, pcert, n, key);
+    return 0;
 }

@@ -16,6 +16,11 @@
  * hr_certs_select, called from GnuTLS's certificate callback. A replaced
  * pair is not freed at once — a handshake on another thread may still be
  * using it — but after a grace period far longer than any handshake.
+ *
+ * The secured /metrics needs no provided pair: hr_certs_fallback_selfsigned
+ * makes a self-signed one at start (selfsigned.h) that hr_certs_select_any
+ * hands out until a pair loads; from then on the loaded pair, as for the
+ * webhook, which never gets the self-signed one (hr_certs_select).
  */
 #ifndef HR_SERVER_CERTS_H
 #define HR_SERVER_CERTS_H
@@ -24,6 +29,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "server/selfsigned.h"
 #include "util/err.h"
 #include "util/log.h"
 
@@ -56,5 +62,19 @@ uint64_t hr_certs_generation(hr_certs *c);
  * The pointers stay valid for the grace period after a replacement. */
 HR_MUST_CHECK int hr_certs_select(hr_certs *c, gnutls_pcert_st **pcert, unsigned *n,
                                   gnutls_privkey_t *key);
+
+/* Unless a pair is loaded already, make the self-signed fallback for the
+ * names a scraper of this pod may dial (hr_selfsigned_for_pod: service, ns
+ * and pod_ip may be NULL), kept until hr_certs_free. Logs once which
+ * certificate /metrics starts with: the provided one, or the self-signed
+ * one with its SHA-256 fingerprint. An error when it cannot be made. */
+HR_MUST_CHECK hr_status hr_certs_fallback_selfsigned(hr_certs *c, const char *service,
+                                                     const char *ns, const char *pod_ip,
+                                                     hr_err *err);
+
+/* As hr_certs_select, but the self-signed fallback when no pair is loaded
+ * (-1 only when there is neither). */
+HR_MUST_CHECK int hr_certs_select_any(hr_certs *c, gnutls_pcert_st **pcert, unsigned *n,
+                                      gnutls_privkey_t *key);
 
 #endif

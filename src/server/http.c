@@ -56,6 +56,7 @@ struct hr_listener {
     hr_route routes[MAX_ROUTES];
     size_t n_routes;
     hr_certs *tls;
+    bool tls_fallback;
     hr_authz *authz;
     hr_body_budget budget;
     hr_logger log;
@@ -247,7 +248,7 @@ static int cert_callback(gnutls_session_t s, const gnutls_datum_t *req_ca_rdn, i
     if (l == NULL || l->tls == NULL)
         return -1;
     unsigned n = 0;
-    if (hr_certs_select(l->tls, pcert, &n, key) != 0)
+    if ((l->tls_fallback ? hr_certs_select_any : hr_certs_select)(l->tls, pcert, &n, key) != 0)
         return -1; /* no certificate yet: the handshake fails, cleanly */
     *pcert_len = n;
     return 0;
@@ -440,6 +441,7 @@ hr_status hr_listener_start(const hr_listener_opts *o, hr_listener **out, hr_err
     memcpy(l->routes, o->routes, o->n_routes * sizeof *o->routes);
     l->n_routes = o->n_routes;
     l->tls = o->tls;
+    l->tls_fallback = o->tls_fallback;
     hr_body_budget_init(&l->budget, o->body_budget ? o->body_budget : (size_t)64 << 20);
     l->log = o->log;
     snprintf(l->name, sizeof l->name, "%s", o->name ? o->name : "http");

@@ -76,6 +76,11 @@ typedef struct hr_listener_opts {
      * port; design §13). A listener that closes leaves the group, and new
      * connections go to the others. */
     bool reuse_port;
+    /* With tls: the self-signed pair of hr_certs_fallback_selfsigned is
+     * served while no pair is loaded (the secured /metrics). false: no
+     * handshake until a pair loads (the webhook: the API server trusts
+     * only the provided certificate). */
+    bool tls_fallback;
     hr_logger log;
 } hr_listener_opts;
 
