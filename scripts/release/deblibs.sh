@@ -25,6 +25,23 @@
 #   deb_verify_sums SUMS WHO DPKGPATH FILE   the same against the md5sums file SUMS (WHO names
 #                                   its package in the error)
 #   deb_version PKG                 PKG's installed version
+#   deb_fetch ARCH PKG VERSION CACHE DIR   for a package dpkg has not installed for ARCH (one
+#                                   that is not Multi-Arch: same, such as base-files, is
+#                                   installed for one architecture only): its .deb of exactly
+#                                   VERSION from the mirror (apt-get download, kept in CACHE as
+#                                   apt names it), unpacked: DIR/root its files (dpkg-deb -x),
+#                                   DIR/DEBIAN its control files (dpkg-deb -e: control, md5sums).
+#                                   The .deb must be the one apt's lists describe (their SHA256,
+#                                   which apt's signed Release vouches for; a cached .deb of a
+#                                   version the lists no longer have is taken on its control
+#                                   fields alone) and say Package PKG, Version VERSION,
+#                                   Architecture ARCH; a VERSION the mirror does not have dies,
+#                                   naming the versions it has
+#   deb_fetched_status DIR          the status paragraph dpkg would write for DIR's package once
+#                                   installed: its control fields in dpkg's order (Package,
+#                                   Essential, Status, Priority, ..., Description, then the
+#                                   others as the control has them) with "Status: install ok
+#                                   installed"
 #   deb_machine ARCH                readelf's "Machine:" for ARCH (amd64, arm64)
 #   deb_multiarch ARCH              the multiarch triplet of ARCH
 #   deb_check_machine ARCH FILE     FILE is an ELF file of ARCH's machine type (else it dies)
@@ -194,4 +211,61 @@ deb_verify() {
 
 deb_version() {
   dpkg-query -W -f='${Version}' "$1" 2>/dev/null || deb_die "package $1 is not installed"
+}
+
+deb_fetch() {
+  local arch=$1 pkg=$2 ver=$3 cache=$4 dir=$5 deb sha tmp got f has
+  local -a debs
+  # apt's file name (an epoch's colon spelled %3a), and the SHA256 its lists give that version.
+  deb=$cache/${pkg}_${ver//:/%3a}_$arch.deb
+  sha=$(apt-cache show "$pkg:$arch=$ver" 2>/dev/null | awk '$1 == "SHA256:" {print $2; exit}')
+  if [ ! -f "$deb" ]; then
+    if [ -z "$sha" ]; then
+      has=$(apt-cache madison "$pkg:$arch" 2>/dev/null | awk -F' *[|] *' '{print $2}' | paste -sd' ' -)
+      deb_die "$pkg $ver for $arch is not on the mirror (apt's lists have ${has:-no version of $pkg:$arch};" \
+        "apt-get update if they are old) nor in $cache"
+    fi
+    mkdir -p "$cache"
+    tmp=$(mktemp -d "$cache/.fetch.XXXXXX")
+    chmod 0755 "$tmp" # apt downloads as _apt
+    if ! (cd "$tmp" && apt-get download -q "$pkg:$arch=$ver") >"$tmp/log" 2>&1; then
+      got=$(grep -E '^(E|W):' "$tmp/log" | tail -1)
+      rm -rf "$tmp"
+      deb_die "apt-get download $pkg:$arch=$ver failed: ${got:-no message}"
+    fi
+    debs=("$tmp"/*.deb)
+    [ "${#debs[@]}" -eq 1 ] && [ -f "${debs[0]}" ] || { rm -rf "$tmp"; deb_die "apt-get download $pkg:$arch=$ver wrote no .deb"; }
+    mv -f "${debs[0]}" "$deb"
+    rm -rf "$tmp"
+  fi
+  if [ -n "$sha" ]; then
+    got=$(sha256sum <"$deb" | cut -d' ' -f1)
+    [ "$got" = "$sha" ] || deb_die "$deb has sha256 $got, not $sha (apt-cache show $pkg:$arch=$ver): remove it to fetch it again"
+  fi
+  for f in "Package $pkg" "Version $ver" "Architecture $arch"; do
+    got=$(dpkg-deb -f "$deb" "${f%% *}") || deb_die "$deb is not a .deb dpkg-deb can read"
+    [ "$got" = "${f#* }" ] || deb_die "$deb says ${f%% *} '$got', not '${f#* }'"
+  done
+  rm -rf "$dir"
+  mkdir -p "$dir/root"
+  dpkg-deb -x "$deb" "$dir/root" || deb_die "dpkg-deb -x $deb failed"
+  dpkg-deb -e "$deb" "$dir/DEBIAN" || deb_die "dpkg-deb -e $deb failed"
+  [ -f "$dir/DEBIAN/md5sums" ] || deb_die "$deb has no md5sums"
+}
+
+deb_fetched_status() {
+  awk -v order="Package Essential Protected Status Priority Section Installed-Size Origin Maintainer
+      Bugs Architecture Multi-Arch Source Version Config-Version Replaces Provides Depends
+      Pre-Depends Recommends Suggests Breaks Conflicts Enhances Conffiles Description
+      Triggers-Pending Triggers-Awaited" '
+    /^$/ {next}
+    /^[ \t]/ {text[name] = text[name] "\n" $0; next}
+    {name = substr($0, 1, index($0, ":") - 1); if (!(name in text)) seq[++n] = name; text[name] = $0}
+    END {
+      seq[++n] = "Status"
+      text["Status"] = "Status: install ok installed"
+      k = split(order, o, /[ \n]+/)
+      for (i = 1; i <= k; i++) {known[o[i]] = 1; if (o[i] in text) print text[o[i]]}
+      for (i = 1; i <= n; i++) if (!(seq[i] in known)) print text[seq[i]]
+    }' "$1/DEBIAN/control"
 }

@@ -35,6 +35,16 @@
 #     /var/lib/dpkg/info/PKG.md5sums the bytes), and better for a test: it is the very library
 #     the binary was built and tested with, and it needs no network. The packages' copyright
 #     files come along;
+#   - base-files' /usr/lib/os-release, the link /etc/os-release -> ../usr/lib/os-release, and
+#     base-files' copyright, as Debian has them: scanners (Syft, Trivy, Grype) call the packages
+#     pkg:deb/debian/NAME@VERSION and match vulnerabilities only when the image says it is
+#     Debian (ID=debian). base-files is this machine's, of this machine's version, when it is
+#     installed for --arch; it is not Multi-Arch: same, so for the other architecture it is the
+#     .deb of that same version from Debian's mirror (apt-get download, cached in
+#     ${HEADROOM_CACHE:-~/.cache/kube-headroom}/debs; deblibs.sh deb_fetch), never made up: each
+#     file is checked against the .deb's md5sums, and its status paragraph is the .deb's control
+#     fields with Status "install ok installed". When the mirror no longer has that version, it
+#     fails and says so (upgrade this machine's base-files to one the mirror has);
 #   - the package database scanners read (Syft, Trivy, Grype; distroless' layout), for exactly the
 #     Debian packages whose files the image carries: /var/lib/dpkg/status.d/NAME, the package's
 #     status paragraph as `dpkg-query -s` prints it (Status "install ok installed"; without
@@ -42,7 +52,8 @@
 #     package's own md5sums (its spelling of each path, sorted) for the files the image has of it.
 #     NAME is the package name without :ARCH (one image, one architecture). Every regular file
 #     but the four this script writes (headroom, passwd, group, nsswitch.conf) must be listed by
-#     exactly one package with its bytes, and every listed file must be there (verify_db below);
+#     exactly one package with its bytes, every listed file must be there, and /etc/os-release
+#     must lead to base-files' os-release saying ID=debian (verify_db below);
 #   - /etc/passwd and /etc/group naming root and nonroot (65532), /etc/nsswitch.conf, /tmp.
 # No shell, no package manager, nothing else. The image runs as 65532:65532 and needs no
 # writable path (a read-only root filesystem works). The libraries, the interpreter, the packages
@@ -80,7 +91,8 @@ umask 022 # the modes of what assemble makes do not depend on the caller's umask
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # shellcheck source=scripts/release/deblibs.sh
 . "$ROOT/scripts/release/deblibs.sh"
-IMAGES=${HEADROOM_CACHE:-$HOME/.cache/kube-headroom}/images
+CACHE=${HEADROOM_CACHE:-$HOME/.cache/kube-headroom}
+IMAGES=$CACHE/images
 MAX_MB=30
 UID_GID=65532:65532
 
@@ -239,24 +251,78 @@ inroot() {
   echo "$cur"
 }
 
+# Packages whose files come from a .deb rather than from this machine's dpkg (os_release):
+# FROM_DEB[PKG:ARCH] is the directory deb_fetch unpacked it in.
+declare -A FROM_DEB=()
+
+# pkg_sums PKG: the md5sums of PKG, installed or fetched; pkg_status PKG: its status paragraph
+# (an installed one's as dpkg-query -s prints it, without Conffiles).
+pkg_sums() {
+  if [ -n "${FROM_DEB[$1]:-}" ]; then echo "${FROM_DEB[$1]}/DEBIAN/md5sums"; else deb_md5sums "$1"; fi
+}
+pkg_status() {
+  if [ -n "${FROM_DEB[$1]:-}" ]; then
+    deb_fetched_status "${FROM_DEB[$1]}"
+  else
+    dpkg-query -s "$1" | awk '/^[^ ]/ {skip = /^Conffiles:/} !skip'
+  fi
+}
+
+# os_release R: base-files' os-release, the link /etc/os-release and base-files' copyright into R
+# (the header): from this machine's base-files when it is installed for ARCH, else from the
+# ARCH .deb of the same version (base-files is installed here for one architecture only), each
+# file checked against its package's md5sums.
+os_release() {
+  local r=$1 v tree="" sums who f link dir
+  v=$(deb_version base-files)
+  if [ "$(dpkg-query -W -f='${Architecture}' base-files)" = "$ARCH" ]; then
+    sums=$(deb_md5sums base-files) who="base-files $v (installed)"
+  else
+    dir=$work/deb-base-files
+    (deb_fetch "$ARCH" base-files "$v" "$CACHE/debs" "$dir") ||
+      die "no base-files $v .deb for $ARCH (above): the $ARCH image carries this machine's version of" \
+        "base-files ($v, $NATIVE); when the mirror no longer has it, upgrade this machine's base-files" \
+        "to a version the mirror has for both (apt-get install base-files=VERSION; apt-cache policy" \
+        "base-files:$ARCH lists them)"
+    FROM_DEB[base-files:$ARCH]=$dir
+    tree=$dir/root sums=$dir/DEBIAN/md5sums who="base-files $v ($ARCH .deb)"
+  fi
+  for f in /usr/lib/os-release /usr/share/doc/base-files/copyright; do
+    [ -f "$tree$f" ] && [ ! -L "$tree$f" ] || die "$who has no file $f"
+    deb_verify_sums "$sums" "$who" "$f" "$tree$f"
+    mkdir -p "$r$(dirname "$f")"
+    cp -p "$tree$f" "$r$f"
+  done
+  link=$(readlink "$tree/etc/os-release") || die "$who's /etc/os-release is not a symlink"
+  [ "$link" = ../usr/lib/os-release ] || die "$who's /etc/os-release leads to '$link', not ../usr/lib/os-release"
+  ln -s "$link" "$r/etc/os-release"
+  grep -qx 'ID=debian' "$r/usr/lib/os-release" || die "$who's os-release does not say ID=debian"
+}
+
 # dpkg_db R: write R's package database (the header): one status paragraph and one md5sums per
 # package whose files R carries. Each file's bytes are checked against its package's md5sums
 # again here, the copyright files included, and the name dpkg knows it by is made to lead to it
 # in R (/lib/… through the merged-/usr link), so a scanner finds every listed path.
 dpkg_db() {
-  local r=$1 f pkg dpath sums line name owned
+  local r=$1 f pkg dpath sums line name owned key
   local -a files
   declare -A pkg_of_name=() lines=()
   mapfile -t files < <(image_files "$r")
   [ "${#files[@]}" -gt 0 ] || die "no package file in $r"
   owned=$(deb_owners "$ARCH" "${files[@]}")
   for f in "${files[@]}"; do
-    read -r _ pkg dpath < <(awk -v l="$f" '$1 == l' <<<"$owned") ||
-      die "$f (in the image) belongs to no installed $ARCH Debian package"
-    sums=$(deb_md5sums "$pkg")
+    if ! read -r _ pkg dpath < <(awk -v l="$f" '$1 == l' <<<"$owned"); then
+      # Not an installed ARCH package's: a fetched .deb's, when its md5sums list it.
+      pkg=""
+      for key in "${!FROM_DEB[@]}"; do
+        [ -z "$(deb_sums_line "${FROM_DEB[$key]}/DEBIAN/md5sums" "$f")" ] || { pkg=$key dpath=$f; break; }
+      done
+      [ -n "$pkg" ] || die "$f (in the image) belongs to no installed $ARCH Debian package"
+    fi
+    sums=$(pkg_sums "$pkg")
     deb_verify_sums "$sums" "$pkg" "$dpath" "$r$f"
     line=$(deb_sums_line "$sums" "$dpath")
-    replicate "$r" "$dpath"
+    [ "$dpath" = "$f" ] || replicate "$r" "$dpath"
     name=${pkg%%:*}
     [ "${pkg_of_name[$name]:-$pkg}" = "$pkg" ] || die "two packages named $name: ${pkg_of_name[$name]} and $pkg"
     pkg_of_name[$name]=$pkg
@@ -265,7 +331,7 @@ dpkg_db() {
   mkdir -p "$r$DB"
   for name in "${!pkg_of_name[@]}"; do
     pkg=${pkg_of_name[$name]}
-    dpkg-query -s "$pkg" | awk '/^[^ ]/ {skip = /^Conffiles:/} !skip' >"$r$DB/$name"
+    pkg_status "$pkg" >"$r$DB/$name"
     grep -qx 'Status: install ok installed' "$r$DB/$name" || die "$pkg is not 'install ok installed' here"
     printf '%s' "${lines[$name]}" | awk '{print substr($0, 35) "\t" $0}' | LC_ALL=C sort | cut -f2- \
       >"$r$DB/$name.md5sums"
@@ -276,8 +342,9 @@ dpkg_db() {
 # verify_db R: R's package database against R itself, from nothing but R: each status file has
 # its md5sums and the reverse, names its own package, is "install ok installed" and of the
 # image's architecture (or all); each md5sums is sorted, every path it lists leads to a regular
-# file of R with those bytes, no file is listed twice, and every regular file R carries (but
-# OWN_FILES) is listed. Prints every problem, then fails if there was one.
+# file of R with those bytes, no file is listed twice, every regular file R carries (but
+# OWN_FILES) is listed, and /etc/os-release leads to base-files' os-release, which says
+# ID=debian. Prints every problem, then fails if there was one.
 verify_db() {
   local r=$1 s name sum path real f n=0
   local -a fails=()
@@ -318,6 +385,14 @@ verify_db() {
     done <"$s.md5sums"
   done
   [ "$n" -gt 0 ] || fails+=("$DB: no package")
+  # The image says it is Debian, in the file scanners read for the distro (the header).
+  if ! real=$(inroot "$r" /etc/os-release); then
+    fails+=("/etc/os-release leads to no file: scanners would not know the image is Debian")
+  elif [ "${claimed[$real]:-}" != base-files ]; then
+    fails+=("/etc/os-release leads to $real, which is ${claimed[$real]:-no package}'s, not base-files'")
+  elif ! grep -qx 'ID=debian' "$r$real"; then
+    fails+=("/etc/os-release ($real) does not say ID=debian")
+  fi
   while IFS= read -r f; do
     [ -n "${claimed[$f]:-}" ] || fails+=("$f is in the image but in no package's md5sums")
   done < <(image_files "$r")
@@ -360,6 +435,7 @@ assemble() {
     doc=/usr/share/doc/${pkg%%:*}/copyright
     if [ -e "$doc" ]; then replicate "$r" "$doc"; fi
   done
+  os_release "$r"
 
   printf 'root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/nonexistent:/sbin/nologin\n' \
     >"$r/etc/passwd"

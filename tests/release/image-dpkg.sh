@@ -12,13 +12,21 @@
 # Checks, on the root filesystem scripts/release/image.sh --rootfs assembles (no container):
 #   - the packages with a status file are exactly the owners (dpkg -S, of the image's
 #     architecture) of the libraries and the interpreter the binary loads (ldd; for arm64 the
-#     image's own ld.so --list under qemu) and of nothing else;
+#     image's own ld.so --list under qemu) and base-files (the owner of this machine's
+#     /usr/lib/os-release), and nothing else;
+#   - /etc/os-release is the link ../usr/lib/os-release, as Debian has it, to an os-release
+#     saying ID=debian that status.d/base-files.md5sums lists;
 #   - each status file is `dpkg-query -s PKG:ARCH` without its Conffiles field, Status "install
 #     ok installed"; each md5sums holds lines of the package's own md5sums only, sorted, and the
-#     image's copy of each file has those bytes (md5sum -c in the tree);
+#     image's copy of each file has those bytes (md5sum -c in the tree). A package installed
+#     here for another architecture only (base-files for arm64: not Multi-Arch: same) comes
+#     from its .deb of the installed version, which image.sh keeps in
+#     ${HEADROOM_CACHE:-~/.cache/kube-headroom}/debs: its status file is the installed
+#     paragraph with the .deb's Architecture and Installed-Size, its md5sums lines the .deb's;
 #   - image.sh --verify-rootfs accepts the tree, and refuses it (exit 1, naming the fault) with a
 #     status file removed, an md5sums removed, a wrong checksum, an unlisted file added, a
-#     listed file removed, a line of another package's md5sums added.
+#     listed file removed, a line of another package's md5sums added, /etc/os-release removed,
+#     /etc/os-release leading to another package's file.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 native=$(dpkg --print-architecture)
@@ -48,17 +56,26 @@ else
     awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}' | sed "s|^$r/|/|")
 fi
 [ -n "$loaded" ] || fail "no library found for $bin"
-want=$(for f in $loaded; do
-  p=$(realpath "$f")
-  { dpkg -S "$p" 2>/dev/null || dpkg -S "${p#/usr}"; } | head -1 | sed 's/: .*//' | tr -d ' ' |
-    tr ',' '\n' | grep -E ":$arch\$|^[^:]+\$" | head -1
-done | sed 's/:.*//' | sort -u)
+os_owner=$(dpkg -S /usr/lib/os-release | sed 's/: .*//')
+want=$({
+  for f in $loaded; do
+    p=$(realpath "$f")
+    { dpkg -S "$p" 2>/dev/null || dpkg -S "${p#/usr}"; } | head -1 | sed 's/: .*//' | tr -d ' ' |
+      tr ',' '\n' | grep -E ":$arch\$|^[^:]+\$" | head -1
+  done
+  echo "$os_owner"
+} | sed 's/:.*//' | sort -u)
 have=$(find "$r/$DB" -type f ! -name '*.md5sums' -printf '%f\n' | sort)
 if [ "$want" != "$have" ]; then
   diff <(echo "$want") <(echo "$have") >&2 || true
   fail "the status files (right) are not the packages of the loaded libraries (left)"
 fi
-pass "status.d names exactly the $(wc -l <<<"$have") $arch packages of the libraries $bin loads"
+pass "status.d names exactly the $(wc -l <<<"$have") $arch packages of the libraries $bin loads and $os_owner"
+
+[ "$(readlink "$r/etc/os-release")" = ../usr/lib/os-release ] || fail "/etc/os-release is not the link ../usr/lib/os-release"
+grep -qx 'ID=debian' "$r/usr/lib/os-release" || fail "/usr/lib/os-release does not say ID=debian"
+grep -q '  usr/lib/os-release$' "$r/$DB/$os_owner.md5sums" || fail "$DB/$os_owner.md5sums does not list usr/lib/os-release"
+pass "/etc/os-release -> ../usr/lib/os-release, owned by $os_owner, ID=debian"
 
 n=0
 for s in "$r/$DB"/*; do
@@ -66,12 +83,26 @@ for s in "$r/$DB"/*; do
   name=${s##*/}
   pkg=$name:$arch
   dpkg-query -s "$pkg" >/dev/null 2>&1 || pkg=$name
-  [ "$(dpkg-query -W -f='${Architecture}' "$pkg")" = "$arch" ] || fail "$name is not of $arch here"
-  dpkg-query -s "$pkg" | awk '/^[^ ]/ {skip = /^Conffiles:/} !skip' | cmp -s - "$s" ||
-    fail "$DB/$name is not dpkg-query -s $pkg without Conffiles"
-  grep -qx 'Status: install ok installed' "$s" || fail "$DB/$name: Status"
+  para=$(dpkg-query -s "$pkg" | awk '/^[^ ]/ {skip = /^Conffiles:/} !skip')
   sums=/var/lib/dpkg/info/$pkg.md5sums
   [ -f "$sums" ] || sums=/var/lib/dpkg/info/$name.md5sums
+  a=$(dpkg-query -W -f='${Architecture}' "$pkg")
+  if [ "$a" != "$arch" ] && [ "$a" != all ] && [ "$(dpkg-query -W -f='${Multi-Arch}' "$pkg")" != same ]; then
+    # Installed here for another architecture only: the .deb of the same version, as fetched.
+    v=$(dpkg-query -W -f='${Version}' "$pkg")
+    deb=${HEADROOM_CACHE:-$HOME/.cache/kube-headroom}/debs/${name}_${v//:/%3a}_$arch.deb
+    [ -f "$deb" ] || fail "$name is installed here for $a only, and there is no $deb"
+    [ "$(dpkg-deb -f "$deb" Version)" = "$v" ] || fail "$deb is not version $v"
+    para=$(sed -e "s/^Architecture: .*/Architecture: $(dpkg-deb -f "$deb" Architecture)/" \
+      -e "s/^Installed-Size: .*/Installed-Size: $(dpkg-deb -f "$deb" Installed-Size)/" <<<"$para")
+    sums=$work/$name.deb.md5sums
+    dpkg-deb -I "$deb" md5sums >"$sums"
+    echo "  $name: installed here for $a only; checked against $(basename "$deb")"
+  fi
+  grep -qx "Architecture: $arch" <<<"$para" || fail "$name is not of $arch here (nor a .deb of it)"
+  cmp -s <(echo "$para") "$s" || { diff <(echo "$para") "$s" >&2 || true;
+    fail "$DB/$name is not dpkg-query -s $pkg without Conffiles"; }
+  grep -qx 'Status: install ok installed' "$s" || fail "$DB/$name: Status"
   extra=$(grep -vxF -f "$sums" "$s.md5sums" || true)
   [ -z "$extra" ] || fail "$DB/$name.md5sums has lines not in $sums: $extra"
   awk '{print substr($0, 35)}' "$s.md5sums" | LC_ALL=C sort -c || fail "$DB/$name.md5sums is not sorted"
@@ -101,4 +132,6 @@ red "an unlisted file" "echo x >usr/lib/$(ls "$r/usr/lib" | grep linux-gnu | hea
 red "a listed file removed" "rm $lib"
 red "a line of another package's md5sums" "{ head -1 $DB/zlib1g.md5sums; grep -m1 ' usr/bin/dpkg\$' \
   /var/lib/dpkg/info/dpkg.md5sums; tail -n +2 $DB/zlib1g.md5sums; } >x && mv x $DB/zlib1g.md5sums"
+red "/etc/os-release removed" "rm etc/os-release"
+red "/etc/os-release leading to libc6's copyright" "ln -sfn ../usr/share/doc/libc6/copyright etc/os-release"
 pass "image.sh --verify-rootfs refuses each broken tree"
