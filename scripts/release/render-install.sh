@@ -58,9 +58,11 @@ trap 'rm -rf "$tmp"' EXIT
 # - NO HeadroomConfig: without one the controller runs in dry-run (every
 #   managed pod is annotated with what would be set; nothing is resized).
 #   Create the HeadroomConfig "cluster" with dryRun: false when ready.
-# - /metrics is HTTPS on :8443 with the Secret kube-headroom-webhook-tls
-#   (tls.crt, tls.key) once you create it; it is picked up without a restart.
-#   Readiness does not wait for it.
+# - /metrics is HTTPS on :8443 from the start, with a self-signed certificate
+#   each replica makes in memory (scrape with a token bound to the ClusterRole
+#   kube-headroom-metrics-reader, without verifying the server). Create the
+#   Secret kube-headroom-webhook-tls (tls.crt, tls.key) to serve your own: it
+#   replaces the self-signed one without a restart. Nothing waits for it.
 HEADER
   awk -v dir="$tmp" '
     /^---$/ { n++; next }
