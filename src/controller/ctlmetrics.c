@@ -6,7 +6,7 @@
 #include <inttypes.h>
 
 static const char *const result_names[HR_RES_COUNT_] = {
-    "applied", "infeasible", "quota-denied", "invalid", "conflict", "gone", "error",
+    "applied", "infeasible", "quota-denied", "invalid", "conflict", "gone", "error", "dry-run",
 };
 static const char *const write_names[HR_WK_COUNT_] = {"resize", "annotation", "event",
                                                       "configstatus"};
@@ -39,7 +39,8 @@ void hr_ctlmetrics_init(hr_ctlmetrics *m)
 void hr_ctlmetrics_render(void *ud, hr_buf *out)
 {
     hr_ctlmetrics *m = ud;
-    hr_buf_puts(out, "# HELP headroom_resizes_total Resize writes by outcome.\n"
+    hr_buf_puts(out, "# HELP headroom_resizes_total Resize writes by outcome; dry-run: resizes the "
+                     "dry-run mode held.\n"
                      "# TYPE headroom_resizes_total counter\n");
     for (int i = 0; i < HR_RES_COUNT_; i++)
         hr_buf_printf(out, "headroom_resizes_total{result=\"%s\"} %" PRIuFAST64 "\n",

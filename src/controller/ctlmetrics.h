@@ -24,6 +24,7 @@ typedef enum hr_result {
     HR_RES_CONFLICT,
     HR_RES_GONE,
     HR_RES_ERROR,
+    HR_RES_DRY_RUN, /* a resize dry-run held: counted when its annotation is sent */
     HR_RES_COUNT_
 } hr_result;
 

@@ -732,6 +732,10 @@ static bool send_action(hr_executor *e, const hr_nodesnap *s, const hr_action *a
     }
     hr_buf_free(&resp);
     hr_status ns = write_annotation(e, key, p->ns, p->name, a->status_patch, &out->writes);
+    /* Dry-run held this resize: counted with the annotation that says
+     * so, which is sent only when what it says changes (reconcile.c). */
+    if (ns == HR_OK && a->kind == HR_ACT_ANNOTATE && a->held)
+        atomic_fetch_add(&e->o.metrics->resizes[HR_RES_DRY_RUN], 1);
     if (ns == HR_E_CANCELED || ns == HR_E_EXPIRED) {
         if (ns == HR_E_EXPIRED)
             lease_lost(out); /* nothing was sent; requeued */

@@ -16,7 +16,7 @@
 typedef struct entry {
     uint32_t n_managed, n_deferred;
     char *text;    /* the node's lines of each node family, then its pod lines */
-    size_t off[5]; /* where each node family's line and the pod block start */
+    size_t off[6]; /* where each node family's line and the pod block start */
     size_t len;
 } entry;
 
@@ -100,8 +100,9 @@ static const char *const fams[] = {
     "headroom_node_slack_cores",  "Allocatable CPU not booked by any request (may be negative).",
     "headroom_node_booked_ratio", "Booked requests over allocatable CPU.",
     "headroom_node_pool_info",    pool_help,
+    "headroom_node_managed_pods", "Pods on the node whose CPU limits kube-headroom manages.",
 };
-#define N_NODE_FAMS 4
+#define N_NODE_FAMS 5
 
 static entry *entry_new(const char *node, const char *pool, const hr_node_plan *plan,
                         uint32_t n_deferred, const hr_gauge_pod *pods, size_t n)
@@ -130,6 +131,10 @@ static entry *entry_new(const char *node, const char *pool, const hr_node_plan *
     put_label(&b, pool != NULL ? pool : HR_POOL_TOP_LEVEL);
     hr_buf_append(&b, "\"} 1\n", 5);
     e->off[4] = b.len;
+    hr_buf_puts(&b, "headroom_node_managed_pods{node=\"");
+    put_label(&b, node);
+    hr_buf_printf(&b, "\"} %" PRIu32 "\n", plan->n_managed);
+    e->off[5] = b.len;
     for (size_t k = 0; k < n; k++) {
         static const char head[] = "headroom_pod_limit_cores{namespace=\"";
         hr_buf_append(&b, head, sizeof head - 1);

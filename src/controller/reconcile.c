@@ -93,6 +93,7 @@ hr_status hr_reconcile_node_with(const hr_config *cfg, const hr_rnode *rn, int64
             if (hr_status_note_hash(act->annotation, strlen(act->annotation)) == rp->status_hash)
                 continue;
             act->kind = HR_ACT_ANNOTATE;
+            act->held = pp->gate == HR_GATE_PASS;
         } else if (pp->gate != HR_GATE_PASS) {
             act->kind = HR_ACT_SKIP;
             act->gate = pp->gate;

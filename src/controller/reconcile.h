@@ -51,6 +51,7 @@ typedef struct hr_action {
     size_t pod; /* index into hr_rnode.pods */
     int64_t current, target;
     bool increase;             /* the executor re-reads the Node before these */
+    bool held;                 /* HR_ACT_ANNOTATE: a resize a live run would write now */
     hr_gate gate;              /* for HR_ACT_SKIP */
     const char *apply_body;    /* HR_ACT_RESIZE */
     const char *annotation;    /* HR_ACT_RESIZE and HR_ACT_ANNOTATE */

@@ -353,6 +353,40 @@ static void notes_and_resizes_apart_per_pod(void **state)
     fx_close(&f);
 }
 
+/* Dry-run (design §9.3): a wave of annotations only. Each one that stands
+ * for a resize a live run would write counts in headroom_resizes_total
+ * {result="dry-run"}; a held one (a gate) does not; no resize is sent. The
+ * series is on the page from the start, at 0. */
+static void dry_run_counted(void **state)
+{
+    (void)state;
+    fx f;
+    fx_open(&f, CONC, false);
+    hr_buf page;
+    hr_buf_init(&page, 0);
+    hr_ctlmetrics_render(&f.m, &page);
+    assert_non_null(strstr(hr_buf_str(&page), "\nheadroom_resizes_total{result=\"dry-run\"} 0\n"));
+    int held = 0;
+    for (int i = 0; i < PODS; i++) {
+        f.act[i].kind = HR_ACT_ANNOTATE;
+        f.act[i].apply_body = f.act[i].event_message = NULL;
+        f.act[i].held = i % 4 != 0;
+        held += f.act[i].held;
+    }
+    hr_exec_outcome out = run_wave(&f);
+    assert_int_equal(out.writes, PODS);
+    assert_int_equal(atomic_load(&f.m.resizes[HR_RES_DRY_RUN]), held);
+    assert_int_equal(atomic_load(&f.m.resizes[HR_RES_APPLIED]), 0);
+    assert_int_equal(atomic_load(&f.m.writes[HR_WK_RESIZE]), 0);
+    hr_buf_reset(&page);
+    hr_ctlmetrics_render(&f.m, &page);
+    char want[64];
+    snprintf(want, sizeof want, "\nheadroom_resizes_total{result=\"dry-run\"} %d\n", held);
+    assert_non_null(strstr(hr_buf_str(&page), want));
+    hr_buf_free(&page);
+    fx_close(&f);
+}
+
 /* The pool alone: items of two callers' batches share its threads, at most
  * its size at once, and every item runs exactly once. */
 typedef struct tally {
@@ -430,6 +464,7 @@ int main(void)
         cmocka_unit_test(pool_bounds_and_runs_each_once),
         cmocka_unit_test(wave_writes_in_flight),
         cmocka_unit_test(notes_and_resizes_apart_per_pod),
+        cmocka_unit_test(dry_run_counted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

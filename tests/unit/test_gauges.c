@@ -42,6 +42,8 @@ static void record_render_remove(void **state)
     assert_non_null(strstr(p, "\nheadroom_node_booked_ratio{node=\"n0\"} 0.250\n"));
     /* design §2.11, §9.3: no pool applies: the top level */
     assert_non_null(strstr(p, "\nheadroom_node_pool_info{node=\"n0\",pool=\"(top level)\"} 1\n"));
+    assert_non_null(strstr(p, "# TYPE headroom_node_managed_pods gauge\n"
+                              "headroom_node_managed_pods{node=\"n0\"} 2\n"));
     assert_non_null(
         strstr(p, "\nheadroom_pod_limit_cores{namespace=\"team-a\",pod=\"big\"} 7.200\n"));
     free(p);
@@ -58,6 +60,7 @@ static void record_render_remove(void **state)
     assert_non_null(strstr(p, "headroom_node_factor{node=\"n0\"} 40.000\n"));
     /* the node's pool moved with its record: one info series, the new pool */
     assert_non_null(strstr(p, "headroom_node_pool_info{node=\"n0\",pool=\"batch\"} 1\n"));
+    assert_non_null(strstr(p, "headroom_node_managed_pods{node=\"n0\"} 1\n"));
     assert_null(strstr(p, "pool=\"(top level)\""));
     free(p);
 
