@@ -1,0 +1,192 @@
+#!/usr/bin/env bash
+# e2e_metrics_default.sh — /metrics answers in the default install, with no Secret made by hand:
+# the chart with its default values (no cert-manager, no webhook.certSecretName), then
+# deploy/install.yaml, each installed on the suite's cluster as the controller's pods on the real
+# node. For each: within 60 s of the install a scrape of https://127.0.0.1:<metrics port>/metrics
+# with the token of a ServiceAccount bound to <fullname>-metrics-reader answers 200 with headroom_
+# series (curl -k: the certificate is the self-signed one each replica makes at start, which the
+# served certificate and the pods' log show); without a token 401, with an unbound
+# ServiceAccount's token 403; no Secret <fullname>-webhook-tls exists; both replicas are Ready.
+#
+# What this machine forces, and nothing else is changed from the defaults
+# (tests/cluster/README.md, e2e_realnode_incluster.sh): the image is the project's, imported into
+# the real node's containerd (image repository and tag, pullPolicy Never: no registry); pods with
+# their own network namespace reach nothing, so the controller runs hostNetwork on 127.0.0.1 on
+# the real node (hostNetwork, listenAddress, nodeSelector and toleration of the real node); the
+# two default replicas share that node's ports (hostNetworkReusePort: metrics through SO_REUSEPORT,
+# each replica's probe listener on a port of its own, exec probes); the metrics port is a free
+# one of the host's (metrics.port); the kubernetes Service has no kube-proxy behind it
+# (KUBERNETES_SERVICE_HOST/PORT in extraEnv); the HeadroomConfig CRD is the suite's, shared by
+# every test, so no release owns it (crds.install=false; install.yaml's copy without the CRD).
+# deploy/install.yaml gets the same overrides by sed on a copy (no kustomize), and its namespace's
+# Pod Security level privileged instead of restricted (hostNetwork is refused below it): the image and its
+# pull policy, hostNetwork and the node's selector and toleration after serviceAccountName, the
+# listen addresses and --reuse-port/--probe-addr-file in the args, the two env vars after the
+# chart's, the container ports dropped and the probes made exec probes, the run emptyDir added,
+# and the CRD document left out (awk).
+# Needs `cluster.sh up` and `cluster.sh real-node up` (the CTest fixtures).
+set -uo pipefail
+# shellcheck source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
+# shellcheck source=../lib/realnode.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/realnode.sh"
+WORK=$(mktemp -d /tmp/headroom-e2e-md.XXXXXX)
+REL=hr-md
+CNS=hr-md-$S
+API_PORT=$(k config view --minify -o jsonpath='{.clusters[0].cluster.server}' | sed 's#.*:##')
+P_METRICS=${HEADROOM_E2E_MD_METRICS_PORT:-$(free_port)}
+PROBE_FILE=/run/kube-headroom/probe-addr
+YAML_NS=kube-headroom # deploy/install.yaml's
+
+uninstall_helm() {
+  "$HELM" uninstall "$REL" -n "$CNS" --wait --timeout 60s >/dev/null 2>&1
+  k -n "$CNS" wait --for=delete pod -l app.kubernetes.io/instance=$REL --timeout=60s >/dev/null 2>&1
+  k delete namespace "$CNS" --ignore-not-found --wait=false >/dev/null 2>&1
+  k delete clusterrolebinding "$REL-scraper-$S" --ignore-not-found >/dev/null 2>&1
+}
+uninstall_yaml() {
+  [ -f "$WORK/install.yaml" ] && k delete -f "$WORK/install.yaml" --ignore-not-found --wait=false >/dev/null 2>&1
+  # The next test must not see this controller still connected (common.sh require_cluster).
+  k -n "$YAML_NS" wait --for=delete pod -l app.kubernetes.io/instance=kube-headroom --timeout=60s >/dev/null 2>&1
+  k delete clusterrolebinding "kube-headroom-scraper-$S" --ignore-not-found >/dev/null 2>&1
+}
+cleanup() {
+  uninstall_helm
+  uninstall_yaml
+  delete_objects
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+require_real_node
+if k get namespace "$YAML_NS" >/dev/null 2>&1; then
+  echo "FAIL  namespace $YAML_NS exists already (deploy/install.yaml's): not an empty cluster"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+
+# ------------------------------------------------------------------ the image on the node
+archive=$("$ROOT/scripts/release/image.sh" --print --bin "$HEADROOM" 2>"$WORK/image.err")
+ref=$(ctr --address "$REAL_SOCK" -n k8s.io images import "$archive" 2>&1 | sed -n 's/^unpacking \([^ ]*\) .*/\1/p' | head -1)
+WHY="archive '$archive', ref '$ref': $(tail -n 2 "$WORK/image.err")"
+check "the project's image is imported into the real node's containerd ($ref)" [ -n "$ref" ]
+repo=${ref%:*}
+tag=${ref##*:}
+install_crd
+
+scrape() { # token -> the HTTP status; the body in $WORK/scrape
+  curl -sk --max-time 5 -o "$WORK/scrape" -w '%{http_code}' \
+    ${1:+-H "Authorization: Bearer $1"} "https://127.0.0.1:$P_METRICS/metrics"
+}
+answers() { [ "$(scrape "$TOK")" = 200 ] && grep -q '^headroom_' "$WORK/scrape"; }
+pods_json() { k -n "$1" get pods -l app.kubernetes.io/instance="$2" -o json 2>/dev/null; }
+n_ready() { # ns instance
+  pods_json "$1" "$2" | jq --arg n "$REAL_NODE" '[.items[] | select(.metadata.deletionTimestamp == null and
+    .spec.nodeName == $n and any(.status.conditions[]?; .type == "Ready" and .status == "True"))] | length'
+}
+logf() { ls "$REAL_STATE/pod-logs/${1}_${2}"_*/headroom/*.log 2>/dev/null | sort -V | tail -1; }
+
+# verify NS INSTANCE FULLNAME T0 WHAT: the checks both installs share.
+verify() {
+  local ns=$1 inst=$2 full=$3 t0=$4 what=$5
+  k -n "$ns" create serviceaccount scraper >/dev/null
+  k -n "$ns" create serviceaccount stranger >/dev/null
+  k create clusterrolebinding "$inst-scraper-$S" --clusterrole="$full-metrics-reader" \
+    --serviceaccount="$ns:scraper" >/dev/null
+  TOK=$(k -n "$ns" create token scraper --duration=10m)
+  local left=$((60 - ($(now_ms) - t0) / 1000))
+  wait_until "$((left > 0 ? left : 1))" answers
+  local took=$((($(now_ms) - t0) / 1000)) st
+  st=$(scrape "$TOK")
+  WHY="status $st after ${took}s: $(head -c 200 "$WORK/scrape"); pods: $(pods_json "$ns" "$inst" |
+    jq -c '[.items[] | {n: .metadata.name, p: .status.phase, node: .spec.nodeName}]')"
+  check "$what: a token-authenticated scrape of /metrics answers 200 with headroom_ series within 60 s of the install (${took}s)" \
+    eval '[ "$st" = 200 ] && grep -q "^headroom_" "$WORK/scrape" && [ "$took" -le 60 ]'
+  local st_none st_other
+  st_none=$(scrape "")
+  st_other=$(scrape "$(k -n "$ns" create token stranger --duration=10m)")
+  WHY="without a token $st_none, with an unbound ServiceAccount's token $st_other"
+  check "$what: without a token it is refused (401), an unbound ServiceAccount's token is forbidden (403)" \
+    eval '[ "$st_none" = 401 ] && [ "$st_other" = 403 ]'
+  # The served certificate: self-signed (issuer = subject), for the metrics Service's names.
+  openssl s_client -connect "127.0.0.1:$P_METRICS" </dev/null 2>/dev/null | openssl x509 -noout \
+    -subject -issuer -ext subjectAltName -fingerprint -sha256 >"$WORK/cert" 2>&1
+  local subj iss fpr
+  subj=$(sed -n 's/^subject=//p' "$WORK/cert")
+  iss=$(sed -n 's/^issuer=//p' "$WORK/cert")
+  fpr=$(sed -n 's/^.*Fingerprint=//p' "$WORK/cert")
+  WHY="$(tr '\n' ' ' <"$WORK/cert")"
+  check "$what: the certificate served is self-signed, for $full-metrics.$ns.svc" \
+    eval '[ -n "$subj" ] && [ "$subj" = "$iss" ] && grep -q "DNS:$full-metrics.$ns.svc," "$WORK/cert"'
+  local secrets
+  secrets=$(k -n "$ns" get secrets -o jsonpath='{range .items[*]}{.metadata.name} {.type}{"\n"}{end}' 2>&1)
+  WHY="secrets in $ns: $secrets"
+  check "$what: no Secret $full-webhook-tls (no certificate was made by hand or by anything else)" \
+    eval '! grep -q "^$full-webhook-tls " <<<"$secrets" && ! grep -q "kubernetes.io/tls" <<<"$secrets"'
+  wait_until 30 eval '[ "$(n_ready "$ns" "$inst")" = 2 ]'
+  local pods logs=0 logged=""
+  mapfile -t pods < <(pods_json "$ns" "$inst" | jq -r '.items[] | select(.metadata.deletionTimestamp == null) | .metadata.name')
+  for p in "${pods[@]}"; do
+    grep -q 'metrics certificate: self-signed.*sha256=' "$(logf "$ns" "$p")" 2>/dev/null && logs=$((logs + 1))
+    logged+="$(grep -o 'sha256=[0-9A-F:]*' "$(logf "$ns" "$p")" 2>/dev/null | tail -1) "
+  done
+  WHY="ready $(n_ready "$ns" "$inst") of ${#pods[@]}; self-signed logged by $logs; logged $logged, served $fpr"
+  check "$what: both replicas are Ready (readiness does not wait for a Secret) and each logged its self-signed certificate, one of them the one served" \
+    eval '[ "$(n_ready "$ns" "$inst")" = 2 ] && [ "$logs" = 2 ] && [ -n "$fpr" ] && grep -q "sha256=$fpr" <<<"$logged"'
+}
+
+# ------------------------------------------------------------------ helm install, default values
+cat >"$WORK/values.yaml" <<YAML
+# Only what this machine forces (the header says why); everything else is the chart's default.
+image: {repository: "$repo", tag: "$tag", pullPolicy: Never}
+crds: {install: false}
+hostNetwork: true
+hostNetworkReusePort: true
+listenAddress: 127.0.0.1
+nodeSelector: {$REAL_TAINT: "true"}
+tolerations: [{key: $REAL_TAINT, operator: Exists, effect: NoSchedule}]
+metrics: {port: $P_METRICS}
+extraEnv:
+- {name: KUBERNETES_SERVICE_HOST, value: 127.0.0.1}
+- {name: KUBERNETES_SERVICE_PORT, value: "$API_PORT"}
+YAML
+k create namespace "$CNS" >/dev/null
+t0=$(now_ms)
+out=$("$HELM" install "$REL" "$CHART" -n "$CNS" -f "$WORK/values.yaml" 2>&1)
+rc=$?
+WHY="$out"
+check "helm install of the chart with its defaults (and only the machine's overrides)" [ "$rc" -eq 0 ]
+verify "$CNS" "$REL" "$REL-kube-headroom" "$t0" "helm"
+uninstall_helm
+
+# ------------------------------------------------------------------ kubectl apply -f deploy/install.yaml
+# The copy: the CRD document left out, then the machine's overrides by sed.
+awk 'function out() { if (doc !~ /\nkind: CustomResourceDefinition\n/) printf "%s", doc }
+  /^---$/ { out(); doc = $0 "\n"; next } { doc = doc $0 "\n" } END { out() }' \
+  "$ROOT/deploy/install.yaml" >"$WORK/nocrd.yaml"
+sed -e 's#^\( *pod-security.kubernetes.io/enforce:\) restricted$#\1 privileged#' \
+  -e "s#^\( *image:\) ghcr.io/kube-headroom/headroom:.*#\1 $repo:$tag#" \
+  -e 's#^\( *imagePullPolicy:\) IfNotPresent#\1 Never#' \
+  -e "s#^\(      \)serviceAccountName: kube-headroom\$#&\n\1hostNetwork: true\n\1dnsPolicy: ClusterFirstWithHostNet\n\1nodeSelector: {$REAL_TAINT: \"true\"}\n\1tolerations: [{key: $REAL_TAINT, operator: Exists, effect: NoSchedule}]#" \
+  -e "s#^\( *- \)--metrics-addr=:8443\$#\1--metrics-addr=127.0.0.1:$P_METRICS\n\1--reuse-port#" \
+  -e "s#^\( *- \)--probe-addr=:8081\$#\1--probe-addr=127.0.0.1:0\n\1--probe-addr-file=$PROBE_FILE#" \
+  -e "s#^\( *\)  value: kube-headroom-metrics\$#&\n\1- {name: KUBERNETES_SERVICE_HOST, value: 127.0.0.1}\n\1- {name: KUBERNETES_SERVICE_PORT, value: \"$API_PORT\"}#" \
+  -e '/^          ports:$/d' -e '/^            - {name: \(metrics\|probes\), containerPort: /d' \
+  -e "s#^\( *\)httpGet: {path: \(/[a-z]*\), port: probes}#\1exec: {command: [/usr/bin/headroom, probe, --addr-file=$PROBE_FILE, \2]}#" \
+  -e 's#^\( *\)- {name: tls, mountPath: /etc/kube-headroom/tls, readOnly: true}$#&\n\1- {name: run, mountPath: /run/kube-headroom}#' \
+  -e 's#^\(        \)- name: tls$#\1- name: run\n\1  emptyDir: {medium: Memory, sizeLimit: 1Mi}\n&#' \
+  "$WORK/nocrd.yaml" >"$WORK/install.yaml"
+# Every override took (a change of install.yaml's shape must fail here, not half-apply).
+n_edits=$(diff "$WORK/nocrd.yaml" "$WORK/install.yaml" | grep -c '^[<>]')
+crds_left=$(grep -c '^kind: CustomResourceDefinition$' "$WORK/install.yaml")
+WHY="$n_edits changed lines, $crds_left CRDs left: $(diff "$WORK/nocrd.yaml" "$WORK/install.yaml" | head -40)"
+check "deploy/install.yaml's copy carries the machine's overrides (sed) and no CRD (awk)" \
+  eval '[ "$n_edits" = 28 ] && [ "$crds_left" = 0 ] && grep -q "^kind: Deployment$" "$WORK/install.yaml"'
+t0=$(now_ms)
+out=$(k apply -f "$WORK/install.yaml" 2>&1)
+rc=$?
+WHY="$out"
+check "kubectl apply -f deploy/install.yaml (the copy)" [ "$rc" -eq 0 ]
+verify "$YAML_NS" kube-headroom kube-headroom "$t0" "install.yaml"
+uninstall_yaml
+
+finish
