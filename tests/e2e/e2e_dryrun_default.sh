@@ -133,8 +133,8 @@ check "A4. no pods/resize write (audit log), no limit set" \
 col=$(k get hcfg cluster --no-headers -o custom-columns=X:.spec.dryRun 2>&1)
 hdr=$(k get hcfg cluster 2>&1 | head -1)
 WHY="header '$hdr', dryRun '$col'"
-check "A5. kubectl get hcfg keeps its columns (DRYRUN PODS NODES READY) and shows dry-run" \
-  [ "$(echo "$hdr" | tr -s ' ')" = "NAME DRYRUN PODS NODES READY" -a "$col" = true ]
+check "A5. kubectl get hcfg keeps its columns (POLICY DRYRUN PODS NODES READY AGE) and shows dry-run" \
+  [ "$(echo "$hdr" | tr -s ' ')" = "NAME POLICY DRYRUN PODS NODES READY AGE" -a "$col" = true ]
 
 # ------------------------- B. no schema default: the controller's own reading
 # The controller is restarted around the CRD swap: a watch opened before it

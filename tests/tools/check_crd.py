@@ -8,7 +8,8 @@ Fails, naming each offence, when:
   `metadata` at the root is exempt: the API server forbids anything in it;
 - a spec property with a schema default does not name it ("Default …");
 - the dryRun default is not true (design §1.2);
-- the printer columns are not DryRun, Pods, Nodes, Ready, each described;
+- the printer columns are not Policy, DryRun, Pods, Nodes, Ready, Age, each
+  described;
 - the sample (docs/examples/headroomconfig.yaml) leaves out a spec field
   (as a key, or in a comment for the two without a default value), sets one
   to a value other than the schema default, or does not say dryRun;
@@ -26,9 +27,10 @@ import sys
 import yaml
 
 EXEMPT = {"metadata"}  # root metadata: the API server allows no description there
-COLUMNS = [("DryRun", ".spec.dryRun"), ("Pods", ".status.managedPods"),
-           ("Nodes", ".status.managedNodes"),
-           ("Ready", '.status.conditions[?(@.type=="Ready")].status')]
+COLUMNS = [("Policy", ".spec.policy"), ("DryRun", ".spec.dryRun"),
+           ("Pods", ".status.managedPods"), ("Nodes", ".status.managedNodes"),
+           ("Ready", '.status.conditions[?(@.type=="Ready")].status'),
+           ("Age", ".metadata.creationTimestamp")]
 
 errors = []
 
