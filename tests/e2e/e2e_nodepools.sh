@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # e2e_nodepools.sh — what is refused in spec.nodePools on the real control plane (design §2.11,
-# "Validation"): the CRD schema's refusals, and one only the decoder makes (fail closed). What the
-# pools do to limits (each pool's cap, a live override change rewriting exactly its pods, a
-# relabelled node, status.nodePools, headroom_node_pool_info, `plan -f`, `explain -f`) is the
-# policy scenario tests/scenarios/nodepools.yaml.
+# "Validation"): the CRD schema's refusals, and the decoder's of a spec an older CRD let through
+# (fail closed). What the pools do to limits (each pool's cap, a live override change rewriting
+# exactly its pods, a relabelled node, status.nodePools, headroom_node_pool_info, `plan -f`,
+# `explain -f`) is the policy scenario tests/scenarios/nodepools.yaml.
 #
 # One simulated 16-core kwok node labelled e2e-pool=a-$S with two 1000m pods, in pool-a
 # (maxMultiplier 3: 3000m each, a precondition); pool-b (6) selects nothing. The top level says
 # maxMultiplier 10 and the controller runs as the least-privilege user of the chart's RBAC.
-#  V1  the API server refuses duplicate pool names, an out-of-bounds override and a selector
-#      operator In without values (the CRD schema's messages)
-#  V2  a pool multiplier of 0.5 passes the schema but not the decoder: Ready False, InvalidSpec
-#      naming spec.nodePools, the last good config stays in force (no write)
+#  V1  the API server refuses duplicate pool names, an out-of-bounds override (101, 0.5) and a
+#      selector operator In without values (the CRD schema's messages)
+#  V2  a pool multiplier of 0.5, refused by the schema too (V1) but stored under an older, looser
+#      CRD (tests/lib/common.sh patch_past_schema), is refused by the decoder: Ready False,
+#      InvalidSpec naming spec.nodePools, the last good config stays in force (no write)
 # Prints PASS/FAIL per check and "N passed, N failed"; exits non-zero on a failure. Needs
 # `tests/cluster/cluster.sh up`. About 20 s.
 set -uo pipefail
@@ -59,16 +60,19 @@ check "V1 the API server refuses a duplicate pool name" refused \
   '[{"op":"replace","path":"/spec/nodePools/1/name","value":"pool-a"}]' 'Duplicate value'
 check "V1 the API server refuses an override out of bounds (maxMultiplier 101)" refused \
   '[{"op":"replace","path":"/spec/nodePools/1/overrides/maxMultiplier","value":"101"}]' \
-  'maxMultiplier must be between 0 and 100'
+  'overrides.maxMultiplier must be 0 (no cap) or a number from 1 to 100'
+check "V1 the API server refuses an override between 0 and 1 (maxMultiplier 0.5)" refused \
+  '[{"op":"replace","path":"/spec/nodePools/0/overrides/maxMultiplier","value":"0.5"}]' \
+  'overrides.maxMultiplier must be 0 (no cap) or a number from 1 to 100'
 check "V1 the API server refuses a selector requirement In without values" refused \
   '[{"op":"replace","path":"/spec/nodePools/1/nodeSelector","value":{"matchExpressions":[{"key":"k","operator":"In"}]}}]' \
   'values must be non-empty for In and NotIn'
 
-# V2: what passes the schema but not the decoder: invalid, fail closed.
+# V2: what an older CRD let through is refused by the decoder: invalid, fail closed.
 quiet_for 3 40 "$MPORT" >/dev/null
 mark=$(audit_mark)
-k patch headroomconfig cluster --type json \
-  -p '[{"op":"replace","path":"/spec/nodePools/0/overrides/maxMultiplier","value":"0.5"}]' >/dev/null
+patch_past_schema '[{"op":"replace","path":"/spec/nodePools/0/overrides/maxMultiplier","value":"0.5"}]' ||
+  fail "V2 the pool multiplier of 0.5 stored under a looser CRD" "$WHY"
 wait_until 30 eval '[ "$(ready)" = "False/InvalidSpec" ]'
 MSG=$(k get headroomconfig cluster -o jsonpath='{.status.conditions[?(@.type=="Ready")].message}')
 WHY="Ready: $(ready): $MSG"

@@ -215,6 +215,7 @@ stop_controller() { # signal
 cleanup_common() { # [lines of the controller log to show]
   stop_controller KILL
   proxy_stop
+  [ -z "${LOOSE_CRD:-}" ] || k apply -f "$CRD_FILE" >/dev/null 2>&1 # patch_past_schema's, cut short
   delete_objects
   k delete headroomconfig cluster --ignore-not-found >/dev/null 2>&1
   remove_identity "$ID"
@@ -243,6 +244,43 @@ install_crd() { # [file]
   out=$(k apply -f "$f" 2>&1 >/dev/null) || crd_failed "$f" "$out"
   out=$(k wait --for condition=established crd/headroomconfigs.kube-headroom.dev --timeout=30s 2>&1) ||
     crd_failed "$f" "not Established within 30 s: $out"
+}
+
+# A spec the shipped CRD refuses, stored as an object of an older CRD was: the controller's own
+# check (Ready False, reason InvalidSpec: src/kube/decode/cfgspec.c) is the second line, for an
+# object stored before the schema refused it, and this is how a test reaches it. The patch goes
+# in under a looser CRD — the shipped one without its bounds, patterns and CEL rules, as an older
+# release's might be — and the shipped CRD goes back at once (cleanup_common puts it back too, if
+# the script ends in between). The API server never validates a stored object again; a later
+# write of the object (the controller's status) passes by ratcheting, with a warning.
+patch_past_schema() { # json-patch for HeadroomConfig "cluster" -> 0, or 1 with WHY
+  local rc=0
+  LOOSE_CRD=1
+  python3 - "$CRD_FILE" >"$WORK/crd-loose.yaml" <<'PY'
+import sys, yaml
+doc = yaml.safe_load(open(sys.argv[1]))
+def strip(o):
+    if isinstance(o, dict):
+        for key in ("x-kubernetes-validations", "pattern", "minimum", "maximum", "minLength",
+                    "maxLength", "maxItems"):
+            o.pop(key, None)
+        for v in o.values():
+            strip(v)
+    elif isinstance(o, list):
+        for v in o:
+            strip(v)
+strip(doc["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"])
+print(yaml.safe_dump(doc))
+PY
+  install_crd "$WORK/crd-loose.yaml"
+  # The API server may go on serving the shipped schema for a moment after the update.
+  if ! wait_until 20 k patch headroomconfig cluster --type json -p "$1"; then
+    WHY="refused under the looser CRD: $(k patch headroomconfig cluster --type json -p "$1" 2>&1)"
+    rc=1
+  fi
+  install_crd
+  LOOSE_CRD=""
+  return "$rc"
 }
 
 # The CRD, the chart's RBAC, and a user bound to its roles: sets USER_KC.
