@@ -48,6 +48,7 @@
 #include "cache/cache.h"
 #include "cache/informers.h"
 #include "cmd/cmd_run.h"
+#include "cmd/run_flags.h"
 #include "controller/controller.h"
 #include "controller/leader.h"
 #include "core/config.h"
@@ -71,31 +72,9 @@
 #define WATCHED_KINDS 0u /* 0: all kinds */
 #define SHUTDOWN_BUDGET_S 10
 
-typedef struct run_opts {
-    const char *metrics_addr;
-    bool metrics_secure;         /* HTTPS + TokenReview/SubjectAccessReview (default) */
-    const char *probe_addr;      /* plain /healthz, /readyz; "" disables it */
-    const char *probe_addr_file; /* where the probe listener's address is written, or NULL */
-    bool reuse_port;             /* SO_REUSEPORT on the webhook and metrics listeners */
-    const char *webhook_addr;    /* "" disables the webhook listener */
-    const char *cert_dir;
-    const char *kubeconfig;
-    const char *context;
-    const char *ns;          /* our own namespace (always excluded) */
-    hr_dry_run_flag dry_run; /* --dry-run as given */
-    bool leader_elect;       /* --leader-elect: hold a Lease to write */
-    bool controller;         /* --controller=false: webhook + metrics only */
-    bool streaming_lists;    /* --streaming-lists=false: every list by pages */
-    bool protobuf;           /* --protobuf=false: the built-in kinds in JSON too */
-    int write_concurrency;   /* --write-concurrency; 0: the controller's default */
-    int node_workers;        /* --node-workers; 0: the controller's default */
-    int verbosity;           /* 0 info, 1 debug */
-    bool log_json;           /* --log-format=json */
-} run_opts;
-
 /* Everything the daemon's parts share; the controller gets it too. */
 typedef struct run_ctx {
-    run_opts o;
+    hr_run_opts o;
     hr_logger log;
     hr_kclient *k;
     hr_cache *cache;
@@ -124,7 +103,7 @@ typedef struct run_ctx {
 
 static void log_sink(void *ud, int level, const char *msg)
 {
-    const run_opts *o = ud;
+    const hr_run_opts *o = ud;
     if (level > HR_LV_INFO + o->verbosity)
         return;
     struct timespec ts;
@@ -543,180 +522,6 @@ static void controller_stop(run_ctx *x)
     atomic_store(&x->leader, NULL);
 }
 
-/* ------------------------------------------------------------- flags */
-
-/* The one table for run's help, parsing and completion (flags.h). */
-enum {
-    F_METRICS_ADDR,
-    F_METRICS_SECURE,
-    F_PROBE_ADDR,
-    F_WEBHOOK_ADDR,
-    F_CERT_DIR,
-    F_KUBECONFIG,
-    F_CONTEXT,
-    F_NAMESPACE,
-    F_DRY_RUN,
-    F_LEADER_ELECT,
-    F_CONTROLLER,
-    F_STREAMING_LISTS,
-    F_PROTOBUF,
-    F_WRITE_CONCURRENCY,
-    F_NODE_WORKERS,
-    F_LOG_FORMAT,
-    F_VERBOSE,
-    F_PROBE_ADDR_FILE,
-    F_REUSE_PORT,
-    F_N
-};
-
-#define NUM_(x) #x
-#define NUM(x) NUM_(x) /* a numeric macro as a literal: the help states the controller's bounds */
-static const hr_flag run_flags[F_N] = {
-    [F_METRICS_ADDR] = {"metrics-addr", 0, HR_FLAG_STRING, "ADDR",
-                        "/metrics over HTTPS with the serving certificate, for a\n"
-                        "                           token RBAC lets get /metrics (default :8443)",
-                        NULL},
-    [F_METRICS_SECURE] = {"metrics-secure", 0, HR_FLAG_BOOL, NULL,
-                          "=false: /metrics, /healthz, /readyz over plain HTTP, no\n"
-                          "                           authentication (tests, trusted networks)",
-                          NULL},
-    [F_PROBE_ADDR] = {"probe-addr", 0, HR_FLAG_STRING, "ADDR",
-                      "plain /healthz, /readyz for the kubelet (default :8081;\n"
-                      "                           \"\" disables it)",
-                      NULL},
-    [F_WEBHOOK_ADDR] = {"webhook-addr", 0, HR_FLAG_STRING, "ADDR",
-                        "HTTPS admission webhook (default :9443; \"\" disables it)", NULL},
-    [F_CERT_DIR] = {"webhook-cert-dir", 0, HR_FLAG_STRING, "DIR",
-                    "tls.crt and tls.key (webhook and metrics), re-read when\n"
-                    "                           they change (default "
-                    "/tmp/k8s-webhook-server/serving-certs)",
-                    "@dir"},
-    [F_KUBECONFIG] = HR_FLAG_KUBECONFIG,
-    [F_CONTEXT] = HR_FLAG_CONTEXT,
-    [F_NAMESPACE] = {"namespace", 0, HR_FLAG_STRING, "NS",
-                     "the controller's own namespace, never managed (default\n"
-                     "                           $POD_NAMESPACE)",
-                     NULL},
-    [F_DRY_RUN] = {"dry-run", 0, HR_FLAG_BOOL, NULL,
-                   "override the HeadroomConfig's dryRun (--dry-run=false too)", NULL},
-    [F_LEADER_ELECT] = {"leader-elect", 0, HR_FLAG_BOOL, NULL,
-                        "write only while holding the Lease \"kube-headroom\" in\n"
-                        "                           --namespace (run several replicas)",
-                        NULL},
-    [F_CONTROLLER] = {"controller", 0, HR_FLAG_BOOL, NULL,
-                      "=false: no controller; webhook, metrics and health only", NULL},
-    [F_STREAMING_LISTS] = {"streaming-lists", 0, HR_FLAG_BOOL, NULL,
-                           "=false: list by pages (limit=500) instead of a watch\n"
-                           "                           with sendInitialEvents (design §5)",
-                           NULL},
-    [F_PROTOBUF] = {"protobuf", 0, HR_FLAG_BOOL, NULL,
-                    "=false: ask for JSON instead of protobuf when listing and\n"
-                    "                           watching the built-in kinds (design §11)",
-                    NULL},
-    [F_WRITE_CONCURRENCY] = {"write-concurrency", 0, HR_FLAG_STRING, "N",
-                             "writes in flight at once, 1-64 (default 16; 1: one\n"
-                             "                           request at a time per worker)",
-                             NULL},
-    [F_NODE_WORKERS] = {"node-workers", 0, HR_FLAG_STRING, "N",
-                        "nodes reconciled at once, 1-" NUM(
-                            HR_CTL_NODE_WORKERS_MAX) " (default " NUM(HR_CTL_NODE_WORKERS) ")",
-                        NULL},
-    [F_LOG_FORMAT] = {"log-format", 0, HR_FLAG_STRING, "FORMAT",
-                      "logfmt or json: one line per event (default logfmt)", "logfmt json"},
-    [F_VERBOSE] = {"v", 'v', HR_FLAG_LEVEL, NULL, "debug logs (-v, -v=1, --v=1; --v=0: info)",
-                   NULL},
-    [F_PROBE_ADDR_FILE] = {"probe-addr-file", 0, HR_FLAG_STRING, "FILE",
-                           "write the probe listener's host:port there once it\n"
-                           "                           listens (what `headroom probe` reads)",
-                           "@file"},
-    [F_REUSE_PORT] = {"reuse-port", 0, HR_FLAG_BOOL, NULL,
-                      "open the webhook and metrics listeners with SO_REUSEPORT:\n"
-                      "                           replicas on one host share their ports",
-                      NULL},
-};
-HR_FLAGS_FIT(F_N);
-
-const hr_command hr_run_command = {
-    "run",
-    "[flags]",
-    "The controller daemon (and the admission webhook, /metrics, health).",
-    "Precedence: flags, then the HeadroomConfig \"cluster\", then the defaults; without\n"
-    "a HeadroomConfig (and without --dry-run=false) nothing is written (design §1.2).\n"
-    "SIGTERM or SIGINT stops it (the Lease is released).\n",
-    run_flags,
-    F_N,
-    0,
-    hr_cmd_run,
-};
-
-/* A flag given replaces the default. */
-static void take(const char *given, const char **into)
-{
-    if (given != NULL)
-        *into = given;
-}
-
-/* 0 to run, -1 after --help (exit 0), else the exit status. */
-static int parse_flags(const char *prog, int argc, char **argv, run_opts *o)
-{
-    *o = (run_opts){.metrics_addr = ":8443",
-                    .metrics_secure = true,
-                    .probe_addr = ":8081",
-                    .webhook_addr = ":9443",
-                    .cert_dir = "/tmp/k8s-webhook-server/serving-certs",
-                    .dry_run = HR_DRY_RUN_UNSET,
-                    .controller = true,
-                    .streaming_lists = true,
-                    .protobuf = true};
-    const char *env_ns = getenv("POD_NAMESPACE");
-    if (env_ns && env_ns[0])
-        o->ns = env_ns;
-    hr_args a;
-    int rc = hr_args_parse(prog, &hr_run_command, argc, argv, &a);
-    hr_args_free(&a); /* the values stay: they point into argv */
-    if (rc != HR_EXIT_OK)
-        return rc;
-    if (a.help)
-        return -1;
-    const char *const *v = a.val;
-    const char *fmt = v[F_LOG_FORMAT];
-    if (fmt && strcmp(fmt, "json") != 0 && strcmp(fmt, "logfmt") != 0)
-        return hr_usage_error(prog, &hr_run_command,
-                              "--log-format: \"%s\" is neither logfmt nor json", fmt);
-    o->log_json = fmt && fmt[0] == 'j';
-    take(v[F_METRICS_ADDR], &o->metrics_addr);
-    take(v[F_PROBE_ADDR], &o->probe_addr);
-    take(v[F_PROBE_ADDR_FILE], &o->probe_addr_file);
-    o->reuse_port = hr_args_on(&a, F_REUSE_PORT);
-    take(v[F_WEBHOOK_ADDR], &o->webhook_addr);
-    take(v[F_CERT_DIR], &o->cert_dir);
-    take(v[F_KUBECONFIG], &o->kubeconfig);
-    take(v[F_CONTEXT], &o->context);
-    take(v[F_NAMESPACE], &o->ns);
-    if (v[F_METRICS_SECURE])
-        o->metrics_secure = hr_args_on(&a, F_METRICS_SECURE);
-    if (v[F_CONTROLLER])
-        o->controller = hr_args_on(&a, F_CONTROLLER);
-    if (v[F_STREAMING_LISTS])
-        o->streaming_lists = hr_args_on(&a, F_STREAMING_LISTS);
-    if (v[F_PROTOBUF])
-        o->protobuf = hr_args_on(&a, F_PROTOBUF);
-    if (v[F_WRITE_CONCURRENCY] && !hr_count_arg(v[F_WRITE_CONCURRENCY], 64, &o->write_concurrency))
-        return hr_usage_error(prog, &hr_run_command,
-                              "--write-concurrency: \"%s\" is not a number from 1 to 64",
-                              v[F_WRITE_CONCURRENCY]);
-    if (v[F_NODE_WORKERS] &&
-        !hr_count_arg(v[F_NODE_WORKERS], HR_CTL_NODE_WORKERS_MAX, &o->node_workers))
-        return hr_usage_error(prog, &hr_run_command,
-                              "--node-workers: \"%s\" is not a number from 1 to %d",
-                              v[F_NODE_WORKERS], HR_CTL_NODE_WORKERS_MAX);
-    o->leader_elect = hr_args_on(&a, F_LEADER_ELECT);
-    if (v[F_DRY_RUN])
-        o->dry_run = hr_args_on(&a, F_DRY_RUN) ? HR_DRY_RUN_ON : HR_DRY_RUN_OFF;
-    o->verbosity = v[F_VERBOSE] && strcmp(v[F_VERBOSE], "0") != 0 ? 1 : 0;
-    return 0;
-}
-
 /* ------------------------------------------------------------ lifecycle */
 
 static void *watchdog(void *arg)
@@ -942,7 +747,7 @@ int hr_cmd_run(const char *prog, int argc, char **argv)
         fprintf(stderr, "%s run: out of memory\n", prog);
         return HR_EXIT_INPUT;
     }
-    int rc = parse_flags(prog, argc, argv, &x->o);
+    int rc = hr_run_parse_flags(prog, argc, argv, &x->o);
     if (rc != 0) {
         free(x);
         return rc < 0 ? HR_EXIT_OK : rc;
@@ -975,6 +780,9 @@ int hr_cmd_run(const char *prog, int argc, char **argv)
                                              : "false",
             x->o.ns ? x->o.ns : "");
 
+    if (x->o.http2_ignored)
+        hr_logf(&x->log, HR_LV_INFO,
+                "msg=\"--enable-http2 ignored: the listeners speak HTTP/1.1 only\"");
     atomic_store(&x->cfg_dirty, false);
     publish_config(x, true);
     int sig = 0;

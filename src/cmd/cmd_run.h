@@ -11,6 +11,7 @@
 
 HR_MUST_CHECK int hr_cmd_run(const char *prog, int argc, char **argv);
 
+/* Its flags, help and completion: run_flags.c. */
 extern const hr_command hr_run_command;
 
 #endif

@@ -42,8 +42,9 @@ typedef struct hr_flag {
 /* The most flags one command may have: hr_args holds a value per flag
  * index. Each command's table says so at compile time (HR_FLAGS_FIT), and
  * hr_args_parse refuses a table that does not fit: `run` outgrew 16 once,
- * and its last flags wrote past val[] into list and pos. */
-#define HR_FLAGS_MAX 32
+ * and its last flags wrote past val[] into list and pos; 32 when it took
+ * the Go kube-headroom's flags too. */
+#define HR_FLAGS_MAX 48
 #define HR_FLAGS_FIT(n) _Static_assert((n) <= HR_FLAGS_MAX, "more flags than hr_args holds")
 
 /* The connection flags every command that talks to a cluster takes. */

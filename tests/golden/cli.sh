@@ -218,6 +218,36 @@ for f in "--kubeconfig $work/none" "--kubeconfig=$work/none"; do
     err_has "kubeconfig $work/none"
   done
 done
+# The Go kube-headroom's manager flags are run's too (docs/cli.md), in both forms, in its help.
+run 0 run --help
+for g in metrics-bind-address health-probe-bind-address leader-elect metrics-secure \
+         metrics-cert-path metrics-cert-name metrics-cert-key webhook-cert-path webhook-cert-name \
+         webhook-cert-key enable-http2 zap-log-level zap-devel zap-encoder zap-stacktrace-level \
+         zap-time-encoding; do
+  out_has "  --$g"
+done
+for v in "--metrics-bind-address 127.0.0.1:1" "--metrics-bind-address=0" \
+         "--health-probe-bind-address=0" "--health-probe-bind-address 0" \
+         "--metrics-cert-path /nonexistent" "--webhook-cert-path=/nonexistent" \
+         "--metrics-cert-name=tls.crt" "--metrics-cert-key tls.key" "--webhook-cert-name tls.crt" \
+         "--webhook-cert-key=tls.key" "--enable-http2" "--enable-http2=false" \
+         "--zap-log-level debug" "--zap-log-level=info" "--zap-log-level=3" "--zap-devel" \
+         "--zap-encoder=json" "--zap-encoder console" "--zap-stacktrace-level=error" \
+         "--zap-time-encoding=rfc3339nano"; do
+  # shellcheck disable=SC2086
+  run 1 run --kubeconfig "$work/none" $v --webhook-addr "" --probe-addr ""
+  err_has "kubeconfig $work/none"
+done
+run 2 run --metrics-cert-path=/a --webhook-cert-path=/b
+err_has '--metrics-cert-path and --webhook-cert-path name two directories'
+run 2 run --metrics-cert-name=cert.pem
+err_has '--metrics-cert-name: tls.crt is the only name read, not "cert.pem"'
+run 2 run --zap-log-level=trace
+err_has '--zap-log-level takes debug, info, error, panic or a number above 0, not "trace"'
+run 2 run --metrics-addr=:1 --metrics-bind-address=:2
+err_has '--metrics-bind-address ":2" and --metrics-addr ":1" disagree'
+run 2 run --zap-encoder=json --log-format=logfmt
+err_has '--zap-encoder and --log-format disagree'
 # Wrong values and arguments: exit 2, the flag or argument named.
 run 2 run --dry-run=maybe
 err_has '--dry-run takes true or false, not "maybe"'

@@ -43,7 +43,7 @@ exactly "explain" headroom help ex
 exactly "bash" headroom completion ba
 # Every flag that each command's help names.
 for c in $commands; do
-  for f in $("$hr" help "$c" | grep -oE -- '(^|[ ,])--[a-z][a-z-]*' | tr -d ' ,' | grep -vx -- --flag | sort -u); do
+  for f in $("$hr" help "$c" | grep -oE -- '(^|[ ,])--[a-z][a-z0-9-]*' | tr -d ' ,' | grep -vx -- --flag | sort -u); do
     offers "$f" headroom "$c" --
   done
   for f in $("$hr" help "$c" | grep -oE -- '^  -[a-zA-Z],' | tr -d ' ,'); do
