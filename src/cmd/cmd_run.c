@@ -48,6 +48,7 @@
 #include "cache/cache.h"
 #include "cache/informers.h"
 #include "cmd/cmd_run.h"
+#include "cmd/commands.h"
 #include "cmd/run_flags.h"
 #include "controller/controller.h"
 #include "controller/leader.h"
@@ -81,6 +82,7 @@ typedef struct run_ctx {
     hr_informers *inf;
     hr_cfg_holder *cfg;
     hr_metrics metrics;
+    hr_buildinfo build; /* headroom_build_info */
     hr_readiness ready;
     hr_certs *certs;
     hr_wh_endpoint wh;
@@ -652,7 +654,9 @@ static hr_status start_all(run_ctx *x, hr_err *err)
     x->wh.group_ud = x;
     x->wh.node_lookup = node_lookup;
     x->wh.node_ud = x;
-    if ((st = hr_metrics_add(&x->metrics, hr_procmetrics_render, NULL, err)) ||
+    hr_cmd_buildinfo(&x->build);
+    if ((st = hr_metrics_add(&x->metrics, hr_buildinfo_render, &x->build, err)) ||
+        (st = hr_metrics_add(&x->metrics, hr_procmetrics_render, NULL, err)) ||
         (st = hr_metrics_add(&x->metrics, render_run_metrics, x, err)) ||
         (st = hr_metrics_add(&x->metrics, hr_wh_endpoint_render, &x->wh, err)) ||
         (st = hr_readiness_add(&x->ready, "caches-synced", informers_ready, x, err)))

@@ -102,6 +102,18 @@ void hr_commands_usage(FILE *f, const char *prog)
             prog, prog);
 }
 
+void hr_cmd_buildinfo(hr_buildinfo *out)
+{
+    *out = (hr_buildinfo){
+        .version = HR_VERSION_STRING,
+        .commit = HR_GIT_COMMIT,
+        .tree_state = HR_TREE_STATE,
+        .build_date = HR_BUILD_DATE,
+        .build = HR_BUILD_FLAGS,
+        .platform = hr_buildinfo_platform(),
+    };
+}
+
 static int cmd_version(const char *prog, int argc, char **argv)
 {
     hr_args a;
@@ -112,14 +124,8 @@ static int cmd_version(const char *prog, int argc, char **argv)
         return rc;
     if (o && strcmp(o, "json") != 0)
         return hr_usage_error(prog, &version_command, "-o takes json, not \"%s\"", o);
-    const hr_buildinfo bi = {
-        .version = HR_VERSION_STRING,
-        .commit = HR_GIT_COMMIT,
-        .tree_state = HR_TREE_STATE,
-        .build_date = HR_BUILD_DATE,
-        .build = HR_BUILD_FLAGS,
-        .platform = hr_buildinfo_platform(),
-    };
+    hr_buildinfo bi;
+    hr_cmd_buildinfo(&bi);
     hr_buf b;
     hr_buf_init(&b, 0);
     if (o)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "cmd/flags.h"
+#include "util/buildinfo.h"
 
 /* In the order `headroom help` lists them. */
 extern const hr_command *const hr_commands[];
@@ -20,5 +21,8 @@ const hr_command *hr_command_find(const char *name);
 
 /* `headroom help`: every command, the exit codes, where the docs are. */
 void hr_commands_usage(FILE *f, const char *prog);
+
+/* This binary's build: what `headroom version` prints and headroom_build_info says. */
+void hr_cmd_buildinfo(hr_buildinfo *out);
 
 #endif

@@ -1,5 +1,6 @@
 /*
- * buildinfo.c — `headroom version`'s two layouts (buildinfo.h).
+ * buildinfo.c — `headroom version`'s two layouts and the build_info series
+ * (buildinfo.h).
  */
 #include "util/buildinfo.h"
 
@@ -59,4 +60,41 @@ void hr_buildinfo_json(hr_buf *b, const hr_buildinfo *bi)
         hr_buf_json_str(b, or_unknown(fields[i].value));
     }
     hr_buf_puts(b, "}\n");
+}
+
+/* A label value in the text format: backslash, quote and newline escaped. */
+static void label_value(hr_buf *b, const char *v)
+{
+    for (const char *p = v; *p; p++) {
+        if (*p == '\\' || *p == '"')
+            hr_buf_putc(b, '\\');
+        if (*p == '\n')
+            hr_buf_puts(b, "\\n");
+        else
+            hr_buf_putc(b, *p);
+    }
+}
+
+void hr_buildinfo_metric(hr_buf *b, const hr_buildinfo *bi)
+{
+    const struct {
+        const char *key, *value;
+    } labels[] = {
+        {"version", bi->version},       {"commit", bi->commit}, {"tree_state", bi->tree_state},
+        {"build_date", bi->build_date}, {"build", bi->build},   {"platform", bi->platform},
+    };
+    hr_buf_puts(b, "# HELP headroom_build_info Always 1: the version, commit and build of this "
+                   "binary, as `headroom version` prints them.\n"
+                   "# TYPE headroom_build_info gauge\nheadroom_build_info");
+    for (size_t i = 0; i < sizeof labels / sizeof labels[0]; i++) {
+        hr_buf_printf(b, "%c%s=\"", i ? ',' : '{', labels[i].key);
+        label_value(b, or_unknown(labels[i].value));
+        hr_buf_putc(b, '"');
+    }
+    hr_buf_puts(b, "} 1\n");
+}
+
+void hr_buildinfo_render(void *ud, hr_buf *out)
+{
+    hr_buildinfo_metric(out, ud);
 }

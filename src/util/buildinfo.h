@@ -1,6 +1,7 @@
 /*
  * buildinfo.h — what `headroom version` prints: the build's version, commit,
- * work tree state, date, flags and platform, as text or as one JSON object.
+ * work tree state, date, flags and platform, as text or as one JSON object;
+ * and the same as /metrics' headroom_build_info.
  *
  * The values are the build's (generated/hr_version.h, written from
  * scripts/release/version.sh at every build; HR_BUILD_FLAGS from CMake); this
@@ -32,5 +33,12 @@ void hr_buildinfo_text(hr_buf *b, const hr_buildinfo *bi);
 /* One JSON object and a newline: {"version", "commit", "treeState", "buildDate", "build",
  * "platform"}, every value a string. */
 void hr_buildinfo_json(hr_buf *b, const hr_buildinfo *bi);
+
+/* The Prometheus info series, HELP and TYPE included: headroom_build_info{version, commit,
+ * tree_state, build_date, build, platform} 1 (design §9). */
+void hr_buildinfo_metric(hr_buf *b, const hr_buildinfo *bi);
+
+/* hr_buildinfo_metric as a /metrics part (hr_metrics_render_fn's shape); ud: the hr_buildinfo. */
+void hr_buildinfo_render(void *ud, hr_buf *out);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * test_buildinfo.c — `headroom version`'s layouts (util/buildinfo.h): six
  * lines of text, or one JSON object with exactly the six fields, every value
- * a string, quoted however odd; the platform as Go and OCI name it.
+ * a string, quoted however odd; the platform as Go and OCI name it; the
+ * same fields as /metrics' headroom_build_info labels.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -83,6 +84,28 @@ static void json_quotes_anything(void **state)
     hr_buf_free(&b);
 }
 
+/* /metrics' headroom_build_info: one series, value 1, the same six fields as labels, any odd
+ * value escaped as the text format wants it. */
+static void metric(void **state)
+{
+    (void)state;
+    hr_buf b;
+    hr_buf_init(&b, 0);
+    hr_buildinfo_metric(&b, &dev);
+    assert_false(hr_buf_failed(&b));
+    const char *s = hr_buf_str(&b);
+    assert_non_null(strstr(s, "# TYPE headroom_build_info gauge\n"));
+    assert_non_null(strstr(s, "\nheadroom_build_info{version=\"0.1.0-dev.3+g0123456789ab.dirty\","
+                              "commit=\"0123456789abcdef0123456789abcdef01234567\","
+                              "tree_state=\"dirty\",build_date=\"2026-12-04T22:16:14Z\","
+                              "build=\"RelWithDebInfo\",platform=\"linux/amd64\"} 1\n"));
+    hr_buf_reset(&b);
+    const hr_buildinfo odd = {.version = "1.2.3\"x\\y\n"};
+    hr_buildinfo_render((void *)&odd, &b);
+    assert_non_null(strstr(hr_buf_str(&b), "{version=\"1.2.3\\\"x\\\\y\\n\",commit=\"unknown\","));
+    hr_buf_free(&b);
+}
+
 static void platform(void **state)
 {
     (void)state;
@@ -102,6 +125,7 @@ int main(void)
         cmocka_unit_test(text),
         cmocka_unit_test(json),
         cmocka_unit_test(json_quotes_anything),
+        cmocka_unit_test(metric),
         cmocka_unit_test(platform),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
