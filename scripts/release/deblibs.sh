@@ -42,6 +42,11 @@
 #                                   Essential, Status, Priority, ..., Description, then the
 #                                   others as the control has them) with "Status: install ok
 #                                   installed"
+#   deb_notice_missing NOTICE NAME...   the NAMEs (Debian packages; a :ARCH suffix is dropped)
+#                                   that NOTICE's package block does not list, one a line: the
+#                                   lines between "--- packages ---" and "--- end packages ---",
+#                                   first field the package (the project's NOTICE; Apache-2.0
+#                                   section 4(d) has it travel with what ships them)
 #   deb_machine ARCH                readelf's "Machine:" for ARCH (amd64, arm64)
 #   deb_multiarch ARCH              the multiarch triplet of ARCH
 #   deb_check_machine ARCH FILE     FILE is an ELF file of ARCH's machine type (else it dies)
@@ -251,6 +256,19 @@ deb_fetch() {
   dpkg-deb -x "$deb" "$dir/root" || deb_die "dpkg-deb -x $deb failed"
   dpkg-deb -e "$deb" "$dir/DEBIAN" || deb_die "dpkg-deb -e $deb failed"
   [ -f "$dir/DEBIAN/md5sums" ] || deb_die "$deb has no md5sums"
+}
+
+deb_notice_missing() {
+  local notice=$1 listed n
+  shift
+  [ -f "$notice" ] || deb_die "no NOTICE at $notice"
+  listed=$(awk '/^--- packages ---$/ {on = 1; seen = 1; next} /^--- end packages ---$/ {on = 0; ended = 1}
+    on && NF {print $1} END {exit !(seen && ended)}' "$notice") ||
+    deb_die "$notice has no package block ('--- packages ---' to '--- end packages ---')"
+  [ -n "$listed" ] || deb_die "$notice's package block is empty"
+  for n in "$@"; do
+    grep -qxF -- "${n%%:*}" <<<"$listed" || echo "${n%%:*}"
+  done | LC_ALL=C sort -u
 }
 
 deb_fetched_status() {

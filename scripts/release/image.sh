@@ -51,9 +51,13 @@
 #     Conffiles, which name files the image does not have), and NAME.md5sums, the lines of the
 #     package's own md5sums (its spelling of each path, sorted) for the files the image has of it.
 #     NAME is the package name without :ARCH (one image, one architecture). Every regular file
-#     but the four this script writes (headroom, passwd, group, nsswitch.conf) must be listed by
-#     exactly one package with its bytes, every listed file must be there, and /etc/os-release
-#     must lead to base-files' os-release saying ID=debian (verify_db below);
+#     but the six this script writes (OWN_FILES: headroom, passwd, group, nsswitch.conf, the
+#     project's LICENSE and NOTICE), which must be there, must be listed by exactly one package
+#     with its bytes, every listed file must be there, /etc/os-release must lead to base-files'
+#     os-release saying ID=debian, and the image's NOTICE must list every package of status.d in
+#     its package block (verify_db below);
+#   - the project's LICENSE and NOTICE (the repository's top-level files; Apache-2.0 section
+#     4(d)) in /usr/share/doc/kube-headroom/;
 #   - /etc/passwd and /etc/group naming root and nonroot (65532), /etc/nsswitch.conf, /tmp.
 # No shell, no package manager, nothing else. The image runs as 65532:65532 and needs no
 # writable path (a read-only root filesystem works). The libraries, the interpreter, the packages
@@ -212,7 +216,8 @@ replicate() {
 }
 
 # The files this script writes itself; every other regular file of the image is a package's.
-OWN_FILES=(/usr/bin/headroom /etc/passwd /etc/group /etc/nsswitch.conf)
+DOC=/usr/share/doc/kube-headroom
+OWN_FILES=(/usr/bin/headroom /etc/passwd /etc/group /etc/nsswitch.conf "$DOC/LICENSE" "$DOC/NOTICE")
 DB=/var/lib/dpkg/status.d
 
 # image_files R: the regular files of R that must come from packages (absolute, sorted).
@@ -342,12 +347,13 @@ dpkg_db() {
 # verify_db R: R's package database against R itself, from nothing but R: each status file has
 # its md5sums and the reverse, names its own package, is "install ok installed" and of the
 # image's architecture (or all); each md5sums is sorted, every path it lists leads to a regular
-# file of R with those bytes, no file is listed twice, every regular file R carries (but
-# OWN_FILES) is listed, and /etc/os-release leads to base-files' os-release, which says
-# ID=debian. Prints every problem, then fails if there was one.
+# file of R with those bytes, no file is listed twice, every regular file R carries but
+# OWN_FILES is listed, each of OWN_FILES is a regular file of R, /etc/os-release leads to
+# base-files' os-release, which says ID=debian, and R's NOTICE lists every package of status.d
+# in its package block. Prints every problem, then fails if there was one.
 verify_db() {
-  local r=$1 s name sum path real f n=0
-  local -a fails=()
+  local r=$1 s name sum path real f missing n=0
+  local -a fails=() names=()
   declare -A claimed=()
   [ -d "$r$DB" ] || die "$r has no package database ($DB)"
   field() { awk -v k="$1:" '$1 == k {sub(/^[^:]*: ?/, ""); print; exit}' "$2"; }
@@ -359,6 +365,7 @@ verify_db() {
         continue ;;
     esac
     n=$((n + 1))
+    names+=("$name")
     [ "$(field Package "$s")" = "$name" ] || fails+=("$DB/$name: Package is '$(field Package "$s")'")
     [ "$(field Status "$s")" = "install ok installed" ] ||
       fails+=("$DB/$name: Status is '$(field Status "$s")'")
@@ -396,6 +403,17 @@ verify_db() {
   while IFS= read -r f; do
     [ -n "${claimed[$f]:-}" ] || fails+=("$f is in the image but in no package's md5sums")
   done < <(image_files "$r")
+  # The files no package owns: the allow-list, each there; NOTICE names what the image carries.
+  for f in "${OWN_FILES[@]}"; do
+    [ -f "$r$f" ] && [ ! -L "$r$f" ] || fails+=("$f is not a file of the image (this script writes it)")
+  done
+  if [ -f "$r$DOC/NOTICE" ] && [ "$n" -gt 0 ]; then
+    if ! missing=$(deb_notice_missing "$r$DOC/NOTICE" "${names[@]}" 2>&1); then
+      fails+=("$missing")
+    elif [ -n "$missing" ]; then
+      fails+=("$DOC/NOTICE does not list $(echo "$missing" | paste -sd' ' -) in its package block (the repository's NOTICE)")
+    fi
+  fi
   if [ "${#fails[@]}" -gt 0 ]; then
     printf 'image.sh: FAIL: %s\n' "${fails[@]}" >&2
     die "the package database of $r does not describe its files"
@@ -436,6 +454,13 @@ assemble() {
     if [ -e "$doc" ]; then replicate "$r" "$doc"; fi
   done
   os_release "$r"
+  # The project's licence and its NOTICE travel with the binary (Apache-2.0 section 4(d)).
+  for f in LICENSE NOTICE; do
+    [ -f "$ROOT/$f" ] || die "$ROOT/$f does not exist: the image must carry the project's $f"
+    mkdir -p "$r$DOC"
+    cp "$ROOT/$f" "$r$DOC/$f"
+    chmod 0644 "$r$DOC/$f"
+  done
 
   printf 'root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/nonexistent:/sbin/nologin\n' \
     >"$r/etc/passwd"

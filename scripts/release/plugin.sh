@@ -29,7 +29,10 @@
 #   share/kube-headroom/libraries             lib/<name> <package> <version>, one a line
 #   share/kube-headroom/completions/          headroom.bash, headroom.zsh, headroom.fish,
 #                                             kubectl_complete-headroom (headroom completion ...)
-#   LICENSE                                   the project's (a warning when the tree has none)
+#   LICENSE, NOTICE                           the project's (the repository's top-level files;
+#                                             Apache-2.0 section 4(d)); NOTICE's package block
+#                                             must list every Debian package shipped (the
+#                                             libraries' and the copyright files' owners)
 # Before packing, the assembled tree is run through its own interpreter (under qemu-aarch64 for
 # arm64): `version` must answer, and --list must resolve every library inside lib/.
 #
@@ -43,7 +46,6 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 . "$ROOT/scripts/release/deblibs.sh"
 
 die() { echo "plugin.sh: $*" >&2; exit 1; }
-warn() { echo "plugin.sh: warning: $*" >&2; }
 
 arch="" bin="" out="" launcher="" tag=""
 while [ $# -gt 0 ]; do
@@ -96,6 +98,10 @@ mkdir -p "$st/lib" "$st/libexec" "$st/share/kube-headroom/completions"
 "${cross}strip" --strip-all -o "$st/kubectl-headroom" "$launcher"
 "${cross}strip" --strip-all -o "$st/libexec/headroom" "$bin"
 
+for f in LICENSE NOTICE; do
+  [ -f "$ROOT/$f" ] || die "$ROOT/$f does not exist: the archive must carry the project's $f"
+done
+
 # ---- the interpreter and the libraries, from their packages --------------------------------
 # "name real-path [found]": the interpreter under its own name, then the closure (which names the
 # interpreter again through libc's DT_NEEDED: the first one wins).
@@ -127,19 +133,21 @@ for pkg in "${!pkgs[@]}"; do
   docs+=("$(realpath "$doc")")
 done
 owned=$(deb_owners "$arch" "${docs[@]}")
+owners=()
 for pkg in "${!pkgs[@]}"; do
   real=$(realpath "/usr/share/doc/${pkg%%:*}/copyright")
   read -r _ owner dpath < <(awk -v r="$real" '$1 == r' <<<"$owned") || die "$real belongs to no installed package"
   deb_verify "$owner" "$dpath" "$real"
+  owners+=("$owner")
   mkdir -p "$st/share/doc/${pkg%%:*}"
   cp "$real" "$st/share/doc/${pkg%%:*}/copyright"
 done
 
-if [ -f "$ROOT/LICENSE" ]; then
-  cp "$ROOT/LICENSE" "$st/LICENSE"
-else
-  warn "$ROOT/LICENSE does not exist: the archive carries no licence of the project's own"
-fi
+# The project's licence and NOTICE; NOTICE names every package the archive has files of.
+cp "$ROOT/LICENSE" "$st/LICENSE"
+cp "$ROOT/NOTICE" "$st/NOTICE"
+missing=$(deb_notice_missing "$st/NOTICE" "${!pkgs[@]}" "${owners[@]}")
+[ -z "$missing" ] || die "NOTICE does not list $(paste -sd' ' - <<<"$missing") in its package block (add each with its licence)"
 
 # ---- the assembled tree runs on its own libraries -------------------------------------------
 # What the launcher will exec, minus the launcher (for arm64 qemu-user runs it: an exec inside

@@ -16,6 +16,8 @@
 #     /usr/lib/os-release), and nothing else;
 #   - /etc/os-release is the link ../usr/lib/os-release, as Debian has it, to an os-release
 #     saying ID=debian that status.d/base-files.md5sums lists;
+#   - /usr/share/doc/kube-headroom/LICENSE and NOTICE are the repository's LICENSE and NOTICE,
+#     and NOTICE's package block lists every package of status.d;
 #   - each status file is `dpkg-query -s PKG:ARCH` without its Conffiles field, Status "install
 #     ok installed"; each md5sums holds lines of the package's own md5sums only, sorted, and the
 #     image's copy of each file has those bytes (md5sum -c in the tree). A package installed
@@ -26,7 +28,8 @@
 #   - image.sh --verify-rootfs accepts the tree, and refuses it (exit 1, naming the fault) with a
 #     status file removed, an md5sums removed, a wrong checksum, an unlisted file added, a
 #     listed file removed, a line of another package's md5sums added, /etc/os-release removed,
-#     /etc/os-release leading to another package's file.
+#     /etc/os-release leading to another package's file, the image's NOTICE removed, its NOTICE
+#     without libc6's line, a file beside it that no package owns nor image.sh writes.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 native=$(dpkg --print-architecture)
@@ -76,6 +79,15 @@ pass "status.d names exactly the $(wc -l <<<"$have") $arch packages of the libra
 grep -qx 'ID=debian' "$r/usr/lib/os-release" || fail "/usr/lib/os-release does not say ID=debian"
 grep -q '  usr/lib/os-release$' "$r/$DB/$os_owner.md5sums" || fail "$DB/$os_owner.md5sums does not list usr/lib/os-release"
 pass "/etc/os-release -> ../usr/lib/os-release, owned by $os_owner, ID=debian"
+
+doc=$r/usr/share/doc/kube-headroom
+for f in LICENSE NOTICE; do
+  cmp -s "$doc/$f" "$ROOT/$f" || fail "/usr/share/doc/kube-headroom/$f is not the repository's $f"
+done
+unlisted=$(comm -23 <(echo "$have") <(awk '/^--- packages ---$/ {on = 1; next} /^--- end packages ---$/ {on = 0}
+  on && NF {print $1}' "$doc/NOTICE" | sort -u))
+[ -z "$unlisted" ] || fail "NOTICE's package block does not list: $unlisted"
+pass "/usr/share/doc/kube-headroom/{LICENSE,NOTICE} are the repository's; NOTICE lists all $(wc -l <<<"$have") packages"
 
 n=0
 for s in "$r/$DB"/*; do
@@ -134,4 +146,7 @@ red "a line of another package's md5sums" "{ head -1 $DB/zlib1g.md5sums; grep -m
   /var/lib/dpkg/info/dpkg.md5sums; tail -n +2 $DB/zlib1g.md5sums; } >x && mv x $DB/zlib1g.md5sums"
 red "/etc/os-release removed" "rm etc/os-release"
 red "/etc/os-release leading to libc6's copyright" "ln -sfn ../usr/share/doc/libc6/copyright etc/os-release"
+red "the image's NOTICE removed" "rm usr/share/doc/kube-headroom/NOTICE"
+red "a NOTICE without libc6's line" "sed -i '/^libc6 /d' usr/share/doc/kube-headroom/NOTICE"
+red "a file beside NOTICE that no package owns" "echo x >usr/share/doc/kube-headroom/README"
 pass "image.sh --verify-rootfs refuses each broken tree"

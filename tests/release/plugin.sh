@@ -13,8 +13,9 @@
 #   - amd64 and arm64: two builds of the archive are byte-identical; every entry is a regular file
 #     or a directory, owned 0:0 numerically, dated SOURCE_DATE_EPOCH (the commit's time), in name
 #     order; the launcher, libexec/headroom, the interpreter, libc, a copyright file per package
-#     listed in share/kube-headroom/libraries, the completions and LICENSE (when the tree has one)
-#     are there;
+#     listed in share/kube-headroom/libraries, the completions, and LICENSE and NOTICE at the top
+#     (the repository's, byte for byte) are there; NOTICE's package block lists every package of
+#     share/kube-headroom/libraries and of share/doc/;
 #   - amd64, as root, in an empty directory holding the archive's files and the dump alone (no
 #     /proc, /etc, /usr, /dev): `chroot ROOT /kubectl-headroom version` prints what the build
 #     tree's binary prints, `plan -f /input.json` (tests/golden/cluster.json) and its -o json the
@@ -60,9 +61,9 @@ archive() {
     fail "scripts/release/plugin.sh --arch $arch failed the second time"
   [ "$(basename "$a1")" = "$(basename "$a2")" ] || fail "two builds name the archive differently: $a1 $a2"
   cmp -s "$a1" "$a2" || fail "two builds of $(basename "$a1") differ"
-  python3 - "$a1" "$sde" "$arch" "$([ -f "$ROOT/LICENSE" ] && echo 1 || echo 0)" <<'PY' || fail "$(basename "$a1"): its entries (above)"
-import sys, tarfile
-path, sde, arch, license = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4] == "1"
+  python3 - "$a1" "$sde" "$arch" "$ROOT" <<'PY' || fail "$(basename "$a1"): its entries (above)"
+import os, sys, tarfile
+path, sde, arch, root = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 interp = {"amd64": "ld-linux-x86-64.so.2", "arm64": "ld-linux-aarch64.so.1"}[arch]
 t = tarfile.open(path, "r:gz")
 ms = t.getmembers()
@@ -82,7 +83,7 @@ want = ["kubectl-headroom", "libexec/headroom", "lib/" + interp, "lib/libc.so.6"
         "share/kube-headroom/libraries", "share/doc/libc6/copyright",
         "share/kube-headroom/completions/headroom.bash", "share/kube-headroom/completions/headroom.zsh",
         "share/kube-headroom/completions/headroom.fish",
-        "share/kube-headroom/completions/kubectl_complete-headroom"] + (["LICENSE"] if license else [])
+        "share/kube-headroom/completions/kubectl_complete-headroom", "LICENSE", "NOTICE"]
 for w in want:
     if w not in files:
         errs.append("no %s" % w)
@@ -100,6 +101,25 @@ shipped = {n for n in files if n.startswith("lib/")}
 listed = {l.split(" ")[0] for l in filter(None, libs)}
 if shipped != listed:
     errs.append("lib/ and share/kube-headroom/libraries disagree: %s" % sorted(shipped ^ listed))
+# LICENSE and NOTICE are the repository's; NOTICE's package block names every package shipped.
+for top in ("LICENSE", "NOTICE"):
+    if top in files and t.extractfile(top).read() != open(os.path.join(root, top), "rb").read():
+        errs.append("%s is not the repository's %s" % (top, top))
+if "NOTICE" in files:
+    block, on, seen = set(), False, 0
+    for line in t.extractfile("NOTICE").read().decode().split("\n"):
+        if line == "--- packages ---":
+            on, seen = True, seen + 1
+        elif line == "--- end packages ---":
+            on, seen = False, seen + 1
+        elif on and line.split():
+            block.add(line.split()[0])
+    if seen != 2 or not block:
+        errs.append("NOTICE has no package block")
+    pkgs = {l.split(" ")[1] for l in filter(None, libs)}
+    pkgs |= {n.split("/")[2] for n in files if n.startswith("share/doc/") and n.endswith("/copyright")}
+    if pkgs - block:
+        errs.append("NOTICE does not list %s" % " ".join(sorted(pkgs - block)))
 for e in errs:
     print(path + ": " + e, file=sys.stderr)
 sys.exit(1 if errs else 0)
