@@ -31,6 +31,9 @@ PACKAGES=(
   # builds (qemu-user only: qemu-user-binfmt, a recommendation, would register binfmt handlers),
   # Debian's Docker engine and mmdebstrap for the Dockerfile build, binutils' readelf.
   gcc-aarch64-linux-gnu qemu-user docker.io mmdebstrap binutils
+  # The image's /etc/os-release is base-files'; the arm64 image takes the arm64 .deb of the
+  # installed version from the mirror, which holds only the newest point release: kept current.
+  base-files
 )
 TRIXIE_PACKAGES=(libyyjson-dev)
 # The arm64 image and plugin link Debian's arm64 builds of the same libraries (multiarch).
@@ -42,6 +45,8 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 missing=()
 dpkg --print-foreign-architectures | grep -qx arm64 || missing+=("(architecture arm64)")
+bf=$(apt-cache policy base-files 2>/dev/null | awk '$1 == "Installed:" {i = $2} $1 == "Candidate:" {c = $2} END {if (i != c) print c}')
+[ -z "$bf" ] || missing+=("(base-files $bf)")
 for p in "${PACKAGES[@]}" "${TRIXIE_PACKAGES[@]}" "${ARM64_PACKAGES[@]}" "${TRIXIE_ARM64_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
