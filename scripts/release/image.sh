@@ -93,6 +93,8 @@
 set -euo pipefail
 umask 022 # the modes of what assemble makes do not depend on the caller's umask
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=scripts/release/containerd.sh
+. "$ROOT/scripts/release/containerd.sh"
 # shellcheck source=scripts/release/deblibs.sh
 . "$ROOT/scripts/release/deblibs.sh"
 CACHE=${HEADROOM_CACHE:-$HOME/.cache/kube-headroom}
@@ -672,24 +674,7 @@ for t in containerd ctr runc; do
 done
 [ "$(id -u)" -eq 0 ] || die "the container check needs root (containerd and runc); --print builds without it"
 
-cat >"$work/containerd.toml" <<EOF
-version = 2
-root = "$work/root"
-state = "$work/state"
-disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.aufs",
-  "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs",
-  "io.containerd.snapshotter.v1.devmapper"]
-[grpc]
-  address = "$sock"
-[ttrpc]
-  address = ""
-[debug]
-  address = ""
-[metrics]
-  address = ""
-[plugins."io.containerd.internal.v1.opt"]
-  path = "$work/opt"
-EOF
+containerd_config "$work" >"$work/containerd.toml"
 containerd --config "$work/containerd.toml" >"$work/containerd.log" 2>&1 &
 ctd_pid=$!
 for _ in $(seq 100); do

@@ -32,6 +32,8 @@
 # label: image
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=scripts/release/containerd.sh
+. "$ROOT/scripts/release/containerd.sh"
 CACHE=${HEADROOM_CACHE:-$HOME/.cache/kube-headroom}/dockerfile
 DOCKER=/usr/bin/docker
 SUITE=bookworm
@@ -108,24 +110,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 mkdir -p "$work/ctd" "$CACHE"
-cat >"$work/containerd.toml" <<TOML
-version = 2
-root = "$work/ctd/root"
-state = "$work/ctd/state"
-disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.aufs",
-  "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs",
-  "io.containerd.snapshotter.v1.devmapper"]
-[grpc]
-  address = "$work/ctd/containerd.sock"
-[ttrpc]
-  address = ""
-[debug]
-  address = ""
-[metrics]
-  address = ""
-[plugins."io.containerd.internal.v1.opt"]
-  path = "$work/ctd/opt"
-TOML
+containerd_config "$work/ctd" >"$work/containerd.toml"
 containerd --config "$work/containerd.toml" >"$work/containerd.log" 2>&1 &
 ctd_pid=$!
 echo '{}' >"$work/daemon.json"
