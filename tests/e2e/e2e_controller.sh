@@ -85,6 +85,12 @@ if wait_until 20 dry_annotated; then
 else
   fail "4a. dry-run annotation" "no status annotation with dryRun:true after 20 s: '$(annotation e2e-a-$S dry)'"
 fi
+# The resize dry-run held is counted (design §9.3), as the Go implementation's dashboard reads it.
+dry_counted() { [ "$(metric 'headroom_resizes_total{result="dry-run"}')" -ge 1 ]; }
+dry_held() { wait_until 10 dry_counted && [ "$(metric 'headroom_resizes_total{result="applied"}')" = 0 ]; }
+check "4a'. the held resize counts in headroom_resizes_total{result=\"dry-run\"}, none applied" dry_held ||
+  echo "    headroom_resizes_total: $(curl -sf "http://127.0.0.1:$MPORT/metrics" | grep '^headroom_resizes_total' | tr '\n' ' ')"
+dry0=$(metric 'headroom_resizes_total{result="dry-run"}')
 k apply -f - >/dev/null <<EOF
 apiVersion: kube-headroom.dev/v1alpha1
 kind: HeadroomConfig
@@ -334,11 +340,21 @@ pc=$("$PROMCHECK" headroom_node_factor headroom_node_slack_cores headroom_node_b
   headroom_reconcile_duration_seconds headroom_pods_managed headroom_nodes_managed \
   headroom_watch_events_total headroom_relists_total headroom_leader headroom_webhook_requests_total \
   headroom_webhook_duration_seconds process_resident_memory_bytes process_cpu_seconds_total \
-  process_start_time_seconds <"$WORK/metrics.txt" 2>&1)
+  process_start_time_seconds headroom_build_info headroom_node_managed_pods <"$WORK/metrics.txt" 2>&1)
 WHY="$pc"
 check "/metrics passes a strict text-format check and has every design §9 name" \
   sh -c "echo \"\$0\" | grep -q ': valid$'" "$pc"
 series() { awk -v m="$1" '$1 == m {print $2}' "$WORK/metrics.txt"; }
+out=$(promtool check metrics <"$WORK/metrics.txt" 2>&1)
+WHY="exit $?: $out"
+check "promtool check metrics passes on the live page" [ -z "$out" ]
+# What the Go implementation's users look for: the build (as `headroom version` says it), the
+# managed pods per node (solo and big on e2e-n0), the dry-run series (unchanged since dryRun: false).
+bi=$("$HEADROOM" version -o json | jq -r '"headroom_build_info{version=\"\(.version)\",commit=\"\(.commit)\",tree_state=\"\(.treeState)\",build_date=\"\(.buildDate)\",build=\"\(.build)\",platform=\"\(.platform)\"}"')
+got="$(series "$bi")/$(series "headroom_node_managed_pods{node=\"e2e-n0-$S\"}")/$(series 'headroom_resizes_total{result="dry-run"}')"
+WHY="build_info/node_managed_pods/dry-run = $got (wanted 1/2/$dry0); $(grep '^headroom_build_info' "$WORK/metrics.txt")"
+check "headroom_build_info as \`headroom version\` says, node_managed_pods 2, dry-run still $dry0" \
+  test "$got" = "1/2/$dry0"
 # Node e2e-n0: A 8, R 2 (solo 200m + big 1800m), S 6, M 2: factor 4, booked 0.25.
 got="$(series "headroom_node_factor{node=\"e2e-n0-$S\"}")/$(series "headroom_node_slack_cores{node=\"e2e-n0-$S\"}")/$(series "headroom_node_booked_ratio{node=\"e2e-n0-$S\"}")/$(series "headroom_pod_limit_cores{namespace=\"e2e-a-$S\",pod=\"solo\"}")"
 WHY="factor/slack/booked/solo limit = $got"
@@ -347,10 +363,11 @@ k -n e2e-a-$S delete pod big --wait=false >/dev/null
 big_gone() {
   curl -sf "http://127.0.0.1:$MPORT/metrics" >"$WORK/metrics.txt" &&
     ! grep -q "headroom_pod_limit_cores{namespace=\"e2e-a-$S\",pod=\"big\"}" "$WORK/metrics.txt" &&
-    [ "$(series "headroom_node_factor{node=\"e2e-n0-$S\"}")" = 40.000 ]
+    [ "$(series "headroom_node_factor{node=\"e2e-n0-$S\"}")" = 40.000 ] &&
+    [ "$(series "headroom_node_managed_pods{node=\"e2e-n0-$S\"}")" = 1 ]
 }
 WHY="$(grep "e2e-n0-$S\|pod=\"big\"" "$WORK/metrics.txt" | tr '\n' ' ')"
-check "a deleted pod's series disappears; the node's factor follows (40)" wait_until 30 big_gone
+check "a deleted pod's series disappears; the node's factor (40) and managed pods (1) follow" wait_until 30 big_gone
 
 # ------------------------------------- 9. SIGKILL in the middle of a wave
 # The wave is paced by the node's bucket, 3 writes a second (burst 3): 30 writes take ~10 s, so
