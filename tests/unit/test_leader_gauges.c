@@ -144,6 +144,7 @@ static const char *const state_series[] = {
     "\nheadroom_node_factor{node=\"n0\"} ",
     "\nheadroom_node_slack_cores{node=\"n0\"} 7.500\n",
     "\nheadroom_node_booked_ratio{node=\"n0\"} ",
+    "\nheadroom_node_managed_pods{node=\"n0\"} 1\n",
     "\nheadroom_pod_limit_cores{namespace=\"team-a\",pod=\"web\"} 0.000\n",
 };
 #define N_STATE (sizeof state_series / sizeof state_series[0])
