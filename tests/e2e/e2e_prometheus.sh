@@ -121,7 +121,7 @@ for i in 0 1; do
 done
 WHY="follower's page has: $(grep -E '^headroom_(pod|node)_|^headroom_(pods|nodes)_managed|^headroom_resizes_deferred' "$WORK/page-$F.txt" | head -3)"
 check "the follower's page has no per-pod, per-node or cluster-total series" \
-  sh -c "! grep -qE '^(# [A-Z]+ )?headroom_(pod_limit_cores|node_factor|node_slack_cores|node_booked_ratio|pods_managed|nodes_managed|resizes_deferred)' '$WORK/page-$F.txt'"
+  sh -c "! grep -qE '^(# [A-Z]+ )?headroom_(pod_limit_cores|node_factor|node_slack_cores|node_booked_ratio|node_managed_pods|pods_managed|nodes_managed|resizes_deferred)' '$WORK/page-$F.txt'"
 
 # The chart's ServiceMonitor (helm template, with cert-manager's CA so the
 # server is verified too), turned into a scrape config the way the Prometheus
