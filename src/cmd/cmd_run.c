@@ -85,6 +85,7 @@ typedef struct run_ctx {
     hr_buildinfo build; /* headroom_build_info */
     hr_readiness ready;
     hr_certs *certs;
+    hr_certs *metrics_certs; /* --metrics-cert-dir's, when not cert_dir: /metrics' own */
     hr_wh_endpoint wh;
     hr_authz *authz; /* the secured /metrics' reviews (NULL when plain) */
     hr_listener *metrics_l, *webhook_l, *probe_l;
@@ -553,6 +554,8 @@ static void teardown(run_ctx *x)
     x->inf = NULL;
     hr_certs_free(x->certs);
     x->certs = NULL;
+    hr_certs_free(x->metrics_certs);
+    x->metrics_certs = NULL;
     hr_cache_free(x->cache);
     x->cache = NULL;
     hr_cfg_holder_free(x->cfg);
@@ -611,9 +614,10 @@ static hr_status start_metrics(run_ctx *x, hr_err *err)
         {"GET", "/healthz", route_healthz, x, 0, false},
         {"GET", "/readyz", route_readyz, x, 0, false},
     };
+    hr_certs *mcerts = x->metrics_certs != NULL ? x->metrics_certs : x->certs;
     hr_listener_opts mo = {.name = "metrics",
                            .addr = x->o.metrics_addr,
-                           .tls = secure ? x->certs : NULL,
+                           .tls = secure ? mcerts : NULL,
                            .tls_fallback = secure, /* self-signed until a pair loads */
                            .authz = x->authz,
                            .routes = mroutes,
@@ -672,19 +676,31 @@ static hr_status start_all(run_ctx *x, hr_err *err)
 
     bool webhook = x->o.webhook_addr && x->o.webhook_addr[0];
     bool metrics = x->o.metrics_addr && x->o.metrics_addr[0];
+    /* The secured /metrics takes the webhook's pair, or with
+     * --metrics-cert-dir naming another directory its own. */
+    bool metrics_shared = metrics && x->o.metrics_secure;
+    const char *mdir = x->o.metrics_cert_dir;
+    if (metrics_shared && mdir != NULL && strcmp(mdir, x->o.cert_dir) != 0) {
+        if ((st = hr_certs_new(mdir, &x->log, &x->metrics_certs, err)) ||
+            (st = hr_certs_start(x->metrics_certs, 1000, err)) ||
+            (st = hr_certs_fallback_selfsigned(x->metrics_certs, getenv("HEADROOM_METRICS_SERVICE"),
+                                               x->o.ns, getenv("POD_IP"), err)))
+            return st;
+        metrics_shared = false;
+    }
     /* The serving certificate is the webhook's and the secured metrics'.
      * Readiness waits for it only with the webhook on: the webhook Service
      * must not route to a replica that cannot answer, but a controller
      * without a certificate (no cert-manager, webhook off) still writes,
      * and a /readyz that stayed 503 would hold rollouts and drains for
      * ever. Its secured /metrics serves a self-signed pair until then. */
-    if (webhook || (metrics && x->o.metrics_secure)) {
+    if (webhook || metrics_shared) {
         if ((st = hr_certs_new(x->o.cert_dir, &x->log, &x->certs, err)) ||
             (st = hr_certs_start(x->certs, 1000, err)) ||
             (webhook &&
              (st = hr_readiness_add(&x->ready, "webhook-cert", hr_certs_ready, x->certs, err))))
             return st;
-        if (metrics && x->o.metrics_secure &&
+        if (metrics_shared &&
             (st = hr_certs_fallback_selfsigned(x->certs, getenv("HEADROOM_METRICS_SERVICE"),
                                                x->o.ns, getenv("POD_IP"), err)))
             return st;

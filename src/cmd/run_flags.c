@@ -18,6 +18,7 @@ enum {
     F_PROBE_ADDR,
     F_WEBHOOK_ADDR,
     F_CERT_DIR,
+    F_METRICS_CERT_DIR,
     F_KUBECONFIG,
     F_CONTEXT,
     F_NAMESPACE,
@@ -73,6 +74,10 @@ static const hr_flag run_flags[F_N] = {
                     "                           they change (default "
                     "/tmp/k8s-webhook-server/serving-certs)",
                     "@dir"},
+    [F_METRICS_CERT_DIR] = {"metrics-cert-dir", 0, HR_FLAG_STRING, "DIR",
+                            "tls.crt and tls.key for /metrics alone, re-read when\n"
+                            "                           they change (default: --webhook-cert-dir)",
+                            "@dir"},
     [F_KUBECONFIG] = HR_FLAG_KUBECONFIG,
     [F_CONTEXT] = HR_FLAG_CONTEXT,
     [F_NAMESPACE] = {"namespace", 0, HR_FLAG_STRING, "NS",
@@ -120,9 +125,7 @@ static const hr_flag run_flags[F_N] = {
     [F_GO_PROBE_BIND] = {"health-probe-bind-address", 0, HR_FLAG_STRING, "ADDR",
                          "= --probe-addr; \"0\" disables it", NULL},
     [F_GO_METRICS_CERT_PATH] = {"metrics-cert-path", 0, HR_FLAG_STRING, "DIR",
-                                "= --webhook-cert-dir: one directory serves webhook\n"
-                                "                           and metrics (another one is refused)",
-                                "@dir"},
+                                "= --metrics-cert-dir", "@dir"},
     [F_GO_METRICS_CERT_NAME] = {"metrics-cert-name", 0, HR_FLAG_STRING, "FILE",
                                 "tls.crt only: the name ours reads", NULL},
     [F_GO_METRICS_CERT_KEY] = {"metrics-cert-key", 0, HR_FLAG_STRING, "FILE",
@@ -226,15 +229,9 @@ static int run_go_flags(const char *prog, const hr_args *a, hr_run_opts *o)
                        &o->probe_addr)) ||
         (rc = go_alias(prog, v, F_GO_WEBHOOK_CERT_PATH, F_CERT_DIR, v[F_GO_WEBHOOK_CERT_PATH],
                        &o->cert_dir)) ||
-        (rc = go_alias(prog, v, F_GO_METRICS_CERT_PATH, F_CERT_DIR, v[F_GO_METRICS_CERT_PATH],
-                       &o->cert_dir)))
+        (rc = go_alias(prog, v, F_GO_METRICS_CERT_PATH, F_METRICS_CERT_DIR,
+                       v[F_GO_METRICS_CERT_PATH], &o->metrics_cert_dir)))
         return rc;
-    /* One pair serves the webhook and the secured /metrics. */
-    if (v[F_GO_WEBHOOK_CERT_PATH] && v[F_GO_METRICS_CERT_PATH] &&
-        strcmp(v[F_GO_WEBHOOK_CERT_PATH], v[F_GO_METRICS_CERT_PATH]) != 0)
-        return hr_usage_error(prog, &hr_run_command,
-                              "--metrics-cert-path and --webhook-cert-path name two directories: "
-                              "one certificate serves webhook and metrics here");
     static const struct {
         size_t flag;
         const char *only;
@@ -327,6 +324,7 @@ int hr_run_parse_flags(const char *prog, int argc, char **argv, hr_run_opts *o)
     o->reuse_port = hr_args_on(&a, F_REUSE_PORT);
     take(v[F_WEBHOOK_ADDR], &o->webhook_addr);
     take(v[F_CERT_DIR], &o->cert_dir);
+    take(v[F_METRICS_CERT_DIR], &o->metrics_cert_dir);
     take(v[F_KUBECONFIG], &o->kubeconfig);
     take(v[F_CONTEXT], &o->context);
     take(v[F_NAMESPACE], &o->ns);
@@ -367,6 +365,7 @@ int hr_run_flags_text(const char *prog, int argc, char **argv, hr_buf *out)
              {"probe_addr_file", o.probe_addr_file},
              {"webhook_addr", o.webhook_addr},
              {"cert_dir", o.cert_dir},
+             {"metrics_cert_dir", o.metrics_cert_dir},
              {"kubeconfig", o.kubeconfig},
              {"context", o.context},
              {"namespace", o.ns}};

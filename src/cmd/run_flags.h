@@ -24,6 +24,7 @@ typedef struct hr_run_opts {
     bool reuse_port;             /* SO_REUSEPORT on the webhook and metrics listeners */
     const char *webhook_addr;    /* "" disables the webhook listener */
     const char *cert_dir;
+    const char *metrics_cert_dir; /* the secured /metrics' pair; NULL: cert_dir's */
     const char *kubeconfig;
     const char *context;
     const char *ns;          /* our own namespace (always excluded) */

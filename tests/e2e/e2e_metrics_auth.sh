@@ -6,7 +6,9 @@
 # /metrics, verb get), verdicts cached. A ServiceAccount bound to
 # kube-headroom-metrics-reader (charts/kube-headroom/templates/rbac.yaml) scrapes (200), another
 # gets 403, no token 401; the reviews are counted in the API server's audit
-# log, and a second round of scrapes makes none. The daemon runs as a user
+# log, and a second round of scrapes makes none. A Deployment written for the
+# Go implementation runs unchanged: its flags, /metrics with a pair of its
+# own (--metrics-cert-path) apart from the webhook's. The daemon runs as a user
 # bound to charts/kube-headroom/templates/rbac.yaml's kube-headroom role, so that role's review
 # grants are what is exercised. The probes stay plain on their own port.
 set -uo pipefail
@@ -20,6 +22,7 @@ NS=hr-metrics-$S
 
 cleanup() {
   stop_controller
+  [ -n "${GO_PID:-}" ] && kill "$GO_PID" 2>/dev/null && wait "$GO_PID" 2>/dev/null
   k delete clusterrolebinding "hr-metrics-reader-$S" --ignore-not-found >/dev/null 2>&1
   k delete namespace "$NS" --ignore-not-found --wait=false >/dev/null 2>&1
   remove_identity "$ID"
@@ -116,4 +119,35 @@ WHY="statuses $s1 $s2 $s3; tokenreviews $tr, subjectaccessreviews $sar"
 check "scraping again is answered from the cache: same verdicts, no new review in the audit log" \
   test "$s1/$s2/$s3/$tr/$sar" = 200/403/200/0/0
 
+
+# ------------------------------------------ the Go implementation's flags (docs/cli.md)
+# Its Deployment's arguments as they are: /metrics on --metrics-bind-address with a pair of its own
+# from --metrics-cert-path, apart from the webhook's (--webhook-cert-path); the probes off ("0");
+# zap's flags for the logs.
+M2=$(free_port "$MPORT" "$PPORT")
+mkdir -p "$WORK/mcerts"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+  -subj /CN=metrics -addext subjectAltName=IP:127.0.0.1 \
+  -keyout "$WORK/mcerts/tls.key" -out "$WORK/mcerts/tls.crt" >/dev/null 2>&1
+"$HEADROOM" run --kubeconfig "$USER_KC" --namespace kube-headroom --controller=false \
+  --webhook-addr "" --metrics-bind-address "127.0.0.1:$M2" --health-probe-bind-address 0 \
+  --metrics-secure --metrics-cert-path "$WORK/mcerts" --metrics-cert-name tls.crt \
+  --metrics-cert-key tls.key --webhook-cert-path "$WORK/certs" --zap-log-level debug \
+  --zap-encoder json --zap-time-encoding iso8601 --enable-http2=false >"$WORK/go-flags.log" 2>&1 &
+GO_PID=$!
+go_scrape() { # CA -> HTTP status of a scrape with the reader's token
+  curl -s -o /dev/null -w '%{http_code}' --cacert "$1" -H "Authorization: Bearer $READER" \
+    "https://127.0.0.1:$M2/metrics"
+}
+go_up() { [ "$(go_scrape "$WORK/mcerts/tls.crt")" = 200 ]; }
+WHY="no 200 verified with --metrics-cert-path's certificate from 127.0.0.1:$M2 in 30 s; log: $(tail -c 600 "$WORK/go-flags.log")"
+check "the Go implementation's flags: /metrics on --metrics-bind-address with --metrics-cert-path's pair" \
+  wait_until 30 go_up
+st=$(go_scrape "$WORK/certs/tls.crt")
+WHY="status $st"
+check "--metrics-cert-path's pair, not the webhook's: the webhook's CA does not verify it" [ "$st" = 000 ]
+listeners=$(jq -r 'select(.msg == "listening") | .listener' "$WORK/go-flags.log" 2>&1 | tr '\n' ' ')
+WHY="listeners: '$listeners'; log: $(head -c 600 "$WORK/go-flags.log")"
+check "--zap-encoder json logs JSON; --health-probe-bind-address 0: no probe listener" \
+  [ "$listeners" = "metrics " ]
 finish

@@ -238,8 +238,10 @@ for v in "--metrics-bind-address 127.0.0.1:1" "--metrics-bind-address=0" \
   run 1 run --kubeconfig "$work/none" $v --webhook-addr "" --probe-addr ""
   err_has "kubeconfig $work/none"
 done
-run 2 run --metrics-cert-path=/a --webhook-cert-path=/b
-err_has '--metrics-cert-path and --webhook-cert-path name two directories'
+run 1 run --kubeconfig "$work/none" --metrics-cert-path=/a --webhook-cert-path=/b --probe-addr ""
+err_has "kubeconfig $work/none"
+run 2 run --metrics-cert-path=/a --metrics-cert-dir=/b
+err_has '--metrics-cert-path "/a" and --metrics-cert-dir "/b" disagree'
 run 2 run --metrics-cert-name=cert.pem
 err_has '--metrics-cert-name: tls.crt is the only name read, not "cert.pem"'
 run 2 run --zap-log-level=trace

@@ -3,9 +3,9 @@
  * flags (docs/cli.md): each parses to exactly the options the flag of ours
  * it stands for gives (controller-runtime's "0" address: off; zap's
  * levels and encoders: ours), the ones without an equivalent are accepted
- * and change nothing, and what ours cannot do is refused by name — two
- * certificate directories, other file names, an alias that disagrees with
- * our flag given beside it.
+ * and change nothing, and what ours cannot do is refused by name — other
+ * certificate file names, an alias that disagrees with our flag given
+ * beside it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -65,13 +65,16 @@ static const pair pairs[] = {
      {"--webhook-cert-dir", "/certs", NULL},
      "cert_dir=/certs\n"},
     {{"--metrics-cert-path=/certs", NULL},
-     {"--webhook-cert-dir=/certs", NULL},
-     "cert_dir=/certs\n"},
+     {"--metrics-cert-dir=/certs", NULL},
+     "metrics_cert_dir=/certs\n"},
     {{"--metrics-cert-path=/c", "--webhook-cert-path=/c", "--metrics-cert-name=tls.crt",
       "--metrics-cert-key=tls.key", "--webhook-cert-name=tls.crt", "--webhook-cert-key=tls.key",
       NULL},
-     {"--webhook-cert-dir=/c", NULL},
+     {"--webhook-cert-dir=/c", "--metrics-cert-dir=/c", NULL},
      "cert_dir=/c\n"},
+    {{"--metrics-cert-path", "/m", "--webhook-cert-path", "/w", NULL},
+     {"--metrics-cert-dir", "/m", "--webhook-cert-dir", "/w", NULL},
+     "metrics_cert_dir=/m\n"},
     {{"--webhook-cert-path=/c", "--webhook-cert-dir=/c", NULL},
      {"--webhook-cert-dir=/c", NULL},
      NULL},
@@ -133,8 +136,8 @@ static void refused(void **state)
 {
     (void)state;
     static const char *const bad[][MAX_ARGS + 1] = {
-        {"--metrics-cert-path=/a", "--webhook-cert-path=/b", NULL},
-        {"--metrics-cert-path=/a", "--webhook-cert-dir=/b", NULL},
+        {"--metrics-cert-path=/a", "--metrics-cert-dir=/b", NULL},
+        {"--webhook-cert-path=/a", "--webhook-cert-dir=/b", NULL},
         {"--metrics-cert-name=cert.pem", NULL},
         {"--metrics-cert-key=key.pem", NULL},
         {"--webhook-cert-name=x", NULL},
