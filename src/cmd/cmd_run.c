@@ -677,11 +677,14 @@ static hr_status start_all(run_ctx *x, hr_err *err)
     bool webhook = x->o.webhook_addr && x->o.webhook_addr[0];
     bool metrics = x->o.metrics_addr && x->o.metrics_addr[0];
     /* The secured /metrics takes the webhook's pair, or with
-     * --metrics-cert-dir naming another directory its own. */
+     * --metrics-cert-dir naming another pair its own. */
     bool metrics_shared = metrics && x->o.metrics_secure;
     const char *mdir = x->o.metrics_cert_dir;
-    if (metrics_shared && mdir != NULL && strcmp(mdir, x->o.cert_dir) != 0) {
-        if ((st = hr_certs_new(mdir, &x->log, &x->metrics_certs, err)) ||
+    if (metrics_shared && mdir != NULL &&
+        (strcmp(mdir, x->o.cert_dir) != 0 || strcmp(x->o.metrics_cert_name, x->o.cert_name) != 0 ||
+         strcmp(x->o.metrics_cert_key, x->o.cert_key) != 0)) {
+        if ((st = hr_certs_new_files(mdir, x->o.metrics_cert_name, x->o.metrics_cert_key, &x->log,
+                                     &x->metrics_certs, err)) ||
             (st = hr_certs_start(x->metrics_certs, 1000, err)) ||
             (st = hr_certs_fallback_selfsigned(x->metrics_certs, getenv("HEADROOM_METRICS_SERVICE"),
                                                x->o.ns, getenv("POD_IP"), err)))
@@ -695,7 +698,8 @@ static hr_status start_all(run_ctx *x, hr_err *err)
      * and a /readyz that stayed 503 would hold rollouts and drains for
      * ever. Its secured /metrics serves a self-signed pair until then. */
     if (webhook || metrics_shared) {
-        if ((st = hr_certs_new(x->o.cert_dir, &x->log, &x->certs, err)) ||
+        if ((st = hr_certs_new_files(x->o.cert_dir, x->o.cert_name, x->o.cert_key, &x->log,
+                                     &x->certs, err)) ||
             (st = hr_certs_start(x->certs, 1000, err)) ||
             (webhook &&
              (st = hr_readiness_add(&x->ready, "webhook-cert", hr_certs_ready, x->certs, err))))

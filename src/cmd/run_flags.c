@@ -127,15 +127,19 @@ static const hr_flag run_flags[F_N] = {
     [F_GO_METRICS_CERT_PATH] = {"metrics-cert-path", 0, HR_FLAG_STRING, "DIR",
                                 "= --metrics-cert-dir", "@dir"},
     [F_GO_METRICS_CERT_NAME] = {"metrics-cert-name", 0, HR_FLAG_STRING, "FILE",
-                                "tls.crt only: the name ours reads", NULL},
+                                "the certificate's file in --metrics-cert-dir\n"
+                                "                           (default tls.crt)",
+                                NULL},
     [F_GO_METRICS_CERT_KEY] = {"metrics-cert-key", 0, HR_FLAG_STRING, "FILE",
-                               "tls.key only: the name ours reads", NULL},
+                               "the key's file in --metrics-cert-dir (default tls.key)", NULL},
     [F_GO_WEBHOOK_CERT_PATH] = {"webhook-cert-path", 0, HR_FLAG_STRING, "DIR",
                                 "= --webhook-cert-dir", "@dir"},
     [F_GO_WEBHOOK_CERT_NAME] = {"webhook-cert-name", 0, HR_FLAG_STRING, "FILE",
-                                "tls.crt only: the name ours reads", NULL},
+                                "the certificate's file in --webhook-cert-dir\n"
+                                "                           (default tls.crt)",
+                                NULL},
     [F_GO_WEBHOOK_CERT_KEY] = {"webhook-cert-key", 0, HR_FLAG_STRING, "FILE",
-                               "tls.key only: the name ours reads", NULL},
+                               "the key's file in --webhook-cert-dir (default tls.key)", NULL},
     [F_GO_HTTP2] = {"enable-http2", 0, HR_FLAG_BOOL, NULL,
                     "accepted, no effect: our listeners speak HTTP/1.1 only\n"
                     "                           (=true is logged at start)",
@@ -232,18 +236,18 @@ static int run_go_flags(const char *prog, const hr_args *a, hr_run_opts *o)
         (rc = go_alias(prog, v, F_GO_METRICS_CERT_PATH, F_METRICS_CERT_DIR,
                        v[F_GO_METRICS_CERT_PATH], &o->metrics_cert_dir)))
         return rc;
-    static const struct {
-        size_t flag;
-        const char *only;
-    } names[] = {{F_GO_METRICS_CERT_NAME, "tls.crt"},
-                 {F_GO_METRICS_CERT_KEY, "tls.key"},
-                 {F_GO_WEBHOOK_CERT_NAME, "tls.crt"},
-                 {F_GO_WEBHOOK_CERT_KEY, "tls.key"}};
+    /* File names in their directory: a name, not a path. */
+    static const size_t names[] = {F_GO_METRICS_CERT_NAME, F_GO_METRICS_CERT_KEY,
+                                   F_GO_WEBHOOK_CERT_NAME, F_GO_WEBHOOK_CERT_KEY};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (v[names[i].flag] && strcmp(v[names[i].flag], names[i].only) != 0)
+        if (v[names[i]] && (v[names[i]][0] == '\0' || strchr(v[names[i]], '/') != NULL))
             return hr_usage_error(prog, &hr_run_command,
-                                  "--%s: %s is the only name read, not \"%s\"",
-                                  run_flags[names[i].flag].name, names[i].only, v[names[i].flag]);
+                                  "--%s takes a file name in its directory, not \"%s\"",
+                                  run_flags[names[i]].name, v[names[i]]);
+    take(v[F_GO_METRICS_CERT_NAME], &o->metrics_cert_name);
+    take(v[F_GO_METRICS_CERT_KEY], &o->metrics_cert_key);
+    take(v[F_GO_WEBHOOK_CERT_NAME], &o->cert_name);
+    take(v[F_GO_WEBHOOK_CERT_KEY], &o->cert_key);
     o->http2_ignored = hr_args_on(a, F_GO_HTTP2);
     /* zap's level: debug or a number > 0 is our debug; the rest info. */
     int verbosity = -1;
@@ -298,6 +302,10 @@ int hr_run_parse_flags(const char *prog, int argc, char **argv, hr_run_opts *o)
                        .probe_addr = ":8081",
                        .webhook_addr = ":9443",
                        .cert_dir = "/tmp/k8s-webhook-server/serving-certs",
+                       .cert_name = "tls.crt",
+                       .cert_key = "tls.key",
+                       .metrics_cert_name = "tls.crt",
+                       .metrics_cert_key = "tls.key",
                        .dry_run = HR_DRY_RUN_UNSET,
                        .controller = true,
                        .streaming_lists = true,
@@ -366,6 +374,10 @@ int hr_run_flags_text(const char *prog, int argc, char **argv, hr_buf *out)
              {"webhook_addr", o.webhook_addr},
              {"cert_dir", o.cert_dir},
              {"metrics_cert_dir", o.metrics_cert_dir},
+             {"cert_name", o.cert_name},
+             {"cert_key", o.cert_key},
+             {"metrics_cert_name", o.metrics_cert_name},
+             {"metrics_cert_key", o.metrics_cert_key},
              {"kubeconfig", o.kubeconfig},
              {"context", o.context},
              {"namespace", o.ns}};

@@ -24,7 +24,9 @@ typedef struct hr_run_opts {
     bool reuse_port;             /* SO_REUSEPORT on the webhook and metrics listeners */
     const char *webhook_addr;    /* "" disables the webhook listener */
     const char *cert_dir;
-    const char *metrics_cert_dir; /* the secured /metrics' pair; NULL: cert_dir's */
+    const char *cert_name, *cert_key; /* the pair's file names in cert_dir */
+    const char *metrics_cert_dir;     /* the secured /metrics' pair; NULL: cert_dir's */
+    const char *metrics_cert_name, *metrics_cert_key; /* in metrics_cert_dir */
     const char *kubeconfig;
     const char *context;
     const char *ns;          /* our own namespace (always excluded) */

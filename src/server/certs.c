@@ -270,18 +270,24 @@ int hr_certs_check(hr_certs *c)
 
 hr_status hr_certs_new(const char *dir, const hr_logger *log, hr_certs **out, hr_err *err)
 {
+    return hr_certs_new_files(dir, "tls.crt", "tls.key", log, out, err);
+}
+
+hr_status hr_certs_new_files(const char *dir, const char *crt, const char *key,
+                             const hr_logger *log, hr_certs **out, hr_err *err)
+{
     *out = NULL;
     hr_certs *c = calloc(1, sizeof *c);
     if (c == NULL)
         return hr_err_set(err, HR_E_NOMEM, "certs: out of memory");
     c->stop_fd = c->ino_fd = -1;
     if ((size_t)snprintf(c->dir, sizeof c->dir, "%s", dir) >= sizeof c->dir ||
-        (size_t)snprintf(c->crt_path, sizeof c->crt_path, "%s/tls.crt", dir) >=
+        (size_t)snprintf(c->crt_path, sizeof c->crt_path, "%s/%s", dir, crt) >=
             sizeof c->crt_path ||
-        (size_t)snprintf(c->key_path, sizeof c->key_path, "%s/tls.key", dir) >=
+        (size_t)snprintf(c->key_path, sizeof c->key_path, "%s/%s", dir, key) >=
             sizeof c->key_path) {
         free(c);
-        return hr_err_set(err, HR_E_INPUT, "--webhook-cert-dir: path too long");
+        return hr_err_set(err, HR_E_INPUT, "%s: path too long", dir);
     }
     if (log)
         c->log = *log;

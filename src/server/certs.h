@@ -41,6 +41,12 @@ typedef struct hr_certs hr_certs;
 HR_MUST_CHECK hr_status hr_certs_new(const char *dir, const hr_logger *log, hr_certs **out,
                                      hr_err *err);
 
+/* hr_certs_new for dir/crt and dir/key: other file names than tls.crt and
+ * tls.key (the Go implementation's --metrics-cert-name, --metrics-cert-key,
+ * --webhook-cert-name, --webhook-cert-key). */
+HR_MUST_CHECK hr_status hr_certs_new_files(const char *dir, const char *crt, const char *key,
+                                           const hr_logger *log, hr_certs **out, hr_err *err);
+
 /* Start the thread (interval: the poll in ms where inotify is not
  * available, 0: 1000). */
 HR_MUST_CHECK hr_status hr_certs_start(hr_certs *c, unsigned interval_ms, hr_err *err);

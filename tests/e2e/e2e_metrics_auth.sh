@@ -128,20 +128,20 @@ M2=$(free_port "$MPORT" "$PPORT")
 mkdir -p "$WORK/mcerts"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
   -subj /CN=metrics -addext subjectAltName=IP:127.0.0.1 \
-  -keyout "$WORK/mcerts/tls.key" -out "$WORK/mcerts/tls.crt" >/dev/null 2>&1
+  -keyout "$WORK/mcerts/metrics.key" -out "$WORK/mcerts/metrics.crt" >/dev/null 2>&1
 "$HEADROOM" run --kubeconfig "$USER_KC" --namespace kube-headroom --controller=false \
   --webhook-addr "" --metrics-bind-address "127.0.0.1:$M2" --health-probe-bind-address 0 \
-  --metrics-secure --metrics-cert-path "$WORK/mcerts" --metrics-cert-name tls.crt \
-  --metrics-cert-key tls.key --webhook-cert-path "$WORK/certs" --zap-log-level debug \
+  --metrics-secure --metrics-cert-path "$WORK/mcerts" --metrics-cert-name metrics.crt \
+  --metrics-cert-key metrics.key --webhook-cert-path "$WORK/certs" --zap-log-level debug \
   --zap-encoder json --zap-time-encoding iso8601 --enable-http2=false >"$WORK/go-flags.log" 2>&1 &
 GO_PID=$!
 go_scrape() { # CA -> HTTP status of a scrape with the reader's token
   curl -s -o /dev/null -w '%{http_code}' --cacert "$1" -H "Authorization: Bearer $READER" \
     "https://127.0.0.1:$M2/metrics"
 }
-go_up() { [ "$(go_scrape "$WORK/mcerts/tls.crt")" = 200 ]; }
+go_up() { [ "$(go_scrape "$WORK/mcerts/metrics.crt")" = 200 ]; }
 WHY="no 200 verified with --metrics-cert-path's certificate from 127.0.0.1:$M2 in 30 s; log: $(tail -c 600 "$WORK/go-flags.log")"
-check "the Go implementation's flags: /metrics on --metrics-bind-address with --metrics-cert-path's pair" \
+check "the Go implementation's flags: /metrics on --metrics-bind-address with --metrics-cert-path's pair (named by --metrics-cert-name, --metrics-cert-key)" \
   wait_until 30 go_up
 st=$(go_scrape "$WORK/certs/tls.crt")
 WHY="status $st"

@@ -242,8 +242,10 @@ run 1 run --kubeconfig "$work/none" --metrics-cert-path=/a --webhook-cert-path=/
 err_has "kubeconfig $work/none"
 run 2 run --metrics-cert-path=/a --metrics-cert-dir=/b
 err_has '--metrics-cert-path "/a" and --metrics-cert-dir "/b" disagree'
-run 2 run --metrics-cert-name=cert.pem
-err_has '--metrics-cert-name: tls.crt is the only name read, not "cert.pem"'
+run 1 run --kubeconfig "$work/none" --metrics-cert-name=cert.pem --webhook-cert-key=k.pem --probe-addr ""
+err_has "kubeconfig $work/none"
+run 2 run --metrics-cert-name=certs/cert.pem
+err_has '--metrics-cert-name takes a file name in its directory, not "certs/cert.pem"'
 run 2 run --zap-log-level=trace
 err_has '--zap-log-level takes debug, info, error, panic or a number above 0, not "trace"'
 run 2 run --metrics-addr=:1 --metrics-bind-address=:2

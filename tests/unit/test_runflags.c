@@ -3,9 +3,9 @@
  * flags (docs/cli.md): each parses to exactly the options the flag of ours
  * it stands for gives (controller-runtime's "0" address: off; zap's
  * levels and encoders: ours), the ones without an equivalent are accepted
- * and change nothing, and what ours cannot do is refused by name — other
- * certificate file names, an alias that disagrees with our flag given
- * beside it.
+ * and change nothing, and what is wrong is refused by name — a
+ * certificate file name that is a path, an alias that disagrees with our
+ * flag given beside it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -72,6 +72,12 @@ static const pair pairs[] = {
       NULL},
      {"--webhook-cert-dir=/c", "--metrics-cert-dir=/c", NULL},
      "cert_dir=/c\n"},
+    {{"--webhook-cert-name=cert.pem", "--webhook-cert-key", "key.pem", NULL},
+     {"--webhook-cert-name", "cert.pem", "--webhook-cert-key=key.pem", NULL},
+     "cert_name=cert.pem\ncert_key=key.pem\n"},
+    {{"--metrics-cert-path=/m", "--metrics-cert-name=m.crt", "--metrics-cert-key=m.key", NULL},
+     {"--metrics-cert-dir=/m", "--metrics-cert-name=m.crt", "--metrics-cert-key=m.key", NULL},
+     "metrics_cert_name=m.crt\nmetrics_cert_key=m.key\n"},
     {{"--metrics-cert-path", "/m", "--webhook-cert-path", "/w", NULL},
      {"--metrics-cert-dir", "/m", "--webhook-cert-dir", "/w", NULL},
      "metrics_cert_dir=/m\n"},
@@ -138,10 +144,10 @@ static void refused(void **state)
     static const char *const bad[][MAX_ARGS + 1] = {
         {"--metrics-cert-path=/a", "--metrics-cert-dir=/b", NULL},
         {"--webhook-cert-path=/a", "--webhook-cert-dir=/b", NULL},
-        {"--metrics-cert-name=cert.pem", NULL},
-        {"--metrics-cert-key=key.pem", NULL},
-        {"--webhook-cert-name=x", NULL},
-        {"--webhook-cert-key=x", NULL},
+        {"--metrics-cert-name=", NULL},
+        {"--metrics-cert-key=/etc/key.pem", NULL},
+        {"--webhook-cert-name=a/b", NULL},
+        {"--webhook-cert-key=", NULL},
         {"--metrics-bind-address=:1", "--metrics-addr=:2", NULL},
         {"--metrics-bind-address=0", "--metrics-addr=:8443", NULL},
         {"--health-probe-bind-address=:1", "--probe-addr=:2", NULL},

@@ -460,6 +460,37 @@ static void bad_addresses(void **state)
     assert_int_equal(hr_parse_addr("a:1x", host, sizeof host, &port, &err), HR_E_INPUT);
 }
 
+/* Other file names than tls.crt and tls.key (the Go implementation's
+ * --webhook-cert-name, --webhook-cert-key): the pair under those names
+ * loads, and a holder for the default names in the same directory finds
+ * nothing. */
+static void cert_file_names(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/hr-test-certnames.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(hr_testcert_write(dir, 0x03, HR_TC_BOTH), 0);
+    char from[600], to[600], kfrom[600], kto[600];
+    snprintf(from, sizeof from, "%s/tls.crt", dir);
+    snprintf(to, sizeof to, "%s/serving.pem", dir);
+    snprintf(kfrom, sizeof kfrom, "%s/tls.key", dir);
+    snprintf(kto, sizeof kto, "%s/serving-key.pem", dir);
+    assert_int_equal(rename(from, to), 0);
+    assert_int_equal(rename(kfrom, kto), 0);
+    hr_err err;
+    hr_certs *named, *plain;
+    assert_int_equal(hr_certs_new_files(dir, "serving.pem", "serving-key.pem", NULL, &named, &err),
+                     HR_OK);
+    assert_true(hr_certs_ready(named));
+    assert_int_equal(hr_certs_new(dir, NULL, &plain, &err), HR_OK);
+    assert_false(hr_certs_ready(plain));
+    hr_certs_free(named);
+    hr_certs_free(plain);
+    assert_int_equal(unlink(to), 0);
+    assert_int_equal(unlink(kto), 0);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 static void cert_rotation(void **state)
 {
     (void)state;
@@ -584,11 +615,11 @@ int main(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(routing_and_limits), cmocka_unit_test(request_admission),
-        cmocka_unit_test(body_collection),    cmocka_unit_test(deadlines_and_per_ip),
-        cmocka_unit_test(dual_stack),         cmocka_unit_test(bad_addresses),
-        cmocka_unit_test(cert_rotation),      cmocka_unit_test(metrics_text_format),
-        cmocka_unit_test(reuse_port),
+        cmocka_unit_test(routing_and_limits),  cmocka_unit_test(request_admission),
+        cmocka_unit_test(body_collection),     cmocka_unit_test(deadlines_and_per_ip),
+        cmocka_unit_test(dual_stack),          cmocka_unit_test(bad_addresses),
+        cmocka_unit_test(cert_rotation),       cmocka_unit_test(cert_file_names),
+        cmocka_unit_test(metrics_text_format), cmocka_unit_test(reuse_port),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     curl_global_cleanup();
