@@ -5,7 +5,7 @@
  * debounced node queue, reconcile, rate-limited writes to pods/resize), the
  * HTTPS admission webhook (/mutate-pods) with its serving certificate
  * re-read from --webhook-cert-dir when it changes, /metrics over HTTPS with
- * the same certificate for tokens RBAC allows (TokenReview +
+ * the same certificate (or --metrics-cert-dir's) for tokens RBAC allows (TokenReview +
  * SubjectAccessReview, cached; --metrics-secure=false: plain HTTP with the
  * probes beside it), and plain /healthz, /readyz on --probe-addr. One set of informers (cache/)
  * watches every kind; the controller and the webhook read the same cache,
