@@ -135,13 +135,17 @@ def audit_path():
     return os.environ.get("HEADROOM_AUDIT_LOG") or sh([CLUSTER_SH, "audit"]).strip()
 
 
-def audit_events(offset, user=None):
-    """The audit events after byte offset (optionally of user), parsed."""
+def audit_events(offset, user=None, namespaces=None):
+    """The audit events after byte offset (optionally of user, or naming one of namespaces),
+    parsed."""
     out = []
+    needles = [n.encode() for n in namespaces or ()]
     with open(AUDIT, "rb") as f:
         f.seek(offset)
         for line in f:
             if user and user.encode() not in line:
+                continue
+            if needles and not any(n in line for n in needles):
                 continue
             try:
                 ev = json.loads(line)
@@ -365,11 +369,18 @@ class Scenario:
                 traceback.print_exc()
 
     def settle(self, offset, quiet=1.5, limit=20):
-        """Until the controller has not written to this scenario's pods for `quiet` seconds."""
+        """Until neither the controller nor the kubelets (kwok: a pod's status, the resize's
+        outcome) have written to this scenario's pods for `quiet` seconds: a status that lands
+        after the next step's change would make its node planned again in that step."""
         nss = set(self.ns_name.values())
+        def ours(e):
+            ref = e.get("objectRef", {})
+            return (ref.get("namespace") in nss and e["verb"] in WRITE_VERBS
+                    and (e.get("user", {}).get("username") == self.batch.user
+                         or (ref.get("resource") == "pods" and ref.get("subresource") == "status")))
         def calm():
-            last = [ts(e["requestReceivedTimestamp"]) for e in audit_events(offset, self.batch.user)
-                    if e.get("objectRef", {}).get("namespace") in nss and e["verb"] in WRITE_VERBS]
+            last = [ts(e["requestReceivedTimestamp"]) for e in audit_events(offset, namespaces=nss)
+                    if ours(e)]
             return time.time() - max(last, default=0) >= quiet
         wait_until(limit, calm, every=0.3)
         time.sleep(0.5)  # the audit record is written once a request completes
