@@ -57,12 +57,7 @@ trap cleanup EXIT
 require_real_node
 
 # ------------------------------------------------------------------ the image on the node
-archive=$("$ROOT/scripts/release/image.sh" --print --bin "$HEADROOM" 2>"$WORK/image.err")
-ref=$(ctr --address "$REAL_SOCK" -n k8s.io images import "$archive" 2>&1 | sed -n 's/^unpacking \([^ ]*\) .*/\1/p' | head -1)
-WHY="archive '$archive', ref '$ref': $(tail -n 2 "$WORK/image.err")"
-check "the project's image is imported into the real node's containerd ($ref)" [ -n "$ref" ]
-repo=${ref%:*}
-tag=${ref##*:}
+import_image "$WORK"
 
 # ------------------------------------------------------------------ the serving certificate
 # The chart's bring-your-own certificate: a kubernetes.io/tls Secret in the release namespace

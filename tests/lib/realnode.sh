@@ -13,6 +13,19 @@ require_real_node() {
     || { echo "FAIL  real node $REAL_NODE is not Ready (tests/cluster/cluster.sh real-node up)"; echo "0 passed, 1 failed"; exit 1; }
 }
 
+# import_image WORK: the project's image (scripts/release/image.sh, of $HEADROOM) imported into
+# the real node's containerd as a node would pull it, checked; sets ref, and repo and tag from it.
+import_image() {
+  local work=$1 archive
+  archive=$("$ROOT/scripts/release/image.sh" --print --bin "$HEADROOM" 2>"$work/image.err")
+  ref=$(ctr --address "$REAL_SOCK" -n k8s.io images import "$archive" 2>&1 |
+    sed -n 's/^unpacking \([^ ]*\) .*/\1/p' | head -1)
+  WHY="archive '$archive', ref '$ref': $(tail -n 2 "$work/image.err")"
+  check "the project's image is imported into the real node's containerd ($ref)" [ -n "$ref" ]
+  repo=${ref%:*}
+  tag=${ref##*:}
+}
+
 # burner_pod ns name cpu-request [cpu-limit] [threads] [kind: Pod|Job]: a burner that tolerates the
 # real node's taint and selects it; threads default 2 (it can use the whole machine).
 burner_pod() {
