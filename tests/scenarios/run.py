@@ -24,7 +24,9 @@ in batches, one controller and one HeadroomConfig per batch, batches one after a
   e2e.kube-headroom.dev/batch the runner puts on each managed namespace of the batch.
 - A scenario runs in a batch of its own when a step changes a cluster-wide setting (TenantFair
   switched on live), when it expects a metric that is not about its own objects (headroom_groups
-  counts every gang the controller holds), or when it says `alone: true`.
+  counts every gang the controller holds), when it expects a node not to be planned again
+  (`not_replanned`: another scenario's step may make every node dirty — a LimitRange, a cluster-
+  wide setting — and so plan this one again too), or when it says `alone: true`.
 - A batch: the HeadroomConfig applied, every scenario's objects made and its pods Running, then
   the controller started (tests/scenarios/controller.sh: tests/lib/common.sh's identity and
   start_controller), so its first plan sees every pod; then the scenarios' steps, concurrently;
@@ -215,6 +217,8 @@ class Scenario:
             for m in st.get("metric") or {}:
                 if not TEMPLATE.search(m):
                     return f"it expects {m}, a metric of the whole controller"
+            if st.get("not_replanned"):
+                return "it expects a node not planned again, which another scenario's step may cause"
         return None
 
     # ---------------------------------------------------------------- names
