@@ -18,7 +18,8 @@ WORK=$(mktemp -d /tmp/headroom-deploy.XXXXXX)
 F=$ROOT/deploy/install.yaml
 
 cleanup() {
-  k delete -f "$F" --ignore-not-found --wait=false >/dev/null 2>&1
+  # Waited for: a namespace still terminating refuses the next test's objects (its Leases).
+  k delete -f "$F" --ignore-not-found --wait=true --timeout=120s >/dev/null 2>&1
   delete_objects
   [ "$failed" -gt 0 ] && cat "$WORK"/*.err 2>/dev/null | tail -n 20
   rm -rf "$WORK"
