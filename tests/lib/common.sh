@@ -286,6 +286,9 @@ PY
 # The CRD, the chart's RBAC, and a user bound to its roles: sets USER_KC.
 install_identity() { # user name
   install_crd
+  # A namespace an earlier test deleted may still be terminating: it takes no new object.
+  [ "$(k get namespace kube-headroom -o jsonpath='{.status.phase}' 2>/dev/null)" != Terminating ] ||
+    k wait --for=delete namespace/kube-headroom --timeout=120s >/dev/null 2>&1
   k create namespace kube-headroom >/dev/null 2>&1
   chart_objects --show-only templates/serviceaccount.yaml --show-only templates/rbac.yaml | k apply -f - >/dev/null
   USER_KC=$("$CLUSTER" user-kubeconfig "$1")
