@@ -28,6 +28,7 @@
 
 #include <cmocka.h>
 
+#include "hr_testfile.h"
 #include "kube/config/cred.h"
 #include "kube/config/execcred.h"
 #include "kube/config/kubeconfig.h"
@@ -663,18 +664,6 @@ static const char *CERT_PLUGIN =
     "printf '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\","
     "\"status\":{\"clientCertificateData\":\"CERT-%s\",\"clientKeyData\":\"KEY-%s\"}}' \"$n\" "
     "\"$n\"\n";
-
-/* The bytes a library reads at path, NUL-terminated; -1: it does not open. */
-static ssize_t read_path(const char *path, char *out, size_t cap)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, out, cap - 1);
-    close(fd);
-    out[n > 0 ? n : 0] = '\0';
-    return n;
-}
 
 /* Client certificates reach the transport as sealed memory files (cred.h):
  * the kubeconfig's for the life of the hr_kcred, under one path for every

@@ -24,6 +24,7 @@
 
 #include "core/wide.h"
 #include "hr_check.h"
+#include "hr_testfile.h"
 #include "util/base64.h"
 #include "util/buf.h"
 #include "util/clock.h"
@@ -232,18 +233,6 @@ static void test_wipe(void **state)
         assert_int_equal(key[i], 0);
     hr_wipe(NULL, 3); /* nothing to do, no crash */
     hr_wipe_str(NULL);
-}
-
-/* The bytes behind a path, NUL-terminated; -1: it does not open. */
-static ssize_t read_path(const char *path, char *out, size_t cap)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, out, cap - 1);
-    close(fd);
-    out[n > 0 ? n : 0] = '\0';
-    return n;
 }
 
 /* A sealed memory file: its path reads the bytes back, nobody can change
