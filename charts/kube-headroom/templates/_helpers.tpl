@@ -41,6 +41,21 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end }}
 {{- end }}
 
+{{- /* Where the serving certificate (webhook and secured /metrics) comes from, one word:
+"cert-manager" (certmanager.enable: the chart's Issuer or certmanager.issuerRef), "secret"
+(webhook.certSecretName: brought by the operator), "self-managed" (webhook.selfManaged.enable:
+the controller makes a CA and the certificate in <fullname>-webhook-tls and keeps the webhook
+registration's caBundle current), or "ephemeral" (none: /metrics serves a self-signed
+certificate each replica makes at start; no webhook possible). Every template asks this one
+helper. */ -}}
+{{- define "kube-headroom.certSource" -}}
+{{- if .Values.certmanager.enable }}cert-manager
+{{- else if .Values.webhook.certSecretName }}secret
+{{- else if .Values.webhook.selfManaged.enable }}self-managed
+{{- else }}ephemeral
+{{- end }}
+{{- end }}
+
 {{- define "kube-headroom.certSecretName" -}}
 {{- default (printf "%s-webhook-tls" (include "kube-headroom.fullname" .)) .Values.webhook.certSecretName }}
 {{- end }}
