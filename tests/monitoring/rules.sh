@@ -39,7 +39,8 @@ for r in alerts:
         bad.append(f"{r['alert']}: runbook_url {a.get('runbook_url')!r}, want {base + r['alert'].lower()!r}")
 names = sorted(r["alert"] for r in alerts)
 want = sorted(["HeadroomNoLeader", "HeadroomResizeDeferred", "HeadroomQuotaDenied",
-               "HeadroomConfigInvalid", "HeadroomReconcileSlow", "HeadroomWebhookErrors"])
+               "HeadroomConfigInvalid", "HeadroomReconcileSlow", "HeadroomWebhookErrors",
+               "HeadroomAPIErrors"])
 if names != want:
     bad.append(f"alerts {names}, want {want}")
 d = json.load(open(dashboard))
