@@ -9,7 +9,9 @@
 #  - the dashboard (charts/kube-headroom/files/dashboard.json) is JSON with
 #    __inputs and __requires for Grafana's import, and every PromQL
 #    expression in it parses (each becomes a recording rule, Grafana's
-#    variables filled in, and promtool checks the lot).
+#    variables filled in, and promtool checks the lot), and every selector
+#    of a panel is scoped by the $cluster (and, for our own series, $job)
+#    variable; the cluster, job and node variables exist.
 # Exits non-zero on the first failure, with promtool's message.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -53,7 +55,26 @@ exprs = [(p["id"], t["refId"], t["expr"]) for p in d["panels"] for t in p.get("t
 exprs += [("templating", v["name"], v["query"].replace("label_values(", "group by (x) (", 1)
            .rsplit(",", 1)[0] + ")") for v in d["templating"]["list"] if v["type"] == "query"]
 rec = [{"record": f"dashboard:panel_{p}_{r}".replace("-", "_"),
-        "expr": e.replace("$namespace", "ns").replace("$pod", ".*").replace("$pool", ".*")} for p, r, e in exprs]
+        "expr": e.replace("$namespace", "ns").replace("$pod", ".*").replace("$pool", ".*")
+                 .replace("$cluster", "").replace("$job", "j").replace("$node", ".*")} for p, r, e in exprs]
+# Scoped by the cluster and job variables (design §9.6): every selector of a
+# panel matches cluster=~"$cluster" (series without a cluster label match the
+# empty value of a one-cluster Prometheus), and kube-headroom's own series
+# job=~"$job" too (the kubelet's and kube-state-metrics' have other jobs).
+import re
+for p, r, e in exprs:
+    if p == "templating":
+        continue
+    for m in re.finditer(r'\b((?:headroom|container|kube)_\w+)(\{[^}]*\})?', e):
+        sel = m.group(2) or ""
+        if 'cluster=~"$cluster"' not in sel:
+            bad.append(f"panel {p}/{r}: {m.group(1)} without cluster=~\"$cluster\"")
+        if m.group(1).startswith("headroom_") and 'job=~"$job"' not in sel:
+            bad.append(f"panel {p}/{r}: {m.group(1)} without job=~\"$job\"")
+vars_ = {v["name"] for v in d["templating"]["list"]}
+for v in ("cluster", "job", "node"):
+    if v not in vars_:
+        bad.append(f"dashboard: no ${v} variable")
 yaml.safe_dump({"groups": [{"name": "dashboard", "rules": rec}]}, open(out, "w"))
 if bad:
     sys.exit("rules.sh: " + "; ".join(bad))
