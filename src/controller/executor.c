@@ -434,7 +434,7 @@ static hr_status post_event_on(hr_executor *e, const char *ns, const char *name,
                     .name = name,
                     .type = type,
                     .reason = reason,
-                    .action = "Resize",
+                    .action = HR_EVENT_ACTION,
                     .note = note,
                     .controller = HR_GROUP "/" HR_FIELD_MANAGER,
                     .instance = e->o.instance};

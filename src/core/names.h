@@ -22,5 +22,7 @@
 #define HR_LABEL_GROUP_UNIFORM HR_GROUP "/group-uniform"
 /* On a pod (label): its group, in place of its controlling owner (§2.10). */
 #define HR_LABEL_GROUP_NAME HR_GROUP "/group"
+/* The action of every Event the controller posts (§9.2): the Go version's word. */
+#define HR_EVENT_ACTION "Resizing"
 
 #endif

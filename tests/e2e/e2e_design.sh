@@ -15,7 +15,8 @@
 #      LimitRanger runs first and defaults a missing limit to the max.)
 #   4. The success path (design §7, §9.1): on design §2.7's node (16 cores; 500m, 1500m, 6000m;
 #      its limits are tests/scenarios/design-floor.yaml's, here a precondition) the 1500m pod's
-#      CPULimitAdjusted reads "1500m → 3000m (factor 2.00, slack 8/16 cores)" and
+#      CPULimitAdjusted reads "1500m → 3000m (factor 2.00, slack 8/16 cores)", with the Go
+#      version's action "Resizing" (design §9.2), and
 #      its live kube-headroom.dev/status annotation says what `headroom plan -o json` and
 #      `headroom explain` say of its node.
 # (Items 2, the allocatable as the cap, and 3, a terminating pod still booking its node, are
@@ -189,6 +190,10 @@ got=$(events_of "$NA" small CPULimitAdjusted)
 WHY="CPULimitAdjusted of small: '${got//$'\n'/;}'"
 check "4c. a first limit reads none: \"none → 1500m (factor 2.00, slack 8/16 cores)\"" \
   [ "$got" = "none → 1500m (factor 2.00, slack 8/16 cores)" ]
+got=$(k -n "$NA" get events.events.k8s.io -o json 2>/dev/null |
+  jq -r '[.items[] | select(.reason == "CPULimitAdjusted") | .action] | unique | join(",")')
+WHY="actions of the CPULimitAdjusted events: '$got'"
+check "4d. the events' action is the Go version's \"Resizing\" (design §9.2)" [ "$got" = Resizing ]
 ann=$(status_of "$NA" web)
 "$HEADROOM" plan -o json --kubeconfig "$USER_KC" >"$WORK/plan.json" 2>"$WORK/plan.err"
 plan_ann=$(jq -c --arg n "e2e-dex-$S" '.nodes[] | select(.name == $n) |

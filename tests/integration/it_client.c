@@ -483,7 +483,7 @@ static void test_event_create(void **state)
                     .name = g_pod,
                     .type = "Normal",
                     .reason = "CPULimitAdjusted",
-                    .action = "Resize",
+                    .action = "Resizing",
                     .note = "500m → 750m (factor 3.00, slack 15750m/16 cores)",
                     .controller = "kube-headroom.dev/headroom",
                     .instance = "it-client"};

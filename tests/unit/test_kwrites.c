@@ -61,7 +61,7 @@ static void test_event_json(void **state)
                    .uid = "u-1",
                    .type = "Normal",
                    .reason = "CPULimitAdjusted",
-                   .action = "Resize",
+                   .action = "Resizing",
                    .note = note,
                    .controller = "kube-headroom.dev/headroom",
                    .instance = "headroom-0"};

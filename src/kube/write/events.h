@@ -28,7 +28,7 @@ typedef struct hr_kevent {
     const char *resource_version; /* NULL: omitted */
     const char *type;             /* "Normal" or "Warning" */
     const char *reason;           /* "CPULimitAdjusted", ... (≤ 128 bytes) */
-    const char *action;           /* "Resize" (≤ 128 bytes) */
+    const char *action;           /* "Resizing" (≤ 128 bytes) */
     const char *note;             /* human text; cut to 1 KiB at a UTF-8 boundary */
     const char *controller;       /* reportingController, e.g. "kube-headroom.dev/headroom" */
     const char *instance;         /* reportingInstance, e.g. the controller's pod name */
