@@ -12,12 +12,14 @@
 #include "util/strmap.h"
 
 /* A node's series are rendered when its reconcile records them, not at
- * every scrape: a scrape then only copies text (bench_metrics). */
+ * every scrape: a scrape then only copies text (bench_metrics). The text
+ * holds one block per family of fams[], in its order; off[f] is where
+ * family f's block starts, off[N_FAMS] its end. */
+#define N_FAMS 11
 typedef struct entry {
     uint32_t n_managed, n_deferred;
-    char *text;    /* the node's lines of each node family, then its pod lines */
-    size_t off[6]; /* where each node family's line and the pod block start */
-    size_t len;
+    char *text;
+    size_t off[N_FAMS + 1];
 } entry;
 
 struct hr_gauges {
@@ -94,15 +96,58 @@ static void put_label(hr_buf *out, const char *v)
  * comma. */
 static const char pool_help[] = "Always 1: the spec.nodePools entry whose nodeSelector matches "
                                 "the node first, or \"(top level)\".";
+static const char held_help[] = "1 while a managed pod's limit is not at its target and its write "
+                                "is held, with the reason (design 9.3).";
 
-static const char *const fams[] = {
-    "headroom_node_factor",       "Limit/request factor of managed pods on the node (1 + S/M).",
-    "headroom_node_slack_cores",  "Allocatable CPU not booked by any request (may be negative).",
-    "headroom_node_booked_ratio", "Booked requests over allocatable CPU.",
-    "headroom_node_pool_info",    pool_help,
-    "headroom_node_managed_pods", "Pods on the node whose CPU limits kube-headroom manages.",
+/* Name, help; the node families first, then the pod families (design §9.3). */
+static const char *const fams[N_FAMS][2] = {
+    {"headroom_node_factor", "Limit/request factor of managed pods on the node (1 + S/M)."},
+    {"headroom_node_slack_cores", "Allocatable CPU not booked by any request (may be negative)."},
+    {"headroom_node_booked_ratio", "Booked requests over allocatable CPU."},
+    {"headroom_node_pool_info", pool_help},
+    {"headroom_node_managed_pods", "Pods on the node whose CPU limits kube-headroom manages."},
+    {"headroom_node_allocatable_cores", "Allocatable CPU of the node (A)."},
+    {"headroom_node_booked_cores", "CPU requests booked on the node (R)."},
+    {"headroom_pod_limit_cores", "CPU limit of a managed pod (sum over managed containers)."},
+    {"headroom_pod_target_cores", "CPU limit the policy wants for a managed pod now (sum over "
+                                  "managed containers)."},
+    {"headroom_pod_held", held_help},
+    {"headroom_pod_info", "Always 1 per managed pod: the node it is bound to."},
 };
-#define N_NODE_FAMS 5
+enum {
+    F_FACTOR,
+    F_SLACK,
+    F_RATIO,
+    F_POOL,
+    F_MANAGED,
+    F_ALLOC,
+    F_BOOKED,
+    F_POD_LIMIT,
+    F_POD_TARGET,
+    F_POD_HELD,
+    F_POD_INFO,
+};
+
+/* name{node="…"} and a value in cores. */
+static void node_cores(hr_buf *b, int f, const char *node, int64_t milli)
+{
+    hr_buf_puts(b, fams[f][0]);
+    hr_buf_append(b, "{node=\"", 7);
+    put_label(b, node);
+    hr_buf_append(b, "\"} ", 3);
+    put_cores(b, milli);
+}
+
+/* name{namespace="…",pod="…" and the closing of the label set is the
+ * caller's. */
+static void pod_head(hr_buf *b, int f, const hr_gauge_pod *p)
+{
+    hr_buf_puts(b, fams[f][0]);
+    hr_buf_append(b, "{namespace=\"", 12);
+    put_label(b, p->ns);
+    hr_buf_append(b, "\",pod=\"", 7);
+    put_label(b, p->name);
+}
 
 static entry *entry_new(const char *node, const char *pool, const hr_node_plan *plan,
                         uint32_t n_deferred, const hr_gauge_pod *pods, size_t n)
@@ -114,49 +159,67 @@ static entry *entry_new(const char *node, const char *pool, const hr_node_plan *
     hr_buf_init(&b, 0);
     int64_t vals[3] = {hr_node_factor_milli(plan), plan->slack,
                        plan->allocatable > 0 ? plan->booked * 1000 / plan->allocatable : 0};
-    for (int f = 0; f < 3; f++) {
+    for (int f = F_FACTOR; f <= F_RATIO; f++) {
         e->off[f] = b.len;
-        hr_buf_puts(&b, fams[2 * f]);
-        hr_buf_append(&b, "{node=\"", 7);
-        put_label(&b, node);
-        hr_buf_append(&b, "\"} ", 3);
-        put_cores(&b, vals[f]);
+        node_cores(&b, f, node, vals[f]);
     }
     /* Design §9.3: the pool as an info series, joined by node in the
      * dashboard; at most HR_POOLS_MAX + 1 values. */
-    e->off[3] = b.len;
+    e->off[F_POOL] = b.len;
     hr_buf_puts(&b, "headroom_node_pool_info{node=\"");
     put_label(&b, node);
     hr_buf_append(&b, "\",pool=\"", 8);
     put_label(&b, pool != NULL ? pool : HR_POOL_TOP_LEVEL);
     hr_buf_append(&b, "\"} 1\n", 5);
-    e->off[4] = b.len;
+    e->off[F_MANAGED] = b.len;
     hr_buf_puts(&b, "headroom_node_managed_pods{node=\"");
     put_label(&b, node);
     hr_buf_printf(&b, "\"} %" PRIu32 "\n", plan->n_managed);
-    e->off[5] = b.len;
-    for (size_t k = 0; k < n; k++) {
-        static const char head[] = "headroom_pod_limit_cores{namespace=\"";
-        hr_buf_append(&b, head, sizeof head - 1);
-        put_label(&b, pods[k].ns);
-        hr_buf_append(&b, "\",pod=\"", 7);
-        put_label(&b, pods[k].name);
-        hr_buf_append(&b, "\"} ", 3);
-        put_cores(&b, pods[k].limit);
+    e->off[F_ALLOC] = b.len;
+    node_cores(&b, F_ALLOC, node, plan->allocatable);
+    e->off[F_BOOKED] = b.len;
+    node_cores(&b, F_BOOKED, node, plan->booked);
+    for (int f = F_POD_LIMIT; f <= F_POD_INFO; f++) {
+        e->off[f] = b.len;
+        for (size_t k = 0; k < n; k++) {
+            const hr_gauge_pod *p = &pods[k];
+            if (f == F_POD_HELD ? p->held == NULL : p->parked)
+                continue;
+            if (f == F_POD_TARGET && p->target <= 0)
+                continue;
+            pod_head(&b, f, p);
+            if (f == F_POD_HELD) {
+                hr_buf_append(&b, "\",reason=\"", 10);
+                put_label(&b, p->held);
+                hr_buf_append(&b, "\"} 1\n", 5);
+            } else if (f == F_POD_INFO) {
+                hr_buf_append(&b, "\",node=\"", 8);
+                put_label(&b, node);
+                hr_buf_append(&b, "\"} 1\n", 5);
+            } else {
+                hr_buf_append(&b, "\"} ", 3);
+                put_cores(&b, f == F_POD_LIMIT ? p->limit : p->target);
+            }
+        }
     }
+    e->off[N_FAMS] = b.len;
     if (hr_buf_failed(&b)) {
         hr_buf_free(&b);
         free(e);
         return NULL;
     }
-    e->len = b.len;
     e->text = b.data; /* the entry keeps the buffer's memory */
     if (e->text == NULL)
         e->text = calloc(1, 1);
+    if (e->text == NULL) {
+        free(e);
+        return NULL;
+    }
     e->n_managed = plan->n_managed;
     e->n_deferred = n_deferred;
     return e;
 }
+
 bool hr_gauges_record(hr_gauges *g, const char *node, const char *pool, const hr_node_plan *plan,
                       uint32_t n_deferred, const hr_gauge_pod *pods, size_t n,
                       hr_gauge_delta *delta)
@@ -187,20 +250,13 @@ bool hr_gauges_record(hr_gauges *g, const char *node, const char *pool, const hr
 void hr_gauges_render(hr_gauges *g, hr_buf *out)
 {
     pthread_mutex_lock(&g->mu);
-    for (int f = 0; f <= N_NODE_FAMS; f++) {
-        if (f < N_NODE_FAMS)
-            hr_buf_printf(out, "# HELP %s %s\n# TYPE %s gauge\n", fams[2 * f], fams[2 * f + 1],
-                          fams[2 * f]);
-        else
-            hr_buf_puts(out, "# HELP headroom_pod_limit_cores CPU limit of a managed pod (sum over "
-                             "managed containers).\n"
-                             "# TYPE headroom_pod_limit_cores gauge\n");
+    for (int f = 0; f < N_FAMS; f++) {
+        hr_buf_printf(out, "# HELP %s %s\n# TYPE %s gauge\n", fams[f][0], fams[f][1], fams[f][0]);
         size_t i = 0;
         uint64_t v;
         while (hr_strmap_next(&g->nodes, &i, NULL, &v)) {
             const entry *e = (const entry *)(uintptr_t)v;
-            size_t end = f < N_NODE_FAMS ? e->off[f + 1] : e->len;
-            hr_buf_append(out, e->text + e->off[f], end - e->off[f]);
+            hr_buf_append(out, e->text + e->off[f], e->off[f + 1] - e->off[f]);
         }
     }
     pthread_mutex_unlock(&g->mu);

@@ -23,8 +23,20 @@ typedef struct hr_gauges hr_gauges;
 
 typedef struct hr_gauge_pod {
     const char *ns, *name;
-    int64_t limit; /* current CPU limit over the managed containers, milli */
+    int64_t limit;    /* current CPU limit over the managed containers, milli */
+    int64_t target;   /* the limit the policy wants now, milli; <= 0: none (node-unknown) */
+    const char *held; /* why the limit is not at its target and is not being
+                         written (a static keyword, hr_gauge_hold_*), NULL: it is
+                         at its target or being written */
+    bool parked;      /* in back-off (design §7): not managed for now, so only
+                         its headroom_pod_held series, with held the back-off's
+                         reason */
 } hr_gauge_pod;
+
+/* The hold reasons of headroom_pod_held that are not a gate's (hr_gate_str)
+ * or a back-off's ("infeasible", "quota-denied", "invalid"): design §9.3. */
+#define HR_GAUGE_HOLD_DRY_RUN "dry-run"   /* a resize the dry-run keeps from being sent */
+#define HR_GAUGE_HOLD_DEADBAND "deadband" /* the change is inside the hysteresis (§2.5) */
 
 /* How the managed/deferred totals moved (for the gauges kept as counters). */
 typedef struct hr_gauge_delta {
@@ -42,7 +54,10 @@ bool hr_gauges_record(hr_gauges *g, const char *node, const char *pool, const hr
                       hr_gauge_delta *delta);
 
 /* headroom_node_factor, headroom_node_slack_cores, headroom_node_booked_ratio,
- * headroom_node_pool_info, headroom_pod_limit_cores. */
+ * headroom_node_pool_info, headroom_node_managed_pods,
+ * headroom_node_allocatable_cores, headroom_node_booked_cores, then
+ * headroom_pod_limit_cores, headroom_pod_target_cores, headroom_pod_held and
+ * headroom_pod_info (design §9.3). */
 void hr_gauges_render(hr_gauges *g, hr_buf *out);
 
 #endif

@@ -30,9 +30,12 @@ static void record_render_remove(void **state)
     assert_non_null(g);
     hr_node_plan plan = {
         .allocatable = 8000, .booked = 2000, .slack = 6000, .managed = 2000, .n_managed = 2};
-    hr_gauge_pod pods[] = {{"team-a", "solo", 1200}, {"team-a", "big", 7200}};
+    hr_gauge_pod pods[] = {{"team-a", "solo", 1200, 1200, NULL, false},
+                           {"team-a", "big", 7200, 7500, "deadband", false},
+                           {"team-b", "parked", 600, HR_NONE, "quota-denied", true},
+                           {"team-b", "lost", 700, HR_NONE, "node-unknown", false}};
     hr_gauge_delta d;
-    assert_true(hr_gauges_record(g, "n0", NULL, &plan, 1, pods, 2, &d));
+    assert_true(hr_gauges_record(g, "n0", NULL, &plan, 1, pods, 4, &d));
     assert_int_equal(d.pods, 2);
     assert_int_equal(d.nodes, 1);
     assert_int_equal(d.deferred, 1);
@@ -46,6 +49,35 @@ static void record_render_remove(void **state)
                               "headroom_node_managed_pods{node=\"n0\"} 2\n"));
     assert_non_null(
         strstr(p, "\nheadroom_pod_limit_cores{namespace=\"team-a\",pod=\"big\"} 7.200\n"));
+    /* design §2: A and R, in cores */
+    assert_non_null(strstr(p, "# TYPE headroom_node_allocatable_cores gauge\n"
+                              "headroom_node_allocatable_cores{node=\"n0\"} 8.000\n"));
+    assert_non_null(strstr(p, "# TYPE headroom_node_booked_cores gauge\n"
+                              "headroom_node_booked_cores{node=\"n0\"} 2.000\n"));
+    /* the target of each managed pod that has one; none on an unknown node */
+    assert_non_null(
+        strstr(p, "\nheadroom_pod_target_cores{namespace=\"team-a\",pod=\"solo\"} 1.200\n"));
+    assert_non_null(
+        strstr(p, "\nheadroom_pod_target_cores{namespace=\"team-a\",pod=\"big\"} 7.500\n"));
+    assert_null(strstr(p, "headroom_pod_target_cores{namespace=\"team-b\""));
+    /* held: the held ones only, with their reasons; a parked pod has only that */
+    assert_non_null(strstr(p, "\nheadroom_pod_held{namespace=\"team-a\",pod=\"big\","
+                              "reason=\"deadband\"} 1\n"));
+    assert_non_null(strstr(p, "\nheadroom_pod_held{namespace=\"team-b\",pod=\"parked\","
+                              "reason=\"quota-denied\"} 1\n"));
+    assert_non_null(strstr(p, "\nheadroom_pod_held{namespace=\"team-b\",pod=\"lost\","
+                              "reason=\"node-unknown\"} 1\n"));
+    assert_null(strstr(p, "headroom_pod_held{namespace=\"team-a\",pod=\"solo\""));
+    assert_null(strstr(p, "pod=\"parked\"} "));
+    assert_null(strstr(p, "pod=\"parked\",node"));
+    /* one info series per managed pod, naming its node */
+    const char *info = strstr(p, "# TYPE headroom_pod_info gauge\n");
+    assert_non_null(info);
+    assert_string_equal(info,
+                        "# TYPE headroom_pod_info gauge\n"
+                        "headroom_pod_info{namespace=\"team-a\",pod=\"solo\",node=\"n0\"} 1\n"
+                        "headroom_pod_info{namespace=\"team-a\",pod=\"big\",node=\"n0\"} 1\n"
+                        "headroom_pod_info{namespace=\"team-b\",pod=\"lost\",node=\"n0\"} 1\n");
     free(p);
 
     /* big left the node: its series goes with the next record */
@@ -57,6 +89,7 @@ static void record_render_remove(void **state)
     assert_int_equal(d.deferred, -1);
     p = page(g);
     assert_null(strstr(p, "pod=\"big\""));
+    assert_null(strstr(p, "headroom_pod_held{")); /* nothing held: no series */
     assert_non_null(strstr(p, "headroom_node_factor{node=\"n0\"} 40.000\n"));
     /* the node's pool moved with its record: one info series, the new pool */
     assert_non_null(strstr(p, "headroom_node_pool_info{node=\"n0\",pool=\"batch\"} 1\n"));
@@ -67,7 +100,7 @@ static void record_render_remove(void **state)
     /* an over-booked node has a negative slack; odd names are escaped */
     plan = (hr_node_plan){
         .allocatable = 4000, .booked = 5000, .slack = -1000, .managed = 500, .n_managed = 1};
-    hr_gauge_pod odd[] = {{"ns", "we\"ird\\name", 510}};
+    hr_gauge_pod odd[] = {{"ns", "we\"ird\\name", 510, 510, NULL, false}};
     assert_true(hr_gauges_record(g, "n\"1", NULL, &plan, 0, odd, 1, &d));
     p = page(g);
     assert_non_null(strstr(p, "headroom_node_slack_cores{node=\"n\\\"1\"} -1.000\n"));
