@@ -113,9 +113,9 @@ export KUBECONFIG=$DEMO_DIR/admin.kubeconfig
 KUBECTL=$(cluster bin kubectl)
 k() { "$KUBECTL" "$@"; }
 
-if ! crd_err=$(k apply -f charts/kube-headroom/charts/crds/crds/headroomconfig.yaml 2>&1 >/dev/null) ||
+if ! crd_err=$(k apply -f charts/kube-headroom/charts/crds/templates/headroomconfig.yaml 2>&1 >/dev/null) ||
   ! crd_err=$(k wait --for condition=established crd/headroomconfigs.kube-headroom.dev --timeout=30s 2>&1); then
-  echo "demo: the CRD in charts/kube-headroom/charts/crds/crds/headroomconfig.yaml does not install: $crd_err" >&2
+  echo "demo: the CRD in charts/kube-headroom/charts/crds/templates/headroomconfig.yaml does not install: $crd_err" >&2
   exit 1
 fi
 # dryRun stated, not left to a default: this throw-away cluster is written live.

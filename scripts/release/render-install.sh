@@ -2,8 +2,9 @@
 # render-install.sh — writes deploy/install.yaml, the one-file install, from
 # the chart (charts/kube-headroom) with its defaults plus the namespace as an
 # object, so that `kubectl apply -f deploy/install.yaml` works on an empty
-# cluster. The Namespace is moved to the top (helm prints CRDs first), then
-# the CRD, then the rest in Helm's install order.
+# cluster. The Namespace is moved to the top, then the CRD (a template of the
+# kube-headroom-crds subchart, which Helm orders after the ServiceAccounts),
+# then the rest in Helm's install order.
 #
 #   scripts/release/render-install.sh           rewrite deploy/install.yaml
 #   scripts/release/render-install.sh --check   exit 1 (and show the diff) when the
@@ -71,8 +72,11 @@ HEADER
   ns=$(grep -l '^kind: Namespace$' "$tmp"/doc.* || true)
   [ "$(printf '%s\n' "$ns" | grep -c .)" = 1 ] || { echo "render-install: expected one Namespace" >&2; exit 1; }
   printf -- '---\n'; cat "$ns"
+  crd=$(grep -l '^kind: CustomResourceDefinition$' "$tmp"/doc.* || true)
+  for d in $crd; do printf -- '---\n'; cat "$d"; done
   for d in "$tmp"/doc.*; do
     [ "$d" = "$ns" ] && continue
+    grep -qx 'kind: CustomResourceDefinition' "$d" && continue
     grep -q '^kind:' "$d" || continue
     printf -- '---\n'; cat "$d"
   done

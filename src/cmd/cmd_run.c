@@ -50,6 +50,7 @@
 #include "cmd/cmd_run.h"
 #include "cmd/commands.h"
 #include "cmd/run_flags.h"
+#include "cmd/selfcert.h"
 #include "controller/controller.h"
 #include "controller/leader.h"
 #include "core/config.h"
@@ -86,6 +87,7 @@ typedef struct run_ctx {
     hr_readiness ready;
     hr_certs *certs;
     hr_certs *metrics_certs; /* --metrics-cert-dir's, when not cert_dir: /metrics' own */
+    hr_selfcert *selfcert;   /* --webhook-cert-self-managed: feeds certs from its Secret */
     hr_wh_endpoint wh;
     hr_authz *authz; /* the secured /metrics' reviews (NULL when plain) */
     hr_listener *metrics_l, *webhook_l, *probe_l;
@@ -552,6 +554,8 @@ static void teardown(run_ctx *x)
     controller_stop(x);
     hr_informers_free(x->inf);
     x->inf = NULL;
+    hr_selfcert_free(x->selfcert);
+    x->selfcert = NULL;
     hr_certs_free(x->certs);
     x->certs = NULL;
     hr_certs_free(x->metrics_certs);
@@ -632,6 +636,31 @@ static hr_status start_metrics(run_ctx *x, hr_err *err)
     return HR_OK;
 }
 
+/* --webhook-cert-self-managed: the pair lives in a Secret the selfcert
+ * thread keeps (design §8); the holder is fed from it, not from files. */
+static hr_status start_selfcert(run_ctx *x, hr_err *err)
+{
+    char what[512];
+    snprintf(what, sizeof what, "secret %s/%s", x->o.ns ? x->o.ns : "",
+             x->o.cert_secret ? x->o.cert_secret : "");
+    hr_status st = hr_certs_new_mem(what, &x->log, &x->certs, err);
+    if (st)
+        return st;
+    hr_selfcert_opts so = {.k = x->k,
+                           .certs = x->certs,
+                           .ns = x->o.ns,
+                           .secret = x->o.cert_secret,
+                           .mwc = x->o.webhook_config,
+                           .dns = x->o.cert_dns,
+                           .ips = x->o.cert_ips,
+                           .validity_s = x->o.cert_validity_s,
+                           .renew_s = x->o.cert_renew_s,
+                           .ca_validity_s = x->o.ca_validity_s,
+                           .ca_renew_s = x->o.ca_renew_s,
+                           .log = x->log};
+    return hr_selfcert_start(&so, &x->selfcert, err);
+}
+
 static hr_status start_all(run_ctx *x, hr_err *err)
 {
     hr_status st;
@@ -697,7 +726,16 @@ static hr_status start_all(run_ctx *x, hr_err *err)
      * without a certificate (no cert-manager, webhook off) still writes,
      * and a /readyz that stayed 503 would hold rollouts and drains for
      * ever. Its secured /metrics serves a self-signed pair until then. */
-    if (webhook || metrics_shared) {
+    if ((webhook || metrics_shared) && x->o.cert_self_managed) {
+        if ((st = start_selfcert(x, err)) ||
+            (webhook &&
+             (st = hr_readiness_add(&x->ready, "webhook-cert", hr_certs_ready, x->certs, err))))
+            return st;
+        if (metrics_shared &&
+            (st = hr_certs_fallback_selfsigned(x->certs, getenv("HEADROOM_METRICS_SERVICE"),
+                                               x->o.ns, getenv("POD_IP"), err)))
+            return st;
+    } else if (webhook || metrics_shared) {
         if ((st = hr_certs_new_files(x->o.cert_dir, x->o.cert_name, x->o.cert_key, &x->log,
                                      &x->certs, err)) ||
             (st = hr_certs_start(x->certs, 1000, err)) ||

@@ -33,6 +33,15 @@ enum {
     F_VERBOSE,
     F_PROBE_ADDR_FILE,
     F_REUSE_PORT,
+    F_CERT_SELF,
+    F_CERT_SECRET,
+    F_WEBHOOK_CONFIG,
+    F_CERT_DNS,
+    F_CERT_IPS,
+    F_CERT_VALIDITY,
+    F_CERT_RENEW,
+    F_CA_VALIDITY,
+    F_CA_RENEW,
     /* The Go kube-headroom's manager flags (controller-runtime's), so its
      * Deployments switch unchanged: each sets one of ours (run_go_flags). */
     F_GO_METRICS_BIND,
@@ -120,6 +129,30 @@ static const hr_flag run_flags[F_N] = {
                       "open the webhook and metrics listeners with SO_REUSEPORT:\n"
                       "                           replicas on one host share their ports",
                       NULL},
+    [F_CERT_SELF] =
+        {"webhook-cert-self-managed", 0, HR_FLAG_BOOL, NULL,
+         "make and rotate the serving certificate (a CA and a pair it\n"
+         "                           issues) in --webhook-cert-secret, keep the CA in\n"
+         "                           --webhook-config-name's caBundle, serve it from memory",
+         NULL},
+    [F_CERT_SECRET] = {"webhook-cert-secret", 0, HR_FLAG_STRING, "NAME",
+                       "the self-managed certificate's Secret in our namespace", NULL},
+    [F_WEBHOOK_CONFIG] = {"webhook-config-name", 0, HR_FLAG_STRING, "NAME",
+                          "the MutatingWebhookConfiguration whose caBundle is kept", NULL},
+    [F_CERT_DNS] = {"webhook-cert-dns", 0, HR_FLAG_STRING, "LIST",
+                    "the certificate's DNS names, comma-separated; a name without\n"
+                    "                           a dot is a Service's (also NAME.NS.svc...)",
+                    NULL},
+    [F_CERT_IPS] = {"webhook-cert-ips", 0, HR_FLAG_STRING, "LIST",
+                    "the certificate's IP addresses, comma-separated", NULL},
+    [F_CERT_VALIDITY] = {"webhook-cert-validity", 0, HR_FLAG_STRING, "DURATION",
+                         "the serving certificate's validity (default 2160h)", NULL},
+    [F_CERT_RENEW] = {"webhook-cert-renew-before", 0, HR_FLAG_STRING, "DURATION",
+                      "renewed this long before it ends (default 720h)", NULL},
+    [F_CA_VALIDITY] = {"webhook-ca-validity", 0, HR_FLAG_STRING, "DURATION",
+                       "the self-managed CA's validity (default 87600h)", NULL},
+    [F_CA_RENEW] = {"webhook-ca-renew-before", 0, HR_FLAG_STRING, "DURATION",
+                    "a new CA this long before it ends (default 8760h)", NULL},
     [F_GO_METRICS_BIND] = {"metrics-bind-address", 0, HR_FLAG_STRING, "ADDR",
                            "= --metrics-addr; \"0\" disables /metrics", NULL},
     [F_GO_PROBE_BIND] = {"health-probe-bind-address", 0, HR_FLAG_STRING, "ADDR",
@@ -306,6 +339,10 @@ int hr_run_parse_flags(const char *prog, int argc, char **argv, hr_run_opts *o)
                        .cert_key = "tls.key",
                        .metrics_cert_name = "tls.crt",
                        .metrics_cert_key = "tls.key",
+                       .cert_validity_s = 2160L * 3600,
+                       .cert_renew_s = 720L * 3600,
+                       .ca_validity_s = 87600L * 3600,
+                       .ca_renew_s = 8760L * 3600,
                        .dry_run = HR_DRY_RUN_UNSET,
                        .controller = true,
                        .streaming_lists = true,
@@ -333,6 +370,38 @@ int hr_run_parse_flags(const char *prog, int argc, char **argv, hr_run_opts *o)
     take(v[F_WEBHOOK_ADDR], &o->webhook_addr);
     take(v[F_CERT_DIR], &o->cert_dir);
     take(v[F_METRICS_CERT_DIR], &o->metrics_cert_dir);
+    o->cert_self_managed = hr_args_on(&a, F_CERT_SELF);
+    take(v[F_CERT_SECRET], &o->cert_secret);
+    take(v[F_WEBHOOK_CONFIG], &o->webhook_config);
+    take(v[F_CERT_DNS], &o->cert_dns);
+    take(v[F_CERT_IPS], &o->cert_ips);
+    const struct {
+        size_t flag;
+        long *into;
+    } durs[] = {{F_CERT_VALIDITY, &o->cert_validity_s},
+                {F_CERT_RENEW, &o->cert_renew_s},
+                {F_CA_VALIDITY, &o->ca_validity_s},
+                {F_CA_RENEW, &o->ca_renew_s}};
+    for (size_t i = 0; i < sizeof durs / sizeof durs[0]; i++) {
+        const char *d = v[durs[i].flag];
+        long ms = d ? hr_duration_ms(d) : 0;
+        if (d && ms < 1000)
+            return hr_usage_error(prog, &hr_run_command,
+                                  "--%s: \"%s\" is not a duration of a second or more",
+                                  run_flags[durs[i].flag].name, d);
+        if (d)
+            *durs[i].into = ms / 1000;
+    }
+    if (o->cert_renew_s >= o->cert_validity_s || o->ca_renew_s >= o->ca_validity_s)
+        return hr_usage_error(prog, &hr_run_command,
+                              "--webhook-cert-renew-before must be shorter than "
+                              "--webhook-cert-validity, --webhook-ca-renew-before than "
+                              "--webhook-ca-validity");
+    if (o->cert_self_managed &&
+        (!o->cert_secret || !o->cert_secret[0] || !o->webhook_config || !o->webhook_config[0]))
+        return hr_usage_error(prog, &hr_run_command,
+                              "--webhook-cert-self-managed needs --webhook-cert-secret and "
+                              "--webhook-config-name");
     take(v[F_KUBECONFIG], &o->kubeconfig);
     take(v[F_CONTEXT], &o->context);
     take(v[F_NAMESPACE], &o->ns);
@@ -378,6 +447,10 @@ int hr_run_flags_text(const char *prog, int argc, char **argv, hr_buf *out)
              {"cert_key", o.cert_key},
              {"metrics_cert_name", o.metrics_cert_name},
              {"metrics_cert_key", o.metrics_cert_key},
+             {"cert_secret", o.cert_secret},
+             {"webhook_config", o.webhook_config},
+             {"cert_dns", o.cert_dns},
+             {"cert_ips", o.cert_ips},
              {"kubeconfig", o.kubeconfig},
              {"context", o.context},
              {"namespace", o.ns}};
@@ -397,7 +470,12 @@ int hr_run_flags_text(const char *prog, int argc, char **argv, hr_buf *out)
              {"node_workers", o.node_workers},
              {"verbosity", o.verbosity},
              {"log_json", o.log_json},
-             {"http2_ignored", o.http2_ignored}};
+             {"http2_ignored", o.http2_ignored},
+             {"cert_self_managed", o.cert_self_managed},
+             {"cert_validity_s", (int)o.cert_validity_s},
+             {"cert_renew_s", (int)o.cert_renew_s},
+             {"ca_validity_s", (int)o.ca_validity_s},
+             {"ca_renew_s", (int)o.ca_renew_s}};
     for (size_t i = 0; i < sizeof n / sizeof n[0]; i++)
         hr_buf_printf(out, "%s=%d\n", n[i].name, n[i].value);
     return HR_EXIT_OK;

@@ -27,6 +27,12 @@ typedef struct hr_run_opts {
     const char *cert_name, *cert_key; /* the pair's file names in cert_dir */
     const char *metrics_cert_dir;     /* the secured /metrics' pair; NULL: cert_dir's */
     const char *metrics_cert_name, *metrics_cert_key; /* in metrics_cert_dir */
+    bool cert_self_managed;          /* --webhook-cert-self-managed: the pair from cert_secret */
+    const char *cert_secret;         /* its Secret in ns (kept by selfcert.h) */
+    const char *webhook_config;      /* the MutatingWebhookConfiguration whose caBundle is kept */
+    const char *cert_dns, *cert_ips; /* the serving certificate's names, comma-separated */
+    long cert_validity_s, cert_renew_s; /* the serving certificate's validity, renewal */
+    long ca_validity_s, ca_renew_s;     /* the CA's */
     const char *kubeconfig;
     const char *context;
     const char *ns;          /* our own namespace (always excluded) */

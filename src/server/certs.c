@@ -65,6 +65,10 @@ struct hr_certs {
     hr_selfsigned *fallback; /* set once before the listeners start; then read-only */
 
     file_id seen_crt, seen_key; /* last pair of ids a load was tried on */
+    /* hr_certs_set_pem's: the certificate PEM of the pair in force (its
+     * caller's thread only), so an unchanged Secret is not loaded again. */
+    char cur_crt[16384];
+    size_t cur_crt_len;
 
     int stop_fd; /* eventfd: hr_certs_free wakes the thread with it */
     int ino_fd;  /* inotify on dir, -1 when unavailable (then: a poll) */
@@ -103,28 +107,6 @@ static bool same_id(const file_id *a, const file_id *b)
            a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec;
 }
 
-/* DER of a public key, for comparing a certificate's with a key's. */
-static int pub_der(gnutls_pubkey_t pub, gnutls_datum_t *out)
-{
-    return gnutls_pubkey_export2(pub, GNUTLS_X509_FMT_DER, out);
-}
-
-static bool key_matches(cert_pair *p)
-{
-    gnutls_pubkey_t kp;
-    gnutls_datum_t a = {NULL, 0}, b = {NULL, 0};
-    bool ok = false;
-    if (gnutls_pubkey_init(&kp) < 0)
-        return false;
-    if (gnutls_pubkey_import_privkey(kp, p->key, 0, 0) >= 0 && pub_der(kp, &a) >= 0 &&
-        pub_der(p->pcert[0].pubkey, &b) >= 0)
-        ok = a.size == b.size && memcmp(a.data, b.data, a.size) == 0;
-    gnutls_free(a.data);
-    gnutls_free(b.data);
-    gnutls_pubkey_deinit(kp);
-    return ok;
-}
-
 /* "serial=… not_after=…" of the leaf, for the log line. */
 static void describe(const cert_pair *p, char *out, size_t cap)
 {
@@ -150,22 +132,18 @@ static void describe(const cert_pair *p, char *out, size_t cap)
     gnutls_x509_crt_deinit(crt);
 }
 
-/* Read and check a pair; NULL with why set when it cannot be used. */
-static cert_pair *load_pair(hr_certs *c, char *why, size_t cap)
+/* Check a pair from PEM; NULL with why set when it cannot be used. */
+static cert_pair *parse_pair(const char *crt, size_t crt_len, const char *key, size_t key_len,
+                             char *why, size_t cap)
 {
-    char *crt = NULL, *key = NULL;
-    size_t crt_len = 0, key_len = 0;
-    hr_err err;
-    cert_pair *p = NULL;
-    if (hr_file_slurp(c->crt_path, MAX_PEM, 1, &crt, &crt_len, &err) ||
-        hr_file_slurp(c->key_path, MAX_PEM, 1, &key, &key_len, &err)) {
-        snprintf(why, cap, "%s", err.msg);
-        goto out;
+    if (crt_len > MAX_PEM || key_len > MAX_PEM) {
+        snprintf(why, cap, "larger than %u bytes", MAX_PEM);
+        return NULL;
     }
-    p = calloc(1, sizeof *p);
+    cert_pair *p = calloc(1, sizeof *p);
     if (p == NULL) {
         snprintf(why, cap, "out of memory");
-        goto out;
+        return NULL;
     }
     gnutls_datum_t dc = {(unsigned char *)crt, (unsigned)crt_len};
     gnutls_datum_t dk = {(unsigned char *)key, (unsigned)key_len};
@@ -174,23 +152,35 @@ static cert_pair *load_pair(hr_certs *c, char *why, size_t cap)
     if (rc < 0 || n == 0) {
         snprintf(why, cap, "tls.crt: %s", rc < 0 ? gnutls_strerror(rc) : "no certificate");
         free(p);
-        p = NULL;
-        goto out;
+        return NULL;
     }
     p->n = n;
     if ((rc = gnutls_privkey_init(&p->key)) < 0 ||
         (rc = gnutls_privkey_import_x509_raw(p->key, &dk, GNUTLS_X509_FMT_PEM, NULL, 0)) < 0) {
         snprintf(why, cap, "tls.key: %s", gnutls_strerror(rc));
         pair_free(p);
-        p = NULL;
-        goto out;
+        return NULL;
     }
-    if (!key_matches(p)) {
+    if (!hr_x509_key_matches(&p->pcert[0], p->key)) {
         snprintf(why, cap, "tls.key does not match tls.crt");
         pair_free(p);
-        p = NULL;
+        return NULL;
     }
-out:
+    return p;
+}
+
+/* Read and check a pair; NULL with why set when it cannot be used. */
+static cert_pair *load_pair(hr_certs *c, char *why, size_t cap)
+{
+    char *crt = NULL, *key = NULL;
+    size_t crt_len = 0, key_len = 0;
+    hr_err err;
+    cert_pair *p = NULL;
+    if (hr_file_slurp(c->crt_path, MAX_PEM, 1, &crt, &crt_len, &err) ||
+        hr_file_slurp(c->key_path, MAX_PEM, 1, &key, &key_len, &err))
+        snprintf(why, cap, "%s", err.msg);
+    else
+        p = parse_pair(crt, crt_len, key, key_len, why, cap);
     if (key)
         memset(key, 0, key_len); /* no private key left in freed memory */
     free(key);
@@ -223,6 +213,27 @@ static void reap(hr_certs *c, bool all)
     }
 }
 
+/* Make p the current pair, the previous one retired. */
+static void publish(hr_certs *c, cert_pair *p, const char *from)
+{
+    char desc[160];
+    describe(p, desc, sizeof desc);
+    pthread_mutex_lock(&c->mu);
+    cert_pair *old = c->cur;
+    c->cur = p;
+    uint64_t gen = ++c->generation;
+    if (old) {
+        old->retired_at = (time_t)(hr_mono_ms() / 1000);
+        old->next = c->retired;
+        c->retired = old;
+    }
+    pthread_mutex_unlock(&c->mu);
+    hr_logf(&c->log, HR_LV_INFO,
+            "msg=\"serving certificate loaded\" generation=%llu chain=%u %s "
+            "crt=%s",
+            (unsigned long long)gen, p->n, desc, from);
+}
+
 int hr_certs_check(hr_certs *c)
 {
     file_id ic, ik;
@@ -249,22 +260,7 @@ int hr_certs_check(hr_certs *c)
                 why);
         return -1;
     }
-    char desc[160];
-    describe(p, desc, sizeof desc);
-    pthread_mutex_lock(&c->mu);
-    cert_pair *old = c->cur;
-    c->cur = p;
-    uint64_t gen = ++c->generation;
-    if (old) {
-        old->retired_at = (time_t)(hr_mono_ms() / 1000);
-        old->next = c->retired;
-        c->retired = old;
-    }
-    pthread_mutex_unlock(&c->mu);
-    hr_logf(&c->log, HR_LV_INFO,
-            "msg=\"serving certificate loaded\" generation=%llu chain=%u %s "
-            "crt=%s",
-            (unsigned long long)gen, p->n, desc, c->crt_path);
+    publish(c, p, c->crt_path);
     return 1;
 }
 
@@ -298,6 +294,43 @@ hr_status hr_certs_new_files(const char *dir, const char *crt, const char *key,
     HR_IGNORE(hr_certs_check(c)); /* it logs a failure; the poll thread tries again */
     *out = c;
     return HR_OK;
+}
+
+hr_status hr_certs_new_mem(const char *what, const hr_logger *log, hr_certs **out, hr_err *err)
+{
+    *out = NULL;
+    hr_certs *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return hr_err_set(err, HR_E_NOMEM, "certs: out of memory");
+    c->stop_fd = c->ino_fd = -1;
+    snprintf(c->crt_path, sizeof c->crt_path, "%s", what);
+    if (log)
+        c->log = *log;
+    if (pthread_mutex_init(&c->mu, NULL)) {
+        free(c);
+        return hr_err_set(err, HR_E_NOMEM, "certs: cannot create locks");
+    }
+    *out = c;
+    return HR_OK;
+}
+
+int hr_certs_set_pem(hr_certs *c, const char *crt, size_t crt_len, const char *key, size_t key_len,
+                     char *why, size_t cap)
+{
+    reap(c, false);
+    if (c->cur_crt_len > 0 && c->cur_crt_len == crt_len && memcmp(c->cur_crt, crt, crt_len) == 0)
+        return 0;
+    cert_pair *p = parse_pair(crt, crt_len, key, key_len, why, cap);
+    if (p == NULL)
+        return -1;
+    if (crt_len <= sizeof c->cur_crt) {
+        memcpy(c->cur_crt, crt, crt_len);
+        c->cur_crt_len = crt_len;
+    } else {
+        c->cur_crt_len = 0;
+    }
+    publish(c, p, c->crt_path);
+    return 1;
 }
 
 /* Reads every pending inotify event; false when the watch is gone (the

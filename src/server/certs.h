@@ -47,6 +47,19 @@ HR_MUST_CHECK hr_status hr_certs_new(const char *dir, const hr_logger *log, hr_c
 HR_MUST_CHECK hr_status hr_certs_new_files(const char *dir, const char *crt, const char *key,
                                            const hr_logger *log, hr_certs **out, hr_err *err);
 
+/* A holder fed from memory, not files (the self-managed certificate's
+ * Secret, read from the API: design §8): no thread, nothing loaded until
+ * hr_certs_set_pem. what names the source in the log ("secret ns/name"). */
+HR_MUST_CHECK hr_status hr_certs_new_mem(const char *what, const hr_logger *log, hr_certs **out,
+                                         hr_err *err);
+
+/* Load the pair tls.crt, tls.key from PEM, checked as a file pair is (the
+ * key must match): 1 when a new pair is in force, 0 when it is the one in
+ * force already, -1 (why set) when it cannot be used (the previous pair
+ * keeps serving). One thread calls it. */
+HR_MUST_CHECK int hr_certs_set_pem(hr_certs *c, const char *crt, size_t crt_len, const char *key,
+                                   size_t key_len, char *why, size_t cap);
+
 /* Start the thread (interval: the poll in ms where inotify is not
  * available, 0: 1000). */
 HR_MUST_CHECK hr_status hr_certs_start(hr_certs *c, unsigned interval_ms, hr_err *err);

@@ -23,6 +23,7 @@
  */
 #include <arpa/inet.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,8 +111,9 @@ static hr_status fill(gnutls_x509_crt_t crt, gnutls_x509_privkey_t key, const hr
     serial[0] &= 0x7f; /* positive, as RFC 5280 wants */
     serial[0] |= 0x01; /* and without a leading zero byte to drop */
     unsigned days = o->days ? o->days : DEFAULT_DAYS;
-    if (days > MAX_DAYS)
-        return hr_err_set(err, HR_E_INPUT, "self-signed certificate: %u days is too long", days);
+    if (days > MAX_DAYS || o->seconds > (long)MAX_DAYS * 86400)
+        return hr_err_set(err, HR_E_INPUT, "self-signed certificate: validity too long");
+    time_t life = o->seconds > 0 ? (time_t)o->seconds : (time_t)days * 86400;
     time_t now = time(NULL);
     const char *cn = o->common_name && o->common_name[0] ? o->common_name : "kube-headroom";
     if ((rc = gnutls_x509_crt_set_version(crt, 3)) < 0)
@@ -120,18 +122,22 @@ static hr_status fill(gnutls_x509_crt_t crt, gnutls_x509_privkey_t key, const hr
         return gt_err(err, "serial", rc);
     if ((rc = gnutls_x509_crt_set_activation_time(crt, now - BACKDATE_S)) < 0)
         return gt_err(err, "not before", rc);
-    if ((rc = gnutls_x509_crt_set_expiration_time(crt, now + (time_t)days * 86400)) < 0)
+    if ((rc = gnutls_x509_crt_set_expiration_time(crt, now + life)) < 0)
         return gt_err(err, "not after", rc);
     if ((rc = gnutls_x509_crt_set_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, cn,
                                             (unsigned)strlen(cn))) < 0)
         return gt_err(err, "common name", rc);
     if ((rc = gnutls_x509_crt_set_key(crt, key)) < 0)
         return gt_err(err, "public key", rc);
-    if ((rc = gnutls_x509_crt_set_basic_constraints(crt, 0, -1)) < 0)
+    if ((rc = gnutls_x509_crt_set_basic_constraints(crt, o->is_ca ? 1 : 0, -1)) < 0)
         return gt_err(err, "basic constraints", rc);
-    if ((rc = gnutls_x509_crt_set_key_usage(crt, GNUTLS_KEY_DIGITAL_SIGNATURE)) < 0)
+    unsigned usage =
+        o->is_ca ? GNUTLS_KEY_DIGITAL_SIGNATURE | GNUTLS_KEY_KEY_CERT_SIGN | GNUTLS_KEY_CRL_SIGN
+                 : GNUTLS_KEY_DIGITAL_SIGNATURE;
+    if ((rc = gnutls_x509_crt_set_key_usage(crt, usage)) < 0)
         return gt_err(err, "key usage", rc);
-    if ((rc = gnutls_x509_crt_set_key_purpose_oid(crt, GNUTLS_KP_TLS_WWW_SERVER, 0)) < 0)
+    if (!o->is_ca &&
+        (rc = gnutls_x509_crt_set_key_purpose_oid(crt, GNUTLS_KP_TLS_WWW_SERVER, 0)) < 0)
         return gt_err(err, "extended key usage", rc);
     unsigned char kid[64];
     size_t kid_len = sizeof kid;
@@ -139,7 +145,7 @@ static hr_status fill(gnutls_x509_crt_t crt, gnutls_x509_privkey_t key, const hr
         return gt_err(err, "key id", rc);
     if ((rc = gnutls_x509_crt_set_subject_key_id(crt, kid, kid_len)) < 0)
         return gt_err(err, "subject key id", rc);
-    return add_sans(crt, o, err);
+    return o->is_ca ? HR_OK : add_sans(crt, o, err);
 }
 
 /* The signed certificate's DER, fingerprint and pcert into s. */
@@ -158,6 +164,34 @@ static hr_status finish(hr_selfsigned *s, gnutls_x509_crt_t crt, hr_err *err)
         return gt_err(err, "pcert", rc);
     s->have_pcert = true;
     return HR_OK;
+}
+
+/* Sign crt: with its own key, or with the issuer's (its DN and key id
+ * become crt's issuer and authority key id). */
+static hr_status sign(gnutls_x509_crt_t crt, gnutls_x509_privkey_t own, const hr_selfsigned *issuer,
+                      hr_err *err)
+{
+    int rc;
+    if (issuer == NULL) {
+        if ((rc = gnutls_x509_crt_sign2(crt, crt, own, GNUTLS_DIG_SHA256, 0)) < 0)
+            return gt_err(err, "signature", rc);
+        return HR_OK;
+    }
+    gnutls_x509_crt_t ica;
+    if ((rc = gnutls_x509_crt_init(&ica)) < 0)
+        return gt_err(err, "issuer init", rc);
+    hr_status st = HR_OK;
+    unsigned char kid[64];
+    size_t kid_len = sizeof kid;
+    if ((rc = gnutls_x509_crt_import(ica, &issuer->der, GNUTLS_X509_FMT_DER)) < 0)
+        st = gt_err(err, "issuer import", rc);
+    else if ((rc = gnutls_x509_crt_get_subject_key_id(ica, kid, &kid_len, NULL)) >= 0 &&
+             (rc = gnutls_x509_crt_set_authority_key_id(crt, kid, kid_len)) < 0)
+        st = gt_err(err, "authority key id", rc);
+    else if ((rc = gnutls_x509_crt_privkey_sign(crt, ica, issuer->key, GNUTLS_DIG_SHA256, 0)) < 0)
+        st = gt_err(err, "signature by the CA", rc);
+    gnutls_x509_crt_deinit(ica);
+    return st;
 }
 
 hr_status hr_selfsigned_new(const hr_selfsigned_opts *o, hr_selfsigned **out, hr_err *err)
@@ -187,10 +221,8 @@ hr_status hr_selfsigned_new(const hr_selfsigned_opts *o, hr_selfsigned **out, hr
     }
     if ((st = fill(crt, xkey, o, err)))
         goto fail;
-    if ((rc = gnutls_x509_crt_sign2(crt, crt, xkey, GNUTLS_DIG_SHA256, 0)) < 0) {
-        st = gt_err(err, "signature", rc);
+    if ((st = sign(crt, xkey, o->issuer, err)))
         goto fail;
-    }
     if ((st = finish(s, crt, err)))
         goto fail;
     if ((rc = gnutls_privkey_init(&s->key)) < 0) {
@@ -240,6 +272,23 @@ hr_status hr_selfsigned_for_pod(const char *service, const char *ns, const char 
     return hr_selfsigned_new(&o, out, err);
 }
 
+bool hr_x509_key_matches(const gnutls_pcert_st *pc, gnutls_privkey_t key)
+{
+    gnutls_pubkey_t kp;
+    gnutls_datum_t a = {NULL, 0}, b = {NULL, 0};
+    bool ok = false;
+    if (gnutls_pubkey_init(&kp) < 0)
+        return false;
+    if (gnutls_pubkey_import_privkey(kp, key, 0, 0) >= 0 &&
+        gnutls_pubkey_export2(kp, GNUTLS_X509_FMT_DER, &a) >= 0 &&
+        gnutls_pubkey_export2(pc->pubkey, GNUTLS_X509_FMT_DER, &b) >= 0)
+        ok = a.size == b.size && memcmp(a.data, b.data, a.size) == 0;
+    gnutls_free(a.data);
+    gnutls_free(b.data);
+    gnutls_pubkey_deinit(kp);
+    return ok;
+}
+
 void hr_selfsigned_pair(hr_selfsigned *s, gnutls_pcert_st **pcert, unsigned *n,
                         gnutls_privkey_t *key)
 {
@@ -256,4 +305,78 @@ const char *hr_selfsigned_fingerprint(const hr_selfsigned *s)
 const gnutls_datum_t *hr_selfsigned_der(const hr_selfsigned *s)
 {
     return &s->der;
+}
+
+hr_status hr_selfsigned_pem(const hr_selfsigned *s, hr_buf *crt, hr_buf *key, hr_err *err)
+{
+    gnutls_datum_t c = {NULL, 0}, k = {NULL, 0};
+    gnutls_x509_crt_t x = NULL;
+    gnutls_x509_privkey_t xk = NULL;
+    int rc;
+    hr_status st = HR_OK;
+    if ((rc = gnutls_x509_crt_init(&x)) < 0) {
+        x = NULL;
+        st = gt_err(err, "certificate init", rc);
+    } else if ((rc = gnutls_x509_crt_import(x, &s->der, GNUTLS_X509_FMT_DER)) < 0 ||
+               (rc = gnutls_x509_crt_export2(x, GNUTLS_X509_FMT_PEM, &c)) < 0) {
+        st = gt_err(err, "certificate PEM", rc);
+    } else if ((rc = gnutls_privkey_export_x509(s->key, &xk)) < 0) {
+        xk = NULL;
+        st = gt_err(err, "key export", rc);
+    } else if ((rc = gnutls_x509_privkey_export2(xk, GNUTLS_X509_FMT_PEM, &k)) < 0) {
+        st = gt_err(err, "key PEM", rc);
+    } else {
+        hr_buf_append(crt, c.data, c.size);
+        hr_buf_append(key, k.data, k.size);
+        if (hr_buf_failed(crt) || hr_buf_failed(key))
+            st = hr_err_set(err, HR_E_NOMEM, "self-signed certificate: out of memory");
+    }
+    if (k.data) {
+        memset(k.data, 0, k.size); /* no private key left in freed memory */
+        gnutls_free(k.data);
+    }
+    gnutls_free(c.data);
+    if (xk)
+        gnutls_x509_privkey_deinit(xk);
+    if (x)
+        gnutls_x509_crt_deinit(x);
+    return st;
+}
+
+hr_status hr_selfsigned_from_pem(const char *crt, size_t crt_len, const char *key, size_t key_len,
+                                 hr_selfsigned **out, hr_err *err)
+{
+    *out = NULL;
+    hr_selfsigned *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return hr_err_set(err, HR_E_NOMEM, "self-signed certificate: out of memory");
+    gnutls_x509_crt_t x = NULL;
+    gnutls_datum_t dc = {(unsigned char *)crt, (unsigned)crt_len};
+    gnutls_datum_t dk = {(unsigned char *)key, (unsigned)key_len};
+    hr_status st = HR_OK;
+    int rc;
+    if (crt_len > UINT32_MAX || key_len > UINT32_MAX) {
+        st = hr_err_set(err, HR_E_LIMIT, "certificate: too large");
+    } else if ((rc = gnutls_x509_crt_init(&x)) < 0) {
+        x = NULL;
+        st = gt_err(err, "certificate init", rc);
+    } else if ((rc = gnutls_x509_crt_import(x, &dc, GNUTLS_X509_FMT_PEM)) < 0) {
+        st = gt_err(err, "certificate", rc);
+    } else if ((rc = gnutls_privkey_init(&s->key)) < 0) {
+        s->key = NULL;
+        st = gt_err(err, "private key init", rc);
+    } else if ((rc = gnutls_privkey_import_x509_raw(s->key, &dk, GNUTLS_X509_FMT_PEM, NULL, 0)) <
+               0) {
+        st = gt_err(err, "private key", rc);
+    } else if ((st = finish(s, x, err)) == HR_OK && !hr_x509_key_matches(&s->pcert, s->key)) {
+        st = hr_err_set(err, HR_E_INPUT, "certificate: the key does not match it");
+    }
+    if (x)
+        gnutls_x509_crt_deinit(x);
+    if (st) {
+        hr_selfsigned_free(s);
+        return st;
+    }
+    *out = s;
+    return HR_OK;
 }

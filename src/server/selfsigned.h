@@ -10,13 +10,19 @@
  * verifying the server. A provided certificate (hr_certs) wins as soon as
  * it loads; the webhook never serves this one (certs.h, http.h:
  * tls_fallback).
+ *
+ * The same maker signs the self-managed webhook certificate (design §8):
+ * a CA (is_ca) and a serving certificate it issues (issuer), with a
+ * validity in seconds when a test wants one that expires soon.
  */
 #ifndef HR_SERVER_SELFSIGNED_H
 #define HR_SERVER_SELFSIGNED_H
 
 #include <gnutls/abstract.h>
+#include <stdbool.h>
 #include <stddef.h>
 
+#include "util/buf.h"
 #include "util/err.h"
 
 /* "AB:CD:…": 32 bytes in hex with colons, and the NUL. */
@@ -29,6 +35,9 @@ typedef struct hr_selfsigned_opts {
     const char *const *ips; /* IP SANs, IPv4 or IPv6 text; one that does not parse is an error */
     size_t n_ips;
     unsigned days; /* validity from now; 0: 365 */
+    long seconds;  /* validity from now in seconds, when > 0 (overrides days) */
+    bool is_ca;    /* a CA: basicConstraints CA, keyCertSign; no SANs, no serverAuth */
+    const struct hr_selfsigned *issuer; /* sign with this CA's key; NULL: self-signed */
 } hr_selfsigned_opts;
 
 typedef struct hr_selfsigned hr_selfsigned;
@@ -48,6 +57,10 @@ HR_MUST_CHECK hr_status hr_selfsigned_for_pod(const char *service, const char *n
 
 void hr_selfsigned_free(hr_selfsigned *s);
 
+/* Whether key is the private key of pc's public key (a pair read from
+ * files or a Secret: a rotation caught half-way does not match). */
+bool hr_x509_key_matches(const gnutls_pcert_st *pc, gnutls_privkey_t key);
+
 /* The pair for a handshake (GnuTLS's certificate callback), valid until
  * hr_selfsigned_free. */
 void hr_selfsigned_pair(hr_selfsigned *s, gnutls_pcert_st **pcert, unsigned *n,
@@ -60,5 +73,16 @@ const char *hr_selfsigned_fingerprint(const hr_selfsigned *s);
 
 /* The certificate's DER (owned by s; for tests and for logging). */
 const gnutls_datum_t *hr_selfsigned_der(const hr_selfsigned *s);
+
+/* The certificate and its private key as PEM, appended to crt and key (the
+ * self-managed webhook certificate's Secret, design §8). The caller wipes
+ * and frees key. */
+HR_MUST_CHECK hr_status hr_selfsigned_pem(const hr_selfsigned *s, hr_buf *crt, hr_buf *key,
+                                          hr_err *err);
+
+/* A pair read back from PEM (the first certificate of crt and key; they
+ * must match): a CA kept in a Secret, to sign with (opts.issuer). */
+HR_MUST_CHECK hr_status hr_selfsigned_from_pem(const char *crt, size_t crt_len, const char *key,
+                                               size_t key_len, hr_selfsigned **out, hr_err *err);
 
 #endif

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # e2e_crd.sh — the shipped HeadroomConfig CRD on the real API server (design §1.1, §11).
 #
-# The CRD the chart ships (charts/kube-headroom/charts/crds/crds/headroomconfig.yaml, the one
+# The CRD the chart ships (charts/kube-headroom/charts/crds/templates/headroomconfig.yaml, the one
 # deploy/install.yaml is rendered from) installs — or this test, like every other, fails at once
 # (tests/lib/common.sh install_crd). Then `kubectl apply` of a spec the schema forbids fails, with the
 # schema's own message:

@@ -4,7 +4,7 @@
 #
 # The controller's decoder (src/kube/decode/cfgspec.c, with hr_config_validate in src/core/config.c)
 # refuses an invalid spec at run time (Ready False, reason InvalidSpec). The shipped CRD
-# (charts/kube-headroom/charts/crds/crds/headroomconfig.yaml) holds each of those rules too, as an
+# (charts/kube-headroom/charts/crds/templates/headroomconfig.yaml) holds each of those rules too, as an
 # OpenAPI bound or a CEL rule, so that `kubectl apply` fails instead. The table below has a row per
 # rule (the comment above each names it): the good document with one change, applied with
 # `kubectl apply --dry-run=server`, must be refused, and the answer must carry the field's path

@@ -14,7 +14,9 @@
 #      CRDs (tests/helm/dry-run-crds.yaml, removed after) so that no object
 #      is skipped;
 #   3b. crds.install=false renders no CRD; the CRDs chart installs and
-#      uninstalls on its own (the CRD stays);
+#      uninstalls on its own (the CRD stays: its keep policy); it and the
+#      release of 5. take over the CRD the suite applied with kubectl
+#      (--take-ownership);
 #   4. deploy/install.yaml is what scripts/release/render-install.sh makes from the
 #      chart (the file and the chart agree);
 #   5. helm install on two simulated nodes: the Deployment Available;
@@ -22,7 +24,8 @@
 #      HeadroomConfig the same objects (uid); helm uninstall: every object
 #      carrying the release's label, namespaced or cluster-scoped, listed
 #      before and after: only the HeadroomConfig is left (its keep policy),
-#      and the CRD (crds/ is never deleted by Helm).
+#      and the CRD (its keep policy). The upgrade from the previous chart
+#      version is tests/e2e/e2e_helm_upgrade.sh.
 # kwok runs no containers: the image is never pulled. Prints PASS/FAIL lines.
 set -uo pipefail
 # shellcheck source=../lib/common.sh
@@ -226,7 +229,8 @@ check "Go values: webhook.namespaceSelector replaces the default selector (not m
 J=$(h template hr-tpl "$CHART" -n "$TNS" --include-crds --set crds.install=false | python3 -c 'import json, sys, yaml; print(json.dumps({"items": [d for d in yaml.safe_load_all(sys.stdin) if d]}))')
 WHY="kinds $(kinds)"
 check "crds.install=false: no CRD in the render (the subchart is off)" none_of CustomResourceDefinition
-if h install "crds-$S" "$CHART/charts/crds" -n "$TNS" >"$WORK/crds.out" 2>&1 &&
+# --take-ownership: the CRD may be there already, applied by kubectl (install_crd), unowned.
+if h install "crds-$S" "$CHART/charts/crds" -n "$TNS" --take-ownership >"$WORK/crds.out" 2>&1 &&
   h uninstall "crds-$S" -n "$TNS" >>"$WORK/crds.out" 2>&1; then
   pass "the CRDs chart installs and uninstalls on its own"
 else
@@ -259,7 +263,8 @@ labelled() { k get "$TYPES" -A -l "$SEL" -o custom-columns=KIND:.kind,NS:.metada
 available() { [ "$(k -n "$NS" get deployment "$DEP" -o jsonpath='{.status.availableReplicas}/{.status.updatedReplicas}/{.status.replicas}')" = 2/2/2 ]; }
 
 t0=$(now_ms)
-if h install "$REL" "$CHART" -n "$NS" -f "$T/install-values.yaml" --wait --timeout 120s >"$WORK/install.out" 2>&1; then
+# --take-ownership: the CRD (a template of the chart) may be there already, owned by no release.
+if h install "$REL" "$CHART" -n "$NS" -f "$T/install-values.yaml" --take-ownership --wait --timeout 120s >"$WORK/install.out" 2>&1; then
   pass "helm install ($(($(now_ms) - t0)) ms with --wait)"
   HC_OURS=1
 else

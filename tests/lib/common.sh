@@ -19,7 +19,7 @@ S=$$
 k() { "$KUBECTL" "$@"; }
 HELM=${HELM:-$("$CLUSTER" bin helm)}
 CHART=$ROOT/charts/kube-headroom
-CRD_FILE=$CHART/charts/crds/crds/headroomconfig.yaml
+CRD_FILE=$CHART/charts/crds/templates/headroomconfig.yaml
 # The chart's objects as the one-file install names them (release kube-headroom
 # in kube-headroom): chart_objects [helm template flags, e.g. --show-only FILE]
 chart_objects() { "$HELM" template kube-headroom "$CHART" --namespace kube-headroom "$@"; }
