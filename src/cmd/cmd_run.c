@@ -57,6 +57,7 @@
 #include "core/group.h"
 #include "kube/transport/client.h"
 #include "kube/write/review.h"
+#include "server/apimetrics.h"
 #include "server/authz.h"
 #include "server/certs.h"
 #include "server/health.h"
@@ -83,6 +84,7 @@ typedef struct run_ctx {
     hr_informers *inf;
     hr_cfg_holder *cfg;
     hr_metrics metrics;
+    hr_apimetrics api;  /* the client's requests, filled from its first */
     hr_buildinfo build; /* headroom_build_info */
     hr_readiness ready;
     hr_certs *certs;
@@ -669,7 +671,11 @@ static hr_status start_all(run_ctx *x, hr_err *err)
     if ((st = hr_cfg_holder_new(&dflt, &x->cfg, err)))
         return st;
 
-    hr_kclient_opts ko = {.kubeconfig = x->o.kubeconfig, .context = x->o.context};
+    hr_apimetrics_init(&x->api);
+    hr_kclient_opts ko = {.kubeconfig = x->o.kubeconfig,
+                          .context = x->o.context,
+                          .on_request = hr_apimetrics_observe,
+                          .on_request_ud = &x->api};
     if ((st = hr_kclient_new(&ko, &x->k, err)))
         return st;
     hr_logf(&x->log, HR_LV_INFO, "msg=\"kubernetes client ready\" server=%s",
@@ -691,6 +697,7 @@ static hr_status start_all(run_ctx *x, hr_err *err)
     if ((st = hr_metrics_add(&x->metrics, hr_buildinfo_render, &x->build, err)) ||
         (st = hr_metrics_add(&x->metrics, hr_procmetrics_render, NULL, err)) ||
         (st = hr_metrics_add(&x->metrics, render_run_metrics, x, err)) ||
+        (st = hr_metrics_add(&x->metrics, hr_apimetrics_render, &x->api, err)) ||
         (st = hr_metrics_add(&x->metrics, hr_wh_endpoint_render, &x->wh, err)) ||
         (st = hr_readiness_add(&x->ready, "caches-synced", informers_ready, x, err)))
         return st;

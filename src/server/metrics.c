@@ -70,20 +70,29 @@ static void put_le(hr_buf *out, double v)
 void hr_histogram_render(const hr_histogram *h, const char *name, const char *help, hr_buf *out)
 {
     hr_buf_printf(out, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
+    hr_histogram_render_series(h, name, NULL, out);
+}
+
+void hr_histogram_render_series(const hr_histogram *h, const char *name, const char *labels,
+                                hr_buf *out)
+{
+    const char *l = labels != NULL ? labels : "", *comma = labels != NULL ? "," : "";
     uint64_t cum = 0;
     for (size_t i = 0; i < h->n_bounds; i++) {
         cum += atomic_load_explicit(&((hr_histogram *)h)->bucket[i], memory_order_relaxed);
-        hr_buf_printf(out, "%s_bucket{le=\"", name);
+        hr_buf_printf(out, "%s_bucket{%s%sle=\"", name, l, comma);
         put_le(out, h->bounds[i]);
         hr_buf_printf(out, "\"} %llu\n", (unsigned long long)cum);
     }
     cum += atomic_load_explicit(&((hr_histogram *)h)->bucket[h->n_bounds], memory_order_relaxed);
     uint64_t sum = atomic_load_explicit(&((hr_histogram *)h)->sum_ns, memory_order_relaxed);
-    hr_buf_printf(out, "%s_bucket{le=\"+Inf\"} %llu\n", name, (unsigned long long)cum);
-    hr_buf_printf(out, "%s_sum %.9f\n", name, (double)sum / 1e9);
+    hr_buf_printf(out, "%s_bucket{%s%sle=\"+Inf\"} %llu\n", name, l, comma,
+                  (unsigned long long)cum);
+    const char *open = labels != NULL ? "{" : "", *close = labels != NULL ? "}" : "";
+    hr_buf_printf(out, "%s_sum%s%s%s %.9f\n", name, open, l, close, (double)sum / 1e9);
     /* _count equals the +Inf bucket by definition; use the same figure so
      * a scrape racing an observation stays self-consistent. */
-    hr_buf_printf(out, "%s_count %llu\n", name, (unsigned long long)cum);
+    hr_buf_printf(out, "%s_count%s%s%s %llu\n", name, open, l, close, (unsigned long long)cum);
 }
 
 void hr_metrics_label_value(hr_buf *out, const char *v)

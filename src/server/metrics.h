@@ -60,6 +60,12 @@ void hr_histogram_observe_ns(hr_histogram *h, uint64_t ns);
  * series. */
 void hr_histogram_render(const hr_histogram *h, const char *name, const char *help, hr_buf *out);
 
+/* Only the series, each with labels (`verb="get"`, already escaped; NULL:
+ * none) before le: one member of a labelled family whose HELP and TYPE the
+ * caller wrote. */
+void hr_histogram_render_series(const hr_histogram *h, const char *name, const char *labels,
+                                hr_buf *out);
+
 /* A label value escaped per the text format (\\, \", \n). */
 void hr_metrics_label_value(hr_buf *out, const char *v);
 

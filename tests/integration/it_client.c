@@ -40,6 +40,7 @@
 #include "kube/write/events.h"
 #include "kube/write/lease.h"
 #include "kube/write/patch.h"
+#include "server/apimetrics.h"
 #include "util/base64.h"
 #include "util/clock.h"
 
@@ -1162,6 +1163,84 @@ static void test_tls_options(void **state)
     hr_kclient_free(c);
 }
 
+static int first_line_stops(void *ud, const char *line, size_t len)
+{
+    (void)ud, (void)line, (void)len;
+    return 1;
+}
+
+/* headroom_api_requests_total and headroom_api_request_duration_seconds
+ * (design §9.3) from real answers: each verb as the API server's
+ * authorizer would name it, each status as it came. */
+static void test_request_metrics(void **state)
+{
+    (void)state;
+    hr_apimetrics *m = malloc(sizeof *m);
+    assert_non_null(m);
+    hr_apimetrics_init(m);
+    hr_kclient_opts o = {.qps = 500,
+                         .burst = 500,
+                         .timeout_ms = 20000,
+                         .on_request = hr_apimetrics_observe,
+                         .on_request_ud = m};
+    hr_kclient *c = NULL;
+    hr_err e = {0};
+    if (hr_kclient_new(&o, &c, &e) != HR_OK)
+        fail_msg("client: %s", e.msg);
+    char p[512], one[600];
+    snprintf(p, sizeof p, "/api/v1/namespaces/%s/configmaps", g_ns);
+    snprintf(one, sizeof one, "%s/cm-metrics", p);
+    must(req(c, "GET", "/version", NULL, NULL, NULL, NULL), 200, "version", NULL);
+    must(req(c, "GET", p, NULL, NULL, NULL, NULL), 200, "list", NULL);
+    must(req(c, "GET", one, NULL, NULL, NULL, NULL), 404, "get missing", NULL);
+    must(post_json(c, p,
+                   "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+                   "\"cm-metrics\"},\"data\":{\"k\":\"v\"}}",
+                   &e),
+         201, "create", &e);
+    must(req(c, "PATCH", one, "application/merge-patch+json", "{\"data\":{\"k\":\"w\"}}", NULL, &e),
+         200, "patch", &e);
+    must(req(c, "PUT", one, "application/json",
+             "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+             "\"cm-metrics\"},\"data\":{\"k\":\"x\"}}",
+             NULL, &e),
+         200, "update", &e);
+    must(req(c, "DELETE", one, NULL, NULL, NULL, &e), 200, "delete", &e);
+    char wp[600];
+    snprintf(wp, sizeof wp, "%s?watch=1&timeoutSeconds=5", p);
+    hr_kresult r;
+    if (hr_kclient_stream(c, wp, 10, first_line_stops, NULL, NULL, &r, &e) != HR_OK)
+        fail_msg("watch: %s", e.msg);
+    hr_kclient_free(c);
+
+    hr_buf b;
+    hr_buf_init(&b, 0);
+    hr_apimetrics_render(m, &b);
+    assert_false(hr_buf_failed(&b));
+    static const char *const want[] = {
+        "headroom_api_requests_total{verb=\"get\",code=\"200\"} 1\n",
+        "headroom_api_requests_total{verb=\"get\",code=\"404\"} 1\n",
+        "headroom_api_requests_total{verb=\"list\",code=\"200\"} 1\n",
+        "headroom_api_requests_total{verb=\"watch\",code=\"200\"} 1\n",
+        "headroom_api_requests_total{verb=\"create\",code=\"201\"} 1\n",
+        "headroom_api_requests_total{verb=\"update\",code=\"200\"} 1\n",
+        "headroom_api_requests_total{verb=\"patch\",code=\"200\"} 1\n",
+        "headroom_api_requests_total{verb=\"delete\",code=\"200\"} 1\n",
+        "headroom_api_request_duration_seconds_count{verb=\"get\"} 2\n",
+        "headroom_api_request_duration_seconds_count{verb=\"watch\"} 1\n",
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        if (strstr(b.data, want[i]) == NULL)
+            fail_msg("no %s in:\n%s", want[i], b.data);
+    /* nine requests (two of them get 200), eight series: nothing else counted */
+    size_t lines = 0;
+    for (const char *q = b.data; (q = strstr(q, "\nheadroom_api_requests_total{")) != NULL; q++)
+        lines++;
+    assert_int_equal(lines, 8);
+    hr_buf_free(&b);
+    free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1181,6 +1260,7 @@ int main(void)
         cmocka_unit_test(test_in_cluster_config),
         cmocka_unit_test(test_tls_options),
         cmocka_unit_test(test_throttled_429),
+        cmocka_unit_test(test_request_metrics),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

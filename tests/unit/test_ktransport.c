@@ -29,6 +29,7 @@
 #include "kube/transport/backoff.h"
 #include "kube/transport/client.h"
 #include "kube/transport/kstatus.h"
+#include "kube/transport/kverb.h"
 #include "kube/transport/limiter.h"
 #include "kube/transport/linesplit.h"
 #include "kube/write/patch.h"
@@ -525,12 +526,31 @@ static void test_client_abandon_writes(void **state)
     hr_kclient_free(c);
 }
 
+/* What the client reported (hr_krequest_fn), in order. */
+typedef struct seen_req {
+    char log[256];
+} seen_req;
+
+static void on_request(void *ud, const char *verb, long code, uint64_t ns)
+{
+    (void)ns;
+    seen_req *s = ud;
+    size_t n = strlen(s->log);
+    snprintf(s->log + n, sizeof s->log - n, "%s:%ld ", verb, code);
+}
+
 static void test_client_nothing_listens(void **state)
 {
     (void)state;
     /* Port 1 on loopback: refused at once. */
     write_kubeconfig("https://127.0.0.1:1");
-    hr_kclient_opts o = {.kubeconfig = g_kc, .timeout_ms = 3000, .qps = 1000, .burst = 10};
+    seen_req seen = {{0}};
+    hr_kclient_opts o = {.kubeconfig = g_kc,
+                         .timeout_ms = 3000,
+                         .qps = 1000,
+                         .burst = 10,
+                         .on_request = on_request,
+                         .on_request_ud = &seen};
     hr_kclient *c = NULL;
     hr_err e = {0};
     if (hr_kclient_new(&o, &c, &e) != HR_OK)
@@ -556,6 +576,9 @@ static void test_client_nothing_listens(void **state)
     assert_int_equal(hr_kclient_do(c, "GET", "/a b", NULL, NULL, 0, &b, &res, &e), HR_E_INPUT);
     assert_int_equal(hr_kclient_do(c, "GET", "/a\r\nX: y", NULL, NULL, 0, &b, &res, &e),
                      HR_E_INPUT);
+    /* Each request sent is reported, a transport failure as code 0; a bad
+     * path was never sent (design §9.3, headroom_api_requests_total). */
+    assert_string_equal(seen.log, "get:0 patch:0 watch:0 ");
     long d = hr_kclient_backoff_ms(c, 2, 100, 1000, 0);
     CHECK_TRUE("client backoff", d >= 200 && d < 600);
     hr_kclient_set_rate(c, 5, 1);
@@ -568,6 +591,44 @@ static void test_client_nothing_listens(void **state)
     assert_null(c);
     assert_non_null(strstr(e.msg, "/nonexistent/kubeconfig"));
     unlink(g_kc);
+}
+
+static void test_kverb(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *method, *path;
+        bool stream;
+        const char *want;
+    } t[] = {
+        {"GET", "/api/v1/pods?limit=500", false, "list"},
+        {"GET", "/api/v1/namespaces", false, "list"},
+        {"GET", "/api/v1/namespaces/ns1", false, "get"},
+        {"GET", "/api/v1/namespaces/ns1/pods", false, "list"},
+        {"GET", "/api/v1/namespaces/ns1/pods/p", false, "get"},
+        {"GET", "/api/v1/namespaces/ns1/pods/p/status", false, "get"},
+        {"GET", "/api/v1/nodes/n1", false, "get"},
+        {"GET", "/apis/kube-headroom.dev/v1alpha1/headroomconfigs", false, "list"},
+        {"GET", "/apis/kube-headroom.dev/v1alpha1/headroomconfigs/cluster", false, "get"},
+        {"GET", "/apis/coordination.k8s.io/v1/namespaces/x/leases/kube-headroom", false, "get"},
+        {"GET", "/api/v1/pods?watch=1&resourceVersion=5", true, "watch"},
+        {"GET", "/api/v1/pods?resourceVersion=5&watch=true", false, "watch"},
+        {"GET", "/api/v1/pods?watchy=1", false, "list"},
+        {"GET", "/api/v1/watch/pods", false, "watch"},
+        {"GET", "/version", false, "get"},
+        {"GET", "/api/v1", false, "get"},
+        {"GET", "/apis/apps", false, "get"},
+        {"POST", "/apis/authentication.k8s.io/v1/tokenreviews", false, "create"},
+        {"PUT", "/apis/coordination.k8s.io/v1/namespaces/x/leases/l", false, "update"},
+        {"PATCH", "/api/v1/namespaces/a/pods/b/resize?fieldManager=headroom", false, "patch"},
+        {"DELETE", "/api/v1/namespaces/a/pods/b", false, "delete"},
+        {"OPTIONS", "/api/v1/pods", false, "other"},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        const char *got = hr_kverb(t[i].method, t[i].path, t[i].stream);
+        if (strcmp(got, t[i].want) != 0)
+            fail_msg("%s %s: %s, want %s", t[i].method, t[i].path, got, t[i].want);
+    }
 }
 
 static void test_client_stop_flag(void **state)
@@ -746,6 +807,7 @@ int main(void)
         cmocka_unit_test(test_status_errors),
         cmocka_unit_test(test_retry_after),
         cmocka_unit_test(test_client_nothing_listens),
+        cmocka_unit_test(test_kverb),
         cmocka_unit_test(test_client_abandon_writes),
         cmocka_unit_test(test_client_stop_flag),
         cmocka_unit_test(test_timeout_until),

@@ -51,6 +51,7 @@
 #include "kube/transport/framesplit.h"
 #include "kube/transport/headers.h"
 #include "kube/transport/kstatus.h"
+#include "kube/transport/kverb.h"
 #include "kube/transport/limiter.h"
 #include "kube/transport/linesplit.h"
 #include "kube/transport/streams.h"
@@ -92,6 +93,8 @@ struct hr_kclient {
     bool lease_ok;
     hr_kuntil_fn lease_fn; /* hr_kclient_set_write_lease; NULL: none */
     void *lease_ud;
+    hr_krequest_fn on_request; /* every request sent (client.h), on_request_ud; NULL: none */
+    void *on_request_ud;
     hr_kstreams streams; /* the running streams, for hr_kclient_wake_streams */
     bool streams_ok;
 };
@@ -207,6 +210,8 @@ hr_status hr_kclient_new_from_config(hr_kubeconfig *cfg, const hr_kclient_opts *
             goto fail;
         }
     c->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 30000;
+    c->on_request = o->on_request;
+    c->on_request_ud = o->on_request_ud;
     c->ua = strdup(o->user_agent ? o->user_agent : "headroom/" HR_VERSION_STRING);
     if (!c->ua) {
         st = hr_err_set(err, HR_E_NOMEM, "client: out of memory");
@@ -408,10 +413,16 @@ static long http_code(xfer *x)
     return x->http;
 }
 
-/* Protocol and connection reuse of a finished transfer, for the stats. */
-static void count(hr_kclient *c, CURL *h)
+/* A finished transfer: on_request told (client.h) its verb, code (0: no answer) and time (a
+ * stream's: to its answer's first byte); its protocol and connection reuse for the stats. */
+static void count(hr_kclient *c, CURL *h, const char *method, const char *path, bool stream,
+                  long code)
 {
     long v = 0, conns = 0;
+    curl_off_t us = 0;
+    CURLINFO t = stream && code != 0 ? CURLINFO_STARTTRANSFER_TIME_T : CURLINFO_TOTAL_TIME_T;
+    if (c->on_request != NULL && curl_easy_getinfo(h, t, &us) == CURLE_OK && us >= 0)
+        c->on_request(c->on_request_ud, hr_kverb(method, path, stream), code, (uint64_t)us * 1000u);
     if (curl_easy_getinfo(h, CURLINFO_HTTP_VERSION, &v) != CURLE_OK || v == 0)
         return;
     atomic_fetch_add(&c->n_responses, 1);
@@ -766,7 +777,8 @@ static hr_status request(hr_kclient *c, const char *method, const char *path, co
             http_code(&x);
             res->status = x.http;
             res->protobuf = x.ctype_pb;
-            count(c, x.h);
+            bool answered = rc == CURLE_OK || x.resp_full || error_answered(&x, rc);
+            count(c, x.h, method, path, false, answered ? x.http : 0);
             if (x.resp_full) {
                 st = hr_err_set(err, HR_E_LIMIT,
                                 "%s %s: response larger than the buffer "
@@ -931,13 +943,14 @@ hr_status hr_kclient_stream_as(hr_kclient *c, const char *path, const char *acce
         CURLcode rc = CURLE_OK;
         if (!x.h)
             st = hr_err_set(err, HR_E_NOMEM, "libcurl: curl_easy_init failed");
-        else if (!(st = setup(c, &x, "GET", url, &snap, hdrs, NULL, 0, timeout_ms, true, err)))
+        else if (!(st = setup(c, &x, "GET", url, &snap, hdrs, NULL, 0, timeout_ms, true, err))) {
             st = run_stream(c, &x, &rc, err);
+            count(c, x.h, "GET", path, true, http_code(&x)); /* its status, however it ended */
+        }
         if (!st) {
             http_code(&x);
             res->status = x.http;
             res->protobuf = x.ctype_pb;
-            count(c, x.h);
             if (x.cb_stopped || stop_requested(&x)) {
                 st = HR_OK;
             } else if (x.pb_refused) {

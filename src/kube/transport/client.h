@@ -47,6 +47,17 @@
 
 typedef struct hr_kclient hr_kclient;
 
+/* Told of every request the client sends (design §9.3,
+ * headroom_api_requests_total): verb its Kubernetes verb (kverb.h), code
+ * the HTTP status of its answer or 0 when none came (a transport failure,
+ * a timeout), ns how long it took — for a stream, until its response
+ * headers (or its failure). Each attempt counts: a 401 repeated with fresh
+ * credentials is two requests; one refused before it is sent (limiter,
+ * write lease) is none. A stream whose 200 arrived counts as 200 however it
+ * ends. Called on the requesting thread, after the answer, from many
+ * threads at once: it must be thread-safe and must not make requests. */
+typedef void (*hr_krequest_fn)(void *ud, const char *verb, long code, uint64_t ns);
+
 /* Where the connection settings come from (kubectl's rules):
  * kubeconfig (NULL: $KUBECONFIG, colon-separated and merged, else
  * ~/.kube/config), context (NULL: current-context); when neither a
@@ -55,10 +66,12 @@ typedef struct hr_kclient hr_kclient;
 typedef struct hr_kclient_opts {
     const char *kubeconfig;
     const char *context;
-    double qps;             /* write limiter; <= 0: 50 */
-    int burst;              /* <= 0: 100 */
-    long timeout_ms;        /* per non-watch request; <= 0: 30000 */
-    const char *user_agent; /* NULL: "headroom/<version>" */
+    double qps;                /* write limiter; <= 0: 50 */
+    int burst;                 /* <= 0: 100 */
+    long timeout_ms;           /* per non-watch request; <= 0: 30000 */
+    const char *user_agent;    /* NULL: "headroom/<version>" */
+    hr_krequest_fn on_request; /* NULL: none; fixed for the client's life */
+    void *on_request_ud;
 } hr_kclient_opts;
 
 HR_MUST_CHECK hr_status hr_kclient_new(const hr_kclient_opts *o, hr_kclient **out, hr_err *err);
