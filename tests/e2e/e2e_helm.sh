@@ -35,6 +35,7 @@ T=$ROOT/tests/helm
 REL=hr-helm-$S
 NS=hr-helm-$S
 TNS=hr-helm-tpl-$S
+PSNS=hr-helm-pss-$S
 CREATED_CRDS=()
 HC_OURS=0
 h() { "$HELM" "$@"; }
@@ -43,7 +44,7 @@ cleanup() {
   h uninstall "$REL" -n "$NS" --wait --timeout 60s >/dev/null 2>&1
   # Kept by design on uninstall; ours to remove so later tests start without it.
   [ "$HC_OURS" = 1 ] && k delete headroomconfig cluster --ignore-not-found >/dev/null 2>&1
-  k delete namespace "$NS" "$TNS" --ignore-not-found --wait=false >/dev/null 2>&1
+  k delete namespace "$NS" "$TNS" "$PSNS" --ignore-not-found --wait=false >/dev/null 2>&1
   [ ${#CREATED_CRDS[@]} -eq 0 ] || k delete crd "${CREATED_CRDS[@]}" --ignore-not-found >/dev/null 2>&1
   delete_objects
   rm -rf "$WORK"
@@ -61,9 +62,10 @@ lint() { # name, helm lint args...
 }
 lint "the chart (defaults)" "$CHART"
 lint "the CRDs chart alone" "$CHART/charts/crds"
-for f in "$T"/go-values.yaml "$T"/webhook-certmanager.yaml "$T"/ha-pdb.yaml "$T"/single.yaml; do
+for f in "$T"/go-values.yaml "$T"/webhook-certmanager.yaml "$T"/ha-pdb.yaml "$T"/single.yaml "$T"/conventions.yaml; do
   lint "with tests/helm/$(basename "$f")" "$CHART" -f "$f"
 done
+lint "with the OpenShift set (values-openshift.yaml)" "$CHART" -f "$CHART/values-openshift.yaml"
 
 # --- 2. what must not render -------------------------------------------------------------
 render_fails() { # name, message substring, helm template args...
@@ -91,6 +93,11 @@ render_fails "minAvailable = replicas fails (it would block every drain)" \
   "would block every node drain" --set podDisruptionBudget.minAvailable=2
 render_fails "hostNetworkReusePort without hostNetwork fails (pod networking has ports of its own)" \
   "hostNetworkReusePort=true is for replicas sharing a node's network: set hostNetwork=true" --set hostNetworkReusePort=true
+render_fails "a budget with both minAvailable and maxUnavailable fails" \
+  "set minAvailable or maxUnavailable, not both" --set podDisruptionBudget.minAvailable=1 --set podDisruptionBudget.maxUnavailable=1
+render_fails "a PodMonitor with hostNetworkReusePort fails (no named container port to scrape)" \
+  "prometheus.podMonitor.enable=true scrapes each pod's named metrics port" \
+  --set hostNetwork=true --set hostNetworkReusePort=true --set prometheus.enable=true --set prometheus.podMonitor.enable=true
 render_fails "an unknown value fails (values.schema.json)" \
   "additional properties 'replicaCount' not allowed" --set replicaCount=2
 
@@ -133,6 +140,7 @@ contains() { case " $1 " in *" $2 "*) return 0 ;; esac; return 1; } # a word of 
 webhook_svcs() { q '[.items[] | select(.kind == "Service" and (.metadata.name | endswith("-webhook")))] | length'; }
 
 render "defaults"
+J_DEF=$J
 WHY="kinds $(kinds)"
 check "defaults: no webhook registration, Service or cert-manager object" \
   eval 'none_of MutatingWebhookConfiguration Issuer Certificate && [ "$(webhook_svcs)" = 0 ]'
@@ -225,6 +233,94 @@ check "Go values: aggregation roles, PDB, webhook, Certificate, ServiceMonitor, 
 WHY="webhook namespaceSelector $(q '.items[] | select(.kind == "MutatingWebhookConfiguration") | .webhooks[0].namespaceSelector | tojson')"
 check "Go values: webhook.namespaceSelector replaces the default selector (not merged into it)" \
   [ "$(q '.items[] | select(.kind == "MutatingWebhookConfiguration") | .webhooks[0].namespaceSelector | "\(.matchExpressions[0].operator)/\(.matchLabels // "none")"')" = In/none ]
+
+# Issue 33's chart conventions, each set to something other than its default.
+render "every chart convention set (tests/helm/conventions.yaml)" -f "$T/conventions.yaml"
+ctr='.spec.template.spec.containers[0]'
+WHY="image $(dep "$ctr.image")"
+check "conventions: global.imageRegistry replaces the repository's registry (over image.registry), pulled by digest" \
+  [ "$(dep "$ctr.image")" = mirror.example.com/kube-headroom/headroom@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef ]
+J_CONV=$J
+img=$(h template x "$CHART" --set image.registry=reg.local:5000/ | sed -n 's/^ *image: //p' | head -1)
+app=$(sed -n 's/^appVersion: "\(.*\)"/\1/p' "$CHART/Chart.yaml")
+WHY="image $img"
+check "conventions: image.registry alone replaces the registry host, tag from appVersion" [ "$img" = "reg.local:5000/kube-headroom/headroom:$app" ]
+# The CRD is the kube-headroom-crds subchart's (its own values): not counted.
+unlabelled=$(q '[.items[] | select(.kind != "CustomResourceDefinition") | select(.metadata.labels.team != "platform" or .metadata.labels["cost-center"] != "42") | "\(.kind)/\(.metadata.name)"] | join(" ")')
+WHY="without commonLabels: $unlabelled"
+check "conventions: commonLabels on every object of the chart ($(q '[.items[] | select(.kind != "CustomResourceDefinition")] | length') objects)" [ -z "$unlabelled" ]
+WHY="pod labels $(dep '.spec.template.metadata.labels | tojson')"
+check "conventions: commonLabels on the pods too, podLabels winning a shared key, the selector untouched" \
+  [ "$(dep '.spec.template.metadata.labels | "\(.team)/\(.["cost-center"])/\(.["kube-headroom.dev/mode"])"')/$(dep '.spec.selector.matchLabels | length')" = headroom/42/unmanaged/2 ]
+WHY="deployment annotations $(dep '.metadata.annotations | tojson') pod $(dep '.spec.template.metadata.annotations | tojson')"
+check "conventions: deploymentAnnotations on the Deployment, podAnnotations on the pods" \
+  [ "$(dep '"\(.metadata.annotations["example.com/owner"])/\(.spec.template.metadata.annotations["example.com/pod"])/\(.spec.template.metadata.annotations["example.com/owner"] // "none")"')" = platform/yes/none ]
+WHY="strategy $(dep '.spec.strategy | tojson')"
+check "conventions: updateStrategy is the Deployment's strategy" [ "$(dep '.spec.strategy | tojson')" = '{"rollingUpdate":{"maxSurge":1,"maxUnavailable":0},"type":"RollingUpdate"}' ]
+WHY="pod $(dep '.spec.template.spec.securityContext | tojson') container $(dep "$ctr.securityContext | tojson")"
+check "conventions: podSecurityContext and securityContext as given" \
+  eval '[ "$(dep ".spec.template.spec.securityContext | \"\(.runAsUser)/\(.runAsGroup)/\(.fsGroup)/\(.runAsNonRoot)/\(.seccompProfile.type)\"")" = 1001/1001/1001/true/RuntimeDefault ] && [ "$(dep "$ctr.securityContext | tojson")" = "{\"allowPrivilegeEscalation\":false,\"capabilities\":{\"drop\":[\"ALL\"]},\"readOnlyRootFilesystem\":true}" ]'
+WHY="liveness $(dep "$ctr.livenessProbe | tojson") readiness $(dep "$ctr.readinessProbe | tojson")"
+check "conventions: probes.liveness and probes.readiness timing on the httpGet probes" \
+  [ "$(dep "$ctr | \"\(.livenessProbe | [.httpGet.path, .initialDelaySeconds, .periodSeconds, .timeoutSeconds, .failureThreshold] | join(\",\"))/\(.readinessProbe | [.httpGet.path, .initialDelaySeconds // 0, .periodSeconds, .timeoutSeconds, .failureThreshold] | join(\",\"))\"")" = "/healthz,7,21,4,6//readyz,0,3,2,9" ]
+J=$(h template x "$CHART" -n "$TNS" -f "$T/conventions.yaml" -f "$T/hostnet-url.yaml" --set webhook.caBundle="$CA_B64" --set hostNetworkReusePort=true \
+  --set probes.readiness.timeoutSeconds=0 | python3 -c 'import json, sys, yaml; print(json.dumps({"items": [d for d in yaml.safe_load_all(sys.stdin) if d]}))')
+WHY="liveness $(dep "$ctr.livenessProbe | tojson") readiness $(dep "$ctr.readinessProbe | tojson")"
+check "conventions: the same timing on the exec probes of hostNetworkReusePort (timeoutSeconds 0: the chart's 5)" \
+  [ "$(dep "$ctr | \"\(.livenessProbe | [.exec.command[1], .initialDelaySeconds, .periodSeconds, .timeoutSeconds, .failureThreshold] | join(\",\"))/\(.readinessProbe | [.exec.command[1], .periodSeconds, .timeoutSeconds, .failureThreshold] | join(\",\"))\"")" = "probe,7,21,4,6/probe,3,5,9" ]
+J=$J_CONV
+WHY="volumes $(dep '.spec.template.spec.volumes | tojson') mounts $(dep "$ctr.volumeMounts | tojson")"
+check "conventions: extraVolumes and extraVolumeMounts after the chart's own" \
+  [ "$(dep "\"\(.spec.template.spec.volumes | map(.name) | join(\",\"))/\(.spec.template.spec.volumes[-1].configMap.name)/\($ctr.volumeMounts | map(.mountPath) | join(\",\"))\"")" = "tls,proxy-ca/proxy-ca//etc/kube-headroom/tls,/etc/proxy-ca" ]
+WHY="$(q '.items[] | select(.kind == "PodDisruptionBudget") | .spec | tojson')"
+check "conventions: podDisruptionBudget.maxUnavailable instead of minAvailable" \
+  [ "$(q '.items[] | select(.kind == "PodDisruptionBudget") | "\(.spec.maxUnavailable)/\(.spec.minAvailable // "none")"')" = 1/none ]
+np='.items[] | select(.kind == "NetworkPolicy") | .spec'
+WHY="$(q "$np | tojson")"
+check "conventions: NetworkPolicy webhookFrom, metricsFrom, extraIngress and egress (policyTypes Ingress, Egress)" \
+  [ "$(q "$np | \"\(.policyTypes | join(\",\"))/\(.ingress[0].ports[0].port):\(.ingress[0].from[0].ipBlock.cidr)/\(.ingress[1].ports[0].port):\(.ingress[1].from[0].namespaceSelector.matchLabels[\"kubernetes.io/metadata.name\"])/\(.ingress[2].from[0].podSelector.matchLabels.app)/\(.egress | map(.ports[].port) | join(\",\"))\"")" = "Ingress,Egress/9443:10.0.0.0/8/8443:monitoring/debugger/6443,53" ]
+render "the same as a PodMonitor (prometheus.podMonitor.enable)" -f "$T/conventions.yaml" --set prometheus.podMonitor.enable=true
+WHY="kinds $(kinds)"
+check "PodMonitor: instead of the ServiceMonitor, its podMetricsEndpoints on the metrics port with the token Secret" \
+  eval 'none_of ServiceMonitor && [ "$(q ".items[] | select(.kind == \"PodMonitor\") | .spec.podMetricsEndpoints[0] | \"\(.port)/\(.authorization.credentials.name)/\(.tlsConfig.ca.secret.key)\"")" = metrics/my-scrape-token/ca.crt ]'
+# --dry-run=client still looks the kinds up (the dry-run CRDs) and refuses to adopt the CRD.
+notes() { h install hr-notes "$CHART" -n "$TNS" --dry-run=client --set crds.install=false "$@" 2>&1 | sed -n '/^NOTES:/,$p'; }
+n1=$(notes --set prometheus.enable=true)
+n2=$(notes --set prometheus.enable=true --set certmanager.enable=true)
+WHY=$(tail -n 4 <<<"$n1")
+check "NOTES.txt says the scrape skips verifying when no certificate is provided" grep -q "ServiceMonitor scrapes with insecureSkipVerify" <<<"$n1"
+WHY=$(grep -i insecure <<<"$n2")
+check "NOTES.txt says nothing of it with a certificate (cert-manager)" eval 'grep -q "^NOTES:" <<<"$n2" && ! grep -q insecureSkipVerify <<<"$n2"'
+J=$J_DEF
+WHY="$(q "$np | tojson")"
+check "defaults: NetworkPolicy ingress only, metrics from namespaces labelled kube-headroom.dev/scrape=true, egress open" \
+  [ "$(q "$np | \"\(.policyTypes | join(\",\"))/\(.ingress | length)/\(.ingress[0].from[0].namespaceSelector.matchLabels[\"kube-headroom.dev/scrape\"])/\(.egress // \"open\")\"")" = "Ingress/1/true/open" ]
+WHY="pod $(dep '.spec.template.spec.securityContext | tojson') container $(dep "$ctr.securityContext | tojson") strategy $(dep '.spec.strategy | tojson')"
+check "defaults: the restricted security contexts (65532, RuntimeDefault, read-only root, drop ALL) and one-at-a-time rollout" \
+  [ "$(dep "\"\(.spec.template.spec.securityContext | [.runAsNonRoot, .runAsUser, .runAsGroup, .seccompProfile.type] | join(\",\"))/\($ctr.securityContext | [.allowPrivilegeEscalation, .readOnlyRootFilesystem, .capabilities.drop[0]] | join(\",\"))/\(.spec.strategy.rollingUpdate | [.maxUnavailable, .maxSurge] | join(\",\"))\"")" = "true,65532,65532,RuntimeDefault/false,true,ALL/1,0" ]
+
+# The OpenShift set under Pod Security "restricted": the admission checks a
+# Deployment's pod template (warn; enforce refuses only Pods), so the dry-run
+# must warn for a template that violates it and be silent for the set.
+k create namespace "$PSNS" >/dev/null
+k label namespace "$PSNS" pod-security.kubernetes.io/enforce=restricted pod-security.kubernetes.io/warn=restricted >/dev/null
+pss() { # helm template args... -> dry-run in $PSNS; the server's warnings in $WORK/pss.err
+  h template hr-pss "$CHART" -n "$PSNS" "$@" >"$WORK/pss.yaml" 2>"$WORK/pss.err" &&
+    k apply --dry-run=server -f "$WORK/pss.yaml" >"$WORK/pss.out" 2>"$WORK/pss.err"
+}
+ocp=$(h template x "$CHART" -f "$CHART/values-openshift.yaml" | python3 -c 'import json, sys, yaml; print(json.dumps([d for d in yaml.safe_load_all(sys.stdin) if d and d["kind"] == "Deployment"][0]["spec"]["template"]["spec"]["securityContext"]))')
+WHY="pod securityContext $ocp"
+check "OpenShift set: no runAsUser or runAsGroup (restricted-v2 assigns them), still runAsNonRoot and RuntimeDefault" \
+  [ "$ocp" = '{"runAsNonRoot": true, "seccompProfile": {"type": "RuntimeDefault"}}' ]
+pss -f "$CHART/values-openshift.yaml"; rc=$?
+WHY="rc $rc: $(head -c 400 "$WORK/pss.err")"
+check "OpenShift set: accepted by kubectl apply --dry-run=server in a namespace enforcing restricted, no PodSecurity warning" \
+  eval '[ "$rc" = 0 ] && ! grep -q PodSecurity "$WORK/pss.err"'
+pss -f "$CHART/values-openshift.yaml" --set podSecurityContext.runAsNonRoot=false --set securityContext.allowPrivilegeEscalation=true
+WHY="$(head -c 400 "$WORK/pss.err")"
+check "the check sees violations: runAsNonRoot=false and allowPrivilegeEscalation=true are warned as violating restricted" \
+  eval 'grep -q "would violate PodSecurity \"restricted:latest\"" "$WORK/pss.err" && grep -q allowPrivilegeEscalation "$WORK/pss.err" && grep -q runAsNonRoot "$WORK/pss.err"'
+k delete namespace "$PSNS" --wait=false >/dev/null 2>&1
 
 J=$(h template hr-tpl "$CHART" -n "$TNS" --include-crds --set crds.install=false | python3 -c 'import json, sys, yaml; print(json.dumps({"items": [d for d in yaml.safe_load_all(sys.stdin) if d]}))')
 WHY="kinds $(kinds)"
