@@ -8,6 +8,8 @@
 # The tree keeps the release number; a build between releases is VERSION-dev.N+gSHA
 # (scripts/release/version.sh), and the release script stamps that into packaged copies only.
 # Bump VERSION and these files in one commit.
+# And one supported Kubernetes range: the chart's kubeVersion (">=X.Y.0-0") is the minimum
+# `headroom preflight` accepts, HR_KVERSION_MIN_MAJOR/MINOR in src/kube/kversion.h.
 #
 #   scripts/checks/versions.sh
 #
@@ -50,4 +52,11 @@ got=$(awk '/^spec:/ {on = 1; next} /^[^ #]/ {on = 0}
   on && /^  version:/ {sub(/^  version:[[:space:]]*/, ""); gsub(/"/, ""); print; exit}' "$m")
 want "$m" spec.version "$got" "v$release"
 
+# The chart's kubeVersion and preflight's minimum (src/kube/kversion.h) agree.
+h=src/kube/kversion.h
+kmin=$(awk '/^#define HR_KVERSION_MIN_MAJOR / {mj = $3} /^#define HR_KVERSION_MIN_MINOR / {mn = $3}
+  END {if (mj != "" && mn != "") print mj "." mn}' "$h")
+[ -n "$kmin" ] || bad "$h: no HR_KVERSION_MIN_MAJOR/HR_KVERSION_MIN_MINOR"
+kv=$(top "$chart" kubeVersion)
+[ "$kv" = ">=$kmin.0-0" ] || bad "$chart: kubeVersion is '${kv:-(none)}', not '>=$kmin.0-0' (headroom preflight's minimum, $h)"
 exit "$fail"
