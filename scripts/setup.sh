@@ -14,7 +14,7 @@ set -euo pipefail
 
 PACKAGES=(
   cmake ninja-build pkg-config gcc make git
-  libcurl4-gnutls-dev openssl
+  libcurl4-gnutls-dev zlib1g-dev openssl
   libmicrohttpd-dev libfyaml-dev libcmocka-dev
   clang-14 libclang-rt-14-dev llvm-14 clang-format-14 clang-tidy-14 universal-ctags
   valgrind jq curl ca-certificates
@@ -37,7 +37,8 @@ PACKAGES=(
 )
 TRIXIE_PACKAGES=(libyyjson-dev)
 # The arm64 image and plugin link Debian's arm64 builds of the same libraries (multiarch).
-ARM64_PACKAGES=(libcurl4-gnutls-dev:arm64 libmicrohttpd-dev:arm64 libfyaml-dev:arm64 libgnutls28-dev:arm64)
+ARM64_PACKAGES=(libcurl4-gnutls-dev:arm64 zlib1g-dev:arm64 libmicrohttpd-dev:arm64 libfyaml-dev:arm64
+  libgnutls28-dev:arm64)
 TRIXIE_ARM64_PACKAGES=(libyyjson-dev:arm64)
 
 SUDO=""

@@ -60,6 +60,7 @@
 #include "server/apimetrics.h"
 #include "server/authz.h"
 #include "server/certs.h"
+#include "server/gzip.h"
 #include "server/health.h"
 #include "server/http.h"
 #include "server/metrics.h"
@@ -357,10 +358,10 @@ static hr_authz_verdict review_token(void *ud, const char *token, const char *ve
 
 static void route_metrics(void *ud, const hr_http_req *req, hr_http_resp *r)
 {
-    (void)req;
     run_ctx *x = ud;
     r->content_type = "text/plain; version=0.0.4; charset=utf-8";
     hr_metrics_render(&x->metrics, &r->body);
+    hr_gzip_answer(req, r); /* when the scraper asks for it (design §9.3) */
 }
 
 /* Watch counters per resource, a refused config, and leadership (design §9). */

@@ -254,7 +254,8 @@ static int cert_callback(gnutls_session_t s, const gnutls_datum_t *req_ca_rdn, i
     return 0;
 }
 
-static enum MHD_Result reply(struct MHD_Connection *c, int status, const char *ctype, hr_buf *body)
+static enum MHD_Result reply(struct MHD_Connection *c, int status, const char *ctype,
+                             const char *encoding, hr_buf *body)
 {
     struct MHD_Response *r;
     if (body->data != NULL && !hr_buf_failed(body)) {
@@ -273,6 +274,10 @@ static enum MHD_Result reply(struct MHD_Connection *c, int status, const char *c
                             ctype ? ctype : "text/plain; charset=utf-8");
     if (status == 401)
         MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+    if (encoding != NULL) {
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, encoding);
+        MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+    }
     enum MHD_Result ret = MHD_queue_response(c, (unsigned)status, r);
     MHD_destroy_response(r);
     return ret;
@@ -283,7 +288,7 @@ static enum MHD_Result reply_text(struct MHD_Connection *c, int status, const ch
     hr_buf b;
     hr_buf_init(&b, 0);
     hr_buf_puts(&b, text);
-    enum MHD_Result ret = reply(c, status, NULL, &b);
+    enum MHD_Result ret = reply(c, status, NULL, NULL, &b);
     hr_buf_free(&b);
     return ret;
 }
@@ -355,17 +360,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         .method = method,
         .path = url,
         .content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type"),
+        .accept_encoding = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept-Encoding"),
         .body = hr_body_str(&st->body),
         .body_len = st->body.len,
     };
-    hr_http_resp resp = {200, NULL, {0}};
+    hr_http_resp resp = {200, NULL, {0}, NULL};
     hr_buf_init(&resp.body, 0);
     st->route->fn(st->route->ud, &req, &resp);
     enum MHD_Result ret;
     if (hr_buf_failed(&resp.body))
         ret = reply_text(c, 500, "out of memory\n");
     else
-        ret = reply(c, resp.status, resp.content_type, &resp.body);
+        ret = reply(c, resp.status, resp.content_type, resp.content_encoding, &resp.body);
     hr_buf_free(&resp.body);
     return ret;
 }

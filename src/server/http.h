@@ -38,16 +38,18 @@
 
 typedef struct hr_http_req {
     const char *method;
-    const char *path;         /* without the query */
-    const char *content_type; /* NULL when absent */
-    const char *body;         /* NUL-terminated; "" when none */
+    const char *path;            /* without the query */
+    const char *content_type;    /* NULL when absent */
+    const char *accept_encoding; /* NULL when absent (server/gzip.h reads it) */
+    const char *body;            /* NUL-terminated; "" when none */
     size_t body_len;
 } hr_http_req;
 
 typedef struct hr_http_resp {
-    int status;               /* default 200 */
-    const char *content_type; /* static string; default text/plain */
-    hr_buf body;              /* the handler appends; freed by the server */
+    int status;                   /* default 200 */
+    const char *content_type;     /* static string; default text/plain */
+    hr_buf body;                  /* the handler appends; freed by the server */
+    const char *content_encoding; /* static string ("gzip"): body is encoded; NULL: not */
 } hr_http_resp;
 
 typedef struct hr_listener_opts {
