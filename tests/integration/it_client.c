@@ -1163,9 +1163,19 @@ static void test_tls_options(void **state)
     hr_kclient_free(c);
 }
 
+static atomic_bool g_watch_counted_early;
+
+/* The first line of a watch: is the watch counted already (at its
+ * headers, not when it ends)? Then stop. */
 static int first_line_stops(void *ud, const char *line, size_t len)
 {
-    (void)ud, (void)line, (void)len;
+    (void)line, (void)len;
+    hr_buf b;
+    hr_buf_init(&b, 0);
+    hr_apimetrics_render(ud, &b);
+    if (strstr(hr_buf_str(&b), "headroom_api_requests_total{verb=\"watch\",code=\"200\"} 1\n"))
+        atomic_store(&g_watch_counted_early, true);
+    hr_buf_free(&b);
     return 1;
 }
 
@@ -1209,8 +1219,9 @@ static void test_request_metrics(void **state)
     char wp[600];
     snprintf(wp, sizeof wp, "%s?watch=1&timeoutSeconds=5", p);
     hr_kresult r;
-    if (hr_kclient_stream(c, wp, 10, first_line_stops, NULL, NULL, &r, &e) != HR_OK)
+    if (hr_kclient_stream(c, wp, 10, first_line_stops, m, NULL, &r, &e) != HR_OK)
         fail_msg("watch: %s", e.msg);
+    assert_true(atomic_load(&g_watch_counted_early));
     hr_kclient_free(c);
 
     hr_buf b;

@@ -48,6 +48,7 @@
 #include "kube/config/kubeconfig.h"
 #include "kube/transport/backoff.h"
 #include "kube/transport/baseurl.h"
+#include "kube/transport/curlproc.h"
 #include "kube/transport/framesplit.h"
 #include "kube/transport/headers.h"
 #include "kube/transport/kstatus.h"
@@ -99,40 +100,6 @@ struct hr_kclient {
     bool streams_ok;
 };
 
-/* ------------------------------------------------------------- process */
-
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static CURLcode g_init_rc = CURLE_FAILED_INIT;
-
-static void global_init(void)
-{
-    /* Once per process, and undone once at exit: libcurl's global state
-     * (and GnuTLS's under it) is truly process-wide. */
-    g_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-    /* Without the exit hook libcurl's globals are merely not freed at
-     * exit; not worth failing for. */
-    if (g_init_rc == CURLE_OK && atexit(curl_global_cleanup) != 0)
-        fprintf(stderr, "headroom: cannot register libcurl cleanup at exit\n");
-}
-
-/* --------------------------------------------------------------- share */
-
-static void share_lock(CURL *h, curl_lock_data data, curl_lock_access acc, void *ud)
-{
-    (void)h, (void)acc;
-    hr_kclient *c = ud;
-    if ((int)data >= 0 && data < CURL_LOCK_DATA_LAST)
-        pthread_mutex_lock(&c->locks[data]);
-}
-
-static void share_unlock(CURL *h, curl_lock_data data, void *ud)
-{
-    (void)h;
-    hr_kclient *c = ud;
-    if ((int)data >= 0 && data < CURL_LOCK_DATA_LAST)
-        pthread_mutex_unlock(&c->locks[data]);
-}
-
 /* -------------------------------------------------------------- lifecycle */
 
 static hr_status curl_fail(hr_err *err, const char *what, CURLcode rc)
@@ -160,10 +127,10 @@ hr_status hr_kclient_new_from_config(hr_kubeconfig *cfg, const hr_kclient_opts *
     if (!o)
         o = &none;
     *out = NULL;
-    pthread_once(&g_once, global_init);
-    if (g_init_rc != CURLE_OK) {
+    hr_status gst = hr_kcurl_global_init(err); /* once per process (curlproc.h) */
+    if (gst != HR_OK) {
         hr_kubeconfig_free(cfg);
-        return curl_fail(err, "curl_global_init", g_init_rc);
+        return gst;
     }
     hr_kclient *c = calloc(1, sizeof *c);
     if (!c) {
@@ -225,11 +192,11 @@ hr_status hr_kclient_new_from_config(hr_kubeconfig *cfg, const hr_kclient_opts *
         st = hr_err_set(err, HR_E_NOMEM, "libcurl: curl_share_init failed");
         goto fail;
     }
-    CURLSHcode sc = curl_share_setopt(c->share, CURLSHOPT_LOCKFUNC, share_lock);
+    CURLSHcode sc = curl_share_setopt(c->share, CURLSHOPT_LOCKFUNC, hr_kcurl_share_lock);
     if (sc == CURLSHE_OK)
-        sc = curl_share_setopt(c->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
+        sc = curl_share_setopt(c->share, CURLSHOPT_UNLOCKFUNC, hr_kcurl_share_unlock);
     if (sc == CURLSHE_OK)
-        sc = curl_share_setopt(c->share, CURLSHOPT_USERDATA, c);
+        sc = curl_share_setopt(c->share, CURLSHOPT_USERDATA, c->locks);
     if (sc == CURLSHE_OK)
         sc = curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
     if (sc == CURLSHE_OK)
@@ -395,6 +362,9 @@ typedef struct xfer {
     bool pb_refused;   /* a protobuf stream nobody asked for */
     hr_kline_fn fn;
     void *ud;
+    hr_kclient *c;    /* a stream's client and path: it is counted at its */
+    const char *path; /* headers (count, client.h), not when it ends */
+    bool counted;
     const atomic_bool *stop;
     bool cb_stopped; /* on_line asked to stop */
     bool line_failed;
@@ -490,7 +460,10 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
     static const char ra[] = "retry-after:";
     static const char ct[] = "content-type:";
     static const char pb[] = "application/vnd.kubernetes.protobuf";
-    if (len > 5 && !memcmp(p, "HTTP/", 5)) {
+    if (len <= 2 && x->fn != NULL && !x->counted && http_code(x) >= 200) {
+        x->counted = true; /* the end of a stream's final headers */
+        count(x->c, x->h, "GET", x->path, true, x->http);
+    } else if (len > 5 && !memcmp(p, "HTTP/", 5)) {
         /* A new response (after 100-continue): forget the last one's. */
         x->ra_len = 0;
         x->http = 0;
@@ -926,6 +899,7 @@ hr_status hr_kclient_stream_as(hr_kclient *c, const char *path, const char *acce
         x.ffn = on_frame;
         x.fn = on_line;
         x.ud = ud;
+        x.c = c, x.path = path;
         x.stop = stop;
         hr_kcred_snap snap;
         struct curl_slist *hdrs = NULL;
@@ -945,7 +919,8 @@ hr_status hr_kclient_stream_as(hr_kclient *c, const char *path, const char *acce
             st = hr_err_set(err, HR_E_NOMEM, "libcurl: curl_easy_init failed");
         else if (!(st = setup(c, &x, "GET", url, &snap, hdrs, NULL, 0, timeout_ms, true, err))) {
             st = run_stream(c, &x, &rc, err);
-            count(c, x.h, "GET", path, true, http_code(&x)); /* its status, however it ended */
+            if (!x.counted) /* no headers came: a transport failure */
+                count(c, x.h, "GET", path, true, http_code(&x));
         }
         if (!st) {
             http_code(&x);

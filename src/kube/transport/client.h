@@ -51,11 +51,11 @@ typedef struct hr_kclient hr_kclient;
  * headroom_api_requests_total): verb its Kubernetes verb (kverb.h), code
  * the HTTP status of its answer or 0 when none came (a transport failure,
  * a timeout), ns how long it took — for a stream, until its response
- * headers (or its failure). Each attempt counts: a 401 repeated with fresh
+ * headers, and it is told then, not when the stream ends (or at its
+ * failure when none came). Each attempt counts: a 401 repeated with fresh
  * credentials is two requests; one refused before it is sent (limiter,
- * write lease) is none. A stream whose 200 arrived counts as 200 however it
- * ends. Called on the requesting thread, after the answer, from many
- * threads at once: it must be thread-safe and must not make requests. */
+ * write lease) is none. Called on the requesting thread, from many threads
+ * at once: it must be thread-safe and must not make requests. */
 typedef void (*hr_krequest_fn)(void *ud, const char *verb, long code, uint64_t ns);
 
 /* Where the connection settings come from (kubectl's rules):
