@@ -797,7 +797,8 @@ static hr_status start_all(run_ctx *x, hr_err *err)
         hr_logf(&x->log, HR_LV_INFO,
                 "msg=\"listening\" listener=webhook addr=%s port=%u path=%s "
                 "cert_dir=%s",
-                x->o.webhook_addr, hr_listener_port(x->webhook_l), HR_WEBHOOK_PATH, x->o.cert_dir);
+                x->o.webhook_addr, hr_listener_port(x->webhook_l), HR_WEBHOOK_PATH,
+                x->o.cert_self_managed ? "(self-managed: the Secret)" : x->o.cert_dir);
     }
     /* A webhook-only replica (and the webhook's end-to-end test, which
      * must not write to other tests' pods) runs without the controller. */

@@ -137,8 +137,11 @@ static const hr_flag run_flags[F_N] = {
          NULL},
     [F_CERT_SECRET] = {"webhook-cert-secret", 0, HR_FLAG_STRING, "NAME",
                        "the self-managed certificate's Secret in our namespace", NULL},
-    [F_WEBHOOK_CONFIG] = {"webhook-config-name", 0, HR_FLAG_STRING, "NAME",
-                          "the MutatingWebhookConfiguration whose caBundle is kept", NULL},
+    [F_WEBHOOK_CONFIG] =
+        {"webhook-config-name", 0, HR_FLAG_STRING, "NAME",
+         "the MutatingWebhookConfiguration whose caBundle is kept\n"
+         "                           (none: the certificate serves /metrics alone)",
+         NULL},
     [F_CERT_DNS] = {"webhook-cert-dns", 0, HR_FLAG_STRING, "LIST",
                     "the certificate's DNS names, comma-separated; a name without\n"
                     "                           a dot is a Service's (also NAME.NS.svc...)",
@@ -150,9 +153,9 @@ static const hr_flag run_flags[F_N] = {
     [F_CERT_RENEW] = {"webhook-cert-renew-before", 0, HR_FLAG_STRING, "DURATION",
                       "renewed this long before it ends (default 720h)", NULL},
     [F_CA_VALIDITY] = {"webhook-ca-validity", 0, HR_FLAG_STRING, "DURATION",
-                       "the self-managed CA's validity (default 87600h)", NULL},
+                       "the self-managed CA's validity (default 8760h, at most a year)", NULL},
     [F_CA_RENEW] = {"webhook-ca-renew-before", 0, HR_FLAG_STRING, "DURATION",
-                    "a new CA this long before it ends (default 8760h)", NULL},
+                    "a new CA this long before it ends (default 2160h)", NULL},
     [F_GO_METRICS_BIND] = {"metrics-bind-address", 0, HR_FLAG_STRING, "ADDR",
                            "= --metrics-addr; \"0\" disables /metrics", NULL},
     [F_GO_PROBE_BIND] = {"health-probe-bind-address", 0, HR_FLAG_STRING, "ADDR",
@@ -341,8 +344,8 @@ int hr_run_parse_flags(const char *prog, int argc, char **argv, hr_run_opts *o)
                        .metrics_cert_key = "tls.key",
                        .cert_validity_s = 2160L * 3600,
                        .cert_renew_s = 720L * 3600,
-                       .ca_validity_s = 87600L * 3600,
-                       .ca_renew_s = 8760L * 3600,
+                       .ca_validity_s = 8760L * 3600,
+                       .ca_renew_s = 2160L * 3600,
                        .dry_run = HR_DRY_RUN_UNSET,
                        .controller = true,
                        .streaming_lists = true,
@@ -397,11 +400,9 @@ int hr_run_parse_flags(const char *prog, int argc, char **argv, hr_run_opts *o)
                               "--webhook-cert-renew-before must be shorter than "
                               "--webhook-cert-validity, --webhook-ca-renew-before than "
                               "--webhook-ca-validity");
-    if (o->cert_self_managed &&
-        (!o->cert_secret || !o->cert_secret[0] || !o->webhook_config || !o->webhook_config[0]))
+    if (o->cert_self_managed && (!o->cert_secret || !o->cert_secret[0]))
         return hr_usage_error(prog, &hr_run_command,
-                              "--webhook-cert-self-managed needs --webhook-cert-secret and "
-                              "--webhook-config-name");
+                              "--webhook-cert-self-managed needs --webhook-cert-secret");
     take(v[F_KUBECONFIG], &o->kubeconfig);
     take(v[F_CONTEXT], &o->context);
     take(v[F_NAMESPACE], &o->ns);

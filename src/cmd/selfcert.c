@@ -235,11 +235,12 @@ static int64_t sync_once(hr_selfcert *s)
                 s->o.ns, s->o.secret, res.status, err.msg);
         return mono + RETRY_S;
     }
-    hr_kmwc m;
+    hr_kmwc m = {0};
     hr_kresult mres = {0};
-    bool have_mwc =
-        hr_kmwc_get(s->o.k, s->o.mwc, cur.ca ? cur.ca : "", cur.ca_len, &m, &mres, &err) == HR_OK;
-    if (!have_mwc)
+    bool want_mwc = s->o.mwc && s->o.mwc[0]; /* none: /metrics alone, no caBundle to keep */
+    bool have_mwc = want_mwc && hr_kmwc_get(s->o.k, s->o.mwc, cur.ca ? cur.ca : "", cur.ca_len, &m,
+                                            &mres, &err) == HR_OK;
+    if (want_mwc && !have_mwc)
         hr_logf(&s->o.log, HR_LV_WARN,
                 "msg=\"self-managed certificate: cannot read the webhook configuration\" "
                 "webhookconfiguration=%s status=%ld error=\"%s\"",
@@ -250,8 +251,8 @@ static int64_t sync_once(hr_selfcert *s)
     hr_certplan_in in;
     char serial[HR_CERTINFO_SERIAL_LEN];
     /* the caBundle in force: its first webhook's (all_match says whether the rest agree) */
-    const char *trusted = have_mwc ? m.first_bundle : NULL;
-    size_t trusted_len = have_mwc ? m.first_len : 0;
+    const char *trusted = !want_mwc ? cur.ca : have_mwc ? m.first_bundle : NULL;
+    size_t trusted_len = !want_mwc ? cur.ca_len : have_mwc ? m.first_len : 0;
     hr_certinfo_read(&src, &want, trusted, trusted_len, now, &in, serial);
     hr_certplan_policy pol = {.ca_renew_before = s->o.ca_renew_s,
                               .leaf_renew_before = s->o.renew_s,
@@ -277,7 +278,7 @@ static int64_t sync_once(hr_selfcert *s)
         }
     } else {
         apply(s, &cur, &m, have_mwc, serial);
-        if (!have_mwc || !m.all_match)
+        if (want_mwc && (!have_mwc || !m.all_match))
             next = mono + (have_mwc ? 1 : RETRY_S);
         else if (next_at - now < HR_SELFCERT_SYNC_S)
             next = mono + (next_at - now > 0 ? next_at - now : 1);
@@ -305,10 +306,10 @@ static void *selfcert_main(void *arg)
 hr_status hr_selfcert_start(const hr_selfcert_opts *o, hr_selfcert **out, hr_err *err)
 {
     *out = NULL;
-    if (!o->ns || !o->ns[0] || !o->secret || !o->secret[0] || !o->mwc || !o->mwc[0])
+    if (!o->ns || !o->ns[0] || !o->secret || !o->secret[0])
         return hr_err_set(err, HR_E_INPUT,
-                          "--webhook-cert-self-managed needs --webhook-cert-secret, "
-                          "--webhook-config-name and a namespace (POD_NAMESPACE)");
+                          "--webhook-cert-self-managed needs --webhook-cert-secret and a "
+                          "namespace (POD_NAMESPACE)");
     if (o->renew_s >= o->validity_s || o->ca_renew_s >= o->ca_validity_s)
         return hr_err_set(err, HR_E_INPUT,
                           "--webhook-cert-renew-before must be shorter than "

@@ -27,7 +27,7 @@ typedef struct hr_selfcert_opts {
     hr_certs *certs;                /* fed the Secret's pair (hr_certs_new_mem) */
     const char *ns;                 /* the Secret's namespace: ours */
     const char *secret;             /* its name */
-    const char *mwc;                /* the MutatingWebhookConfiguration's name */
+    const char *mwc;                /* the MutatingWebhookConfiguration's name; NULL: none */
     const char *dns, *ips;          /* comma-separated; a DNS name without a dot is a Service's */
     long validity_s, renew_s;       /* the serving certificate's */
     long ca_validity_s, ca_renew_s; /* the CA's */

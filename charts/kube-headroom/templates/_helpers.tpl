@@ -46,15 +46,15 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 
 {{- /* Where the serving certificate (webhook and secured /metrics) comes from, one word:
 "cert-manager" (certmanager.enable: the chart's Issuer or certmanager.issuerRef), "secret"
-(webhook.certSecretName: brought by the operator), "self-managed" (webhook.selfManaged.enable:
-the controller makes a CA and the certificate in <fullname>-webhook-tls and keeps the webhook
+(webhook.certSecretName: brought by the operator), "self-managed" (webhook.selfManaged.enable,
+or webhook.enable with neither of those: the controller makes a CA and the certificate in <fullname>-webhook-tls and keeps the webhook
 registration's caBundle current), or "ephemeral" (none: /metrics serves a self-signed
 certificate each replica makes at start; no webhook possible). Every template asks this one
 helper. */ -}}
 {{- define "kube-headroom.certSource" -}}
 {{- if .Values.certmanager.enable }}cert-manager
 {{- else if .Values.webhook.certSecretName }}secret
-{{- else if .Values.webhook.selfManaged.enable }}self-managed
+{{- else if or .Values.webhook.selfManaged.enable .Values.webhook.enable }}self-managed
 {{- else }}ephemeral
 {{- end }}
 {{- end }}
@@ -167,8 +167,8 @@ failureThreshold: {{ .p.failureThreshold }}
 
 {{- define "kube-headroom.validate" -}}
 {{- $v := .Values }}
-{{- if and $v.webhook.enable (not $v.certmanager.enable) (or (not $v.webhook.certSecretName) (not $v.webhook.caBundle)) }}
-{{- fail "webhook.enable=true needs a serving certificate: set certmanager.enable=true (cert-manager issues it and injects the CA), or bring your own with webhook.certSecretName=<a kubernetes.io/tls Secret in the release namespace> and webhook.caBundle=<base64 PEM of its CA>; or set webhook.enable=false" }}
+{{- if and $v.webhook.enable (eq (include "kube-headroom.certSource" .) "secret") (not $v.webhook.caBundle) }}
+{{- fail "webhook.certSecretName (a certificate you bring) needs webhook.caBundle=<base64 PEM of its CA>; or leave both empty and the controller makes and rotates the certificate itself (webhook.selfManaged), or set certmanager.enable=true" }}
 {{- end }}
 {{- if and $v.metrics.certManagerTLS (not $v.certmanager.enable) }}
 {{- fail "metrics.certManagerTLS=true needs certmanager.enable=true (the metrics certificate is cert-manager's)" }}

@@ -133,7 +133,7 @@ hr_status hr_ktls_secret_update(hr_kclient *c, const char *ns, const char *name,
     if (!st) {
         hr_buf_puts(&body, "{\"metadata\":{\"resourceVersion\":");
         hr_buf_json_str(&body, in->rv);
-        hr_buf_puts(&body, "},\"type\":\"kubernetes.io/tls\",\"data\":{\"tls.crt\":\"");
+        hr_buf_puts(&body, "},\"data\":{\"tls.crt\":\"");
         hr_buf_b64(&body, in->crt, in->crt_len);
         hr_buf_puts(&body, "\",\"tls.key\":\"");
         hr_buf_b64(&body, in->key, in->key_len);

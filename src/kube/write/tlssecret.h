@@ -1,12 +1,14 @@
 /*
  * tlssecret.h — the self-managed webhook certificate's objects (design
- * §8): its Secret (type kubernetes.io/tls: tls.crt, tls.key, ca.crt and
- * ca.key, each PEM) and the MutatingWebhookConfiguration whose caBundle
- * it keeps.
+ * §8): its Secret (tls.crt, tls.key, ca.crt and ca.key, each PEM) and
+ * the MutatingWebhookConfiguration whose caBundle it keeps.
  *
  * Neither is ever created here: the chart renders both (the Secret
- * without data), so RBAC can name them with resourceNames (create cannot
- * be limited so). The Secret's data is written with a JSON merge patch
+ * without data, so type Opaque: kubernetes.io/tls demands tls.crt and
+ * tls.key in the manifest, and Helm's three-way merge and kubectl apply
+ * would then reset what the controller wrote to the manifest's empty
+ * values), so RBAC can name them with resourceNames (create cannot be
+ * limited so). The patch leaves the type as it is. The Secret's data is written with a JSON merge patch
  * carrying the resourceVersion read: two replicas that both decide to
  * write cannot both win (409 Conflict for the loser, who reads again).
  * The caBundle of every webhook of the configuration is set with a JSON
