@@ -27,8 +27,8 @@
 # e2e and matrix run in one CTest run, side by side.
 #
 # It installs what it needs (scripts/setup.sh; the control plane through tests/cluster/cluster.sh
-# build, cached by version outside the checkout, built beside the C steps; for the image tier,
-# syft through cluster.sh build --tools, cached the same way).
+# build, cached by version outside the checkout, built beside the C steps, with cert-manager for
+# the end-to-end tier; for the image tier, syft through cluster.sh build --tools, cached the same way).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -131,7 +131,9 @@ on_exit() {
 trap on_exit EXIT
 if [ "$cp_need" -eq 1 ]; then
   cp_log=$(mktemp /tmp/headroom-cp-build.XXXXXX)
-  setsid -w tests/cluster/cluster.sh build "${cp_args[@]}" >"$cp_log" 2>&1 &
+  # cert-manager too (cluster.sh tool): e2e_webhook_certmodes runs it; 2 min cold, a stamp warm.
+  setsid -w bash -c 'tests/cluster/cluster.sh build "$@" && tests/cluster/cluster.sh tool cert-manager >/dev/null' \
+    build "${cp_args[@]}" >"$cp_log" 2>&1 &
   cp_pid=$!
 fi
 wait_cp() {

@@ -2,8 +2,8 @@
 # kube-headroom test control plane: a real etcd + kube-apiserver + kube-controller-manager +
 # kube-scheduler, and kwok (simulated nodes and kubelets), all built from the official Go modules
 # at pinned versions (versions.env) and run on 127.0.0.1; helm (the chart's tests) is built the same
-# way, and so are the tools built only on demand (TOOLS: syft, the image's SBOM). See README.md in
-# this directory.
+# way, and so are the tools built only on demand (TOOLS: syft, the image's SBOM; cert-manager, the
+# webhook's certificates in e2e_webhook_certmodes). See README.md in this directory.
 #
 #   cluster.sh build [--matrix]      build (or reuse) the binaries, cached by version: the pinned
 #                                    ones (K8S_VERSION), the control plane of HEADROOM_K8S_VERSION
@@ -84,8 +84,9 @@ K8S_BINS=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
 # kwok and helm are the pinned ones whatever the cluster's version.
 CP_BINS=(kube-apiserver kube-controller-manager kube-scheduler)
 # Built only when asked for (`tool NAME`, `build --tools`), never by `build` or `up`: nothing of a
-# cluster needs them. syft: the SBOM of the runtime image (scripts/release/sbom.sh).
-TOOLS=(syft)
+# cluster needs them. syft: the SBOM of the runtime image (scripts/release/sbom.sh). cert-manager:
+# its controller and CA injector and its CRDs, in one directory (tests/lib/certmanager.sh runs them).
+TOOLS=(syft cert-manager)
 
 log() { printf 'cluster: %s\n' "$*" >&2; }
 die() { printf 'cluster: ERROR: %s\n' "$*" >&2; exit 1; }
@@ -117,6 +118,7 @@ version_of() { # name [k8s version]
     kwok) echo "$KWOK_VERSION" ;;
     helm) echo "$HELM_VERSION" ;;
     syft) echo "$SYFT_VERSION" ;;
+    cert-manager) echo "$CERT_MANAGER_VERSION" ;;
     kube-apiserver | kube-controller-manager | kube-scheduler) echo "${2:-$KV}" ;;
     *) echo "$K8S_VERSION" ;;
   esac
@@ -237,6 +239,11 @@ module_of() { # name [k8s version]
 }
 stamp_want() { # name [k8s version]
   local mod
+  # cert-manager has no module here: its own go.mod and go.sum, in the version's module zip.
+  if [ "$1" = cert-manager ]; then
+    printf '%s %s%s\n' "$1" "$(version_of "$@")" "$(flags_stamp "$1")"
+    return 0
+  fi
   mod=$(module_of "$@")
   printf '%s %s %s%s\n' "$1" "$(version_of "$@")" \
     "$(cat "$HERE/$mod/go.mod" "$HERE/$mod/go.sum" | sha256sum | cut -c1-16)" \
@@ -247,6 +254,7 @@ flags_stamp() { # name
   case $1 in
     helm) echo " $(helm_ldflags | sha256sum | cut -c1-16)" ;;
     syft) echo " $({ syft_ldflags; echo "$SYFT_TAGS"; } | sha256sum | cut -c1-16)" ;;
+    cert-manager) echo " $(declare -f build_cert_manager | sha256sum | cut -c1-16)" ;;
   esac
 }
 is_built() { # name [k8s version]
@@ -301,6 +309,29 @@ SYFT_TAGS=containers_image_openpgp,exclude_graphdriver_btrfs
 syft_ldflags() { # [build date]
   printf '%s' "-s -w -X main.version=${SYFT_VERSION#v} -X main.gitDescription=$SYFT_VERSION"
   echo " -X main.buildDate=${1:-}"
+}
+
+# cert-manager CERT_MANAGER_VERSION into DIR: bin/controller and bin/cainjector, and crds.yaml (its
+# CRDs). Its root module is the newest whose zip holds cmd/controller and cmd/cainjector (v1.11.5:
+# later ones moved them into modules of their own that are not published), and `go install
+# pkg@version` refuses it (its go.mod has replace directives), so its module directory is copied
+# from the module cache and built there, with its own go.mod and go.sum. Its CRDs in deploy/crds
+# are Helm templates of its chart: the templated label lines go (the CRDs are the same without).
+build_cert_manager() { # dir
+  local out=$1 src mod
+  mod=$(go mod download -json "github.com/cert-manager/cert-manager@$CERT_MANAGER_VERSION" |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
+  [ -n "$mod" ] && [ -d "$mod/cmd/controller" ] || die "build: no cert-manager $CERT_MANAGER_VERSION module with cmd/controller"
+  src=$out/src
+  cp -r "$mod" "$src"
+  chmod -R u+w "$src"
+  mkdir -p "$out/bin"
+  (cd "$src" && CGO_ENABLED=0 go build -p "$GOFLAGS_P" -trimpath -ldflags="-s -w" -o "$out/bin/" ./cmd/controller ./cmd/cainjector)
+  for f in "$src"/deploy/crds/crd-*.yaml; do
+    echo ---
+    grep -v -e '{{' -e '^  labels:$' "$f"
+  done >"$out/crds.yaml"
+  rm -rf "$src"
 }
 
 go_build() { # module-dir output(file, or dir/ for several packages) ldflags pkgs...
@@ -407,6 +438,11 @@ build_tool() { # name
         # package list (go build reads flags up to the first package).
         CGO_ENABLED=0 go_build syft "$tmp/syft" "$(syft_ldflags "$(cd "$HERE/syft" && proxy_date github.com/anchore/syft "$SYFT_VERSION")")" \
           "-tags=$SYFT_TAGS" github.com/anchore/syft/cmd/syft ;;
+      cert-manager)
+        # A directory, not one binary: the one that was there goes first (mv would move into it).
+        mkdir "$tmp/cert-manager"
+        build_cert_manager "$tmp/cert-manager"
+        rm -rf "$(bin_path cert-manager)" ;;
     esac
     install_built "$tmp" "$(version_of "$c")" "$c"
     log "build: built $c $(version_of "$c") in $(secs_since "$t0") s -> $(bin_path "$c")"
@@ -426,7 +462,7 @@ cmd_build() {
     --matrix) matrix=1 ;;
     --tools)
       for c in "${TOOLS[@]}"; do build_tool "$c"; done
-      log "build: tools up to date in $BIN_DIR (syft $SYFT_VERSION)"
+      log "build: tools up to date in $BIN_DIR (syft $SYFT_VERSION, cert-manager $CERT_MANAGER_VERSION)"
       return 0 ;;
     *) die "usage: cluster.sh build [--matrix | --tools]" ;;
   esac

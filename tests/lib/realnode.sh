@@ -26,6 +26,31 @@ import_image() {
   tag=${ref##*:}
 }
 
+# chart_machine_values METRICS_PORT: the chart values this machine forces on an install of the
+# chart on the real node, and nothing else (e2e_webhook_certmodes.sh; tests/cluster/README.md):
+# the project's image as import_image left it in $repo and $tag (pullPolicy Never: no registry);
+# the CRD is the suite's (crds.install=false); pods with a network namespace of their own reach
+# nothing, so hostNetwork on 127.0.0.1, on the real node (its selector and toleration); the
+# replicas share the node's ports (hostNetworkReusePort); metrics on a free port of the host; the
+# kubernetes Service has no kube-proxy behind it (KUBERNETES_SERVICE_HOST/PORT).
+chart_machine_values() { # metrics-port
+  local api_port
+  api_port=$(k config view --minify -o jsonpath='{.clusters[0].cluster.server}' | sed 's#.*:##')
+  cat <<YAML
+image: {repository: "$repo", tag: "$tag", pullPolicy: Never}
+crds: {install: false}
+hostNetwork: true
+hostNetworkReusePort: true
+listenAddress: 127.0.0.1
+nodeSelector: {$REAL_TAINT: "true"}
+tolerations: [{key: $REAL_TAINT, operator: Exists, effect: NoSchedule}]
+metrics: {port: $1}
+extraEnv:
+- {name: KUBERNETES_SERVICE_HOST, value: 127.0.0.1}
+- {name: KUBERNETES_SERVICE_PORT, value: "$api_port"}
+YAML
+}
+
 # burner_pod ns name cpu-request [cpu-limit] [threads] [kind: Pod|Job]: a burner that tolerates the
 # real node's taint and selects it; threads default 2 (it can use the whole machine).
 burner_pod() {

@@ -63,6 +63,16 @@ helper. */ -}}
 {{- default (printf "%s-webhook-tls" (include "kube-headroom.fullname" .)) .Values.webhook.certSecretName }}
 {{- end }}
 
+{{- /* webhook.url's host when it is an IP address (brackets of an IPv6 one dropped), else "": the
+API server checks a webhook registered by URL against that address, so a serving certificate the
+chart asks for must name it (https://127.0.0.1:9443/... for a hostNetwork pod). */ -}}
+{{- define "kube-headroom.webhookURLIP" -}}
+{{- with .Values.webhook.url }}
+{{- $host := (urlParse .).hostname | default "" }}
+{{- if regexMatch "^[0-9.]+$|:" $host }}{{ $host }}{{ end }}
+{{- end }}
+{{- end }}
+
 {{- /* The image reference: [registry/]repository:tag, or [registry/]repository@digest when a
 digest is set (the tag is then only a label and is dropped). The tag defaults to appVersion with
 "+" replaced by "-": a version's build metadata ("0.1.0-dev.3+g1a2b3c4d5e6f") is not a valid OCI
