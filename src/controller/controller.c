@@ -249,23 +249,6 @@ static void *feeder_main(void *ud)
     return NULL;
 }
 
-/* Why a managed pod's limit is not at its target and not being written
- * now (headroom_pod_held, design §9.3); NULL: at its target, or written
- * by this reconcile. A gate's reason before dry-run: a held increase is
- * held whatever the mode. */
-static const char *gauge_hold(const hr_nodesnap *s, const hr_pod_plan *pp)
-{
-    if (pp->gate == HR_GATE_NODE_UNKNOWN)
-        return hr_gate_str(pp->gate);
-    if (pp->target == HR_NONE || pp->target == pp->current)
-        return NULL;
-    if (!pp->write)
-        return HR_GAUGE_HOLD_DEADBAND;
-    if (pp->gate != HR_GATE_PASS)
-        return hr_gate_str(pp->gate);
-    return s->cfg.dry_run ? HR_GAUGE_HOLD_DRY_RUN : NULL;
-}
-
 /* What this reconcile saw replaces what the gauges held for the node. */
 static void record_gauges(hr_controller *c, const hr_nodesnap *s, const hr_reconcile *r)
 {
@@ -281,7 +264,8 @@ static void record_gauges(hr_controller *c, const hr_nodesnap *s, const hr_recon
         if (pp->reason == HR_R_BACKOFF && hr_backoff_active(c->backoff, ns, name, now, &why))
             pods[n++] = (hr_gauge_pod){ns, name, pp->current, HR_NONE, why, true};
         if (pp->reason == HR_MANAGED)
-            pods[n++] = (hr_gauge_pod){ns, name, pp->current, pp->target, gauge_hold(s, pp), false};
+            pods[n++] = (hr_gauge_pod){
+                ns, name, pp->current, pp->target, hr_gauge_hold(pp, s->cfg.dry_run), false};
     }
     bool gone = !s->node_present && s->node.n == 0;
     hr_gauge_delta d;

@@ -27,6 +27,19 @@ struct hr_gauges {
     hr_strmap nodes; /* node -> entry* */
 };
 
+const char *hr_gauge_hold(const hr_pod_plan *pp, bool dry_run)
+{
+    if (pp->gate == HR_GATE_NODE_UNKNOWN)
+        return hr_gate_str(pp->gate);
+    if (pp->target == HR_NONE || pp->target == pp->current)
+        return NULL;
+    if (!pp->write)
+        return HR_GAUGE_HOLD_DEADBAND;
+    if (pp->gate != HR_GATE_PASS)
+        return hr_gate_str(pp->gate);
+    return dry_run ? HR_GAUGE_HOLD_DRY_RUN : NULL;
+}
+
 hr_gauges *hr_gauges_new(void)
 {
     hr_gauges *g = calloc(1, sizeof *g);

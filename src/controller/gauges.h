@@ -43,6 +43,12 @@ typedef struct hr_gauge_delta {
     int64_t pods, nodes, deferred;
 } hr_gauge_delta;
 
+/* Why a managed pod's limit is not at its target and is not being written
+ * by this reconcile (headroom_pod_held, design §9.3), NULL: at its target
+ * or written now. A gate's reason comes before dry-run: a held increase is
+ * held whatever the mode. Pure. */
+const char *hr_gauge_hold(const hr_pod_plan *pp, bool dry_run);
+
 HR_MUST_CHECK hr_gauges *hr_gauges_new(void);
 void hr_gauges_free(hr_gauges *g);
 

@@ -119,8 +119,48 @@ static void record_render_remove(void **state)
     hr_gauges_free(g);
 }
 
+/* The reason a pod is held (design §9.3), from its plan. */
+static void hold_reasons(void **state)
+{
+    (void)state;
+    static const struct {
+        hr_pod_plan pp;
+        bool dry_run;
+        const char *want;
+    } t[] = {
+        /* at its target: nothing held, whatever the mode */
+        {{.current = 1000, .target = 1000}, true, NULL},
+        /* moved, but inside the deadband */
+        {{.current = 1000, .target = 1040, .write = false}, false, "deadband"},
+        {{.current = 1000, .target = 1040, .write = false}, true, "deadband"},
+        /* to be written: live it is being written, dry-run holds it */
+        {{.current = 1000, .target = 2000, .write = true}, false, NULL},
+        {{.current = 1000, .target = 2000, .write = true}, true, "dry-run"},
+        {{.current = 0, .target = 2000, .write = true}, true, "dry-run"},
+        /* a gate holds an increase in either mode, and says which */
+        {{.current = 1000, .target = 2000, .write = true, .gate = HR_GATE_PRESSURE},
+         false,
+         "pressure"},
+        {{.current = 1000, .target = 2000, .write = true, .gate = HR_GATE_ALLOCATABLE},
+         true,
+         "allocatable"},
+        {{.current = 1000, .target = 2000, .write = true, .gate = HR_GATE_BOOKING_UNKNOWN},
+         false,
+         "booking-unknown"},
+        /* not planned: no target, held in both directions */
+        {{.current = 1000, .target = HR_NONE, .gate = HR_GATE_NODE_UNKNOWN}, false, "node-unknown"},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        const char *got = hr_gauge_hold(&t[i].pp, t[i].dry_run);
+        if (got == NULL ? t[i].want != NULL : t[i].want == NULL || strcmp(got, t[i].want) != 0)
+            fail_msg("case %zu: %s, want %s", i, got ? got : "(none)",
+                     t[i].want ? t[i].want : "(none)");
+    }
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(record_render_remove)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(record_render_remove),
+                                       cmocka_unit_test(hold_reasons)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
