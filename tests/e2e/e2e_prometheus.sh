@@ -299,7 +299,9 @@ check "the dashboard's central query answers one series per managed pod, with th
 # has it. A pod panel (joined with headroom_pod_info) must answer exactly one
 # series per managed pod of the node, labelled with it; the node panel one
 # series, the node. On a simulated node (no kubelet, so no cAdvisor) the
-# panels of our own series; on the real node all of them.
+# panels of our own series; on the real node all of them. Pods of other
+# namespaces (another test's, still terminating on the real node) are not
+# counted.
 jq -r '.panels[] | .id as $id | .targets[]? | select(.expr | contains("$node")) |
   "\($id)\t\(.refId)\t\(.expr)"' "$DASHBOARD" >"$WORK/nodeview.tsv"
 WHY="$(cat "$WORK/nodeview.tsv")"
@@ -318,7 +320,8 @@ node_view() { # node pods...: every query of the node row answers as it should, 
     q=$(fill "$expr" "$node")
     [[ $expr != *container_* ]] || q=$(POD_CG "$q")
     if [[ $expr == *headroom_pod_info* ]]; then
-      got=$(query "$q" | jq -c '[.data.result[] | "\(.metric.namespace)/\(.metric.pod) \(.metric.node)"] | sort')
+      got=$(query "$q" | jq -c --arg ns "$NS" '[.data.result[] | select(.metric.namespace == $ns) |
+        "\(.metric.namespace)/\(.metric.pod) \(.metric.node)"] | sort')
       [ "$got" = "$want" ] || { echo "panel $id/$ref answered $got, want $want"; return 1; }
     else
       got=$(query "$q" | jq -c '[.data.result[] | .metric.node]')
