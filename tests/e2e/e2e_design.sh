@@ -190,10 +190,6 @@ got=$(events_of "$NA" small CPULimitAdjusted)
 WHY="CPULimitAdjusted of small: '${got//$'\n'/;}'"
 check "4c. a first limit reads none: \"none → 1500m (factor 2.00, slack 8/16 cores)\"" \
   [ "$got" = "none → 1500m (factor 2.00, slack 8/16 cores)" ]
-got=$(k -n "$NA" get events.events.k8s.io -o json 2>/dev/null |
-  jq -r '[.items[] | select(.reason == "CPULimitAdjusted") | .action] | unique | join(",")')
-WHY="actions of the CPULimitAdjusted events: '$got'"
-check "4d. the events' action is the Go version's \"Resizing\" (design §9.2)" [ "$got" = Resizing ]
 ann=$(status_of "$NA" web)
 "$HEADROOM" plan -o json --kubeconfig "$USER_KC" >"$WORK/plan.json" 2>"$WORK/plan.err"
 plan_ann=$(jq -c --arg n "e2e-dex-$S" '.nodes[] | select(.name == $n) |
@@ -223,6 +219,10 @@ explain_ok() {
 }
 WHY="explain: $(grep -E 'factor =|slack =|managed requests|current limit|last status' "$WORK/explain.web" | tr -s ' ' | tr '\n' ';')"
 check "4g. explain: factor 2.00, slack 8, M 8 over 3 pods, limit = target 3, and the same annotation" explain_ok
+got=$(k -n "$NA" get events.events.k8s.io -o json 2>/dev/null |
+  jq -r '[.items[] | select(.reason == "CPULimitAdjusted") | .action] | unique | join(",")')
+WHY="actions of the CPULimitAdjusted events: '$got'"
+check "4h. the events' action is the Go version's \"Resizing\" (design §9.2)" [ "$got" = Resizing ]
 
 stop_controller TERM
 echo
