@@ -7,8 +7,10 @@
 #      would block every drain and an unknown value (the schema);
 #   3. helm template with each value set of tests/helm/ (defaults, webhook +
 #      cert-manager, webhook + own certificate, HA with a budget, one replica,
-#      hostNetwork + webhook URL, a values file written for the Go
-#      implementation's chart), each applied with kubectl apply
+#      hostNetwork + webhook URL, the Go implementation's chart's default
+#      values file and one with each override its docs name, in its shapes:
+#      namespaceSelector {key, value}, image.digest, its manager's flags in
+#      extraArgs, which `headroom run` takes), each applied with kubectl apply
 #      --dry-run=server, and what each set must change checked in the output;
 #      cert-manager's and the Prometheus Operator's kinds come from minimal
 #      CRDs (tests/helm/dry-run-crds.yaml, removed after) so that no object
@@ -220,23 +222,57 @@ WHY="env $(dep "[$ctr_.env[] | {(.name): (.valueFrom.fieldRef.fieldPath // .valu
 check "the Lease identity comes from the Pod's name (POD_NAME from the downward API)" \
   [ "$(dep "$ctr_.env[] | select(.name == \"POD_NAME\") | .valueFrom.fieldRef.fieldPath")" = metadata.name ]
 
+# The Go implementation's chart: its default values file as it is (go-default-values.yaml), then a
+# file with each override its docs name (go-values.yaml), in its shapes: namespaceSelector {key,
+# value}, image.digest, its manager's flags in extraArgs. Both must be accepted by the API server
+# (the dry-run: a selector rendered verbatim is an unknown field there) and mean what they meant.
+render "the Go implementation's chart's default values (tests/helm/go-default-values.yaml)" -f "$T/go-default-values.yaml"
+sel() { q '.items[] | select(.kind == "MutatingWebhookConfiguration") | .webhooks[0].namespaceSelector | tojson'; }
+WHY="namespaceSelector $(sel)"
+check "Go defaults: webhook.namespaceSelector {key, value} is registered as matchLabels {key: value}" \
+  [ "$(sel)" = '{"matchLabels":{"kube-headroom.dev/mode":"managed"}}' ]
+WHY="kinds $(kinds); issuerRef $(q '.items[] | select(.kind == "Certificate") | .spec.issuerRef | tojson'); args $(args)"
+check "Go defaults: the webhook on with cert-manager (the chart's Issuer, the CA injected), the listener on" \
+  eval 'has Issuer && has Certificate && has MutatingWebhookConfiguration && contains "$(args)" --webhook-addr=:9443 \
+    && [ "$(q '"'"'.items[] | select(.kind == "MutatingWebhookConfiguration") | .metadata.annotations["cert-manager.io/inject-ca-from"]'"'"')" = "$TNS/hr-tpl-kube-headroom-webhook" ]'
+WHY="image $(dep '.spec.template.spec.containers[0].image')"
+check "Go defaults: image.digest \"\" means the tag (the chart's appVersion)" \
+  eval '[[ "$(dep ".spec.template.spec.containers[0].image")" == ghcr.io/karlkfi/kube-headroom:* ]]'
+aggregated=$(q '[.items[] | select(.kind == "ClusterRole" and (.metadata.labels["rbac.authorization.k8s.io/aggregate-to-view"] // "") == "true")] | length')
+WHY="kinds $(kinds); aggregate-to-view roles $aggregated; PDB $(q '.items[] | select(.kind == "PodDisruptionBudget") | .spec.minAvailable')"
+check "Go defaults: the aggregation roles, a PDB of minAvailable 1, the NetworkPolicy; no ServiceMonitor, HeadroomConfig" \
+  eval '[ "$aggregated" = 1 ] && [ "$(q ".items[] | select(.kind == \"PodDisruptionBudget\") | .spec.minAvailable")" = 1 ] && has NetworkPolicy && none_of ServiceMonitor HeadroomConfig'
+
 render "a values file written for the Go implementation's chart" -f "$T/go-values.yaml"
 WHY="image $(dep '.spec.template.spec.containers[0].image') pull $(dep '.spec.template.spec.containers[0].imagePullPolicy')"
-check "Go values: image.{repository,tag,pullPolicy} and imagePullSecrets carried over" \
-  [ "$(dep '.spec.template.spec.containers[0].image')/$(dep '.spec.template.spec.containers[0].imagePullPolicy')/$(dep '.spec.template.spec.imagePullSecrets[0].name')" = registry.example.com/kube-headroom/headroom:0.1.0/Always/regcred ]
+check "Go values: image.{repository,digest,pullPolicy} and imagePullSecrets carried over (the digest wins over the tag)" \
+  [ "$(dep '.spec.template.spec.containers[0].image')/$(dep '.spec.template.spec.containers[0].imagePullPolicy')/$(dep '.spec.template.spec.imagePullSecrets[0].name')" = registry.example.com/kube-headroom/headroom@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef/Always/regcred ]
 WHY="$(dep '.spec.template.spec | {replicas: 0, nodeSelector, tolerations: (.tolerations|length), affinity: (.affinity|keys), tsc: (.topologySpreadConstraints|length)} | tojson')"
 check "Go values: replicas, resources, nodeSelector, tolerations, affinity, topologySpreadConstraints" \
   [ "$(dep '"\(.spec.replicas)/\(.spec.template.spec.containers[0].resources.requests.cpu)/\(.spec.template.spec.nodeSelector["kubernetes.io/os"])/\(.spec.template.spec.tolerations|length)/\(.spec.template.spec.affinity|keys|join(","))/\(.spec.template.spec.topologySpreadConstraints|length)"')" = 3/100m/linux/1/nodeAffinity/1 ]
 WHY="args $(args); env $(dep '[.spec.template.spec.containers[0].env[].name] | join(",")')"
-check "Go values: extraArgs and extraEnv" \
-  eval 'contains "$(args)" -v && contains "$(args)" --log-format=json && [ "$(dep '"'"'[.spec.template.spec.containers[0].env[].name] | index("TZ") != null'"'"')" = true ]'
+check "Go values: extraArgs (ours and its manager's flags, after the chart's) and extraEnv" \
+  eval '[[ "$(args)" == *" -v --log-format=json --zap-log-level=debug --zap-encoder=json --enable-http2=false" ]] && [ "$(dep '"'"'[.spec.template.spec.containers[0].env[].name] | index("TZ") != null'"'"')" = true ]'
+# Its manager's flags in extraArgs start our daemon: the rendered arguments (`run ...`) are taken,
+# names and values (a wrong one is a usage error, exit 2), and the daemon goes on to read its
+# kubeconfig (one that is not there: exit 1 there, before anything starts).
+ex=$(dep '.spec.template.spec.containers[0].args | map(@sh) | join(" ")')
+out=$(eval "timeout 10 \"\$HEADROOM\" $ex --kubeconfig=$WORK/none" 2>&1)
+rc=$?
+WHY="exit $rc: $(head -c 300 <<<"$out")"
+check "Go values: headroom takes the rendered arguments, its manager's flags included (stops only at the missing kubeconfig)" \
+  eval '[ "$rc" -eq 1 ] && grep -q "kubeconfig $WORK/none: cannot open" <<<"$out"'
 WHY="kinds $(kinds)"
 aggregated=$(q '[.items[] | select(.kind == "ClusterRole" and (.metadata.labels["rbac.authorization.k8s.io/aggregate-to-view"] // "") == "true")] | length')
 check "Go values: aggregation roles, PDB, webhook, Certificate, ServiceMonitor, NetworkPolicy, CRD, HeadroomConfig" \
   eval 'all_of PodDisruptionBudget MutatingWebhookConfiguration Certificate ServiceMonitor NetworkPolicy CustomResourceDefinition HeadroomConfig && [ "$aggregated" = 1 ]'
-WHY="webhook namespaceSelector $(q '.items[] | select(.kind == "MutatingWebhookConfiguration") | .webhooks[0].namespaceSelector | tojson')"
-check "Go values: webhook.namespaceSelector replaces the default selector (not merged into it)" \
-  [ "$(q '.items[] | select(.kind == "MutatingWebhookConfiguration") | .webhooks[0].namespaceSelector | "\(.matchExpressions[0].operator)/\(.matchLabels // "none")"')" = In/none ]
+WHY="PDB $(q '.items[] | select(.kind == "PodDisruptionBudget") | .spec | tojson'); ServiceMonitor tlsConfig $(q '.items[] | select(.kind == "ServiceMonitor") | .spec.endpoints[0].tlsConfig | tojson')"
+check "Go values: podDisruptionBudget.minAvailable 2; metrics.certManagerTLS: the ServiceMonitor verifies with the Certificate's CA" \
+  eval '[ "$(q ".items[] | select(.kind == \"PodDisruptionBudget\") | .spec.minAvailable")" = 2 ] \
+    && [ "$(q ".items[] | select(.kind == \"ServiceMonitor\") | .spec.endpoints[0].tlsConfig | \"\(.ca.secret.name)/\(.ca.secret.key)/\(.insecureSkipVerify // false)\"")" = "$(q ".items[] | select(.kind == \"Certificate\") | .spec.secretName")/ca.crt/false" ]'
+WHY="webhook namespaceSelector $(sel)"
+check "Go values: webhook.namespaceSelector {key, value} replaces the default selector (not merged into it)" \
+  [ "$(sel)" = '{"matchLabels":{"kube-headroom.dev/mode":"opted-in"}}' ]
 
 # Issue 33's chart conventions, each set to something other than its default.
 render "every chart convention set (tests/helm/conventions.yaml)" -f "$T/conventions.yaml"
