@@ -12,6 +12,7 @@
 #include "cmd/plan.h"
 #include "cmd/preflight.h"
 #include "cmd/probe.h"
+#include "cmd/verify.h"
 #include "plan/snapshot.h"
 #include "util/buf.h"
 #include "util/buildinfo.h"
@@ -53,9 +54,9 @@ static const hr_command help_command = {
 };
 
 const hr_command *const hr_commands[] = {
-    &hr_plan_command,       &hr_node_command,  &hr_explain_command,
-    &hr_preflight_command,  &hr_probe_command, &hr_run_command,
-    &hr_completion_command, &version_command,  &help_command,
+    &hr_plan_command,  &hr_node_command,   &hr_explain_command, &hr_preflight_command,
+    &hr_probe_command, &hr_verify_command, &hr_run_command,     &hr_completion_command,
+    &version_command,  &help_command,
 };
 const size_t hr_n_commands = sizeof hr_commands / sizeof hr_commands[0];
 

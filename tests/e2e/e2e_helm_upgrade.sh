@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # e2e_helm_upgrade.sh — `helm upgrade` from the previous chart version upgrades the CRD
-# (issue 33; docs/install.md, "Upgrade"), with the pinned helm on the real API server:
+# (docs/install.md, "Upgrade"), with the pinned helm on the real API server:
 #   1. the previous chart — charts/kube-headroom as of commit $PREV, from git history (a
 #      shallow clone without it FAILS, it never skips) — installs with a HeadroomConfig; its
 #      CRD, from the subchart's crds/, belongs to no release and lacks the rules added since:
