@@ -17,13 +17,12 @@ hr_certplan_action hr_certplan_decide(const hr_certplan_in *in, const hr_certpla
         a = HR_CERTPLAN_NEW_CA;
     } else if (in->ca_not_after - now <= p->ca_renew_before) {
         a = HR_CERTPLAN_ADD_CA;
-    } else if (!in->leaf_ok) {
-        a = HR_CERTPLAN_NEW_LEAF;
+    } else if (!in->leaf_ok ||
+               (in->leaf_by_ca && in->leaf_not_after - now <= p->leaf_renew_before)) {
+        a = HR_CERTPLAN_NEW_LEAF; /* missing, broken, or due */
     } else if (!in->leaf_by_ca) {
         /* re-rooting: switch only once the API server trusts the new CA */
         a = in->webhook_trusts_ca ? HR_CERTPLAN_NEW_LEAF : HR_CERTPLAN_KEEP;
-    } else if (in->leaf_not_after - now <= p->leaf_renew_before) {
-        a = HR_CERTPLAN_NEW_LEAF;
     } else if (in->n_bundle > 1 && now - in->leaf_not_before >= p->drop_old_after) {
         a = HR_CERTPLAN_DROP_OLD_CA;
     } else {

@@ -185,7 +185,7 @@ static hr_status sign(gnutls_x509_crt_t crt, gnutls_x509_privkey_t own, const hr
     size_t kid_len = sizeof kid;
     if ((rc = gnutls_x509_crt_import(ica, &issuer->der, GNUTLS_X509_FMT_DER)) < 0)
         st = gt_err(err, "issuer import", rc);
-    else if ((rc = gnutls_x509_crt_get_subject_key_id(ica, kid, &kid_len, NULL)) >= 0 &&
+    else if (gnutls_x509_crt_get_subject_key_id(ica, kid, &kid_len, NULL) >= 0 &&
              (rc = gnutls_x509_crt_set_authority_key_id(crt, kid, kid_len)) < 0)
         st = gt_err(err, "authority key id", rc);
     else if ((rc = gnutls_x509_crt_privkey_sign(crt, ica, issuer->key, GNUTLS_DIG_SHA256, 0)) < 0)
