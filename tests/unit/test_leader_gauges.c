@@ -146,6 +146,11 @@ static const char *const state_series[] = {
     "\nheadroom_node_booked_ratio{node=\"n0\"} ",
     "\nheadroom_node_managed_pods{node=\"n0\"} 1\n",
     "\nheadroom_pod_limit_cores{namespace=\"team-a\",pod=\"web\"} 0.000\n",
+    "\nheadroom_node_allocatable_cores{node=\"n0\"} ",
+    "\nheadroom_node_booked_cores{node=\"n0\"} ",
+    "\nheadroom_pod_target_cores{namespace=\"team-a\",pod=\"web\"} ",
+    "\nheadroom_pod_held{namespace=\"team-a\",pod=\"web\",reason=\"dry-run\"} 1\n",
+    "\nheadroom_pod_info{namespace=\"team-a\",pod=\"web\",node=\"n0\"} 1\n",
 };
 #define N_STATE (sizeof state_series / sizeof state_series[0])
 
