@@ -26,7 +26,7 @@ typedef struct hr_gauge_pod {
     int64_t limit;    /* current CPU limit over the managed containers, milli */
     int64_t target;   /* the limit the policy wants now, milli; <= 0: none (node-unknown) */
     const char *held; /* why the limit is not at its target and is not being
-                         written (a static keyword, hr_gauge_hold_*), NULL: it is
+                         written (a static keyword: hr_gauge_hold), NULL: it is
                          at its target or being written */
     bool parked;      /* in back-off (design §7): not managed for now, so only
                          its headroom_pod_held series, with held the back-off's
