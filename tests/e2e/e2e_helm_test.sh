@@ -119,6 +119,9 @@ helm_test again
 rc=$?
 WHY="rc $rc: $(tail -n 5 "$WORK/again.out" | tr '\n' ' ')"
 check "helm test passes again (its hooks are replaced, not in the way)" [ "$rc" -eq 0 ]
+left=$(k get clusterrole,clusterrolebinding -l app.kubernetes.io/instance=$REL -o name | grep -e '-test' | paste -sd' ' -)
+WHY="left: $left"
+check "after the run, no cluster-scoped object of the test is left (hook-succeeded)" [ -z "$left" ]
 
 # ------------------------------------------------------------------ broken: it must fail
 k delete clusterrole "$FULL-metrics-reader" >/dev/null
