@@ -15,7 +15,10 @@
 #       object;
 #   (d) the Go implementation's chart's default values file (tests/helm/go-default-values.yaml:
 #       cert-manager, webhook on, namespaceSelector {key, value}, image.digest "", ...) with only
-#       what this machine forces added, and real cert-manager.
+#       what this machine forces added, and real cert-manager;
+#   (e) (d) with the overrides its docs name that can run here: its manager's flags in extraArgs
+#       (the daemon starts, Ready, logging JSON) and metrics.certManagerTLS (/metrics serves
+#       cert-manager's certificate).
 #
 # The certificate's IP address comes from webhook.url (the chart puts an IP host in ipAddresses).
 # What this machine forces: tests/lib/realnode.sh chart_machine_values, plus the webhook's port and
@@ -166,6 +169,10 @@ serving() {
   WHY="after ${took}s: $(grep -m3 -i -e 'verif' -e 'error' -e 'subject' "$WORK/s_client" | tr '\n' ' ')"
   check "($mode) the webhook serves on 127.0.0.1:$P_WEBHOOK a certificate that verifies against that CA for IP 127.0.0.1 (${took}s after the install)" serves "$ca"
 }
+both_ready() {
+  [ "$(k -n "$CNS" get pods -l app.kubernetes.io/instance=$REL -o json | jq '[.items[] | select(.metadata.deletionTimestamp == null
+    and any(.status.conditions[]?; .type == "Ready" and .status == "True"))] | length')" = 2 ]
+}
 done_mode() { # mode
   local t0=$(now_ms)
   uninstall
@@ -250,16 +257,46 @@ if install d "the Go chart's default values (tests/helm/go-default-values.yaml) 
     [ "$sel" = '{"matchLabels":{"kube-headroom.dev/mode":"managed"}}' ]
   certificate d
   serving d "$WORK/ca-d.crt"
-  both_ready() {
-    [ "$(k -n "$CNS" get pods -l app.kubernetes.io/instance=$REL -o json | jq '[.items[] | select(.metadata.deletionTimestamp == null
-      and any(.status.conditions[]?; .type == "Ready" and .status == "True"))] | length')" = 2 ]
-  }
   wait_until 60 both_ready
   WHY="$(k -n "$CNS" get pods -o wide 2>&1 | tail -n 3)"
   check "(d) its two replicas are Ready" both_ready
   born d
 fi
 done_mode d
+
+# ------------------------------------------------------------------ (e) the Go chart's documented overrides
+# (d) with what its docs tell users to set that can run here: its manager's flags in extraArgs
+# (docs/cli.md: json logs, debug level, no HTTP/2) and metrics.certManagerTLS (/metrics served with
+# cert-manager's certificate). Its image.digest and prometheus.enable are e2e_helm's (no registry,
+# no Prometheus Operator here).
+cat >"$WORK/go-overrides.yaml" <<YAML
+extraArgs: ["--zap-log-level=debug", "--zap-encoder=json", "--enable-http2=false"]
+metrics: {certManagerTLS: true}
+YAML
+if install e "the Go chart's defaults with its documented overrides (extraArgs of its flags, metrics.certManagerTLS)" \
+  -f "$ROOT/tests/helm/go-default-values.yaml" -f "$WORK/go-overrides.yaml" -f "$WORK/machine.yaml" -f "$WORK/webhook.yaml"; then
+  certificate e
+  serving e "$WORK/ca-e.crt"
+  wait_until 60 both_ready
+  WHY="$(k -n "$CNS" get pods -o wide 2>&1 | tail -n 3)"
+  check "(e) its two replicas, started with its manager's flags, are Ready" both_ready
+  metrics_tls() {
+    openssl s_client -connect "127.0.0.1:$P_METRICS" -CAfile "$WORK/ca-e.crt" -verify_hostname "$FULL-metrics.$CNS.svc" \
+      -verify_return_error </dev/null >"$WORK/s_client_m" 2>&1
+  }
+  wait_until 30 metrics_tls
+  WHY="$(grep -m3 -i -e 'verif' -e 'error' "$WORK/s_client_m" | tr '\n' ' ')"
+  check "(e) /metrics serves cert-manager's certificate, verified for $FULL-metrics.$CNS.svc" metrics_tls
+  pod=$(k -n "$CNS" get pods -l app.kubernetes.io/instance=$REL -o jsonpath='{.items[0].metadata.name}')
+  logf=$(ls "$REAL_STATE/pod-logs/${CNS}_${pod}"_*/headroom/*.log 2>/dev/null | sort -V | tail -1)
+  # The kubelet's log lines: "<time> stderr F <the daemon's line>".
+  n_json=$(sed 's/^[^ ]* [^ ]* [^ ]* //' "$logf" 2>/dev/null | grep -c '^{.*}$')
+  n_all=$(wc -l <"$logf" 2>/dev/null || echo 0)
+  WHY="log $logf: $n_json of $n_all lines JSON; first: $(head -n 1 "$logf" 2>/dev/null | cut -c1-200)"
+  check "(e) --zap-encoder=json took: the daemon logs JSON lines" eval '[ "$n_json" -gt 0 ] && [ "$n_json" = "$n_all" ]'
+  born e
+fi
+done_mode e
 
 echo "note: all modes took $((($(now_ms) - t_all) / 1000)) s"
 finish
