@@ -4,9 +4,12 @@
 # deploy/install.yaml, each installed on the suite's cluster as the controller's pods on the real
 # node. For each: within 60 s of the install a scrape of https://127.0.0.1:<metrics port>/metrics
 # with the token of a ServiceAccount bound to <fullname>-metrics-reader answers 200 with headroom_
-# series (curl -k: the certificate is the self-signed one each replica makes at start, which the
-# served certificate and the pods' log show); without a token 401, with an unbound
-# ServiceAccount's token 403; no Secret <fullname>-webhook-tls exists; both replicas are Ready.
+# series (curl -k: until the controller has filled its Secret a replica serves the self-signed
+# certificate it made at start); without a token 401, with an unbound ServiceAccount's token 403;
+# the Secret <fullname>-webhook-tls (rendered empty) was filled by the controller alone (its
+# ServiceAccount's patch in the audit log: no certificate made by hand), /metrics serves the
+# certificate it holds (issued by its ca.crt, for the metrics Service's name), and both replicas
+# are Ready and each serves that Secret's pair (its log names its serial: design §8, self-managed).
 #
 # What this machine forces, and nothing else is changed from the defaults
 # (tests/cluster/README.md, e2e_realnode_incluster.sh): the image is the project's, imported into
@@ -86,7 +89,8 @@ if k get namespace "$YAML_NS" >/dev/null 2>&1; then
   ns_labels=$(k get namespace "$YAML_NS" -o json | jq -c '.metadata.labels // {}')
   # A serving certificate another test left there would be mounted: the check below is that
   # nothing but the controller makes one, so such a leftover goes first.
-  for sec in $(k -n "$YAML_NS" get secrets --field-selector type=kubernetes.io/tls -o name 2>/dev/null); do
+  for sec in $(k -n "$YAML_NS" get secrets --field-selector type=kubernetes.io/tls -o name 2>/dev/null) \
+    $(k -n "$YAML_NS" get secret kube-headroom-webhook-tls -o name 2>/dev/null); do
     echo "note: removing $sec, left in $YAML_NS by an earlier test"
     k -n "$YAML_NS" delete "$sec" --ignore-not-found >/dev/null 2>&1
   done
@@ -130,31 +134,45 @@ verify() {
   WHY="without a token $st_none, with an unbound ServiceAccount's token $st_other"
   check "$what: without a token it is refused (401), an unbound ServiceAccount's token is forbidden (403)" \
     eval '[ "$st_none" = 401 ] && [ "$st_other" = 403 ]'
-  # The served certificate: self-signed (issuer = subject), for the metrics Service's names.
-  openssl s_client -connect "127.0.0.1:$P_METRICS" </dev/null 2>/dev/null | openssl x509 -noout \
-    -subject -issuer -ext subjectAltName -fingerprint -sha256 >"$WORK/cert" 2>&1
-  local subj iss fpr
-  subj=$(sed -n 's/^subject=//p' "$WORK/cert")
-  iss=$(sed -n 's/^issuer=//p' "$WORK/cert")
-  fpr=$(sed -n 's/^.*Fingerprint=//p' "$WORK/cert")
-  WHY="$(tr '\n' ' ' <"$WORK/cert")"
-  check "$what: the certificate served is self-signed, for $full-metrics.$ns.svc" \
-    eval '[ -n "$subj" ] && [ "$subj" = "$iss" ] && grep -q "DNS:$full-metrics.$ns.svc," "$WORK/cert"'
-  local secrets
-  secrets=$(k -n "$ns" get secrets -o jsonpath='{range .items[*]}{.metadata.name} {.type}{"\n"}{end}' 2>&1)
-  WHY="secrets in $ns: $secrets"
-  check "$what: no Secret $full-webhook-tls (no certificate was made by hand or by anything else)" \
-    eval '! grep -q "^$full-webhook-tls " <<<"$secrets" && ! grep -q "kubernetes.io/tls" <<<"$secrets"'
+  # The Secret the chart renders empty, filled by the controller: its ServiceAccount's patch and
+  # nobody else's write (design §8, self-managed).
+  local secret=$full-webhook-tls sa writers
+  sa=system:serviceaccount:$ns:$(pods_json "$ns" "$inst" | jq -r '.items[0].spec.serviceAccountName')
+  filled() { [ -n "$(k -n "$ns" get secret "$secret" -o jsonpath='{.data.tls\.crt}' 2>/dev/null)" ]; }
+  wait_until 30 filled
+  k -n "$ns" get secret "$secret" -o json 2>/dev/null | jq -r '.data["ca.crt"] // ""' | base64 -d >"$WORK/ca.crt"
+  k -n "$ns" get secret "$secret" -o json 2>/dev/null | jq -r '.data["tls.crt"] // ""' | base64 -d >"$WORK/tls.crt"
+  writers=$(audit_since "$MARK" "select(.objectRef.resource == \"secrets\" and .objectRef.namespace == \"$ns\" and
+    .objectRef.name == \"$secret\" and (.verb == \"patch\" or .verb == \"update\") and .stage == \"ResponseComplete\" and
+    .responseStatus.code < 300) | .user.username" | tr -d '"' | sort -u | tr '\n' ' ')
+  WHY="writers '$writers' (the controller is $sa); tls.crt $(wc -c <"$WORK/tls.crt") bytes"
+  check "$what: the Secret $secret was filled by the controller, not by hand (only $sa wrote its data)" \
+    eval 'filled && [ "$writers" = "$sa " ]'
+  # /metrics serves it once loaded: issued by the Secret's CA, for the metrics Service's names.
+  local served="" serial
+  serial=$(openssl x509 -in "$WORK/tls.crt" -noout -serial 2>/dev/null | sed 's/^serial=//')
+  serves_it() {
+    openssl s_client -connect "127.0.0.1:$P_METRICS" </dev/null 2>/dev/null | openssl x509 >"$WORK/served" 2>/dev/null
+    served=$(openssl x509 -in "$WORK/served" -noout -serial 2>/dev/null | sed 's/^serial=//')
+    [ -n "$serial" ] && [ "$served" = "$serial" ]
+  }
+  wait_until 30 serves_it
+  local verify sans
+  verify=$(openssl verify -CAfile "$WORK/ca.crt" "$WORK/served" 2>&1)
+  sans=$(openssl x509 -in "$WORK/served" -noout -ext subjectAltName 2>&1 | tr -d '\n')
+  WHY="served $served, Secret's $serial; verify: $verify; SANs: $sans"
+  check "$what: /metrics serves the Secret's certificate, issued by its ca.crt, for $full-metrics.$ns.svc" \
+    eval 'serves_it && [ "$verify" = "$WORK/served: OK" ] && grep -q "DNS:$full-metrics.$ns.svc," <<<"$sans"'
   wait_until 30 eval '[ "$(n_ready "$ns" "$inst")" = 2 ]'
   local pods logs=0 logged=""
   mapfile -t pods < <(pods_json "$ns" "$inst" | jq -r '.items[] | select(.metadata.deletionTimestamp == null) | .metadata.name')
   for p in "${pods[@]}"; do
-    grep -q 'metrics certificate: self-signed.*sha256=' "$(logf "$ns" "$p")" 2>/dev/null && logs=$((logs + 1))
-    logged+="$(grep -o 'sha256=[0-9A-F:]*' "$(logf "$ns" "$p")" 2>/dev/null | tail -1) "
+    grep -q "self-managed certificate serving.*serial=$serial" "$(logf "$ns" "$p")" 2>/dev/null && logs=$((logs + 1))
+    logged+="$(grep -o 'certificate serving.*serial=[0-9A-F]*' "$(logf "$ns" "$p")" 2>/dev/null | tail -1 | sed 's/.*serial=//') "
   done
-  WHY="ready $(n_ready "$ns" "$inst") of ${#pods[@]}; self-signed logged by $logs; logged $logged, served $fpr"
-  check "$what: both replicas are Ready (readiness does not wait for a Secret) and each logged its self-signed certificate, one of them the one served" \
-    eval '[ "$(n_ready "$ns" "$inst")" = 2 ] && [ "$logs" = 2 ] && [ -n "$fpr" ] && grep -q "sha256=$fpr" <<<"$logged"'
+  WHY="ready $(n_ready "$ns" "$inst") of ${#pods[@]}; serving the Secret's $serial: $logs; logged $logged"
+  check "$what: both replicas are Ready and each serves the Secret's certificate" \
+    eval '[ "$(n_ready "$ns" "$inst")" = 2 ] && [ "$logs" = 2 ]'
 }
 
 # ------------------------------------------------------------------ helm install, default values
@@ -173,6 +191,7 @@ extraEnv:
 - {name: KUBERNETES_SERVICE_PORT, value: "$API_PORT"}
 YAML
 k create namespace "$CNS" >/dev/null
+MARK=$(audit_mark)
 t0=$(now_ms)
 out=$("$HELM" install "$REL" "$CHART" -n "$CNS" -f "$WORK/values.yaml" 2>&1)
 rc=$?
@@ -204,6 +223,7 @@ crds_left=$(grep -c '^kind: CustomResourceDefinition$' "$WORK/install.yaml")
 WHY="$n_edits changed lines, $crds_left CRDs left: $(diff "$WORK/nocrd.yaml" "$WORK/install.yaml" | head -40)"
 check "deploy/install.yaml's copy carries the machine's overrides (sed) and no CRD (awk)" \
   eval '[ "$n_edits" = 28 ] && [ "$crds_left" = 0 ] && grep -q "^kind: Deployment$" "$WORK/install.yaml"'
+MARK=$(audit_mark)
 t0=$(now_ms)
 out=$(k apply -f "$WORK/install.yaml" 2>&1)
 rc=$?
