@@ -85,16 +85,10 @@ spec:
     matchLabels: {kube-headroom.dev/mode: managed, kube-headroom.dev/e2e-run: "$RUN"}
   webhook: {enabled: true}
 YAML
+# What this machine forces (realnode.sh chart_machine_values), then this test's own values.
+chart_machine_values "$P_METRICS" >"$WORK/machine.yaml"
 cat >"$WORK/values.yaml" <<YAML
 replicas: 2
-image: {repository: "$repo", tag: "$tag", pullPolicy: Never}
-crds: {install: false}
-hostNetwork: true
-hostNetworkReusePort: true
-listenAddress: 127.0.0.1
-nodeSelector: {$REAL_TAINT: "true"}
-tolerations: [{key: $REAL_TAINT, operator: Exists, effect: NoSchedule}]
-metrics: {port: $P_METRICS}
 webhook:
   enable: true
   port: $P_WEBHOOK
@@ -104,11 +98,8 @@ webhook:
   namespaceSelector:
     matchLabels: {kube-headroom.dev/mode: managed, kube-headroom.dev/e2e-run: "$RUN"}
 networkPolicy: {enable: false}
-extraEnv:
-- {name: KUBERNETES_SERVICE_HOST, value: 127.0.0.1}
-- {name: KUBERNETES_SERVICE_PORT, value: "$API_PORT"}
 YAML
-out=$("$HELM" install "$REL" "$CHART" -n "$CNS" -f "$WORK/values.yaml" 2>&1)
+out=$("$HELM" install "$REL" "$CHART" -n "$CNS" -f "$WORK/machine.yaml" -f "$WORK/values.yaml" 2>&1)
 rc=$?
 WHY="$out"
 check "helm install of the chart (hostNetwork, two replicas sharing the node's ports, webhook by URL)" [ "$rc" -eq 0 ]
