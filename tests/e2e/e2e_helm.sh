@@ -87,8 +87,11 @@ render_fails() { # name, message substring, helm template args...
 # The supported range (design §12): Chart.yaml kubeVersion ">=1.35.0-0"; 1.34 (resize in beta) refused.
 render_fails "Kubernetes 1.34 is refused by the chart's kubeVersion (1.35 and newer)" \
   "chart requires kubeVersion: >=1.35.0-0" --kube-version 1.34.2
-render_fails "the webhook without a certificate source fails, naming certmanager.enable and webhook.certSecretName" \
-  "webhook.enable=true needs a serving certificate: set certmanager.enable=true" --set webhook.enable=true
+sm=$(h template x "$CHART" -n "$TNS" --set webhook.enable=true 2>&1)
+WHY="$(head -c 300 <<<"$sm")"
+check "the webhook without a certificate source renders self-managed: the empty Secret, its Role by name, the daemon's flags" \
+  eval 'grep -q -- "- --webhook-cert-self-managed$" <<<"$sm" && grep -q -- "- --webhook-config-name=x-kube-headroom$" <<<"$sm" &&
+    grep -q "resourceNames: \[x-kube-headroom-webhook-tls\]" <<<"$sm" && grep -q "^  name: x-kube-headroom-webhook-tls$" <<<"$sm"'
 render_fails "the webhook with a Secret but no caBundle fails too" \
   "webhook.caBundle=<base64 PEM of its CA>" --set webhook.enable=true --set webhook.certSecretName=s
 render_fails "metrics.certManagerTLS without cert-manager fails" \
@@ -201,7 +204,8 @@ check "HA: the priority class only because it was asked for" [ "$(dep '.spec.tem
 render "one replica" -f "$T/single.yaml"
 WHY="kinds $(kinds); args $(args)"
 check "one replica: no PodDisruptionBudget (it would block every drain), no --leader-elect, no Lease Role" \
-  eval 'none_of PodDisruptionBudget Role RoleBinding && ! contains "$(args)" --leader-elect'
+  eval 'none_of PodDisruptionBudget && [ -z "$(q ".items[] | select((.kind == \"Role\" or .kind == \"RoleBinding\") and (.metadata.name | endswith(\"-leader-election\"))) | .metadata.name")" ] &&
+    ! contains "$(args)" --leader-elect'
 
 render "hostNetwork + webhook URL" -f "$T/hostnet-url.yaml" --set webhook.caBundle="$CA_B64"
 cc=$(q '.items[] | select(.kind == "MutatingWebhookConfiguration") | .webhooks[0].clientConfig | "\(.url)/\(.service // "no-service")"')
@@ -327,7 +331,7 @@ check "PodMonitor: instead of the ServiceMonitor, its podMetricsEndpoints on the
   eval 'none_of ServiceMonitor && [ "$(q ".items[] | select(.kind == \"PodMonitor\") | .spec.podMetricsEndpoints[0] | \"\(.port)/\(.authorization.credentials.name)/\(.tlsConfig.ca.secret.key)\"")" = metrics/my-scrape-token/ca.crt ]'
 # --dry-run=client still looks the kinds up (the dry-run CRDs) and refuses to adopt the CRD.
 notes() { h install hr-notes "$CHART" -n "$TNS" --dry-run=client --set crds.install=false "$@" 2>&1 | sed -n '/^NOTES:/,$p'; }
-n1=$(notes --set prometheus.enable=true)
+n1=$(notes --set prometheus.enable=true --set webhook.selfManaged.enable=false) # no certificate at all
 n2=$(notes --set prometheus.enable=true --set certmanager.enable=true)
 WHY=$(tail -n 4 <<<"$n1")
 check "NOTES.txt says the scrape skips verifying when no certificate is provided" grep -q "ServiceMonitor scrapes with insecureSkipVerify" <<<"$n1"
