@@ -248,6 +248,12 @@ aggregated=$(q '[.items[] | select(.kind == "ClusterRole" and (.metadata.labels[
 WHY="kinds $(kinds); aggregate-to-view roles $aggregated; PDB $(q '.items[] | select(.kind == "PodDisruptionBudget") | .spec.minAvailable')"
 check "Go defaults: the aggregation roles, a PDB of minAvailable 1, the NetworkPolicy; no ServiceMonitor, HeadroomConfig" \
   eval '[ "$aggregated" = 1 ] && [ "$(q ".items[] | select(.kind == \"PodDisruptionBudget\") | .spec.minAvailable")" = 1 ] && has NetworkPolicy && none_of ServiceMonitor HeadroomConfig'
+# Its documented way to seed a policy: headroomConfig.create=true with its default spec (policy,
+# excludedNamespaces, webhook.initialMultiplier "2"), which our CRD must take as it is.
+render "the Go chart's defaults with headroomConfig.create=true" -f "$T/go-default-values.yaml" --set headroomConfig.create=true
+WHY="spec $(q '.items[] | select(.kind == "HeadroomConfig") | .spec | tojson')"
+check "Go defaults: its HeadroomConfig spec is rendered as it is (the dry-run above: our CRD takes it)" \
+  [ "$(q '.items[] | select(.kind == "HeadroomConfig") | .spec | "\(.policy)/\(.excludedNamespaces[0])/\(.webhook.initialMultiplier)/\(.dryRun)"')" = Proportional/kube-system/2/true ]
 
 render "a values file written for the Go implementation's chart" -f "$T/go-values.yaml"
 WHY="image $(dep '.spec.template.spec.containers[0].image') pull $(dep '.spec.template.spec.containers[0].imagePullPolicy')"
