@@ -22,6 +22,11 @@ export LC_ALL=C.UTF-8 # ${#s} counts characters, not bytes
 FIRST=01d151a
 MAX=72
 LIMIT=200
+# Commits already shared with a subject over MAX: history is never rewritten here (no rebase, no
+# amend), so each is named by its full hash, with its length, and skipped. Add none knowingly.
+KNOWN_LONG=(
+    f574918f9344d998c7540c9ce2cd3de986edf12d # 73: "webhook certificates: existing (Cluster)Issuer, ..."
+)
 
 if first=$(git rev-parse -q --verify "$FIRST^{commit}") &&
     git merge-base --is-ancestor "$first" HEAD; then
@@ -44,6 +49,7 @@ n=0
 # separator, which, unlike a tab, read does not merge when parents are empty).
 while IFS=$'\x1f' read -r hash parents subject; do
     n=$((n + 1))
+    case " ${KNOWN_LONG[*]} " in *" $(git rev-parse "$hash") "*) continue ;; esac
     if [ -z "$subject" ] && [ "${parents}" = "${parents% *}" ]; then
         echo "$hash: empty subject"
         bad=1
