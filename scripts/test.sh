@@ -28,7 +28,7 @@
 #
 # It installs what it needs (scripts/setup.sh; the control plane through tests/cluster/cluster.sh
 # build, cached by version outside the checkout, built beside the C steps, with cert-manager for
-# the end-to-end tier; for the image tier, syft through cluster.sh build --tools, cached the same way).
+# the end-to-end tier; for the image tier, syft through cluster.sh tool syft, cached the same way).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -220,8 +220,8 @@ if want image; then
   scripts/release/image.sh
   # The scanner of the SBOM test (release_sbom), pinned and cached by version like the control
   # plane: 5 min cold, a stamp check warm. Its own step, so its time is not a test's.
-  step "image: syft for the SBOM (tests/cluster/cluster.sh build --tools)"
-  tests/cluster/cluster.sh build --tools
+  step "image: syft for the SBOM (tests/cluster/cluster.sh tool syft)"
+  tests/cluster/cluster.sh tool syft >/dev/null
   step "image: the Dockerfile's build, arm64 under qemu, the SBOM, the portable plugin"
   ctest --test-dir build/release -L '^image$' --output-on-failure
 fi
