@@ -249,8 +249,10 @@ static void *feeder_main(void *ud)
     return NULL;
 }
 
-/* What this reconcile saw replaces what the gauges held for the node. */
-static void record_gauges(hr_controller *c, const hr_nodesnap *s, const hr_reconcile *r)
+/* What this reconcile saw replaces what the gauges held for the node;
+ * held (NULL: none) is what its execution held back (hr_execute_held). */
+static void record_gauges(hr_controller *c, const hr_nodesnap *s, const hr_reconcile *r,
+                          const char *const *held)
 {
     hr_gauge_pod *pods = calloc(s->node.n ? s->node.n : 1, sizeof *pods);
     if (pods == NULL)
@@ -263,9 +265,14 @@ static void record_gauges(hr_controller *c, const hr_nodesnap *s, const hr_recon
         const char *why = NULL;
         if (pp->reason == HR_R_BACKOFF && hr_backoff_active(c->backoff, ns, name, now, &why))
             pods[n++] = (hr_gauge_pod){ns, name, pp->current, HR_NONE, why, true};
-        if (pp->reason == HR_MANAGED)
-            pods[n++] = (hr_gauge_pod){
-                ns, name, pp->current, pp->target, hr_gauge_hold(pp, s->cfg.dry_run), false};
+        if (pp->reason != HR_MANAGED)
+            continue;
+        /* The plan's reason first (dry-run stays dry-run when its
+         * annotation waits for the bucket); else the execution's. */
+        const char *why_not = hr_gauge_hold(pp, s->cfg.dry_run);
+        if (why_not == NULL && held != NULL)
+            why_not = held[i];
+        pods[n++] = (hr_gauge_pod){ns, name, pp->current, pp->target, why_not, false};
     }
     bool gone = !s->node_present && s->node.n == 0;
     hr_gauge_delta d;
@@ -304,7 +311,6 @@ static int64_t reconcile_one(hr_controller *c, const char *node, hr_arena *a, ui
         ctl_log(c, 0, "msg=\"reconcile failed\" node=%s error=\"%s\"", node, err.msg);
         return 1000;
     }
-    record_gauges(c, &s, &r);
     for (size_t i = 0; i < s.node.n; i++) {
         const hr_pod_plan *pp = &r.pods[i];
         if (pp->reason != HR_MANAGED)
@@ -321,10 +327,14 @@ static int64_t reconcile_one(hr_controller *c, const char *node, hr_arena *a, ui
      * kubelet calls Infeasible needs parking and one event. */
     /* Not leading: nothing is kept of the node; every (re)gain of
      * leadership queues every node (controller.h). */
+    const char **held = NULL;
     if (c->o.leading == NULL || c->o.leading(c->o.leading_ud)) {
-        if (hr_execute(c->exec, &s, &r, &out, &err) != HR_OK)
+        /* (Out of memory: no held reasons of the executor's, the rest stands.) */
+        held = s.node.n > 0 ? hr_arena_calloc(a, s.node.n, sizeof *held) : NULL;
+        if (hr_execute_held(c->exec, &s, &r, held, &out, &err) != HR_OK)
             ctl_log(c, 0, "msg=\"execute failed\" node=%s error=\"%s\"", node, err.msg);
     }
+    record_gauges(c, &s, &r, held);
     /* The other members' nodes follow at once: their debounce was this
      * node's (design §2.10). */
     for (size_t i = 0; i < g.n_requeue; i++)

@@ -619,6 +619,7 @@ void hr_executor_set_notes(hr_executor *e, hr_notes *q)
 typedef struct wjob {
     const hr_action *a;
     hr_exec_outcome out;
+    bool halted; /* not sent: the wave was halted before its turn */
 } wjob;
 
 typedef struct wave {
@@ -760,6 +761,7 @@ static void send_job(void *ud, size_t i)
     hr_executor *e = w->e;
     wjob *j = &w->jobs[i];
     j->out = (hr_exec_outcome){.requeue_ms = -1};
+    j->halted = true;
     if (atomic_load(&w->halt))
         return;
     if (!is_leader(e)) {
@@ -775,6 +777,7 @@ static void send_job(void *ud, size_t i)
     char key[512];
     pod_key(key, sizeof key, p->ns, p->name, snap_uid(w->s, j->a->pod));
     bool claimed = pod_claim(e, key);
+    j->halted = false;
     if (send_action(e, w->s, j->a, key, &j->out))
         atomic_store(&w->halt, true);
     if (claimed)
@@ -792,12 +795,15 @@ static void merge(hr_exec_outcome *out, const hr_exec_outcome *o)
     out->lease_lost = out->lease_lost || o->lease_lost;
 }
 
+/* One copy, so that the wave can tell the bucket's stop by its address. */
+static const char held_rate_limit[] = HR_EXEC_HELD_RATE_LIMIT;
+
 /* The checks of one action, in the wave's thread. Returns 1 when its write
  * goes to the pool, 0 when it is done (skipped, stale), -1 when the wave
  * stops here (no token, leadership gone, shutdown: what passed so far is
  * still sent unless out->lease_lost or the stop flag says otherwise). */
 static int check_action(hr_executor *e, const hr_nodesnap *s, const hr_action *a, bool *have_live,
-                        bool *live_ok, hr_node *live, hr_exec_outcome *out)
+                        bool *live_ok, hr_node *live, const char **held, hr_exec_outcome *out)
 {
     const hr_rnode *rn = &s->node;
     if (!is_leader(e)) {
@@ -827,6 +833,7 @@ static int check_action(hr_executor *e, const hr_nodesnap *s, const hr_action *a
         int64_t wait = 1000 / (pps > 0 ? pps : 1) + 1;
         if (out->requeue_ms < wait)
             out->requeue_ms = wait;
+        *held = held_rate_limit;
         return -1; /* the rest of the wave waits; nothing is dropped */
     }
     if (a->kind == HR_ACT_RESIZE && a->increase) {
@@ -843,14 +850,22 @@ static int check_action(hr_executor *e, const hr_nodesnap *s, const hr_action *a
         }
         hr_gate g = *live_ok ? hr_gate_check(live, a->current, a->target, pod_total_after(p, a))
                              : HR_GATE_UNAVAILABLE;
-        if (g != HR_GATE_PASS)
+        if (g != HR_GATE_PASS) {
+            *held = hr_gate_str(g);
             return count_skip(e, p, key, g, a->current, a->target, out) ? 0 : -1;
+        }
     }
     return 1;
 }
 
 hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r,
                      hr_exec_outcome *out, hr_err *err)
+{
+    return hr_execute_held(e, s, r, NULL, out, err);
+}
+
+hr_status hr_execute_held(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r,
+                          const char **held, hr_exec_outcome *out, hr_err *err)
 {
     (void)err; /* every failure is an outcome (design §7), logged */
     *out = (hr_exec_outcome){.requeue_ms = -1};
@@ -900,14 +915,24 @@ hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r
         (void)hr_kclient_urgent_writes(e->o.client, urgent);
     bool have_live = false, live_ok = false;
     hr_node live = {0};
-    size_t n = 0;
+    size_t n = 0, stopped = r->n_actions;
+    const char *why = NULL; /* a held write's reason, from check_action */
     for (size_t i = 0; i < r->n_actions; i++) {
-        int c = check_action(e, s, &r->actions[i], &have_live, &live_ok, &live, out);
-        if (c < 0)
+        why = NULL;
+        int c = check_action(e, s, &r->actions[i], &have_live, &live_ok, &live, &why, out);
+        if (held != NULL && why != NULL)
+            held[r->actions[i].pod] = why;
+        if (c < 0) {
+            stopped = why == held_rate_limit ? i : r->n_actions;
             break;
+        }
         if (c > 0)
             w.jobs[n++].a = &r->actions[i];
     }
+    /* The node's bucket stopped the wave: the writes after it wait too. */
+    for (size_t i = stopped; held != NULL && i < r->n_actions; i++)
+        if (r->actions[i].kind != HR_ACT_SKIP)
+            held[r->actions[i].pod] = held_rate_limit;
     /* A wave stopped by lost leadership or a shutdown sends nothing; one
      * stopped by the node's bucket sends what passed. */
     if (!out->lease_lost && !(e->o.stop != NULL && atomic_load(e->o.stop)))
@@ -916,6 +941,11 @@ hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r
         n = 0;
     for (size_t i = 0; i < n; i++)
         merge(out, &w.jobs[i].out);
+    /* A refused write (429, 5xx, timeout) holds the node: its pod and
+     * those halted behind it wait the back-off. */
+    for (size_t i = 0; held != NULL && out->hold_ms > 0 && !out->lease_lost && i < n; i++)
+        if (w.jobs[i].out.hold_ms > 0 || w.jobs[i].halted)
+            held[w.jobs[i].a->pod] = HR_EXEC_HELD_ERROR;
     if (out->lease_lost)
         lease_lost(out);
     free(w.jobs);

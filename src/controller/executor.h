@@ -113,6 +113,20 @@ typedef struct hr_exec_outcome {
 HR_MUST_CHECK hr_status hr_execute(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r,
                                    hr_exec_outcome *out, hr_err *err);
 
+/* Why a planned write did not go in this wave (design §9.3,
+ * headroom_pod_held), beside the plan's own reasons. */
+#define HR_EXEC_HELD_RATE_LIMIT "rate-limit" /* the node's bucket stopped the wave before it */
+#define HR_EXEC_HELD_ERROR "error" /* a 429/5xx/timeout: the node waits its back-off (§7) */
+
+/* hr_execute, also leaving in held[i] (one slot per pod of s->node, NULL
+ * on entry) why pod i's planned write did not go: HR_EXEC_HELD_RATE_LIMIT,
+ * HR_EXEC_HELD_ERROR, or the reason of a gate the live Node read closed
+ * (hr_gate_str: "unavailable", "pressure", "allocatable"); NULL: it went,
+ * or had nothing to write, or the wave stopped for leadership or shutdown.
+ * held NULL: hr_execute. */
+HR_MUST_CHECK hr_status hr_execute_held(hr_executor *e, const hr_nodesnap *s, const hr_reconcile *r,
+                                        const char **held, hr_exec_outcome *out, hr_err *err);
+
 /* Retrying writes the server refused with 429, 5xx, a timeout or a lost
  * connection (design §7): jittered exponential back-off (kube/transport/
  * backoff.h) from HR_WRITE_RETRY_BASE_MS, doubling per refusal in a row up

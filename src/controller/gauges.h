@@ -33,8 +33,9 @@ typedef struct hr_gauge_pod {
                          reason */
 } hr_gauge_pod;
 
-/* The hold reasons of headroom_pod_held that are not a gate's (hr_gate_str)
- * or a back-off's ("infeasible", "quota-denied", "invalid"): design §9.3. */
+/* The hold reasons of headroom_pod_held that are not a gate's (hr_gate_str),
+ * the execution's (executor.h, HR_EXEC_HELD_*) or a back-off's
+ * ("infeasible", "quota-denied", "invalid"): design §9.3. */
 #define HR_GAUGE_HOLD_DRY_RUN "dry-run"   /* a resize the dry-run keeps from being sent */
 #define HR_GAUGE_HOLD_DEADBAND "deadband" /* the change is inside the hysteresis (§2.5) */
 
