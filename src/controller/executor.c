@@ -801,7 +801,9 @@ static const char held_rate_limit[] = HR_EXEC_HELD_RATE_LIMIT;
 /* The checks of one action, in the wave's thread. Returns 1 when its write
  * goes to the pool, 0 when it is done (skipped, stale), -1 when the wave
  * stops here (no token, leadership gone, shutdown: what passed so far is
- * still sent unless out->lease_lost or the stop flag says otherwise). */
+ * still sent unless out->lease_lost or the stop flag says otherwise).
+ * *held (NULL on entry) gets why its write waits: the bucket
+ * (held_rate_limit) or the live gate (hr_execute_held). */
 static int check_action(hr_executor *e, const hr_nodesnap *s, const hr_action *a, bool *have_live,
                         bool *live_ok, hr_node *live, const char **held, hr_exec_outcome *out)
 {
