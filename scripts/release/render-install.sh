@@ -51,19 +51,20 @@ trap 'rm -rf "$tmp"' EXIT
 #   CRD, least-privilege RBAC, and the controller: 2 replicas behind a Lease,
 #   a PodDisruptionBudget that never blocks a drain for a replica that is not
 #   ready, a NetworkPolicy, no priority class.
-# - NO admission webhook: it needs a serving certificate this file cannot
-#   carry (a private key in a public file is no secret). Pods get their limit
-#   from the controller once they run. For limits at birth, install with Helm
-#   (certmanager.enable=true, or your own certificate: webhook.certSecretName
-#   and webhook.caBundle); see README.md.
+# - NO admission webhook (the chart's default): pods get their limit from the
+#   controller once they run. For limits at birth, install with Helm and
+#   webhook.enable=true (the controller makes and rotates its certificate;
+#   or certmanager.enable=true, or your own: webhook.certSecretName and
+#   webhook.caBundle); see README.md.
 # - NO HeadroomConfig: without one the controller runs in dry-run (every
 #   managed pod is annotated with what would be set; nothing is resized).
 #   Create the HeadroomConfig "cluster" with dryRun: false when ready.
-# - /metrics is HTTPS on :8443 from the start, with a self-signed certificate
-#   each replica makes in memory (scrape with a token bound to the ClusterRole
-#   kube-headroom-metrics-reader, without verifying the server). Create the
-#   Secret kube-headroom-webhook-tls (tls.crt, tls.key) to serve your own: it
-#   replaces the self-signed one without a restart. Nothing waits for it.
+# - /metrics is HTTPS on :8443 from the start (scrape with a token bound to
+#   the ClusterRole kube-headroom-metrics-reader), with the certificate the
+#   controller makes and rotates in the Secret kube-headroom-webhook-tls,
+#   which this file creates empty (its ca.crt verifies the certificate;
+#   applying this file again leaves the data alone); for the seconds before,
+#   a self-signed one each replica makes in memory. Nothing waits for it.
 HEADER
   awk -v dir="$tmp" '
     /^---$/ { n++; next }
