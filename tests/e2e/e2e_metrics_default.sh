@@ -151,18 +151,24 @@ verify() {
   # /metrics serves it once loaded: issued by the Secret's CA, for the metrics Service's names.
   local served="" serial
   serial=$(openssl x509 -in "$WORK/tls.crt" -noout -serial 2>/dev/null | sed 's/^serial=//')
+  # Each handshake lands on either replica (SO_REUSEPORT): four in a row must all be the Secret's.
   serves_it() {
-    openssl s_client -connect "127.0.0.1:$P_METRICS" </dev/null 2>/dev/null | openssl x509 >"$WORK/served" 2>/dev/null
-    served=$(openssl x509 -in "$WORK/served" -noout -serial 2>/dev/null | sed 's/^serial=//')
-    [ -n "$serial" ] && [ "$served" = "$serial" ]
+    local n
+    for n in 1 2 3 4; do
+      openssl s_client -connect "127.0.0.1:$P_METRICS" </dev/null 2>/dev/null | openssl x509 >"$WORK/served" 2>/dev/null
+      served=$(openssl x509 -in "$WORK/served" -noout -serial 2>/dev/null | sed 's/^serial=//')
+      [ -n "$serial" ] && [ "$served" = "$serial" ] || return 1
+    done
   }
   wait_until 30 serves_it
+  local all4=0
+  serves_it && all4=1
   local verify sans
   verify=$(openssl verify -CAfile "$WORK/ca.crt" "$WORK/served" 2>&1)
   sans=$(openssl x509 -in "$WORK/served" -noout -ext subjectAltName 2>&1 | tr -d '\n')
   WHY="served $served, Secret's $serial; verify: $verify; SANs: $sans"
   check "$what: /metrics serves the Secret's certificate, issued by its ca.crt, for $full-metrics.$ns.svc" \
-    eval 'serves_it && [ "$verify" = "$WORK/served: OK" ] && grep -q "DNS:$full-metrics.$ns.svc," <<<"$sans"'
+    eval '[ "$all4" = 1 ] && [ "$verify" = "$WORK/served: OK" ] && grep -q "DNS:$full-metrics.$ns.svc," <<<"$sans"'
   wait_until 30 eval '[ "$(n_ready "$ns" "$inst")" = 2 ]'
   local pods logs=0 logged=""
   mapfile -t pods < <(pods_json "$ns" "$inst" | jq -r '.items[] | select(.metadata.deletionTimestamp == null) | .metadata.name')
