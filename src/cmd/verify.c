@@ -74,20 +74,22 @@ static const hr_flag verify_flags[F_N] = {
     [F_REQUEST_TIMEOUT] = HR_FLAG_REQUEST_TIMEOUT,
     [F_REQUIRE_CONFIG] = {"require-config", 0, HR_FLAG_BOOL, NULL,
                           "no HeadroomConfig \"cluster\" is a FAIL, not a SKIP", NULL},
-    [F_METRICS_URL] = {"metrics-url", 0, HR_FLAG_STRING, "URL",
-                       "the daemon's /metrics, e.g. https://kube-headroom-metrics.NS.svc:8443/metrics\n"
-                       "                           (none: the check is skipped)",
-                       NULL},
+    [F_METRICS_URL] =
+        {"metrics-url", 0, HR_FLAG_STRING, "URL",
+         "the daemon's /metrics, e.g. https://kube-headroom-metrics.NS.svc:8443/metrics\n"
+         "                           (none: the check is skipped)",
+         NULL},
     [F_METRICS_CA] = {"metrics-ca", 0, HR_FLAG_STRING, "FILE",
                       "verify /metrics' certificate against this CA (PEM); none: not verified",
                       "@file"},
     [F_TOKEN_FILE] = {"token-file", 0, HR_FLAG_STRING, "FILE",
                       "the bearer token for /metrics (default the pod's ServiceAccount token)",
                       "@file"},
-    [F_WEBHOOK_URL] = {"webhook-url", 0, HR_FLAG_STRING, "URL",
-                       "the webhook's endpoint, e.g. https://kube-headroom-webhook.NS.svc:443/mutate\n"
-                       "                           (none: the check is skipped)",
-                       NULL},
+    [F_WEBHOOK_URL] =
+        {"webhook-url", 0, HR_FLAG_STRING, "URL",
+         "the webhook's endpoint, e.g. https://kube-headroom-webhook.NS.svc:443/mutate\n"
+         "                           (none: the check is skipped)",
+         NULL},
     [F_WEBHOOK_CA] = {"webhook-ca", 0, HR_FLAG_STRING, "FILE",
                       "verify the webhook's certificate against this CA (PEM); none: not verified",
                       "@file"},
@@ -144,8 +146,8 @@ static int check_config(verify *v, char *msg, size_t cap)
         return say(msg, cap, V_FAIL, "config: no client: %s", err.msg);
     hr_buf b;
     hr_buf_init(&b, BODY_MAX);
-    hr_status st = hr_live_get(k, "/apis/" HR_GROUP "/" HR_VERSION "/headroomconfigs/" HR_CONFIG_NAME,
-                               &b, &err);
+    hr_status st = hr_live_get(
+        k, "/apis/" HR_GROUP "/" HR_VERSION "/headroomconfigs/" HR_CONFIG_NAME, &b, &err);
     hr_kclient_free(k);
     int verdict;
     if (st == HR_E_NOTFOUND) {
@@ -179,7 +181,8 @@ static int check_config(verify *v, char *msg, size_t cap)
             if (strcmp(s.cond[i].type, "Ready") == 0)
                 ready = &s.cond[i];
         if (!ready)
-            verdict = say(msg, cap, V_FAIL, "config: no Ready condition yet (is a controller running?)");
+            verdict =
+                say(msg, cap, V_FAIL, "config: no Ready condition yet (is a controller running?)");
         else if (strcmp(ready->status, "True") != 0)
             verdict = say(msg, cap, V_FAIL, "config: Ready=%s (%s: %s)", ready->status,
                           ready->reason, ready->message);
@@ -187,8 +190,8 @@ static int check_config(verify *v, char *msg, size_t cap)
             verdict = say(msg, cap, V_FAIL, "config: Ready=True, but for generation %lld of %lld",
                           (long long)ready->observed_generation, (long long)s.generation);
         else
-            verdict = say(msg, cap, V_PASS, "config: HeadroomConfig \"" HR_CONFIG_NAME
-                                            "\" Ready=True (%s), %s",
+            verdict = say(msg, cap, V_PASS,
+                          "config: HeadroomConfig \"" HR_CONFIG_NAME "\" Ready=True (%s), %s",
                           ready->reason, v->live ? "live" : "dry-run");
     }
     hr_arena_free(&a);
@@ -339,20 +342,22 @@ static int check_webhook(verify *v, char *msg, size_t cap)
     else if (hr_wh_reply_parse(hr_buf_str(&b), b.len, uid, &r, &err) != HR_OK)
         verdict = say(msg, cap, V_FAIL, "webhook: POST %s: %s", v->webhook_url, err.msg);
     else if (!r.allowed)
-        verdict = say(msg, cap, V_FAIL, "webhook: a Burstable pod in %s was refused",
-                      v->webhook_ns);
+        verdict =
+            say(msg, cap, V_FAIL, "webhook: a Burstable pod in %s was refused", v->webhook_ns);
     else if (v->live && r.n_cpu == 0)
         verdict = say(msg, cap, V_FAIL,
                       "webhook: allowed a Burstable pod in %s without setting limits.cpu, "
                       "though the config is live (is %s managed?)",
                       v->webhook_ns, v->webhook_ns);
     else if (v->live)
-        verdict = say(msg, cap, V_PASS, "webhook: allowed a Burstable pod in %s with limits.cpu "
-                                        "set (%d container%s); %s",
+        verdict = say(msg, cap, V_PASS,
+                      "webhook: allowed a Burstable pod in %s with limits.cpu "
+                      "set (%d container%s); %s",
                       v->webhook_ns, r.n_cpu, r.n_cpu == 1 ? "" : "s", verified);
     else
-        verdict = say(msg, cap, V_PASS, "webhook: allowed a Burstable pod in %s%s (dry-run: "
-                                        "no patch is due); %s",
+        verdict = say(msg, cap, V_PASS,
+                      "webhook: allowed a Burstable pod in %s%s (dry-run: "
+                      "no patch is due); %s",
                       v->webhook_ns, r.has_patch ? " with a patch" : "", verified);
     hr_buf_free(&b);
     return verdict;
@@ -382,8 +387,8 @@ int hr_cmd_verify(const char *prog, int argc, char **argv)
         return rc;
     v.request_ms = rt ? hr_duration_ms(rt) : 0;
     if (v.request_ms < 0)
-        return hr_usage_error(prog, &hr_verify_command, "--request-timeout: \"%s\" is not a duration",
-                              rt);
+        return hr_usage_error(prog, &hr_verify_command,
+                              "--request-timeout: \"%s\" is not a duration", rt);
     v.timeout_ms = to ? hr_duration_ms(to) : DEFAULT_TIMEOUT_MS;
     if (v.timeout_ms < 0)
         return hr_usage_error(prog, &hr_verify_command, "--timeout: \"%s\" is not a duration", to);

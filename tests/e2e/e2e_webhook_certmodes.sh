@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # e2e_webhook_certmodes.sh — the webhook's serving certificate, each way the chart gets one, on the
-# suite's cluster with the controller's pods on the real node (issue 33, done means 2 and 3). For
+# suite's cluster with the controller's pods on the real node (design §8, §13). For
 # each mode, one after the other: helm install of the chart with the project's image, the serving
 # certificate in place and the registration's caBundle its CA, the webhook serving on
 # https://127.0.0.1:PORT/mutate-pods a certificate that verifies against that CA for IP 127.0.0.1,

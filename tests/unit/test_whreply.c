@@ -22,12 +22,12 @@
 #include "webhook/admission.h"
 #include "webhook/reply.h"
 
-#define REVIEW                                                                                  \
-    "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"        \
+#define REVIEW                                                                                \
+    "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"      \
     "\"uid\":\"u-1\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},"          \
     "\"resource\":{\"group\":\"\",\"version\":\"v1\",\"resource\":\"pods\"},"                 \
     "\"namespace\":\"team-a\",\"operation\":\"CREATE\",\"object\":{\"apiVersion\":\"v1\","    \
-    "\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"team-a\"},\"spec\":{"       \
+    "\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"team-a\"},\"spec\":{"      \
     "\"containers\":[{\"name\":\"app\",\"image\":\"x\",\"resources\":{\"requests\":{\"cpu\":" \
     "\"100m\"}}}]}}}}"
 
@@ -68,8 +68,9 @@ static hr_status parse(const char *resp, const char *patch, hr_wh_reply *out, hr
 {
     hr_buf b;
     hr_buf_init(&b, 0);
-    hr_buf_printf(&b, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
-                      "\"response\":{%s",
+    hr_buf_printf(&b,
+                  "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+                  "\"response\":{%s",
                   resp);
     if (patch) {
         hr_buf_puts(&b, ",\"patchType\":\"JSONPatch\",\"patch\":\"");
@@ -88,25 +89,28 @@ static void patch_shapes(void **state)
     hr_wh_reply r;
     hr_err err;
     const char *ok = "\"uid\":\"u-1\",\"allowed\":true";
-    assert_int_equal(parse(ok, "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits/cpu\","
-                               "\"value\":\"200m\"},"
-                               "{\"op\":\"add\",\"path\":\"/spec/initContainers/1/resources/limits\","
-                               "\"value\":{\"cpu\":\"1\"}},"
-                               "{\"op\":\"replace\",\"path\":\"/spec/containers/2/resources\","
-                               "\"value\":{\"limits\":{\"cpu\":\"2\"}}}]",
+    assert_int_equal(parse(ok,
+                           "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits/cpu\","
+                           "\"value\":\"200m\"},"
+                           "{\"op\":\"add\",\"path\":\"/spec/initContainers/1/resources/limits\","
+                           "\"value\":{\"cpu\":\"1\"}},"
+                           "{\"op\":\"replace\",\"path\":\"/spec/containers/2/resources\","
+                           "\"value\":{\"limits\":{\"cpu\":\"2\"}}}]",
                            &r, &err),
                      HR_OK);
     assert_int_equal(r.n_cpu, 3);
     /* Not a CPU limit: memory, a remove, a number, another path, an op that is not an object. */
-    assert_int_equal(parse(ok, "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits/memory\","
-                               "\"value\":\"1Gi\"},"
-                               "{\"op\":\"remove\",\"path\":\"/spec/containers/0/resources/limits/cpu\"},"
-                               "{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits/cpu\","
-                               "\"value\":2},"
-                               "{\"op\":\"add\",\"path\":\"/metadata/resources/limits/cpu\",\"value\":\"1\"},"
-                               "7]",
-                           &r, &err),
-                     HR_OK);
+    assert_int_equal(
+        parse(ok,
+              "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits/memory\","
+              "\"value\":\"1Gi\"},"
+              "{\"op\":\"remove\",\"path\":\"/spec/containers/0/resources/limits/cpu\"},"
+              "{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits/cpu\","
+              "\"value\":2},"
+              "{\"op\":\"add\",\"path\":\"/metadata/resources/limits/cpu\",\"value\":\"1\"},"
+              "7]",
+              &r, &err),
+        HR_OK);
     assert_true(r.has_patch);
     assert_int_equal(r.n_cpu, 0);
     assert_int_equal(parse(ok, "[]", &r, &err), HR_OK);
@@ -123,23 +127,29 @@ static void refused(void **state)
     hr_wh_reply r;
     hr_err err;
     static const char *const bodies[] = {
-        "", "not json", "[]", "{\"apiVersion\":\"admission.k8s.io/v1beta1\",\"kind\":\"AdmissionReview\","
-                              "\"response\":{\"uid\":\"u-1\",\"allowed\":true}}",
+        "",
+        "not json",
+        "[]",
+        "{\"apiVersion\":\"admission.k8s.io/v1beta1\",\"kind\":\"AdmissionReview\","
+        "\"response\":{\"uid\":\"u-1\",\"allowed\":true}}",
         "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"Status\",\"response\":{\"uid\":\"u-1\","
         "\"allowed\":true}}",
         "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\"}",
     };
     for (size_t i = 0; i < sizeof bodies / sizeof bodies[0]; i++)
-        assert_int_equal(hr_wh_reply_parse(bodies[i], strlen(bodies[i]), "u-1", &r, &err), HR_E_INPUT);
+        assert_int_equal(hr_wh_reply_parse(bodies[i], strlen(bodies[i]), "u-1", &r, &err),
+                         HR_E_INPUT);
     assert_int_equal(parse("\"uid\":\"u-2\",\"allowed\":true", NULL, &r, &err), HR_E_INPUT);
     assert_non_null(strstr(err.msg, "uid"));
     assert_int_equal(parse("\"uid\":\"u-1\",\"allowed\":\"true\"", NULL, &r, &err), HR_E_INPUT);
     assert_non_null(strstr(err.msg, "allowed"));
-    assert_int_equal(parse("\"uid\":\"u-1\",\"allowed\":true", "{\"op\":\"add\"}", &r, &err), HR_E_INPUT);
-    assert_non_null(strstr(err.msg, "array"));
-    assert_int_equal(parse("\"uid\":\"u-1\",\"allowed\":true,\"patchType\":\"JSONPatch\",\"patch\":\"!!!!\"",
-                           NULL, &r, &err),
+    assert_int_equal(parse("\"uid\":\"u-1\",\"allowed\":true", "{\"op\":\"add\"}", &r, &err),
                      HR_E_INPUT);
+    assert_non_null(strstr(err.msg, "array"));
+    assert_int_equal(
+        parse("\"uid\":\"u-1\",\"allowed\":true,\"patchType\":\"JSONPatch\",\"patch\":\"!!!!\"",
+              NULL, &r, &err),
+        HR_E_INPUT);
     assert_non_null(strstr(err.msg, "base64"));
     assert_int_equal(parse("\"uid\":\"u-1\",\"allowed\":true,\"patch\":\"W10=\"", NULL, &r, &err),
                      HR_E_INPUT);
