@@ -286,8 +286,8 @@ static void secret_parse(void **state)
     assert_null(s.crt);
     hr_ktls_secret_free(&s);
     const char *bad[] = {
-        "{\"kind\":\"Secret\",\"metadata\":{\"resourceVersion\":\"1\"},"
-        "\"data\":{\"tls.crt\":\"%%%\"}}",
+        ("{\"kind\":\"Secret\",\"metadata\":{\"resourceVersion\":\"1\"},"
+         "\"data\":{\"tls.crt\":\"%%%\"}}"),
         "{\"kind\":\"ConfigMap\",\"metadata\":{\"resourceVersion\":\"1\"}}",
         "{\"kind\":\"Secret\",\"metadata\":{}}",
         "{\"kind\":\"Secret\",\"metadata\":{\"resourceVersion\":\"1\"},\"data\":[]}", "not json"};
