@@ -35,7 +35,7 @@ RUN printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: trixie\nComp
  && apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       cmake ninja-build pkg-config gcc libc6-dev git ca-certificates \
-      libcurl4-gnutls-dev libmicrohttpd-dev libfyaml-dev libcmocka-dev \
+      libcurl4-gnutls-dev zlib1g-dev libmicrohttpd-dev libfyaml-dev libcmocka-dev \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends -t trixie libyyjson-dev
 
 FROM deps AS build
