@@ -26,6 +26,7 @@
 #include "core/config.h"
 #include "core/names.h"
 #include "hr_check.h"
+#include "hr_testfile.h"
 #include "kube/decode/cfgspec.h"
 #include "kube/transport/client.h"
 
@@ -175,14 +176,7 @@ static void nothing_is_polled(void **state)
 /* An API client nothing is ever sent through: loopback port 1. */
 static hr_kclient *new_client(char *kc, size_t kc_size)
 {
-    snprintf(kc, kc_size, "/tmp/hr-ctlconfig-%d.yaml", (int)getpid());
-    FILE *fp = fopen(kc, "w");
-    assert_non_null(fp);
-    fputs("current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
-          "clusters:\n- name: c\n  cluster: {server: 'https://127.0.0.1:1'}\n"
-          "users:\n- name: u\n  user: {token: t}\n",
-          fp);
-    assert_int_equal(fclose(fp), 0);
+    assert_int_equal(write_dead_kubeconfig(kc, kc_size, "ctlconfig"), 0);
     hr_kclient_opts ko = {.kubeconfig = kc}; /* the client's defaults: 50/100 */
     hr_kclient *k = NULL;
     hr_err err;

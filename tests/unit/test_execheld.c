@@ -23,6 +23,7 @@
 
 #include "controller/executor.h"
 #include "core/pod.h"
+#include "hr_testfile.h"
 #include "kube/transport/client.h"
 
 static bool leading(void *ud)
@@ -46,14 +47,7 @@ typedef struct fx {
 
 static void mk(fx *f)
 {
-    snprintf(f->kc, sizeof f->kc, "/tmp/hr-execheld-%d.yaml", (int)getpid());
-    FILE *fp = fopen(f->kc, "w");
-    assert_non_null(fp);
-    fputs("current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
-          "clusters:\n- name: c\n  cluster: {server: 'https://127.0.0.1:1'}\n"
-          "users:\n- name: u\n  user: {token: t}\n",
-          fp);
-    assert_int_equal(fclose(fp), 0);
+    assert_int_equal(write_dead_kubeconfig(f->kc, sizeof f->kc, "execheld"), 0);
     hr_kclient_opts ko = {.kubeconfig = f->kc, .timeout_ms = 500};
     hr_err err;
     assert_int_equal(hr_kclient_new(&ko, &f->k, &err), HR_OK);

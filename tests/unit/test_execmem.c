@@ -26,6 +26,7 @@
 #include "cache/sink.h"
 #include "controller/executor.h"
 #include "controller/notes.h"
+#include "hr_testfile.h"
 
 typedef struct fx {
     hr_cache *c;
@@ -108,14 +109,7 @@ static void uid_of(int n, uint8_t uid[16])
 
 static hr_executor *mk_exec(fx *f)
 {
-    snprintf(f->kc, sizeof f->kc, "/tmp/hr-execmem-%d.yaml", (int)getpid());
-    FILE *fp = fopen(f->kc, "w");
-    assert_non_null(fp);
-    fputs("current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
-          "clusters:\n- name: c\n  cluster: {server: 'https://127.0.0.1:1'}\n"
-          "users:\n- name: u\n  user: {token: t}\n",
-          fp);
-    assert_int_equal(fclose(fp), 0);
+    assert_int_equal(write_dead_kubeconfig(f->kc, sizeof f->kc, "execmem"), 0);
     hr_kclient_opts ko = {.kubeconfig = f->kc, .timeout_ms = 500};
     hr_err err;
     assert_int_equal(hr_kclient_new(&ko, &f->k, &err), HR_OK);
