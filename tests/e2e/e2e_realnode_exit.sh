@@ -50,16 +50,7 @@ require_real_node
 
 # ------------------------------------------------------------------ the controller, the webhook
 install_identity "$ID"
-cat <<YAML | k apply -f - >/dev/null
-apiVersion: kube-headroom.dev/v1alpha1
-kind: HeadroomConfig
-metadata: {name: cluster}
-spec:
-  dryRun: false
-  namespaceSelector:
-    matchLabels: {kube-headroom.dev/mode: managed, kube-headroom.dev/e2e-run: "$RUN"}
-  webhook: {enabled: true}
-YAML
+run_config
 mkns "$NS" managed
 k label namespace "$NS" kube-headroom.dev/e2e-run="$RUN" >/dev/null
 mkdir -p "$WORK/certs"

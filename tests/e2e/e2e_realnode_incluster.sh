@@ -75,16 +75,7 @@ k -n "$CNS" create secret tls "$REL-tls" --cert "$WORK/tls.crt" --key "$WORK/tls
 
 # ------------------------------------------------------------------ helm install, two replicas
 install_crd
-cat <<YAML | k apply -f - >/dev/null
-apiVersion: kube-headroom.dev/v1alpha1
-kind: HeadroomConfig
-metadata: {name: cluster}
-spec:
-  dryRun: false
-  namespaceSelector:
-    matchLabels: {kube-headroom.dev/mode: managed, kube-headroom.dev/e2e-run: "$RUN"}
-  webhook: {enabled: true}
-YAML
+run_config
 # What this machine forces (realnode.sh chart_machine_values), then this test's own values.
 chart_machine_values "$P_METRICS" >"$WORK/machine.yaml"
 cat >"$WORK/values.yaml" <<YAML

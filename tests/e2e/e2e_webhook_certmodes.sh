@@ -69,16 +69,7 @@ t_all=$(now_ms)
 
 import_image "$WORK"
 install_crd
-cat <<YAML | k apply -f - >/dev/null
-apiVersion: kube-headroom.dev/v1alpha1
-kind: HeadroomConfig
-metadata: {name: cluster}
-spec:
-  dryRun: false
-  namespaceSelector:
-    matchLabels: {kube-headroom.dev/mode: managed, kube-headroom.dev/e2e-run: "$RUN"}
-  webhook: {enabled: true}
-YAML
+run_config
 mkns "$NS" managed kube-headroom.dev/e2e-run="$RUN"
 certmanager_up "$WORK"
 WHY="$CM_WHY"

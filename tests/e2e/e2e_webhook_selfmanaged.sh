@@ -47,16 +47,7 @@ import_image "$WORK"
 install_crd
 
 # ------------------------------------------------------------------ helm install, no certificate source
-cat <<YAML | k apply -f - >/dev/null
-apiVersion: kube-headroom.dev/v1alpha1
-kind: HeadroomConfig
-metadata: {name: cluster}
-spec:
-  dryRun: false
-  namespaceSelector:
-    matchLabels: {kube-headroom.dev/mode: managed, kube-headroom.dev/e2e-run: "$RUN"}
-  webhook: {enabled: true}
-YAML
+run_config
 {
   chart_machine_values "$P_METRICS"
   cat <<YAML

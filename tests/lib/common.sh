@@ -246,6 +246,22 @@ install_crd() { # [file]
     crd_failed "$f" "not Established within 30 s: $out"
 }
 
+# run_config: the HeadroomConfig "cluster" of a test whose controller writes and whose webhook
+# answers: live, for the managed namespaces that also carry kube-headroom.dev/e2e-run=$RUN, so
+# no other test's pods are its business.
+run_config() {
+  k apply -f - >/dev/null <<YAML
+apiVersion: kube-headroom.dev/v1alpha1
+kind: HeadroomConfig
+metadata: {name: cluster}
+spec:
+  dryRun: false
+  namespaceSelector:
+    matchLabels: {kube-headroom.dev/mode: managed, kube-headroom.dev/e2e-run: "$RUN"}
+  webhook: {enabled: true}
+YAML
+}
+
 # A spec the shipped CRD refuses, stored as an object of an older CRD was: the controller's own
 # check (Ready False, reason InvalidSpec: src/kube/decode/cfgspec.c) is the second line, for an
 # object stored before the schema refused it, and this is how a test reaches it. The patch goes
