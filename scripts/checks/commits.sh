@@ -26,6 +26,10 @@ LIMIT=200
 # amend), so each is named by its full hash, with its length, and skipped. Add none knowingly.
 KNOWN_LONG=(
     f574918f9344d998c7540c9ce2cd3de986edf12d # 73: "webhook certificates: existing (Cluster)Issuer, ..."
+    76a0c19649b392e8a52566d69c17d1ad7af86ec4 # 76: "plan: a flat table by default, -o jsonpath= and ..."
+    d79954457c072e807064cbb9ffc5a80d036302a8 # 77: "e2e_kubectl_output: kubectl's recorded -o ..."
+    4153294b04b23af486b2b7daf22db9441cc79441 # 73: "version, preflight: -o json|yaml|jsonpath=|..."
+    ecfd94cdd0e78812279108d42a0542ca66ee5c5d # 74: "plan's flat table: the glossary check, ..."
 )
 
 if first=$(git rev-parse -q --verify "$FIRST^{commit}") &&

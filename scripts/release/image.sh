@@ -88,7 +88,7 @@
 #     prints (run by qemu on this machine's libraries), with "headroom <version>" and
 #     "platform linux/<arch>";
 #   - `... plan -f -` of tests/golden/cluster.json must print tests/golden/cluster.plan.json
-#     (-o json) and tests/golden/cluster.table.txt (the table) byte for byte;
+#     (-o json) and tests/golden/cluster.flat.txt (the table) byte for byte;
 # and the size is printed as for the native image.
 set -euo pipefail
 umask 022 # the modes of what assemble makes do not depend on the caller's umask
@@ -560,7 +560,7 @@ emulated_check() {
   grep -qx "platform linux/$ARCH" <<<"$got" || die "headroom version does not say platform linux/$ARCH: '$got'"
   head -1 <<<"$got" | grep -q '^headroom [0-9]' || die "headroom version's first line is not 'headroom <version>'"
   say "headroom version under $QEMU, confined to the image's files: $(head -1 <<<"$got"), platform linux/$ARCH"
-  for g in "cluster.plan.json -o json" "cluster.table.txt"; do
+  for g in "cluster.plan.json -o json" "cluster.flat.txt"; do
     # shellcheck disable=SC2086 # $g: the golden file and the output flags
     set -- $g
     out=$(confined "$QEMU" -L "$r" "$r/usr/bin/headroom" plan -f - "${@:2}" \

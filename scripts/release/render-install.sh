@@ -65,6 +65,9 @@ trap 'rm -rf "$tmp"' EXIT
 #   which this file creates empty (its ca.crt verifies the certificate;
 #   applying this file again leaves the data alone); for the seconds before,
 #   a self-signed one each replica makes in memory. Nothing waits for it.
+# - The ClusterRole kube-headroom-tenant (pods and events: get, list, watch),
+#   bound to no one: a namespace's owner binds it there with a RoleBinding so
+#   its readers can run `headroom explain POD` (docs/tenant-guide.md).
 HEADER
   awk -v dir="$tmp" '
     /^---$/ { n++; next }

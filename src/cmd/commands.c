@@ -9,6 +9,7 @@
 #include "cmd/cmd_run.h"
 #include "cmd/completion.h"
 #include "cmd/explain.h"
+#include "cmd/output.h"
 #include "cmd/plan.h"
 #include "cmd/preflight.h"
 #include "cmd/probe.h"
@@ -28,17 +29,20 @@
 static int cmd_version(const char *prog, int argc, char **argv);
 static int cmd_help(const char *prog, int argc, char **argv);
 
-enum { VF_OUTPUT, VF_N };
+enum { VF_OUTPUT, VF_NO_HEADERS, VF_ALLOW_MISSING, VF_N };
 static const hr_flag version_flags[VF_N] = {
     [VF_OUTPUT] = {"output", 'o', HR_FLAG_STRING, "FORMAT",
-                   "json: one object {version, commit, treeState, buildDate, build, platform}",
-                   "json"},
+                   "json: one object {version, commit, treeState, buildDate, build, platform};\n"
+                   "                           yaml, jsonpath=TEMPLATE, custom-columns=SPEC of it",
+                   "json yaml jsonpath= custom-columns="},
+    [VF_NO_HEADERS] = HR_FLAG_NO_HEADERS,
+    [VF_ALLOW_MISSING] = HR_FLAG_ALLOW_MISSING,
 };
 HR_FLAGS_FIT(VF_N);
 
 static const hr_command version_command = {
     "version",
-    "[-o json]",
+    "[-o json|yaml|jsonpath=TEMPLATE|custom-columns=SPEC]",
     "Version, git commit, work tree state, build date, build flags, platform.",
     "The version is VERSION on a commit tagged v<VERSION>, else\n"
     "<VERSION>-dev.N+gCOMMIT (N commits since VERSION changed), +...dirty when built\n"
@@ -120,24 +124,38 @@ static int cmd_version(const char *prog, int argc, char **argv)
     hr_args a;
     int rc = hr_args_parse(prog, &version_command, argc, argv, &a);
     const char *o = a.val[VF_OUTPUT];
+    hr_output out = {.kind = HR_OUTPUT_TEXT, .allow_missing = true};
+    if (rc == HR_EXIT_OK && !a.help &&
+        (rc = hr_output_parse(prog, &version_command, o, HR_OUTPUT_ALLOW_DOC, &out)) == HR_EXIT_OK)
+        hr_output_flags(&out, &a, VF_NO_HEADERS, VF_ALLOW_MISSING);
     hr_args_free(&a);
     if (rc != HR_EXIT_OK || a.help)
         return rc;
-    if (o && strcmp(o, "json") != 0)
-        return hr_usage_error(prog, &version_command, "-o takes json, not \"%s\"", o);
     hr_buildinfo bi;
     hr_cmd_buildinfo(&bi);
-    hr_buf b;
+    hr_buf b, js;
     hr_buf_init(&b, 0);
-    if (o)
-        hr_buildinfo_json(&b, &bi);
-    else
+    hr_buf_init(&js, 0);
+    hr_err err;
+    hr_err_clear(&err);
+    hr_status st = HR_OK;
+    if (out.kind == HR_OUTPUT_TEXT) {
         hr_buildinfo_text(&b, &bi);
+    } else { /* the JSON object, printed as -o asks (cmd/output.h) */
+        hr_buildinfo_json(&js, &bi);
+        st = hr_buf_failed(&js) ? hr_err_set(&err, HR_E_NOMEM, "out of memory")
+                                : hr_output_doc(&out, hr_buf_str(&js), js.len, &b, &err);
+    }
     rc = HR_EXIT_OK;
-    if (hr_buf_failed(&b) || fwrite(hr_buf_str(&b), 1, b.len, stdout) != b.len || fflush(stdout)) {
+    if (st) {
+        fprintf(stderr, "%s version: %s\n", prog, err.msg);
+        rc = HR_EXIT_INPUT;
+    } else if (hr_buf_failed(&b) || fwrite(hr_buf_str(&b), 1, b.len, stdout) != b.len ||
+               fflush(stdout)) {
         fprintf(stderr, "%s version: writing the output failed\n", prog);
         rc = HR_EXIT_INPUT;
     }
+    hr_buf_free(&js);
     hr_buf_free(&b);
     return rc;
 }

@@ -8,11 +8,16 @@
  * executable kubectl_complete-headroom that kubectl (>= 1.26) runs to
  * complete `kubectl headroom …` — the same bash function, driven by the
  * words kubectl passes, answering in Cobra's protocol (one candidate a line,
- * then a ":DIRECTIVE" line).
+ * then a ":DIRECTIVE" line). The words only a live cluster or the
+ * kubeconfig knows (namespaces, pods, nodes, contexts: complete.h) come
+ * from the hidden `headroom __complete`, run by every script through the
+ * name being completed (bash and zsh: _headroom_live, fish:
+ * __headroom_live).
  */
 #include "cmd/completion.h"
 
 #include "cmd/commands.h"
+#include "cmd/complete.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -22,12 +27,15 @@ static const char *const shells = "bash zsh fish kubectl";
 const hr_command hr_completion_command = {
     "completion",
     "bash|zsh|fish|kubectl",
-    "A shell completion script on stdout, e.g.\n"
-    "  source <(headroom completion bash)\n"
+    "A shell completion script: bash, zsh, fish, or kubectl's plugin.",
+    "For example:\n"
+    "  source <(headroom completion bash)        # in ~/.bashrc\n"
+    "  source <(headroom completion zsh)         # in ~/.zshrc, after compinit\n"
     "  headroom completion fish > ~/.config/fish/completions/headroom.fish\n"
     "kubectl: the executable kubectl_complete-headroom, which kubectl (>= 1.26) runs to\n"
-    "complete `kubectl headroom ...`; the install step puts it beside kubectl-headroom.",
-    NULL,
+    "complete `kubectl headroom ...`; the install step puts it beside kubectl-headroom.\n"
+    "Namespaces (-n), pods (explain), nodes (node) and the kubeconfig's contexts come\n"
+    "from the cluster and the kubeconfig the line names, 3 s at most, else nothing.\n",
     NULL,
     0,
     1,
@@ -47,6 +55,16 @@ static void word_list(FILE *f, const hr_command *c)
 static void bash(FILE *f)
 {
     fputs("# bash completion for headroom and kubectl-headroom (headroom completion bash)\n"
+          "# The live words (namespaces, pods, nodes, contexts): `headroom __complete\n"
+          "# WORD... CUR` prints one a line, then a \":DIRECTIVE\" line.\n"
+          "_headroom_live() {\n"
+          "    local hr=${COMP_WORDS[0]} line\n"
+          "    command -v \"$hr\" >/dev/null 2>&1 || return 0\n"
+          "    while IFS= read -r line; do\n"
+          "        case $line in :*) break ;; ?*) COMPREPLY+=(\"$line\") ;; esac\n"
+          "    done < <(\"$hr\" __complete \"${COMP_WORDS[@]:1:COMP_CWORD-1}\" \"$cur\" "
+          "2>/dev/null)\n"
+          "}\n"
           "_headroom() {\n"
           "    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}\n"
           "    local cmd= i flags=\n"
@@ -81,10 +99,16 @@ static void bash(FILE *f)
             else if (fl->choices)
                 fprintf(f, ") COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")); return ;;\n",
                         fl->choices);
+            else if (hr_complete_live_flag(fl))
+                fputs(") _headroom_live; return ;;\n", f);
             else
                 fputs(") return ;;\n", f);
         }
         fputs("        esac\n", f);
+        if (hr_complete_live_arg(c))
+            fputs("        [[ $cur == -* ]] || { _headroom_live; [[ ${#COMPREPLY[@]} -eq 0 ]] || "
+                  "return; }\n",
+                  f);
         if (!strcmp(c->name, "help")) {
             fputs("        flags=\"", f);
             for (size_t k = 0; k < hr_n_commands; k++)
@@ -120,7 +144,15 @@ static void fish_quote(FILE *f, const char *s)
 
 static void fish(FILE *f)
 {
-    fputs("# fish completion for headroom and kubectl-headroom (headroom completion fish)\n", f);
+    fputs("# fish completion for headroom and kubectl-headroom (headroom completion fish)\n"
+          "# The live words (namespaces, pods, nodes, contexts): `headroom __complete\n"
+          "# WORD... CUR` prints one a line, then a \":DIRECTIVE\" line.\n"
+          "function __headroom_live\n"
+          "    set -l words (commandline -opc)\n"
+          "    command $words[1] __complete $words[2..-1] (commandline -ct) 2>/dev/null | "
+          "string match -v -r '^:'\n"
+          "end\n",
+          f);
     static const char *const bins[] = {"headroom", "kubectl-headroom"};
     for (size_t b = 0; b < 2; b++) {
         fprintf(f, "complete -c %s -f\n", bins[b]);
@@ -141,10 +173,17 @@ static void fish(FILE *f)
                     fputs(" -F", f);
                 else if (fl->choices)
                     fprintf(f, " -a '%s'", fl->choices);
+                else if (hr_complete_live_flag(fl))
+                    fputs(" -a '(__headroom_live)'", f);
                 fputs(" -d ", f);
                 fish_quote(f, fl->help);
                 fputc('\n', f);
             }
+            if (hr_complete_live_arg(c))
+                fprintf(f,
+                        "complete -c %s -n '__fish_seen_subcommand_from %s' -a "
+                        "'(__headroom_live)'\n",
+                        bins[b], c->name);
             if (!strcmp(c->name, "completion"))
                 fprintf(f, "complete -c %s -n '__fish_seen_subcommand_from completion' -a '%s'\n",
                         bins[b], shells);

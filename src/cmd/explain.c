@@ -15,7 +15,10 @@
 #include <string.h>
 #include <yyjson.h>
 
+#include "cmd/conn.h"
 #include "cmd/explain.h"
+#include "cmd/explain_json.h"
+#include "cmd/explain_tenant.h"
 #include "cmd/live.h"
 #include "controller/groups.h"
 #include "controller/nodesnap.h"
@@ -23,11 +26,12 @@
 #include "core/names.h"
 #include "core/quantity.h"
 #include "core/wide.h"
+#include "kube/decode/statusnote.h"
 #include "kube/kname.h"
 #include "plan/snapshot.h"
 #include "util/file.h"
 
-static const char *cpu(int64_t milli, char *buf)
+const char *hr_explain_cpu(int64_t milli, char *buf)
 {
     if (milli == HR_NONE)
         return "none";
@@ -40,27 +44,54 @@ static const char *cpu(int64_t milli, char *buf)
     return buf;
 }
 
-enum { F_NAMESPACE, F_FILE, F_KUBECONFIG, F_CONTEXT, F_TIMEOUT, F_N };
+enum {
+    F_NAMESPACE,
+    F_FILE,
+    F_CONN,
+    F_TIMEOUT = F_CONN + HR_CONN_N,
+    F_FROM_ANNOTATION,
+    F_OUTPUT,
+    F_NO_HEADERS,
+    F_ALLOW_MISSING,
+    F_N
+};
 
 static const hr_flag explain_flags[F_N] = {
     [F_NAMESPACE] = {"namespace", 'n', HR_FLAG_STRING, "NAMESPACE",
                      "the pod's namespace (default: the kubeconfig context's)", NULL},
     [F_FILE] = {"filename", 'f', HR_FLAG_STRING, "FILE",
                 "explain from a dump (- for stdin) instead of the live cluster", "@file"},
-    [F_KUBECONFIG] = HR_FLAG_KUBECONFIG,
-    [F_CONTEXT] = HR_FLAG_CONTEXT,
+    [F_CONN] = HR_CONN_FLAGS,
     [F_TIMEOUT] = HR_FLAG_REQUEST_TIMEOUT,
+    [F_FROM_ANNOTATION] = {"from-annotation", 0, HR_FLAG_BOOL, NULL,
+                           "the tenant view: the pod's status annotation and its namespace's "
+                           "pods only\n"
+                           "                           (the default when nodes or other "
+                           "namespaces' pods are forbidden)",
+                           NULL},
+    [F_OUTPUT] = {"output", 'o', HR_FLAG_STRING, "FORMAT",
+                  "text (default); json, yaml, jsonpath=TEMPLATE, custom-columns=SPEC: the "
+                  "figures as one object",
+                  "text " HR_OUTPUT_CHOICES},
+    [F_NO_HEADERS] = HR_FLAG_NO_HEADERS,
+    [F_ALLOW_MISSING] = HR_FLAG_ALLOW_MISSING,
 };
 HR_FLAGS_FIT(F_N);
 
+#define cpu hr_explain_cpu
+
 const hr_command hr_explain_command = {
     "explain",
-    "POD|NAMESPACE/POD|pod/POD [-n NAMESPACE] [-f FILE|-]",
+    "POD|NAMESPACE/POD|pod/POD [-n NAMESPACE] [-f FILE|-] [--from-annotation] [-o FORMAT]",
     "The arithmetic behind one pod's CPU limit, and why it was or was not written.",
     "Prints the node's booking, the pod's share and the slack-aware floor, each cap of\n"
     "design §2.3 and the one that binds, the quantum, and why the last change was or was\n"
     "not applied. The namespace: -n, else NAMESPACE/POD, else the kubeconfig context's\n"
-    "(a dump read with -f has no context: default).\n",
+    "(a dump read with -f has no context: default).\n"
+    "Without read access to nodes or to other namespaces' pods (a tenant bound to the\n"
+    "chart's <release>-tenant ClusterRole), or with --from-annotation, it prints the\n"
+    "tenant view: the figures of the pod's status annotation, its own namespace's pods\n"
+    "on the node by name and the other namespaces' as one sum.\n",
     explain_flags,
     F_N,
     1,
@@ -73,10 +104,15 @@ const hr_command hr_explain_command = {
 typedef struct pod_facts {
     char node[256];
     char *status_ann, *resize_cond, *decode_err;
+    hr_arena a;      /* kp's strings */
+    hr_kpod kp;      /* the pod decoded, when decode_err is NULL */
+    bool arena_used; /* a was initialized */
 } pod_facts;
 
 static void pod_facts_free(pod_facts *f)
 {
+    if (f->arena_used)
+        hr_arena_free(&f->a);
     free(f->status_ann);
     free(f->resize_cond);
     free(f->decode_err);
@@ -84,13 +120,13 @@ static void pod_facts_free(pod_facts *f)
 
 static void read_facts(yyjson_val *root, pod_facts *f)
 {
-    hr_arena da;
-    hr_arena_init(&da, 0);
-    hr_kpod kp;
     hr_err derr;
-    if (hr_decode_pod(root, &da, &kp, &derr) != HR_OK)
+    if (f->arena_used)
+        hr_arena_free(&f->a);
+    hr_arena_init(&f->a, 0);
+    f->arena_used = true;
+    if (hr_decode_pod(root, &f->a, &f->kp, &derr) != HR_OK)
         f->decode_err = strdup(derr.msg);
-    hr_arena_free(&da);
     const char *n = yyjson_get_str(yyjson_ptr_get(root, "/spec/nodeName"));
     snprintf(f->node, sizeof f->node, "%s", n ? n : "");
     yyjson_val *ann = yyjson_ptr_get(root, "/metadata/annotations");
@@ -301,7 +337,7 @@ static void print_explain(const hr_nodesnap *s, const hr_reconcile *r, size_t me
     if (pp->share > 0 && pp->share_managed > 0 && pp->share_n > 0) {
         int64_t prop = hr_muldiv64(pp->share, rq, pp->share_managed);
         int64_t share = pp->share / pp->share_n;
-        int64_t fl = hr_min64(cfg->min_burst_floor, share);
+        int64_t fl = hr_pod_floor(cfg, pp->share, pp->share_managed, pp->share_n);
         burst = hr_max64(prop, fl);
         printf(tf ? "  proportional S_t·r/M_t            %s\n"
                   : "  proportional S·r/M                %s\n",
@@ -462,8 +498,10 @@ static void warn_gaps(yyjson_val *root)
         fprintf(stderr, "explain: a complete dump: %s > dump.json\n", HR_DUMP_KUBECTL);
 }
 
-/* The dump at path into the cache; its pod ns/name into *f (1 when absent). */
-static int load_dump(const char *path, hr_cache *c, const char *ns, const char *name, pod_facts *f)
+/* The dump at path into the cache; its pod ns/name into *f (1 when absent);
+ * with nb, the pods of nb->ns on the pod's node into it (the tenant view). */
+static int load_dump(const char *path, hr_cache *c, const char *ns, const char *name, pod_facts *f,
+                     hr_explain_neighbours *nb)
 {
     char *text = NULL;
     size_t len = 0;
@@ -491,6 +529,18 @@ static int load_dump(const char *path, hr_cache *c, const char *ns, const char *
     } else {
         read_facts(pod, f);
         warn_gaps(root);
+        size_t i, max;
+        yyjson_val *it;
+        nb->node = f->node;
+        yyjson_arr_foreach(yyjson_obj_get(root, "items"), i, max, it)
+        {
+            const char *kind = yyjson_get_str(yyjson_obj_get(it, "kind"));
+            if (kind && !strcmp(kind, "Pod") && hr_explain_add_neighbour(nb, it, &err) != HR_OK) {
+                fprintf(stderr, "explain: %s\n", err.msg);
+                rc = HR_EXIT_INPUT;
+                break;
+            }
+        }
     }
     yyjson_doc_free(d);
     free(text);
@@ -504,11 +554,21 @@ int hr_cmd_explain(const char *prog, int argc, char **argv)
     int rc = hr_args_parse(prog, cmd, argc, argv, &args);
     const char *ref = args.n_pos ? args.pos[0] : NULL;
     const char *ns_flag = args.val[F_NAMESPACE], *file = args.val[F_FILE];
-    const char *kubeconfig = args.val[F_KUBECONFIG], *context = args.val[F_CONTEXT];
+    hr_conn conn;
+    if (rc == HR_EXIT_OK && !args.help)
+        rc = hr_conn_opts(prog, cmd, &args, F_CONN, &conn);
+    const char *conn_flag = rc == HR_EXIT_OK ? hr_conn_given(cmd, &args, F_CONN) : NULL;
     long timeout_ms = args.val[F_TIMEOUT] ? hr_duration_ms(args.val[F_TIMEOUT]) : 0;
+    bool from_ann = rc == HR_EXIT_OK && hr_args_on(&args, F_FROM_ANNOTATION);
+    hr_output out;
+    if (rc == HR_EXIT_OK && !args.help)
+        rc = hr_output_parse(prog, cmd, args.val[F_OUTPUT], HR_OUTPUT_ALLOW_DOC, &out);
+    if (rc == HR_EXIT_OK && !args.help)
+        hr_output_flags(&out, &args, F_NO_HEADERS, F_ALLOW_MISSING);
     hr_args_free(&args); /* the values point into argv */
     if (rc != HR_EXIT_OK || args.help)
         return rc;
+    const hr_output *fmt = &out;
     if (ref == NULL)
         return hr_usage_error(prog, cmd, "which pod?");
     if (timeout_ms < 0)
@@ -521,13 +581,12 @@ int hr_cmd_explain(const char *prog, int argc, char **argv)
         return hr_usage_error(prog, cmd, "\"%s\" is not a namespace name", ns_flag);
     if (ns_flag && ref_ns[0] && strcmp(ns_flag, ref_ns) != 0)
         return hr_usage_error(prog, cmd, "-n %s and %s name two namespaces", ns_flag, ref);
-    if (file && (kubeconfig || context))
-        return hr_usage_error(prog, cmd,
-                              "-f reads a dump; it does not mix with --kubeconfig/--context");
+    if (file && conn_flag)
+        return hr_usage_error(prog, cmd, "-f reads a dump; it does not mix with --%s", conn_flag);
 
     hr_err err;
     hr_kclient *k = NULL;
-    if (file == NULL && hr_live_client(kubeconfig, context, timeout_ms, &k, &err) != HR_OK) {
+    if (file == NULL && hr_live_client(&conn.o, timeout_ms, &k, &err) != HR_OK) {
         fprintf(stderr, "explain: %s\n", err.msg);
         return HR_EXIT_INPUT;
     }
@@ -539,6 +598,7 @@ int hr_cmd_explain(const char *prog, int argc, char **argv)
              : k         ? hr_kclient_namespace(k)
                          : "default");
     pod_facts f = {0};
+    hr_explain_neighbours nb = {.ns = ns};
     hr_cache *c = NULL;
     hr_arena a;
     hr_arena_init(&a, 0);
@@ -547,11 +607,29 @@ int hr_cmd_explain(const char *prog, int argc, char **argv)
         rc = HR_EXIT_INPUT;
         goto out;
     }
-    rc = file ? load_dump(file, c, ns, pod, &f) : read_pod(k, ns, pod, &f);
+    rc = file ? load_dump(file, c, ns, pod, &f, &nb) : read_pod(k, ns, pod, &f);
     if (rc != HR_EXIT_OK)
         goto out;
     if (f.node[0] == '\0') {
-        printf("pod %s/%s is not bound to a node yet: nothing to compute\n", ns, pod);
+        if (fmt->kind == HR_OUTPUT_TEXT)
+            printf("pod %s/%s is not bound to a node yet: nothing to compute\n", ns, pod);
+        else
+            rc = hr_explain_emit_unbound(ns, pod, fmt);
+        goto out;
+    }
+    if (!hr_kname_subdomain(f.node)) {
+        fprintf(stderr, "explain: pod %s/%s: spec.nodeName is not a node name\n", ns, pod);
+        rc = HR_EXIT_INPUT;
+        goto out;
+    }
+    /* The tenant view: asked for, or the cluster-wide read is forbidden. */
+    const char *why = from_ann ? "--from-annotation"
+                      : k && hr_explain_cluster_forbidden(k, f.node)
+                          ? "nodes or other namespaces' pods are forbidden to you"
+                          : NULL;
+    if (why) {
+        rc = hr_explain_tenant(k, ns, pod, f.node, f.decode_err ? NULL : &f.kp, f.status_ann,
+                               f.resize_cond, &nb, why, fmt);
         goto out;
     }
     if (k != NULL && hr_live_load(k, c, f.node, &err) != HR_OK) {
@@ -579,8 +657,17 @@ int hr_cmd_explain(const char *prog, int argc, char **argv)
         rc = HR_EXIT_INPUT;
         goto out;
     }
-    print_explain(&s, &r, me, &g, f.status_ann, f.resize_cond, f.decode_err);
+    if (fmt->kind == HR_OUTPUT_TEXT) {
+        print_explain(&s, &r, me, &g, f.status_ann, f.resize_cond, f.decode_err);
+    } else {
+        yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
+        rc = d ? hr_explain_emit(
+                     d, hr_explain_cluster_json(d, &s, &r, me, f.status_ann, f.resize_cond), fmt)
+               : HR_EXIT_INPUT;
+        yyjson_mut_doc_free(d);
+    }
 out:
+    free(nb.v);
     hr_arena_free(&a);
     hr_cache_free(c);
     hr_kclient_free(k);

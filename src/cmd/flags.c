@@ -18,6 +18,32 @@ void hr_args_free(hr_args *a)
     a->n_list = a->n_pos = 0;
 }
 
+const char **hr_args_list(const hr_args *a, size_t flag, int *n)
+{
+    *n = flag < HR_FLAGS_MAX ? a->list_n[flag] : 0;
+    return *n ? a->list + a->list_at[flag] : NULL;
+}
+
+/* The list values, parsed in argv order with each one's flag in of[],
+ * grouped by flag (each group in argv order) for hr_args_list. */
+static int group_lists(hr_args *a, const unsigned char *of)
+{
+    const char **g = calloc((size_t)a->n_list + 1, sizeof *g);
+    if (!g)
+        return -1;
+    int at = 0;
+    for (int f = 0; f < HR_FLAGS_MAX; f++) {
+        a->list_at[f] = at;
+        for (int i = 0; i < a->n_list; i++)
+            if (of[i] == f)
+                g[at++] = a->list[i];
+        a->list_n[f] = at - a->list_at[f];
+    }
+    free(a->list);
+    a->list = g;
+    return 0;
+}
+
 bool hr_flag_takes_value(const hr_flag *f)
 {
     return f->type == HR_FLAG_STRING || f->type == HR_FLAG_LIST;
@@ -70,12 +96,11 @@ void hr_command_help(FILE *f, const char *prog, const hr_command *c)
         fprintf(f, "\n%s", c->details);
 }
 
-/* The flag named by arg ("--name[=v]" or "-x[v]"), or NULL. *inline_val:
- * the value after '=' (or after the short letter), NULL when none. */
-static const hr_flag *find_flag(const hr_command *c, const char *arg, const char **inline_val,
-                                size_t *index)
+const hr_flag *hr_flag_find(const hr_command *c, const char *arg, const char **inline_val)
 {
     *inline_val = NULL;
+    if (arg[0] != '-' || arg[1] == '\0')
+        return NULL;
     if (arg[1] == '-') {
         const char *name = arg + 2;
         const char *eq = strchr(name, '=');
@@ -83,7 +108,6 @@ static const hr_flag *find_flag(const hr_command *c, const char *arg, const char
         for (size_t i = 0; i < c->n_flags; i++)
             if (strlen(c->flags[i].name) == len && strncmp(c->flags[i].name, name, len) == 0) {
                 *inline_val = eq ? eq + 1 : NULL;
-                *index = i;
                 return &c->flags[i];
             }
         return NULL;
@@ -93,11 +117,13 @@ static const hr_flag *find_flag(const hr_command *c, const char *arg, const char
             /* -ojson and -o=json, as kubectl reads them. */
             if (arg[2] != '\0')
                 *inline_val = arg[2] == '=' ? arg + 3 : arg + 2;
-            *index = i;
             return &c->flags[i];
         }
     return NULL;
 }
+
+static int parse(const char *prog, const hr_command *c, int argc, char **argv, hr_args *a,
+                 unsigned char *of);
 
 int hr_args_parse(const char *prog, const hr_command *c, int argc, char **argv, hr_args *a)
 {
@@ -109,10 +135,24 @@ int hr_args_parse(const char *prog, const hr_command *c, int argc, char **argv, 
     }
     a->list = calloc((size_t)argc + 1, sizeof *a->list);
     a->pos = calloc((size_t)argc + 1, sizeof *a->pos);
-    if (!a->list || !a->pos) {
+    unsigned char *of = calloc((size_t)argc + 1, 1); /* each list value's flag */
+    if (!a->list || !a->pos || !of) {
+        free(of);
         fprintf(stderr, "%s %s: out of memory\n", prog, c->name);
         return HR_EXIT_INPUT;
     }
+    int rc = parse(prog, c, argc, argv, a, of);
+    if (rc == HR_EXIT_OK && !a->help && group_lists(a, of) != 0) {
+        fprintf(stderr, "%s %s: out of memory\n", prog, c->name);
+        rc = HR_EXIT_INPUT;
+    }
+    free(of);
+    return rc;
+}
+
+static int parse(const char *prog, const hr_command *c, int argc, char **argv, hr_args *a,
+                 unsigned char *of)
+{
     bool flags_done = false;
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i];
@@ -132,8 +172,8 @@ int hr_args_parse(const char *prog, const hr_command *c, int argc, char **argv, 
             return HR_EXIT_OK;
         }
         const char *v = NULL;
-        size_t k = 0;
-        const hr_flag *fl = find_flag(c, arg, &v, &k);
+        const hr_flag *fl = hr_flag_find(c, arg, &v);
+        size_t k = fl ? (size_t)(fl - c->flags) : 0;
         if (fl == NULL) {
             const char *eq = strchr(arg, '=');
             return hr_usage_error(prog, c, "unknown flag \"%.*s\"",
@@ -155,8 +195,10 @@ int hr_args_parse(const char *prog, const hr_command *c, int argc, char **argv, 
                 return hr_usage_error(prog, c, "flag needs a value: %s", arg);
             v = argv[++i];
         }
-        if (fl->type == HR_FLAG_LIST)
+        if (fl->type == HR_FLAG_LIST) {
+            of[a->n_list] = (unsigned char)k;
             a->list[a->n_list++] = v;
+        }
         a->val[k] = v;
     }
     return HR_EXIT_OK;

@@ -13,13 +13,11 @@
 #define PAGE_LIMIT 500
 #define MAX_PAGE_BYTES (512u << 20)
 
-hr_status hr_live_client(const char *kubeconfig, const char *context, long timeout_ms,
-                         hr_kclient **out, hr_err *err)
+hr_status hr_live_client(const hr_kclient_opts *conn, long timeout_ms, hr_kclient **out,
+                         hr_err *err)
 {
-    hr_kclient_opts o = {0};
+    hr_kclient_opts o = *conn;
     o.timeout_ms = timeout_ms;
-    o.kubeconfig = kubeconfig;
-    o.context = context;
     return hr_kclient_new(&o, out, err);
 }
 

@@ -17,9 +17,10 @@
 #include "util/buf.h"
 #include "util/err.h"
 
-/* Connect like kubectl (kubeconfig, context; NULL for the defaults;
- * timeout_ms per request, 0 for the client's default). */
-HR_MUST_CHECK hr_status hr_live_client(const char *kubeconfig, const char *context, long timeout_ms,
+/* Connect like kubectl (conn: kubeconfig, context and the other
+ * connection flags, cmd/conn.h; timeout_ms per request, 0 for the
+ * client's default). */
+HR_MUST_CHECK hr_status hr_live_client(const hr_kclient_opts *conn, long timeout_ms,
                                        hr_kclient **out, hr_err *err);
 
 /* Fill a cache with nodes, namespaces, LimitRanges, the HeadroomConfig and

@@ -13,6 +13,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/commands.h"
+#include "cmd/complete.h"
 
 int main(int argc, char **argv)
 {
@@ -29,6 +30,8 @@ int main(int argc, char **argv)
         cmd = "help";
     else if (!strcmp(cmd, "--version"))
         cmd = "version";
+    if (!strcmp(cmd, HR_COMPLETE_CMD) || !strcmp(cmd, HR_COMPLETE_CMD "NoDesc"))
+        return hr_cmd_complete(prog, argc - 2, argv + 2); /* hidden: completion.c's scripts */
     const hr_command *c = hr_command_find(cmd);
     if (c == NULL) {
         fprintf(stderr, "%s: unknown command \"%s\" (try \"%s help\")\n", prog, cmd, prog);

@@ -11,27 +11,34 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "cmd/conn.h"
 #include "cmd/live.h"
+#include "cmd/output.h"
 #include "cmd/plan.h"
 #include "kube/kname.h"
 #include "kube/lselector.h"
+#include "plan/bars.h"
 #include "plan/planner.h"
 #include "plan/render.h"
 #include "plan/snapshot.h"
 #include "util/arena.h"
 #include "util/buf.h"
 #include "util/err.h"
+#include "util/term.h"
 
 typedef struct plan_args {
     const char *file;
-    const char *kubeconfig, *context; /* live cluster, when no -f */
-    long timeout_ms;                  /* --request-timeout; 0: the client's default */
+    hr_conn conn;    /* live cluster, when no -f */
+    long timeout_ms; /* --request-timeout; 0: the client's default */
     hr_render_opts ro;
+    hr_output out;    /* -o jsonpath= / custom-columns=: of the JSON (ro.fmt is JSON) */
     const char *node; /* for `node` */
     const char *selector;
     const char **sets; /* raw --set-request values */
     int n_sets;
+    bool bars_after; /* `node` on a terminal without -o: the table, then the bars */
 } plan_args;
 
 enum {
@@ -41,9 +48,12 @@ enum {
     F_ALL,
     F_SELECTOR,
     F_SET_REQUEST,
-    F_KUBECONFIG,
-    F_CONTEXT,
-    F_TIMEOUT,
+    F_ASCII,
+    F_BY_NODE,
+    F_NO_HEADERS,
+    F_ALLOW_MISSING,
+    F_CONN,
+    F_TIMEOUT = F_CONN + HR_CONN_N,
     F_N
 };
 
@@ -51,9 +61,12 @@ static const hr_flag plan_flags[F_N] = {
     [F_FILE] = {"filename", 'f', HR_FLAG_STRING, "FILE",
                 "a dump to plan (- for stdin) instead of the live cluster", "@file"},
     [F_OUTPUT] = {"output", 'o', HR_FLAG_STRING, "FORMAT",
-                  "table (default), wide (+ binding cap, node), json, yaml, name (pod/NAME "
-                  "of each pod that would be written)",
-                  "table wide json yaml name"},
+                  "table (default: a row per pod), wide (+ binding cap), json, yaml, "
+                  "jsonpath=TEMPLATE, custom-columns=NAME:.path,... (of the JSON's items), "
+                  "name (pod/NAME "
+                  "of each pod that would be written), bars (a bar per pod; node's default "
+                  "on a terminal: the table, then the bars)",
+                  "table wide json yaml name bars"},
     [F_NAMESPACE] = {"namespace", 'n', HR_FLAG_STRING, "NAMESPACE",
                      "list only this namespace's pods (all pods still book their node)", NULL},
     [F_ALL] = {"all-namespaces", 'A', HR_FLAG_BOOL, NULL,
@@ -62,8 +75,13 @@ static const hr_flag plan_flags[F_N] = {
                     "list only pods whose labels match: a=b, a!=b, a, !a, a in (x,y)", NULL},
     [F_SET_REQUEST] = {"set-request", 0, HR_FLAG_LIST, "NS/POD=CPU",
                        "what-if: plan as if that pod requested CPU (repeatable)", NULL},
-    [F_KUBECONFIG] = HR_FLAG_KUBECONFIG,
-    [F_CONTEXT] = HR_FLAG_CONTEXT,
+    [F_ASCII] = {"ascii", 0, HR_FLAG_BOOL, NULL,
+                 "draw the bars with # = . instead of block characters", NULL},
+    [F_BY_NODE] = {"by-node", 0, HR_FLAG_BOOL, NULL,
+                   "the table as a block per node, with the node's figures and notes", NULL},
+    [F_NO_HEADERS] = HR_FLAG_NO_HEADERS,
+    [F_ALLOW_MISSING] = HR_FLAG_ALLOW_MISSING,
+    [F_CONN] = HR_CONN_FLAGS,
     [F_TIMEOUT] = HR_FLAG_REQUEST_TIMEOUT,
 };
 HR_FLAGS_FIT(F_N);
@@ -72,8 +90,8 @@ HR_FLAGS_FIT(F_N);
 
 const hr_command hr_plan_command = {
     "plan",
-    "[-f FILE|-] [-o table|wide|json|yaml|name] [-n NS|-A] [-l SELECTOR] "
-    "[--set-request NS/POD=CPU]...",
+    "[-f FILE|-] [-o table|wide|json|yaml|name|bars|jsonpath=T|custom-columns=SPEC] "
+    "[--by-node] [--no-headers] [--ascii] [-n NS|-A] [-l SELECTOR] [--set-request NS/POD=CPU]...",
     "What the controller would set on every node (reads only, writes nothing).",
     "Reads the live cluster (kubeconfig as kubectl), or a dump with -f. -n and -l narrow\n"
     "what is listed; every pod still books its node.\n"
@@ -86,8 +104,8 @@ const hr_command hr_plan_command = {
 
 const hr_command hr_node_command = {
     "node",
-    "NODE [-f FILE|-] [-o table|wide|json|yaml|name] [-n NS|-A] [-l SELECTOR] "
-    "[--set-request NS/POD=CPU]...",
+    "NODE [-f FILE|-] [-o table|wide|json|yaml|name|bars|jsonpath=T|custom-columns=SPEC] "
+    "[--by-node] [--no-headers] [--ascii] [-n NS|-A] [-l SELECTOR] [--set-request NS/POD=CPU]...",
     "The plan of one node: each pod's request, limit, target, and why.",
     "Reads the live cluster (only that node's pods), or a dump with -f.\n"
     "\na complete dump:\n  " DUMP_CMD "\n",
@@ -105,27 +123,45 @@ static int parse_args(const char *prog, const hr_command *c, int argc, char **ar
     if (rc != HR_EXIT_OK || a->help)
         return rc;
     pa->file = a->val[F_FILE];
-    pa->kubeconfig = a->val[F_KUBECONFIG];
-    pa->context = a->val[F_CONTEXT];
-    pa->sets = a->list;
-    pa->n_sets = a->n_list;
+    if ((rc = hr_conn_opts(prog, c, a, F_CONN, &pa->conn)) != HR_EXIT_OK)
+        return rc;
+    pa->sets = hr_args_list(a, F_SET_REQUEST, &pa->n_sets);
     pa->selector = a->val[F_SELECTOR];
     pa->ro.ns = hr_args_on(a, F_ALL) ? NULL : a->val[F_NAMESPACE];
     static const struct {
         const char *name;
         hr_render_fmt fmt;
-    } fmts[] = {{"table", HR_RENDER_TABLE},
-                {"wide", HR_RENDER_WIDE},
-                {"json", HR_RENDER_JSON},
-                {"yaml", HR_RENDER_YAML},
-                {"name", HR_RENDER_NAME}};
+    } fmts[] = {
+        {"table", HR_RENDER_TABLE}, {"wide", HR_RENDER_WIDE}, {"json", HR_RENDER_JSON},
+        {"yaml", HR_RENDER_YAML},   {"name", HR_RENDER_NAME}, {"bars", HR_RENDER_BARS},
+    };
     const char *o = a->val[F_OUTPUT];
+    /* jsonpath= and custom-columns=: the JSON document, through cmd/output.h */
+    if (o && (!strncmp(o, "jsonpath", 8) || !strncmp(o, "custom-columns", 14))) {
+        rc = hr_output_parse(
+            prog, c, o, HR_OUTPUT_ALLOW(HR_OUTPUT_JSONPATH) | HR_OUTPUT_ALLOW(HR_OUTPUT_COLUMNS),
+            &pa->out);
+        if (rc != HR_EXIT_OK)
+            return rc;
+        hr_output_flags(&pa->out, a, F_NO_HEADERS, F_ALLOW_MISSING);
+        o = "json";
+    }
+    pa->ro.by_node = hr_args_on(a, F_BY_NODE);
+    pa->ro.no_headers = hr_args_on(a, F_NO_HEADERS);
     size_t k = 0;
     while (o && k < sizeof fmts / sizeof fmts[0] && strcmp(o, fmts[k].name) != 0)
         k++;
     if (o && k == sizeof fmts / sizeof fmts[0])
-        return hr_usage_error(prog, c, "-o takes table, wide, json, yaml or name, not \"%s\"", o);
+        return hr_usage_error(prog, c,
+                              "-o takes table, wide, json, yaml, name, bars, jsonpath=TEMPLATE "
+                              "or custom-columns=SPEC, not \"%s\"",
+                              o);
     pa->ro.fmt = o ? fmts[k].fmt : HR_RENDER_TABLE;
+    /* The bars: block characters on a UTF-8 terminal, else ASCII; `node`
+     * draws them after its table on a terminal (docs/cli.md). */
+    hr_term t = hr_term_of(STDOUT_FILENO);
+    pa->ro.bars = (hr_bars_style){t.unicode && !hr_args_on(a, F_ASCII), t.columns};
+    pa->bars_after = !o && t.tty && c->max_args == 1;
     if (a->val[F_TIMEOUT] && (pa->timeout_ms = hr_duration_ms(a->val[F_TIMEOUT])) < 0)
         return hr_usage_error(prog, c, "--request-timeout takes 30s, 2m, 1h or 0, not \"%s\"",
                               a->val[F_TIMEOUT]);
@@ -138,9 +174,9 @@ static int parse_args(const char *prog, const hr_command *c, int argc, char **ar
     }
     if (pa->ro.ns && !hr_kname_label(pa->ro.ns))
         return hr_usage_error(prog, c, "\"%s\" is not a namespace name", pa->ro.ns);
-    if (pa->file && (pa->kubeconfig || pa->context))
-        return hr_usage_error(prog, c,
-                              "-f reads a dump; it does not mix with --kubeconfig/--context");
+    const char *conn = hr_conn_given(c, a, F_CONN);
+    if (pa->file && conn)
+        return hr_usage_error(prog, c, "-f reads a dump; it does not mix with --%s", conn);
     pa->ro.only_node = pa->node;
     return HR_EXIT_OK;
 }
@@ -150,7 +186,7 @@ static hr_status read_live(const plan_args *pa, hr_snapshot *snap, hr_err *err)
 {
     memset(snap, 0, sizeof *snap);
     hr_kclient *k = NULL;
-    hr_status st = hr_live_client(pa->kubeconfig, pa->context, pa->timeout_ms, &k, err);
+    hr_status st = hr_live_client(&pa->conn.o, pa->timeout_ms, &k, err);
     hr_buf list;
     hr_buf_init(&list, 0);
     if (!st)
@@ -244,6 +280,16 @@ static int run(const char *prog, const hr_command *c, int argc, char **argv)
         st = hr_plan_build(&snap, sets, (size_t)pa.n_sets, &arena, &plan, &err);
     if (!st)
         st = hr_render(&plan, &pa.ro, &out, &err);
+    if (!st && (pa.out.kind == HR_OUTPUT_JSONPATH || pa.out.kind == HR_OUTPUT_COLUMNS)) {
+        hr_buf doc = out; /* the JSON, printed as -o asks */
+        hr_buf_init(&out, 0);
+        st = hr_output_doc(&pa.out, hr_buf_str(&doc), doc.len, &out, &err);
+        hr_buf_free(&doc);
+    }
+    if (!st && pa.bars_after) {
+        hr_buf_putc(&out, '\n');
+        st = hr_render_bars(&plan, &pa.ro, &out, &err);
+    }
     if (!st && fwrite(hr_buf_str(&out), 1, out.len, stdout) != out.len)
         st = hr_err_set(&err, HR_E_IO, "writing the output failed");
     if (!st && fflush(stdout) != 0)

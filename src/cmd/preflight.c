@@ -16,7 +16,9 @@
 #include <string.h>
 #include <yyjson.h>
 
+#include "cmd/conn.h"
 #include "cmd/live.h"
+#include "cmd/output.h"
 #include "cmd/preflight.h"
 #include "core/eligibility.h"
 #include "core/names.h"
@@ -34,6 +36,8 @@ typedef struct pf {
     hr_cache *c;
     const char *own_ns;
     int fails, warns;
+    const char *check; /* the check the next lines belong to (-o json's "name") */
+    hr_buf *items;     /* -o json and the rest: the lines as JSON objects; NULL: text */
 } pf;
 
 static void line(pf *p, verdict v, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -44,12 +48,21 @@ static void line(pf *p, verdict v, const char *fmt, ...)
         p->fails++;
     if (v == V_WARN)
         p->warns++;
-    printf("%s  ", tag[v]);
     va_list ap;
     va_start(ap, fmt);
-    vprintf(fmt, ap);
+    char *msg = NULL;
+    int n = vasprintf(&msg, fmt, ap);
     va_end(ap);
-    putchar('\n');
+    if (p->items) { /* {"name","verdict","message"} */
+        hr_buf_puts(p->items, p->items->len ? ",{\"name\":" : "{\"name\":");
+        hr_buf_json_str(p->items, p->check);
+        hr_buf_printf(p->items, ",\"verdict\":\"%s\",\"message\":", tag[v]);
+        hr_buf_json_str(p->items, n < 0 ? "" : msg);
+        hr_buf_putc(p->items, '}');
+    } else {
+        printf("%s  %s\n", tag[v], n < 0 ? "" : msg);
+    }
+    free(msg);
 }
 
 /* A list of names for one line: "a, b, c and 4 more". */
@@ -444,22 +457,37 @@ static void check_vpa(pf *p)
 
 /* ------------------------------------------------------------ command */
 
-enum { F_NAMESPACE, F_KUBECONFIG, F_CONTEXT, F_TIMEOUT, F_N };
+enum {
+    F_NAMESPACE,
+    F_OUTPUT,
+    F_NO_HEADERS,
+    F_ALLOW_MISSING,
+    F_CONN,
+    F_TIMEOUT = F_CONN + HR_CONN_N,
+    F_N
+};
 
 static const hr_flag preflight_flags[F_N] = {
     [F_NAMESPACE] = {"namespace", 'n', HR_FLAG_STRING, "NAMESPACE",
                      "where the controller will run (its Lease; never managed), default "
                      "kube-headroom",
                      NULL},
-    [F_KUBECONFIG] = HR_FLAG_KUBECONFIG,
-    [F_CONTEXT] = HR_FLAG_CONTEXT,
+    [F_OUTPUT] = {"output", 'o', HR_FLAG_STRING, "FORMAT",
+                  "text (default), json: {kind: Preflight, server, items: [{name, verdict, "
+                  "message}],\n"
+                  "                           failed, warnings}; yaml, jsonpath=TEMPLATE, "
+                  "custom-columns=SPEC of it",
+                  "text json yaml jsonpath= custom-columns="},
+    [F_NO_HEADERS] = HR_FLAG_NO_HEADERS,
+    [F_ALLOW_MISSING] = HR_FLAG_ALLOW_MISSING,
+    [F_CONN] = HR_CONN_FLAGS,
     [F_TIMEOUT] = HR_FLAG_REQUEST_TIMEOUT,
 };
 HR_FLAGS_FIT(F_N);
 
 const hr_command hr_preflight_command = {
     "preflight",
-    "[-n NAMESPACE]",
+    "[-n NAMESPACE] [-o text|json|yaml|jsonpath=TEMPLATE|custom-columns=SPEC]",
     "Is this cluster ready for kube-headroom? (read-only; exit 1 on a FAIL)",
     "One PASS/WARN/FAIL line per check: server version, pods/resize, RBAC of your identity,\n"
     "limits.cpu quotas and capping LimitRanges in managed namespaces, Windows nodes,\n"
@@ -474,7 +502,14 @@ int hr_cmd_preflight(const char *prog, int argc, char **argv)
 {
     hr_args args;
     int rc = hr_args_parse(prog, &hr_preflight_command, argc, argv, &args);
-    const char *kubeconfig = args.val[F_KUBECONFIG], *context = args.val[F_CONTEXT];
+    hr_conn conn;
+    hr_output out = {.kind = HR_OUTPUT_TEXT, .allow_missing = true};
+    if (rc == HR_EXIT_OK && !args.help)
+        rc = hr_conn_opts(prog, &hr_preflight_command, &args, F_CONN, &conn);
+    if (rc == HR_EXIT_OK && !args.help &&
+        (rc = hr_output_parse(prog, &hr_preflight_command, args.val[F_OUTPUT], HR_OUTPUT_ALLOW_DOC,
+                              &out)) == HR_EXIT_OK)
+        hr_output_flags(&out, &args, F_NO_HEADERS, F_ALLOW_MISSING);
     const char *own_ns = args.val[F_NAMESPACE] ? args.val[F_NAMESPACE] : "kube-headroom";
     long timeout_ms = args.val[F_TIMEOUT] ? hr_duration_ms(args.val[F_TIMEOUT]) : 0;
     hr_args_free(&args);
@@ -488,13 +523,21 @@ int hr_cmd_preflight(const char *prog, int argc, char **argv)
                               own_ns);
     hr_err err;
     pf p = {.own_ns = own_ns};
-    if (hr_live_client(kubeconfig, context, timeout_ms, &p.k, &err) != HR_OK) {
+    if (hr_live_client(&conn.o, timeout_ms, &p.k, &err) != HR_OK) {
         fprintf(stderr, "%s preflight: %s\n", prog, err.msg);
         return HR_EXIT_INPUT;
     }
-    printf("preflight of %s (%s)\n", hr_kclient_server(p.k), hr_kclient_origin(p.k));
+    hr_buf items;
+    hr_buf_init(&items, 0);
+    if (out.kind != HR_OUTPUT_TEXT)
+        p.items = &items;
+    else
+        printf("preflight of %s (%s)\n", hr_kclient_server(p.k), hr_kclient_origin(p.k));
+    p.check = "version";
     check_version(&p);
+    p.check = "pods-resize";
     check_resize(&p);
+    p.check = "rbac";
     check_rbac(&p);
     /* Pods are not cached: only the kubelet check reads them, page by page. */
     static const hr_ckind kinds[] = {HR_CK_CONFIG, HR_CK_NAMESPACE, HR_CK_NODE, HR_CK_LIMITRANGE,
@@ -503,14 +546,49 @@ int hr_cmd_preflight(const char *prog, int argc, char **argv)
     for (size_t i = 0; st == HR_OK && i < sizeof kinds / sizeof *kinds; i++)
         st = hr_live_load_kind(p.k, p.c, kinds[i], &err);
     if (st != HR_OK) {
+        p.check = "read";
         line(&p, V_FAIL, "cannot read the cluster: %s", err.msg);
     } else {
+        p.check = "namespaces";
         check_namespaces(&p);
+        p.check = "nodes";
         check_nodes(&p);
+        p.check = "kubelets";
         check_kubelets(&p);
+        p.check = "vpa";
         check_vpa(&p);
     }
-    printf("%d failed, %d warning%s\n", p.fails, p.warns, p.warns == 1 ? "" : "s");
+    if (p.items) { /* the object, printed as -o asks (cmd/output.h) */
+        hr_buf doc, o;
+        hr_buf_init(&doc, 0);
+        hr_buf_init(&o, 0);
+        hr_buf_puts(&doc, "{\"apiVersion\":\"kube-headroom.dev/v1alpha1\",\"kind\":\"Preflight\","
+                          "\"server\":");
+        hr_buf_json_str(&doc, hr_kclient_server(p.k));
+        hr_buf_puts(&doc, ",\"origin\":");
+        hr_buf_json_str(&doc, hr_kclient_origin(p.k));
+        hr_buf_printf(&doc, ",\"items\":[%s],\"failed\":%d,\"warnings\":%d}", hr_buf_str(&items),
+                      p.fails, p.warns);
+        /* JSON indented as plan's is: through yyjson */
+        yyjson_doc *d = hr_buf_failed(&doc) ? NULL : yyjson_read(hr_buf_str(&doc), doc.len, 0);
+        size_t len = 0;
+        char *pretty = d ? yyjson_write(d, YYJSON_WRITE_PRETTY_TWO_SPACES, &len) : NULL;
+        yyjson_doc_free(d);
+        st = pretty ? hr_output_doc(&out, pretty, len, &o, &err)
+                    : hr_err_set(&err, HR_E_NOMEM, "out of memory");
+        free(pretty);
+        if (st == HR_OK && fwrite(hr_buf_str(&o), 1, o.len, stdout) != o.len)
+            st = hr_err_set(&err, HR_E_IO, "writing the output failed");
+        if (st != HR_OK)
+            fprintf(stderr, "%s preflight: %s\n", prog, err.msg);
+        hr_buf_free(&doc);
+        hr_buf_free(&o);
+        if (st != HR_OK)
+            p.fails++;
+    } else {
+        printf("%d failed, %d warning%s\n", p.fails, p.warns, p.warns == 1 ? "" : "s");
+    }
+    hr_buf_free(&items);
     hr_cache_free(p.c);
     hr_kclient_free(p.k);
     return p.fails ? HR_EXIT_INPUT : HR_EXIT_OK;

@@ -19,9 +19,8 @@ enum {
     F_WEBHOOK_ADDR,
     F_CERT_DIR,
     F_METRICS_CERT_DIR,
-    F_KUBECONFIG,
-    F_CONTEXT,
-    F_NAMESPACE,
+    F_CONN,
+    F_NAMESPACE = F_CONN + HR_CONN_N,
     F_DRY_RUN,
     F_LEADER_ELECT,
     F_CONTROLLER,
@@ -87,8 +86,7 @@ static const hr_flag run_flags[F_N] = {
                             "tls.crt and tls.key for /metrics alone, re-read when\n"
                             "                           they change (default: --webhook-cert-dir)",
                             "@dir"},
-    [F_KUBECONFIG] = HR_FLAG_KUBECONFIG,
-    [F_CONTEXT] = HR_FLAG_CONTEXT,
+    [F_CONN] = HR_CONN_FLAGS,
     [F_NAMESPACE] = {"namespace", 0, HR_FLAG_STRING, "NS",
                      "the controller's own namespace, never managed (default\n"
                      "                           $POD_NAMESPACE)",
@@ -355,6 +353,8 @@ int hr_run_parse_flags(const char *prog, int argc, char **argv, hr_run_opts *o)
         o->ns = env_ns;
     hr_args a;
     int rc = hr_args_parse(prog, &hr_run_command, argc, argv, &a);
+    if (rc == HR_EXIT_OK && !a.help) /* before the free: it keeps --as-group's values */
+        rc = hr_conn_opts(prog, &hr_run_command, &a, F_CONN, &o->conn);
     hr_args_free(&a); /* the values stay: they point into argv */
     if (rc != HR_EXIT_OK)
         return rc;
@@ -403,8 +403,6 @@ int hr_run_parse_flags(const char *prog, int argc, char **argv, hr_run_opts *o)
     if (o->cert_self_managed && (!o->cert_secret || !o->cert_secret[0]))
         return hr_usage_error(prog, &hr_run_command,
                               "--webhook-cert-self-managed needs --webhook-cert-secret");
-    take(v[F_KUBECONFIG], &o->kubeconfig);
-    take(v[F_CONTEXT], &o->context);
     take(v[F_NAMESPACE], &o->ns);
     if (v[F_METRICS_SECURE])
         o->metrics_secure = hr_args_on(&a, F_METRICS_SECURE);
@@ -452,8 +450,10 @@ int hr_run_flags_text(const char *prog, int argc, char **argv, hr_buf *out)
              {"webhook_config", o.webhook_config},
              {"cert_dns", o.cert_dns},
              {"cert_ips", o.cert_ips},
-             {"kubeconfig", o.kubeconfig},
-             {"context", o.context},
+             {"kubeconfig", o.conn.o.kubeconfig},
+             {"context", o.conn.o.context},
+             {"server", o.conn.o.ov.server},
+             {"as", o.conn.o.ov.as},
              {"namespace", o.ns}};
     for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
         hr_buf_printf(out, "%s=%s\n", s[i].name, s[i].value ? s[i].value : "(unset)");

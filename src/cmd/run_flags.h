@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 
+#include "cmd/conn.h"
 #include "cmd/flags.h"
 #include "core/config.h"
 #include "util/buf.h"
@@ -33,19 +34,18 @@ typedef struct hr_run_opts {
     const char *cert_dns, *cert_ips; /* the serving certificate's names, comma-separated */
     long cert_validity_s, cert_renew_s; /* the serving certificate's validity, renewal */
     long ca_validity_s, ca_renew_s;     /* the CA's */
-    const char *kubeconfig;
-    const char *context;
-    const char *ns;          /* our own namespace (always excluded) */
-    hr_dry_run_flag dry_run; /* --dry-run as given */
-    bool leader_elect;       /* --leader-elect: hold a Lease to write */
-    bool controller;         /* --controller=false: webhook + metrics only */
-    bool streaming_lists;    /* --streaming-lists=false: every list by pages */
-    bool protobuf;           /* --protobuf=false: the built-in kinds in JSON too */
-    int write_concurrency;   /* --write-concurrency; 0: the controller's default */
-    int node_workers;        /* --node-workers; 0: the controller's default */
-    int verbosity;           /* 0 info, 1 debug */
-    bool log_json;           /* --log-format=json */
-    bool http2_ignored;      /* --enable-http2: logged, HTTP/1.1 only */
+    hr_conn conn;                       /* kubeconfig, context, --server, --as...: in place */
+    const char *ns;                     /* our own namespace (always excluded) */
+    hr_dry_run_flag dry_run;            /* --dry-run as given */
+    bool leader_elect;                  /* --leader-elect: hold a Lease to write */
+    bool controller;                    /* --controller=false: webhook + metrics only */
+    bool streaming_lists;               /* --streaming-lists=false: every list by pages */
+    bool protobuf;                      /* --protobuf=false: the built-in kinds in JSON too */
+    int write_concurrency;              /* --write-concurrency; 0: the controller's default */
+    int node_workers;                   /* --node-workers; 0: the controller's default */
+    int verbosity;                      /* 0 info, 1 debug */
+    bool log_json;                      /* --log-format=json */
+    bool http2_ignored;                 /* --enable-http2: logged, HTTP/1.1 only */
 } hr_run_opts;
 
 /* Parse run's argv into *o (defaults for what is not given): 0 to run, -1

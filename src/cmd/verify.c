@@ -38,6 +38,7 @@
 #include <unistd.h>
 #include <yyjson.h>
 
+#include "cmd/conn.h"
 #include "cmd/live.h"
 #include "core/names.h"
 #include "kube/decode/cfgstatus.h"
@@ -54,9 +55,8 @@
 #define BODY_MAX (16u << 20)
 
 enum {
-    F_KUBECONFIG,
-    F_CONTEXT,
-    F_REQUEST_TIMEOUT,
+    F_CONN,
+    F_REQUEST_TIMEOUT = F_CONN + HR_CONN_N,
     F_REQUIRE_CONFIG,
     F_METRICS_URL,
     F_METRICS_CA,
@@ -69,8 +69,7 @@ enum {
 };
 
 static const hr_flag verify_flags[F_N] = {
-    [F_KUBECONFIG] = HR_FLAG_KUBECONFIG,
-    [F_CONTEXT] = HR_FLAG_CONTEXT,
+    [F_CONN] = HR_CONN_FLAGS,
     [F_REQUEST_TIMEOUT] = HR_FLAG_REQUEST_TIMEOUT,
     [F_REQUIRE_CONFIG] = {"require-config", 0, HR_FLAG_BOOL, NULL,
                           "no HeadroomConfig \"cluster\" is a FAIL, not a SKIP", NULL},
@@ -113,7 +112,7 @@ const hr_command hr_verify_command = {
 };
 
 typedef struct verify {
-    const char *kubeconfig, *context;
+    hr_conn conn;
     long request_ms, timeout_ms;
     bool require_config;
     const char *metrics_url, *metrics_ca, *token_file;
@@ -142,7 +141,7 @@ static int check_config(verify *v, char *msg, size_t cap)
 {
     hr_kclient *k = NULL;
     hr_err err;
-    if (hr_live_client(v->kubeconfig, v->context, v->request_ms, &k, &err) != HR_OK)
+    if (hr_live_client(&v->conn.o, v->request_ms, &k, &err) != HR_OK)
         return say(msg, cap, V_FAIL, "config: no client: %s", err.msg);
     hr_buf b;
     hr_buf_init(&b, BODY_MAX);
@@ -370,8 +369,6 @@ int hr_cmd_verify(const char *prog, int argc, char **argv)
     hr_args a;
     int rc = hr_args_parse(prog, &hr_verify_command, argc, argv, &a);
     verify v = {
-        .kubeconfig = a.val[F_KUBECONFIG],
-        .context = a.val[F_CONTEXT],
         .require_config = hr_args_on(&a, F_REQUIRE_CONFIG),
         .metrics_url = a.val[F_METRICS_URL],
         .metrics_ca = a.val[F_METRICS_CA],
@@ -382,6 +379,8 @@ int hr_cmd_verify(const char *prog, int argc, char **argv)
     };
     const char *rt = a.val[F_REQUEST_TIMEOUT], *to = a.val[F_TIMEOUT];
     bool help = a.help;
+    if (rc == HR_EXIT_OK && !help)
+        rc = hr_conn_opts(prog, &hr_verify_command, &a, F_CONN, &v.conn);
     hr_args_free(&a); /* the values stay: they point into argv */
     if (rc != HR_EXIT_OK || help)
         return rc;

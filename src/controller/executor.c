@@ -679,7 +679,8 @@ static bool resize_refused(hr_executor *e, const hr_nodesnap *s, const hr_action
 }
 
 /* A resize (and, without a notes queue, its annotation and event), or a
- * dry-run annotation: everything written for one pod in a wave. Returns
+ * dry-run annotation, or the annotation of a held write (HR_ACT_SKIP):
+ * everything written for one pod in a wave. Returns
  * true when the wave must stop (shutdown, or leadership gone: nothing was
  * sent for what is left). */
 static bool send_action(hr_executor *e, const hr_nodesnap *s, const hr_action *a, const char *key,
@@ -828,8 +829,13 @@ static int check_action(hr_executor *e, const hr_nodesnap *s, const hr_action *a
             out->requeue_ms = 500;
         return 0;
     }
-    if (a->kind == HR_ACT_SKIP)
-        return count_skip(e, p, key, a->gate, a->current, a->target, out) ? 0 : -1;
+    if (a->kind == HR_ACT_SKIP) {
+        if (!count_skip(e, p, key, a->gate, a->current, a->target, out))
+            return -1;
+        if (a->status_patch == NULL)
+            return 0; /* the annotation already says why */
+        /* else its annotation goes like a dry-run one: a token, the pool */
+    }
     if (!take_node_token(e, rn->name)) {
         int pps = hr_executor_node_rate(e);
         int64_t wait = 1000 / (pps > 0 ? pps : 1) + 1;

@@ -68,7 +68,12 @@ hr_status hr_reconcile_node_with(const hr_config *cfg, const hr_rnode *rn, int64
                                                          .gate = HR_GATE_NODE_UNKNOWN};
             continue;
         }
-        if (!pp->write)
+        /* An annotation that says a gate held the pod is rewritten once the
+         * gate clears, with the write that goes with it, even when the new
+         * target is within the deadband of the limit: it must not go on
+         * saying "held" (status_note.h). */
+        bool held_before = pp->gate == HR_GATE_PASS && hr_status_note_held(rp->status_hash);
+        if (!pp->write && !held_before)
             continue;
 
         hr_action *act = &out->actions[out->n_actions];
@@ -79,24 +84,47 @@ hr_status hr_reconcile_node_with(const hr_config *cfg, const hr_rnode *rn, int64
         act->increase = pp->current > 0 && pp->target > pp->current;
         act->limits = &out->limits[pp->ctr_off];
 
+        /* The pod's status annotation (design §9.1); a held write says its
+         * gate. booking-unknown leaves the target figures out: the slack
+         * they come from is only an upper bound. */
+        hr_status_in si = {.cfg = cfg,
+                           .np = &out->plan,
+                           .pod = &rp->pod,
+                           .pp = pp,
+                           .ctr_names = rp->ctr_names,
+                           .limits = act->limits,
+                           .reason = pp->gate != HR_GATE_PASS ? hr_gate_str(pp->gate) : NULL,
+                           .target_unknown = pp->gate == HR_GATE_BOOKING_UNKNOWN,
+                           .dry_run = cfg->dry_run,
+                           .unix_s = now_unix};
         hr_buf_reset(&b);
-        hr_status_annotation(&b, &out->plan, now_unix, cfg->dry_run);
+        hr_status_annotation(&b, &si);
         act->annotation = keep(a, &b);
         if (act->annotation == NULL)
             goto nomem;
+        /* Only a resize carries its annotation unasked; every other one is
+         * sent when what it says changes (computedAt aside), so a steady
+         * state — dry-run, or a write a gate holds — stays free of writes. */
+        bool changed =
+            hr_status_note_hash(act->annotation, strlen(act->annotation)) != rp->status_hash;
 
         if (cfg->dry_run && pp->gate != HR_GATE_BOOKING_UNKNOWN) {
-            /* Dry-run writes only the annotation, and only when what it
-             * would say changes: a steady state stays free of writes. An
-             * increase on a node whose booking is unknown is held in
-             * dry-run too: its figures (slack, factor) are not known. */
-            if (hr_status_note_hash(act->annotation, strlen(act->annotation)) == rp->status_hash)
+            /* Dry-run writes only the annotation. An increase on a node
+             * whose booking is unknown is held in dry-run too (below). */
+            if (!changed)
                 continue;
             act->kind = HR_ACT_ANNOTATE;
             act->held = pp->gate == HR_GATE_PASS;
         } else if (pp->gate != HR_GATE_PASS) {
+            /* Held by a gate: the executor counts and reports it, and
+             * sends the annotation saying why when that changed. */
             act->kind = HR_ACT_SKIP;
             act->gate = pp->gate;
+            if (!changed) {
+                act->annotation = NULL;
+                out->n_actions++;
+                continue;
+            }
         } else {
             act->kind = HR_ACT_RESIZE;
             hr_buf_reset(&b);

@@ -42,8 +42,10 @@ typedef enum hr_action_kind {
     HR_ACT_RESIZE = 0, /* apply the new limits, then annotate, then the event */
     HR_ACT_ANNOTATE,   /* dry-run: only the status annotation changes */
     HR_ACT_SKIP,       /* a gate refused an increase (booking-unknown also in
-                          dry-run), or the Node is unknown and nothing is
-                          written at all (design §6) */
+                          dry-run): only the annotation saying why, when
+                          that changed (status_patch, else NULL); or the
+                          Node is unknown and nothing is written at all
+                          (design §6) */
 } hr_action_kind;
 
 typedef struct hr_action {
@@ -54,8 +56,8 @@ typedef struct hr_action {
     bool held;                 /* HR_ACT_ANNOTATE: a resize a live run would write now */
     hr_gate gate;              /* for HR_ACT_SKIP */
     const char *apply_body;    /* HR_ACT_RESIZE */
-    const char *annotation;    /* HR_ACT_RESIZE and HR_ACT_ANNOTATE */
-    const char *status_patch;  /* merge patch carrying the annotation */
+    const char *annotation;    /* HR_ACT_RESIZE, HR_ACT_ANNOTATE; HR_ACT_SKIP when changed */
+    const char *status_patch;  /* merge patch carrying the annotation (or NULL) */
     const char *event_message; /* HR_ACT_RESIZE */
     const int64_t *limits;     /* per container, parallel to pod.ctr */
 } hr_action;

@@ -9,6 +9,7 @@
 
 #include "core/names.h"
 #include "core/quantity.h"
+#include "core/wide.h"
 #include "util/jsonstr.h"
 
 static void put_cpu(hr_buf *b, int64_t milli)
@@ -67,22 +68,100 @@ static void fmt_factor(char *out, size_t cap, int64_t milli)
     snprintf(out, cap, "%lld.%02lld", (long long)(centi / 100), (long long)(centi % 100));
 }
 
-void hr_status_annotation(hr_buf *b, const hr_node_plan *np, int64_t unix_s, bool dry_run)
+/* "1500m": millicores always carry the m, as the design shows. */
+static void put_milli(hr_buf *b, const char *key, int64_t v)
 {
-    char factor[32], slack[HR_CPU_FMT_MAX], managed[HR_CPU_FMT_MAX], when[32];
+    hr_buf_printf(b, ",\"%s\":\"%lldm\"", key, (long long)v);
+}
+
+/* "caps": every bound that applies, the two LimitRange ones as their least. */
+static void put_caps(hr_buf *b, const hr_pod_caps *caps)
+{
+    hr_buf_puts(b, ",\"caps\":{");
+    bool first = true;
+    for (int k = 0; k < HR_CAP_REQUEST; k++) {
+        if (!caps->on[k])
+            continue;
+        int64_t v = caps->bound[k];
+        if (k == HR_CAP_LR_POD && caps->on[HR_CAP_LR_CONTAINER])
+            continue; /* said once, below, as the least of the two */
+        if (k == HR_CAP_LR_CONTAINER && caps->on[HR_CAP_LR_POD])
+            v = hr_min64(v, caps->bound[HR_CAP_LR_POD]);
+        hr_buf_printf(b, "%s\"%s\":\"%lldm\"", first ? "" : ",", hr_cap_key((hr_cap_kind)k),
+                      (long long)v);
+        first = false;
+    }
+    hr_buf_putc(b, '}');
+}
+
+/* "cap" and "capLimit" (hr_cap_binding). */
+static void put_cap(hr_buf *b, const hr_pod_caps *caps, int64_t raw)
+{
+    int64_t v;
+    hr_cap_kind k = hr_cap_binding(caps, raw, &v);
+    hr_buf_printf(b, ",\"cap\":\"%s\"", hr_cap_key(k));
+    if (k != HR_CAP_COUNT_)
+        put_milli(b, "capLimit", v);
+}
+
+/* "limits": the split the resize writes, at most HR_STATUS_MAX_LIMITS. */
+static void put_limits(hr_buf *b, const hr_status_in *in)
+{
+    hr_buf_puts(b, ",\"limits\":{");
+    uint32_t shown = 0, omitted = 0;
+    for (uint32_t i = 0; i < in->pod->n_ctr; i++) {
+        if (in->limits[i] == HR_NONE)
+            continue;
+        if (shown == HR_STATUS_MAX_LIMITS) {
+            omitted++;
+            continue;
+        }
+        if (shown++ > 0)
+            hr_buf_putc(b, ',');
+        hr_buf_json_str(b, in->ctr_names[i]);
+        hr_buf_printf(b, ":\"%lldm\"", (long long)in->limits[i]);
+    }
+    hr_buf_putc(b, '}');
+    if (omitted > 0)
+        hr_buf_printf(b, ",\"limitsOmitted\":%u", omitted);
+}
+
+void hr_status_annotation(hr_buf *b, const hr_status_in *in)
+{
+    const hr_node_plan *np = in->np;
+    const hr_pod_plan *pp = in->pp;
+    char factor[32], when[32];
     fmt_factor(factor, sizeof factor, hr_node_factor_milli(np));
-    /* "8000m" style, as the design shows: millicores always carry the m */
-    snprintf(slack, sizeof slack, "%lldm", (long long)(np->slack > 0 ? np->slack : 0));
-    snprintf(managed, sizeof managed, "%lldm", (long long)np->managed);
-    time_t t = (time_t)unix_s;
+    hr_buf_printf(b, "{\"factor\":\"%s\"", factor);
+    put_milli(b, "slack", np->slack > 0 ? np->slack : 0);
+    put_milli(b, "managedRequests", np->managed);
+    hr_buf_printf(b, ",\"nodePods\":%u", np->n_pods);
+    put_milli(b, "allocatable", np->allocatable);
+    put_milli(b, "booked", np->booked);
+    hr_buf_printf(b, ",\"managedPods\":%u", np->n_managed);
+    put_milli(b, "request", pp->request);
+    /* The burst is a share of pp->share (S, or the tenant's S_t, §2.9). */
+    hr_pod_caps caps;
+    hr_pod_caps_of(in->cfg, np->allocatable, in->pod, pp->request, &caps);
+    if (!in->target_unknown) {
+        int64_t raw = hr_pod_raw(in->cfg, pp->share, pp->share_managed, pp->share_n, pp->request);
+        put_milli(b, "floor", hr_pod_floor(in->cfg, pp->share, pp->share_managed, pp->share_n));
+        put_milli(b, "burst", raw - pp->request);
+        put_milli(b, "targetLimit", pp->target);
+        put_limits(b, in);
+        put_cap(b, &caps, raw);
+    }
+    put_caps(b, &caps);
+    if (in->reason != NULL) {
+        hr_buf_puts(b, ",\"reason\":");
+        hr_buf_json_str(b, in->reason);
+    }
+    time_t t = (time_t)in->unix_s;
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    hr_buf_printf(b,
-                  "{\"factor\":\"%s\",\"slack\":\"%s\",\"managedRequests\":\"%s\","
-                  "\"nodePods\":%u,\"computedAt\":\"%s\",\"policy\":\"%s\",\"dryRun\":%s}",
-                  factor, slack, managed, np->n_pods, when,
-                  hr_policy_version((hr_policy)np->policy), dry_run ? "true" : "false");
+    hr_buf_printf(b, ",\"computedAt\":\"%s\",\"policy\":\"%s\",\"dryRun\":%s}", when,
+                  hr_policy_version((hr_policy)np->policy), in->dry_run ? "true" : "false");
 }
 
 void hr_status_patch(hr_buf *b, const char *annotation_value)

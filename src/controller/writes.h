@@ -30,11 +30,36 @@
 void hr_resize_apply_body(hr_buf *b, const char *ns, const char *name, const hr_pod *p,
                           const char *const *ctr_names, const int64_t *limits);
 
-/* The status annotation value (design §9), e.g.
+/* The status annotation value (design §9.1): the node's figures, then the
+ * pod's own (its request, floor, burst, target and the split the resize
+ * writes, the cap that binds and every bound that applies), the gate that
+ * holds its write, e.g.
  * {"factor":"2.00","slack":"8000m","managedRequests":"8000m","nodePods":14,
+ *  "allocatable":"16000m","booked":"8000m","managedPods":3,"request":"1000m",
+ *  "floor":"1000m","burst":"1000m","targetLimit":"2000m","limits":{"app":"2000m"},
+ *  "cap":"none","caps":{"multiplier":"10000m","allocatable":"16000m"},
  *  "computedAt":"2026-11-30T08:00:00Z","policy":"proportional-v1","dryRun":false}
- * unix_s is the computation time. */
-void hr_status_annotation(hr_buf *b, const hr_node_plan *np, int64_t unix_s, bool dry_run);
+ * Every figure comes from the core (policy.h), as `explain` and `plan`
+ * take them. At most HR_STATUS_MAX_LIMITS containers are listed in
+ * "limits" ("limitsOmitted": the rest), so the value stays under 4 KiB. */
+#define HR_STATUS_MAX_LIMITS 32
+
+typedef struct hr_status_in {
+    const hr_config *cfg;
+    const hr_node_plan *np;
+    const hr_pod *pod;            /* the pod as planned */
+    const hr_pod_plan *pp;        /* its plan: pp->target is the total written */
+    const char *const *ctr_names; /* parallel to pod->ctr */
+    const int64_t *limits;        /* per container, parallel to pod->ctr; HR_NONE: not ours */
+    const char *reason;           /* the gate holding the write (docs/reasons.md); NULL: none */
+    /* booking-unknown: floor, burst, targetLimit, limits and cap are left
+     * out (the slack they come from is only an upper bound) */
+    bool target_unknown;
+    bool dry_run;
+    int64_t unix_s; /* the computation time (computedAt) */
+} hr_status_in;
+
+void hr_status_annotation(hr_buf *b, const hr_status_in *in);
 
 /* The merge patch carrying that annotation: {"metadata":{"annotations":{…}}}. */
 void hr_status_patch(hr_buf *b, const char *annotation_value);

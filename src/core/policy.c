@@ -255,6 +255,11 @@ static int64_t pod_raw(const burst_share *b, int64_t request)
     return hr_sadd64(request, burst);
 }
 
+int64_t hr_pod_floor(const hr_config *c, int64_t slack, int64_t managed, uint32_t n_managed)
+{
+    return burst_of(c, slack, managed, n_managed).floor;
+}
+
 int64_t hr_pod_raw(const hr_config *c, int64_t slack, int64_t managed, uint32_t n_managed,
                    int64_t request)
 {
@@ -323,6 +328,37 @@ const char *hr_cap_str(hr_cap_kind k)
     case HR_CAP_REQUEST: return "request";
     default: return "?";
     }
+}
+
+const char *hr_cap_key(hr_cap_kind k)
+{
+    switch (k) {
+    case HR_CAP_MULTIPLIER: return "multiplier";
+    case HR_CAP_ALLOCATABLE: return "allocatable";
+    case HR_CAP_MAX_CPU: return "max-cpu";
+    case HR_CAP_LR_POD:
+    case HR_CAP_LR_CONTAINER: return "limitrange";
+    default: return "none";
+    }
+}
+
+hr_cap_kind hr_cap_binding(const hr_pod_caps *caps, int64_t raw, int64_t *limit)
+{
+    hr_cap_kind k = caps->kind;
+    int64_t v = caps->cap;
+    if (k == HR_CAP_REQUEST) {
+        k = HR_CAP_COUNT_;
+        for (int i = 0; i < HR_CAP_REQUEST; i++)
+            if (caps->on[i] && (k == HR_CAP_COUNT_ || caps->bound[i] < v)) {
+                v = caps->bound[i];
+                k = (hr_cap_kind)i;
+            }
+    } else if (raw < caps->cap) {
+        k = HR_CAP_COUNT_;
+    }
+    if (limit != NULL)
+        *limit = k == HR_CAP_COUNT_ ? HR_NONE : v;
+    return k;
 }
 
 /* hr_pod_target from the raw target, on the pod's spans. */

@@ -133,6 +133,21 @@ void hr_pod_caps_of(const hr_config *c, int64_t allocatable, const hr_pod *p, in
  * "LimitRange Container bounds", "request" (for explain and plan). */
 const char *hr_cap_str(hr_cap_kind k);
 
+/* The floor of design §2.2 as applied: min(minBurstFloor, S/N) when pods
+ * burst (S > 0, M > 0, N > 0), else 0. */
+int64_t hr_pod_floor(const hr_config *c, int64_t slack, int64_t managed, uint32_t n_managed);
+
+/* The cap that binds (design §9.1's "cap"): the bound r + burst (raw)
+ * meets or passes; when every bound is below r, the least of them;
+ * HR_CAP_COUNT_ when r + burst stays below every bound ("none"). *limit
+ * (may be NULL) receives its value, HR_NONE for none. */
+hr_cap_kind hr_cap_binding(const hr_pod_caps *caps, int64_t raw, int64_t *limit);
+
+/* The status annotation's and the JSON's word for a cap: "multiplier",
+ * "allocatable", "max-cpu", "limitrange" (either LimitRange bound), and
+ * "none" for HR_CAP_COUNT_. */
+const char *hr_cap_key(hr_cap_kind k);
+
 /* raw_i = r_i + burst_i of design §2.2, before the caps and the quantum. */
 int64_t hr_pod_raw(const hr_config *c, int64_t slack, int64_t managed, uint32_t n_managed,
                    int64_t request);

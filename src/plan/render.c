@@ -19,6 +19,9 @@
 
 #include "core/eligibility.h"
 #include "core/gates.h"
+#include "plan/bars.h"
+#include "plan/tabw.h"
+#include "plan/yaml.h"
 
 /* The JSON document's apiVersion (docs/plan.schema.json). */
 #define HR_PLAN_API_VERSION "kube-headroom.dev/v1alpha1"
@@ -357,6 +360,47 @@ static bool add_summary_json(yyjson_mut_doc *doc, yyjson_mut_val *root, const hr
            yyjson_mut_obj_add_uint(doc, o, "undecodable", all ? p->n_bad : 0);
 }
 
+/* "items": the flat table's rows (render.h). */
+static bool add_items_json(yyjson_mut_doc *doc, yyjson_mut_val *root, const hr_plan *p,
+                           const hr_render_opts *ro)
+{
+    yyjson_mut_val *arr = yyjson_mut_arr(doc);
+    if (!arr || !yyjson_mut_obj_add_val(doc, root, "items", arr))
+        return false;
+    for (size_t n = 0; n < p->n_nodes; n++) {
+        const hr_plan_node_out *no = &p->nodes[n];
+        if (!node_shown(ro, no))
+            continue;
+        for (size_t i = 0; i < no->n_pods; i++) {
+            if (!listed(ro, no, i))
+                continue;
+            const hr_kpod *kp = no->src[i];
+            const hr_pod_plan *pp = &no->plans[i];
+            bool bad = kp->pod.undecodable, managed = pod_managed(pp);
+            const char *bc = bad ? "-" : binding_cap(&no->cfg, no, i);
+            bool held = pp->gate == HR_GATE_NODE_UNKNOWN || (managed && pp->write && pp->gate);
+            char r[32], l[32], t[32];
+            snprintf(r, sizeof r, "%" PRId64 "m", pp->request);
+            snprintf(l, sizeof l, "%" PRId64 "m", pp->current);
+            snprintf(t, sizeof t, "%" PRId64 "m", pp->target);
+            yyjson_mut_val *it = yyjson_mut_obj(doc);
+            if (!it || !yyjson_mut_arr_append(arr, it) ||
+                !yyjson_mut_obj_add_str(doc, it, "node", no->name) ||
+                !yyjson_mut_obj_add_str(doc, it, "namespace", kp->meta.ns) ||
+                !yyjson_mut_obj_add_str(doc, it, "name", kp->meta.name) ||
+                (!bad && pp->request && !yyjson_mut_obj_add_strcpy(doc, it, "request", r)) ||
+                (!bad && pp->current && !yyjson_mut_obj_add_strcpy(doc, it, "limit", l)) ||
+                (managed && !yyjson_mut_obj_add_strcpy(doc, it, "target", t)) ||
+                !yyjson_mut_obj_add_bool(doc, it, "write", would_write(pp)) ||
+                !yyjson_mut_obj_add_str(doc, it, "reason", hr_reason_str(pp->reason)) ||
+                (strcmp(bc, "-") != 0 && !yyjson_mut_obj_add_str(doc, it, "bindingCap", bc)) ||
+                (held && !yyjson_mut_obj_add_str(doc, it, "held", hr_gate_str(pp->gate))))
+                return false;
+        }
+    }
+    return true;
+}
+
 static hr_status render_json(const hr_plan *p, const hr_render_opts *o, hr_buf *out, hr_err *err)
 {
     yyjson_mut_doc *doc = yyjson_mut_doc_new(NULL);
@@ -371,6 +415,8 @@ static hr_status render_json(const hr_plan *p, const hr_render_opts *o, hr_buf *
     for (size_t i = 0; ok && i < p->n_nodes; i++)
         if (node_shown(o, &p->nodes[i]))
             ok = add_node_json(doc, nodes, p, &p->nodes[i], o);
+    if (ok)
+        ok = add_items_json(doc, root, p, o);
     if (ok)
         ok = add_summary_json(doc, root, p, o);
     if (ok && !o->only_node)
@@ -392,60 +438,6 @@ static hr_status render_json(const hr_plan *p, const hr_render_opts *o, hr_buf *
     return HR_OK;
 }
 
-/* YAML, block style, from a JSON value: strings double-quoted (JSON's
- * escapes are YAML's), keys plain (ours are identifiers). */
-static void yaml_val(yyjson_val *v, int indent, bool in_seq, hr_buf *b);
-
-static void yaml_scalar(yyjson_val *v, hr_buf *b)
-{
-    size_t len = 0;
-    char *t = yyjson_val_write(v, 0, &len);
-    if (t)
-        hr_buf_append(b, t, len);
-    free(t);
-}
-
-static void yaml_val(yyjson_val *v, int indent, bool in_seq, hr_buf *b)
-{
-    size_t i, max;
-    if (yyjson_is_obj(v) && yyjson_obj_size(v) > 0) {
-        yyjson_val *k, *x;
-        bool first = true;
-        yyjson_obj_foreach(v, i, max, k, x)
-        {
-            if (!(first && in_seq))
-                hr_buf_fill(b, ' ', (size_t)indent);
-            first = false;
-            hr_buf_printf(b, "%s:", yyjson_get_str(k));
-            bool block = (yyjson_is_obj(x) && yyjson_obj_size(x)) ||
-                         (yyjson_is_arr(x) && yyjson_arr_size(x));
-            if (block) {
-                hr_buf_putc(b, '\n');
-                yaml_val(x, yyjson_is_arr(x) ? indent : indent + 2, false, b);
-            } else {
-                hr_buf_putc(b, ' ');
-                yaml_val(x, indent, false, b);
-                hr_buf_putc(b, '\n');
-            }
-        }
-    } else if (yyjson_is_arr(v) && yyjson_arr_size(v) > 0) {
-        yyjson_val *x;
-        yyjson_arr_foreach(v, i, max, x)
-        {
-            hr_buf_fill(b, ' ', (size_t)indent);
-            hr_buf_puts(b, "- ");
-            if (yyjson_is_obj(x) && yyjson_obj_size(x)) {
-                yaml_val(x, indent + 2, true, b);
-            } else {
-                yaml_val(x, indent + 2, false, b);
-                hr_buf_putc(b, '\n');
-            }
-        }
-    } else {
-        yaml_scalar(v, b); /* a scalar, [] or {} */
-    }
-}
-
 static hr_status render_yaml(const hr_plan *p, const hr_render_opts *o, hr_buf *out, hr_err *err)
 {
     hr_buf js;
@@ -458,7 +450,7 @@ static hr_status render_yaml(const hr_plan *p, const hr_render_opts *o, hr_buf *
         return st;
     if (d == NULL)
         return hr_err_set(err, HR_E_NOMEM, "out of memory writing YAML");
-    yaml_val(yyjson_doc_get_root(d), 0, false, out);
+    hr_yaml_write(yyjson_doc_get_root(d), out);
     yyjson_doc_free(d);
     return hr_buf_failed(out) ? hr_err_set(err, HR_E_NOMEM, "out of memory writing YAML") : HR_OK;
 }
@@ -552,6 +544,41 @@ static void render_tenants(const hr_plan_node_out *no, hr_buf *b)
     }
 }
 
+/* The table's WRITE: yes, no, held, or - (not managed). */
+static const char *write_word(const hr_pod_plan *pp)
+{
+    bool managed = pod_managed(pp);
+    const char *write = pp->gate == HR_GATE_NODE_UNKNOWN ? "held"
+                        : !managed                       ? "-"
+                        : !pp->write                     ? "no"
+                        : pp->gate                       ? "held"
+                                                         : "yes";
+    return write;
+}
+
+/* The table's STATUS: the reason, and what holds or changes it. */
+static void status_text(const hr_plan *p, const hr_render_opts *o, const hr_plan_node_out *no,
+                        size_t i, hr_buf *b)
+{
+    const hr_kpod *kp = no->src[i];
+    const hr_pod_plan *pp = &no->plans[i];
+    bool managed = pod_managed(pp);
+    char v1[32], v2[32], v3[32], v4[32];
+    hr_buf_puts(b, hr_reason_str(pp->reason));
+    if ((managed && pp->write && pp->gate) || pp->gate == HR_GATE_NODE_UNKNOWN)
+        hr_buf_printf(b, " (held: %s)", hr_gate_str(pp->gate));
+    if (managed && pp->qos_guarded)
+        hr_buf_puts(b, " (qos-guard)");
+    const hr_pod_plan *was = changed(p, o, no, i);
+    if (was)
+        hr_buf_printf(
+            b, " [--set-request: request %s → %s, target %s → %s]",
+            milli(v1, sizeof v1, was->request, 0, "-"), milli(v2, sizeof v2, pp->request, 0, "-"),
+            milli(v3, sizeof v3, was->target, -1, "-"), milli(v4, sizeof v4, pp->target, -1, "-"));
+    if (kp->deleting)
+        hr_buf_puts(b, " (terminating)");
+}
+
 static void render_node_table(const hr_plan *p, const hr_plan_node_out *no, const hr_render_opts *o,
                               const col_widths *cw, hr_buf *b)
 {
@@ -618,33 +645,16 @@ static void render_node_table(const hr_plan *p, const hr_plan_node_out *no, cons
         size_t l = strlen(kp->meta.ns) + 1 + strlen(kp->meta.name);
         hr_buf_printf(b, "  %s/%s", kp->meta.ns, kp->meta.name);
         hr_buf_fill(b, ' ', l < w ? w - l : 0);
-        const char *write = pp->gate == HR_GATE_NODE_UNKNOWN ? "held"
-                            : !managed                       ? "-"
-                            : !pp->write                     ? "no"
-                            : pp->gate                       ? "held"
-                                                             : "yes";
+        const char *wcol = write_word(pp);
         bool bad = kp->pod.undecodable;
         hr_buf_printf(b, "  %9s  %9s  %9s  %-5s  ",
                       bad ? "?" : milli(v1, sizeof v1, pp->request, 0, "-"),
                       bad ? "?" : milli(v2, sizeof v2, pp->current, 0, "none"),
-                      managed ? milli(v3, sizeof v3, pp->target, -1, "-") : "-", write);
+                      managed ? milli(v3, sizeof v3, pp->target, -1, "-") : "-", wcol);
         if (wide)
             hr_buf_printf(b, "%-*s  %-*s  ", (int)cw->cap, binding_cap(&no->cfg, no, i),
                           (int)cw->node, no->name);
-        hr_buf_puts(b, hr_reason_str(pp->reason));
-        if ((managed && pp->write && pp->gate) || pp->gate == HR_GATE_NODE_UNKNOWN)
-            hr_buf_printf(b, " (held: %s)", hr_gate_str(pp->gate));
-        if (managed && pp->qos_guarded)
-            hr_buf_puts(b, " (qos-guard)");
-        const hr_pod_plan *was = changed(p, o, no, i);
-        if (was)
-            hr_buf_printf(b, " [--set-request: request %s → %s, target %s → %s]",
-                          milli(v1, sizeof v1, was->request, 0, "-"),
-                          milli(v2, sizeof v2, pp->request, 0, "-"),
-                          milli(v3, sizeof v3, was->target, -1, "-"),
-                          milli(v4, sizeof v4, pp->target, -1, "-"));
-        if (kp->deleting)
-            hr_buf_puts(b, " (terminating)");
+        status_text(p, o, no, i, b);
         hr_buf_putc(b, '\n');
     }
     hr_buf_putc(b, '\n');
@@ -760,6 +770,51 @@ static hr_status render_table(const hr_plan *p, const hr_render_opts *o, hr_buf 
     return HR_OK;
 }
 
+/* The flat table: one row per listed pod, its node in the first column
+ * (render.h). */
+static hr_status render_flat(const hr_plan *p, const hr_render_opts *o, hr_buf *out, hr_err *err)
+{
+    bool wide = o->fmt == HR_RENDER_WIDE;
+    static const char *const head[] = {"NODE",   "NAMESPACE", "NAME", "REQUEST", "LIMIT",
+                                       "TARGET", "WRITE",     "CAP",  "STATUS"};
+    hr_tabw t;
+    hr_tabw_init(&t, wide ? 9 : 8);
+    for (size_t k = 0; !o->no_headers && k < 9; k++)
+        if (wide || k != 7)
+            hr_tabw_cells(&t, head[k]);
+    hr_buf st;
+    hr_buf_init(&st, 0);
+    char v1[32], v2[32], v3[32];
+    for (size_t n = 0; n < p->n_nodes; n++) {
+        const hr_plan_node_out *no = &p->nodes[n];
+        if (!node_shown(o, no))
+            continue;
+        for (size_t i = 0; i < no->n_pods; i++) {
+            if (!listed(o, no, i))
+                continue;
+            const hr_kpod *kp = no->src[i];
+            const hr_pod_plan *pp = &no->plans[i];
+            bool bad = kp->pod.undecodable, managed = pod_managed(pp);
+            hr_tabw_cells(&t, no->name);
+            hr_tabw_cells(&t, kp->meta.ns);
+            hr_tabw_cells(&t, kp->meta.name);
+            hr_tabw_cells(&t, bad ? "?" : milli(v1, sizeof v1, pp->request, 0, "-"));
+            hr_tabw_cells(&t, bad ? "?" : milli(v2, sizeof v2, pp->current, 0, "none"));
+            hr_tabw_cells(&t, managed ? milli(v3, sizeof v3, pp->target, -1, "-") : "-");
+            hr_tabw_cells(&t, write_word(pp));
+            if (wide)
+                hr_tabw_cells(&t, bad ? "-" : binding_cap(&no->cfg, no, i));
+            hr_buf_reset(&st);
+            status_text(p, o, no, i, &st);
+            hr_tabw_cell(&t, hr_buf_str(&st), st.len);
+        }
+    }
+    bool ok = !hr_buf_failed(&st) && hr_tabw_write(&t, out);
+    hr_buf_free(&st);
+    hr_tabw_free(&t);
+    return ok ? HR_OK : hr_err_set(err, HR_E_NOMEM, "out of memory writing the table");
+}
+
 hr_status hr_render(const hr_plan *p, const hr_render_opts *o, hr_buf *out, hr_err *err)
 {
     hr_status st = check_node(p, o->only_node, err);
@@ -769,10 +824,21 @@ hr_status hr_render(const hr_plan *p, const hr_render_opts *o, hr_buf *out, hr_e
     case HR_RENDER_JSON: return render_json(p, o, out, err);
     case HR_RENDER_YAML: return render_yaml(p, o, out, err);
     case HR_RENDER_NAME: return render_names(p, o, out, err);
+    case HR_RENDER_BARS: return hr_render_bars(p, o, out, err);
     case HR_RENDER_TABLE:
     case HR_RENDER_WIDE:
-    default: return render_table(p, o, out, err);
+    default: return o->by_node ? render_table(p, o, out, err) : render_flat(p, o, out, err);
     }
+}
+
+bool hr_render_node_shown(const hr_render_opts *o, const hr_plan_node_out *no)
+{
+    return node_shown(o, no);
+}
+
+bool hr_render_listed(const hr_render_opts *o, const hr_plan_node_out *no, size_t i)
+{
+    return listed(o, no, i);
 }
 
 hr_status hr_render_json(const hr_plan *p, const char *only_node, hr_buf *out, hr_err *err)
@@ -783,6 +849,6 @@ hr_status hr_render_json(const hr_plan *p, const char *only_node, hr_buf *out, h
 
 hr_status hr_render_table(const hr_plan *p, const char *only_node, hr_buf *out, hr_err *err)
 {
-    hr_render_opts o = {.fmt = HR_RENDER_TABLE, .only_node = only_node};
+    hr_render_opts o = {.fmt = HR_RENDER_TABLE, .only_node = only_node, .by_node = true};
     return hr_render(p, &o, out, err);
 }

@@ -11,11 +11,13 @@
 #      demo's cluster; the ceiling strictly shrinks;
 #      `headroom explain` agrees; the stop command is printed; the demo's cluster
 #      keeps no audit record (HEADROOM_AUDIT=off).
-#   2. With the demo's controller still running, tests/e2e/e2e_controller.sh
-#      runs against the suite's cluster and passes, and so does the real node: it comes up
-#      beside the demo's kwok (their ports once collided), tests/e2e/e2e_realnode_smoke.sh
-#      passes on it, and it goes down leaving nothing (check-clean) — or, when the suite's
-#      real node is already up (its CTest fixture), the smoke test passes on that one.
+#   2. With the demo's controller still running, tests/e2e/e2e_design.sh (a controller
+#      and its webhook as the chart's identity, ~10 s; e2e_controller.sh took 150 s here, all
+#      of it on the suite's critical path) runs against the suite's cluster and passes, and
+#      so does the real node: it comes up beside the demo's kwok (their ports once
+#      collided), tests/e2e/e2e_realnode_smoke.sh passes on it, and it goes down leaving
+#      nothing (check-clean) — or, when the suite's real node is already up (its CTest
+#      fixture), the smoke test passes on that one.
 #   3. A `headroom run` pointed at the suite's cluster makes the suite refuse
 #      (common.sh require_cluster), at once and saying which process; so does a
 #      kube-headroom Lease that keeps being renewed, and not one left behind.
@@ -41,8 +43,8 @@ cleanup() {
   delete_objects
   if [ "$failed" -gt 0 ]; then
     echo "--- demo output"; cat "$WORK/demo.out" 2>/dev/null
-    echo "--- e2e_controller: what failed"; grep -E "^FAIL|passed," "$WORK/ctl.out" 2>/dev/null
-    echo "--- e2e_controller output (tail)"; tail -20 "$WORK/ctl.out" 2>/dev/null
+    echo "--- e2e_design: what failed"; grep -E "^FAIL|passed," "$WORK/ctl.out" 2>/dev/null
+    echo "--- e2e_design output (tail)"; tail -20 "$WORK/ctl.out" 2>/dev/null
     echo "--- the real node beside the demo (tail)"; tail -10 "$WORK/realnode.out" "$WORK/rn.out" 2>/dev/null
     echo "--- refused run"; head -5 "$WORK/refused.out" 2>/dev/null
     echo "--- the stray controller's log (tail)"; tail -5 "$WORK/stray.log" 2>/dev/null
@@ -220,12 +222,12 @@ k delete namespace "$LNS" --wait=false >/dev/null 2>&1
 # ------------------------------------------------ 2. the suite beside the running demo
 demo_pid=$(cat "$HEADROOM_DEMO_DIR/headroom.pid")
 check "the demo's controller is still running" kill -0 "$demo_pid"
-HEADROOM_BIN=$HEADROOM "$HERE/e2e_controller.sh" >"$WORK/ctl.out" 2>&1
+HEADROOM_BIN=$HEADROOM "$HERE/e2e_design.sh" >"$WORK/ctl.out" 2>&1
 rc=$?
 WHY="exit $rc, $(tail -1 "$WORK/ctl.out")"
 ok=0
 [ "$rc" -eq 0 ] && grep -qE '^[0-9]+ passed, 0 failed$' "$WORK/ctl.out" && ok=1
-check "e2e_controller.sh passes on the suite's cluster while the demo's controller runs" [ "$ok" -eq 1 ]
+check "e2e_design.sh passes on the suite's cluster while the demo's controller runs" [ "$ok" -eq 1 ]
 # The real node beside the demo: up (unless the suite's fixture has it up already), the smoke
 # test on it, down with nothing left.
 rn_ours=0 rn_ok=1

@@ -4,7 +4,8 @@
 # scratch prefix, that bin/ first on PATH, then kubectl finds the plugin
 # (kubectl-headroom) and, for completion, runs kubectl_complete-headroom:
 # `kubectl __complete headroom …` is exactly what kubectl's own bash/zsh/fish
-# completion asks it. Talks to the cluster once (`kubectl headroom plan`).
+# completion asks it. Talks to the cluster for `kubectl headroom plan` and for the
+# namespaces `-n <TAB>` offers.
 set -uo pipefail
 # shellcheck source=../lib/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
@@ -37,11 +38,12 @@ tab() {
   check "kubectl headroom $* <TAB>" [ "$got" = "$want" ]
 }
 tab "plan preflight probe " p
-tab "json name table wide yaml " plan -o ''
+tab "bars json name table wide yaml " plan -o ''
 tab "--output=json " plan --output=j
 tab "json logfmt " run --log-format ''
-tab "--selector --set-request " plan --se
-directive=$(k __complete headroom plan -n '' 2>/dev/null | tail -1)
-WHY="directive $directive"
-check "kubectl headroom plan -n <TAB>: nothing, and no file names (:4)" [ "$directive" = ":4" ]
+tab "--selector --server --set-request " plan --se
+out=$(k __complete headroom plan -n '' 2>/dev/null)
+ns_offered() { [ "$(tail -1 <<<"$out")" = ":4" ] && grep -qx default <<<"$out"; }
+WHY="[$(tr '\n' ' ' <<<"$out")]"
+check "kubectl headroom plan -n <TAB>: the namespaces (headroom __complete), no file names (:4)" ns_offered
 finish

@@ -125,16 +125,20 @@ WHY="limit '$first'"
 check "a pod created in the managed namespace is born with its CPU limit (200m x 2 = 400m)" [ "$first" = 400m ]
 ca0=$(field ca.crt)
 declare -A secret_serials=() served_serials=()
-created=0 mutated=0 refused="" t1=$(now_ms)
+# Until two rotations are seen both in the Secret and on the wire (three serials each; a rotation
+# every 15 s), at most 18 pods: all 18 took 52 s, alone on the machine.
+created=0 mutated=0 refused="" t1=$(now_ms) n=0
 for i in $(seq 1 18); do
   s=$(secret_serial) && [ -n "$s" ] && secret_serials[$s]=1
   s=$(served_serial) && [ -n "$s" ] && served_serials[$s]=1
+  n=$i
   if lim=$(pod "p$i" 2>"$WORK/err"); then
     created=$((created + 1))
     [ "$lim" = 400m ] && mutated=$((mutated + 1))
   else
     refused+="p$i: $(head -c 200 "$WORK/err"); "
   fi
+  [ "${#secret_serials[@]}" -lt 3 ] || [ "${#served_serials[@]}" -lt 3 ] || break
   sleep 2
 done
 took=$((($(now_ms) - t1) / 1000))
@@ -143,9 +147,9 @@ check "the serving certificate rotated in the Secret (${#secret_serials[@]} seri
   [ "${#secret_serials[@]}" -ge 2 ]
 WHY="served serials ${!served_serials[*]}"
 check "the certificate the webhook serves changed with it (${#served_serials[@]} served)" [ "${#served_serials[@]}" -ge 2 ]
-WHY="created $created, mutated $mutated of 18; refused: $refused"
-check "every pod created across the rotations was admitted and mutated (failurePolicy Fail: no failed call)" \
-  eval '[ "$created" = 18 ] && [ "$mutated" = 18 ]'
+WHY="created $created, mutated $mutated of $n; refused: $refused"
+check "every pod created across the rotations was admitted and mutated ($n; failurePolicy Fail: no failed call)" \
+  eval '[ "$created" = "$n" ] && [ "$mutated" = "$n" ]'
 WHY="ca.crt changed: $([ "$(field ca.crt)" = "$ca0" ] && echo no || echo yes)"
 check "the CA and the caBundle stayed through the rotations" \
   eval '[ "$(field ca.crt)" = "$ca0" ] && [ "$(mwc_bundle)" = "$ca0" ]'

@@ -56,7 +56,7 @@ out_has() {
 for f in "-f cluster.json" "-fcluster.json" "-f=cluster.json" "--filename cluster.json" \
          "--filename=cluster.json"; do
   # shellcheck disable=SC2086
-  same cluster.table.txt plan $f
+  same cluster.flat.txt plan $f
 done
 # -o, every form and every format.
 for o in "-o json" "-ojson" "-o=json" "--output json" "--output=json"; do
@@ -65,43 +65,84 @@ for o in "-o json" "-ojson" "-o=json" "--output json" "--output=json"; do
 done
 same cluster.plan.yaml plan -f cluster.json -o yaml
 same cluster.plan.yaml plan -f cluster.json --output=yaml
-same cluster.table.txt plan -f cluster.json -o table
-same cluster.node-c.txt node node-c -f cluster.json -otable
-same cluster.node-c.txt node -f cluster.json node-c
+same cluster.flat.txt plan -f cluster.json -o table
+same cluster.table.txt plan -f cluster.json -o table --by-node
+same cluster.table.txt plan -f cluster.json --by-node=true
+same cluster.node-c.flat.txt node node-c -f cluster.json -otable
+same cluster.node-c.flat.txt node -f cluster.json node-c
+same cluster.node-c.txt node -f cluster.json node-c --by-node
+# --no-headers: the same rows without the header row, table and wide alike (the columns are
+# as wide as the rows alone need, as kubectl's).
+for o in table wide; do
+  run 0 plan -f cluster.json -o $o
+  tail -n +2 "$work/out" | tr -s ' ' >"$work/rows"
+  run 0 plan -f cluster.json -o $o --no-headers
+  tr -s ' ' <"$work/out" | cmp -s - "$work/rows" || bad "-o $o --no-headers: not the same rows"
+done
 run 0 plan -f cluster.json -o wide
+out_has "WRITE   CAP                           STATUS"
+out_has "node-c      team-b        small-api-77d-p9      250m      500m    750m     held    LimitRange Container bounds   managed (held: pressure)"
+run 0 plan -f cluster.json -o wide --by-node
 out_has "WRITE  CAP                          NODE       STATUS"
 out_has "team-b/small-api-77d-p9              250m       500m       750m  held   LimitRange Container bounds  node-c     managed"
 # One set of columns for the whole table: every node's header is the same.
 for o in table wide; do
-  run 0 plan -f cluster.json -o $o
+  run 0 plan -f cluster.json -o $o --by-node
   [ "$(grep -c '^  POD ' "$work/out")" -eq 4 ] || bad "-o $o: not one header per node"
   [ "$(grep '^  POD ' "$work/out" | sort -u | wc -l)" -eq 1 ] || bad "-o $o: the columns move from node to node"
 done
 # -o name: exactly the pods the table marks "yes" (held is not a write).
 run 0 plan -f cluster.json -o name
-awk '$5 == "yes" { sub(/^[^\/]*\//, "", $1); print "pod/" $1 }' cluster.table.txt | sort >"$work/want"
+awk 'NR > 1 && $7 == "yes" { print "pod/" $3 }' cluster.flat.txt | sort >"$work/want"
 sort "$work/out" >"$work/got"
 cmp -s "$work/want" "$work/got" || { bad "-o name is not the table's yes rows"; diff "$work/want" "$work/got"; }
 [ -s "$work/got" ] || bad "-o name printed nothing"
 run 2 plan -f cluster.json -o xml
-err_has '-o takes table, wide, json, yaml or name, not "xml"'
+err_has '-o takes table, wide, json, yaml, name, bars, jsonpath=TEMPLATE or custom-columns=SPEC, not "xml"'
 run 2 plan -f cluster.json -o
 err_has "flag needs a value: -o"
+# -o jsonpath= and -o custom-columns=, every form of -o (what they print: kubectl/check.py).
+run 0 plan -f cluster.json -o 'jsonpath={.items[*].target}'
+cp "$work/out" "$work/jp"
+[ "$(cat "$work/jp")" = "2210m 1500m 5310m 3000m 2010m 1250m 750m 2290m" ] || bad "jsonpath: $(cat "$work/jp")"
+same "$work/jp" plan -f cluster.json -o='jsonpath={.items[*].target}'
+same "$work/jp" plan -f cluster.json --output 'jsonpath={.items[*].target}'
+same "$work/jp" plan -f cluster.json '-ojsonpath={.items[*].target}'
+run 0 node node-c -f cluster.json -o 'custom-columns=NODE:.node,POD:.name,TARGET:{.target}'
+out_has "node-c   small-api-77d-p9   750m"
+run 0 plan -f cluster.json -o 'custom-columns=POD:.name,LIMIT:.limit' --no-headers
+out_has "api-0                 <none>"
+grep -q LIMIT "$work/out" && bad "custom-columns --no-headers printed the header"
+run 0 plan -f cluster.json -o 'jsonpath={.items[0].nope}'
+[ -s "$work/out" ] && bad "a missing key printed something"
+run 1 plan -f cluster.json -o 'jsonpath={.items[0].nope}' --allow-missing-template-keys=false
+err_has 'Error executing template: nope is not found'
+run 1 plan -f cluster.json -o 'jsonpath={.items[99].name}'
+err_has 'array index out of bounds: index 99, length 20'
+run 2 plan -f cluster.json -o 'jsonpath={.items[*'
+err_has 'error parsing jsonpath {.items[*, unterminated array'
+run 2 plan -f cluster.json -o jsonpath
+err_has 'template format specified but no template given'
+run 2 plan -f cluster.json -o custom-columns=BAD
+err_has 'unexpected custom-columns spec: BAD, expected <header>:<json-path-expr>'
 
 # -n / --namespace: only that namespace's pods, every form the same.
-run 0 plan -f cluster.json -n team-b
+run 0 plan -f cluster.json -n team-b --by-node
 cp "$work/out" "$work/ns"
 grep -q '^  team-b/' "$work/ns" || bad "-n team-b lists no team-b pod"
 if grep '^  [a-z0-9-]*/' "$work/ns" | grep -qv '^  team-b/'; then bad "-n team-b lists another namespace"; fi
 grep -q 'pods listed' "$work/ns" || bad "-n: the summary does not say the list is narrowed"
 for f in "-nteam-b" "-n=team-b" "--namespace team-b" "--namespace=team-b"; do
   # shellcheck disable=SC2086
-  same "$work/ns" plan -f cluster.json $f
+  same "$work/ns" plan -f cluster.json $f --by-node
 done
 # -A wins over -n (kubectl's rule) and is the default.
-same cluster.table.txt plan -f cluster.json -n team-b -A
-same cluster.table.txt plan -f cluster.json --all-namespaces
-same cluster.table.txt plan -f cluster.json --all-namespaces=true
+same cluster.flat.txt plan -f cluster.json -n team-b -A
+same cluster.flat.txt plan -f cluster.json --all-namespaces
+same cluster.flat.txt plan -f cluster.json --all-namespaces=true
+# -n in the flat table: the third column's namespace alone.
+run 0 plan -f cluster.json -n team-b --no-headers
+[ "$(awk '{print $2}' "$work/out" | sort -u)" = team-b ] || bad "-n team-b (flat): other namespaces listed"
 run 2 plan -f cluster.json -A=maybe
 err_has "--all-namespaces takes true or false"
 run 2 plan -f cluster.json -n Team_B
@@ -126,7 +167,7 @@ run 2 plan -f cluster.json -l 'a b'
 err_has 'selector: cannot read "a b"'
 
 # --set-request, both forms.
-same cluster.set-request.txt node node-a -f cluster.json --set-request team-a/api-0=2 \
+same cluster.set-request.txt node node-a -f cluster.json --by-node --set-request team-a/api-0=2 \
   --set-request=team-a/web-7d9f8b6c4-x2k9p=600m
 
 # Connection flags (live): --kubeconfig, --context, --request-timeout.
@@ -337,13 +378,24 @@ for f in "-o json" "-ojson" "-o=json" "--output json" "--output=json"; do
   [ "$(jq '[.[] | strings] | length' "$work/out")" -eq 6 ] || bad "version $f: a value is not a string"
   cmp -s "$work/text" "$work/json" || { bad "version $f: the JSON and the text differ"; diff "$work/text" "$work/json"; }
 done
-run 2 version -o yaml
-err_has '-o takes json, not "yaml"'
+# -o yaml, jsonpath=, custom-columns=: the same object (cmd/output.h).
+run 0 version -o yaml
+[ "$(sed -n 's/^platform: "\(.*\)"$/\1/p' "$work/out")" = "$(sed -n 6p "$work/json")" ] ||
+  bad "version -o yaml: $(cat "$work/out")"
+run 0 version -o 'jsonpath={.version} {.platform}'
+[ "$(cat "$work/out")" = "$(sed -n 1p "$work/json") $(sed -n 6p "$work/json")" ] ||
+  bad "version -o jsonpath: $(cat "$work/out")"
+run 0 version -o custom-columns=PLATFORM:.platform --no-headers
+[ "$(cat "$work/out")" = "$(sed -n 6p "$work/json")" ] || bad "version -o custom-columns: $(cat "$work/out")"
+run 2 preflight -o xml
+err_has '-o takes table, text, json, yaml, jsonpath=TEMPLATE or custom-columns=SPEC, not "xml"'
+run 2 version -o xml
+err_has '-o takes table, text, json, yaml, jsonpath=TEMPLATE or custom-columns=SPEC, not "xml"'
 run 2 version extra
 err_has 'unexpected argument "extra"'
 # Arguments: "-" is stdin, "--" ends the flags.
 "$hr" plan -f - <cluster.json >"$work/out" 2>"$work/err" || bad "plan -f - exited $?"
-cmp -s cluster.table.txt "$work/out" || bad "plan -f - differs"
+cmp -s cluster.flat.txt "$work/out" || bad "plan -f - differs"
 run 2 plan -f cluster.json extra
 err_has 'unexpected argument "extra"'
 run 2 node -f cluster.json -- -n

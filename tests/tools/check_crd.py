@@ -112,7 +112,7 @@ def main():
 
     if len(sys.argv) == 4:
         dump = json.dumps({"apiVersion": "v1", "kind": "List", "items": [sample]})
-        r = subprocess.run([sys.argv[3], "plan", "-f", "-"], input=dump, capture_output=True,
+        r = subprocess.run([sys.argv[3], "plan", "-f", "-", "--by-node"], input=dump, capture_output=True,
                            text=True)
         if r.returncode != 0:
             err(f"headroom plan -f (the sample): exit {r.returncode}: {r.stderr.strip()}")

@@ -178,8 +178,12 @@ def extract(root):
     ln("event messages", ex.args_of("report", 6) + ex.table("why"))
     wr = S("controller/writes.c")
     ln("event messages", [f for f in wr.args_of("hr_buf_printf", 1) if "factor" in f and "cores" in f])
+    # Every key the annotation's writers put: the JSON literals and put_milli's keys, from the
+    # first of its helpers to hr_status_annotation's end.
+    ann = re.search(r"static void put_milli\(.*?\nvoid hr_status_annotation\(.*?\n\}",
+                    wr.path.read_text(), re.S).group(0)
     w("status annotation fields (design §9.1)",
-      re.findall(r'\\"(\w+)\\":', re.search(r"hr_status_annotation\(.*?\n\}", wr.path.read_text(), re.S).group(0)))
+      re.findall(r'\\"(\w+)\\":', ann) + re.findall(r'put_milli\(b, "(\w+)"', ann))
 
     cs = S("controller/cfgstatus.c")
     w("HeadroomConfig conditions and reasons (design §1.1)",

@@ -1,7 +1,8 @@
 /*
  * test_reconcile.c — a node snapshot becomes the right actions: resizes
  * with their body, annotation and event; dry-run annotations only when the
- * numbers change; increases refused under DiskPressure while decreases go;
+ * numbers change; increases refused under DiskPressure while decreases go,
+ * the held pod's annotation saying why once (then nothing while unchanged);
  * nothing at all written on a node that is not in the cache.
  */
 #include <setjmp.h>
@@ -68,6 +69,11 @@ static void resizes_with_body_annotation_event(void **state)
     assert_string_equal(r.actions[0].event_message,
                         "2000m \xe2\x86\x92 4000m (factor 4.00, slack 12/16 cores)");
     assert_non_null(strstr(r.actions[0].annotation, "\"dryRun\":false"));
+    /* The annotation says the limit the resize writes, and no reason. */
+    assert_non_null(strstr(r.actions[0].annotation,
+                           "\"targetLimit\":\"4000m\",\"limits\":{\"app\":\"4000m\"},"
+                           "\"cap\":\"none\""));
+    assert_null(strstr(r.actions[0].annotation, "\"reason\""));
     assert_int_equal(r.actions[1].kind, HR_ACT_RESIZE);
     assert_int_equal(r.actions[1].target, 12000);
     assert_false(r.actions[1].increase); /* no limit before: not an increase */
@@ -118,8 +124,61 @@ static void pressure_skips_increase_allows_decrease(void **state)
     assert_int_equal(r.actions[0].kind, HR_ACT_SKIP);
     assert_int_equal(r.actions[0].gate, HR_GATE_PRESSURE);
     assert_null(r.actions[0].apply_body);
+    /* The held pod's annotation says why, with the target it would get. */
+    assert_non_null(r.actions[0].status_patch);
+    assert_non_null(strstr(r.actions[0].annotation, "\"targetLimit\":\"4000m\""));
+    assert_non_null(strstr(r.actions[0].annotation, "\"reason\":\"pressure\""));
     assert_int_equal(r.actions[1].kind, HR_ACT_RESIZE);
     assert_int_equal(r.actions[1].target, 12000);
+    assert_null(strstr(r.actions[1].annotation, "\"reason\""));
+
+    /* The pod now carries that annotation: still held, nothing to send. */
+    pods[0].status_hash =
+        hr_status_note_hash(r.actions[0].annotation, strlen(r.actions[0].annotation));
+    hr_reconcile r2;
+    assert_int_equal(hr_reconcile_node(&c, &rn, 1795000600, &a, &r2, &err), HR_OK);
+    assert_int_equal(r2.actions[0].kind, HR_ACT_SKIP);
+    assert_int_equal(r2.actions[0].gate, HR_GATE_PRESSURE);
+    assert_null(r2.actions[0].status_patch);
+    assert_null(r2.actions[0].annotation);
+
+    /* The pressure clears and the limit already is the target (inside the
+     * deadband): the annotation still says "pressure", so it is rewritten
+     * once, without the reason, with the write that goes with it... */
+    assert_true(hr_status_note_held(pods[0].status_hash));
+    rn.node.disk_pressure = false;
+    int64_t held_lim = ctr[0].cpu_lim;
+    ctr[0].cpu_lim = 4000;
+    hr_reconcile r4;
+    assert_int_equal(hr_reconcile_node(&c, &rn, 1795000700, &a, &r4, &err), HR_OK);
+    assert_true(r4.n_actions >= 1);
+    assert_int_equal(r4.actions[0].pod, 0);
+    assert_int_equal(r4.actions[0].kind, HR_ACT_RESIZE);
+    assert_null(strstr(r4.actions[0].annotation, "\"reason\""));
+    /* ...and then, carrying it, the pod is left alone. */
+    uint32_t cleared =
+        hr_status_note_hash(r4.actions[0].annotation, strlen(r4.actions[0].annotation));
+    assert_false(hr_status_note_held(cleared));
+    uint32_t was = pods[0].status_hash;
+    pods[0].status_hash = cleared;
+    hr_reconcile r5;
+    assert_int_equal(hr_reconcile_node(&c, &rn, 1795000800, &a, &r5, &err), HR_OK);
+    for (size_t i = 0; i < r5.n_actions; i++)
+        assert_int_not_equal(r5.actions[i].pod, 0);
+    pods[0].status_hash = was;
+    ctr[0].cpu_lim = held_lim;
+    rn.node.disk_pressure = true;
+
+    /* Dry-run: the annotation of the held increase says the gate too. */
+    hr_config dry;
+    hr_config_defaults(&dry);
+    hr_reconcile r3;
+    assert_int_equal(hr_reconcile_node(&dry, &rn, 1795000000, &a, &r3, &err), HR_OK);
+    assert_int_equal(r3.actions[0].kind, HR_ACT_ANNOTATE);
+    assert_false(r3.actions[0].held);
+    assert_non_null(strstr(r3.actions[0].annotation, "\"reason\":\"pressure\""));
+    assert_non_null(strstr(r3.actions[0].annotation, "\"dryRun\":true"));
+    pods[0].status_hash = 0;
     hr_arena_free(&a);
 }
 
@@ -174,8 +233,9 @@ static void unknown_node_writes_nothing(void **state)
 }
 
 /* Design §6: a node whose booking is unknown (an undecodable pod on it, or
- * one that may be anywhere) holds the increase, live and in dry-run (no
- * annotation either: its figures are not known); the decrease goes. */
+ * one that may be anywhere) holds the increase, live and in dry-run; its
+ * annotation says booking-unknown without the target figures (the slack is
+ * only an upper bound); the decrease goes. */
 static void booking_unknown_holds_increases(void **state)
 {
     (void)state;
@@ -197,6 +257,10 @@ static void booking_unknown_holds_increases(void **state)
         assert_int_equal(r.actions[0].gate, HR_GATE_BOOKING_UNKNOWN);
         assert_true(r.actions[0].target > r.actions[0].current);
         assert_null(r.actions[0].apply_body);
+        assert_non_null(r.actions[0].status_patch);
+        assert_non_null(strstr(r.actions[0].annotation, "\"reason\":\"booking-unknown\""));
+        assert_null(strstr(r.actions[0].annotation, "targetLimit"));
+        assert_non_null(strstr(r.actions[0].annotation, "\"request\":\"1000m\""));
         assert_int_equal(r.actions[1].kind, k == 0 ? HR_ACT_RESIZE : HR_ACT_ANNOTATE);
         assert_false(r.actions[1].increase);
         hr_arena_free(&a);

@@ -170,12 +170,74 @@ static void refused(void **state)
     }
 }
 
+/* kubectl's connection flags on run (flags.h, HR_CONN_FLAGS): each into
+ * the client's options, --as-group repeatable and kept after the parser's
+ * memory is gone; -s is --server; an empty value is not given. */
+static void connection_flags(void **state)
+{
+    (void)state;
+    char *argv[] = {"--as-group",
+                    "g1",
+                    "--as=u",
+                    "-s",
+                    "https://x:6443",
+                    "--as-group",
+                    "g2",
+                    "--token=",
+                    "--insecure-skip-tls-verify",
+                    "--cluster",
+                    "c",
+                    "--as-uid=7",
+                    NULL};
+    hr_run_opts o;
+    assert_int_equal(hr_run_parse_flags("headroom", 12, argv, &o), 0);
+    const hr_koverrides *ov = &o.conn.o.ov;
+    assert_string_equal(ov->as, "u");
+    assert_string_equal(ov->as_uid, "7");
+    assert_int_equal(ov->n_as_groups, 2);
+    assert_string_equal(ov->as_groups[0], "g1");
+    assert_string_equal(ov->as_groups[1], "g2");
+    assert_string_equal(ov->server, "https://x:6443");
+    assert_string_equal(ov->cluster, "c");
+    assert_null(ov->token);
+    assert_true(ov->insecure);
+    char *both[] = {"--insecure-skip-tls-verify", "--certificate-authority=ca.crt", NULL};
+    assert_int_equal(hr_run_parse_flags("headroom", 2, both, &o), HR_EXIT_USAGE);
+}
+
+/* Two list flags in one command keep their values apart, each in order. */
+static void lists_apart(void **state)
+{
+    (void)state;
+    static const hr_flag fl[] = {{"set", 0, HR_FLAG_LIST, "X", "", NULL},
+                                 {"name", 'n', HR_FLAG_STRING, "N", "", NULL},
+                                 {"group", 0, HR_FLAG_LIST, "G", "", NULL}};
+    static const hr_command c = {"t", "", "", NULL, fl, 3, 0, NULL};
+    char *argv[] = {"--group=a", "--set", "1", "-n", "x", "--group", "b", "--set=2", "--group=c"};
+    hr_args a;
+    assert_int_equal(hr_args_parse("headroom", &c, 9, argv, &a), HR_EXIT_OK);
+    int n;
+    const char **v = hr_args_list(&a, 0, &n);
+    assert_int_equal(n, 2);
+    assert_string_equal(v[0], "1");
+    assert_string_equal(v[1], "2");
+    v = hr_args_list(&a, 2, &n);
+    assert_int_equal(n, 3);
+    assert_string_equal(v[0], "a");
+    assert_string_equal(v[2], "c");
+    assert_null(hr_args_list(&a, 1, &n));
+    assert_int_equal(n, 0);
+    hr_args_free(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(alias_parses_as_ours),
         cmocka_unit_test(http2_only_noted),
         cmocka_unit_test(refused),
+        cmocka_unit_test(connection_flags),
+        cmocka_unit_test(lists_apart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

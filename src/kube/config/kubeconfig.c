@@ -23,8 +23,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "kube/config/incluster.h"
+#include "kube/config/override.h"
 #include "util/base64.h"
 #include "util/file.h"
+#include "util/utf8.h"
 #include "util/wipe.h"
 
 #define MAX_FILES 64
@@ -53,6 +56,7 @@ typedef struct kctx {
     const kfile *file;
     hr_err *err;
     bool no_files;
+    const hr_koverrides *ov; /* the flags (kubeconfig.h); never NULL */
 } kctx;
 
 static hr_status kerr(const kctx *k, const char *where, const char *fmt, ...)
@@ -84,50 +88,11 @@ static void diag_sink(struct fy_diag *d, void *user, const char *buf, size_t len
         (void)len; /* errors are collected instead (their line/column are 1-based) */
 }
 
-/* Offset of the first byte that is not valid UTF-8 (or a NUL), len when
- * all is well. YAML is Unicode text; and libfyaml 0.7.12 loops for ever
- * on invalid UTF-8 inside a directive line (found by fuzz_kubeconfig), so
- * nothing it has not been checked reaches it. */
-static size_t bad_utf8(const unsigned char *s, size_t len)
-{
-    size_t i = 0;
-    while (i < len) {
-        unsigned char c = s[i];
-        if (c < 0x80) {
-            if (c == 0)
-                return i;
-            i++;
-            continue;
-        }
-        size_t n;
-        uint32_t cp;
-        if (c >= 0xC2 && c <= 0xDF)
-            n = 1, cp = c & 0x1F;
-        else if (c >= 0xE0 && c <= 0xEF)
-            n = 2, cp = c & 0x0F;
-        else if (c >= 0xF0 && c <= 0xF4)
-            n = 3, cp = c & 0x07;
-        else
-            return i;
-        if (len - i <= n)
-            return i;
-        for (size_t k = 1; k <= n; k++) {
-            if ((s[i + k] & 0xC0) != 0x80)
-                return i;
-            cp = cp << 6 | (s[i + k] & 0x3F);
-        }
-        /* Overlong forms, UTF-16 surrogates, beyond U+10FFFF. */
-        if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10FFFF ||
-            (cp >= 0xD800 && cp <= 0xDFFF))
-            return i;
-        i += n + 1;
-    }
-    return len;
-}
-
 static hr_status parse_doc(kfile *f, hr_err *err)
 {
-    size_t bad = bad_utf8((const unsigned char *)f->text, f->len);
+    /* libfyaml 0.7.12 loops for ever on invalid UTF-8 inside a directive
+     * line (found by fuzz_kubeconfig): nothing unchecked reaches it. */
+    size_t bad = hr_utf8_bad((const unsigned char *)f->text, f->len);
     if (bad != f->len)
         return hr_err_set(err, HR_E_INPUT, "kubeconfig %s: byte %zu: not UTF-8 text%s", f->path,
                           bad, f->text[bad] == '\0' ? " (a NUL byte)" : "");
@@ -295,6 +260,56 @@ static hr_status get_str(const kctx *k, struct fy_node *map, const char *where, 
         return hr_err_set(k->err, HR_E_NOMEM, "kubeconfig: out of memory");
     *out = d;
     return HR_OK;
+}
+
+/* A list of strings (exec args, as-groups), copied into the arena with a
+ * NULL after the last; *out NULL when absent. */
+static hr_status str_list(const kctx *k, struct fy_node *list, const char *where, const char *key,
+                          const char ***out, size_t *n_out)
+{
+    hr_status st;
+    *out = NULL;
+    *n_out = 0;
+    if (!list || (st = want_type(k, list, FYNT_SEQUENCE, where, key)))
+        return list ? st : HR_OK;
+    int n = fy_node_sequence_item_count(list);
+    if (n > MAX_ARGS)
+        return kerr(k, where, "%s: more than %d entries", key, MAX_ARGS);
+    const char **v = hr_arena_calloc(&k->c->arena, (size_t)n + 1, sizeof *v);
+    if (!v)
+        return hr_err_set(k->err, HR_E_NOMEM, "kubeconfig: out of memory");
+    for (int i = 0; i < n; i++) {
+        struct fy_node *e = fy_node_sequence_get_by_index(list, i);
+        char w[260];
+        snprintf(w, sizeof w, "%s.%s[%d]", where, key, i);
+        if (fy_node_get_type(e) != FYNT_SCALAR || fy_node_get_style(e) == FYNS_ALIAS)
+            return kerr(k, w, "expected a string");
+        size_t len = 0;
+        char *tmp;
+        const char *t = scalar_text(k, e, &len, &tmp);
+        if (!t)
+            t = "";
+        bool nul = memchr(t, '\0', len) != NULL;
+        v[i] = nul ? NULL : hr_arena_strndup(&k->c->arena, t, len);
+        free(tmp);
+        if (nul)
+            return kerr(k, w, "contains a NUL byte");
+        if (!v[i])
+            return hr_err_set(k->err, HR_E_NOMEM, "kubeconfig: out of memory");
+    }
+    *out = v;
+    *n_out = (size_t)n;
+    return HR_OK;
+}
+
+static hr_status get_str_list(const kctx *k, struct fy_node *map, const char *where,
+                              const char *key, const char ***out, size_t *n_out)
+{
+    struct fy_node *list;
+    *out = NULL;
+    *n_out = 0;
+    hr_status st = child(k, map, where, key, &list);
+    return st ? st : str_list(k, list, where, key, out, n_out);
 }
 
 static hr_status get_bool(const kctx *k, struct fy_node *map, const char *where, const char *key,
@@ -517,40 +532,20 @@ static hr_status resolve_exec(kctx *k, struct fy_node *user, const char *uwhere)
     if (strchr(e->command, '/') && (st = resolve_path(k, e->command, &e->command)))
         return st;
 
-    struct fy_node *args, *env;
-    if ((st = child(k, ex, where, "args", &args)) ||
-        (st = want_type(k, args, FYNT_SEQUENCE, where, "args")) ||
+    const char **av;
+    size_t na;
+    struct fy_node *env;
+    if ((st = get_str_list(k, ex, where, "args", &av, &na)) ||
         (st = child(k, ex, where, "env", &env)) ||
         (st = want_type(k, env, FYNT_SEQUENCE, where, "env")))
         return st;
-    int na = args ? fy_node_sequence_item_count(args) : 0;
     int ne = env ? fy_node_sequence_item_count(env) : 0;
-    if (na > MAX_ARGS || ne > MAX_ARGS)
-        return kerr(k, where, "more than %d args or env entries", MAX_ARGS);
-    const char **av = hr_arena_calloc(a, (size_t)na + 1, sizeof *av);
+    if (ne > MAX_ARGS)
+        return kerr(k, where, "more than %d env entries", MAX_ARGS);
     const char **en = hr_arena_calloc(a, (size_t)ne + 1, sizeof *en);
     const char **ev = hr_arena_calloc(a, (size_t)ne + 1, sizeof *ev);
-    if (!av || !en || !ev)
+    if (!en || !ev)
         return hr_err_set(k->err, HR_E_NOMEM, "kubeconfig: out of memory");
-    for (int i = 0; i < na; i++) {
-        struct fy_node *n = fy_node_sequence_get_by_index(args, i);
-        char w[220];
-        snprintf(w, sizeof w, "%s.args[%d]", where, i);
-        if (fy_node_get_type(n) != FYNT_SCALAR || fy_node_get_style(n) == FYNS_ALIAS)
-            return kerr(k, w, "expected a string");
-        size_t len = 0;
-        char *tmp;
-        const char *s = scalar_text(k, n, &len, &tmp);
-        if (!s)
-            s = "";
-        bool nul = memchr(s, '\0', len) != NULL;
-        av[i] = nul ? NULL : hr_arena_strndup(a, s, len);
-        free(tmp);
-        if (nul)
-            return kerr(k, w, "contains a NUL byte");
-        if (!av[i])
-            return hr_err_set(k->err, HR_E_NOMEM, "kubeconfig: out of memory");
-    }
     for (int i = 0; i < ne; i++) {
         struct fy_node *n = fy_node_sequence_get_by_index(env, i);
         char w[220];
@@ -565,11 +560,64 @@ static hr_status resolve_exec(kctx *k, struct fy_node *user, const char *uwhere)
             ev[i] = "";
     }
     e->args = av;
-    e->n_args = (size_t)na;
+    e->n_args = na;
     e->env_names = en;
     e->env_values = ev;
     e->n_env = (size_t)ne;
     k->c->exec = e;
+    return HR_OK;
+}
+
+/* The user's as, as-uid, as-groups and as-user-extra (a mapping of keys
+ * to lists of values), checked as header values by hr_koverride_apply. */
+static hr_status resolve_as(kctx *k, struct fy_node *u, const char *where)
+{
+    hr_kubeconfig *c = k->c;
+    struct fy_node *ex;
+    size_t ng;
+    hr_status st;
+    if ((st = get_str(k, u, where, "as", &c->as_user)) ||
+        (st = get_str(k, u, where, "as-uid", &c->as_uid)) ||
+        (st = get_str_list(k, u, where, "as-groups", (const char ***)&c->as_groups, &ng)) ||
+        (st = child(k, u, where, "as-user-extra", &ex)) ||
+        (st = want_type(k, ex, FYNT_MAPPING, where, "as-user-extra")))
+        return st;
+    c->n_as_groups = ng;
+    int nk = ex ? fy_node_mapping_item_count(ex) : 0;
+    const char **keys = nk ? hr_arena_calloc(&c->arena, MAX_ARGS, sizeof *keys) : NULL;
+    const char **vals = nk ? hr_arena_calloc(&c->arena, MAX_ARGS, sizeof *vals) : NULL;
+    if (nk && (!keys || !vals))
+        return hr_err_set(k->err, HR_E_NOMEM, "kubeconfig: out of memory");
+    size_t n = 0;
+    for (int i = 0; i < nk; i++) {
+        struct fy_node_pair *pr = fy_node_mapping_get_by_index(ex, i);
+        struct fy_node *kn = fy_node_pair_key(pr);
+        size_t kl = 0;
+        char *ktmp = NULL; /* scalar_text: libfyaml's single-quoted leak */
+        const char *key =
+            kn && fy_node_get_type(kn) == FYNT_SCALAR ? scalar_text(k, kn, &kl, &ktmp) : NULL;
+        char w[260];
+        snprintf(w, sizeof w, "%s.as-user-extra", where);
+        const char **v;
+        size_t nv;
+        char *kd =
+            key && kl && !memchr(key, '\0', kl) ? hr_arena_strndup(&c->arena, key, kl) : NULL;
+        free(ktmp);
+        if (!kd)
+            return kerr(k, w, "a key that is not a string");
+        struct fy_node *vn = fy_node_pair_value(pr);
+        if (vn && fy_node_get_type(vn) == FYNT_SCALAR && is_null_scalar(vn))
+            vn = NULL;
+        if ((st = str_list(k, vn, w, kd, &v, &nv)))
+            return st;
+        if (n + nv > MAX_ARGS)
+            return kerr(k, w, "more than %d values", MAX_ARGS);
+        for (size_t j = 0; j < nv; j++)
+            keys[n] = kd, vals[n++] = v[j];
+    }
+    c->as_extra_keys = keys;
+    c->as_extra_values = vals;
+    c->n_as_extra = n;
     return HR_OK;
 }
 
@@ -590,8 +638,11 @@ static hr_status resolve_user(kctx *k, struct fy_node *u, const char *where)
         (st = get_str(k, u, where, "token", &c->token)) ||
         (st = get_str(k, u, where, "tokenFile", &c->token_file)) ||
         (st = get_str(k, u, where, "username", &c->username)) ||
-        (st = get_str(k, u, where, "password", &c->password)))
+        (st = get_str(k, u, where, "password", &c->password)) || (st = resolve_as(k, u, where)))
         return st;
+    const hr_koverrides *ov = k->ov;
+    if (ov->token || ov->cert_file || ov->key_file)
+        return resolve_exec(k, u, where); /* the flags replace these: checked after them */
     if (!c->cert != !c->key)
         return kerr(k, where, "%s is set without %s",
                     c->cert ? "client-certificate(-data)" : "client-key(-data)",
@@ -605,29 +656,12 @@ static hr_status resolve_user(kctx *k, struct fy_node *u, const char *where)
 
 static hr_status normalize_server(kctx *k, const char *where, const char *s)
 {
-    hr_kubeconfig *c = k->c;
-    if (!s)
-        return kerr(k, where, "server: no server is set");
-    for (const char *p = s; *p; p++)
-        if ((unsigned char)*p <= ' ' || *p == 0x7f)
-            return kerr(k, where, "server: contains a space or control character");
-    bool has_scheme = strncmp(s, "https://", 8) == 0 || strncmp(s, "http://", 7) == 0;
-    if (!has_scheme && strstr(s, "://"))
-        return kerr(k, where, "server: \"%.80s\": only https:// and http:// are supported", s);
-    /* Trailing slashes go, but never into the scheme: "https://" alone has no
-     * host and must not shrink to "https:". */
-    size_t skip = has_scheme ? (s[4] == 's' ? 8 : 7) : 0;
-    size_t len = strlen(s);
-    while (len > skip && s[len - 1] == '/')
-        len--;
-    if (len == skip || s[skip] == '/')
-        return kerr(k, where, "server: no host");
-    /* kubectl defaults a bare host[:port] to https. */
-    char *r = hr_arena_alloc(&c->arena, len + 9);
-    if (!r)
+    const char *why = "no server is set";
+    if (s && !(s = hr_kserver_normalize(&k->c->arena, s, &why)) && !why)
         return hr_err_set(k->err, HR_E_NOMEM, "kubeconfig: out of memory");
-    snprintf(r, len + 9, "%s%.*s", has_scheme ? "" : "https://", (int)len, s);
-    c->server = r;
+    if (!s)
+        return kerr(k, where, "server: %s", why);
+    k->c->server = s;
     return HR_OK;
 }
 
@@ -643,7 +677,7 @@ static hr_status resolve_cluster(kctx *k, struct fy_node *cl, const char *where)
         (st = file_or_data(k, cl, where, "certificate-authority", "certificate-authority-data",
                            &c->ca, &c->ca_len)))
         return st;
-    if (c->insecure && c->ca)
+    if (c->insecure && c->ca && !k->ov->insecure && !k->ov->ca_file)
         return kerr(k, where,
                     "insecure-skip-tls-verify is set together with a certificate authority; "
                     "kubectl refuses that too (drop one)");
@@ -651,13 +685,28 @@ static hr_status resolve_cluster(kctx *k, struct fy_node *cl, const char *where)
         for (const char *p = c->tls_server_name; *p; p++)
             if ((unsigned char)*p <= ' ' || *p == ':' || *p == '/' || *p == 0x7f)
                 return kerr(k, where, "tls-server-name: not a host name");
-    return normalize_server(k, where, server);
+    return k->ov->server ? HR_OK : normalize_server(k, where, server); /* --server wins */
 }
 
-static hr_status resolve(kset *ks, const char *context, hr_kubeconfig *c, bool no_files,
-                         hr_err *err)
+/* The entry called name in list (clusters, users) into *node; an error
+ * naming who asked for it (the context, or the flag) when there is none. */
+static hr_status named_entry(kset *ks, kctx *k, const char *list, const char *inner,
+                             const char *name, const char *ctx_name, bool by_flag,
+                             struct fy_node **node, char *where, size_t cap)
 {
-    kctx k = {c, NULL, err, no_files};
+    hr_status st = find_entry(ks, k, list, inner, name, node, where, cap);
+    if (st != HR_E_NOTFOUND)
+        return st;
+    k->file = ks->n ? &ks->f[0] : NULL;
+    if (by_flag)
+        return kerr(k, list, "%s \"%.100s\" (--%s) not found", inner, name, inner);
+    return kerr(k, list, "%s \"%.100s\" (of context \"%.100s\") not found", inner, name, ctx_name);
+}
+
+static hr_status resolve(kset *ks, const char *context, const hr_koverrides *ov, hr_kubeconfig *c,
+                         bool no_files, hr_err *err)
+{
+    kctx k = {c, NULL, err, no_files, ov};
     hr_status st;
     const char *ctx_name = context && *context ? context : NULL;
     /* current-context: the first file that sets it. */
@@ -667,52 +716,46 @@ static hr_status resolve(kset *ks, const char *context, hr_kubeconfig *c, bool n
             return st;
     }
     k.file = ks->n ? &ks->f[0] : NULL;
-    if (!ctx_name)
-        return kerr(&k, "current-context", "not set, and no --context given");
+    /* No context, but --server or --cluster: the flags alone (kubectl). */
+    if (!ctx_name && !ov->server && !ov->cluster)
+        return kerr(&k, "current-context", "not set, and no --context (or --server) given");
     char where[200];
-    struct fy_node *cx;
-    st = find_entry(ks, &k, "contexts", "context", ctx_name, &cx, where, sizeof where);
-    if (st == HR_E_NOTFOUND) {
-        k.file = &ks->f[0];
-        return kerr(&k, "contexts", "context \"%.100s\" not found", ctx_name);
+    const char *cl_name = NULL, *user_name = NULL;
+    c->context = "";
+    if (ctx_name) {
+        struct fy_node *cx;
+        st = find_entry(ks, &k, "contexts", "context", ctx_name, &cx, where, sizeof where);
+        if (st == HR_E_NOTFOUND) {
+            k.file = &ks->f[0];
+            return kerr(&k, "contexts", "context \"%.100s\" not found", ctx_name);
+        }
+        if (st || (st = get_str(&k, cx, where, "cluster", &cl_name)) ||
+            (st = get_str(&k, cx, where, "user", &user_name)) ||
+            (st = get_str(&k, cx, where, "namespace", &c->ns)))
+            return st;
+        if (!(c->context = hr_arena_strdup(&c->arena, ctx_name)))
+            return hr_err_set(err, HR_E_NOMEM, "kubeconfig: out of memory");
+        if (!cl_name && !ov->cluster && !ov->server)
+            return kerr(&k, where, "cluster: not set");
     }
-    if (st)
-        return st;
-    const char *cl_name, *user_name;
-    if ((st = get_str(&k, cx, where, "cluster", &cl_name)) ||
-        (st = get_str(&k, cx, where, "user", &user_name)) ||
-        (st = get_str(&k, cx, where, "namespace", &c->ns)))
-        return st;
-    if (!(c->context = hr_arena_strdup(&c->arena, ctx_name)))
-        return hr_err_set(err, HR_E_NOMEM, "kubeconfig: out of memory");
-    if (!cl_name)
-        return kerr(&k, where, "cluster: not set");
-    c->cluster_name = cl_name;
+    if (ov->cluster)
+        cl_name = ov->cluster;
+    if (ov->user)
+        user_name = ov->user;
+    c->cluster_name = cl_name ? cl_name : "";
     c->user_name = user_name ? user_name : "";
     if (!c->ns)
         c->ns = "default";
 
-    struct fy_node *cl;
-    st = find_entry(ks, &k, "clusters", "cluster", cl_name, &cl, where, sizeof where);
-    if (st == HR_E_NOTFOUND) {
-        k.file = &ks->f[0];
-        return kerr(&k, "clusters", "cluster \"%.100s\" (of context \"%.100s\") not found", cl_name,
-                    ctx_name);
-    }
-    if (st || (st = resolve_cluster(&k, cl, where)))
+    struct fy_node *n;
+    if (cl_name && ((st = named_entry(ks, &k, "clusters", "cluster", cl_name, ctx_name,
+                                      ov->cluster != NULL, &n, where, sizeof where)) ||
+                    (st = resolve_cluster(&k, n, where))))
         return st;
-
-    if (user_name) {
-        struct fy_node *u;
-        st = find_entry(ks, &k, "users", "user", user_name, &u, where, sizeof where);
-        if (st == HR_E_NOTFOUND) {
-            k.file = &ks->f[0];
-            return kerr(&k, "users", "user \"%.100s\" (of context \"%.100s\") not found", user_name,
-                        ctx_name);
-        }
-        if (st || (st = resolve_user(&k, u, where)))
-            return st;
-    }
+    if (user_name && ((st = named_entry(ks, &k, "users", "user", user_name, ctx_name,
+                                        ov->user != NULL, &n, where, sizeof where)) ||
+                      (st = resolve_user(&k, n, where))))
+        return st;
     return HR_OK;
 }
 
@@ -730,7 +773,7 @@ static void kset_free(kset *ks)
     ks->n = 0;
 }
 
-static hr_kubeconfig *kconfig_new(void)
+hr_kubeconfig *hr_kubeconfig_new(void)
 {
     hr_kubeconfig *c = calloc(1, sizeof *c);
     if (!c)
@@ -797,6 +840,7 @@ hr_status hr_kubeconfig_parse(const char *yaml, size_t len, const char *origin,
                               const char *base_dir, const char *context, unsigned flags,
                               hr_kubeconfig **out, hr_err *err)
 {
+    static const hr_koverrides no_ov = {0};
     *out = NULL;
     kset ks = {.n = 0};
     char *text = malloc(len + 1);
@@ -804,20 +848,22 @@ hr_status hr_kubeconfig_parse(const char *yaml, size_t len, const char *origin,
         return hr_err_set(err, HR_E_NOMEM, "kubeconfig: out of memory");
     memcpy(text, yaml, len);
     text[len] = '\0';
-    hr_kubeconfig *c = kconfig_new();
+    hr_kubeconfig *c = hr_kubeconfig_new();
     hr_status st = c ? HR_OK : hr_err_set(err, HR_E_NOMEM, "kubeconfig: out of memory");
     if (!st)
         st = kset_add(&ks, text, len, origin ? origin : "<memory>", base_dir, err);
     else
         free(text);
     if (!st)
-        st = resolve(&ks, context, c, (flags & HR_KUBECONFIG_NO_FILES) != 0, err);
+        st = resolve(&ks, context, &no_ov, c, (flags & HR_KUBECONFIG_NO_FILES) != 0, err);
     if (!st) {
         char o[300];
         snprintf(o, sizeof o, "kubeconfig %s", origin ? origin : "<memory>");
         if (!(c->origin = hr_arena_strdup(&c->arena, o)))
             st = hr_err_set(err, HR_E_NOMEM, "kubeconfig: out of memory");
     }
+    if (!st)
+        st = hr_koverride_apply(c, &no_ov, err);
     kset_free(&ks);
     if (st) {
         hr_kubeconfig_free(c);
@@ -833,59 +879,15 @@ static bool file_exists(const char *p)
     return stat(p, &sb) == 0 && !S_ISDIR(sb.st_mode);
 }
 
-static hr_status in_cluster(const hr_kubeconfig_opts *o, const char *host, const char *port,
-                            hr_kubeconfig **out, hr_err *err)
+/* No kubeconfig, but --server: everything comes from the flags. */
+static hr_status flags_only(hr_kubeconfig **out, hr_err *err)
 {
-    const char *dir = o->sa_dir ? o->sa_dir : HR_KSA_DIR;
-    hr_kubeconfig *c = kconfig_new();
+    hr_kubeconfig *c = hr_kubeconfig_new();
     if (!c)
-        return hr_err_set(err, HR_E_NOMEM, "in-cluster config: out of memory");
-    hr_arena *a = &c->arena;
-    c->in_cluster = true;
-    c->origin = "in-cluster config";
+        return hr_err_set(err, HR_E_NOMEM, "kubeconfig: out of memory");
+    c->origin = "the command line (--server, no kubeconfig)";
     c->context = c->cluster_name = c->user_name = "";
-    size_t n = strlen(dir) + 32;
-    char *tok = hr_arena_alloc(a, n), *ca = hr_arena_alloc(a, n), *nsf = hr_arena_alloc(a, n);
-    size_t sl = strlen(host) + strlen(port) + 16;
-    char *server = hr_arena_alloc(a, sl);
-    hr_status st = HR_OK;
-    if (!tok || !ca || !nsf || !server) {
-        st = hr_err_set(err, HR_E_NOMEM, "in-cluster config: out of memory");
-        goto out;
-    }
-    snprintf(tok, n, "%s/token", dir);
-    snprintf(ca, n, "%s/ca.crt", dir);
-    snprintf(nsf, n, "%s/namespace", dir);
-    /* An IPv6 service address needs brackets in a URL. */
-    bool v6 = strchr(host, ':') != NULL;
-    snprintf(server, sl, "https://%s%s%s:%s", v6 ? "[" : "", host, v6 ? "]" : "", port);
-    c->server = server;
-    if (!file_exists(tok)) {
-        st = hr_err_set(err, HR_E_IO, "in-cluster config: %s: no service-account token", tok);
-        goto out;
-    }
-    c->token_file = tok;
-    kctx k = {c, NULL, err, false};
-    kfile pseudo = {.path = "in-cluster"};
-    k.file = &pseudo;
-    if ((st = read_into_arena(&k, "service account", "ca.crt", ca, &c->ca, &c->ca_len)))
-        goto out;
     c->ns = "default";
-    char *nsb;
-    size_t nsl;
-    hr_err e;
-    if (file_exists(nsf) && hr_file_slurp(nsf, 1024, 1, &nsb, &nsl, &e) == HR_OK) {
-        while (nsl && (nsb[nsl - 1] == '\n' || nsb[nsl - 1] == ' '))
-            nsl--;
-        if (nsl && !(c->ns = hr_arena_strndup(a, nsb, nsl)))
-            st = hr_err_set(err, HR_E_NOMEM, "in-cluster config: out of memory");
-        free(nsb);
-    }
-out:
-    if (st) {
-        hr_kubeconfig_free(c);
-        return st;
-    }
     *out = c;
     return HR_OK;
 }
@@ -951,8 +953,20 @@ hr_status hr_kubeconfig_load(const hr_kubeconfig_opts *o, hr_kubeconfig **out, h
     if (ks.n == 0) {
         const char *host = o->svc_host ? o->svc_host : getenv("KUBERNETES_SERVICE_HOST");
         const char *port = o->svc_port ? o->svc_port : getenv("KUBERNETES_SERVICE_PORT");
-        if (!o->no_in_cluster && host && *host && port && *port) {
-            st = in_cluster(o, host, port, out, err);
+        if (o->ov.cluster || o->ov.user) {
+            st = hr_err_set(
+                err, HR_E_NOTFOUND, "--%s \"%.100s\": no kubeconfig found to find it in",
+                o->ov.cluster ? "cluster" : "user", o->ov.cluster ? o->ov.cluster : o->ov.user);
+            goto out;
+        }
+        if (o->ov.server || (!o->no_in_cluster && host && *host && port && *port)) {
+            /* --server: the flags alone, as kubectl; else in-cluster, the flags over it. */
+            st = o->ov.server ? flags_only(out, err)
+                              : hr_kincluster(o->sa_dir, host, port, out, err);
+            if (!st && (st = hr_koverride_apply(*out, &o->ov, err))) {
+                hr_kubeconfig_free(*out);
+                *out = NULL;
+            }
             goto out;
         }
         st = hr_err_set(err, HR_E_NOTFOUND,
@@ -962,18 +976,20 @@ hr_status hr_kubeconfig_load(const hr_kubeconfig_opts *o, hr_kubeconfig **out, h
         goto out;
     }
 
-    hr_kubeconfig *c = kconfig_new();
+    hr_kubeconfig *c = hr_kubeconfig_new();
     if (!c) {
         st = hr_err_set(err, HR_E_NOMEM, "kubeconfig: out of memory");
         goto out;
     }
-    st = resolve(&ks, o->context, c, false, err);
+    st = resolve(&ks, o->context, &o->ov, c, false, err);
     if (!st) {
         char o2[1100];
         snprintf(o2, sizeof o2, "kubeconfig %s", origin);
         if (!(c->origin = hr_arena_strdup(&c->arena, o2)))
             st = hr_err_set(err, HR_E_NOMEM, "kubeconfig: out of memory");
     }
+    if (!st)
+        st = hr_koverride_apply(c, &o->ov, err);
     if (st)
         hr_kubeconfig_free(c);
     else

@@ -83,11 +83,56 @@ typedef struct hr_kubeconfig {
     const char *username, *password; /* basic auth (kept for old clusters) */
     const hr_kexec *exec;            /* NULL when none */
     bool in_cluster;
+
+    /* Impersonation (the user's as, as-uid, as-groups, as-user-extra, or
+     * --as, --as-uid, --as-group): sent on every request as Impersonate-User,
+     * Impersonate-Uid, one Impersonate-Group per group and one
+     * Impersonate-Extra-KEY per value (kube/transport/headers.h). Every
+     * value is a valid header value (override.h, hr_kheader_value_ok): a kubeconfig
+     * cannot add headers of its own. as_user NULL: no impersonation. */
+    const char *as_user;
+    const char *as_uid;                 /* NULL when none */
+    const char *const *as_groups;       /* n_as_groups entries */
+    size_t n_as_groups;                 /* */
+    const char *const *as_extra_keys;   /* one entry per value: key, value */
+    const char *const *as_extra_values; /* n_as_extra entries each */
+    size_t n_as_extra;
 } hr_kubeconfig;
+
+/* kubectl's connection flags (clientcmd's overrides of the kubeconfig),
+ * each NULL (false, 0) when not given; applied with kubectl's rules:
+ *   cluster, user      these entries instead of the context's (an entry
+ *                      that does not exist is an error);
+ *   server             the cluster's server; with it no kubeconfig is
+ *                      needed (no file, no current-context: the flags
+ *                      alone, never in-cluster);
+ *   tls_server_name    the name the certificate is checked against; given
+ *                      a server, the file's tls-server-name is dropped;
+ *   ca_file, insecure  either one replaces both of the file's
+ *                      certificate-authority(-data) and
+ *                      insecure-skip-tls-verify (both given: an error);
+ *   token              the bearer token, instead of the user's token,
+ *                      tokenFile, basic auth and exec plugin (a client
+ *                      certificate stays, as in kubectl);
+ *   cert_file, key_file the client certificate and key (files);
+ *   as, as_uid, as_groups  impersonation, each replacing the user's as,
+ *                      as-uid, as-groups; a uid or a group without a user
+ *                      to impersonate is refused, as kubectl refuses it.
+ * Paths are relative to the working directory. */
+typedef struct hr_koverrides {
+    const char *cluster, *user;
+    const char *server, *tls_server_name, *ca_file;
+    bool insecure;
+    const char *token, *cert_file, *key_file;
+    const char *as, *as_uid;
+    const char *const *as_groups; /* n_as_groups entries */
+    size_t n_as_groups;
+} hr_koverrides;
 
 typedef struct hr_kubeconfig_opts {
     const char *kubeconfig; /* --kubeconfig; NULL: the rules above */
     const char *context;    /* --context; NULL: current-context */
+    hr_koverrides ov;       /* the other connection flags; {0}: none */
     /* For tests; NULL means the real thing. */
     const char *env_kubeconfig;      /* instead of getenv("KUBECONFIG"); "" = unset */
     const char *home;                /* instead of $HOME */
@@ -110,6 +155,10 @@ HR_MUST_CHECK hr_status hr_kubeconfig_load(const hr_kubeconfig_opts *o, hr_kubec
 HR_MUST_CHECK hr_status hr_kubeconfig_parse(const char *yaml, size_t len, const char *origin,
                                             const char *base_dir, const char *context,
                                             unsigned flags, hr_kubeconfig **out, hr_err *err);
+
+/* An empty configuration with its arena (for the in-cluster one and the
+ * flags alone); NULL when out of memory. */
+hr_kubeconfig *hr_kubeconfig_new(void);
 
 /* Clears secrets (key, tokens, password) before freeing. NULL is fine. */
 void hr_kubeconfig_free(hr_kubeconfig *c);

@@ -24,7 +24,8 @@
  *
  * Subsystem decode (src/kube/decode/): one file per kind, each with its
  * header (pod, node — Node and Namespace —, limitrange, config, cfgstatus,
- * resourcequota), on common.{c,h} (metadata, selectors and the typed field
+ * resourcequota; statusnote, a pod's status annotation read back for
+ * `explain`), on common.{c,h} (metadata, selectors and the typed field
  * access they are written with). It depends on nothing else in kube: it
  * reads JSON already received, never the network, so the planner reading a
  * file, the watch cache and the fuzzers all use it alike. This header
@@ -41,5 +42,6 @@
 #include "kube/decode/node.h"
 #include "kube/decode/pod.h"
 #include "kube/decode/resourcequota.h"
+#include "kube/decode/statusnote.h"
 
 #endif

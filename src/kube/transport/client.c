@@ -112,6 +112,8 @@ hr_status hr_kclient_new(const hr_kclient_opts *o, hr_kclient **out, hr_err *err
 {
     hr_kubeconfig_opts ko = {.kubeconfig = o ? o->kubeconfig : NULL,
                              .context = o ? o->context : NULL};
+    if (o)
+        ko.ov = o->ov;
     hr_kubeconfig *cfg = NULL;
     *out = NULL;
     hr_status st = hr_kubeconfig_load(&ko, &cfg, err);
@@ -728,7 +730,7 @@ static hr_status request(hr_kclient *c, const char *method, const char *path, co
         bool again = false;
         if ((st = hr_kcred_get(&c->cred, &snap, err)))
             break;
-        if ((st = hr_kheaders_build(&snap, accept, content_type, &hdrs, err))) {
+        if ((st = hr_kheaders_build(&snap, c->cfg, accept, content_type, &hdrs, err))) {
             hr_kcred_snap_free(&snap);
             break;
         }
@@ -906,7 +908,7 @@ hr_status hr_kclient_stream_as(hr_kclient *c, const char *path, const char *acce
         bool again = false;
         if ((st = hr_kcred_get(&c->cred, &snap, err)))
             break;
-        if ((st = hr_kheaders_build(&snap, accept, NULL, &hdrs, err))) {
+        if ((st = hr_kheaders_build(&snap, c->cfg, accept, NULL, &hdrs, err))) {
             hr_kcred_snap_free(&snap);
             break;
         }

@@ -42,6 +42,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kube/config/kubeconfig.h"
 #include "util/buf.h"
 #include "util/err.h"
 
@@ -60,12 +61,14 @@ typedef void (*hr_krequest_fn)(void *ud, const char *verb, long code, uint64_t n
 
 /* Where the connection settings come from (kubectl's rules):
  * kubeconfig (NULL: $KUBECONFIG, colon-separated and merged, else
- * ~/.kube/config), context (NULL: current-context); when neither a
+ * ~/.kube/config), context (NULL: current-context), the flags over them
+ * (--server, --token, --as...: hr_koverrides); when neither a
  * kubeconfig file nor $KUBECONFIG exists and KUBERNETES_SERVICE_HOST is set,
  * in-cluster config (service-account token re-read periodically). */
 typedef struct hr_kclient_opts {
     const char *kubeconfig;
     const char *context;
+    hr_koverrides ov;          /* kubectl's other connection flags (kubeconfig.h); {0}: none */
     double qps;                /* write limiter; <= 0: 50 */
     int burst;                 /* <= 0: 100 */
     long timeout_ms;           /* per non-watch request; <= 0: 30000 */
