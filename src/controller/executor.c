@@ -51,6 +51,7 @@ enum {
     REP_INFEASIBLE = 1u << 8,
     REP_FORBIDDEN = 1u << 9,
     REP_INVALID = 1u << 10,
+    REP_UNDECODABLE = 1u << 11, /* said on the undecodable pod itself */
 };
 
 struct hr_executor {
@@ -886,10 +887,27 @@ hr_status hr_execute_held(hr_executor *e, const hr_nodesnap *s, const hr_reconci
         const hr_rpod *p = &rn->pods[i];
         char key[512];
         pod_key(key, sizeof key, p->ns, p->name, snap_uid(s, i));
-        if (p->resize != HR_RS_INFEASIBLE) {
-            clear_reported(e, key, REP_INFEASIBLE);
-            continue;
+        /* A pod we cannot read holds its node's increases (design §6):
+         * said once on that pod, so its owner (or an operator) can act on
+         * the one object at fault. One clear_reported a pod for both marks. */
+        unsigned clear = p->resize != HR_RS_INFEASIBLE ? REP_INFEASIBLE : 0;
+        if (p->pod.undecodable && !hr_pod_terminal(&p->pod)) {
+            char note[400];
+            snprintf(note, sizeof note,
+                     "this pod's CPU requests could not be read, so no CPU limit on node %s is "
+                     "raised until it is fixed or deleted (booking-unknown); the controller's "
+                     "log and `headroom plan` name the field",
+                     rn->name);
+            if (report(e, key, REP_UNDECODABLE, p, "Warning", "Undecodable", note, out) ==
+                REPORT_STOP)
+                return HR_OK; /* lost the lease (requeued) or shutting down */
+        } else {
+            clear |= REP_UNDECODABLE;
         }
+        if (clear)
+            clear_reported(e, key, clear);
+        if (p->resize != HR_RS_INFEASIBLE)
+            continue;
         /* (Out of memory: not parked, so looked at again on the next event.) */
         if (e->o.backoff != NULL &&
             !hr_backoff_active(e->o.backoff, p->ns, p->name, hr_mono_ms(), NULL))

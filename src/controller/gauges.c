@@ -15,7 +15,7 @@
  * every scrape: a scrape then only copies text (bench_metrics). The text
  * holds one block per family of fams[], in its order; off[f] is where
  * family f's block starts, off[N_FAMS] its end. */
-#define N_FAMS 11
+#define N_FAMS 12
 typedef struct entry {
     uint32_t n_managed, n_deferred;
     char *text;
@@ -111,6 +111,8 @@ static const char pool_help[] = "Always 1: the spec.nodePools entry whose nodeSe
                                 "the node first, or \"(top level)\".";
 static const char held_help[] = "1 while a managed pod's limit is not at its target and its write "
                                 "is held, with the reason (design 9.3).";
+static const char undecodable_help[] = "1 while a pod on the node could not be decoded, so no CPU "
+                                       "limit increase on the node is written (booking-unknown).";
 
 /* Name, help; the node families first, then the pod families (design §9.3). */
 static const char *const fams[N_FAMS][2] = {
@@ -126,6 +128,7 @@ static const char *const fams[N_FAMS][2] = {
                                   "managed containers)."},
     {"headroom_pod_held", held_help},
     {"headroom_pod_info", "Always 1 per managed pod: the node it is bound to."},
+    {"headroom_pod_undecodable", undecodable_help},
 };
 enum {
     F_FACTOR,
@@ -139,6 +142,7 @@ enum {
     F_POD_TARGET,
     F_POD_HELD,
     F_POD_INFO,
+    F_POD_UNDECODABLE,
 };
 
 /* name{node="…"} and a value in cores. */
@@ -192,10 +196,12 @@ static entry *entry_new(const char *node, const char *pool, const hr_node_plan *
     node_cores(&b, F_ALLOC, node, plan->allocatable);
     e->off[F_BOOKED] = b.len;
     node_cores(&b, F_BOOKED, node, plan->booked);
-    for (int f = F_POD_LIMIT; f <= F_POD_INFO; f++) {
+    for (int f = F_POD_LIMIT; f <= F_POD_UNDECODABLE; f++) {
         e->off[f] = b.len;
         for (size_t k = 0; k < n; k++) {
             const hr_gauge_pod *p = &pods[k];
+            if ((f == F_POD_UNDECODABLE) != p->undecodable)
+                continue;
             if (f == F_POD_HELD ? p->held == NULL : p->parked)
                 continue;
             if (f == F_POD_TARGET && p->target <= 0)
@@ -205,7 +211,7 @@ static entry *entry_new(const char *node, const char *pool, const hr_node_plan *
                 hr_buf_append(&b, "\",reason=\"", 10);
                 put_label(&b, p->held);
                 hr_buf_append(&b, "\"} 1\n", 5);
-            } else if (f == F_POD_INFO) {
+            } else if (f == F_POD_INFO || f == F_POD_UNDECODABLE) {
                 hr_buf_append(&b, "\",node=\"", 8);
                 put_label(&b, node);
                 hr_buf_append(&b, "\"} 1\n", 5);

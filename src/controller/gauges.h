@@ -31,6 +31,8 @@ typedef struct hr_gauge_pod {
     bool parked;      /* in back-off (design §7): not managed for now, so only
                          its headroom_pod_held series, with held the back-off's
                          reason */
+    bool undecodable; /* could not be decoded and holds the node's increases
+                         (design §6): only its headroom_pod_undecodable series */
 } hr_gauge_pod;
 
 /* The hold reasons of headroom_pod_held that are not a gate's (hr_gate_str),
@@ -63,8 +65,8 @@ bool hr_gauges_record(hr_gauges *g, const char *node, const char *pool, const hr
 /* headroom_node_factor, headroom_node_slack_cores, headroom_node_booked_ratio,
  * headroom_node_pool_info, headroom_node_managed_pods,
  * headroom_node_allocatable_cores, headroom_node_booked_cores, then
- * headroom_pod_limit_cores, headroom_pod_target_cores, headroom_pod_held and
- * headroom_pod_info (design §9.3). */
+ * headroom_pod_limit_cores, headroom_pod_target_cores, headroom_pod_held,
+ * headroom_pod_info and headroom_pod_undecodable (design §9.3). */
 void hr_gauges_render(hr_gauges *g, hr_buf *out);
 
 #endif

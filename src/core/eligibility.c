@@ -19,6 +19,7 @@ static const char *const reason_names[HR_R_COUNT_] = {
     [HR_R_NS_NOT_SELECTED] = "namespace-not-selected",
     [HR_R_NS_EXCLUDED] = "namespace-excluded",
     [HR_R_OPTED_OUT] = "opted-out",
+    [HR_R_UNBOUNDED_QUANTITY] = "quantity-out-of-range",
     [HR_R_BEST_EFFORT] = "qos-besteffort",
     [HR_R_GUARANTEED] = "qos-guaranteed",
     [HR_R_NO_CPU_REQUEST] = "no-cpu-request",
@@ -63,6 +64,10 @@ static hr_reason rules(const hr_pod *p, bool birth)
         return HR_R_NS_NOT_SELECTED;
     if (p->opted_out)
         return HR_R_OPTED_OUT;
+    /* A limit or memory quantity we could not read: the pod books its CPU
+     * requests, but its QoS class and its limits are unknown (design §15). */
+    if (hr_pod_unbounded_quantity(p))
+        return HR_R_UNBOUNDED_QUANTITY;
 
     hr_qos q = hr_pod_qos(p, NULL);
     if (q == HR_QOS_BEST_EFFORT)

@@ -18,6 +18,7 @@ typedef enum hr_reason {
     HR_R_NS_NOT_SELECTED,
     HR_R_NS_EXCLUDED,
     HR_R_OPTED_OUT,
+    HR_R_UNBOUNDED_QUANTITY, /* a memory quantity or CPU limit does not read */
     HR_R_BEST_EFFORT,
     HR_R_GUARANTEED,
     HR_R_NO_CPU_REQUEST,

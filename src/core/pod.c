@@ -45,6 +45,16 @@ bool hr_pod_terminal(const hr_pod *p)
     return p->phase == HR_PHASE_SUCCEEDED || p->phase == HR_PHASE_FAILED;
 }
 
+bool hr_pod_unbounded_quantity(const hr_pod *p)
+{
+    for (uint32_t i = 0; i < p->n_ctr; i++) {
+        const hr_container *c = &p->ctr[i];
+        if (c->cpu_lim == HR_UNBOUNDED || c->mem_req == HR_UNBOUNDED || c->mem_lim == HR_UNBOUNDED)
+            return true;
+    }
+    return false;
+}
+
 int64_t hr_pod_booked_cpu(const hr_pod *p)
 {
     if (hr_pod_terminal(p))

@@ -18,6 +18,11 @@
 #include <stdint.h>
 
 #define HR_NONE ((int64_t)-1)
+/* A quantity that is set but does not read (out of range, e.g. a memory
+ * request of 1e30): only ever a memory quantity or a CPU limit, which
+ * cannot change what the scheduler books (design §15). Such a pod books its
+ * CPU requests as usual and is not managed (quantity-out-of-range). */
+#define HR_UNBOUNDED INT64_MAX
 
 typedef enum hr_ctr_kind {
     HR_CTR_APP = 0,     /* spec.containers[] */
@@ -115,6 +120,9 @@ static inline bool hr_ctr_managed(const hr_container *c)
 }
 
 bool hr_pod_terminal(const hr_pod *p);
+
+/* Does any container carry an HR_UNBOUNDED quantity? */
+bool hr_pod_unbounded_quantity(const hr_pod *p);
 
 /* design §3.1: CPU the scheduler booked for the pod (0 for terminal pods). */
 int64_t hr_pod_booked_cpu(const hr_pod *p);

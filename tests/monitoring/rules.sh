@@ -42,7 +42,7 @@ for r in alerts:
 names = sorted(r["alert"] for r in alerts)
 want = sorted(["HeadroomNoLeader", "HeadroomResizeDeferred", "HeadroomQuotaDenied",
                "HeadroomConfigInvalid", "HeadroomReconcileSlow", "HeadroomWebhookErrors",
-               "HeadroomAPIErrors"])
+               "HeadroomAPIErrors", "HeadroomPodUndecodable"])
 if names != want:
     bad.append(f"alerts {names}, want {want}")
 d = json.load(open(dashboard))

@@ -15,6 +15,7 @@
 
 #include "hr_check.h"
 
+#include "core/eligibility.h"
 #include "core/names.h"
 #include "kube/decode/decode.h"
 
@@ -196,9 +197,10 @@ static void test_pod_quantity_forms(void **state)
             "{\"name\":\"f\",\"resources\":{\"requests\":{\"cpu\":2}}}]}}");
     hr_kpod k;
     hr_status st = hr_decode_pod(root, &p.arena, &k, &p.err);
-    /* 1E3m is not Kubernetes syntax (an exponent takes no suffix after it) */
-    assert_int_equal(st, HR_E_INPUT);
-    assert_non_null(strstr(p.err.msg, "spec.containers[1].resources.limits.cpu"));
+    /* 1E3m is not Kubernetes syntax (an exponent takes no suffix after it):
+     * a CPU limit, so it reads as one that does not read (design §15) */
+    assert_int_equal(st, HR_OK);
+    CHECK_I64("1E3m: unbounded", k.pod.ctr[1].cpu_lim, HR_UNBOUNDED);
     done(&p);
 
     root = parse(
@@ -388,9 +390,10 @@ static void test_pod_errors(void **state)
         {"\"cpu\":\"1\",", "\"cpu\":1.5,",
          "pod team-a/web-1: spec.containers[0].resources.requests.cpu: "
          "expected a quantity string, got the number 1.5"},
-        {"\"memory\":\"64Mi\"", "\"memory\":\"64Mx\"",
-         "pod team-a/web-1: spec.initContainers[1].resources.requests.memory: "
-         "unknown suffix \"64Mx\""},
+        /* A CPU limit that does not read, where it is also the request. */
+        {"\"limits\":{\"cpu\":\"100m\"}", "\"limits\":{\"cpu\":\"1e16\"}",
+         "pod team-a/web-1: spec.containers[1].resources.limits.cpu: "
+         "out of range \"1e16\""},
         {"\"name\":\"web-1\",", "", "pod team-a/<unnamed>: metadata.name: missing"},
         {"\"namespace\":\"team-a\",", "", "pod web-1: metadata.namespace: missing"},
         {"\"containers\":[", "\"containerz\":[", "pod team-a/web-1: spec.containers: missing"},
@@ -414,6 +417,44 @@ static void test_pod_errors(void **state)
             fail_msg("row %zu: status %d, want input error (%s)", i, st, rows[i].want);
         assert_string_equal(p.err.msg, rows[i].want);
         done(&p);
+    }
+}
+
+/* Design §15: what the scheduler does not book (memory, CPU limits) never
+ * makes a pod undecodable: a value that does not read is HR_UNBOUNDED, the
+ * pod books its CPU requests as usual and is not managed. */
+static void test_pod_soft_quantities(void **state)
+{
+    (void)state;
+    struct {
+        const char *from, *to;
+        uint32_t ctr;
+        int field; /* 0 mem_req, 1 cpu_lim, 2 mem_lim */
+    } rows[] = {
+        {"\"memory\":\"64Mi\"", "\"memory\":\"1e30\"", 1, 0},
+        {"\"memory\":\"64Mi\"", "\"memory\":\"64Mx\"", 1, 0},
+        {"\"limits\":{\"cpu\":\"2\"}", "\"limits\":{\"cpu\":\"1e16\"}", 2, 1},
+        {"\"memory\":\"128Mi\"", "\"memory\":\"99999999999999999999\"", 1, 2},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        parsed p, q;
+        hr_kpod kp, good;
+        hr_status st = pod_with(rows[i].from, rows[i].to, &kp, &p);
+        if (st != HR_OK)
+            fail_msg("row %zu: %s", i, p.err.msg);
+        assert_int_equal(pod_with("\"uid\"", "\"uid\"", &good, &q), HR_OK);
+        const hr_container *c = &kp.pod.ctr[rows[i].ctr];
+        int64_t v = rows[i].field == 0 ? c->mem_req : rows[i].field == 1 ? c->cpu_lim : c->mem_lim;
+        assert_int_equal(v, HR_UNBOUNDED);
+        assert_true(hr_pod_unbounded_quantity(&kp.pod));
+        assert_false(hr_pod_unbounded_quantity(&good.pod));
+        assert_false(kp.pod.undecodable);
+        /* It books exactly what the good pod books, and is not managed. */
+        assert_int_equal(hr_pod_booked_cpu(&kp.pod), hr_pod_booked_cpu(&good.pod));
+        assert_int_equal(hr_pod_eligibility(&kp.pod), HR_R_UNBOUNDED_QUANTITY);
+        assert_string_equal(hr_reason_str(hr_pod_eligibility(&kp.pod)), "quantity-out-of-range");
+        done(&p);
+        done(&q);
     }
 }
 
@@ -878,6 +919,7 @@ int main(void)
         cmocka_unit_test(test_pod_deleting_and_pod_level),
         cmocka_unit_test(test_pod_created),
         cmocka_unit_test(test_pod_errors),
+        cmocka_unit_test(test_pod_soft_quantities),
         cmocka_unit_test(test_pod_mutations),
         cmocka_unit_test(test_node),
         cmocka_unit_test(test_namespace_and_limitrange),

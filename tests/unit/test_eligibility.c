@@ -263,6 +263,7 @@ static hr_container be_ctrs[] = {CTR(HR_CTR_APP, HR_NONE, HR_NONE, HR_NONE, HR_N
 static hr_container gu_ctrs[] = {CTR(HR_CTR_APP, 500, 500, GiB, GiB)};
 static hr_container nocpu_ctrs[] = {CTR(HR_CTR_APP, HR_NONE, HR_NONE, GiB, 2 * GiB)};
 static hr_container restart_ctrs[] = {{500, HR_NONE, GiB, 2 * GiB, HR_CTR_APP, true}};
+static hr_container unbounded_ctrs[] = {CTR(HR_CTR_APP, 500, HR_UNBOUNDED, GiB, 2 * GiB)};
 
 typedef struct breaker {
     hr_reason reason;
@@ -293,6 +294,10 @@ static void apply(hr_pod *p, hr_reason r)
         p->ctr = restart_ctrs;
         p->n_ctr = 1;
         break;
+    case HR_R_UNBOUNDED_QUANTITY:
+        p->ctr = unbounded_ctrs;
+        p->n_ctr = 1;
+        break;
     case HR_R_MIRROR: p->mirror = true; break;
     case HR_R_WINDOWS: p->windows = true; break;
     case HR_R_POD_RESOURCES: p->pod_resources = true; break;
@@ -309,7 +314,7 @@ static void apply(hr_pod *p, hr_reason r)
 static bool changes_containers(hr_reason r)
 {
     return r == HR_R_BEST_EFFORT || r == HR_R_GUARANTEED || r == HR_R_NO_CPU_REQUEST ||
-           r == HR_R_RESTART_POLICY;
+           r == HR_R_RESTART_POLICY || r == HR_R_UNBOUNDED_QUANTITY;
 }
 
 static void test_first_rule_wins(void **state)

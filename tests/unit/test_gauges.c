@@ -30,12 +30,13 @@ static void record_render_remove(void **state)
     assert_non_null(g);
     hr_node_plan plan = {
         .allocatable = 8000, .booked = 2000, .slack = 6000, .managed = 2000, .n_managed = 2};
-    hr_gauge_pod pods[] = {{"team-a", "solo", 1200, 1200, NULL, false},
-                           {"team-a", "big", 7200, 7500, "deadband", false},
-                           {"team-b", "parked", 600, HR_NONE, "quota-denied", true},
-                           {"team-b", "lost", 700, HR_NONE, "node-unknown", false}};
+    hr_gauge_pod pods[] = {{"team-a", "solo", 1200, 1200, NULL, false, false},
+                           {"team-a", "big", 7200, 7500, "deadband", false, false},
+                           {"team-b", "parked", 600, HR_NONE, "quota-denied", true, false},
+                           {"team-b", "lost", 700, HR_NONE, "node-unknown", false, false},
+                           {"team-c", "odd", 0, HR_NONE, NULL, false, true}};
     hr_gauge_delta d;
-    assert_true(hr_gauges_record(g, "n0", NULL, &plan, 1, pods, 4, &d));
+    assert_true(hr_gauges_record(g, "n0", NULL, &plan, 1, pods, 5, &d));
     assert_int_equal(d.pods, 2);
     assert_int_equal(d.nodes, 1);
     assert_int_equal(d.deferred, 1);
@@ -73,11 +74,19 @@ static void record_render_remove(void **state)
     /* one info series per managed pod, naming its node */
     const char *info = strstr(p, "# TYPE headroom_pod_info gauge\n");
     assert_non_null(info);
-    assert_string_equal(info,
-                        "# TYPE headroom_pod_info gauge\n"
-                        "headroom_pod_info{namespace=\"team-a\",pod=\"solo\",node=\"n0\"} 1\n"
-                        "headroom_pod_info{namespace=\"team-a\",pod=\"big\",node=\"n0\"} 1\n"
-                        "headroom_pod_info{namespace=\"team-b\",pod=\"lost\",node=\"n0\"} 1\n");
+    assert_non_null(strstr(info,
+                           "# TYPE headroom_pod_info gauge\n"
+                           "headroom_pod_info{namespace=\"team-a\",pod=\"solo\",node=\"n0\"} 1\n"
+                           "headroom_pod_info{namespace=\"team-a\",pod=\"big\",node=\"n0\"} 1\n"
+                           "headroom_pod_info{namespace=\"team-b\",pod=\"lost\",node=\"n0\"} 1\n"
+                           "# HELP headroom_pod_undecodable "));
+    /* design §6: the pod that holds the node, named, in its own family only */
+    const char *undec = strstr(p, "# TYPE headroom_pod_undecodable gauge\n");
+    assert_non_null(undec);
+    assert_string_equal(
+        undec, "# TYPE headroom_pod_undecodable gauge\n"
+               "headroom_pod_undecodable{namespace=\"team-c\",pod=\"odd\",node=\"n0\"} 1\n");
+    assert_null(strstr(p, "headroom_pod_limit_cores{namespace=\"team-c\""));
     free(p);
 
     /* big left the node: its series goes with the next record */
@@ -100,7 +109,7 @@ static void record_render_remove(void **state)
     /* an over-booked node has a negative slack; odd names are escaped */
     plan = (hr_node_plan){
         .allocatable = 4000, .booked = 5000, .slack = -1000, .managed = 500, .n_managed = 1};
-    hr_gauge_pod odd[] = {{"ns", "we\"ird\\name", 510, 510, NULL, false}};
+    hr_gauge_pod odd[] = {{"ns", "we\"ird\\name", 510, 510, NULL, false, false}};
     assert_true(hr_gauges_record(g, "n\"1", NULL, &plan, 0, odd, 1, &d));
     p = page(g);
     assert_non_null(strstr(p, "headroom_node_slack_cores{node=\"n\\\"1\"} -1.000\n"));

@@ -209,48 +209,85 @@ hr_status hr_jint(const hr_kctx *c, const hr_jpath *p, yyjson_val *v, int64_t lo
     return HR_OK;
 }
 
+/* A quantity's text: a string, or a number's own digits. *s NULL: absent. */
+static hr_status quantity_text(const hr_kctx *c, const hr_jpath *p, yyjson_val *v, char *tmp,
+                               size_t cap, const char **s, size_t *len)
+{
+    *s = NULL;
+    *len = 0;
+    if (!v || yyjson_is_null(v))
+        return HR_OK;
+    if (yyjson_is_str(v)) {
+        *s = yyjson_get_str(v);
+        *len = yyjson_get_len(v);
+        return HR_OK;
+    }
+    if (yyjson_is_num(v) || yyjson_is_raw(v)) {
+        if (!number_text(v, tmp, cap, s, len))
+            return hr_kfail(c, p, HR_E_INPUT, "expected a quantity string, got the number %g",
+                            yyjson_get_num(v));
+        return HR_OK;
+    }
+    return wrong_type(c, p, "a quantity string", v);
+}
+
 hr_status hr_jquantity(const hr_kctx *c, const hr_jpath *p, yyjson_val *v, hr_qkind kind,
                        int64_t *out)
 {
-    *out = HR_NONE;
-    if (!v || yyjson_is_null(v))
-        return HR_OK;
     char tmp[32];
     const char *s;
     size_t len;
-    if (yyjson_is_str(v)) {
-        s = yyjson_get_str(v);
-        len = yyjson_get_len(v);
-    } else if (yyjson_is_num(v) || yyjson_is_raw(v)) {
-        if (!number_text(v, tmp, sizeof tmp, &s, &len))
-            return hr_kfail(c, p, HR_E_INPUT, "expected a quantity string, got the number %g",
-                            yyjson_get_num(v));
-    } else {
-        return wrong_type(c, p, "a quantity string", v);
+    *out = HR_NONE;
+    hr_status st = quantity_text(c, p, v, tmp, sizeof tmp, &s, &len);
+    return st || !s ? st : hr_kquantity(c, p, s, len, kind, out);
+}
+
+hr_status hr_jquantity_soft(const hr_kctx *c, const hr_jpath *p, yyjson_val *v, hr_qkind kind,
+                            int64_t *out)
+{
+    char tmp[32];
+    const char *s;
+    size_t len;
+    *out = HR_NONE;
+    hr_status st = quantity_text(c, p, v, tmp, sizeof tmp, &s, &len);
+    if (st == HR_E_INPUT) { /* a number we cannot print is one that does not read */
+        hr_err_clear(c->err);
+        *out = HR_UNBOUNDED;
+        return HR_OK;
     }
-    return hr_kquantity(c, p, s, len, kind, out);
+    return st || !s ? st : hr_kquantity_soft(s, len, kind, out);
+}
+
+static hr_qerr parse_kind(const char *s, size_t len, hr_qkind kind, int64_t *x)
+{
+    hr_qerr e;
+    switch (kind) {
+    case HR_QK_CPU: return hr_cpu_parse_milli(s, len, x);
+    case HR_QK_MEM: return hr_mem_parse_bytes(s, len, x);
+    default:
+        e = hr_quantity_parse(s, len, -3, x);
+        return e == HR_Q_OK && *x < 0 ? HR_Q_NEGATIVE : e;
+    }
 }
 
 hr_status hr_kquantity(const hr_kctx *c, const hr_jpath *p, const char *s, size_t len,
                        hr_qkind kind, int64_t *out)
 {
     char quoted[48];
-    hr_qerr e;
     int64_t x = 0;
     *out = HR_NONE;
-    switch (kind) {
-    case HR_QK_CPU: e = hr_cpu_parse_milli(s, len, &x); break;
-    case HR_QK_MEM: e = hr_mem_parse_bytes(s, len, &x); break;
-    default:
-        e = hr_quantity_parse(s, len, -3, &x);
-        if (e == HR_Q_OK && x < 0)
-            e = HR_Q_NEGATIVE;
-        break;
-    }
+    hr_qerr e = parse_kind(s, len, kind, &x);
     if (e != HR_Q_OK)
         return hr_kfail(c, p, HR_E_INPUT, "%s \"%s\"", hr_qerr_str(e),
                         hr_err_quote(quoted, sizeof quoted, s, len, 32));
     *out = x;
+    return HR_OK;
+}
+
+hr_status hr_kquantity_soft(const char *s, size_t len, hr_qkind kind, int64_t *out)
+{
+    int64_t x = 0;
+    *out = parse_kind(s, len, kind, &x) == HR_Q_OK ? x : HR_UNBOUNDED;
     return HR_OK;
 }
 

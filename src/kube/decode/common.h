@@ -118,6 +118,15 @@ HR_MUST_CHECK hr_status hr_jquantity(const hr_kctx *c, const hr_jpath *p, yyjson
 HR_MUST_CHECK hr_status hr_kquantity(const hr_kctx *c, const hr_jpath *p, const char *s, size_t len,
                                      hr_qkind kind, int64_t *out);
 
+/* The same for a quantity that cannot change what the scheduler books — a
+ * memory quantity, a CPU limit (design §15): one that is there but does not
+ * read (out of range: the API server admits requests.memory: 1e30) is
+ * HR_UNBOUNDED, not an error, so one odd field never makes a whole pod
+ * undecodable. A JSON value of the wrong type still fails. */
+HR_MUST_CHECK hr_status hr_jquantity_soft(const hr_kctx *c, const hr_jpath *p, yyjson_val *v,
+                                          hr_qkind kind, int64_t *out);
+HR_MUST_CHECK hr_status hr_kquantity_soft(const char *s, size_t len, hr_qkind kind, int64_t *out);
+
 /* metadata: name (required), namespace (required when namespaced), uid,
  * resourceVersion, labels. Sets c->ns and c->name as soon as known. */
 HR_MUST_CHECK hr_status hr_decode_meta(hr_kctx *c, yyjson_val *obj, bool namespaced, hr_kmeta *m,

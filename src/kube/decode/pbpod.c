@@ -47,6 +47,14 @@ static hr_status qparse(const hr_kctx *c, const hr_jpath *p, const char *key, qt
     return hr_kquantity(c, &pk, (const char *)q.s, q.len, kind, out);
 }
 
+/* The same for what is not booked (pod.c, design §15): HR_UNBOUNDED when it
+ * does not read. */
+static hr_status qsoft(qtext q, hr_qkind kind, int64_t *out)
+{
+    *out = HR_NONE;
+    return q.s ? hr_kquantity_soft((const char *)q.s, q.len, kind, out) : HR_OK;
+}
+
 /* One entry of a map<string, Quantity>: into cpu or memory by its key. */
 static hr_status qentry(const hr_kctx *c, const hr_jpath *p, hr_pbr *r, hr_pbwt wt, qtext *cpu,
                         qtext *mem)
@@ -104,10 +112,12 @@ static hr_status decode_resources(const hr_kctx *c, const hr_jpath *p, hr_pbr r,
     hr_jpath preq = HR_JP_KEY(p, "requests");
     hr_jpath plim = HR_JP_KEY(p, "limits");
     if ((st = qparse(c, &preq, "cpu", t.req_cpu, HR_QK_CPU, &ctr->cpu_req)) ||
-        (st = qparse(c, &preq, "memory", t.req_mem, HR_QK_MEM, &ctr->mem_req)) ||
-        (st = qparse(c, &plim, "cpu", t.lim_cpu, HR_QK_CPU, &ctr->cpu_lim)) ||
-        (st = qparse(c, &plim, "memory", t.lim_mem, HR_QK_MEM, &ctr->mem_lim)))
+        (st = qsoft(t.req_mem, HR_QK_MEM, &ctr->mem_req)) ||
+        (st = qsoft(t.lim_cpu, HR_QK_CPU, &ctr->cpu_lim)) ||
+        (st = qsoft(t.lim_mem, HR_QK_MEM, &ctr->mem_lim)))
         return st;
+    if (ctr->cpu_req == HR_NONE && ctr->cpu_lim == HR_UNBOUNDED)
+        return qparse(c, &plim, "cpu", t.lim_cpu, HR_QK_CPU, &ctr->cpu_lim);
     if (ctr->cpu_req == HR_NONE && ctr->cpu_lim != HR_NONE)
         ctr->cpu_req = ctr->cpu_lim;
     if (ctr->mem_req == HR_NONE && ctr->mem_lim != HR_NONE)
@@ -425,8 +435,10 @@ static hr_status decode_spec(const hr_kctx *c, hr_pbr spec, hr_kpod *out)
         hr_jpath prl = HR_JP_KEY(&pr, "limits");
         if ((st = read_resources(c, &pr, res, false, &t)) ||
             (st = qparse(c, &prr, "cpu", t.req_cpu, HR_QK_CPU, &pod->pod_cpu_req)) ||
-            (st = qparse(c, &prl, "cpu", t.lim_cpu, HR_QK_CPU, &lim)))
+            (st = qsoft(t.lim_cpu, HR_QK_CPU, &lim)))
             return st;
+        if (pod->pod_cpu_req == HR_NONE && lim == HR_UNBOUNDED)
+            return qparse(c, &prl, "cpu", t.lim_cpu, HR_QK_CPU, &lim);
         if (pod->pod_cpu_req == HR_NONE)
             pod->pod_cpu_req = lim;
     }

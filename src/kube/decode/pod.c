@@ -42,13 +42,17 @@ static hr_status decode_resources(const hr_kctx *c, const hr_jpath *p, yyjson_va
         return st;
     hr_jpath p1 = HR_JP_KEY(&preq, "cpu"), p2 = HR_JP_KEY(&preq, "memory");
     hr_jpath p3 = HR_JP_KEY(&plim, "cpu"), p4 = HR_JP_KEY(&plim, "memory");
+    /* Only the CPU request is booked: the rest reads softly (design §15). */
     if ((st = hr_jquantity(c, &p1, hr_jget(req, "cpu"), HR_QK_CPU, &ctr->cpu_req)) ||
-        (st = hr_jquantity(c, &p2, hr_jget(req, "memory"), HR_QK_MEM, &ctr->mem_req)) ||
-        (st = hr_jquantity(c, &p3, hr_jget(lim, "cpu"), HR_QK_CPU, &ctr->cpu_lim)) ||
-        (st = hr_jquantity(c, &p4, hr_jget(lim, "memory"), HR_QK_MEM, &ctr->mem_lim)))
+        (st = hr_jquantity_soft(c, &p2, hr_jget(req, "memory"), HR_QK_MEM, &ctr->mem_req)) ||
+        (st = hr_jquantity_soft(c, &p3, hr_jget(lim, "cpu"), HR_QK_CPU, &ctr->cpu_lim)) ||
+        (st = hr_jquantity_soft(c, &p4, hr_jget(lim, "memory"), HR_QK_MEM, &ctr->mem_lim)))
         return st;
     /* The API server defaults a missing request to the limit; a dump of
-     * stored objects already has it, but a hand-written one may not. */
+     * stored objects already has it, but a hand-written one may not (and
+     * then a limit that does not read is a request that does not). */
+    if (ctr->cpu_req == HR_NONE && ctr->cpu_lim == HR_UNBOUNDED)
+        return hr_jquantity(c, &p3, hr_jget(lim, "cpu"), HR_QK_CPU, &ctr->cpu_lim);
     if (ctr->cpu_req == HR_NONE && ctr->cpu_lim != HR_NONE)
         ctr->cpu_req = ctr->cpu_lim;
     if (ctr->mem_req == HR_NONE && ctr->mem_lim != HR_NONE)
@@ -339,9 +343,11 @@ static hr_status decode_pod(yyjson_val *obj, hr_arena *a, bool created, hr_kpod 
         if ((st = hr_jobj(&c, &prr, hr_jget(pres, "requests"), &rr)) ||
             (st = hr_jobj(&c, &prl, hr_jget(pres, "limits"), &rl)) ||
             (st = hr_jquantity(&c, &prrc, hr_jget(rr, "cpu"), HR_QK_CPU, &pod->pod_cpu_req)) ||
-            (st = hr_jquantity(&c, &prlc, hr_jget(rl, "cpu"), HR_QK_CPU, &lim)))
+            (st = hr_jquantity_soft(&c, &prlc, hr_jget(rl, "cpu"), HR_QK_CPU, &lim)))
             return st;
         /* As for containers, a pod-level request defaults to the limit. */
+        if (pod->pod_cpu_req == HR_NONE && lim == HR_UNBOUNDED)
+            return hr_jquantity(&c, &prlc, hr_jget(rl, "cpu"), HR_QK_CPU, &lim);
         if (pod->pod_cpu_req == HR_NONE)
             pod->pod_cpu_req = lim;
     }
