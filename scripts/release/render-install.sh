@@ -35,7 +35,10 @@ done
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# The admission policy is rendered where the API server serves it (1.30+); `helm template` asks
+# no server, so the file says so: every cluster it runs on has pods/resize, so 1.33+.
 "$HELM" template kube-headroom "$CHART" --namespace kube-headroom \
+  --api-versions admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy \
   --include-crds --skip-tests --set namespace.create=true "${sets[@]}" >"$tmp/rendered.yaml"
 
 {
@@ -65,6 +68,10 @@ trap 'rm -rf "$tmp"' EXIT
 #   which this file creates empty (its ca.crt verifies the certificate;
 #   applying this file again leaves the data alone); for the seconds before,
 #   a self-signed one each replica makes in memory. Nothing waits for it.
+# - The ValidatingAdmissionPolicy kube-headroom-controller-writes (and its
+#   binding): the API server lets the controller's ServiceAccount change only
+#   a pod's kube-headroom.dev/status annotation and containers' limits.cpu,
+#   and create Events only about a pod in its namespace (docs/security.md).
 # - The ClusterRole kube-headroom-tenant (pods and events: get, list, watch),
 #   bound to no one: a namespace's owner binds it there with a RoleBinding so
 #   its readers can run `headroom explain POD` (docs/tenant-guide.md).

@@ -56,6 +56,7 @@
 #include "controller/leader.h"
 #include "core/config.h"
 #include "core/group.h"
+#include "core/names.h"
 #include "kube/transport/client.h"
 #include "kube/write/review.h"
 #include "server/apimetrics.h"
@@ -456,7 +457,7 @@ static hr_status controller_start(run_ctx *x, hr_err *err)
         snprintf(id, sizeof id, "%s_%ld_%ld", hn, (long)getpid(), (long)time(NULL));
         hr_leader_opts lo = {.client = x->k,
                              .ns = x->o.ns,
-                             .name = "kube-headroom",
+                             .name = HR_LEASE_NAME,
                              .identity = id,
                              .on_change = on_leadership,
                              .ud = x,

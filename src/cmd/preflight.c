@@ -159,24 +159,25 @@ static void check_resize(pf *p)
 
 typedef struct need {
     const char *group, *resource, *sub, *verb;
-    bool in_own_ns; /* leases live in the controller's namespace */
+    bool in_own_ns;   /* leases live in the controller's namespace */
+    const char *name; /* the one object the role names (resourceNames), or NULL */
 } need;
 
 /* What the controller does with each permission is in charts/kube-headroom/templates/rbac.yaml. */
 static const need NEEDS[] = {
-    {"", "pods", NULL, "list", false},
-    {"", "pods", NULL, "watch", false},
-    {"", "pods", NULL, "patch", false},
-    {"", "pods", "resize", "patch", false},
-    {"", "nodes", NULL, "get", false},
-    {"", "nodes", NULL, "watch", false},
-    {"", "namespaces", NULL, "watch", false},
-    {"", "limitranges", NULL, "watch", false},
-    {"", "resourcequotas", NULL, "watch", false},
-    {"events.k8s.io", "events", NULL, "create", false},
-    {HR_GROUP, "headroomconfigs", NULL, "watch", false},
-    {HR_GROUP, "headroomconfigs", "status", "patch", false},
-    {"coordination.k8s.io", "leases", NULL, "update", true},
+    {"", "pods", NULL, "list", false, NULL},
+    {"", "pods", NULL, "watch", false, NULL},
+    {"", "pods", NULL, "patch", false, NULL},
+    {"", "pods", "resize", "patch", false, NULL},
+    {"", "nodes", NULL, "get", false, NULL},
+    {"", "nodes", NULL, "watch", false, NULL},
+    {"", "namespaces", NULL, "watch", false, NULL},
+    {"", "limitranges", NULL, "watch", false, NULL},
+    {"", "resourcequotas", NULL, "watch", false, NULL},
+    {"events.k8s.io", "events", NULL, "create", false, NULL},
+    {HR_GROUP, "headroomconfigs", NULL, "watch", false, NULL},
+    {HR_GROUP, "headroomconfigs", "status", "patch", false, NULL},
+    {"coordination.k8s.io", "leases", NULL, "update", true, HR_LEASE_NAME},
 };
 
 /* A SelfSubjectAccessReview: 1 allowed, 0 denied, -1 could not ask. */
@@ -200,6 +201,10 @@ static int allowed(pf *p, const need *n, hr_err *err)
     if (n->in_own_ns) {
         hr_buf_puts(&body, ",\"namespace\":");
         hr_buf_json_str(&body, p->own_ns);
+    }
+    if (n->name) {
+        hr_buf_puts(&body, ",\"name\":");
+        hr_buf_json_str(&body, n->name);
     }
     hr_buf_puts(&body, "}}}");
     hr_kresult res = {0};

@@ -24,5 +24,8 @@
 #define HR_LABEL_GROUP_NAME HR_GROUP "/group"
 /* The action of every Event the controller posts (§9.2): the Go version's word. */
 #define HR_EVENT_ACTION "Resizing"
+/* The leader election Lease, in the controller's namespace: the chart's Role names it
+ * (resourceNames), so another name would be refused. */
+#define HR_LEASE_NAME "kube-headroom"
 
 #endif
