@@ -324,12 +324,21 @@ static void print_explain(const hr_nodesnap *s, const hr_reconcile *r, size_t me
      * S_t, M_t and N_t (pp->share…), where Proportional uses S, M and N. */
     bool tf = cfg->policy == HR_POLICY_TENANT_FAIR;
     if (tf) {
-        printf("  tenant (policy TenantFair)        namespace %s, weight %" PRIu32 "%s\n", p->ns,
-               pp->weight,
-               p->pod.tenant_weight_invalid ? " (its " HR_LABEL_WEIGHT
-                                              " label is not a positive integer: read as 1)"
-                                            : "");
-        printf("  S_t = ⌊S · w / W⌋, W = %" PRIu64 " over %u namespace%s  %s\n", np->weight_total,
+        if (p->pod.tenant_by_label)
+            printf("  tenant (policy TenantFair)        %s (label %s of namespace %s), weight "
+                   "%" PRIu32 "%s\n",
+                   p->pod.tenant, cfg->tenant_label ? cfg->tenant_label : HR_LABEL_TENANT, p->ns,
+                   pp->weight,
+                   p->pod.tenant_weight_invalid ? " (its " HR_LABEL_WEIGHT
+                                                  " label is not a positive integer: read as 1)"
+                                                : "");
+        else
+            printf("  tenant (policy TenantFair)        namespace %s, weight %" PRIu32 "%s\n",
+                   p->ns, pp->weight,
+                   p->pod.tenant_weight_invalid ? " (its " HR_LABEL_WEIGHT
+                                                  " label is not a positive integer: read as 1)"
+                                                : "");
+        printf("  S_t = ⌊S · w / W⌋, W = %" PRIu64 " over %u tenant%s  %s\n", np->weight_total,
                np->n_tenants, np->n_tenants == 1 ? "" : "s", cpu(pp->share, a));
         printf("  M_t  its managed requests here over N_t = %u  %s\n", pp->share_n,
                cpu(pp->share_managed, a));

@@ -58,6 +58,10 @@ static hr_status copy_pod(hr_arena *a, const hr_cache *c, const hr_cnode_view *n
         .ns_weight_invalid = have_ns && nsv.weight_invalid,
     };
     rp->pod = hr_pod_in_context(&rp->pod, &cx);
+    /* A tenant named by a label points into the cache: the snapshot keeps
+     * its own (design §2.9). */
+    if (rp->pod.tenant_by_label && (rp->pod.tenant = hr_arena_strdup(a, rp->pod.tenant)) == NULL)
+        return hr_err_set(err, HR_E_NOMEM, "snapshot: out of memory");
     /* The group key points into the cache: the snapshot keeps its own. */
     if (v->pod.group != NULL && (rp->pod.group = hr_arena_strdup(a, v->pod.group)) == NULL)
         return hr_err_set(err, HR_E_NOMEM, "snapshot: out of memory");
@@ -78,6 +82,14 @@ hr_status hr_nodesnap_take(hr_cache *c, const char *name, const hr_nodesnap_opts
     if (out->cfg_invalid != NULL)
         out->cfg_invalid = hr_arena_strdup(a, out->cfg_invalid);
     hr_config_effective(cfg, o->dry_run, &out->cfg);
+    /* The tenant label (design §2.9) outlives the lock: explain names it. */
+    const char *tlabel = out->cfg.tenant_label;
+    out->cfg.tenant_label = NULL;
+    if (tlabel != NULL && (out->cfg.tenant_label = hr_arena_strdup(a, tlabel)) == NULL) {
+        hr_cache_unlock(c);
+        free(scratch);
+        return hr_err_set(err, HR_E_NOMEM, "snapshot: out of memory");
+    }
 
     hr_cnode_view nv;
     bool have_node = hr_cache_node_get(c, name, &nv);

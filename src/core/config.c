@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "names.h"
+#include "tenant.h"
 
 static const char *const default_mode_values[] = {HR_MODE_MANAGED};
 static const hr_requirement default_ns_req[] = {
@@ -40,6 +41,7 @@ void hr_config_defaults(hr_config *c)
         .excluded_nodes = {false, NULL, 0},
         .pools = NULL,
         .n_pools = 0,
+        .tenant_label = HR_LABEL_TENANT,
     };
 }
 
@@ -147,7 +149,8 @@ bool hr_config_same_but_node_settings(const hr_config *a, const hr_config *b)
         a->initial_multiplier_milli != b->initial_multiplier_milli ||
         !selector_same(&a->ns_selector, &b->ns_selector) ||
         !selector_same(&a->excluded_nodes, &b->excluded_nodes) ||
-        a->n_excluded_ns != b->n_excluded_ns || a->n_excluded_owners != b->n_excluded_owners)
+        a->n_excluded_ns != b->n_excluded_ns || a->n_excluded_owners != b->n_excluded_owners ||
+        !str_same(a->tenant_label, b->tenant_label))
         return false;
     for (uint32_t i = 0; i < a->n_excluded_ns; i++)
         if (!str_same(a->excluded_ns[i], b->excluded_ns[i]))
@@ -227,5 +230,7 @@ const char *hr_config_validate(const hr_config *c)
         return "spec.rateLimits.clientQPS must be at least 1";
     if (c->client_burst < 1)
         return "spec.rateLimits.clientBurst must be at least 1";
+    if (c->tenant_label != NULL && !hr_label_key_valid(c->tenant_label))
+        return "spec.tenantLabel must be a label key ([prefix/]name)";
     return pools_invalid(c);
 }

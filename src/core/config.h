@@ -23,7 +23,7 @@ typedef struct hr_owner_ref {
 /* spec.policy (design §1.1): how a node's slack is shared (design §2). */
 typedef enum hr_policy {
     HR_POLICY_PROPORTIONAL = 0, /* by request over the node (§2.2), the default */
-    HR_POLICY_TENANT_FAIR,      /* among namespaces first, then by request (§2.9) */
+    HR_POLICY_TENANT_FAIR,      /* among tenants first, then by request (§2.9) */
 } hr_policy;
 
 /* "Proportional", "TenantFair": the CRD's enum values. */
@@ -86,6 +86,9 @@ typedef struct hr_config {
     hr_selector excluded_nodes; /* unset: no node excluded */
     const hr_node_pool *pools;  /* spec.nodePools, in order; none by default */
     uint32_t n_pools;
+    const char *tenant_label; /* spec.tenantLabel (§2.9): the namespace label
+                                 whose value names its tenant; default
+                                 HR_LABEL_TENANT; NULL reads as the default */
 } hr_config;
 
 /* All defaults, as with no HeadroomConfig: present=false and dry_run=true

@@ -18,6 +18,8 @@
 #define HR_POLICY_NAME "proportional-v1"
 #define HR_POLICY_NAME_TENANT_FAIR "tenantfair-v1"
 #define HR_LABEL_WEIGHT HR_GROUP "/weight" /* on a namespace: its TenantFair weight */
+/* spec.tenantLabel's default: the namespace label naming its tenant (§2.9). */
+#define HR_LABEL_TENANT HR_GROUP "/tenant"
 /* On a pod (label or annotation), "true": one ceiling for its group (§2.10). */
 #define HR_LABEL_GROUP_UNIFORM HR_GROUP "/group-uniform"
 /* On a pod (label): its group, in place of its controlling owner (§2.10). */

@@ -94,9 +94,12 @@ typedef struct hr_pod {
     bool owner_excluded; /* direct owner in excludedOwners */
     bool in_backoff;     /* a recent resize was refused (design §7) */
     hr_limit_bounds limits;
-    const char *tenant;         /* the pod's namespace: its tenant under TenantFair
-                               (design §2.9); pods with equal strings (or both
-                               NULL) are one tenant */
+    const char *tenant;         /* its tenant under TenantFair (design §2.9,
+                                   hr_tenant_of): the namespace's tenant label,
+                                   or the namespace; pods with equal strings
+                                   (or both NULL) and equal tenant_by_label are
+                                   one tenant */
+    bool tenant_by_label;       /* tenant is a label's value, not a namespace */
     uint32_t tenant_weight;     /* the namespace's weight (§2.9), >= 1; 0 reads as 1 */
     bool tenant_weight_invalid; /* the weight label was there but not a weight:
                                    read as 1 (fail closed), and reported */

@@ -18,9 +18,10 @@ hr_pod hr_pod_in_context(const hr_pod *bare, const hr_pod_ctx *cx)
     p.owner_excluded = hr_owner_excluded(cfg, cx->owner_kind, cx->owner_group, cx->owner_name);
     p.limits = cx->limits;
     p.in_backoff = cx->in_backoff;
-    /* The tenant of design §2.9 is the namespace; its weight comes parsed
-     * (the cache keeps it so) or from the labels, by one parser. */
-    p.tenant = cx->ns;
+    /* The tenant of design §2.9: the namespace's tenant label, else the
+     * namespace; the weight comes parsed (the cache keeps it so) or from
+     * the labels, by one parser. */
+    p.tenant = hr_tenant_of(cfg->tenant_label, cx->ns, cx->ns_labels, &p.tenant_by_label);
     p.tenant_weight_invalid = cx->ns_weight_invalid;
     p.tenant_weight = cx->ns_weight;
     if (p.tenant_weight == 0)

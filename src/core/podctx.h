@@ -46,8 +46,9 @@ typedef struct hr_pod_ctx {
     bool ns_weight_invalid;
 } hr_pod_ctx;
 
-/* The context fields of hr_pod filled from cx (the tenant is the
- * namespace, cx->ns, with its weight); everything else is the bare pod's. The returned copy shares bare's container array. */
+/* The context fields of hr_pod filled from cx (the tenant is the value of
+ * cfg->tenant_label on the namespace, else the namespace cx->ns; the weight
+ * the namespace's); the tenant may point into cx->ns_labels. Everything else is the bare pod's. The returned copy shares bare's container array. */
 hr_pod hr_pod_in_context(const hr_pod *bare, const hr_pod_ctx *cx);
 
 #endif

@@ -562,15 +562,18 @@ int64_t hr_tenant_slack(int64_t slack, uint64_t weight, uint64_t weight_total)
 
 static bool same_tenant(const hr_pod *a, const hr_pod *b)
 {
+    if (a->tenant_by_label != b->tenant_by_label)
+        return false;
     if (a->tenant == b->tenant)
         return true;
     return a->tenant != NULL && b->tenant != NULL && strcmp(a->tenant, b->tenant) == 0;
 }
 
 /* Design §2.9: group the managed pods by tenant (each pod's plan names the
- * first managed pod of its namespace, whose plan sums the namespace's M_t
- * and N_t and keeps the least weight any of its pods carries, so the order
- * of the pods cannot matter), then give each tenant its ⌊S·w_t/W⌋. */
+ * first managed pod of its tenant, whose plan sums the tenant's M_t and N_t
+ * over all its namespaces and keeps the least weight any of its pods
+ * carries, so neither the order of the pods nor how the tenant spreads
+ * them over namespaces can matter), then give each tenant its ⌊S·w_t/W⌋. */
 static void tenant_shares(const hr_pod *pods, size_t n, hr_node_plan *np, hr_pod_plan *out)
 {
     for (size_t i = 0; i < n; i++) {

@@ -4,8 +4,9 @@
  *
  *   S = A − R, M = Σ managed requests, N = managed pods
  *   burst_i  = max(S·r_i/M, min(floor, S/N))      when S > 0 and M > 0
- *   (TenantFair: S_t = ⌊S·w_t/W⌋ of the pod's namespace t in place of S,
- *   and that namespace's M_t and N_t in place of M and N)
+ *   (TenantFair: S_t = ⌊S·w_t/W⌋ of the pod's tenant t in place of S,
+ *   and that tenant's M_t and N_t, over all its namespaces, in place of M
+ *   and N)
  *   target_i = r_i + burst_i, then the caps in order, then the quantum
  *   (the target on the grid, never below the request, never above a cap),
  *   then the per-container split, then the QoS guard, then hysteresis.
@@ -64,7 +65,7 @@ typedef struct hr_node_plan {
     bool booking_unknown;   /* node->booking_unknown or n_undecodable > 0:
                                every increase is held, HR_GATE_BOOKING_UNKNOWN */
     uint8_t policy;         /* hr_policy the plan was made under */
-    uint32_t n_tenants;     /* TenantFair: namespaces with managed pods here */
+    uint32_t n_tenants;     /* TenantFair: tenants with managed pods here */
     uint64_t weight_total;  /* TenantFair: W, the sum of their weights */
 } hr_node_plan;
 

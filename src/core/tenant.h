@@ -29,4 +29,17 @@ uint32_t hr_tenant_weight_parse(const char *value, bool *invalid);
 /* hr_tenant_weight_parse of the label in ns_labels (NULL: no labels). */
 uint32_t hr_tenant_weight(const hr_labels *ns_labels, bool *invalid);
 
+/* The tenant of namespace ns (design §2.9): the value of the label key
+ * (spec.tenantLabel; NULL reads as HR_LABEL_TENANT) in ns_labels, or, when
+ * the label is absent or empty, the namespace itself. *by_label (may be
+ * NULL) says which: a namespace named "acme" and the tenant "acme" of a
+ * label are different tenants. The result points into ns_labels or is ns. */
+const char *hr_tenant_of(const char *key, const char *ns, const hr_labels *ns_labels,
+                         bool *by_label);
+
+/* Is key a Kubernetes label key: an optional DNS-subdomain prefix (at most
+ * 253 characters) and "/", then a name of 1 to 63 characters of
+ * [A-Za-z0-9-_.] that begins and ends with a letter or digit? */
+bool hr_label_key_valid(const char *key);
+
 #endif

@@ -19,6 +19,7 @@
 
 #include "core/eligibility.h"
 #include "core/gates.h"
+#include "core/names.h"
 #include "plan/bars.h"
 #include "plan/tabw.h"
 #include "plan/yaml.h"
@@ -100,15 +101,18 @@ static bool node_shown(const hr_render_opts *o, const hr_plan_node_out *no)
     return false;
 }
 
-/* "tenant": the namespace's weight, the weights present and its slack
- * share (design §2.9), the share its pods divide by request. */
+/* "tenant": the pod's tenant (its namespace's tenant label, or the
+ * namespace), its weight, the weights present and its slack share (design
+ * §2.9), the share its pods divide by request. */
 static bool add_tenant_json(yyjson_mut_doc *doc, yyjson_mut_val *po, const hr_plan_node_out *no,
-                            const hr_pod_plan *pp)
+                            size_t i, const hr_pod_plan *pp)
 {
-    const hr_kpod *head = no->src[pp->tenant];
+    const hr_pod *head = &no->pods[pp->tenant];
     yyjson_mut_val *t = yyjson_mut_obj(doc);
     return t && yyjson_mut_obj_add_val(doc, po, "tenant", t) &&
-           yyjson_mut_obj_add_str(doc, t, "namespace", head->meta.ns) &&
+           yyjson_mut_obj_add_str(doc, t, "name", head->tenant ? head->tenant : "") &&
+           yyjson_mut_obj_add_bool(doc, t, "byLabel", head->tenant_by_label) &&
+           yyjson_mut_obj_add_str(doc, t, "namespace", no->src[i]->meta.ns) &&
            yyjson_mut_obj_add_uint(doc, t, "weight", pp->weight) &&
            yyjson_mut_obj_add_uint(doc, t, "weightTotal", no->np.weight_total) &&
            yyjson_mut_obj_add_int(doc, t, "slackShareMilli", pp->share) &&
@@ -206,7 +210,7 @@ static bool add_node_json(yyjson_mut_doc *doc, yyjson_mut_val *nodes, const hr_p
             return false;
         /* Design §2.9: under TenantFair, the share the burst came from. */
         if (p->cfg->policy == HR_POLICY_TENANT_FAIR && managed &&
-            pp->gate != HR_GATE_NODE_UNKNOWN && !add_tenant_json(doc, po, no, pp))
+            pp->gate != HR_GATE_NODE_UNKNOWN && !add_tenant_json(doc, po, no, i, pp))
             return false;
         if (!add_group_json(doc, po, p, no, i))
             return false;
@@ -340,6 +344,10 @@ static bool add_config_json(yyjson_mut_doc *doc, yyjson_mut_val *root, const hr_
            yyjson_mut_obj_add_int(doc, o, "quantumMilli", c->quantum) &&
            yyjson_mut_obj_add_int(doc, o, "growPercent", c->grow_percent) &&
            yyjson_mut_obj_add_int(doc, o, "shrinkPercent", c->shrink_percent) &&
+           /* Design §2.9: the label naming tenants, under TenantFair. */
+           (c->policy != HR_POLICY_TENANT_FAIR ||
+            yyjson_mut_obj_add_str(doc, o, "tenantLabel",
+                                   c->tenant_label ? c->tenant_label : HR_LABEL_TENANT)) &&
            add_pools_json(doc, o, c);
 }
 
@@ -524,20 +532,45 @@ static col_widths widths(const hr_plan *p, const hr_render_opts *o)
     return cw;
 }
 
-/* Design §2.9: one line per namespace with managed pods on the node —
- * its weight among the weights present, the slack it gets, and what its
- * pods divide it by. */
+/* How many namespaces the managed pods of the tenant headed by pod h span
+ * on the node. */
+static uint32_t tenant_namespaces(const hr_plan_node_out *no, size_t h)
+{
+    uint32_t n = 0;
+    for (size_t i = h; i < no->n_pods; i++) {
+        if (!pod_managed(&no->plans[i]) || no->plans[i].tenant != h)
+            continue;
+        size_t k = h;
+        while (k < i && !(pod_managed(&no->plans[k]) && no->plans[k].tenant == h &&
+                          strcmp(no->src[k]->meta.ns, no->src[i]->meta.ns) == 0))
+            k++;
+        n += k == i;
+    }
+    return n;
+}
+
+/* Design §2.9: one line per tenant with managed pods on the node — its
+ * name (and, for a tenant named by the tenant label, the namespaces it
+ * spans here), its weight among the weights present, the slack it gets,
+ * and what its pods divide it by. */
 static void render_tenants(const hr_plan_node_out *no, hr_buf *b)
 {
-    char v1[32], v2[32];
+    char v1[32], v2[32], lab[48] = "";
     for (size_t i = 0; i < no->n_pods; i++) {
         const hr_pod_plan *pp = &no->plans[i];
         if (!pod_managed(pp) || pp->gate == HR_GATE_NODE_UNKNOWN || pp->tenant != i)
             continue;
+        if (no->pods[i].tenant_by_label) {
+            uint32_t k = tenant_namespaces(no, i);
+            snprintf(lab, sizeof lab, "(label, %" PRIu32 " namespace%s)", k, k == 1 ? "" : "s");
+        } else {
+            lab[0] = '\0';
+        }
         hr_buf_printf(b,
-                      "  tenant %s  weight %" PRIu32 "/%" PRIu64 "%s  slack share %s  "
+                      "  tenant %s%s%s  weight %" PRIu32 "/%" PRIu64 "%s  slack share %s  "
                       "(%" PRIu32 " pod%s, requests %s)\n",
-                      no->src[i]->meta.ns, pp->weight, no->np.weight_total,
+                      no->pods[i].tenant ? no->pods[i].tenant : no->src[i]->meta.ns,
+                      lab[0] ? " " : "", lab, pp->weight, no->np.weight_total,
                       no->pods[i].tenant_weight_invalid ? " (label invalid: read as 1)" : "",
                       milli(v1, sizeof v1, pp->share, -1, ""), pp->share_n,
                       pp->share_n == 1 ? "" : "s", milli(v2, sizeof v2, pp->share_managed, -1, ""));
@@ -684,8 +717,11 @@ static void render_config(const hr_config *c, hr_buf *b)
         hr_buf_puts(b, "Config: no HeadroomConfig in the dump: defaults, "
                        "dry-run (would write nothing)\n");
     if (c->policy == HR_POLICY_TENANT_FAIR)
-        hr_buf_puts(b, "        policy TenantFair: each node's slack divided among its "
-                       "namespaces first (weights), then by request\n");
+        hr_buf_printf(b,
+                      "        policy TenantFair: each node's slack divided among its "
+                      "tenants first (weights; tenant label %s, else the namespace), then by "
+                      "request\n",
+                      c->tenant_label ? c->tenant_label : HR_LABEL_TENANT);
     hr_buf_printf(b,
                   "        minBurstFloor %s  maxMultiplier %s  quantum %" PRId64
                   "m  deadband +%d%%/-%d%%\n",

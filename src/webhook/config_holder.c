@@ -121,6 +121,8 @@ static hr_cfg_snapshot *snapshot_new(const hr_config *c)
             s->cfg.n_excluded_owners = c->n_excluded_owners;
         }
     }
+    /* The tenant label (design §2.9): hr_pod_in_context reads it. */
+    s->cfg.tenant_label = dup_str(&s->arena, c->tenant_label, &ok);
     /* The pools too (design §2.11): hr_config_for_node reads them. */
     s->cfg.pools = NULL;
     s->cfg.n_pools = 0;

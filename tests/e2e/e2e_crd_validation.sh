@@ -37,6 +37,7 @@ cat >"$WORK/good.json" <<'JSON'
   "metadata": {"name": "cluster"},
   "spec": {
     "policy": "TenantFair",
+    "tenantLabel": "capsule.clastix.io/tenant",
     "dryRun": true,
     "minBurstFloor": "500m",
     "maxMultiplier": "2.5",
@@ -96,6 +97,11 @@ row() { # change field-path message-fragment
 
 # cfgspec.c, policy: "unknown policy" (Proportional or TenantFair) — the enum.
 row '.spec.policy = "Fair"' 'spec.policy' 'Unsupported value: "Fair"'
+# config.c, tenantLabel: hr_label_key_valid, a label key — the pattern, and a CEL rule for the
+# prefix's 253 characters (four 63-character DNS labels and "b": 257).
+row '.spec.tenantLabel = "not a key"' 'spec.tenantLabel' 'should match'
+row '.spec.tenantLabel = "Example.com/tenant"' 'spec.tenantLabel' 'should match'
+row '.spec.tenantLabel = (("a" * 63 + ".") * 4 + "b/t")' 'spec.tenantLabel' 'the prefix of spec.tenantLabel must be at most 253 characters'
 # cfgspec.c, dryRun: hr_jbool, a boolean.
 row '.spec.dryRun = "no"' 'spec.dryRun' 'must be of type boolean'
 # hr_config_validate: "spec.minBurstFloor must not be negative".

@@ -631,6 +631,26 @@ static void test_config(void **state)
     CHECK_TRUE("default ns selector", kc.cfg.ns_selector.set);
     done(&p);
 
+    /* spec.tenantLabel (design §2.9): absent is the default key; a label
+     * key is kept; anything else is refused, naming the field. */
+    root = parse(&p, "{\"kind\":\"HeadroomConfig\",\"metadata\":{\"name\":\"cluster\"},"
+                     "\"spec\":{}}");
+    if (hr_decode_config(root, &p.arena, &kc, &p.err))
+        fail_msg("%s", p.err.msg);
+    assert_string_equal(kc.cfg.tenant_label, "kube-headroom.dev/tenant");
+    done(&p);
+    root = parse(&p, "{\"kind\":\"HeadroomConfig\",\"metadata\":{\"name\":\"cluster\"},"
+                     "\"spec\":{\"tenantLabel\":\"capsule.clastix.io/tenant\"}}");
+    if (hr_decode_config(root, &p.arena, &kc, &p.err))
+        fail_msg("%s", p.err.msg);
+    assert_string_equal(kc.cfg.tenant_label, "capsule.clastix.io/tenant");
+    done(&p);
+    root = parse(&p, "{\"kind\":\"HeadroomConfig\",\"metadata\":{\"name\":\"cluster\"},"
+                     "\"spec\":{\"tenantLabel\":\"no key/at all\"}}");
+    assert_int_equal(hr_decode_config(root, &p.arena, &kc, &p.err), HR_E_INPUT);
+    assert_non_null(strstr(p.err.msg, "spec.tenantLabel must be a label key"));
+    done(&p);
+
     /* dryRun left out means dry-run, as the CRD's default says, for an
      * object the default was not applied to (a dump, a CRD without
      * defaults); only an explicit false is live (design §1.2). */

@@ -314,6 +314,11 @@ hr_status hr_decode_config(yyjson_val *obj, hr_arena *a, hr_kconfig *out, hr_err
     hr_jpath pnp = HR_JP_KEY(&ps, "nodePools");
     if ((st = decode_pools(&c, &pnp, hr_jget(spec, "nodePools"), cfg)))
         return st;
+    /* Design §2.9: the namespace label naming its tenant; absent keeps the
+     * default (hr_config_validate checks it is a label key). */
+    hr_jpath ptl = HR_JP_KEY(&ps, "tenantLabel");
+    if ((st = hr_jstr(&c, &ptl, hr_jget(spec, "tenantLabel"), HR_LABEL_TENANT, &cfg->tenant_label)))
+        return st;
 
     const char *why = hr_config_validate(cfg);
     if (why)
