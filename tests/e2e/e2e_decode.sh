@@ -14,7 +14,13 @@
 #     target grows keeps its limit), counted in
 #     headroom_capacity_skip_total{reason="booking-unknown"}, one
 #     ResizeSkipped event, and `headroom explain` says why;
-#   - once the pod is deleted the node converges.
+#   - the pod at fault is named: a Warning event Undecodable on it, and
+#     headroom_pod_undecodable{namespace,pod,node} 1 while it holds;
+#   - once the pod is deleted the node converges;
+#   - a pod the decoder reads softly holds nothing (design §6, issue 35):
+#     in an unmanaged namespace, requests.memory: 1e30 and limits.cpu: 1e16
+#     are admitted, their CPU requests are booked (a falls) and an increase
+#     on the node is written (a rises when one of them goes).
 # Prints PASS/FAIL per check and "N passed, N failed"; exits non-zero on any
 # failure. Needs `tests/cluster/cluster.sh up`. Quick (about 30 s).
 set -uo pipefail
@@ -23,6 +29,7 @@ set -uo pipefail
 MPORT=${HEADROOM_E2E_DECODE_PORT:-$(free_port)}
 WORK=$(mktemp -d /tmp/headroom-e2e.XXXXXX)
 NS=e2e-dec-$S
+NS2=e2e-dec-plain-$S
 N1=e2e-dec-n1-$S
 
 cleanup() {
@@ -59,6 +66,7 @@ POD
 require_cluster
 install_identity headroom-e2e-decode
 mkns "$NS" managed
+mkns "$NS2" plain
 mknode "$N1" 8
 k apply -f - >/dev/null <<EOF
 apiVersion: kube-headroom.dev/v1alpha1
@@ -108,6 +116,12 @@ out=$("$HEADROOM" explain huge -n "$NS" --kubeconfig "$USER_KC" 2>&1)
 WHY="explain huge said: $(echo "$out" | tail -n 4 | tr '\n' ' ')"
 check "explain of the pod itself names the field" \
   eval 'echo "$out" | grep -q "resources.requests.cpu: out of range"'
+WHY="Undecodable events on huge: $(events_for "$NS" huge Undecodable)"
+check "the pod at fault carries one Warning event Undecodable" \
+  wait_until 10 test "$(events_for "$NS" huge Undecodable)" = 1
+held_series="headroom_pod_undecodable{namespace=\"$NS\",pod=\"huge\",node=\"$N1\"}"
+WHY="$held_series = $(metric "$held_series")"
+check "headroom_pod_undecodable names it (1)" wait_until 10 test "$(metric "$held_series")" = 1
 # Send it again (a label change is a MODIFIED event): still one line, one count.
 k -n "$NS" label pod huge e2e-touched=yes >/dev/null
 sleep 1
@@ -120,6 +134,47 @@ check "logged and counted once, with the field, though the pod was sent again" \
 k -n "$NS" delete pod huge --wait=false >/dev/null
 WHY="limit of a: '$(cpu_limit "$NS" a)'"
 check "after deleting it the node converges (a: 2 -> 8)" wait_until 20 limit_is "$NS" a 8
+WHY="$held_series = $(metric "$held_series")"
+check "and its headroom_pod_undecodable series is gone" wait_until 10 test "$(metric "$held_series")" = 0
+
+# ------------------------------------------------ soft quantities hold nothing
+# Unmanaged namespace; the API server admits both. Their CPU requests are read
+# and booked: R = 1 + 1 + 0.5, S = 5.5, a -> 1 + 5.5 = 6.5 (a decrease).
+k apply -f - >/dev/null <<POD
+apiVersion: v1
+kind: Pod
+metadata: {name: oddmem, namespace: $NS2}
+spec:
+  nodeName: $N1
+  containers:
+  - name: app
+    image: registry.invalid/app:1
+    resources: {requests: {cpu: "1", memory: "1e30"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: oddlim, namespace: $NS2}
+spec:
+  nodeName: $N1
+  containers:
+  - name: app
+    image: registry.invalid/app:1
+    resources: {requests: {cpu: 500m}, limits: {cpu: "1e16"}}
+POD
+stored=$(k -n "$NS2" get pods oddmem oddlim -o jsonpath='{.items[*].spec.containers[0].resources}' 2>&1)
+WHY="stored: $stored"
+check "the API server admits requests.memory: 1e30 and limits.cpu: 1e16" \
+  eval 'wait_until 20 running "$NS2" oddmem && wait_until 20 running "$NS2" oddlim'
+WHY="limit of a: '$(cpu_limit "$NS" a)'"
+check "their CPU requests are booked (a: 8 -> 6500m)" wait_until 20 limit_is "$NS" a 6500m
+errs=$(metric 'headroom_decode_errors_total{resource="pods"}')
+WHY="headroom_decode_errors_total{resource=\"pods\"} = $errs"
+check "neither is a decode error (the count stays 1)" test "$errs" = 1
+# oddmem goes: R = 1.5, S = 6.5, a -> 7500m, an increase, written.
+k -n "$NS2" delete pod oddmem --wait=false >/dev/null
+WHY="limit of a: '$(cpu_limit "$NS" a)', booking-unknown skips $(metric 'headroom_capacity_skip_total{reason="booking-unknown"}')"
+check "an increase beside limits.cpu: 1e16 is written (a: 6500m -> 7500m)" \
+  wait_until 20 limit_is "$NS" a 7500m
 stop_controller TERM
 
 echo
