@@ -9,14 +9,20 @@
 # events or the HeadroomConfig was received within the lease duration after
 # one of that replica's own successful Lease create/update requests was
 # received — no write arrives after its lease expired, including writes that
-# were in flight when the server froze; and once the server is back every
-# pod's limit is what `headroom plan` says (no update lost). Prints the
-# writes per replica and the smallest margin to lease expiry.
+# were in flight when the server froze; every mutating request, accepted or
+# refused, was received within the renew deadline (10 s) after that
+# replica's last Lease renewal — a replica stops *sending* when it can no
+# longer prove its lease, not when the lease runs out. The requests the
+# server reads at the thaw (received within 2 s of it) were sent at some
+# moment of the freeze the audit log cannot tell, so they are held to the
+# first rule only, and counted. And once the server is back every pod's
+# limit is what `headroom plan` says (no update lost). Prints the writes per
+# replica and the smallest margins to the renew deadline and lease expiry.
 set -uo pipefail
 # shellcheck source=../lib/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 P1=${HEADROOM_E2E_LF_PORT1:-$(free_port)} P2=${HEADROOM_E2E_LF_PORT2:-$(free_port "$P1")}
-LEASE_S=15 FREEZE_S=${HEADROOM_E2E_LF_FREEZE:-18}
+LEASE_S=15 RENEW_S=10 FREEZE_S=${HEADROOM_E2E_LF_FREEZE:-18}
 WORK=$(mktemp -d /tmp/headroom-lf.XXXXXX)
 NS=e2e-lf-$S
 UA=hr-lf-a-$S UB=hr-lf-b-$S
@@ -81,6 +87,7 @@ else
 fi
 before=$(resizes)
 "$CLUSTER" freeze-apiserver "$FREEZE_S" >/dev/null 2>&1
+THAW_MS=$(now_ms)
 echo "      froze the API server for ${FREEZE_S} s after $before resizes of 24"
 
 # Converged: every pod's limit is what the planner computes now.
@@ -108,7 +115,8 @@ wait_until 60 writes_in || true
 
 # The audit log: leases and writes by user, timestamps as the API server saw them.
 audit_since "$MARK" 'select(.user.username == "'"$UA"'" or .user.username == "'"$UB"'")' >"$WORK/audit.jsonl"
-jq -rs --argjson lease "$LEASE_S" --arg a "$UA" --arg b "$UB" '
+jq -rs --argjson lease "$LEASE_S" --argjson renew "$RENEW_S" --argjson thaw "$THAW_MS" \
+  --arg a "$UA" --arg b "$UB" '
   def ts: (.[0:19] + "Z" | fromdateiso8601) + ("0" + .[19:-1] | tonumber);
   def ok: (.responseStatus.code // 0) >= 200 and (.responseStatus.code // 0) < 300;
   . as $all
@@ -123,18 +131,30 @@ jq -rs --argjson lease "$LEASE_S" --arg a "$UA" --arg b "$UB" '
     | [$muts[] | select(ok) | .requestReceivedTimestamp | ts] as $writes
     | [$writes[] | . as $w | ([$leases[] | select(. <= $w)] | max) as $l
         | {w: $w, margin: (if $l == null then -1e9 else $l + $lease - $w end)}] as $m
+    | [$muts[] | .requestReceivedTimestamp | ts] as $sent
+    | [$sent[] | select(. >= $thaw / 1000 - 0.5 and . <= $thaw / 1000 + 2)] as $burst
+    | [$sent[] | select(. < $thaw / 1000 - 0.5 or . > $thaw / 1000 + 2)
+        | . as $w | ([$leases[] | select(. <= $w)] | max) as $l
+        | (if $l == null then -1e9 else $l + $renew - $w end)] as $rm
     | {user: $u, leases: ($leases | length), writes: ($writes | length),
        refused: ([$muts[] | select(ok | not)] | length),
        canceled: ([$muts[] | select(.responseStatus.code == 504)] | length),
        violations: ([$m[] | select(.margin < 0)] | length),
        min_margin: ([$m[].margin] | min),
-       last: ($m | max_by(.w))})
-  | .[] | "\(.user) \(.leases) \(.writes) \(.refused) \(.violations) \(.min_margin // "none") \(.last.margin // "none") \(.canceled)"
+       last: ($m | max_by(.w)),
+       late_sent: ([$rm[] | select(. < 0)] | length), sent: ($rm | length),
+       burst: ($burst | length), min_renew: ($rm | min)})
+  | .[] | "\(.user) \(.leases) \(.writes) \(.refused) \(.violations) \(.min_margin // "none") \(.last.margin // "none") \(.canceled) \(.late_sent) \(.sent) \(.burst) \(.min_renew // "none")"
 ' "$WORK/audit.jsonl" >"$WORK/figures" || fail "audit" "jq failed"
 total=0
-while read -r u nl nw nr nv mm lm nc; do
-  printf '      %s: %s Lease acquisitions/renewals, %s successful writes, %s answered non-2xx (%s of them 504: abandoned, received at the thaw, not run), smallest margin to lease expiry %s s (latest write: %s s)\n' \
-    "$u" "$nl" "$nw" "$nr" "$nc" "$mm" "$lm"
+while read -r u nl nw nr nv mm lm nc nls ns nb mr; do
+  printf '      %s: %s Lease acquisitions/renewals, %s successful writes, %s answered non-2xx (%s of them 504: abandoned, received at the thaw, not run), smallest margin to lease expiry %s s (latest write: %s s); %s requests outside the thaw, smallest margin to the renew deadline %s s; %s read at the thaw\n' \
+    "$u" "$nl" "$nw" "$nr" "$nc" "$mm" "$lm" "$ns" "$mr" "$nb"
+  if [ "$nls" = 0 ]; then
+    pass "$u: every write request, accepted or refused, was sent within the renew deadline"
+  else
+    fail "$u: requests after the renew deadline" "$nls of $ns mutating requests received more than ${RENEW_S} s after the replica's last Lease renewal (outside the thaw)"
+  fi
   total=$((total + nw))
   if [ "$nv" = 0 ]; then
     pass "$u: every write was received while its lease was valid"
