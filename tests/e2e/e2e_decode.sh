@@ -17,7 +17,7 @@
 #   - the pod at fault is named: a Warning event Undecodable on it, and
 #     headroom_pod_undecodable{namespace,pod,node} 1 while it holds;
 #   - once the pod is deleted the node converges;
-#   - a pod the decoder reads softly holds nothing (design §6, issue 35):
+#   - a pod the decoder reads softly holds nothing (design §6):
 #     in an unmanaged namespace, requests.memory: 1e30 and limits.cpu: 1e16
 #     are admitted, their CPU requests are booked (a falls) and an increase
 #     on the node is written (a rises when one of them goes).
