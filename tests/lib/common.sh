@@ -2,7 +2,7 @@
 # binaries are, PASS/FAIL bookkeeping, waiting, and the few objects every
 # test makes (simulated nodes, namespaces, single-container pods), plus the
 # least-privilege identity the controller runs as (the chart's RBAC,
-# charts/kube-headroom/templates/rbac.yaml).
+# charts/kube-headroom/templates/rbac.yaml, and its admission policy).
 #
 # Sourced, not run. Each script sets its own traps and ports; every object
 # it makes carries $S (its PID), so reruns and parallel runs never collide.
@@ -23,6 +23,9 @@ CRD_FILE=$CHART/charts/crds/templates/headroomconfig.yaml
 # The chart's objects as the one-file install names them (release kube-headroom
 # in kube-headroom): chart_objects [helm template flags, e.g. --show-only FILE]
 chart_objects() { "$HELM" template kube-headroom "$CHART" --namespace kube-headroom "$@"; }
+# What the API server serves for the chart's admission policy (templates/admissionpolicy.yaml):
+# `helm template` asks no server, so a render that wants the policy says so (--api-versions).
+VAP_API=admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy
 
 passed=0 failed=0
 WHY=""
@@ -310,10 +313,16 @@ install_identity() { # user name
   USER_KC=$("$CLUSTER" user-kubeconfig "$1")
   k create clusterrolebinding "$1" --clusterrole=kube-headroom --user="$1" >/dev/null 2>&1
   k -n kube-headroom create rolebinding "$1" --role=kube-headroom-leader-election --user="$1" >/dev/null 2>&1
+  # The chart's admission policy confines this user as it confines the chart's ServiceAccount
+  # (rbac.admissionPolicyUsers): every controller of the suite runs under it. One per user.
+  chart_objects --show-only templates/admissionpolicy.yaml --api-versions "$VAP_API" \
+    --set fullnameOverride="hr-user-$1" --set "rbac.admissionPolicyUsers={$1}" | k apply -f - >/dev/null
 }
 remove_identity() { # user name
   k delete clusterrolebinding "$1" >/dev/null 2>&1
   k -n kube-headroom delete rolebinding "$1" >/dev/null 2>&1
+  k delete validatingadmissionpolicybinding,validatingadmissionpolicy "hr-user-$1-controller-writes" \
+    --ignore-not-found >/dev/null 2>&1
 }
 
 # ------------------------------------------------------------- the webhook
