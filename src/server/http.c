@@ -37,7 +37,8 @@ typedef struct tconn {
     int64_t since_ns;    /* accepted, or the previous answer completed */
     int64_t deadline_ns; /* since + the header or the request deadline */
     bool in_request;     /* headers read: the whole-request deadline runs */
-    bool fired;
+    bool served;         /* a request on it has ended: a keep-alive connection */
+    bool fired;          /* shut down (deadline or eviction): closing, not counted */
     struct tconn *prev, *next;
 } tconn;
 
@@ -48,7 +49,8 @@ struct hr_listener {
      * closes the socket, so the watchdog never shuts down a reused fd. */
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    tconn *conns;
+    tconn *conns;         /* newest first */
+    unsigned n_live, cap; /* connections not fired; at most cap of them */
     bool stop;
     bool watchdog_running;
     pthread_t watchdog;
@@ -112,6 +114,58 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     hr_logf(&l->log, HR_LV_DEBUG, "msg=\"http: %s\" listener=%s", m, l->name);
 }
 
+/* The connection to shut down so that `fresh` fits under the cap: one
+ * not in a request — never served first, by its accept, then a keep-alive
+ * one between requests, by its last answer — the oldest of its kind; NULL
+ * when every other one is in a request. Called with l->mu held. */
+static tconn *evict_pick(hr_listener *l, const tconn *fresh)
+{
+    tconn *best = NULL;
+    for (tconn *t = l->conns; t; t = t->next) {
+        if (t == fresh || t->fired || t->in_request)
+            continue;
+        if (best == NULL || (best->served && !t->served) ||
+            (best->served == t->served && t->since_ns <= best->since_ns))
+            best = t;
+    }
+    return best;
+}
+
+/* A new connection over the cap evicts one that has not got as far
+ * (evict_pick), or, when all the others are in a request, is refused
+ * itself: a flood of idle or slow connections, from however many
+ * addresses, cannot keep a client out that sends its request at once.
+ * MHD's own limit is twice the cap, so the sockets being shut down never
+ * make it refuse an accept. */
+static void conn_admit(hr_listener *l, tconn *t)
+{
+    pthread_mutex_lock(&l->mu);
+    t->next = l->conns;
+    if (l->conns)
+        l->conns->prev = t;
+    l->conns = t;
+    l->n_live++;
+    tconn *victim = NULL;
+    bool served = false;
+    if (l->n_live > l->cap) {
+        victim = evict_pick(l, t);
+        if (victim == NULL)
+            victim = t;
+        served = victim->served;
+        victim->fired = true;
+        l->n_live--;
+        (void)shutdown(victim->fd, SHUT_RDWR);
+    }
+    pthread_cond_signal(&l->cv); /* the dog may be asleep without a deadline */
+    pthread_mutex_unlock(&l->mu);
+    if (victim != NULL)
+        hr_logf(&l->log, HR_LV_DEBUG, "msg=\"http: listener full, %s\" listener=%s cap=%u",
+                victim == t ? "new connection refused (all others in a request)"
+                : served    ? "oldest idle keep-alive connection evicted"
+                            : "oldest connection without a request evicted",
+                l->name, l->cap);
+}
+
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe)
 {
@@ -132,14 +186,8 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
         t->fd = ci->connect_fd;
         t->since_ns = hr_mono_ns();
         t->deadline_ns = t->since_ns + l->header_ns;
-        pthread_mutex_lock(&l->mu);
-        t->next = l->conns;
-        if (l->conns)
-            l->conns->prev = t;
-        l->conns = t;
-        pthread_cond_signal(&l->cv); /* the dog may be asleep without a deadline */
-        pthread_mutex_unlock(&l->mu);
         *socket_context = t;
+        conn_admit(l, t);
         return;
     }
     tconn *t = *socket_context;
@@ -152,6 +200,8 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
         l->conns = t->next;
     if (t->next)
         t->next->prev = t->prev;
+    if (!t->fired)
+        l->n_live--;
     pthread_mutex_unlock(&l->mu);
     free(t);
     *socket_context = NULL;
@@ -176,6 +226,7 @@ static void conn_phase(tconn *t, bool in_request)
     if (in_request) {
         t->deadline_ns = t->since_ns + l->request_ns;
     } else {
+        t->served = true;
         t->since_ns = hr_mono_ns();
         t->deadline_ns = t->since_ns + l->header_ns;
     }
@@ -204,6 +255,7 @@ static void *watchdog_main(void *arg)
                 continue;
             }
             t->fired = true;
+            l->n_live--;
             (void)shutdown(t->fd, SHUT_RDWR);
             if (t->in_request)
                 n_request++;
@@ -467,6 +519,7 @@ hr_status hr_listener_start(const hr_listener_opts *o, hr_listener **out, hr_err
     unsigned threads = o->threads ? o->threads : 2;
     unsigned timeout = o->idle_timeout_s ? o->idle_timeout_s : 30;
     unsigned maxconn = o->max_connections ? o->max_connections : 256;
+    l->cap = maxconn;
     unsigned per_ip = o->per_ip_connections ? o->per_ip_connections : 32;
     /* SO_REUSEPORT only when asked: MHD's option set to false would also
      * drop the SO_REUSEADDR it sets by default, so it is absent then. */
@@ -480,7 +533,7 @@ hr_status hr_listener_start(const hr_listener_opts *o, hr_listener **out, hr_err
         flags, 0, NULL, NULL, on_request, l, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
         l, /* first, to catch all */
         MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_CONNECTION_TIMEOUT, timeout,
-        MHD_OPTION_CONNECTION_LIMIT, maxconn, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
+        MHD_OPTION_CONNECTION_LIMIT, 2 * maxconn, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HR_HTTP_CONN_MEMORY,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_NOTIFY_CONNECTION,
         on_connection, l,

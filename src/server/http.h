@@ -18,7 +18,11 @@
  * per connection; a connection cap in all and per client address, and a
  * header-read and a whole-request deadline per connection, so idle or
  * slow clients cannot starve others (a byte every few seconds defeats an
- * idle timeout, not a deadline). TLS listeners take HR_TLS_PRIORITIES.
+ * idle timeout, not a deadline). A full listener evicts, for each new
+ * connection, the oldest one not in a request (one that never sent its
+ * headers before a keep-alive one between requests), so an idle flood
+ * from many addresses cannot lock out a client that sends its request at
+ * once. TLS listeners take HR_TLS_PRIORITIES.
  * A guarded route is answered 401/403/500 by the listener's authorizer
  * (authz.h) before its handler runs.
  */
@@ -61,7 +65,10 @@ typedef struct hr_listener_opts {
     size_t n_routes;
     unsigned threads;            /* pool size; 0: 2 */
     unsigned idle_timeout_s;     /* 0: 30 */
-    unsigned max_connections;    /* all clients together; 0: 256 */
+    unsigned max_connections;    /* all clients together; 0: 256; when
+                                  * full, a new one evicts the oldest
+                                  * not in a request (or, if none, is
+                                  * refused) */
     unsigned per_ip_connections; /* from one address; 0: 32 */
     /* Deadlines, enforced by a watchdog thread (every 100 ms) that shuts
      * the socket down, however busy the client keeps it: the headers

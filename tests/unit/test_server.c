@@ -368,6 +368,130 @@ static void deadlines_and_per_ip(void **state)
     hr_listener_stop(l);
 }
 
+/* Whether the server has hung up on fd (an idle plain connection: the
+ * server sends nothing, so readable means the end). */
+static bool hung_up(int fd)
+{
+    struct pollfd p = {fd, POLLIN, 0};
+    char b[64];
+    return poll(&p, 1, 0) == 1 && recv(fd, b, sizeof b, MSG_PEEK | MSG_DONTWAIT) <= 0;
+}
+
+/* Sends req on fd and reads until want appears; false on a close first. */
+static bool ask(int fd, const char *req, const char *want)
+{
+    size_t n = strlen(req);
+    if (send(fd, req, n, MSG_NOSIGNAL) != (ssize_t)n)
+        return false;
+    char b[1024];
+    size_t len = 0;
+    while (len < sizeof b - 1) {
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, 1000) != 1)
+            return false;
+        ssize_t r = recv(fd, b + len, sizeof b - 1 - len, 0);
+        if (r <= 0)
+            return false;
+        len += (size_t)r;
+        b[len] = '\0';
+        if (strstr(b, want))
+            return true;
+    }
+    return false;
+}
+
+/* A full listener: a new connection evicts the oldest that never sent a
+ * request before an idle keep-alive one, and one in a request never; when
+ * all are in a request, the new one is refused. From several addresses,
+ * so the per-address cap is not what acts. */
+static void full_listener_evicts(void **state)
+{
+    (void)state;
+    hr_route routes[] = {
+        {"POST", "/echo", echo, NULL, 64, false},
+        {"GET", "/healthz", ok, NULL, 0, false},
+    };
+    hr_listener_opts o = {.name = "t",
+                          .addr = "127.0.0.1:0",
+                          .routes = routes,
+                          .n_routes = 2,
+                          .threads = 2,
+                          .max_connections = 6,
+                          .header_timeout_ms = 20000,
+                          .request_timeout_ms = 20000};
+    hr_listener *l;
+    hr_err err;
+    assert_int_equal(hr_listener_start(&o, &l, &err), HR_OK);
+    unsigned port = hr_listener_port(l);
+    static const char get[] = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+    static const char post_head[] = "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 60\r\n\r\n";
+    /* The oldest: a keep-alive connection that was served, then idles. */
+    int kept = tcp_from("127.0.0.2", port);
+    assert_true(ask(kept, get, "ok\n"));
+    /* One in a request (headers in, body awaited), then four silent. */
+    usleep(20000);
+    int busy = tcp_from("127.0.0.3", port);
+    assert_int_equal(send(busy, post_head, sizeof post_head - 1, MSG_NOSIGNAL),
+                     (ssize_t)(sizeof post_head - 1));
+    int silent[4];
+    for (int i = 0; i < 4; i++) {
+        usleep(20000);
+        silent[i] = tcp_from(i % 2 ? "127.0.0.4" : "127.0.0.5", port);
+    }
+    usleep(100000);
+    for (int i = 0; i < 4; i++)
+        assert_false(hung_up(silent[i]));
+    /* Six: full. Each new client is answered (and stays, on keep-alive),
+     * and the silent ones go first, oldest first. */
+    int fresh[5];
+    for (int round = 0; round < 4; round++) {
+        fresh[round] = tcp_from("127.0.0.6", port);
+        int64_t t0 = hr_mono_ms();
+        assert_true(ask(fresh[round], get, "ok\n"));
+        assert_true(hr_mono_ms() - t0 < 1000);
+        usleep(100000);
+        for (int i = 0; i < 4; i++)
+            assert_int_equal(hung_up(silent[i]), i <= round);
+        assert_false(hung_up(kept));
+        assert_false(hung_up(busy));
+    }
+    /* No silent one left: the keep-alive one answered longest ago goes
+     * next, the one in a request stays. */
+    fresh[4] = tcp_from("127.0.0.6", port);
+    assert_true(ask(fresh[4], get, "ok\n"));
+    usleep(100000);
+    assert_true(hung_up(kept));
+    assert_false(hung_up(busy));
+    for (int i = 0; i < 5; i++)
+        assert_false(hung_up(fresh[i]));
+    close(kept);
+    for (int i = 0; i < 5; i++)
+        close(fresh[i]);
+    for (int i = 0; i < 4; i++)
+        close(silent[i]);
+    usleep(100000);
+    /* Now busy plus five more in a request: full, nobody to evict, so a
+     * seventh is refused at once and the six stay. */
+    int more[5];
+    for (int i = 0; i < 5; i++) {
+        more[i] = tcp_from("127.0.0.7", port);
+        assert_int_equal(send(more[i], post_head, sizeof post_head - 1, MSG_NOSIGNAL),
+                         (ssize_t)(sizeof post_head - 1));
+    }
+    usleep(200000);
+    int late = tcp_from("127.0.0.8", port);
+    long ms = ms_until_closed(late, NULL, 3000);
+    close(late);
+    assert_true(ms >= 0 && ms < 1000);
+    assert_false(hung_up(busy));
+    for (int i = 0; i < 5; i++) {
+        assert_false(hung_up(more[i]));
+        close(more[i]);
+    }
+    close(busy);
+    hr_listener_stop(l);
+}
+
 /* ":port" listens on both families (IPv6 wildcard, IPV6_V6ONLY off). */
 static void dual_stack(void **state)
 {
@@ -615,11 +739,12 @@ int main(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(routing_and_limits),  cmocka_unit_test(request_admission),
-        cmocka_unit_test(body_collection),     cmocka_unit_test(deadlines_and_per_ip),
-        cmocka_unit_test(dual_stack),          cmocka_unit_test(bad_addresses),
-        cmocka_unit_test(cert_rotation),       cmocka_unit_test(cert_file_names),
-        cmocka_unit_test(metrics_text_format), cmocka_unit_test(reuse_port),
+        cmocka_unit_test(routing_and_limits),   cmocka_unit_test(request_admission),
+        cmocka_unit_test(body_collection),      cmocka_unit_test(deadlines_and_per_ip),
+        cmocka_unit_test(dual_stack),           cmocka_unit_test(bad_addresses),
+        cmocka_unit_test(cert_rotation),        cmocka_unit_test(cert_file_names),
+        cmocka_unit_test(metrics_text_format),  cmocka_unit_test(reuse_port),
+        cmocka_unit_test(full_listener_evicts),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     curl_global_cleanup();
