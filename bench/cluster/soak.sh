@@ -47,11 +47,14 @@
 #
 # Verdict (PASS/FAIL lines, "N passed, N failed", exit 1 on a failure): the
 # controller is alive at the end; it wrote; at least --min-pods pods churned;
-# and no leak. A leak is RSS growth after the warm-up beyond the budget that
-# rises at every sample of the measured window (never levels off): under a
-# steady churn a leak climbs with the pods churned, while the allocator's
-# steps (a new arena, a grown free list) jump once and stay. Growth beyond the
-# budget without a steady climb is printed as OVER BUDGET, not failed.
+# and no leak: RSS at the end, less RSS at the end of the warm-up, is within
+# the budget, whatever its shape (the shape is printed, not judged). The
+# budget is the noise allowance: the allocator's steps after warm-up (a new
+# arena, a grown free list, each a one-off of tens to hundreds of kB) stayed
+# under 800 kB in 5-minute CI soaks (740-776 kB with `headroom run`'s two
+# malloc arenas, design §16), so 2 MB passes them with room and fails a leak
+# of about 1 kB per pod churned in the measured window (a 5-minute CI soak
+# churns about 2,000 pods after its 2-minute warm-up).
 #
 # Needs a cluster (tests/cluster/cluster.sh up; $HEADROOM_CLUSTER_DIR and the
 # ports pick which) and build/release/headroom ($HEADROOM_BIN). Uses metrics
@@ -269,8 +272,10 @@ for ((i = w + 1; i < n; i++)); do
 done
 writes=$(writes_by_kind) || writes=$LAST_WRITES
 resizes=$(echo "$writes" | tr ' ' '\n' | awk -F= '$1 == "resize" {print $2}')
-verdict="within budget"
-[ "$growth" -le "$budget_kb" ] || { if [ "$steady" = 1 ]; then verdict="OVER BUDGET, rising at every sample (a leak)"; else verdict="OVER BUDGET (not a steady climb)"; fi; }
+shape="levelled off"
+[ "$steady" = 0 ] || shape="rising at every sample"
+verdict="within budget, ${shape}"
+[ "$growth" -le "$budget_kb" ] || verdict="OVER BUDGET, ${shape}"
 audit=$(grep -F "\"username\":\"$USER_NAME\"" "$AUDIT" 2>/dev/null | grep -o '"verb":"[a-z]*"' | sort | uniq -c |
   awk '{sub(/"verb":"/, "", $2); sub(/"/, "", $2); printf "%s%s=%s", sep, $2, $1; sep = " "}')
 elapsed=$(($(date +%s) - t0))
@@ -287,7 +292,7 @@ WHY="${resizes:-0} resize writes"
 check "the controller wrote resizes under churn" [ "${resizes:-0}" -gt 0 ]
 WHY="${CHURNED} pods churned, want at least ${min_pods} (the control plane did not sustain the rate)"
 check "at least ${min_pods} pods churned (${CHURNED})" [ "$CHURNED" -ge "$min_pods" ]
-WHY="growth ${growth} kB > ${budget_kb} kB and rising at every one of the $((n - w)) samples after warm-up"
+WHY="growth ${growth} kB > ${budget_kb} kB over the $((n - w)) samples after warm-up (${shape})"
 check "no leak: RSS growth after warm-up ${growth} kB (budget ${budget_kb} kB, ${verdict})" \
-  [ "$growth" -le "$budget_kb" -o "$steady" = 0 ]
+  [ "$growth" -le "$budget_kb" ]
 finish
