@@ -714,8 +714,11 @@ cmd_up() {
   fi
   if [ -e "$STATE" ]; then
     log "up: removing stale state $STATE (no recorded process runs)"
+    # A run stopped without `down` can leave the real node's mounts, shims and cgroups behind:
+    # they go first, or the state dir cannot be removed.
+    if [ -d "$STATE/realnode" ]; then "$HERE/realnode.sh" down || die "up: the stale real node in $STATE/realnode did not come down"; fi
     release_ports
-    rm -rf "$STATE"
+    rm -rf "$STATE" || die "up: cannot remove the stale state $STATE"
   fi
   KV=$want
   check_k8s_version "$KV"

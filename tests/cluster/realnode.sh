@@ -326,6 +326,29 @@ our_mounts() { # mount points under the state dir, deepest first
   awk -v d="$RN/" 'index($2, d) == 1 {print $2}' /proc/self/mounts | awk '{print length, $0}' | sort -rn | cut -d' ' -f2-
 }
 
+# Processes still in our cgroups: containers whose shim died with the session that started them
+# (a stopped session kills containerd and the kubelet but not always what runs in the pods).
+# They are ours by construction (only our shims put processes there); they hold the rootfs
+# mounts busy, so they go before the mounts do.
+kill_cgroup_procs() {
+  local h f p n=0
+  for h in $(hierarchies); do
+    [ -d "$h$CGROUP_ROOT" ] || continue
+    while IFS= read -r f; do
+      while read -r p; do [ -n "$p" ] && kill -KILL "$p" 2>/dev/null || true; done <"$f"
+    done < <(find "$h$CGROUP_ROOT" -name cgroup.procs)
+  done
+  while [ $n -lt 50 ] && [ -n "$(cgroup_procs)" ]; do sleep 0.1; n=$((n + 1)); done
+  [ -z "$(cgroup_procs)" ] || log "down: processes left in our cgroups: $(cgroup_procs | tr '\n' ' ')"
+}
+cgroup_procs() {
+  local h
+  for h in $(hierarchies); do
+    [ -d "$h$CGROUP_ROOT" ] || continue
+    find "$h$CGROUP_ROOT" -name cgroup.procs -exec cat {} + 2>/dev/null
+  done | sort -u
+}
+
 rm_cgroups() { # our cgroup root in every hierarchy, children first (rmdir: only empty cgroups go)
   local h c
   for h in $(hierarchies); do
@@ -360,6 +383,7 @@ cmd_down() {
   remove_containers
   stop_pid containerd
   for p in $(our_shims); do kill -KILL "$p" 2>/dev/null || true; done
+  kill_cgroup_procs
   # Container log links the kubelet made in the compiled-in /var/log/containers.
   if [ -d /var/log/containers ]; then
     find /var/log/containers -maxdepth 1 -type l -lname "$RN/*" -delete 2>/dev/null || true
