@@ -264,9 +264,11 @@ static void record_gauges(hr_controller *c, const hr_nodesnap *s, const hr_recon
         const char *ns = s->node.pods[i].ns, *name = s->node.pods[i].name;
         const char *why = NULL;
         if (pp->reason == HR_R_BACKOFF && hr_backoff_active(c->backoff, ns, name, now, &why))
-            pods[n++] = (hr_gauge_pod){ns, name, pp->current, HR_NONE, why, true, false};
+            pods[n++] = (hr_gauge_pod){ns, name, pp->current, HR_NONE, why, true, false, false};
         if (pp->reason == HR_R_UNDECODABLE && !hr_pod_terminal(&s->node.pods[i].pod))
-            pods[n++] = (hr_gauge_pod){ns, name, 0, HR_NONE, NULL, false, true};
+            pods[n++] = (hr_gauge_pod){ns, name, 0, HR_NONE, NULL, false, true, false};
+        if (pp->reason == HR_R_GROUP_TOO_LARGE)
+            pods[n++] = (hr_gauge_pod){ns, name, pp->current, HR_NONE, NULL, false, false, true};
         if (pp->reason != HR_MANAGED)
             continue;
         /* The plan's reason first (dry-run stays dry-run when its
@@ -274,7 +276,7 @@ static void record_gauges(hr_controller *c, const hr_nodesnap *s, const hr_recon
         const char *why_not = hr_gauge_hold(pp, s->cfg.dry_run);
         if (why_not == NULL && held != NULL)
             why_not = held[i];
-        pods[n++] = (hr_gauge_pod){ns, name, pp->current, pp->target, why_not, false, false};
+        pods[n++] = (hr_gauge_pod){ns, name, pp->current, pp->target, why_not, false, false, false};
     }
     bool gone = !s->node_present && s->node.n == 0;
     hr_gauge_delta d;

@@ -51,7 +51,8 @@ enum {
     REP_INFEASIBLE = 1u << 8,
     REP_FORBIDDEN = 1u << 9,
     REP_INVALID = 1u << 10,
-    REP_UNDECODABLE = 1u << 11, /* said on the undecodable pod itself */
+    REP_UNDECODABLE = 1u << 11,     /* said on the undecodable pod itself */
+    REP_GROUP_TOO_LARGE = 1u << 12, /* said on each member of a refused group */
 };
 
 struct hr_executor {
@@ -903,6 +904,22 @@ hr_status hr_execute_held(hr_executor *e, const hr_nodesnap *s, const hr_reconci
                 return HR_OK; /* lost the lease (requeued) or shutting down */
         } else {
             clear |= REP_UNDECODABLE;
+        }
+        /* A group above spec.maxGroupSize is refused whole (design §2.10):
+         * said once on each member on this node, so the workload's owner
+         * sees why its limits stay where they are. */
+        if (p->pod.group_too_large && !hr_pod_terminal(&p->pod)) {
+            char note[400];
+            snprintf(note, sizeof note,
+                     "this pod's group (kube-headroom.dev/group-uniform) has more members than "
+                     "spec.maxGroupSize (%d), so none of its CPU limits is managed "
+                     "(group-too-large); split the workload or raise the maximum",
+                     s->cfg.max_group_size);
+            if (report(e, key, REP_GROUP_TOO_LARGE, p, "Warning", "GroupTooLarge", note, out) ==
+                REPORT_STOP)
+                return HR_OK;
+        } else {
+            clear |= REP_GROUP_TOO_LARGE;
         }
         if (clear)
             clear_reported(e, key, clear);

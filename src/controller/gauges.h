@@ -23,16 +23,19 @@ typedef struct hr_gauges hr_gauges;
 
 typedef struct hr_gauge_pod {
     const char *ns, *name;
-    int64_t limit;    /* current CPU limit over the managed containers, milli */
-    int64_t target;   /* the limit the policy wants now, milli; <= 0: none (node-unknown) */
-    const char *held; /* why the limit is not at its target and is not being
+    int64_t limit;        /* current CPU limit over the managed containers, milli */
+    int64_t target;       /* the limit the policy wants now, milli; <= 0: none (node-unknown) */
+    const char *held;     /* why the limit is not at its target and is not being
                          written (a static keyword: hr_gauge_hold), NULL: it is
                          at its target or being written */
-    bool parked;      /* in back-off (design §7): not managed for now, so only
+    bool parked;          /* in back-off (design §7): not managed for now, so only
                          its headroom_pod_held series, with held the back-off's
                          reason */
-    bool undecodable; /* could not be decoded and holds the node's increases
+    bool undecodable;     /* could not be decoded and holds the node's increases
                          (design §6): only its headroom_pod_undecodable series */
+    bool group_too_large; /* refused: its group is above spec.maxGroupSize
+                             (design §2.10): only its headroom_pod_group_too_large
+                             series */
 } hr_gauge_pod;
 
 /* The hold reasons of headroom_pod_held that are not a gate's (hr_gate_str),

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/strmap.h"
+
 /* Another member's node, snapshotted and planned. */
 typedef struct other_node {
     hr_nodesnap s;
@@ -21,15 +23,10 @@ static bool eligible(const hr_pod *p, const hr_pod_plan *pp, const char *key)
            pp->gate != HR_GATE_NODE_UNKNOWN && pp->request > 0;
 }
 
-static bool have(const char *const *list, size_t n, const char *s)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(list[i], s) == 0)
-            return true;
-    return false;
-}
-
-/* The names of the nodes, other than self, where the group has members. */
+/* The names of the nodes, other than self, where the group has members:
+ * one pass over the members under the cache lock, duplicates dropped by a
+ * map (the group is at most spec.maxGroupSize, but a node list built by
+ * comparing every name with every other was O(members x nodes)). */
 static hr_status member_nodes(hr_groups *g, const char *key, const char *self, const char ***out,
                               size_t *n_out, hr_err *err)
 {
@@ -37,6 +34,8 @@ static hr_status member_nodes(hr_groups *g, const char *key, const char *self, c
     *n_out = 0;
     hr_cpod_scratch *scratch = malloc(sizeof *scratch);
     uint32_t *ids = NULL;
+    hr_strmap seen;
+    hr_strmap_init(&seen);
     if (scratch == NULL)
         return hr_err_set(err, HR_E_NOMEM, "group %s: out of memory", key);
     hr_status st = HR_OK;
@@ -63,10 +62,10 @@ static hr_status member_nodes(hr_groups *g, const char *key, const char *self, c
     for (size_t i = 0; i < n; i++) {
         hr_cpod_view v;
         if (!hr_cache_pod_at(g->cache, ids[i], &v, scratch) || v.node == NULL ||
-            strcmp(v.node, self) == 0 || have(names, k, v.node))
+            strcmp(v.node, self) == 0 || hr_strmap_get(&seen, v.node) != NULL)
             continue;
         names[k] = hr_arena_strdup(g->a, v.node);
-        if (names[k] == NULL) {
+        if (names[k] == NULL || !hr_strmap_put(&seen, v.node, k)) {
             st = hr_err_set(err, HR_E_NOMEM, "group %s: out of memory", key);
             goto out;
         }
@@ -76,6 +75,7 @@ static hr_status member_nodes(hr_groups *g, const char *key, const char *self, c
     *n_out = k;
 out:
     hr_cache_unlock(g->cache);
+    hr_strmap_free(&seen);
     free(ids);
     free(scratch);
     return st;
@@ -126,10 +126,12 @@ static hr_status one_group(hr_groups *g, const char *key, const hr_rnode *rn, hr
     hr_group_slot *slots = hr_arena_calloc(g->a, cap ? cap : 1, sizeof *slots);
     size_t *self_idx = hr_arena_calloc(g->a, cap ? cap : 1, sizeof *self_idx);
     const char **slot_node = hr_arena_calloc(g->a, cap ? cap : 1, sizeof *slot_node);
+    size_t *slot_k = hr_arena_calloc(g->a, cap ? cap : 1, sizeof *slot_k);
+    bool *queued = hr_arena_calloc(g->a, n_names ? n_names : 1, sizeof *queued);
     hr_group_member *m = hr_arena_calloc(g->a, cap ? cap : 1, sizeof *m);
     hr_group_member_out *o = hr_arena_calloc(g->a, cap ? cap : 1, sizeof *o);
     int64_t **lp = hr_arena_calloc(g->a, cap ? cap : 1, sizeof *lp);
-    if (!slots || !self_idx || !slot_node || !m || !o || !lp)
+    if (!slots || !self_idx || !slot_node || !slot_k || !queued || !m || !o || !lp)
         return hr_err_set(err, HR_E_NOMEM, "group %s: out of memory", key);
     size_t n = 0;
     for (size_t i = 0; i < rn->n; i++) {
@@ -149,6 +151,7 @@ static hr_status one_group(hr_groups *g, const char *key, const hr_rnode *rn, hr
             if (!eligible(&x->views[i], &x->plans[i], key))
                 continue;
             slot_node[n] = names[k];
+            slot_k[n] = k;
             slots[n++] =
                 (hr_group_slot){&x->views[i], &x->plans[i],    &x->limits[x->plans[i].ctr_off],
                                 &x->np,       &x->s.node.node, rp->ns,
@@ -165,7 +168,8 @@ static hr_status one_group(hr_groups *g, const char *key, const hr_rnode *rn, hr
         if (slot_node[j] == NULL) {
             g->pod_group[self_idx[j]] = (int32_t)g->n_info;
             g->own_target[self_idx[j]] = slots[j].own_target;
-        } else if (slots[j].plan->write && !have(g->requeue, g->n_requeue, slot_node[j])) {
+        } else if (slots[j].plan->write && !queued[slot_k[j]]) {
+            queued[slot_k[j]] = true;
             g->requeue[g->n_requeue++] = slot_node[j];
         }
     }

@@ -42,6 +42,7 @@ void hr_config_defaults(hr_config *c)
         .pools = NULL,
         .n_pools = 0,
         .tenant_label = HR_LABEL_TENANT,
+        .max_group_size = HR_MAX_GROUP_SIZE,
     };
 }
 
@@ -150,7 +151,7 @@ bool hr_config_same_but_node_settings(const hr_config *a, const hr_config *b)
         !selector_same(&a->ns_selector, &b->ns_selector) ||
         !selector_same(&a->excluded_nodes, &b->excluded_nodes) ||
         a->n_excluded_ns != b->n_excluded_ns || a->n_excluded_owners != b->n_excluded_owners ||
-        !str_same(a->tenant_label, b->tenant_label))
+        !str_same(a->tenant_label, b->tenant_label) || a->max_group_size != b->max_group_size)
         return false;
     for (uint32_t i = 0; i < a->n_excluded_ns; i++)
         if (!str_same(a->excluded_ns[i], b->excluded_ns[i]))
@@ -232,5 +233,7 @@ const char *hr_config_validate(const hr_config *c)
         return "spec.rateLimits.clientBurst must be at least 1";
     if (c->tenant_label != NULL && !hr_label_key_valid(c->tenant_label))
         return "spec.tenantLabel must be a label key ([prefix/]name)";
+    if (c->max_group_size < 1 || c->max_group_size > HR_MAX_GROUP_SIZE_LIMIT)
+        return "spec.maxGroupSize must be between 1 and 100000";
     return pools_invalid(c);
 }

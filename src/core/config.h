@@ -89,7 +89,13 @@ typedef struct hr_config {
     const char *tenant_label; /* spec.tenantLabel (§2.9): the namespace label
                                  whose value names its tenant; default
                                  HR_LABEL_TENANT; NULL reads as the default */
+    int max_group_size;       /* spec.maxGroupSize (§2.10): a larger group is
+                                 refused whole; default HR_MAX_GROUP_SIZE */
 } hr_config;
+
+/* spec.maxGroupSize's default and bounds (design §2.10: why 128). */
+#define HR_MAX_GROUP_SIZE 128
+#define HR_MAX_GROUP_SIZE_LIMIT 100000
 
 /* All defaults, as with no HeadroomConfig: present=false and dry_run=true
  * (design §1: no config means the safe adoption path). The selector and the

@@ -29,6 +29,7 @@ static const char *const reason_names[HR_R_COUNT_] = {
     [HR_R_POD_RESOURCES] = "pod-level-resources",
     [HR_R_NODE_EXCLUDED] = "node-excluded",
     [HR_R_OWNER_EXCLUDED] = "owner-excluded",
+    [HR_R_GROUP_TOO_LARGE] = "group-too-large",
     [HR_R_NO_STATUS_RESOURCES] = "resize-unsupported-by-node",
     [HR_R_BACKOFF] = "backoff",
     [HR_R_BAD_MAX_CPU] = "invalid-max-cpu",
@@ -100,6 +101,11 @@ static hr_reason rules(const hr_pod *p, bool birth)
         return HR_R_NODE_EXCLUDED;
     if (p->owner_excluded)
         return HR_R_OWNER_EXCLUDED;
+    /* At birth the webhook cannot count a group reliably (its members are
+     * still being created): a birth limit is the pod's own, as for a group
+     * not yet seen. */
+    if (!birth && p->group_too_large)
+        return HR_R_GROUP_TOO_LARGE;
     if (!birth && p->phase == HR_PHASE_RUNNING && !p->status_resources)
         return HR_R_NO_STATUS_RESOURCES;
     if (p->max_cpu_invalid)

@@ -28,6 +28,7 @@ typedef enum hr_reason {
     HR_R_POD_RESOURCES,
     HR_R_NODE_EXCLUDED,
     HR_R_OWNER_EXCLUDED,
+    HR_R_GROUP_TOO_LARGE, /* its group has more members than spec.maxGroupSize */
     HR_R_NO_STATUS_RESOURCES,
     HR_R_BACKOFF,
     HR_R_BAD_MAX_CPU,

@@ -105,6 +105,8 @@ typedef struct hr_pod {
                                    read as 1 (fail closed), and reported */
     const char *group;          /* the key of its group (design §2.10, hr_group_key),
                                    NULL: in none */
+    bool group_too_large;       /* its group has more members than
+                                   spec.maxGroupSize: refused whole (§2.10) */
 } hr_pod;
 
 /* A pod with every field "neutral": no containers, bound, Running,

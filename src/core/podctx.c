@@ -18,6 +18,9 @@ hr_pod hr_pod_in_context(const hr_pod *bare, const hr_pod_ctx *cx)
     p.owner_excluded = hr_owner_excluded(cfg, cx->owner_kind, cx->owner_group, cx->owner_name);
     p.limits = cx->limits;
     p.in_backoff = cx->in_backoff;
+    /* A group above the maximum is refused whole (design §2.10): its cost
+     * grows with its members times their nodes. */
+    p.group_too_large = p.group != NULL && cx->group_size > (size_t)cfg->max_group_size;
     /* The tenant of design §2.9: the namespace's tenant label, else the
      * namespace; the weight comes parsed (the cache keeps it so) or from
      * the labels, by one parser. */

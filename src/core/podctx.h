@@ -44,6 +44,8 @@ typedef struct hr_pod_ctx {
                                ns_weight_invalid; 0: read it from ns_labels
                                (hr_tenant_weight) */
     bool ns_weight_invalid;
+    size_t group_size; /* the members of the pod's group (design §2.10) the
+                          caller's index counts; 0: unknown, read as small */
 } hr_pod_ctx;
 
 /* The context fields of hr_pod filled from cx (the tenant is the value of

@@ -16,6 +16,7 @@
 #include "core/quantity.h"
 #include "core/selector.h"
 #include "core/wide.h"
+#include "util/strmap.h"
 
 hr_status hr_set_request_parse(const char *arg, hr_arena *a, hr_set_request *out, hr_err *err)
 {
@@ -135,7 +136,7 @@ static int cmp_bound(const void *x, const void *y)
 /* The core view of one pod with everything around it filled in. A dump
  * carries no resize history (no back-off) and no controller namespace. */
 static hr_pod pod_in_context(const hr_snapshot *s, const hr_kpod *kp, const hr_knode *kn,
-                             const override *ovs, size_t n_ovs)
+                             const override *ovs, size_t n_ovs, const hr_strmap *group_sizes)
 {
     static const hr_labels no_labels = {NULL, 0};
     hr_pod bare = kp->pod;
@@ -160,12 +161,15 @@ static hr_pod pod_in_context(const hr_snapshot *s, const hr_kpod *kp, const hr_k
         .limits = hr_snapshot_bounds(s, kp->meta.ns),
         .in_backoff = false,
     };
+    const uint64_t *size = kp->pod.group ? hr_strmap_get(group_sizes, kp->pod.group) : NULL;
+    cx.group_size = size ? (size_t)*size : 0;
     return hr_pod_in_context(&bare, &cx);
 }
 
 static hr_status plan_one(const hr_snapshot *s, hr_plan_node_out *no, const char *name,
                           const hr_knode *kn, const hr_kpod *const *pods, size_t n,
-                          const override *ovs, size_t n_ovs, hr_arena *a, hr_err *err)
+                          const override *ovs, size_t n_ovs, const hr_strmap *group_sizes,
+                          hr_arena *a, hr_err *err)
 {
     no->name = name;
     no->kn = kn;
@@ -189,7 +193,7 @@ static hr_status plan_one(const hr_snapshot *s, hr_plan_node_out *no, const char
         return hr_err_set(err, HR_E_NOMEM, "out of memory planning node %s", name);
     for (size_t i = 0; i < n; i++) {
         no->src[i] = pods[i];
-        no->pods[i] = pod_in_context(s, pods[i], kn, ovs, n_ovs);
+        no->pods[i] = pod_in_context(s, pods[i], kn, ovs, n_ovs, group_sizes);
     }
     no->group = hr_arena_alloc(a, cap * sizeof *no->group);
     no->own_target = hr_arena_alloc(a, cap * sizeof *no->own_target);
@@ -321,6 +325,23 @@ hr_status hr_plan_build(const hr_snapshot *s, const hr_set_request *sets, size_t
     }
     if (nb)
         qsort(bound, nb, sizeof *bound, cmp_bound);
+    /* Each group's members, as the controller's group index counts them
+     * (every pod not terminal, bound or not): spec.maxGroupSize refuses a
+     * larger group whole (design §2.10). */
+    hr_strmap group_sizes;
+    hr_strmap_init(&group_sizes);
+    for (size_t i = 0; i < s->n_pods; i++) {
+        const hr_kpod *kp = &s->pods[i];
+        if (kp->pod.group == NULL || hr_pod_terminal(&kp->pod))
+            continue;
+        uint64_t *v = hr_strmap_get(&group_sizes, kp->pod.group);
+        if (v != NULL) {
+            (*v)++;
+        } else if (!hr_strmap_put(&group_sizes, kp->pod.group, 1)) {
+            hr_strmap_free(&group_sizes);
+            return hr_err_set(err, HR_E_NOMEM, "out of memory");
+        }
+    }
 
     /* Nodes = dump nodes ∪ node names pods refer to; both lists sorted. */
     size_t n_groups = 0;
@@ -344,9 +365,12 @@ hr_status hr_plan_build(const hr_snapshot *s, const hr_set_request *sets, size_t
         if (c <= 0)
             ni++;
         if ((st = plan_one(s, &out->nodes[out->n_nodes++], name, c <= 0 ? kn : NULL, bound + first,
-                           pi - first, ovs, n_sets, a, err)))
+                           pi - first, ovs, n_sets, &group_sizes, a, err))) {
+            hr_strmap_free(&group_sizes);
             return st;
+        }
     }
+    hr_strmap_free(&group_sizes);
     return plan_groups(s, out, a, err);
 }
 

@@ -38,6 +38,7 @@ cat >"$WORK/good.json" <<'JSON'
   "spec": {
     "policy": "TenantFair",
     "tenantLabel": "capsule.clastix.io/tenant",
+    "maxGroupSize": 512,
     "dryRun": true,
     "minBurstFloor": "500m",
     "maxMultiplier": "2.5",
@@ -102,6 +103,9 @@ row '.spec.policy = "Fair"' 'spec.policy' 'Unsupported value: "Fair"'
 row '.spec.tenantLabel = "not a key"' 'spec.tenantLabel' 'should match'
 row '.spec.tenantLabel = "Example.com/tenant"' 'spec.tenantLabel' 'should match'
 row '.spec.tenantLabel = (("a" * 63 + ".") * 4 + "b/t")' 'spec.tenantLabel' 'the prefix of spec.tenantLabel must be at most 253 characters'
+# cfgspec.c, maxGroupSize: get_int(1, 100000) — the bounds.
+row '.spec.maxGroupSize = 0' 'spec.maxGroupSize' 'should be greater than or equal to 1'
+row '.spec.maxGroupSize = 100001' 'spec.maxGroupSize' 'should be less than or equal to 100000'
 # cfgspec.c, dryRun: hr_jbool, a boolean.
 row '.spec.dryRun = "no"' 'spec.dryRun' 'must be of type boolean'
 # hr_config_validate: "spec.minBurstFloor must not be negative".

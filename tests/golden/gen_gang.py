@@ -8,10 +8,13 @@ four pods of 2000m, one per node, marked kube-headroom.dev/group-uniform:
 managed) filler pods book 0, 2, 4 and 6 cores of the nodes. Alone the
 members would get 16000m, 14000m, 12000m and 10000m; the group gets ratio 5:
 10000m each, train-3's node binding. "neighbour" adds an 8000m pod on
-worker-0: ratio 4, 8000m each, train-0's node binding.
+worker-0: ratio 4, 8000m each, train-0's node binding. "toolarge" sets
+spec.maxGroupSize to 3: the four-member group is refused whole, every
+member group-too-large (the fillers are not managed either way).
 
 Run it from this folder: python3 gen_gang.py > gang.json;
-python3 gen_gang.py neighbour > gang-neighbour.json
+python3 gen_gang.py neighbour > gang-neighbour.json;
+python3 gen_gang.py toolarge > gang-toolarge.json
 """
 import sys
 
@@ -24,7 +27,7 @@ MEMBER = {"labels": {"job-name": "train", "kube-headroom.dev/group-uniform": "tr
                                "uid": JOB_UID, "controller": True, "blockOwnerDeletion": True}]}
 
 items = [
-    d.config({"dryRun": False}),
+    d.config({"dryRun": False, "maxGroupSize": 3} if sys.argv[1:] == ["toolarge"] else {"dryRun": False}),
     d.ns("ml", {"kube-headroom.dev/mode": "managed"}),
     d.ns("other", {}),
     d.memory_limitrange("other"),

@@ -651,6 +651,25 @@ static void test_config(void **state)
     assert_non_null(strstr(p.err.msg, "spec.tenantLabel must be a label key"));
     done(&p);
 
+    /* spec.maxGroupSize (design §2.10): defaulted, kept, bounded. */
+    root = parse(&p, "{\"kind\":\"HeadroomConfig\",\"metadata\":{\"name\":\"cluster\"},"
+                     "\"spec\":{}}");
+    if (hr_decode_config(root, &p.arena, &kc, &p.err))
+        fail_msg("%s", p.err.msg);
+    assert_int_equal(kc.cfg.max_group_size, HR_MAX_GROUP_SIZE);
+    done(&p);
+    root = parse(&p, "{\"kind\":\"HeadroomConfig\",\"metadata\":{\"name\":\"cluster\"},"
+                     "\"spec\":{\"maxGroupSize\":512}}");
+    if (hr_decode_config(root, &p.arena, &kc, &p.err))
+        fail_msg("%s", p.err.msg);
+    assert_int_equal(kc.cfg.max_group_size, 512);
+    done(&p);
+    root = parse(&p, "{\"kind\":\"HeadroomConfig\",\"metadata\":{\"name\":\"cluster\"},"
+                     "\"spec\":{\"maxGroupSize\":0}}");
+    assert_int_equal(hr_decode_config(root, &p.arena, &kc, &p.err), HR_E_INPUT);
+    assert_non_null(strstr(p.err.msg, "maxGroupSize"));
+    done(&p);
+
     /* dryRun left out means dry-run, as the CRD's default says, for an
      * object the default was not applied to (a dump, a CRD without
      * defaults); only an explicit false is live (design §1.2). */

@@ -227,6 +227,17 @@ static void test_owner_excluded_rule(void **state)
     expect_reason("owner excluded", &p, HR_R_OWNER_EXCLUDED);
 }
 
+/* Design §2.10: a group above spec.maxGroupSize is refused, but only once
+ * the pod runs on a node: at birth the webhook cannot count the group. */
+static void test_group_too_large_rule(void **state)
+{
+    (void)state;
+    hr_pod p = base_pod();
+    p.group_too_large = true;
+    expect_reason("group too large", &p, HR_R_GROUP_TOO_LARGE);
+    CHECK_TRUE("not at birth", hr_pod_birth_eligibility(&p) == HR_MANAGED);
+}
+
 static void test_status_resources(void **state)
 {
     (void)state;
@@ -303,6 +314,7 @@ static void apply(hr_pod *p, hr_reason r)
     case HR_R_POD_RESOURCES: p->pod_resources = true; break;
     case HR_R_NODE_EXCLUDED: p->node_excluded = true; break;
     case HR_R_OWNER_EXCLUDED: p->owner_excluded = true; break;
+    case HR_R_GROUP_TOO_LARGE: p->group_too_large = true; break;
     case HR_R_NO_STATUS_RESOURCES: p->status_resources = false; break;
     case HR_R_BACKOFF: p->in_backoff = true; break;
     case HR_R_BAD_MAX_CPU: p->max_cpu_invalid = true; break;
@@ -575,6 +587,7 @@ int main(void)
         cmocka_unit_test(test_pod_resources),
         cmocka_unit_test(test_node_excluded),
         cmocka_unit_test(test_owner_excluded_rule),
+        cmocka_unit_test(test_group_too_large_rule),
         cmocka_unit_test(test_status_resources),
         cmocka_unit_test(test_backoff),
         cmocka_unit_test(test_bad_max_cpu),

@@ -30,13 +30,14 @@ static void record_render_remove(void **state)
     assert_non_null(g);
     hr_node_plan plan = {
         .allocatable = 8000, .booked = 2000, .slack = 6000, .managed = 2000, .n_managed = 2};
-    hr_gauge_pod pods[] = {{"team-a", "solo", 1200, 1200, NULL, false, false},
-                           {"team-a", "big", 7200, 7500, "deadband", false, false},
-                           {"team-b", "parked", 600, HR_NONE, "quota-denied", true, false},
-                           {"team-b", "lost", 700, HR_NONE, "node-unknown", false, false},
-                           {"team-c", "odd", 0, HR_NONE, NULL, false, true}};
+    hr_gauge_pod pods[] = {{"team-a", "solo", 1200, 1200, NULL, false, false, false},
+                           {"team-a", "big", 7200, 7500, "deadband", false, false, false},
+                           {"team-b", "parked", 600, HR_NONE, "quota-denied", true, false, false},
+                           {"team-b", "lost", 700, HR_NONE, "node-unknown", false, false, false},
+                           {"team-c", "odd", 0, HR_NONE, NULL, false, true, false},
+                           {"team-d", "gang-7", 900, HR_NONE, NULL, false, false, true}};
     hr_gauge_delta d;
-    assert_true(hr_gauges_record(g, "n0", NULL, &plan, 1, pods, 5, &d));
+    assert_true(hr_gauges_record(g, "n0", NULL, &plan, 1, pods, 6, &d));
     assert_int_equal(d.pods, 2);
     assert_int_equal(d.nodes, 1);
     assert_int_equal(d.deferred, 1);
@@ -83,10 +84,18 @@ static void record_render_remove(void **state)
     /* design §6: the pod that holds the node, named, in its own family only */
     const char *undec = strstr(p, "# TYPE headroom_pod_undecodable gauge\n");
     assert_non_null(undec);
-    assert_string_equal(
-        undec, "# TYPE headroom_pod_undecodable gauge\n"
-               "headroom_pod_undecodable{namespace=\"team-c\",pod=\"odd\",node=\"n0\"} 1\n");
+    assert_non_null(
+        strstr(undec, "# TYPE headroom_pod_undecodable gauge\n"
+                      "headroom_pod_undecodable{namespace=\"team-c\",pod=\"odd\",node=\"n0\"} 1\n"
+                      "# HELP headroom_pod_group_too_large "));
     assert_null(strstr(p, "headroom_pod_limit_cores{namespace=\"team-c\""));
+    /* design §2.10: a member of a refused group, in its own family only */
+    const char *big = strstr(p, "# TYPE headroom_pod_group_too_large gauge\n");
+    assert_non_null(big);
+    assert_string_equal(big, "# TYPE headroom_pod_group_too_large gauge\n"
+                             "headroom_pod_group_too_large{namespace=\"team-d\",pod=\"gang-7\","
+                             "node=\"n0\"} 1\n");
+    assert_null(strstr(p, "headroom_pod_limit_cores{namespace=\"team-d\""));
     free(p);
 
     /* big left the node: its series goes with the next record */
@@ -109,7 +118,7 @@ static void record_render_remove(void **state)
     /* an over-booked node has a negative slack; odd names are escaped */
     plan = (hr_node_plan){
         .allocatable = 4000, .booked = 5000, .slack = -1000, .managed = 500, .n_managed = 1};
-    hr_gauge_pod odd[] = {{"ns", "we\"ird\\name", 510, 510, NULL, false, false}};
+    hr_gauge_pod odd[] = {{"ns", "we\"ird\\name", 510, 510, NULL, false, false, false}};
     assert_true(hr_gauges_record(g, "n\"1", NULL, &plan, 0, odd, 1, &d));
     p = page(g);
     assert_non_null(strstr(p, "headroom_node_slack_cores{node=\"n\\\"1\"} -1.000\n"));

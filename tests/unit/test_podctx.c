@@ -109,12 +109,31 @@ static void bounds_backoff_and_the_rest(void **state)
     CHECK_TRUE("bare pod untouched", !bare.in_backoff && bare.limits.ctr_max == HR_NONE);
 }
 
+/* Design §2.10: a group counted above spec.maxGroupSize is refused; the
+ * maximum itself is allowed; a pod in no group is never refused. */
+static void group_size(void **state)
+{
+    (void)state;
+    hr_config c = config();
+    c.max_group_size = 4;
+    hr_pod bare = hr_pod_init();
+    bare.group = "team-a/owner:u1";
+    hr_pod_ctx cx = ctx(&c);
+    cx.group_size = 4;
+    CHECK_TRUE("at the maximum", !hr_pod_in_context(&bare, &cx).group_too_large);
+    cx.group_size = 5;
+    CHECK_TRUE("above it", hr_pod_in_context(&bare, &cx).group_too_large);
+    bare.group = NULL;
+    CHECK_TRUE("in no group", !hr_pod_in_context(&bare, &cx).group_too_large);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(namespace_state),
         cmocka_unit_test(node_and_owner),
         cmocka_unit_test(bounds_backoff_and_the_rest),
+        cmocka_unit_test(group_size),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -316,6 +316,9 @@ hr_status hr_decode_config(yyjson_val *obj, hr_arena *a, hr_kconfig *out, hr_err
         return st;
     /* Design §2.9: the namespace label naming its tenant; absent keeps the
      * default (hr_config_validate checks it is a label key). */
+    if ((st = get_int(&c, &ps, spec, "maxGroupSize", 1, HR_MAX_GROUP_SIZE_LIMIT,
+                      &cfg->max_group_size)))
+        return st;
     hr_jpath ptl = HR_JP_KEY(&ps, "tenantLabel");
     if ((st = hr_jstr(&c, &ptl, hr_jget(spec, "tenantLabel"), HR_LABEL_TENANT, &cfg->tenant_label)))
         return st;

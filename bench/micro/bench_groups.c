@@ -1,0 +1,182 @@
+/*
+ * bench_groups.c — what a gang costs a reconcile (design §2.10, §16).
+ *
+ * A cache of NODES nodes with PER_NODE ordinary managed pods each and one
+ * gang (kube-headroom.dev/group-uniform, one Job owner) of G members spread
+ * one per node round-robin. For each G it times what the controller does
+ * for one member's node: the snapshot, the node's plan and the group hook
+ * (hr_nodesnap_take + hr_reconcile_node_with with hr_groups_apply), and
+ * beside it, in the same run, the same node's reconcile with no gang (the
+ * reference). Each gang is timed with spec.maxGroupSize raised out of the
+ * way ("unbounded") and at its default (HR_MAX_GROUP_SIZE): above it the
+ * gang is refused and costs nothing.
+ *
+ *   bench_groups [NODES [PER_NODE [G...]]]   default 1000 20 0 64 128 256 1000
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <yyjson.h>
+
+#include "cache/cache.h"
+#include "cache/sink.h"
+#include "controller/groups.h"
+#include "controller/nodesnap.h"
+#include "controller/reconcile.h"
+#include "core/config.h"
+#include "util/arena.h"
+#include "util/clock.h"
+
+#define RUNS 7
+
+static void put(hr_wsink *ws, const char *json)
+{
+    yyjson_doc *d = yyjson_read(json, strlen(json), 0);
+    hr_err err;
+    if (d == NULL || ws->upsert(ws->ud, yyjson_doc_get_root(d), &err) != HR_OK) {
+        fprintf(stderr, "upsert failed: %s\n%s\n", d ? err.msg : "bad JSON", json);
+        exit(1);
+    }
+    yyjson_doc_free(d);
+}
+
+static void put_pod(hr_wsink *ws, const char *ns, const char *name, unsigned node, unsigned mcpu,
+                    bool member)
+{
+    char b[1024];
+    snprintf(b, sizeof b,
+             "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"%s\","
+             "\"namespace\":\"%s\",\"uid\":\"u-%s-%s\",\"resourceVersion\":\"1\"%s},"
+             "\"spec\":{\"nodeName\":\"node-%04u\",\"containers\":[{\"name\":\"app\","
+             "\"resources\":{\"requests\":{\"cpu\":\"%um\",\"memory\":\"64Mi\"}}}]},"
+             "\"status\":{\"phase\":\"Running\",\"containerStatuses\":[{\"name\":\"app\","
+             "\"resources\":{\"requests\":{\"cpu\":\"%um\"}}}]}}",
+             name, ns, ns, name,
+             member ? ",\"labels\":{\"kube-headroom.dev/group-uniform\":\"true\"},"
+                      "\"ownerReferences\":[{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\","
+                      "\"name\":\"train\",\"uid\":\"job-train\",\"controller\":true}]"
+                    : "",
+             node, mcpu, mcpu);
+    put(ws, b);
+}
+
+static hr_cache *build(unsigned nodes, unsigned per_node, unsigned gang, int max_group)
+{
+    hr_cache *c;
+    hr_csink *ps, *ns, *nss, *cs;
+    hr_err err;
+    if (hr_cache_new(&c, &err) || hr_csink_new(c, HR_CK_POD, &ps, &err) ||
+        hr_csink_new(c, HR_CK_NODE, &ns, &err) || hr_csink_new(c, HR_CK_NAMESPACE, &nss, &err) ||
+        hr_csink_new(c, HR_CK_CONFIG, &cs, &err)) {
+        fprintf(stderr, "cache: %s\n", err.msg);
+        exit(1);
+    }
+    hr_wsink pw = hr_csink_wsink(ps), nw = hr_csink_wsink(ns), sw = hr_csink_wsink(nss),
+             cw = hr_csink_wsink(cs);
+    char cfg[512];
+    snprintf(cfg, sizeof cfg,
+             "{\"apiVersion\":\"kube-headroom.dev/v1alpha1\",\"kind\":\"HeadroomConfig\","
+             "\"metadata\":{\"name\":\"cluster\",\"resourceVersion\":\"1\",\"uid\":\"c\"},"
+             "\"spec\":{\"dryRun\":false%s}}",
+             max_group ? ",\"maxGroupSize\":100000" : "");
+    put(&cw, cfg);
+    const char *names[] = {"apps", "ml"};
+    for (int i = 0; i < 2; i++) {
+        char b[256];
+        snprintf(b, sizeof b,
+                 "{\"metadata\":{\"name\":\"%s\",\"resourceVersion\":\"1\",\"uid\":\"ns-%s\","
+                 "\"labels\":{\"kube-headroom.dev/mode\":\"managed\"}}}",
+                 names[i], names[i]);
+        put(&sw, b);
+    }
+    for (unsigned n = 0; n < nodes; n++) {
+        char b[512];
+        snprintf(b, sizeof b,
+                 "{\"metadata\":{\"name\":\"node-%04u\",\"resourceVersion\":\"1\"},"
+                 "\"status\":{\"allocatable\":{\"cpu\":\"32\",\"memory\":\"128Gi\","
+                 "\"pods\":\"110\"},\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
+                 n);
+        put(&nw, b);
+        for (unsigned p = 0; p < per_node; p++) {
+            char name[64];
+            snprintf(name, sizeof name, "w-%04u-%02u", n, p);
+            put_pod(&pw, "apps", name, n, 100 + 10 * p, false);
+        }
+    }
+    for (unsigned g = 0; g < gang; g++) {
+        char name[64];
+        snprintf(name, sizeof name, "train-%05u", g);
+        put_pod(&pw, "ml", name, g % nodes, 1000, true);
+    }
+    hr_cache_lock(c);
+    hr_cache_drain(c, NULL, NULL);
+    hr_cache_unlock(c);
+    hr_csink_free(ps);
+    hr_csink_free(ns);
+    hr_csink_free(nss);
+    hr_csink_free(cs);
+    return c;
+}
+
+static int cmp_d(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* The median of RUNS reconciles of node-0000, in ms; *groups: the groups
+ * the node's hook saw, *members: the first one's size. */
+static double time_node(hr_cache *c, bool hook, size_t *groups, size_t *members)
+{
+    double t[RUNS];
+    for (int k = 0; k < RUNS; k++) {
+        hr_arena a;
+        hr_arena_init(&a, 0);
+        hr_nodesnap_opts so = {NULL, NULL, 0, HR_DRY_RUN_UNSET};
+        hr_nodesnap s;
+        hr_reconcile r;
+        hr_err err;
+        hr_groups g = {.cache = c, .opts = &so, .cfg = &s.cfg, .a = &a};
+        int64_t t0 = hr_mono_ns();
+        if (hr_nodesnap_take(c, "node-0000", &so, &a, &s, &err) != HR_OK ||
+            hr_reconcile_node_with(&s.cfg, &s.node, 0, hook ? hr_groups_apply : NULL, &g, &a, &r,
+                                   &err) != HR_OK) {
+            fprintf(stderr, "reconcile: %s\n", err.msg);
+            exit(1);
+        }
+        t[k] = (double)(hr_mono_ns() - t0) / 1e6;
+        *groups = hook ? g.n_info : 0;
+        *members = hook && g.n_info ? g.info[0].n_members : 0;
+        hr_arena_free(&a);
+    }
+    qsort(t, RUNS, sizeof t[0], cmp_d);
+    return t[RUNS / 2];
+}
+
+int main(int argc, char **argv)
+{
+    unsigned nodes = argc > 1 ? (unsigned)atol(argv[1]) : 1000;
+    unsigned per_node = argc > 2 ? (unsigned)atol(argv[2]) : 20;
+    static const unsigned def[] = {0, 64, 128, 256, 1000};
+    unsigned n_g = argc > 3 ? (unsigned)(argc - 3) : sizeof def / sizeof def[0];
+    printf("one member's node reconciled (snapshot + plan + group hook), median of %d, "
+           "%u nodes x %u pods\n",
+           RUNS, nodes, per_node);
+    printf("%8s %14s %8s %14s %8s %14s\n", "gang", "unbounded ms", "members", "default max ms",
+           "members", "no hook ms");
+    for (unsigned i = 0; i < n_g; i++) {
+        unsigned gang = argc > 3 ? (unsigned)atol(argv[3 + i]) : def[i];
+        hr_cache *c = build(nodes, per_node, gang, HR_MAX_GROUP_SIZE_LIMIT);
+        size_t groups = 0, members = 0, d_members = 0, none_g, none_m;
+        double with = time_node(c, true, &groups, &members);
+        double ref = time_node(c, false, &none_g, &none_m);
+        hr_cache_free(c);
+        c = build(nodes, per_node, gang, 0);
+        double bounded = time_node(c, true, &groups, &d_members);
+        printf("%8u %14.3f %8zu %14.3f %8zu %14.3f\n", gang, with, members, bounded, d_members,
+               ref);
+        hr_cache_free(c);
+    }
+    return 0;
+}
