@@ -6,7 +6,8 @@
 #      certificate source, replicas without leader election, a budget that
 #      would block every drain and an unknown value (the schema);
 #   3. helm template with each value set of tests/helm/ (defaults, webhook +
-#      cert-manager, webhook + own certificate, HA with a budget, one replica,
+#      cert-manager, webhook + own certificate, the webhook port restricted to
+#      given peers (and NOTES.txt on it), HA with a budget, one replica,
 #      hostNetwork + webhook URL, the Go implementation's chart's default
 #      values file and one with each override its docs name, in its shapes:
 #      namespaceSelector {key, value}, image.digest, its manager's flags in
@@ -350,6 +351,44 @@ check "defaults: NetworkPolicy ingress only, metrics from namespaces labelled ku
 WHY="pod $(dep '.spec.template.spec.securityContext | tojson') container $(dep "$ctr.securityContext | tojson") strategy $(dep '.spec.strategy | tojson')"
 check "defaults: the restricted security contexts (65532, RuntimeDefault, read-only root, drop ALL) and one-at-a-time rollout" \
   [ "$(dep "\"\(.spec.template.spec.securityContext | [.runAsNonRoot, .runAsUser, .runAsGroup, .seccompProfile.type] | join(\",\"))/\($ctr.securityContext | [.allowPrivilegeEscalation, .readOnlyRootFilesystem, .capabilities.drop[0]] | join(\",\"))/\(.spec.strategy.rollingUpdate | [.maxUnavailable, .maxSurge] | join(\",\"))\"")" = "true,65532,65532,RuntimeDefault/false,true,ALL/1,0" ]
+
+# The webhook port restricted to the API server's sources (networkPolicy.webhookFrom;
+# docs/security.md): open to any source by default; with peers, they alone on the one rule that
+# admits the port (no rule without ports, none other naming it), the API server accepting the
+# policy (the dry-run validates it) and refusing what the schema leaves to it; NOTES.txt says
+# what a wrong restriction does under each failurePolicy.
+J=$(h template x "$CHART" -n "$TNS" --set webhook.enable=true --show-only templates/networkpolicy.yaml |
+  python3 -c 'import json, sys, yaml; print(json.dumps({"items": [d for d in yaml.safe_load_all(sys.stdin) if d]}))')
+webhook_rules() { jq -cS "[$np | .ingress[] | select((.ports // []) | length == 0 or any(.[]; .port == 9443))]" <<<"$J"; }
+WHY="rules admitting 9443: $(webhook_rules)"
+check "defaults with the webhook on: the webhook port open to any source (its rule has no from)" \
+  [ "$(jq -c 'map(.from // "any")' <<<"$(webhook_rules)")" = '["any"]' ]
+render "the webhook port restricted (tests/helm/webhook-restricted.yaml)" -f "$T/webhook-restricted.yaml"
+want=$(python3 -c 'import json, sys, yaml; print(json.dumps(yaml.safe_load(sys.stdin)["networkPolicy"]["webhookFrom"], sort_keys=True, separators=(",", ":")))' <"$T/webhook-restricted.yaml")
+WHY="rules admitting 9443: $(webhook_rules); want from $want"
+check "webhookFrom: the only rule admitting the webhook port is 9443/TCP from exactly the given peers" \
+  [ "$(jq -c 'map({ports, from})' <<<"$(webhook_rules)")" = "[{\"ports\":[{\"port\":9443,\"protocol\":\"TCP\"}],\"from\":$want}]" ]
+WHY="$(q "$np | tojson")"
+check "webhookFrom: the metrics port keeps its own peers (namespaces labelled kube-headroom.dev/scrape=true)" \
+  [ "$(q "$np | [.ingress[] | select(any(.ports[]?; .port == 8443)) | .from[0].namespaceSelector.matchLabels[\"kube-headroom.dev/scrape\"]] | join(\",\")")" = true ]
+printf 'webhook: {enable: true}\nnetworkPolicy:\n  webhookFrom:\n    - {ipBlock: {cidr: 10.0.0.0/8}, namespaceSelector: {}}\n' >"$WORK/np-mixed.yaml"
+h template x "$CHART" -n "$TNS" -f "$WORK/np-mixed.yaml" --show-only templates/networkpolicy.yaml >"$WORK/np-mixed.out" 2>&1 &&
+  k apply --dry-run=server -f "$WORK/np-mixed.out" >"$WORK/np-mixed.out.apply" 2>&1
+cat "$WORK/np-mixed.out.apply" >>"$WORK/np-mixed.out" 2>/dev/null
+WHY="$(head -c 300 "$WORK/np-mixed.out")"
+check "webhookFrom: a peer with an ipBlock and a selector is refused by the API server (the dry-run validates the policy)" \
+  grep -q "may not specify both ipBlock and another peer" "$WORK/np-mixed.out"
+render_fails "webhookFrom: a misspelt peer key fails (values.schema.json)" \
+  "at '/networkPolicy/webhookFrom/0': additional properties 'ipblock' not allowed" \
+  --set webhook.enable=true --set 'networkPolicy.webhookFrom[0].ipblock.cidr=10.0.0.0/8'
+n_ign=$(notes -f "$T/webhook-restricted.yaml")
+n_fail=$(notes -f "$T/webhook-restricted.yaml" --set webhook.failurePolicy=Fail)
+n_open=$(notes --set webhook.enable=true)
+WHY="Ignore: $(grep -A4 'webhookFrom' <<<"$n_ign" | tr '\n' ' ') | Fail: $(grep -A4 'webhookFrom' <<<"$n_fail" | tr '\n' ' ')"
+check "NOTES.txt with webhookFrom: the API server's source must be allowed; Ignore admits without limits, Fail refuses; nothing when open" \
+  eval 'grep -q "reach the webhook port (9443)" <<<"$n_ign" && grep -q "created without a birth limit" <<<"$n_ign" \
+    && grep -q "namespaces is refused (failurePolicy Fail" <<<"$n_fail" && ! grep -q "birth limit (failurePolicy" <<<"$n_fail" \
+    && grep -q "^NOTES:" <<<"$n_open" && ! grep -q webhookFrom <<<"$n_open"'
 
 # The OpenShift set under Pod Security "restricted": the admission checks a
 # Deployment's pod template (warn; enforce refuses only Pods), so the dry-run
