@@ -16,9 +16,11 @@
  *
  * Shutdown: SIGTERM or SIGINT stops the listeners (in-flight requests are
  * answered or dropped; the API server's failurePolicy Ignore covers a
- * dropped review), then the controller (a write waiting in the limiter is
- * abandoned) and the Lease is released, then the informers (each notices
- * within 0.5 s). A watchdog exits the process if all that takes longer
+ * dropped review; a scrape waiting for its token review gets 503 at once),
+ * then the controller (a write waiting in the limiter is abandoned) and the
+ * Lease is released, then the informers (each notices within 0.5 s); a
+ * token review still in flight, told to give up when the listeners
+ * stopped, is joined last (within about a second). A watchdog exits the process if all that takes longer
  * than 10 s. The signals are blocked in every thread and taken by the main
  * thread with sigtimedwait: no handler runs, and every flag another thread
  * reads is a C11 atomic (each part owns its own stop flag).
@@ -341,15 +343,18 @@ static void route_readyz(void *ud, const hr_http_req *req, hr_http_resp *r)
 }
 
 /* The secured /metrics' review: TokenReview, then SubjectAccessReview on
- * the non-resource URL (hr_authz caches the verdict). */
+ * the non-resource URL, by until_ms (hr_authz runs it on its review
+ * threads and caches the verdict). */
 static hr_authz_verdict review_token(void *ud, const char *token, const char *verb,
-                                     const char *path, char *user, size_t cap)
+                                     const char *path, int64_t until_ms, const atomic_bool *cancel,
+                                     char *user, size_t cap)
 {
     run_ctx *x = ud;
     hr_kreview_verdict v;
     hr_err err;
     hr_err_clear(&err);
-    if (hr_kreview_nonresource(x->k, token, verb, path, &v, user, cap, &err) != HR_OK) {
+    if (hr_kreview_nonresource(x->k, token, verb, path, until_ms, cancel, &v, user, cap, &err) !=
+        HR_OK) {
         hr_logf(&x->log, HR_LV_WARN, "msg=\"metrics access review failed\" error=\"%s\"", err.msg);
         return HR_AUTHZ_ERROR;
     }
@@ -554,8 +559,9 @@ static void teardown(run_ctx *x)
     x->metrics_l = NULL;
     hr_listener_stop(x->probe_l);
     x->probe_l = NULL;
-    hr_authz_free(x->authz);
-    x->authz = NULL;
+    /* The metrics listener has failed every request waiting for a review
+     * (hr_authz_shutdown); a review still in flight is joined only after
+     * the Lease is released (below), and before the client it uses goes. */
     controller_stop(x);
     hr_informers_free(x->inf);
     x->inf = NULL;
@@ -569,6 +575,8 @@ static void teardown(run_ctx *x)
     x->cache = NULL;
     hr_cfg_holder_free(x->cfg);
     x->cfg = NULL;
+    hr_authz_free(x->authz); /* joins a review in flight: it was told to give up */
+    x->authz = NULL;
     hr_kclient_free(x->k);
     x->k = NULL;
 }
@@ -615,7 +623,8 @@ static hr_status start_metrics(run_ctx *x, hr_err *err)
     bool secure = x->o.metrics_secure;
     if (secure) {
         hr_authz_opts ao = {.review = review_token, .ud = x, .log = x->log};
-        if ((st = hr_authz_new(&ao, &x->authz, err)))
+        if ((st = hr_authz_new(&ao, &x->authz, err)) ||
+            (st = hr_metrics_add(&x->metrics, hr_authz_render, x->authz, err)))
             return st;
     }
     hr_route mroutes[] = {

@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,9 +67,26 @@ struct hr_listener {
     uint16_t port;
 };
 
+/* A request's state from its headers to its end, owned by the MHD side
+ * (freed in on_completed). A guarded request whose verdict is not cached
+ * also lends its waiter to the authorizer (authz.h): from the moment
+ * hr_authz_start returns PENDING until w.done runs, the review side may
+ * touch w and, under mu, waiting, suspended and v — nothing else. The
+ * access handler suspends the connection under mu unless done has come
+ * already, and done, having seen (under mu) that it was suspended, resumes
+ * it after releasing mu, so the resume never precedes the suspend and
+ * done never touches st after the handler or on_completed may have it;
+ * MHD calls the handler again on resume, which answers from v. */
 typedef struct req_state {
     const hr_route *route;
     hr_body body;
+    bool authz;   /* waiting for, or holding, a review's verdict */
+    bool replied; /* an answer is queued: nothing more to do */
+    hr_authz_waiter w;
+    struct MHD_Connection *c;
+    pthread_mutex_t mu; /* when authz was set: guards the three below */
+    bool waiting, suspended;
+    hr_authz_verdict v;
 } req_state;
 
 /* Marks a request already answered on its first call (no state to free). */
@@ -326,6 +344,8 @@ static enum MHD_Result reply(struct MHD_Connection *c, int status, const char *c
                             ctype ? ctype : "text/plain; charset=utf-8");
     if (status == 401)
         MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+    if (status == 429 || status == 503)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "1");
     if (encoding != NULL) {
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, encoding);
         MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
@@ -345,6 +365,130 @@ static enum MHD_Result reply_text(struct MHD_Connection *c, int status, const ch
     return ret;
 }
 
+static const char *authz_msg(int status)
+{
+    switch (status) {
+    case 401: return "unauthorized: a bearer token is needed\n";
+    case 403: return "forbidden\n";
+    case 429: return "too many token reviews outstanding, try again\n";
+    case 503: return "shutting down\n";
+    default: return "authorization failed, try again\n";
+    }
+}
+
+/* The review's end (authz.h's waiter contract): runs on a review thread or
+ * in hr_authz_shutdown, with the authorizer's lock held. st is not touched
+ * once mu is released: a request that was not suspended may be answered
+ * and freed from then on. A suspended one stays until it is resumed (MHD
+ * frees no suspended connection), so c is still valid for the resume. */
+static void review_done(hr_authz_waiter *w, hr_authz_verdict v)
+{
+    req_state *st = (req_state *)((char *)w - offsetof(req_state, w));
+    pthread_mutex_lock(&st->mu);
+    st->v = v;
+    st->waiting = false;
+    bool resume = st->suspended;
+    st->suspended = false;
+    struct MHD_Connection *c = st->c;
+    pthread_mutex_unlock(&st->mu);
+    if (resume)
+        MHD_resume_connection(c);
+}
+
+/* The route's answer. */
+static enum MHD_Result serve(struct MHD_Connection *c, req_state *st, const char *method,
+                             const char *url)
+{
+    hr_http_req req = {
+        .method = method,
+        .path = url,
+        .content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type"),
+        .accept_encoding = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept-Encoding"),
+        .body = hr_body_str(&st->body),
+        .body_len = st->body.len,
+    };
+    hr_http_resp resp = {200, NULL, {0}, NULL};
+    hr_buf_init(&resp.body, 0);
+    st->route->fn(st->route->ud, &req, &resp);
+    enum MHD_Result ret;
+    if (hr_buf_failed(&resp.body))
+        ret = reply_text(c, 500, "out of memory\n");
+    else
+        ret = reply(c, resp.status, resp.content_type, resp.content_encoding, &resp.body);
+    hr_buf_free(&resp.body);
+    st->replied = true;
+    return ret;
+}
+
+/* A guarded request once its verdict is in (at once from the cache, on
+ * resume, or the call after the verdict came before the suspend): a
+ * refusal is answered now (and the connection closed, as for every early
+ * answer); an allowed request goes on as any other — a guarded route takes
+ * no body (hr_listener_start) — and is served by the last call, so a
+ * scraper's keep-alive connection stays open. */
+static enum MHD_Result after_review(hr_listener *l, struct MHD_Connection *c, req_state *st)
+{
+    pthread_mutex_lock(&st->mu);
+    bool waiting = st->waiting;
+    hr_authz_verdict v = st->v;
+    pthread_mutex_unlock(&st->mu);
+    if (waiting)
+        return MHD_YES; /* cannot happen: a waiting request is suspended */
+    st->authz = false;
+    int status = hr_authz_status(v);
+    if (status == 0) {
+        int rc = hr_body_begin(&st->body, 0, 0, &l->budget);
+        if (rc != HR_BODY_OK)
+            status = rc;
+    }
+    if (status != 0) {
+        st->replied = true;
+        return reply_text(c, status,
+                          status == 503 && v != HR_AUTHZ_UNAVAILABLE ? "server busy\n"
+                                                                     : authz_msg(status));
+    }
+    return MHD_YES;
+}
+
+/* A guarded request's first call: the verdict now (a reply), or a review
+ * to wait for — the connection is suspended, no thread waits. */
+static enum MHD_Result guard(hr_listener *l, struct MHD_Connection *c, const hr_route *route,
+                             const char *method, const char *url, void **con_cls)
+{
+    char verb[16];
+    size_t i = 0;
+    for (; method[i] && i < sizeof verb - 1; i++)
+        verb[i] = (char)(method[i] >= 'A' && method[i] <= 'Z' ? method[i] + 32 : method[i]);
+    verb[i] = '\0';
+    const char *az = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    req_state *st = calloc(1, sizeof *st);
+    if (st == NULL)
+        return MHD_NO;
+    if (pthread_mutex_init(&st->mu, NULL) != 0) {
+        free(st);
+        return MHD_NO;
+    }
+    st->route = route;
+    st->authz = true;
+    st->c = c;
+    st->waiting = true;
+    st->w.done = review_done;
+    *con_cls = st; /* on_completed frees it from here on */
+    hr_authz_verdict v = hr_authz_start(l->authz, az, verb, url, &st->w);
+    pthread_mutex_lock(&st->mu);
+    if (v != HR_AUTHZ_PENDING) {
+        st->waiting = false;
+        st->v = v;
+    } else if (st->waiting) {
+        MHD_suspend_connection(c);
+        st->suspended = true;
+    }
+    pthread_mutex_unlock(&st->mu);
+    if (v == HR_AUTHZ_PENDING)
+        return MHD_YES; /* the handler is called again once the verdict is in */
+    return after_review(l, c, st);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload,
                                   size_t *upload_size, void **con_cls)
@@ -352,8 +496,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     (void)version;
     hr_listener *l = cls;
     req_state *st = *con_cls;
-    if (st == (void *)&answered_early)
+    if (st == (void *)&answered_early || (st != NULL && st->replied))
         return MHD_NO; /* nothing more to say on this request */
+    if (st != NULL && st->authz)
+        return after_review(l, c, st);
     if (st == NULL) {
         /* The headers are in, no body byte has been read: route and check
          * here, so a refused request is answered without reading it (MHD
@@ -369,19 +515,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         conn_phase(conn_of(c), true);
         hr_req_verdict v;
         hr_req_admit(l->routes, l->n_routes, &h, &v);
-        if (v.status == 0 && v.route->guarded) {
-            char verb[16];
-            size_t i = 0;
-            for (; method[i] && i < sizeof verb - 1; i++)
-                verb[i] = (char)(method[i] >= 'A' && method[i] <= 'Z' ? method[i] + 32 : method[i]);
-            verb[i] = '\0';
-            const char *az =
-                MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-            v.status = hr_authz_status(hr_authz_check(l->authz, az, verb, url));
-            v.msg = v.status == 401   ? "unauthorized: a bearer token is needed\n"
-                    : v.status == 403 ? "forbidden\n"
-                                      : "authorization failed, try again\n";
-        }
+        if (v.status == 0 && v.route->guarded)
+            return guard(l, c, v.route, method, url, con_cls);
         if (v.status == 0) {
             st = calloc(1, sizeof *st);
             if (st == NULL)
@@ -408,24 +543,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
          * rather than read on — MHD cannot answer in mid-body. */
         return rc == HR_BODY_OK ? MHD_YES : MHD_NO;
     }
-    hr_http_req req = {
-        .method = method,
-        .path = url,
-        .content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type"),
-        .accept_encoding = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept-Encoding"),
-        .body = hr_body_str(&st->body),
-        .body_len = st->body.len,
-    };
-    hr_http_resp resp = {200, NULL, {0}, NULL};
-    hr_buf_init(&resp.body, 0);
-    st->route->fn(st->route->ud, &req, &resp);
-    enum MHD_Result ret;
-    if (hr_buf_failed(&resp.body))
-        ret = reply_text(c, 500, "out of memory\n");
-    else
-        ret = reply(c, resp.status, resp.content_type, resp.content_encoding, &resp.body);
-    hr_buf_free(&resp.body);
-    return ret;
+    return serve(c, st, method, url);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -437,6 +555,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     req_state *st = *con_cls;
     if (st != NULL && st != (void *)&answered_early) {
         hr_body_free(&st->body);
+        if (st->c != NULL) /* a guarded request: it had a lock */
+            pthread_mutex_destroy(&st->mu);
         free(st);
     }
     *con_cls = NULL;
@@ -494,6 +614,12 @@ hr_status hr_listener_start(const hr_listener_opts *o, hr_listener **out, hr_err
             return hr_err_set(err, HR_E_INPUT, "%s: route %s is guarded but has no authorizer",
                               o->name, o->routes[i].path);
         }
+        if (o->routes[i].guarded && o->routes[i].max_body != 0) {
+            freeaddrinfo(ai);
+            free(l);
+            return hr_err_set(err, HR_E_INPUT, "%s: route %s is guarded and takes a body", o->name,
+                              o->routes[i].path);
+        }
     }
     l->authz = o->authz;
     memcpy(l->routes, o->routes, o->n_routes * sizeof *o->routes);
@@ -512,6 +638,8 @@ hr_status hr_listener_start(const hr_listener_opts *o, hr_listener **out, hr_err
     }
 
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+    if (o->authz != NULL)
+        flags |= MHD_ALLOW_SUSPEND_RESUME; /* a request waits for its review suspended */
     if (ai->ai_family == AF_INET6)
         flags |= dual ? MHD_USE_DUAL_STACK : MHD_USE_IPv6;
     if (o->tls)
@@ -571,6 +699,10 @@ void hr_listener_stop(hr_listener *l)
 {
     if (l == NULL)
         return;
+    /* Every request waiting for a review is answered 503 and resumed, and
+     * none is suspended any more, so MHD_stop_daemon (which must not meet a
+     * suspended connection) waits on no review. */
+    hr_authz_shutdown(l->authz);
     /* The daemon first: closing its connections empties the list. */
     if (l->d != NULL)
         MHD_stop_daemon(l->d);

@@ -23,8 +23,10 @@
  * headers before a keep-alive one between requests), so an idle flood
  * from many addresses cannot lock out a client that sends its request at
  * once. TLS listeners take HR_TLS_PRIORITIES.
- * A guarded route is answered 401/403/500 by the listener's authorizer
- * (authz.h) before its handler runs.
+ * A guarded route (it takes no body) is answered 401/403/429/500/503 by
+ * the listener's authorizer (authz.h) before its handler runs; a request
+ * whose token must be reviewed waits suspended (MHD's suspend/resume), on
+ * no thread, and stopping the listener answers every such request first.
  */
 #ifndef HR_SERVER_HTTP_H
 #define HR_SERVER_HTTP_H

@@ -53,8 +53,10 @@ static hr_authz_verdict verdict_of(const char *token)
 }
 
 static hr_authz_verdict review(void *ud, const char *token, const char *verb, const char *path,
-                               char *user, size_t cap)
+                               int64_t until_ms, const atomic_bool *cancel, char *user, size_t cap)
 {
+    (void)cancel;
+    (void)until_ms;
     (void)ud;
     (void)verb;
     (void)path;

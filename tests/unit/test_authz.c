@@ -45,8 +45,10 @@ typedef struct fake {
 } fake;
 
 static hr_authz_verdict review(void *ud, const char *token, const char *verb, const char *path,
-                               char *user, size_t cap)
+                               int64_t until_ms, const atomic_bool *cancel, char *user, size_t cap)
 {
+    (void)cancel;
+    (void)until_ms;
     fake *f = ud;
     f->calls++;
     snprintf(f->last, sizeof f->last, "%s %s %s", verb, path, token);

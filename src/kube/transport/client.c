@@ -544,13 +544,13 @@ static hr_status setup(hr_kclient *c, xfer *x, const char *method, const char *u
     SET(CURLOPT_WRITEDATA, x);
     SET(CURLOPT_HEADERFUNCTION, on_header);
     SET(CURLOPT_HEADERDATA, x);
-    if (stream) {
+    if (stream || x->stop != NULL) {
         SET(CURLOPT_XFERINFOFUNCTION, on_progress);
         SET(CURLOPT_XFERINFODATA, x);
         SET(CURLOPT_NOPROGRESS, 0L);
-    } else {
-        SET(CURLOPT_SOCKOPTFUNCTION, on_sockopt);
     }
+    if (!stream)
+        SET(CURLOPT_SOCKOPTFUNCTION, on_sockopt);
     hr_status st = hr_ktls_setup(h, &c->tls, k, snap, err);
     if (st)
         return st;
@@ -649,6 +649,10 @@ static hr_status http_err(xfer *x, const char *method, const char *path, hr_kres
 static hr_status request(hr_kclient *c, const char *method, const char *path, const char *accept,
                          const char *content_type, const void *body, size_t body_len, hr_buf *resp,
                          hr_kresult *res, bool limited, int64_t until_ms, hr_err *err);
+static hr_status request_stop(hr_kclient *c, const char *method, const char *path,
+                              const char *accept, const char *content_type, const void *body,
+                              size_t body_len, hr_buf *resp, hr_kresult *res, bool limited,
+                              int64_t until_ms, const atomic_bool *stop, hr_err *err);
 
 hr_status hr_kclient_do(hr_kclient *c, const char *method, const char *path,
                         const char *content_type, const void *body, size_t body_len, hr_buf *resp,
@@ -682,6 +686,15 @@ hr_status hr_kclient_do_unlimited(hr_kclient *c, const char *method, const char 
                    HR_KUNTIL_NONE, err);
 }
 
+hr_status hr_kclient_do_unlimited_until(hr_kclient *c, int64_t until_ms, const atomic_bool *stop,
+                                        const char *method, const char *path,
+                                        const char *content_type, const void *body, size_t body_len,
+                                        hr_buf *resp, hr_kresult *res, hr_err *err)
+{
+    return request_stop(c, method, path, NULL, content_type, body, body_len, resp, res, false,
+                        until_ms, stop, err);
+}
+
 /* The timeout for the next attempt of a request bounded by until_ms and,
  * for a write, by the write lease — asked now, after any wait (design §10);
  * 0: the time has come, send nothing. */
@@ -698,6 +711,16 @@ static long attempt_timeout(hr_kclient *c, bool write, int64_t until_ms)
 static hr_status request(hr_kclient *c, const char *method, const char *path, const char *accept,
                          const char *content_type, const void *body, size_t body_len, hr_buf *resp,
                          hr_kresult *res, bool limited, int64_t until_ms, hr_err *err)
+{
+    return request_stop(c, method, path, accept, content_type, body, body_len, resp, res, limited,
+                        until_ms, NULL, err);
+}
+
+/* stop: the transfer is aborted (progress callback) once it turns true. */
+static hr_status request_stop(hr_kclient *c, const char *method, const char *path,
+                              const char *accept, const char *content_type, const void *body,
+                              size_t body_len, hr_buf *resp, hr_kresult *res, bool limited,
+                              int64_t until_ms, const atomic_bool *stop, hr_err *err)
 {
     hr_kresult dummy;
     if (!res)
@@ -725,6 +748,7 @@ static hr_status request(hr_kclient *c, const char *method, const char *path, co
         memset(&x, 0, sizeof x);
         hr_buf_init(&x.ebody, ERR_BODY_MAX + 1);
         x.resp = resp;
+        x.stop = stop;
         hr_kcred_snap snap;
         struct curl_slist *hdrs = NULL;
         bool again = false;

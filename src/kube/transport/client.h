@@ -201,6 +201,18 @@ HR_MUST_CHECK hr_status hr_kclient_do_unlimited(hr_kclient *c, const char *metho
                                                 size_t body_len, hr_buf *resp, hr_kresult *res,
                                                 hr_err *err);
 
+/* As hr_kclient_do_unlimited, but the request must end by until_ms (as
+ * hr_kclient_do_until; HR_E_EXPIRED when that time has come), and is
+ * aborted — within about a second, libcurl's progress interval while
+ * nothing arrives — once *stop (NULL: never) turns true: for the token
+ * reviews of the secured /metrics, which have a short deadline and must
+ * not hold up a shutdown. */
+HR_MUST_CHECK hr_status hr_kclient_do_unlimited_until(hr_kclient *c, int64_t until_ms,
+                                                      const atomic_bool *stop, const char *method,
+                                                      const char *path, const char *content_type,
+                                                      const void *body, size_t body_len,
+                                                      hr_buf *resp, hr_kresult *res, hr_err *err);
+
 /* A GET as hr_kclient_do, with its own Accept (NULL: application/json;
  * HR_KACCEPT_PROTOBUF) — res->protobuf says what the body is. */
 HR_MUST_CHECK hr_status hr_kclient_get_as(hr_kclient *c, const char *path, const char *accept,

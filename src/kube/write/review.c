@@ -111,17 +111,17 @@ hr_status hr_kreview_sar_allowed(const char *json, size_t len, bool *allowed, hr
     return st;
 }
 
-static hr_status post(hr_kclient *c, const char *path, const hr_buf *body, hr_buf *resp,
-                      hr_err *err)
+static hr_status post(hr_kclient *c, int64_t until_ms, const atomic_bool *stop, const char *path,
+                      const hr_buf *body, hr_buf *resp, hr_err *err)
 {
     hr_kresult res = {0};
-    return hr_kclient_do_unlimited(c, "POST", path, "application/json", body->data, body->len, resp,
-                                   &res, err);
+    return hr_kclient_do_unlimited_until(c, until_ms, stop, "POST", path, "application/json",
+                                         body->data, body->len, resp, &res, err);
 }
 
 hr_status hr_kreview_nonresource(hr_kclient *c, const char *token, const char *verb,
-                                 const char *path, hr_kreview_verdict *out, char *user, size_t cap,
-                                 hr_err *err)
+                                 const char *path, int64_t until_ms, const atomic_bool *stop,
+                                 hr_kreview_verdict *out, char *user, size_t cap, hr_err *err)
 {
     *out = HR_KREVIEW_UNAUTHENTICATED;
     hr_buf req, resp, sar;
@@ -131,13 +131,13 @@ hr_status hr_kreview_nonresource(hr_kclient *c, const char *token, const char *v
     bool authenticated = false, allowed = false;
     hr_status st = hr_kreview_token_json(token, &req, err);
     if (!st)
-        st = post(c, TOKENREVIEWS, &req, &resp, err);
+        st = post(c, until_ms, stop, TOKENREVIEWS, &req, &resp, err);
     if (!st)
         st = hr_kreview_sar_json(hr_buf_str(&resp), resp.len, verb, path, &authenticated, user, cap,
                                  &sar, err);
     if (!st && authenticated) {
         hr_buf_reset(&resp);
-        st = post(c, SARS, &sar, &resp, err);
+        st = post(c, until_ms, stop, SARS, &sar, &resp, err);
         if (!st)
             st = hr_kreview_sar_allowed(hr_buf_str(&resp), resp.len, &allowed, err);
         if (!st)

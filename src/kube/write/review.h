@@ -14,8 +14,10 @@
 #ifndef HR_KUBE_REVIEW_H
 #define HR_KUBE_REVIEW_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "kube/transport/client.h"
 #include "util/buf.h"
@@ -41,11 +43,14 @@ HR_MUST_CHECK hr_status hr_kreview_sar_json(const char *json, size_t len, const 
 HR_MUST_CHECK hr_status hr_kreview_sar_allowed(const char *json, size_t len, bool *allowed,
                                                hr_err *err);
 
-/* Both calls. An error (transport, 5xx, 403 on the review itself: our
- * RBAC lacks tokenreviews/subjectaccessreviews create) is an error, not
- * a verdict: the caller answers 500 and caches nothing. */
+/* Both calls, ending by until_ms (monotonic ms; a call that would start
+ * later is not sent), given up within about a second once *stop (NULL:
+ * never) turns true. An error (transport, timeout, 5xx, 403 on the review
+ * itself: our RBAC lacks tokenreviews/subjectaccessreviews create) is an
+ * error, not a verdict: the caller answers 500 and caches nothing. */
 HR_MUST_CHECK hr_status hr_kreview_nonresource(hr_kclient *c, const char *token, const char *verb,
-                                               const char *path, hr_kreview_verdict *out,
+                                               const char *path, int64_t until_ms,
+                                               const atomic_bool *stop, hr_kreview_verdict *out,
                                                char *user, size_t cap, hr_err *err);
 
 #endif
