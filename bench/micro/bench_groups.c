@@ -9,7 +9,10 @@
  * beside it, in the same run, the same node's reconcile with no gang (the
  * reference). Each gang is timed with spec.maxGroupSize raised out of the
  * way ("unbounded") and at its default (HR_MAX_GROUP_SIZE): above it the
- * gang is refused and costs nothing.
+ * gang is refused and costs nothing. Last, what one change costs the
+ * cluster (every member's node reconciled once after a pod lands beside a
+ * member), with the memo of other nodes' plans (controller/nodememo.h)
+ * and without.
  *
  *   bench_groups [NODES [PER_NODE [G...]]]   default 1000 20 0 64 128 256 1000
  */
@@ -22,6 +25,7 @@
 #include "cache/cache.h"
 #include "cache/sink.h"
 #include "controller/groups.h"
+#include "controller/nodememo.h"
 #include "controller/nodesnap.h"
 #include "controller/reconcile.h"
 #include "core/config.h"
@@ -119,6 +123,60 @@ static hr_cache *build(unsigned nodes, unsigned per_node, unsigned gang, int max
     return c;
 }
 
+/* One reconcile of node-%04u (index i), with the memo m (NULL: none);
+ * returns its ms, *planned the other nodes it snapshotted and planned. */
+static double reconcile_node(hr_cache *c, unsigned i, hr_nodememo *m, size_t *planned)
+{
+    char name[32];
+    snprintf(name, sizeof name, "node-%04u", i);
+    hr_arena a;
+    hr_arena_init(&a, 0);
+    hr_nodesnap_opts so = {NULL, NULL, 0, HR_DRY_RUN_UNSET};
+    hr_nodesnap s;
+    hr_reconcile r;
+    hr_err err;
+    hr_groups g = {.cache = c, .opts = &so, .cfg = &s.cfg, .a = &a, .memo = m};
+    int64_t t0 = hr_mono_ns();
+    if (hr_nodesnap_take(c, name, &so, &a, &s, &err) != HR_OK ||
+        hr_reconcile_node_with(&s.cfg, &s.node, 0, hr_groups_apply, &g, &a, &r, &err) != HR_OK) {
+        fprintf(stderr, "reconcile: %s\n", err.msg);
+        exit(1);
+    }
+    double ms = (double)(hr_mono_ns() - t0) / 1e6;
+    *planned += g.planned;
+    hr_arena_free(&a);
+    return ms;
+}
+
+/* What one change costs the cluster: a pod lands on node-0000, and every
+ * member's node is reconciled once, as the controller queues them. With
+ * the memo (warmed by the round before the change) each other node is
+ * planned once; without, each reconcile plans every member's node. */
+static void one_change(hr_cache *c, unsigned nodes, unsigned gang, bool memo, double *ms,
+                       size_t *planned)
+{
+    hr_nodememo *m = memo ? hr_nodememo_new(0, 60000) : NULL;
+    unsigned k = gang < nodes ? gang : nodes;
+    size_t warm = 0;
+    for (unsigned i = 0; i < k && m != NULL; i++)
+        (void)reconcile_node(c, i, m, &warm);
+    hr_csink *ps;
+    hr_err err;
+    if (hr_csink_new(c, HR_CK_POD, &ps, &err) != HR_OK)
+        exit(1);
+    hr_wsink pw = hr_csink_wsink(ps);
+    static unsigned n_change;
+    char name[32];
+    snprintf(name, sizeof name, "neighbour-%u", n_change++);
+    put_pod(&pw, "apps", name, 0, 4000, false);
+    hr_csink_free(ps);
+    *ms = 0;
+    *planned = 0;
+    for (unsigned i = 0; i < k; i++)
+        *ms += reconcile_node(c, i, m, planned);
+    hr_nodememo_free(m);
+}
+
 static int cmp_d(const void *x, const void *y)
 {
     double a = *(const double *)x, b = *(const double *)y;
@@ -165,6 +223,16 @@ int main(int argc, char **argv)
            RUNS, nodes, per_node);
     printf("%8s %14s %8s %14s %8s %14s\n", "gang", "unbounded ms", "members", "default max ms",
            "members", "no hook ms");
+    struct change_row {
+        unsigned gang;
+        double ms_memo;
+        size_t pl_memo;
+        double ms_none;
+        size_t pl_none;
+    } changes[64];
+    unsigned n_changes = 0;
+    if (n_g > 64)
+        n_g = 64;
     for (unsigned i = 0; i < n_g; i++) {
         unsigned gang = argc > 3 ? (unsigned)atol(argv[3 + i]) : def[i];
         hr_cache *c = build(nodes, per_node, gang, HR_MAX_GROUP_SIZE_LIMIT);
@@ -177,6 +245,20 @@ int main(int argc, char **argv)
         printf("%8u %14.3f %8zu %14.3f %8zu %14.3f\n", gang, with, members, bounded, d_members,
                ref);
         hr_cache_free(c);
+        c = build(nodes, per_node, gang, HR_MAX_GROUP_SIZE_LIMIT);
+        double ms_memo, ms_none;
+        size_t pl_memo, pl_none;
+        one_change(c, nodes, gang, true, &ms_memo, &pl_memo);
+        one_change(c, nodes, gang, false, &ms_none, &pl_none);
+        changes[n_changes++] = (struct change_row){gang, ms_memo, pl_memo, ms_none, pl_none};
+        hr_cache_free(c);
     }
+    printf("\none change (a pod lands on a member's node), every member's node reconciled once "
+           "(unbounded maximum):\n");
+    printf("%8s %14s %14s %14s %14s\n", "gang", "memo ms", "nodes planned", "no memo ms",
+           "nodes planned");
+    for (unsigned i = 0; i < n_changes; i++)
+        printf("%8u %14.1f %14zu %14.1f %14zu\n", changes[i].gang, changes[i].ms_memo,
+               changes[i].pl_memo, changes[i].ms_none, changes[i].pl_none);
     return 0;
 }

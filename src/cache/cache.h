@@ -217,6 +217,13 @@ bool hr_cache_node_next(const hr_cache *c, uint32_t *iter, hr_cnode_view *out);
  * (design §6). The first one and the last one make every node dirty. */
 uint32_t hr_cache_pods_nowhere(const hr_cache *c);
 
+/* Node name's version: it changes whenever anything the node's plan reads
+ * changes in the cache (the node, its pods, their namespaces, or what
+ * makes every node dirty: a config, a LimitRange…); a node the cache
+ * does not hold has the version of "every node", which moves on as soon
+ * as it appears. Equal versions: the node plans as it did. */
+uint64_t hr_cache_node_version(const hr_cache *c, const char *name);
+
 typedef struct hr_cns_view {
     const char *name;
     uint64_t rv;

@@ -135,6 +135,7 @@ typedef struct cnode {
     const char **labels; /* kv pointers to interned strings */
     uint64_t rv;
     int64_t allocatable;
+    uint64_t version; /* the change clock when the node was last marked (feed.h) */
 } cnode;
 
 typedef struct cns {
@@ -211,6 +212,8 @@ struct hr_cache {
     uint32_t *dirty;
     uint32_t n_dirty, dirty_cap;
     bool all_dirty;
+    uint64_t clock;         /* the change clock: ticks at every mark (feed.h) */
+    uint64_t world_version; /* its value when every node was marked at once */
 
     cslots nss; /* of cns */
 

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cache/feed.h"
 #include "cache/nodes.h"
 #include "cache/store.h"
 #include "core/names.h"
@@ -58,7 +59,7 @@ bool hr_ccfg_put(hr_cache *c, const hr_kconfig *k, int64_t generation, hr_arena 
     if (was && !c->cfg_invalid[0] && hr_config_same_but_node_settings(&c->cfg, &next))
         hr_cnodes_mark_settings(c, &c->cfg, &next);
     else
-        c->all_dirty = true;
+        hr_cfeed_all(c);
     c->cfg_invalid[0] = '\0';
     hr_arena_free(&c->cfg_arena);
     c->cfg_arena = *a;
@@ -125,7 +126,7 @@ static void config_delete(hr_cache *c)
     c->cfg_rv = 0;
     c->cfg_generation = 0;
     if (was) {
-        c->all_dirty = true;
+        hr_cfeed_all(c);
         hr_cstore_report(c, HR_CK_CONFIG, HR_CC_DELETED, "", HR_CONFIG_NAME);
     }
 }

@@ -15,11 +15,24 @@
 
 #include "cache/nodes.h"
 
+void hr_cfeed_all(hr_cache *c)
+{
+    c->all_dirty = true;
+    c->world_version = ++c->clock;
+}
+
+uint64_t hr_cfeed_version(const hr_cache *c, uint32_t node)
+{
+    uint64_t v = node != NIL ? node_at(c, node)->version : 0;
+    return v > c->world_version ? v : c->world_version;
+}
+
 void hr_cfeed_mark(hr_cache *c, uint32_t node)
 {
     if (node == NIL)
         return;
     cnode *n = node_at(c, node);
+    n->version = ++c->clock;
     if (n->flags & NF_DIRTY)
         return;
     if (c->n_dirty >= c->dirty_cap) {
@@ -27,7 +40,7 @@ void hr_cfeed_mark(hr_cache *c, uint32_t node)
         uint32_t *d = realloc(c->dirty, (size_t)nc * sizeof *d);
         if (!d) {
             /* Cannot remember this one node: remember everything. */
-            c->all_dirty = true;
+            hr_cfeed_all(c);
             return;
         }
         c->dirty = d;

@@ -30,7 +30,7 @@ uint32_t hr_cnodes_slot(hr_cache *c, uint32_t name)
         hr_intern_unref(&c->str, name);
         return NIL;
     }
-    *node_at(c, i) = (cnode){name, NIL, 0, 0, 0, 0, NULL, 0, 0};
+    *node_at(c, i) = (cnode){name, NIL, 0, 0, 0, 0, NULL, 0, 0, 0};
     return i;
 }
 

@@ -138,7 +138,7 @@ static void nowhere_add(hr_cache *c, int delta)
     uint32_t before = c->n_pods_nowhere;
     c->n_pods_nowhere = (uint32_t)((int64_t)before + delta);
     if ((before == 0) != (c->n_pods_nowhere == 0))
-        c->all_dirty = true;
+        hr_cfeed_all(c);
 }
 
 static void pod_remove(hr_cache *c, uint32_t pi)

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "cache/cfgstore.h"
+#include "cache/feed.h"
 #include "cache/namespaces.h"
 #include "cache/nodes.h"
 #include "cache/pods.h"
@@ -227,7 +228,7 @@ hr_status hr_crows_put(hr_cache *c, hr_ckind k, const hr_kmeta *m, const void *p
             return HR_OK;
         memcpy(r + 1, payload, len);
         if (t->dirties_all)
-            c->all_dirty = true;
+            hr_cfeed_all(c);
         hr_cstore_report(c, k, HR_CC_UPDATED, ns, name);
         return HR_OK;
     }
@@ -251,7 +252,7 @@ hr_status hr_crows_put(hr_cache *c, hr_ckind k, const hr_kmeta *m, const void *p
     *r = (crow){nsid, c->epoch[k], nm, hr_cstore_parse_rv(m->resource_version)};
     memcpy(r + 1, payload, len);
     if (t->dirties_all)
-        c->all_dirty = true;
+        hr_cfeed_all(c);
     hr_cstore_report(c, k, HR_CC_ADDED, ns, name);
     return HR_OK;
 }
@@ -291,7 +292,7 @@ static bool rows_remove(hr_cache *c, hr_ckind k, uint32_t i)
     free(r->name);
     memmove(r, row_at(t, --t->n), t->size);
     if (t->dirties_all)
-        c->all_dirty = true;
+        hr_cfeed_all(c);
     return true;
 }
 

@@ -8,6 +8,7 @@
 #include "backoff.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@ struct hr_backoff {
     pthread_mutex_t mu;
     entry *e;
     size_t n, cap;
+    _Atomic uint64_t changes; /* parks and removals (hr_backoff_changes) */
 };
 
 hr_status hr_backoff_new(hr_backoff **out, hr_err *err)
@@ -98,6 +100,7 @@ hr_status hr_backoff_park(hr_backoff *b, const char *ns, const char *name, const
     nd = NULL;
     e->until = now_ms + period_ms;
     e->reason = reason;
+    atomic_fetch_add(&b->changes, 1);
 out:
     pthread_mutex_unlock(&b->mu);
     free(nd);
@@ -118,6 +121,7 @@ bool hr_backoff_active(hr_backoff *b, const char *ns, const char *name, int64_t 
 
 static void remove_at(hr_backoff *b, size_t i)
 {
+    atomic_fetch_add(&b->changes, 1);
     free(b->e[i].key);
     free(b->e[i].node);
     b->e[i] = b->e[--b->n];
@@ -176,4 +180,9 @@ int64_t hr_backoff_next_expiry(hr_backoff *b)
             next = b->e[i].until;
     pthread_mutex_unlock(&b->mu);
     return next;
+}
+
+uint64_t hr_backoff_changes(hr_backoff *b)
+{
+    return atomic_load(&b->changes);
 }

@@ -50,4 +50,9 @@ size_t hr_backoff_prune(hr_backoff *b, int64_t now_ms, hr_backoff_expired_fn exp
  * feeder prunes then, and sleeps otherwise. */
 int64_t hr_backoff_next_expiry(hr_backoff *b);
 
+/* How many times an entry was parked or removed: a plan that read the
+ * table (hr_nodesnap) still holds while this has not moved and no entry
+ * expired (controller/nodememo.h bounds its age instead). */
+uint64_t hr_backoff_changes(hr_backoff *b);
+
 #endif

@@ -50,6 +50,7 @@ struct hr_controller {
     hr_ctlmetrics metrics;
     hr_nodequeue *q;
     hr_backoff *backoff;
+    hr_nodememo *memo; /* other nodes' plans for groups (design §2.10, nodememo.h) */
     hr_executor *exec;
     hr_notes *notes; /* annotations and events after the resizes (notes.h) */
     pthread_t feeder, workers[HR_CTL_NODE_WORKERS_MAX];
@@ -309,7 +310,7 @@ static int64_t reconcile_one(hr_controller *c, const char *node, hr_arena *a, ui
     }
     hr_reconcile r;
     /* Design §2.10: a group member's target is its group's. */
-    hr_groups g = {.cache = c->o.cache, .opts = &so, .cfg = &s.cfg, .a = a};
+    hr_groups g = {.cache = c->o.cache, .opts = &so, .cfg = &s.cfg, .a = a, .memo = c->memo};
     if (hr_reconcile_node_with(&s.cfg, &s.node, (int64_t)time(NULL), hr_groups_apply, &g, a, &r,
                                &err) != HR_OK) {
         ctl_log(c, 0, "msg=\"reconcile failed\" node=%s error=\"%s\"", node, err.msg);
@@ -427,6 +428,8 @@ hr_status hr_controller_start(const hr_controller_opts *o, hr_controller **out, 
     hr_status st = hr_nodequeue_new(&c->q, err);
     if (st == HR_OK)
         st = hr_backoff_new(&c->backoff, err);
+    if (st == HR_OK && (c->memo = hr_nodememo_new(0, 0)) == NULL)
+        st = hr_err_set(err, HR_E_NOMEM, "controller: out of memory");
     int wc = o->write_concurrency > 0 ? o->write_concurrency : HR_CTL_WRITE_CONCURRENCY;
     if (st == HR_OK) {
         hr_executor_opts eo = {.client = o->client,
@@ -522,6 +525,7 @@ void hr_controller_stop(hr_controller *c)
         hr_kclient_set_write_lease(c->o.client, NULL, NULL);
     hr_executor_free(c->exec);
     hr_backoff_free(c->backoff);
+    hr_nodememo_free(c->memo);
     hr_nodequeue_free(c->q);
     hr_gauges_free(c->gauges);
     if (c->feed_wake_ok)

@@ -6,15 +6,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "controller/backoff.h"
 #include "util/strmap.h"
 
-/* Another member's node, snapshotted and planned. */
+/* Another member's node, snapshotted and planned: its snapshot and views
+ * are read only (they may be the memo's, shared); its plans, limits and
+ * node plan are this reconcile's own copies, which hr_group_apply writes. */
 typedef struct other_node {
-    hr_nodesnap s;
-    hr_pod *views;
+    const hr_nodesnap *s;
+    const hr_pod *views;
     hr_pod_plan *plans;
     int64_t *limits;
     hr_node_plan np;
+    hr_memo_node *held; /* the memo entry it came from (released at the end), NULL: none */
 } other_node;
 
 static bool eligible(const hr_pod *p, const hr_pod_plan *pp, const char *key)
@@ -28,9 +32,10 @@ static bool eligible(const hr_pod *p, const hr_pod_plan *pp, const char *key)
  * map (the group is at most spec.maxGroupSize, but a node list built by
  * comparing every name with every other was O(members x nodes)). */
 static hr_status member_nodes(hr_groups *g, const char *key, const char *self, const char ***out,
-                              size_t *n_out, hr_err *err)
+                              uint64_t **versions, size_t *n_out, hr_err *err)
 {
     *out = NULL;
+    *versions = NULL;
     *n_out = 0;
     hr_cpod_scratch *scratch = malloc(sizeof *scratch);
     uint32_t *ids = NULL;
@@ -54,7 +59,8 @@ static hr_status member_nodes(hr_groups *g, const char *key, const char *self, c
         cap = n;
     }
     const char **names = hr_arena_calloc(g->a, n ? n : 1, sizeof *names);
-    if (names == NULL) {
+    uint64_t *vers = hr_arena_calloc(g->a, n ? n : 1, sizeof *vers);
+    if (names == NULL || vers == NULL) {
         st = hr_err_set(err, HR_E_NOMEM, "group %s: out of memory", key);
         goto out;
     }
@@ -69,9 +75,13 @@ static hr_status member_nodes(hr_groups *g, const char *key, const char *self, c
             st = hr_err_set(err, HR_E_NOMEM, "group %s: out of memory", key);
             goto out;
         }
+        /* Read in the same hold as the member list: a memo entry with
+         * this version is the node as it is now (nodememo.h). */
+        vers[k] = hr_cache_node_version(g->cache, v.node);
         k++;
     }
     *out = names;
+    *versions = vers;
     *n_out = k;
 out:
     hr_cache_unlock(g->cache);
@@ -81,48 +91,102 @@ out:
     return st;
 }
 
-static hr_status plan_other(hr_groups *g, const char *name, other_node *o, hr_err *err)
+/* Snapshot node name into arena a and plan it. */
+static hr_status plan_into(hr_groups *g, const char *name, hr_arena *a, hr_nodesnap *s,
+                           hr_pod **views_out, hr_pod_plan **plans_out, int64_t **limits_out,
+                           size_t *n_ctr_out, hr_node_plan *np, hr_err *err)
 {
-    hr_status st = hr_nodesnap_take(g->cache, name, g->opts, g->a, &o->s, err);
+    hr_status st = hr_nodesnap_take(g->cache, name, g->opts, a, s, err);
     if (st != HR_OK)
         return st;
-    size_t n = o->s.node.n, n_ctr = 0;
+    size_t n = s->node.n, n_ctr = 0;
     for (size_t i = 0; i < n; i++)
-        n_ctr += o->s.node.pods[i].pod.n_ctr;
-    o->views = hr_arena_calloc(g->a, n ? n : 1, sizeof *o->views);
-    o->plans = hr_arena_calloc(g->a, n ? n : 1, sizeof *o->plans);
-    o->limits = hr_arena_calloc(g->a, n_ctr ? n_ctr : 1, sizeof *o->limits);
-    if (o->views == NULL || o->plans == NULL || o->limits == NULL)
+        n_ctr += s->node.pods[i].pod.n_ctr;
+    hr_pod *views = hr_arena_calloc(a, n ? n : 1, sizeof *views);
+    hr_pod_plan *plans = hr_arena_calloc(a, n ? n : 1, sizeof *plans);
+    int64_t *limits = hr_arena_calloc(a, n_ctr ? n_ctr : 1, sizeof *limits);
+    if (views == NULL || plans == NULL || limits == NULL)
         return hr_err_set(err, HR_E_NOMEM, "node %s: out of memory", name);
     for (size_t i = 0; i < n; i++)
-        o->views[i] = o->s.node.pods[i].pod;
+        views[i] = s->node.pods[i].pod;
     /* The member's own node under its own settings (its pool's, design
      * §2.11: the group's nodes may sit in different pools). */
-    o->np = hr_plan_node(&o->s.cfg, &o->s.node.node, o->views, n, o->plans, o->limits);
+    *np = hr_plan_node(&s->cfg, &s->node.node, views, n, plans, limits);
+    *views_out = views;
+    *plans_out = plans;
+    *limits_out = limits;
+    *n_ctr_out = n_ctr;
     return HR_OK;
 }
 
-/* One group with a member on rn: plan it and write this node's members. */
-static hr_status one_group(hr_groups *g, const char *key, const hr_rnode *rn, hr_reconcile *r,
-                           hr_err *err)
+/* Another member's node: the memo's plan when it still holds (the node's
+ * version unchanged, nodememo.h), else planned now (and kept). The plans,
+ * limits and node plan are copied into the reconcile's arena. */
+static hr_status plan_other(hr_groups *g, const char *name, uint64_t version, other_node *o,
+                            hr_err *err)
 {
-    const char **names;
-    size_t n_names;
-    hr_status st = member_nodes(g, key, rn->name, &names, &n_names, err);
-    if (st != HR_OK)
+    *o = (other_node){0};
+    if (g->memo == NULL) {
+        hr_nodesnap *s = hr_arena_calloc(g->a, 1, sizeof *s);
+        hr_pod *views;
+        size_t n_ctr;
+        if (s == NULL)
+            return hr_err_set(err, HR_E_NOMEM, "node %s: out of memory", name);
+        hr_status st =
+            plan_into(g, name, g->a, s, &views, &o->plans, &o->limits, &n_ctr, &o->np, err);
+        o->s = s;
+        o->views = views;
+        g->planned++;
         return st;
-    other_node *on = hr_arena_calloc(g->a, n_names ? n_names : 1, sizeof *on);
-    if (on == NULL)
-        return hr_err_set(err, HR_E_NOMEM, "group %s: out of memory", key);
+    }
+    uint64_t changes = g->opts->backoff != NULL ? hr_backoff_changes(g->opts->backoff) : 0;
+    hr_memo_node *e = hr_nodememo_get(g->memo, name, version, changes, g->opts->now_ms);
+    if (e == NULL) {
+        /* The count is read before the snapshot: a park between the two
+         * makes the entry look older than it is, never newer. */
+        if ((e = hr_nodememo_entry()) == NULL)
+            return hr_err_set(err, HR_E_NOMEM, "node %s: out of memory", name);
+        e->backoff_changes = changes;
+        e->planned_ms = g->opts->now_ms;
+        hr_status st = plan_into(g, name, &e->a, &e->s, &e->views, &e->plans, &e->limits, &e->n_ctr,
+                                 &e->np, err);
+        if (st != HR_OK) {
+            hr_nodememo_release(NULL, e);
+            return st;
+        }
+        hr_nodememo_put(g->memo, e);
+        g->planned++;
+    }
+    o->held = e;
+    o->s = &e->s;
+    o->views = e->views;
+    o->np = e->np;
+    size_t n = e->s.node.n;
+    o->plans = hr_arena_alloc(g->a, (n ? n : 1) * sizeof *o->plans);
+    o->limits = hr_arena_alloc(g->a, (e->n_ctr ? e->n_ctr : 1) * sizeof *o->limits);
+    if (o->plans == NULL || o->limits == NULL)
+        return hr_err_set(err, HR_E_NOMEM, "node %s: out of memory", name);
+    memcpy(o->plans, e->plans, n * sizeof *o->plans);
+    memcpy(o->limits, e->limits, e->n_ctr * sizeof *o->limits);
+    return HR_OK;
+}
+
+static void release_others(hr_groups *g, other_node *on, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        hr_nodememo_release(g->memo, on[k].held);
+}
+
+/* One group with a member on rn: plan it and write this node's members. */
+static hr_status plan_group(hr_groups *g, const char *key, const hr_rnode *rn, hr_reconcile *r,
+                            const char **names, size_t n_names, other_node *on, hr_err *err)
+{
     size_t cap = 0;
     for (size_t i = 0; i < rn->n; i++)
         cap += eligible(&rn->pods[i].pod, &r->pods[i], key);
-    for (size_t k = 0; k < n_names; k++) {
-        if ((st = plan_other(g, names[k], &on[k], err)) != HR_OK)
-            return st;
-        for (size_t i = 0; i < on[k].s.node.n; i++)
+    for (size_t k = 0; k < n_names; k++)
+        for (size_t i = 0; i < on[k].s->node.n; i++)
             cap += eligible(&on[k].views[i], &on[k].plans[i], key);
-    }
     hr_group_slot *slots = hr_arena_calloc(g->a, cap ? cap : 1, sizeof *slots);
     size_t *self_idx = hr_arena_calloc(g->a, cap ? cap : 1, sizeof *self_idx);
     const char **slot_node = hr_arena_calloc(g->a, cap ? cap : 1, sizeof *slot_node);
@@ -146,23 +210,27 @@ static hr_status one_group(hr_groups *g, const char *key, const hr_rnode *rn, hr
     }
     for (size_t k = 0; k < n_names; k++) {
         other_node *x = &on[k];
-        for (size_t i = 0; i < x->s.node.n; i++) {
-            const hr_rpod *rp = &x->s.node.pods[i];
+        for (size_t i = 0; i < x->s->node.n; i++) {
+            const hr_rpod *rp = &x->s->node.pods[i];
             if (!eligible(&x->views[i], &x->plans[i], key))
                 continue;
             slot_node[n] = names[k];
             slot_k[n] = k;
             slots[n++] =
-                (hr_group_slot){&x->views[i], &x->plans[i],    &x->limits[x->plans[i].ctr_off],
-                                &x->np,       &x->s.node.node, rp->ns,
-                                rp->name,     HR_NONE,         &x->s.cfg};
+                (hr_group_slot){&x->views[i], &x->plans[i],     &x->limits[x->plans[i].ctr_off],
+                                &x->np,       &x->s->node.node, rp->ns,
+                                rp->name,     HR_NONE,          &x->s->cfg};
         }
     }
     hr_group_info *gi = &g->info[g->n_info];
     *gi = (hr_group_info){key, n, {0}, NULL, NULL, NULL};
     hr_group_apply(g->cfg, slots, n, m, o, lp, &gi->res);
-    gi->binding_ns = slots[gi->res.binding].ns;
-    gi->binding_name = slots[gi->res.binding].name;
+    /* Copies: another node's names belong to its memo entry, given back
+     * when this group is done. */
+    gi->binding_ns = hr_arena_strdup(g->a, slots[gi->res.binding].ns);
+    gi->binding_name = hr_arena_strdup(g->a, slots[gi->res.binding].name);
+    if (gi->binding_ns == NULL || gi->binding_name == NULL)
+        return hr_err_set(err, HR_E_NOMEM, "group %s: out of memory", key);
     gi->binding_node = slot_node[gi->res.binding] ? slot_node[gi->res.binding] : rn->name;
     for (size_t j = 0; j < n; j++) {
         if (slot_node[j] == NULL) {
@@ -175,6 +243,27 @@ static hr_status one_group(hr_groups *g, const char *key, const hr_rnode *rn, hr
     }
     g->n_info++;
     return HR_OK;
+}
+
+static hr_status one_group(hr_groups *g, const char *key, const hr_rnode *rn, hr_reconcile *r,
+                           hr_err *err)
+{
+    const char **names;
+    uint64_t *versions;
+    size_t n_names;
+    hr_status st = member_nodes(g, key, rn->name, &names, &versions, &n_names, err);
+    if (st != HR_OK)
+        return st;
+    other_node *on = hr_arena_calloc(g->a, n_names ? n_names : 1, sizeof *on);
+    if (on == NULL)
+        return hr_err_set(err, HR_E_NOMEM, "group %s: out of memory", key);
+    size_t k = 0;
+    for (; k < n_names && st == HR_OK; k++)
+        st = plan_other(g, names[k], versions[k], &on[k], err);
+    if (st == HR_OK)
+        st = plan_group(g, key, rn, r, names, n_names, on, err);
+    release_others(g, on, k);
+    return st;
 }
 
 hr_status hr_groups_apply(void *ud, const hr_rnode *rn, hr_reconcile *r, hr_err *err)

@@ -9,7 +9,10 @@
  * (hr_group_apply). The node then writes only its own members; the other
  * members' nodes whose pods would be written are returned to be queued at
  * once (no second debounce). `explain` uses the same hook and prints what
- * it found. Everything lives in the caller's arena for one reconcile.
+ * it found. Everything lives in the caller's arena for one reconcile,
+ * except the other nodes' plans the controller keeps between reconciles
+ * (memo, nodememo.h): one taken while its node's version holds is used
+ * instead of a new snapshot, so a change plans each node once.
  */
 #ifndef HR_CONTROLLER_GROUPS_H
 #define HR_CONTROLLER_GROUPS_H
@@ -18,6 +21,7 @@
 #include <stdint.h>
 
 #include "cache/cache.h"
+#include "controller/nodememo.h"
 #include "controller/nodesnap.h"
 #include "controller/reconcile.h"
 #include "core/group.h"
@@ -37,6 +41,7 @@ typedef struct hr_groups {
     const hr_nodesnap_opts *opts;
     const hr_config *cfg; /* the node snapshot's */
     hr_arena *a;
+    hr_nodememo *memo; /* other nodes' plans kept between reconciles; NULL: none */
     /* out */
     const char **requeue; /* other nodes whose members would be written */
     size_t n_requeue;
@@ -44,6 +49,7 @@ typedef struct hr_groups {
     size_t n_info;
     int32_t *pod_group;  /* per pod of the node: index into info, -1: none */
     int64_t *own_target; /* per pod: t_i alone, HR_NONE: not in a group */
+    size_t planned;      /* other nodes snapshotted and planned (not the memo's) */
 } hr_groups;
 
 /* An hr_plan_hook; ud is an hr_groups with its inputs set. */

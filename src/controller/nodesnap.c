@@ -110,6 +110,7 @@ hr_status hr_nodesnap_take(hr_cache *c, const char *name, const hr_nodesnap_opts
     /* A pod whose node cannot be read may be on this one (design §6). The
      * node's own undecodable pods are in its list: hr_plan_node sees them. */
     out->pods_nowhere = hr_cache_pods_nowhere(c);
+    out->version = hr_cache_node_version(c, name);
     out->node.node.booking_unknown = out->pods_nowhere > 0;
 
     size_t cap = 256, n;

@@ -35,6 +35,7 @@ typedef struct hr_nodesnap {
     bool node_undecodable; /* the Node object exists but could not be decoded */
     uint32_t pods_nowhere; /* undecodable pods whose node cannot be read
                               (hr_cache_pods_nowhere): node.booking_unknown */
+    uint64_t version;      /* hr_cache_node_version when it was taken */
 } hr_nodesnap;
 
 typedef struct hr_nodesnap_opts {
