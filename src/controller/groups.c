@@ -128,8 +128,8 @@ static hr_status plan_other(hr_groups *g, const char *name, uint64_t version, ot
     *o = (other_node){0};
     if (g->memo == NULL) {
         hr_nodesnap *s = hr_arena_calloc(g->a, 1, sizeof *s);
-        hr_pod *views;
-        size_t n_ctr;
+        hr_pod *views = NULL;
+        size_t n_ctr = 0;
         if (s == NULL)
             return hr_err_set(err, HR_E_NOMEM, "node %s: out of memory", name);
         hr_status st =
