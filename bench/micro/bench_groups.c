@@ -123,9 +123,17 @@ static hr_cache *build(unsigned nodes, unsigned per_node, unsigned gang, int max
     return c;
 }
 
-/* One reconcile of node-%04u (index i), with the memo m (NULL: none);
- * returns its ms, *planned the other nodes it snapshotted and planned. */
-static double reconcile_node(hr_cache *c, unsigned i, hr_nodememo *m, size_t *planned)
+/* What one reconcile of a node saw of its groups. */
+typedef struct seen {
+    size_t planned; /* other nodes snapshotted and planned */
+    size_t groups;  /* groups with a member on the node */
+    size_t members; /* the first one's size */
+} seen;
+
+/* One reconcile of node-%04u (index i): the group hook with the memo m
+ * (NULL: none) when hook, else the node's own plan only; returns its ms
+ * and adds what it saw to *sn. */
+static double reconcile_node(hr_cache *c, unsigned i, bool hook, hr_nodememo *m, seen *sn)
 {
     char name[32];
     snprintf(name, sizeof name, "node-%04u", i);
@@ -138,12 +146,15 @@ static double reconcile_node(hr_cache *c, unsigned i, hr_nodememo *m, size_t *pl
     hr_groups g = {.cache = c, .opts = &so, .cfg = &s.cfg, .a = &a, .memo = m};
     int64_t t0 = hr_mono_ns();
     if (hr_nodesnap_take(c, name, &so, &a, &s, &err) != HR_OK ||
-        hr_reconcile_node_with(&s.cfg, &s.node, 0, hr_groups_apply, &g, &a, &r, &err) != HR_OK) {
+        hr_reconcile_node_with(&s.cfg, &s.node, 0, hook ? hr_groups_apply : NULL, &g, &a, &r,
+                               &err) != HR_OK) {
         fprintf(stderr, "reconcile: %s\n", err.msg);
         exit(1);
     }
     double ms = (double)(hr_mono_ns() - t0) / 1e6;
-    *planned += g.planned;
+    sn->planned += g.planned;
+    sn->groups = hook ? g.n_info : 0;
+    sn->members = hook && g.n_info ? g.info[0].n_members : 0;
     hr_arena_free(&a);
     return ms;
 }
@@ -157,9 +168,9 @@ static void one_change(hr_cache *c, unsigned nodes, unsigned gang, bool memo, do
 {
     hr_nodememo *m = memo ? hr_nodememo_new(0, 60000) : NULL;
     unsigned k = gang < nodes ? gang : nodes;
-    size_t warm = 0;
+    seen warm = {0}, sn = {0};
     for (unsigned i = 0; i < k && m != NULL; i++)
-        (void)reconcile_node(c, i, m, &warm);
+        (void)reconcile_node(c, i, true, m, &warm);
     hr_csink *ps;
     hr_err err;
     if (hr_csink_new(c, HR_CK_POD, &ps, &err) != HR_OK)
@@ -171,9 +182,9 @@ static void one_change(hr_cache *c, unsigned nodes, unsigned gang, bool memo, do
     put_pod(&pw, "apps", name, 0, 4000, false);
     hr_csink_free(ps);
     *ms = 0;
-    *planned = 0;
     for (unsigned i = 0; i < k; i++)
-        *ms += reconcile_node(c, i, m, planned);
+        *ms += reconcile_node(c, i, true, m, &sn);
+    *planned = sn.planned;
     hr_nodememo_free(m);
 }
 
@@ -188,26 +199,11 @@ static int cmp_d(const void *x, const void *y)
 static double time_node(hr_cache *c, bool hook, size_t *groups, size_t *members)
 {
     double t[RUNS];
-    for (int k = 0; k < RUNS; k++) {
-        hr_arena a;
-        hr_arena_init(&a, 0);
-        hr_nodesnap_opts so = {NULL, NULL, 0, HR_DRY_RUN_UNSET};
-        hr_nodesnap s;
-        hr_reconcile r;
-        hr_err err;
-        hr_groups g = {.cache = c, .opts = &so, .cfg = &s.cfg, .a = &a};
-        int64_t t0 = hr_mono_ns();
-        if (hr_nodesnap_take(c, "node-0000", &so, &a, &s, &err) != HR_OK ||
-            hr_reconcile_node_with(&s.cfg, &s.node, 0, hook ? hr_groups_apply : NULL, &g, &a, &r,
-                                   &err) != HR_OK) {
-            fprintf(stderr, "reconcile: %s\n", err.msg);
-            exit(1);
-        }
-        t[k] = (double)(hr_mono_ns() - t0) / 1e6;
-        *groups = hook ? g.n_info : 0;
-        *members = hook && g.n_info ? g.info[0].n_members : 0;
-        hr_arena_free(&a);
-    }
+    seen sn = {0};
+    for (int k = 0; k < RUNS; k++)
+        t[k] = reconcile_node(c, 0, hook, NULL, &sn);
+    *groups = sn.groups;
+    *members = sn.members;
     qsort(t, RUNS, sizeof t[0], cmp_d);
     return t[RUNS / 2];
 }
