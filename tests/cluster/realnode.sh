@@ -399,6 +399,14 @@ cmd_down() {
       rmdir "$d" 2>/dev/null || log "down: $d is not empty; left in place"
     done <"$RN/host-dirs.created"
   fi
+  # The kubelet's device-plugin socket and checkpoint sit at compiled-in paths whatever its
+  # --root-dir: once our kubelet ran, the ones there are its own (it replaces what it finds at
+  # start), also where the directory was there before us (a run stopped without `down` left
+  # it). Left in place only while something listens on the socket: then it is not ours.
+  local dp=/var/lib/kubelet/device-plugins
+  if [ -e "$dp/kubelet.sock" ] && ! ss -Hxl 2>/dev/null | awk '{print $5}' | grep -qxF "$dp/kubelet.sock"; then
+    rm -f "$dp/kubelet.sock" "$dp/kubelet_internal_checkpoint"
+  fi
   if [ -f "$STATE/admin.kubeconfig" ] && kc get --raw /readyz >/dev/null 2>&1; then
     kc delete node "$NODE" --ignore-not-found --wait=false >/dev/null 2>&1 || true
     kc delete clusterrolebinding "kube-headroom-real-node-$NODE" --ignore-not-found >/dev/null 2>&1 || true
