@@ -18,7 +18,8 @@ typedef struct other_node {
     hr_pod_plan *plans;
     int64_t *limits;
     hr_node_plan np;
-    hr_memo_node *held; /* the memo entry it came from (released at the end), NULL: none */
+    hr_memo_node *held; /* the entry it came from (the memo's or its own),
+                           given back when the group is done */
 } other_node;
 
 static bool eligible(const hr_pod *p, const hr_pod_plan *pp, const char *key)
@@ -91,56 +92,40 @@ out:
     return st;
 }
 
-/* Snapshot node name into arena a and plan it. */
-static hr_status plan_into(hr_groups *g, const char *name, hr_arena *a, hr_nodesnap *s,
-                           hr_pod **views_out, hr_pod_plan **plans_out, int64_t **limits_out,
-                           size_t *n_ctr_out, hr_node_plan *np, hr_err *err)
+/* Snapshot node name into e's arena and plan it. */
+static hr_status plan_into(hr_groups *g, const char *name, hr_memo_node *e, hr_err *err)
 {
-    hr_status st = hr_nodesnap_take(g->cache, name, g->opts, a, s, err);
+    hr_status st = hr_nodesnap_take(g->cache, name, g->opts, &e->a, &e->s, err);
     if (st != HR_OK)
         return st;
-    size_t n = s->node.n, n_ctr = 0;
+    size_t n = e->s.node.n;
+    e->n_ctr = 0;
     for (size_t i = 0; i < n; i++)
-        n_ctr += s->node.pods[i].pod.n_ctr;
-    hr_pod *views = hr_arena_calloc(a, n ? n : 1, sizeof *views);
-    hr_pod_plan *plans = hr_arena_calloc(a, n ? n : 1, sizeof *plans);
-    int64_t *limits = hr_arena_calloc(a, n_ctr ? n_ctr : 1, sizeof *limits);
-    if (views == NULL || plans == NULL || limits == NULL)
+        e->n_ctr += e->s.node.pods[i].pod.n_ctr;
+    e->views = hr_arena_calloc(&e->a, n ? n : 1, sizeof *e->views);
+    e->plans = hr_arena_calloc(&e->a, n ? n : 1, sizeof *e->plans);
+    e->limits = hr_arena_calloc(&e->a, e->n_ctr ? e->n_ctr : 1, sizeof *e->limits);
+    if (e->views == NULL || e->plans == NULL || e->limits == NULL)
         return hr_err_set(err, HR_E_NOMEM, "node %s: out of memory", name);
     for (size_t i = 0; i < n; i++)
-        views[i] = s->node.pods[i].pod;
+        e->views[i] = e->s.node.pods[i].pod;
     /* The member's own node under its own settings (its pool's, design
      * §2.11: the group's nodes may sit in different pools). */
-    *np = hr_plan_node(&s->cfg, &s->node.node, views, n, plans, limits);
-    *views_out = views;
-    *plans_out = plans;
-    *limits_out = limits;
-    *n_ctr_out = n_ctr;
+    e->np = hr_plan_node(&e->s.cfg, &e->s.node.node, e->views, n, e->plans, e->limits);
     return HR_OK;
 }
 
 /* Another member's node: the memo's plan when it still holds (the node's
- * version unchanged, nodememo.h), else planned now (and kept). The plans,
- * limits and node plan are copied into the reconcile's arena. */
+ * version unchanged, nodememo.h), else planned now (and kept when there is
+ * a memo). The plans, limits and node plan are copied into the reconcile's
+ * arena: hr_group_apply rewrites them, and an entry is read only. */
 static hr_status plan_other(hr_groups *g, const char *name, uint64_t version, other_node *o,
                             hr_err *err)
 {
     *o = (other_node){0};
-    if (g->memo == NULL) {
-        hr_nodesnap *s = hr_arena_calloc(g->a, 1, sizeof *s);
-        hr_pod *views = NULL;
-        size_t n_ctr = 0;
-        if (s == NULL)
-            return hr_err_set(err, HR_E_NOMEM, "node %s: out of memory", name);
-        hr_status st =
-            plan_into(g, name, g->a, s, &views, &o->plans, &o->limits, &n_ctr, &o->np, err);
-        o->s = s;
-        o->views = views;
-        g->planned++;
-        return st;
-    }
     uint64_t changes = g->opts->backoff != NULL ? hr_backoff_changes(g->opts->backoff) : 0;
-    hr_memo_node *e = hr_nodememo_get(g->memo, name, version, changes, g->opts->now_ms);
+    hr_memo_node *e =
+        g->memo != NULL ? hr_nodememo_get(g->memo, name, version, changes, g->opts->now_ms) : NULL;
     if (e == NULL) {
         /* The count is read before the snapshot: a park between the two
          * makes the entry look older than it is, never newer. */
@@ -148,13 +133,13 @@ static hr_status plan_other(hr_groups *g, const char *name, uint64_t version, ot
             return hr_err_set(err, HR_E_NOMEM, "node %s: out of memory", name);
         e->backoff_changes = changes;
         e->planned_ms = g->opts->now_ms;
-        hr_status st = plan_into(g, name, &e->a, &e->s, &e->views, &e->plans, &e->limits, &e->n_ctr,
-                                 &e->np, err);
+        hr_status st = plan_into(g, name, e, err);
         if (st != HR_OK) {
             hr_nodememo_release(NULL, e);
             return st;
         }
-        hr_nodememo_put(g->memo, e);
+        if (g->memo != NULL)
+            hr_nodememo_put(g->memo, e);
         g->planned++;
     }
     o->held = e;

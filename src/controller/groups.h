@@ -10,8 +10,9 @@
  * members' nodes whose pods would be written are returned to be queued at
  * once (no second debounce). `explain` uses the same hook and prints what
  * it found. Everything lives in the caller's arena for one reconcile,
- * except the other nodes' plans the controller keeps between reconciles
- * (memo, nodememo.h): one taken while its node's version holds is used
+ * except the other nodes' plans: each is an entry of its own (nodememo.h),
+ * given back when its group is done, and kept between reconciles when the
+ * controller has a memo: one taken while its node's version holds is used
  * instead of a new snapshot, so a change plans each node once.
  */
 #ifndef HR_CONTROLLER_GROUPS_H
