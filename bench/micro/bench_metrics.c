@@ -83,8 +83,8 @@ static void fill(hr_gauges *g, int pods_per_node)
         snprintf(ns, sizeof ns, "team-%d", n % 40);
         for (int p = 0; p < pods_per_node; p++) {
             snprintf(names[p], sizeof names[p], "web-%d-7f9c8d6b5-%05d", p % 17, n * 31 + p);
-            pods[p] =
-                (hr_gauge_pod){ns, names[p], 250 + 10 * p, 300 + 10 * p, NULL, false, false, false};
+            pods[p] = (hr_gauge_pod){ns,    names[p], 250 + 10 * p, 300 + 10 * p, NULL,
+                                     false, false,    false,        NULL};
         }
         hr_node_plan plan = {.allocatable = 32000,
                              .booked = 20000 + n % 9000,

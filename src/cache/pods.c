@@ -105,11 +105,12 @@ static void ns_count(hr_cache *c, uint32_t ns, int delta)
 
 static void release_pod_strings(hr_cache *c, cpod *p)
 {
-    uint32_t ids[HR_CPOD_MAX_CTR], gid;
-    hr_cblob_decode(p->blob, p->n_ctr, ids, NULL, NULL, &gid);
+    uint32_t ids[HR_CPOD_MAX_CTR], gid, wid;
+    hr_cblob_decode(p->blob, p->n_ctr, ids, NULL, NULL, &gid, &wid);
     for (uint32_t i = 0; i < p->n_ctr; i++)
         hr_intern_unref(&c->str, ids[i]);
     hr_intern_unref(&c->str, gid);
+    hr_intern_unref(&c->str, wid);
     hr_intern_unref(&c->str, p->okind);
     hr_intern_unref(&c->str, p->ogroup);
     hr_intern_unref(&c->str, p->oname);
@@ -119,7 +120,7 @@ static void release_pod_strings(hr_cache *c, cpod *p)
 static uint32_t pod_group(const cpod *p)
 {
     uint32_t gid;
-    hr_cblob_decode(p->blob, p->n_ctr, NULL, NULL, NULL, &gid);
+    hr_cblob_decode(p->blob, p->n_ctr, NULL, NULL, NULL, &gid, NULL);
     return gid;
 }
 
@@ -248,9 +249,9 @@ hr_status hr_cpods_put(hr_cache *c, const hr_kpod *p, const hr_cpod_status *s, h
     uint32_t on = p->owner.kind ? hr_cstore_intern(c, p->owner.name) : 0;
     uint32_t nn = hr_cstore_intern(c, node_name);
     size_t len = 0;
-    uint32_t gid = 0;
+    uint32_t gid = 0, wid = 0;
     if (nsid == UINT32_MAX || ok == UINT32_MAX || og == UINT32_MAX || on == UINT32_MAX ||
-        nn == UINT32_MAX || (len = hr_cblob_encode(&c->enc, &c->str, p, ids, &gid)) == 0) {
+        nn == UINT32_MAX || (len = hr_cblob_encode(&c->enc, &c->str, p, ids, &gid, &wid)) == 0) {
         uint32_t held[] = {nsid, ok, og, on, nn};
         for (size_t k = 0; k < sizeof held / sizeof held[0]; k++)
             if (held[k] != UINT32_MAX)
@@ -286,6 +287,7 @@ hr_status hr_cpods_put(hr_cache *c, const hr_kpod *p, const hr_cpod_status *s, h
             for (uint32_t k = 0; k < p->pod.n_ctr; k++)
                 hr_intern_unref(&c->str, ids[k]);
             hr_intern_unref(&c->str, gid);
+            hr_intern_unref(&c->str, wid);
             hr_intern_unref(&c->str, nsid);
             hr_intern_unref(&c->str, ok);
             hr_intern_unref(&c->str, og);
@@ -375,6 +377,7 @@ nomem_ids:
     for (uint32_t j = 0; j < p->pod.n_ctr; j++)
         hr_intern_unref(&c->str, ids[j]);
     hr_intern_unref(&c->str, gid);
+    hr_intern_unref(&c->str, wid);
     hr_intern_unref(&c->str, nsid);
     hr_intern_unref(&c->str, ok);
     hr_intern_unref(&c->str, og);
@@ -384,6 +387,7 @@ nomem:
     for (uint32_t j = 0; j < p->pod.n_ctr; j++)
         hr_intern_unref(&c->str, ids[j]);
     hr_intern_unref(&c->str, gid);
+    hr_intern_unref(&c->str, wid);
     hr_intern_unref(&c->str, nsid);
     hr_intern_unref(&c->str, ok);
     hr_intern_unref(&c->str, og);
@@ -414,9 +418,10 @@ static void fill_pod_view(const hr_cache *c, uint32_t i, hr_cpod_view *v, hr_cpo
     v->resizing = (p->flags & PF_RESIZING) != 0;
     v->status_hash = p->status_hash;
     v->pod = hr_pod_init();
-    uint32_t gid;
-    hr_cblob_decode(p->blob, p->n_ctr, ids, s->ctr, &v->pod, &gid);
+    uint32_t gid, wid;
+    hr_cblob_decode(p->blob, p->n_ctr, ids, s->ctr, &v->pod, &gid, &wid);
     v->pod.group = gid ? hr_intern_str(&c->str, gid) : NULL;
+    v->pod.foreign_writer = wid ? hr_intern_str(&c->str, wid) : NULL;
     for (uint32_t k = 0; k < p->n_ctr; k++)
         s->names[k] = hr_intern_str(&c->str, ids[k]);
     v->pod.ctr = s->ctr;

@@ -45,12 +45,13 @@ static int64_t q_dec(uint64_t v)
 }
 
 size_t hr_cblob_encode(hr_cenc *e, hr_intern *str, const hr_kpod *p, uint32_t *ids,
-                       uint32_t *group_id)
+                       uint32_t *group_id, uint32_t *writer_id)
 {
     *group_id = 0;
+    *writer_id = 0;
     size_t nl = strlen(p->meta.name);
     /* Upper bound: 10 bytes per varint. */
-    size_t need = 11 + nl + (size_t)p->pod.n_ctr * (10 + 1 + 40) + 40;
+    size_t need = 11 + nl + (size_t)p->pod.n_ctr * (10 + 1 + 40) + 50;
     if (enc_reserve(e, need) != 0)
         return 0;
     uint8_t *o = e->buf;
@@ -88,11 +89,23 @@ size_t hr_cblob_encode(hr_cenc *e, hr_intern *str, const hr_kpod *p, uint32_t *i
         *group_id = g;
     }
     n += hr_varint_put(o + n, *group_id);
+    if (p->pod.foreign_writer != NULL) {
+        uint32_t w = hr_intern_get(str, p->pod.foreign_writer, strlen(p->pod.foreign_writer));
+        if (w == UINT32_MAX) {
+            for (uint32_t j = 0; j < p->pod.n_ctr; j++)
+                hr_intern_unref(str, ids[j]);
+            hr_intern_unref(str, *group_id);
+            *group_id = 0;
+            return 0;
+        }
+        *writer_id = w;
+    }
+    n += hr_varint_put(o + n, *writer_id);
     return n;
 }
 
 void hr_cblob_decode(const uint8_t *blob, uint32_t n_ctr, uint32_t *ids, hr_container *ctr,
-                     hr_pod *pod, uint32_t *group_id)
+                     hr_pod *pod, uint32_t *group_id, uint32_t *writer_id)
 {
     const uint8_t *q = blob;
     uint64_t nl = hr_varint_get(&q);
@@ -116,8 +129,11 @@ void hr_cblob_decode(const uint8_t *blob, uint32_t n_ctr, uint32_t *ids, hr_cont
     int64_t pr = q_dec(hr_varint_get(&q));
     int64_t mc = q_dec(hr_varint_get(&q));
     uint32_t g = (uint32_t)hr_varint_get(&q);
+    uint32_t w = (uint32_t)hr_varint_get(&q);
     if (group_id)
         *group_id = g;
+    if (writer_id)
+        *writer_id = w;
     if (pod) {
         pod->overhead_cpu = ov;
         pod->pod_cpu_req = pr;

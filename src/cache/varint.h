@@ -14,7 +14,8 @@
  *   per container: varint interned name id, one byte (kind in bits 0–1,
  *   cpu_restart in bit 2), varints cpu_req, cpu_lim, mem_req, mem_lim;
  *   varints overhead_cpu, pod_cpu_req, max_cpu;
- *   varint interned id of the pod's group key (design §2.10), 0: none.
+ *   varint interned id of the pod's group key (design §2.10), 0: none;
+ *   varint interned id of its foreign writer's name (design §4), 0: none.
  * Quantities are ≥ 0 or HR_NONE (-1); they are stored plus one, so "none"
  * takes one byte. The container count lives in the pod record.
  *
@@ -63,18 +64,19 @@ typedef struct hr_cenc {
 
 void hr_cenc_free(hr_cenc *e);
 
-/* Encode pod p into e->buf; container names and the group key are
- * interned (references taken, their ids written to ids[] and *group_id,
- * 0 for no group). Returns the length, 0 on out of memory (then no
- * reference is held). */
+/* Encode pod p into e->buf; container names, the group key and the
+ * foreign writer are interned (references taken, their ids written to
+ * ids[], *group_id and *writer_id, 0 for none). Returns the length, 0 on
+ * out of memory (then no reference is held). */
 size_t hr_cblob_encode(hr_cenc *e, hr_intern *str, const hr_kpod *p, uint32_t *ids,
-                       uint32_t *group_id);
+                       uint32_t *group_id, uint32_t *writer_id);
 
 /* Walk a blob of n_ctr containers: container name ids go to ids (may be
  * NULL), container views to ctr (may be NULL), optional fields to pod (may
- * be NULL), the group key's id to *group_id (may be NULL). */
+ * be NULL), the group key's id to *group_id and the foreign writer's to
+ * *writer_id (either may be NULL). */
 void hr_cblob_decode(const uint8_t *blob, uint32_t n_ctr, uint32_t *ids, hr_container *ctr,
-                     hr_pod *pod, uint32_t *group_id);
+                     hr_pod *pod, uint32_t *group_id, uint32_t *writer_id);
 
 /* The pod's name, in place. */
 static inline void hr_cblob_name(const uint8_t *b, const char **name, size_t *len)

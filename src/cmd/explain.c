@@ -304,6 +304,15 @@ static void print_explain(const hr_nodesnap *s, const hr_reconcile *r, size_t me
                decode_err ? decode_err : "(it decodes now: try again)", s->node.name);
         return;
     }
+    if (pp->reason == HR_R_FOREIGN_WRITER && p->pod.foreign_writer != NULL) {
+        printf("\nthis pod is not managed (foreign-writer): field manager \"%s\" writes its CPU "
+               "limit (a resize), so kube-headroom leaves it to it; its requests still book the "
+               "node\n",
+               p->pod.foreign_writer);
+        printf("to hand the limit back, remove that manager's entry from metadata.managedFields "
+               "(docs/reasons.md)\n");
+        return;
+    }
     if (pp->reason != HR_MANAGED) {
         printf("\nthis pod is not managed (%s): its limit is left as it is; its requests still "
                "book the node\n",

@@ -54,6 +54,8 @@ yyjson_mut_val *hr_explain_cluster_json(yyjson_mut_doc *d, const hr_nodesnap *s,
     yyjson_mut_obj_add_strcpy(d, o, "node", s->node.name);
     yyjson_mut_obj_add_strcpy(d, o, "state",
                               pp->reason == HR_MANAGED ? "managed" : hr_reason_str(pp->reason));
+    if (pp->reason == HR_R_FOREIGN_WRITER && p->pod.foreign_writer != NULL)
+        yyjson_mut_obj_add_strcpy(d, o, "foreignWriter", p->pod.foreign_writer);
     yyjson_mut_obj_add_bool(d, o, "dryRun", cfg->dry_run);
     hr_explain_jq(d, o, "allocatable", np->allocatable);
     hr_explain_jq(d, o, "booked", np->booked);

@@ -265,11 +265,19 @@ static void record_gauges(hr_controller *c, const hr_nodesnap *s, const hr_recon
         const char *ns = s->node.pods[i].ns, *name = s->node.pods[i].name;
         const char *why = NULL;
         if (pp->reason == HR_R_BACKOFF && hr_backoff_active(c->backoff, ns, name, now, &why))
-            pods[n++] = (hr_gauge_pod){ns, name, pp->current, HR_NONE, why, true, false, false};
+            pods[n++] =
+                (hr_gauge_pod){ns, name, pp->current, HR_NONE, why, true, false, false, NULL};
         if (pp->reason == HR_R_UNDECODABLE && !hr_pod_terminal(&s->node.pods[i].pod))
-            pods[n++] = (hr_gauge_pod){ns, name, 0, HR_NONE, NULL, false, true, false};
+            pods[n++] = (hr_gauge_pod){ns, name, 0, HR_NONE, NULL, false, true, false, NULL};
         if (pp->reason == HR_R_GROUP_TOO_LARGE)
-            pods[n++] = (hr_gauge_pod){ns, name, pp->current, HR_NONE, NULL, false, false, true};
+            pods[n++] =
+                (hr_gauge_pod){ns, name, pp->current, HR_NONE, NULL, false, false, true, NULL};
+        if (pp->reason == HR_R_FOREIGN_WRITER)
+            pods[n++] = (hr_gauge_pod){.ns = ns,
+                                       .name = name,
+                                       .limit = pp->current,
+                                       .target = HR_NONE,
+                                       .foreign_writer = s->node.pods[i].pod.foreign_writer};
         if (pp->reason != HR_MANAGED)
             continue;
         /* The plan's reason first (dry-run stays dry-run when its
@@ -277,7 +285,8 @@ static void record_gauges(hr_controller *c, const hr_nodesnap *s, const hr_recon
         const char *why_not = hr_gauge_hold(pp, s->cfg.dry_run);
         if (why_not == NULL && held != NULL)
             why_not = held[i];
-        pods[n++] = (hr_gauge_pod){ns, name, pp->current, pp->target, why_not, false, false, false};
+        pods[n++] =
+            (hr_gauge_pod){ns, name, pp->current, pp->target, why_not, false, false, false, NULL};
     }
     bool gone = !s->node_present && s->node.n == 0;
     hr_gauge_delta d;

@@ -53,6 +53,7 @@ enum {
     REP_INVALID = 1u << 10,
     REP_UNDECODABLE = 1u << 11,     /* said on the undecodable pod itself */
     REP_GROUP_TOO_LARGE = 1u << 12, /* said on each member of a refused group */
+    REP_FOREIGN_WRITER = 1u << 13,  /* said on a pod whose limit another manager writes */
 };
 
 struct hr_executor {
@@ -920,6 +921,23 @@ hr_status hr_execute_held(hr_executor *e, const hr_nodesnap *s, const hr_reconci
                 return HR_OK;
         } else {
             clear |= REP_GROUP_TOO_LARGE;
+        }
+        /* Another writer of its limits.cpu (design §4): we yield, and say
+         * so once, naming it, so the owner knows who holds the field and
+         * how to hand it back. */
+        if (r->pods != NULL && r->pods[i].reason == HR_R_FOREIGN_WRITER &&
+            p->pod.foreign_writer != NULL) {
+            char note[600];
+            snprintf(note, sizeof note,
+                     "field manager \"%s\" writes this pod's CPU limit (resize), so kube-headroom "
+                     "leaves it alone (foreign-writer); to hand it back, remove that manager's "
+                     "entry from metadata.managedFields",
+                     p->pod.foreign_writer);
+            if (report(e, key, REP_FOREIGN_WRITER, p, "Warning", "ForeignWriter", note, out) ==
+                REPORT_STOP)
+                return HR_OK;
+        } else {
+            clear |= REP_FOREIGN_WRITER;
         }
         if (clear)
             clear_reported(e, key, clear);

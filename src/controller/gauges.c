@@ -15,7 +15,7 @@
  * every scrape: a scrape then only copies text (bench_metrics). The text
  * holds one block per family of fams[], in its order; off[f] is where
  * family f's block starts, off[N_FAMS] its end. */
-#define N_FAMS 13
+#define N_FAMS 14
 typedef struct entry {
     uint32_t n_managed, n_deferred;
     char *text;
@@ -115,6 +115,8 @@ static const char undecodable_help[] = "1 while a pod on the node could not be d
                                        "limit increase on the node is written (booking-unknown).";
 static const char group_help[] = "1 while a pod's group (design 2.10) has more members than "
                                  "spec.maxGroupSize: the whole group is left unmanaged.";
+static const char foreign_help[] = "1 while another field manager writes a pod's CPU limit "
+                                   "(foreign-writer, design 4): the pod is left to it.";
 
 /* Name, help; the node families first, then the pod families (design §9.3). */
 static const char *const fams[N_FAMS][2] = {
@@ -132,6 +134,7 @@ static const char *const fams[N_FAMS][2] = {
     {"headroom_pod_info", "Always 1 per managed pod: the node it is bound to."},
     {"headroom_pod_undecodable", undecodable_help},
     {"headroom_pod_group_too_large", group_help},
+    {"headroom_pod_foreign_writer", foreign_help},
 };
 enum {
     F_FACTOR,
@@ -147,6 +150,7 @@ enum {
     F_POD_INFO,
     F_POD_UNDECODABLE,
     F_POD_GROUP_TOO_LARGE,
+    F_POD_FOREIGN_WRITER,
 };
 
 /* name{node="…"} and a value in cores. */
@@ -200,13 +204,14 @@ static entry *entry_new(const char *node, const char *pool, const hr_node_plan *
     node_cores(&b, F_ALLOC, node, plan->allocatable);
     e->off[F_BOOKED] = b.len;
     node_cores(&b, F_BOOKED, node, plan->booked);
-    for (int f = F_POD_LIMIT; f <= F_POD_GROUP_TOO_LARGE; f++) {
+    for (int f = F_POD_LIMIT; f <= F_POD_FOREIGN_WRITER; f++) {
         e->off[f] = b.len;
         for (size_t k = 0; k < n; k++) {
             const hr_gauge_pod *p = &pods[k];
             /* An undecodable or refused pod has its own family only. */
             if ((f == F_POD_UNDECODABLE) != p->undecodable ||
-                (f == F_POD_GROUP_TOO_LARGE) != p->group_too_large)
+                (f == F_POD_GROUP_TOO_LARGE) != p->group_too_large ||
+                (f == F_POD_FOREIGN_WRITER) != (p->foreign_writer != NULL))
                 continue;
             if (f == F_POD_HELD ? p->held == NULL : p->parked)
                 continue;
@@ -216,6 +221,12 @@ static entry *entry_new(const char *node, const char *pool, const hr_node_plan *
             if (f == F_POD_HELD) {
                 hr_buf_append(&b, "\",reason=\"", 10);
                 put_label(&b, p->held);
+                hr_buf_append(&b, "\"} 1\n", 5);
+            } else if (f == F_POD_FOREIGN_WRITER) {
+                hr_buf_append(&b, "\",node=\"", 8);
+                put_label(&b, node);
+                hr_buf_append(&b, "\",manager=\"", 11);
+                put_label(&b, p->foreign_writer);
                 hr_buf_append(&b, "\"} 1\n", 5);
             } else if (f == F_POD_INFO || f == F_POD_UNDECODABLE || f == F_POD_GROUP_TOO_LARGE) {
                 hr_buf_append(&b, "\",node=\"", 8);

@@ -36,6 +36,9 @@ typedef struct hr_gauge_pod {
     bool group_too_large; /* refused: its group is above spec.maxGroupSize
                              (design §2.10): only its headroom_pod_group_too_large
                              series */
+    const char *foreign_writer; /* another field manager writes its limits.cpu
+                                   (design §4): only its headroom_pod_foreign_writer
+                                   series, naming it; NULL: none */
 } hr_gauge_pod;
 
 /* The hold reasons of headroom_pod_held that are not a gate's (hr_gate_str),

@@ -66,6 +66,10 @@ static hr_status copy_pod(hr_arena *a, const hr_cache *c, const hr_cnode_view *n
     /* The group key points into the cache: the snapshot keeps its own. */
     if (v->pod.group != NULL && (rp->pod.group = hr_arena_strdup(a, v->pod.group)) == NULL)
         return hr_err_set(err, HR_E_NOMEM, "snapshot: out of memory");
+    /* So does the foreign writer's name (design §4). */
+    if (v->pod.foreign_writer != NULL &&
+        (rp->pod.foreign_writer = hr_arena_strdup(a, v->pod.foreign_writer)) == NULL)
+        return hr_err_set(err, HR_E_NOMEM, "snapshot: out of memory");
     return HR_OK;
 }
 

@@ -34,6 +34,7 @@ static const char *const reason_names[HR_R_COUNT_] = {
     [HR_R_BACKOFF] = "backoff",
     [HR_R_BAD_MAX_CPU] = "invalid-max-cpu",
     [HR_R_UNDECODABLE] = "undecodable",
+    [HR_R_FOREIGN_WRITER] = "foreign-writer",
 };
 
 const char *hr_reason_str(hr_reason r)
@@ -112,6 +113,10 @@ static hr_reason rules(const hr_pod *p, bool birth)
         return HR_R_BAD_MAX_CPU;
     if (!birth && p->in_backoff)
         return HR_R_BACKOFF;
+    /* Another writer of a limit we would write (design §4): yield, never
+     * fight. Last, so the reasons above keep their order. */
+    if (p->foreign_writer != NULL)
+        return HR_R_FOREIGN_WRITER;
     return HR_MANAGED;
 }
 

@@ -32,7 +32,8 @@ typedef enum hr_reason {
     HR_R_NO_STATUS_RESOURCES,
     HR_R_BACKOFF,
     HR_R_BAD_MAX_CPU,
-    HR_R_UNDECODABLE, /* rule 0: the pod object could not be decoded */
+    HR_R_UNDECODABLE,    /* rule 0: the pod object could not be decoded */
+    HR_R_FOREIGN_WRITER, /* another field manager writes a limits.cpu */
     HR_R_COUNT_
 } hr_reason;
 

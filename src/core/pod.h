@@ -107,6 +107,9 @@ typedef struct hr_pod {
                                    NULL: in none */
     bool group_too_large;       /* its group has more members than
                                    spec.maxGroupSize: refused whole (§2.10) */
+    const char *foreign_writer; /* another writer of a managed container's
+                                   limits.cpu (design §4, foreign-writer): a
+                                   field manager's name, NULL: none */
 } hr_pod;
 
 /* A pod with every field "neutral": no containers, bound, Running,

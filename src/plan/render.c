@@ -212,6 +212,10 @@ static bool add_node_json(yyjson_mut_doc *doc, yyjson_mut_val *nodes, const hr_p
         if (p->cfg->policy == HR_POLICY_TENANT_FAIR && managed &&
             pp->gate != HR_GATE_NODE_UNKNOWN && !add_tenant_json(doc, po, no, i, pp))
             return false;
+        /* Design §4 rule 20: who else writes the pod's limit. */
+        if (pp->reason == HR_R_FOREIGN_WRITER && kp->pod.foreign_writer != NULL &&
+            !yyjson_mut_obj_add_str(doc, po, "foreignWriter", kp->pod.foreign_writer))
+            return false;
         if (!add_group_json(doc, po, p, no, i))
             return false;
         /* Design §6: a pod on a node not in the dump is not planned. */

@@ -5,7 +5,8 @@
 # Creates, in a namespace of its own: pods with native sidecars (init containers with
 # restartPolicy Always), plain init containers, a RuntimeClass's overhead, pod-level resources,
 # resizePolicy RestartContainer, resize conditions as kwok's Stages give them (PodResizePending
-# Infeasible and Deferred), a Deployment's pod (owner apps/ReplicaSet), an unbound Windows pod,
+# Infeasible and Deferred, after a resize of their limit by another field manager: design §4's
+# foreign-writer, read from managedFields), a Deployment's pod (owner apps/ReplicaSet), an unbound Windows pod,
 # a pod being deleted (held by a finalizer), max-cpu and mode annotations and labels, CPU and
 # memory quantities of every form ("500m", "0.5", "1", "1e0", "1.5", "2Ki", "1.5Gi", "1e3", "0.5Ki"; "1e3m" is no quantity), two
 # nodes (one with DiskPressure), a LimitRange and two ResourceQuotas. Then fetches each
@@ -212,7 +213,8 @@ compare pods "/api/v1/namespaces/$NS/pods" 9 \
   'ctr\[b kind=0 req=500/1000 lim=1000/-1' 'ctr\[c kind=0 req=1500/512 lim=-1/-1' \
   'ctr\[a kind=0 req=500/2048 lim=1000/1610612736' 'overhead=250 ' 'podreq=400 podres=1' \
   'windows=1' 'optout=1' 'maxcpu=1500 maxcpu_invalid=0' 'maxcpu_invalid=1' 'deleting=1' \
-  'owner=ReplicaSet/apps/web-' 'resize=2 ' 'resize=1 ' 'note=17/' 'node=- ' 'statusres=1'
+  'owner=ReplicaSet/apps/web-' 'resize=2 ' 'resize=1 ' 'note=17/' 'node=- ' 'statusres=1' \
+  'foreign=kubectl-patch' 'undec=0 foreign=-'
 compare nodes "/api/v1/nodes" 2 "$N1/? .* alloc=7500 " "$N2 .* alloc=3000 .* disk=1"
 compare namespaces "/api/v1/namespaces" 2 "/$NS uid=.* labels=\{e2e/pb=yes,"
 compare limitranges "/api/v1/namespaces/$NS/limitranges" 1 'ctr_max=2000 ratio=4000 pod_max=3500'

@@ -3,8 +3,9 @@
 # the API server rejects as invalid, because the controller's view was stale.
 #
 #   The controller's pods watch is stalled by the fault proxy (tests/tools/faultproxy.c; the
-#   stream stays open, nothing comes). Meanwhile another writer — as a VPA would — raises the
-#   pod's request from 200m to 3 cores (and its limit to 6) through pods/resize, and the
+#   stream stays open, nothing comes). Meanwhile another writer — as a VPA in RequestsOnly
+#   would — raises the pod's request from 200m to 2 cores through pods/resize (its limit, 2, left
+#   to us: a writer of the request is not a writer of the limit, design §4 rule 20), and the
 #   HeadroomConfig's maxMultiplier drops from 10 to 5. From its stale view (request 200m) the
 #   controller lowers the limit to 1 core, below the new request: the API server answers 422.
 #
@@ -13,8 +14,8 @@
 #   V3. headroom_resizes_total{result="invalid"} counts it;
 #   V4. back-off: while the node keeps changing (a label every second, 15 s: each change is a
 #       reconcile), no second write to the pod — no retry loop (audit);
-#   V5. the stall ends: the view catches up (request 3, limit 6), and once the back-off is over
-#       the pod gets the right limit, 8 (alone on 8 cores: 3 + 5 of slack, under 5 × 3), by the
+#   V5. the stall ends: the view catches up (request 2, limit 2), and once the back-off is over
+#       the pod gets the right limit, 8 (alone on 8 cores: 2 + 6 of slack, under 5 × 2), by the
 #       controller's next write — not by a loop; V6 the 422 stayed the only refused write.
 #
 # Prints PASS/FAIL per check, figures, and "N passed, N failed".
@@ -52,9 +53,9 @@ WHY="the proxy did not stall the open pods watch: $(tail -n +$((pl + 1)) "$WORK/
 check "the pods watch is stalled (open, silent)" \
   sh -c "tail -n +$((pl + 1)) '$WORK/proxy.log' | grep -q 'rebound to rule 1: silent after 0$'"
 k -n "$NS" patch pod p --subresource resize --type strategic \
-  -p '{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":"3"},"limits":{"cpu":"6"}}}]}}' >/dev/null
+  -p '{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":"2"}}}]}}' >/dev/null
 WHY="request '$(k -n "$NS" get pod p -o jsonpath='{.spec.containers[0].resources.requests.cpu}')'"
-check "another writer raised the request to 3 (limit 6) through pods/resize" request_is "$NS" p 3
+check "another writer raised the request to 2 (not the limit) through pods/resize" request_is "$NS" p 2
 M=$(audit_mark)
 ev0=$(metric 'headroom_resizes_total{result="invalid"}')
 k patch headroomconfig cluster --type merge -p '{"spec":{"maxMultiplier":"5"}}' >/dev/null

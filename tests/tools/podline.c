@@ -16,8 +16,9 @@ void podline_print(const hr_pod *q, const char *const *ctr_names)
             ctr_names[i], c->kind, c->cpu_req, c->mem_req, c->cpu_lim, c->mem_lim, c->cpu_restart);
     }
     printf(" overhead=%" PRId64 " podreq=%" PRId64 " podres=%d phase=%u bound=%d mirror=%d "
-           "windows=%d optout=%d statusres=%d maxcpu=%" PRId64 " maxcpu_invalid=%d undec=%d",
+           "windows=%d optout=%d statusres=%d maxcpu=%" PRId64 " maxcpu_invalid=%d undec=%d "
+           "foreign=%s",
            q->overhead_cpu, q->pod_cpu_req, q->pod_resources, q->phase, q->bound, q->mirror,
            q->windows, q->opted_out, q->status_resources, q->max_cpu, q->max_cpu_invalid,
-           q->undecodable);
+           q->undecodable, q->foreign_writer ? q->foreign_writer : "-");
 }

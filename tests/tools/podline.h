@@ -10,7 +10,7 @@
 #include "core/pod.h"
 
 /* Prints " ctr[...]" per container, named by ctr_names (parallel to q->ctr),
- * then " overhead=... undec=..." on stdout; no newline. */
+ * then " overhead=... undec=... foreign=..." on stdout; no newline. */
 void podline_print(const hr_pod *q, const char *const *ctr_names);
 
 #endif

@@ -268,6 +268,20 @@ static void test_bad_max_cpu(void **state)
     expect_reason("valid max-cpu", &p, HR_MANAGED);
 }
 
+static void test_foreign_writer(void **state)
+{
+    (void)state;
+    hr_pod p = base_pod();
+    p.foreign_writer = "vpa-updater";
+    expect_reason("another writer of limits.cpu", &p, HR_R_FOREIGN_WRITER);
+    assert_string_equal(hr_reason_str(HR_R_FOREIGN_WRITER), "foreign-writer");
+    /* At birth too: a webhook limit would be a second writer as well. */
+    if (hr_pod_birth_eligibility(&p) != HR_R_FOREIGN_WRITER)
+        fail_msg("foreign-writer not judged at birth");
+    p.foreign_writer = NULL;
+    expect_reason("no other writer", &p, HR_MANAGED);
+}
+
 /* ---- precedence: every pair of broken rules -------------------------- */
 
 static hr_container be_ctrs[] = {CTR(HR_CTR_APP, HR_NONE, HR_NONE, HR_NONE, HR_NONE)};
@@ -319,6 +333,7 @@ static void apply(hr_pod *p, hr_reason r)
     case HR_R_BACKOFF: p->in_backoff = true; break;
     case HR_R_BAD_MAX_CPU: p->max_cpu_invalid = true; break;
     case HR_R_UNDECODABLE: p->undecodable = true; break;
+    case HR_R_FOREIGN_WRITER: p->foreign_writer = "kubectl-patch"; break;
     default: fail_msg("no breaker for %d", (int)r);
     }
 }
@@ -591,6 +606,7 @@ int main(void)
         cmocka_unit_test(test_status_resources),
         cmocka_unit_test(test_backoff),
         cmocka_unit_test(test_bad_max_cpu),
+        cmocka_unit_test(test_foreign_writer),
         cmocka_unit_test(test_first_rule_wins),
         cmocka_unit_test(test_reason_keywords),
         cmocka_unit_test(test_labels_get),

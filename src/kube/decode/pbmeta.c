@@ -224,7 +224,7 @@ hr_status hr_pb_meta(hr_kctx *c, hr_pbr meta, bool present, bool namespaced, hr_
         }
         if (f == META_LABELS)
             cover(&lab_from, &lab_to, at, r.p);
-        else if (f == 9 || f == 12 || f == 13)
+        else if (f == 9 || f == 12 || f == 13 || f == 17)
             cover(&pod_from, &pod_to, at, r.p);
     }
     if (pod_part)

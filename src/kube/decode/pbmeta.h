@@ -79,8 +79,9 @@ HR_MUST_CHECK hr_status hr_pb_quantity_in(const hr_kctx *c, const hr_jpath *p, h
  * resourceVersion, labels, as hr_decode_meta reads them. Sets c->ns and
  * c->name as soon as known. present: the object had a metadata field.
  * pod_part (may be NULL): the bytes that hold every deletionTimestamp (9),
- * annotations (12) and ownerReferences (13) field, for the pod decoder to
- * read without walking managedFields again (may hold other fields too). */
+ * annotations (12), ownerReferences (13) and managedFields (17) field, for
+ * the pod decoder to read without walking the rest again (may hold other
+ * fields too). */
 HR_MUST_CHECK hr_status hr_pb_meta(hr_kctx *c, hr_pbr meta, bool present, bool namespaced,
                                    hr_kmeta *m, hr_pbr *pod_part);
 

@@ -7,8 +7,9 @@
  * containers; a missing request defaults to the limit; mode, max-cpu and
  * the mirror annotation read fail-closed; a Running pod's kubelet must
  * report resources for every resizable container. Only the fields named
- * below are looked at; everything else (managedFields, volumes, probes,
- * env, most of the status) is skipped by its length.
+ * below are looked at; everything else (volumes, probes, env, most of the
+ * status, every managedFields entry but another manager's resize) is
+ * skipped by its length.
  *
  * Field numbers (k8s.io/api core/v1 and apimachinery meta/v1
  * generated.proto): Pod metadata 1, spec 2, status 3; ObjectMeta
@@ -19,7 +20,10 @@
  * ResourceRequirements limits 1, requests 2; ContainerResizePolicy
  * resourceName 1, restartPolicy 2; PodOS name 1; PodStatus phase 1,
  * conditions 2, containerStatuses 8, initContainerStatuses 10;
- * PodCondition type 1, reason 5; ContainerStatus name 1, resources 11.
+ * PodCondition type 1, reason 5; ContainerStatus name 1, resources 11;
+ * ObjectMeta managedFields 17; ManagedFieldsEntry manager 1, fieldsV1 7,
+ * subresource 8; FieldsV1 Raw 1 (JSON, parsed only for another manager's
+ * resize: design §4, foreign-writer).
  */
 #include <string.h>
 
@@ -571,6 +575,102 @@ static hr_status decode_status(const hr_kctx *c, hr_pbr status, hr_kpod *out, hr
     return HR_OK;
 }
 
+/* One ManagedFieldsEntry: is it another manager's resize owning a managed
+ * container's limits.cpu? Malformed reads as no (softly, as in pod.c);
+ * *nomem when the JSON of fieldsV1 could not be parsed for memory. */
+static bool foreign_entry(hr_pbr e, const hr_kpod *out, const uint8_t **mgr, size_t *mgr_l,
+                          bool *nomem)
+{
+    const uint8_t *sub = NULL, *fv = NULL;
+    size_t sub_l = 0, fv_l = 0;
+    *mgr = NULL;
+    *mgr_l = 0;
+    while (hr_pbr_more(&e)) {
+        uint32_t f;
+        hr_pbwt wt;
+        if (!hr_pb_tag(&e, &f, &wt))
+            return false;
+        const uint8_t *s;
+        size_t n;
+        if ((f == 1 || f == 7 || f == 8) && wt == HR_PB_LEN) {
+            if (!hr_pb_len(&e, &s, &n))
+                return false;
+            if (f == 1) {
+                *mgr = s;
+                *mgr_l = n;
+            } else if (f == 7) {
+                fv = s;
+                fv_l = n;
+            } else {
+                sub = s;
+                sub_l = n;
+            }
+        } else if (!hr_pb_skip(&e, wt)) {
+            return false;
+        }
+    }
+    if (!hr_kpod_foreign_entry((const char *)*mgr, *mgr_l, (const char *)sub, sub_l) || !fv)
+        return false;
+    /* FieldsV1{Raw = 1}: the JSON the JSON decoder reads as fieldsV1. */
+    const uint8_t *js = NULL;
+    size_t js_l = 0;
+    hr_pbr r = hr_pbr_of(fv, fv_l);
+    while (hr_pbr_more(&r)) {
+        uint32_t f;
+        hr_pbwt wt;
+        if (!hr_pb_tag(&r, &f, &wt))
+            return false;
+        if (f == 1 && wt == HR_PB_LEN) {
+            if (!hr_pb_len(&r, &js, &js_l))
+                return false;
+        } else if (!hr_pb_skip(&r, wt)) {
+            return false;
+        }
+    }
+    if (!js)
+        return false;
+    yyjson_read_err rerr;
+    yyjson_doc *d = yyjson_read_opts((char *)(uintptr_t)js, js_l, 0, NULL, &rerr);
+    if (!d) {
+        *nomem = rerr.code == YYJSON_READ_ERROR_MEMORY_ALLOCATION;
+        return false;
+    }
+    bool owns = hr_kpod_fields_own_limit(yyjson_doc_get_root(d), out);
+    yyjson_doc_free(d);
+    return owns;
+}
+
+/* metadata.managedFields (in m, the bytes decode_pod_meta read): the first
+ * other resizer of a managed container's limits.cpu (design §4). */
+static hr_status decode_foreign_writer(const hr_kctx *c, hr_pbr m, hr_kpod *out)
+{
+    while (hr_pbr_more(&m)) {
+        uint32_t f;
+        hr_pbwt wt;
+        /* decode_pod_meta has walked these bytes: they are well formed. */
+        if (!hr_pb_tag(&m, &f, &wt))
+            return HR_OK;
+        hr_pbr e;
+        if (f != 17 || wt != HR_PB_LEN) {
+            if (!hr_pb_skip(&m, wt))
+                return HR_OK;
+            continue;
+        }
+        if (!hr_pb_sub(&m, &e))
+            return HR_OK;
+        const uint8_t *mgr;
+        size_t mgr_l;
+        bool nomem = false;
+        if (foreign_entry(e, out, &mgr, &mgr_l, &nomem)) {
+            out->pod.foreign_writer = hr_arena_strndup(c->a, (const char *)mgr, mgr_l);
+            return out->pod.foreign_writer ? HR_OK : hr_knomem(c);
+        }
+        if (nomem)
+            return hr_knomem(c);
+    }
+    return HR_OK;
+}
+
 hr_status hr_pbdecode_pod(const uint8_t *raw, size_t len, hr_arena *a, hr_kpod *out,
                           hr_kpod_status *ps, hr_err *err)
 {
@@ -597,7 +697,7 @@ hr_status hr_pbdecode_pod(const uint8_t *raw, size_t len, hr_arena *a, hr_kpod *
         hr_jpath ps_ = HR_JP_KEY(NULL, "spec");
         return hr_kfail(&c, &ps_, HR_E_INPUT, "missing");
     }
-    if ((st = decode_spec(&c, parts[1], out)))
+    if ((st = decode_spec(&c, parts[1], out)) || (st = decode_foreign_writer(&c, pod_part, out)))
         return st;
     return decode_status(&c, parts[2], out, ps);
 }

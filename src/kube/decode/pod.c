@@ -237,6 +237,62 @@ static uint8_t parse_phase(yyjson_val *v)
     return HR_PHASE_UNKNOWN;
 }
 
+bool hr_kpod_foreign_entry(const char *manager, size_t manager_len, const char *subresource,
+                           size_t subresource_len)
+{
+    static const char ours[] = HR_FIELD_MANAGER;
+    if (subresource == NULL || subresource_len != 6 || memcmp(subresource, "resize", 6) != 0)
+        return false;
+    return manager != NULL &&
+           !(manager_len == sizeof ours - 1 && memcmp(manager, ours, sizeof ours - 1) == 0);
+}
+
+bool hr_kpod_fields_own_limit(yyjson_val *fields, const hr_kpod *p)
+{
+    yyjson_val *spec = yyjson_obj_get(fields, "f:spec");
+    if (spec == NULL)
+        return false;
+    for (uint32_t k = 0; k < p->pod.n_ctr; k++) {
+        const char *name = p->ctr_names[k];
+        if (!hr_ctr_managed(&p->pod.ctr[k]) || strpbrk(name, "\\\"") != NULL)
+            continue;
+        char key[320];
+        int n = snprintf(key, sizeof key, "k:{\"name\":\"%s\"}", name);
+        if (n < 0 || (size_t)n >= sizeof key)
+            continue;
+        yyjson_val *list = yyjson_obj_get(
+            spec, p->pod.ctr[k].kind == HR_CTR_SIDECAR ? "f:initContainers" : "f:containers");
+        yyjson_val *res = yyjson_obj_get(yyjson_obj_getn(list, key, (size_t)n), "f:resources");
+        if (yyjson_obj_get(yyjson_obj_get(res, "f:limits"), "f:cpu") != NULL)
+            return true;
+    }
+    return false;
+}
+
+/* metadata.managedFields, read softly (a malformed entry owns nothing): the
+ * first other resizer of a managed container's limits.cpu. */
+static hr_status decode_foreign_writer(const hr_kctx *c, yyjson_val *meta, hr_kpod *out)
+{
+    yyjson_val *mf = yyjson_obj_get(meta, "managedFields");
+    if (!yyjson_is_arr(mf))
+        return HR_OK;
+    size_t i, max;
+    yyjson_val *e;
+    yyjson_arr_foreach(mf, i, max, e)
+    {
+        yyjson_val *m = yyjson_obj_get(e, "manager");
+        yyjson_val *sub = yyjson_obj_get(e, "subresource");
+        if (!yyjson_is_str(m) || !yyjson_is_str(sub) ||
+            !hr_kpod_foreign_entry(yyjson_get_str(m), yyjson_get_len(m), yyjson_get_str(sub),
+                                   yyjson_get_len(sub)) ||
+            !hr_kpod_fields_own_limit(yyjson_obj_get(e, "fieldsV1"), out))
+            continue;
+        out->pod.foreign_writer = hr_arena_strndup(c->a, yyjson_get_str(m), yyjson_get_len(m));
+        return out->pod.foreign_writer ? HR_OK : hr_knomem(c);
+    }
+    return HR_OK;
+}
+
 /* created: the object of a CREATE request (no name or namespace yet). */
 static hr_status decode_pod(yyjson_val *obj, hr_arena *a, bool created, hr_kpod *out, hr_err *err)
 {
@@ -320,6 +376,8 @@ static hr_status decode_pod(yyjson_val *obj, hr_arena *a, bool created, hr_kpod 
     pod->ctr = ctr;
     pod->n_ctr = (uint32_t)n;
     out->ctr_names = names;
+    if ((st = decode_foreign_writer(&c, meta, out)))
+        return st;
 
     hr_jpath pov = HR_JP_KEY(&ps, "overhead");
     hr_jpath povc = HR_JP_KEY(&pov, "cpu");

@@ -46,6 +46,20 @@ typedef struct hr_kpod {
  * once the metadata is read. */
 HR_MUST_CHECK hr_status hr_kpod_group(const hr_kctx *c, const char *uniform_ann, hr_kpod *out);
 
+/* design §4, foreign-writer: is entry (one of metadata.managedFields) a
+ * resize by a field manager other than ours (HR_FIELD_MANAGER)? The pod's
+ * creator owns limits.cpu through its create (subresource ""), which is
+ * never another writer; only the resize subresource changes the limit of a
+ * pod afterwards. manager/subresource: the entry's strings, len bytes. */
+bool hr_kpod_foreign_entry(const char *manager, size_t manager_len, const char *subresource,
+                           size_t subresource_len);
+
+/* Does fields (an entry's fieldsV1) own spec.containers[name].resources
+ * .limits.cpu, or initContainers[name]'s for a sidecar, of a container of
+ * p the policy manages (hr_ctr_managed)? Whatever is malformed owns
+ * nothing. */
+bool hr_kpod_fields_own_limit(yyjson_val *fields, const hr_kpod *p);
+
 HR_MUST_CHECK hr_status hr_decode_pod(yyjson_val *obj, hr_arena *a, hr_kpod *out, hr_err *err);
 /* A pod as a CREATE admission request carries it: the same reading, but
  * metadata.name may be absent (generateName) and so may metadata.namespace

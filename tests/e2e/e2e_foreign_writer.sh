@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# e2e_foreign_writer.sh — never a write war over limits.cpu (design §4, rule 20): a pod whose
+# container CPU limit another field manager resized is left to it.
+#
+# On a simulated kwok node, with the controller as the chart's least-privilege user: two pods
+# created with a CPU limit (their creator owns limits.cpu through the main resource: not another
+# writer) both get their limits from the controller. A second field manager (`other-resizer`)
+# then resizes p1's limit through the resize subresource; a neighbour arrives and moves every
+# target on the node: p2's limit moves, while the audit record shows no write of ours to p1 after
+# the other resize, p1 keeps the other manager's limit, `explain` and `plan` say
+# `foreign-writer` with the manager's name, one Warning event ForeignWriter names it, and
+# headroom_pod_foreign_writer{manager} is 1. Removing the other manager's managedFields entry
+# hands the limit back: p1 is managed again. Prints PASS/FAIL per check and "N passed,
+# N failed"; exits non-zero on a failure. Needs `tests/cluster/cluster.sh up`.
+set -uo pipefail
+# shellcheck source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
+MPORT=${HEADROOM_E2E_FOREIGN_PORT:-$(free_port)}
+WORK=$(mktemp -d /tmp/headroom-e2e.XXXXXX)
+ID=headroom-e2e-fw
+NS=e2e-fw-$S NODE=e2e-fw-n-$S OTHER=other-resizer
+
+cleanup() { cleanup_common; }
+trap cleanup EXIT
+
+has_limit() { [ -n "$(cpu_limit "$NS" "$1")" ] && [ "$(cpu_limit "$NS" "$1")" != "$2" ]; }
+limit_moved() { [ "$(cpu_limit "$NS" "$1")" != "$2" ]; }
+foreign_events() { # pod -> ForeignWriter events about it
+  k -n "$NS" get events.events.k8s.io -o json 2>/dev/null |
+    jq --arg p "$1" '[.items[] | select(.regarding.name == $p and .reason == "ForeignWriter")] | length'
+}
+has_event() { [ "$(foreign_events "$1")" -ge 1 ]; }
+series() { metric "headroom_pod_foreign_writer{namespace=\"$NS\",pod=\"$1\",node=\"$NODE\",manager=\"$OTHER\"}"; }
+has_series() { [ "$(series "$1")" = 1 ]; }
+no_series() { [ "$(series "$1")" = 0 ]; }
+ours_to() { # mark pod -> our writes to the pod's resize subresource after the mark
+  audit_write_count "$1" "$ID" ".objectRef.resource == \"pods\" and .objectRef.name == \"$2\" and .objectRef.subresource == \"resize\""
+}
+
+require_cluster
+mknode "$NODE" 8
+start_controller --manage kube-headroom.dev/e2e-fw || { fail "controller start" "$START_WHY"; finish; exit; }
+mkpod "$NS" p1 "$NODE" 500m 600m
+mkpod "$NS" p2 "$NODE" 500m 600m
+wait_until 60 running "$NS" p1 && wait_until 60 running "$NS" p2
+wait_until 30 has_limit p1 600m && wait_until 30 has_limit p2 600m
+l1=$(cpu_limit "$NS" p1) l2=$(cpu_limit "$NS" p2)
+WHY="p1 $l1, p2 $l2 (both created at 600m, their creator owns limits.cpu)"
+check "the creator's ownership is not another writer: both pods get their limits" \
+  [ "$l1" != 600m -a "$l2" != 600m -a -n "$l1" -a -n "$l2" ]
+
+# Another manager resizes p1 (an update through the resize subresource takes the field from us).
+k -n "$NS" patch pod p1 --subresource resize --field-manager "$OTHER" \
+  -p '{"spec":{"containers":[{"name":"app","resources":{"limits":{"cpu":"1234m"}}}]}}' >/dev/null
+mark=$(audit_mark)
+wait_until 30 has_event p1
+# A neighbour moves every target on the node: p2's moves, p1's would.
+mkpod "$NS" p3 "$NODE" 3
+wait_until 60 running "$NS" p3
+wait_until 30 limit_moved p2 "$l2"
+sleep 3 # a debounce and a reconcile more, for a write to p1 to show up if it were sent
+WHY="p2 $l2 -> $(cpu_limit "$NS" p2)"
+check "the controller still writes the others: p2's limit moved" limit_moved p2 "$l2"
+n=$(ours_to "$mark" p1)
+WHY="$n writes of ours to p1's resize after the other manager's; p1's limit $(cpu_limit "$NS" p1)"
+check "no write war: nothing more written to p1, its limit is the other manager's" \
+  [ "$n" -eq 0 -a "$(cpu_limit "$NS" p1)" = 1234m ]
+
+out=$("$HEADROOM" explain p1 -n "$NS" --kubeconfig "$USER_KC" 2>&1)
+WHY="explain said: $(echo "$out" | head -1; echo "$out" | grep -F "$OTHER")"
+check "explain says foreign-writer with the manager's name" \
+  eval 'echo "$out" | head -1 | grep -q "foreign-writer" && echo "$out" | grep -qF "field manager \"$OTHER\""'
+pj=$("$HEADROOM" plan --kubeconfig "$USER_KC" -n "$NS" -o json 2>&1)
+WHY="plan said: $(echo "$pj" | jq -c '[.. | objects | select(.name? == "p1") | .reason?]' 2>&1 | head -c 300)"
+check "plan -o json gives p1 the reason foreign-writer" \
+  eval 'echo "$pj" | jq -e "[.. | objects | select(.name? == \"p1\") | .reason?] | index(\"foreign-writer\")" >/dev/null'
+WHY="$(foreign_events p1) ForeignWriter events; series $(series p1)"
+check "one Warning event ForeignWriter (not one per reconcile) and headroom_pod_foreign_writer{manager}" \
+  [ "$(foreign_events p1)" -eq 1 -a "$(series p1)" = 1 ]
+
+# Handing the field back: remove the other manager's managedFields entry.
+idx=$(k -n "$NS" get pod p1 -o json --show-managed-fields | jq --arg m "$OTHER" '[.metadata.managedFields[].manager] | index($m)')
+k -n "$NS" patch pod p1 --type=json -p "[{\"op\":\"remove\",\"path\":\"/metadata/managedFields/$idx\"}]" >/dev/null
+wait_until 30 limit_moved p1 1234m
+WHY="p1's limit $(cpu_limit "$NS" p1) after removing entry $idx; series $(series p1)"
+check "removing the other manager's entry hands the limit back: p1 is written again" \
+  eval 'limit_moved p1 1234m && wait_until 10 no_series p1'
+finish
