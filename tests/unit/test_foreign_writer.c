@@ -28,19 +28,19 @@
 #include "kube/decode/pod.h"
 
 /* fieldsV1 that owns limits.cpu (and requests.cpu) of container name. */
-#define OWNS_LIMIT(name)                                                                           \
-    "{\"f:spec\":{\"f:containers\":{\"k:{\\\"name\\\":\\\"" name "\\\"}\":{\".\":{},"            \
+#define OWNS_LIMIT(name)                                                              \
+    "{\"f:spec\":{\"f:containers\":{\"k:{\\\"name\\\":\\\"" name "\\\"}\":{\".\":{}," \
     "\"f:resources\":{\"f:limits\":{\"f:cpu\":{}},\"f:requests\":{\"f:cpu\":{}}}}}}}"
-#define OWNS_REQUEST(name)                                                                         \
-    "{\"f:spec\":{\"f:containers\":{\"k:{\\\"name\\\":\\\"" name "\\\"}\":{"                     \
+#define OWNS_REQUEST(name)                                                   \
+    "{\"f:spec\":{\"f:containers\":{\"k:{\\\"name\\\":\\\"" name "\\\"}\":{" \
     "\"f:resources\":{\"f:requests\":{\"f:cpu\":{}}}}}}}"
-#define OWNS_SIDECAR_LIMIT(name)                                                                   \
-    "{\"f:spec\":{\"f:initContainers\":{\"k:{\\\"name\\\":\\\"" name "\\\"}\":{"                 \
+#define OWNS_SIDECAR_LIMIT(name)                                                 \
+    "{\"f:spec\":{\"f:initContainers\":{\"k:{\\\"name\\\":\\\"" name "\\\"}\":{" \
     "\"f:resources\":{\"f:limits\":{\"f:cpu\":{}}}}}}}"
 
 typedef struct entry {
     const char *manager, *operation, *subresource; /* subresource NULL: none */
-    const char *fields;                             /* fieldsV1 JSON */
+    const char *fields;                            /* fieldsV1 JSON */
 } entry;
 
 typedef struct fcase {
@@ -55,10 +55,7 @@ static const fcase cases[] = {
      {{"kube-controller-manager", "Update", NULL, OWNS_LIMIT("app")}},
      1,
      NULL},
-    {"the creator by server-side apply",
-     {{"kubectl", "Apply", NULL, OWNS_LIMIT("app")}},
-     1,
-     NULL},
+    {"the creator by server-side apply", {{"kubectl", "Apply", NULL, OWNS_LIMIT("app")}}, 1, NULL},
     {"our own resize",
      {{"kubectl", "Update", NULL, OWNS_LIMIT("app")},
       {HR_FIELD_MANAGER, "Apply", "resize", OWNS_LIMIT("app")}},
@@ -374,10 +371,8 @@ static void test_cache_keeps_it(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_json),
-        cmocka_unit_test(test_json_malformed),
-        cmocka_unit_test(test_protobuf),
-        cmocka_unit_test(test_protobuf_bad_raw),
+        cmocka_unit_test(test_json),           cmocka_unit_test(test_json_malformed),
+        cmocka_unit_test(test_protobuf),       cmocka_unit_test(test_protobuf_bad_raw),
         cmocka_unit_test(test_cache_keeps_it),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
