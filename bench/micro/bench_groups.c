@@ -139,7 +139,7 @@ static double reconcile_node(hr_cache *c, unsigned i, bool hook, hr_nodememo *m,
     snprintf(name, sizeof name, "node-%04u", i);
     hr_arena a;
     hr_arena_init(&a, 0);
-    hr_nodesnap_opts so = {NULL, NULL, 0, HR_DRY_RUN_UNSET};
+    hr_nodesnap_opts so = {NULL, NULL, 0, HR_DRY_RUN_UNSET, 0};
     hr_nodesnap s;
     hr_reconcile r;
     hr_err err;

@@ -84,7 +84,7 @@ static void fill(hr_gauges *g, int pods_per_node)
         for (int p = 0; p < pods_per_node; p++) {
             snprintf(names[p], sizeof names[p], "web-%d-7f9c8d6b5-%05d", p % 17, n * 31 + p);
             pods[p] = (hr_gauge_pod){ns,    names[p], 250 + 10 * p, 300 + 10 * p, NULL,
-                                     false, false,    false,        NULL};
+                                     false, false,    false,        NULL,         0};
         }
         hr_node_plan plan = {.allocatable = 32000,
                              .booked = 20000 + n % 9000,

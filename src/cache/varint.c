@@ -52,6 +52,7 @@ size_t hr_cblob_encode(hr_cenc *e, hr_intern *str, const hr_kpod *p, uint32_t *i
     size_t nl = strlen(p->meta.name);
     /* Upper bound: 10 bytes per varint. */
     size_t need = 11 + nl + (size_t)p->pod.n_ctr * (10 + 1 + 40) + 50;
+    need += 11; /* the startup grace's two varints */
     if (enc_reserve(e, need) != 0)
         return 0;
     uint8_t *o = e->buf;
@@ -79,6 +80,10 @@ size_t hr_cblob_encode(hr_cenc *e, hr_intern *str, const hr_kpod *p, uint32_t *i
     n += hr_varint_put(o + n, q_enc(p->pod.overhead_cpu));
     n += hr_varint_put(o + n, q_enc(p->pod.pod_cpu_req));
     n += hr_varint_put(o + n, q_enc(p->pod.max_cpu));
+    /* The startup grace (design §2.12): a Ready pod's start time no longer
+     * matters and is not kept. */
+    n += hr_varint_put(o + n, (uint64_t)(p->pod.grace_opt & 3) | (p->pod.ready ? 4u : 0u));
+    n += hr_varint_put(o + n, p->pod.ready ? 0 : p->pod.start_s);
     if (p->pod.group != NULL) {
         uint32_t g = hr_intern_get(str, p->pod.group, strlen(p->pod.group));
         if (g == UINT32_MAX) {
@@ -128,6 +133,8 @@ void hr_cblob_decode(const uint8_t *blob, uint32_t n_ctr, uint32_t *ids, hr_cont
     int64_t ov = q_dec(hr_varint_get(&q));
     int64_t pr = q_dec(hr_varint_get(&q));
     int64_t mc = q_dec(hr_varint_get(&q));
+    uint64_t gf = hr_varint_get(&q);
+    uint32_t start = (uint32_t)hr_varint_get(&q);
     uint32_t g = (uint32_t)hr_varint_get(&q);
     uint32_t w = (uint32_t)hr_varint_get(&q);
     if (group_id)
@@ -138,5 +145,8 @@ void hr_cblob_decode(const uint8_t *blob, uint32_t n_ctr, uint32_t *ids, hr_cont
         pod->overhead_cpu = ov;
         pod->pod_cpu_req = pr;
         pod->max_cpu = mc;
+        pod->grace_opt = (uint8_t)(gf & 3);
+        pod->ready = (gf & 4) != 0;
+        pod->start_s = start;
     }
 }

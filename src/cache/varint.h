@@ -14,6 +14,9 @@
  *   per container: varint interned name id, one byte (kind in bits 0–1,
  *   cpu_restart in bit 2), varints cpu_req, cpu_lim, mem_req, mem_lim;
  *   varints overhead_cpu, pod_cpu_req, max_cpu;
+ *   varint startup-grace bits (hr_grace_opt in bits 0–1, Ready in bit 2)
+ *   and varint status.startTime in Unix seconds, 0 (none) once Ready
+ *   (design §2.12);
  *   varint interned id of the pod's group key (design §2.10), 0: none;
  *   varint interned id of its foreign writer's name (design §4), 0: none.
  * Quantities are ≥ 0 or HR_NONE (-1); they are stored plus one, so "none"

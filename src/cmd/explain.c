@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <yyjson.h>
 
 #include "cmd/conn.h"
@@ -23,11 +24,13 @@
 #include "controller/groups.h"
 #include "controller/nodesnap.h"
 #include "controller/reconcile.h"
+#include "core/grace.h"
 #include "core/names.h"
 #include "core/quantity.h"
 #include "core/wide.h"
 #include "kube/decode/statusnote.h"
 #include "kube/kname.h"
+#include "kube/ktime.h"
 #include "plan/snapshot.h"
 #include "util/file.h"
 
@@ -229,6 +232,28 @@ static void print_group(const hr_groups *g, size_t me, const hr_pod_plan *pp)
     (void)pp;
 }
 
+/* Design §2.12: a pod in its startup grace keeps its current limit in
+ * place of r + burst, until Ready or the end of the duration. */
+static void print_grace(const hr_config *cfg, const hr_rpod *p, const hr_pod_plan *pp)
+{
+    char a[HR_CPU_FMT_MAX], when[HR_KTIME_MICRO_MAX];
+    int64_t end = hr_grace_end(cfg, &p->pod);
+    if (end == HR_NONE)
+        return;
+    hr_ktime_format_micro(end * 1000000, when);
+    int64_t left = end - (int64_t)time(NULL);
+    printf("  startup grace (" HR_LABEL_GRACE "): until Ready or %s (%" PRId64 " s left)\n", when,
+           left > 0 ? left : 0);
+    if (pp->grace && pp->target == pp->current)
+        printf("  in grace: its current limit %s is kept in place of r + burst\n",
+               cpu(pp->current, a));
+    else if (pp->grace)
+        printf("  in grace: its current limit %s stands in for r + burst, above a cap\n",
+               cpu(pp->current, a));
+    else
+        printf("  in grace, but a managed container has no limit to keep: r + burst applies\n");
+}
+
 static void print_explain(const hr_nodesnap *s, const hr_reconcile *r, size_t me,
                           const hr_groups *g, const char *status_ann, const char *resize_cond,
                           const char *decode_err)
@@ -402,6 +427,7 @@ static void print_explain(const hr_nodesnap *s, const hr_reconcile *r, size_t me
     else
         printf("  r + burst %s < cap %s: no cap binds\n", cpu(raw, a), cpu(caps.cap, b));
     print_group(g, me, pp);
+    print_grace(cfg, p, pp);
     printf("  target (quantum %s%s)  %s\n", cpu(cfg->quantum, b),
            pp->qos_guarded ? ", QoS guard: next grid point" : "", cpu(pp->target, a));
     for (uint32_t i = 0; i < p->pod.n_ctr; i++) {
@@ -656,7 +682,7 @@ int hr_cmd_explain(const char *prog, int argc, char **argv)
         goto out;
     }
     hr_nodesnap s;
-    hr_nodesnap_opts so = {NULL, NULL, 0, HR_DRY_RUN_UNSET};
+    hr_nodesnap_opts so = {NULL, NULL, 0, HR_DRY_RUN_UNSET, (int64_t)time(NULL)};
     hr_reconcile r;
     hr_groups g = {.cache = c, .opts = &so, .cfg = &s.cfg, .a = &a};
     if (hr_nodesnap_take(c, f.node, &so, &a, &s, &err) != HR_OK ||

@@ -12,8 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grace.h"
 #include "core/quantity.h"
 #include "core/wide.h"
+#include "kube/ktime.h"
 
 /* "1700m": the annotation's unit, for JSON; NULL for HR_NONE. */
 static const char *milli_str(int64_t v, char *buf)
@@ -109,6 +111,14 @@ yyjson_mut_val *hr_explain_cluster_json(yyjson_mut_doc *d, const hr_nodesnap *s,
         yyjson_mut_obj_add_str(d, o, "cap", hr_cap_key(ck));
         if (ck != HR_CAP_COUNT_)
             hr_explain_jq(d, o, "capLimit", cap_limit);
+        /* Design §2.12: the startup grace and when it ends. */
+        if (p->pod.in_grace) {
+            char when[HR_KTIME_MICRO_MAX];
+            hr_ktime_format_micro(hr_grace_end(cfg, &p->pod) * 1000000, when);
+            yyjson_mut_val *g = yyjson_mut_obj_add_obj(d, o, "startupGrace");
+            yyjson_mut_obj_add_strcpy(d, g, "until", when);
+            yyjson_mut_obj_add_bool(d, g, "holding", pp->grace);
+        }
         hr_explain_jq(d, o, "target", pp->target);
         yyjson_mut_val *arr = yyjson_mut_obj_add_arr(d, o, "containers");
         for (uint32_t i = 0; i < p->pod.n_ctr; i++) {

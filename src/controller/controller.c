@@ -21,6 +21,7 @@
 #include "controller/nodequeue.h"
 #include "controller/nodesnap.h"
 #include "controller/reconcile.h"
+#include "core/grace.h"
 #include "util/clock.h"
 #include "util/prng.h"
 #include "util/waker.h"
@@ -266,12 +267,12 @@ static void record_gauges(hr_controller *c, const hr_nodesnap *s, const hr_recon
         const char *why = NULL;
         if (pp->reason == HR_R_BACKOFF && hr_backoff_active(c->backoff, ns, name, now, &why))
             pods[n++] =
-                (hr_gauge_pod){ns, name, pp->current, HR_NONE, why, true, false, false, NULL};
+                (hr_gauge_pod){ns, name, pp->current, HR_NONE, why, true, false, false, NULL, 0};
         if (pp->reason == HR_R_UNDECODABLE && !hr_pod_terminal(&s->node.pods[i].pod))
-            pods[n++] = (hr_gauge_pod){ns, name, 0, HR_NONE, NULL, false, true, false, NULL};
+            pods[n++] = (hr_gauge_pod){ns, name, 0, HR_NONE, NULL, false, true, false, NULL, 0};
         if (pp->reason == HR_R_GROUP_TOO_LARGE)
             pods[n++] =
-                (hr_gauge_pod){ns, name, pp->current, HR_NONE, NULL, false, false, true, NULL};
+                (hr_gauge_pod){ns, name, pp->current, HR_NONE, NULL, false, false, true, NULL, 0};
         if (pp->reason == HR_R_FOREIGN_WRITER)
             pods[n++] = (hr_gauge_pod){.ns = ns,
                                        .name = name,
@@ -285,8 +286,9 @@ static void record_gauges(hr_controller *c, const hr_nodesnap *s, const hr_recon
         const char *why_not = hr_gauge_hold(pp, s->cfg.dry_run);
         if (why_not == NULL && held != NULL)
             why_not = held[i];
-        pods[n++] =
-            (hr_gauge_pod){ns, name, pp->current, pp->target, why_not, false, false, false, NULL};
+        int64_t grace = pp->grace ? hr_grace_end(&s->cfg, &s->node.pods[i].pod) : 0;
+        pods[n++] = (hr_gauge_pod){ns,    name,  pp->current, pp->target, why_not,
+                                   false, false, false,       NULL,       grace};
     }
     bool gone = !s->node_present && s->node.n == 0;
     hr_gauge_delta d;
@@ -301,6 +303,33 @@ static void record_gauges(hr_controller *c, const hr_nodesnap *s, const hr_recon
     free(pods);
 }
 
+/* The startup grace (design §2.12): Ready comes through the pod watch, the
+ * end of the duration needs a timer — the node runs again when its first
+ * grace ends (milliseconds from now, -1: no pod of the node in grace). */
+static int64_t grace_requeue_ms(const hr_nodesnap *s, const hr_reconcile *r)
+{
+    int64_t until = INT64_MAX;
+    for (size_t i = 0; i < s->node.n; i++)
+        if (r->pods[i].grace && hr_grace_end(&s->cfg, &s->node.pods[i].pod) < until)
+            until = hr_grace_end(&s->cfg, &s->node.pods[i].pod);
+    if (until == INT64_MAX)
+        return -1;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t ms = until * 1000 - ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+    /* At least a tick: the plan's clock (wall_s) must have passed the end. */
+    return ms > 10 ? ms + 10 : 20;
+}
+
+/* The wall clock the plan judges the grace at, on the clock the requeue
+ * above reads (time() may lag it by a tick). */
+static int64_t wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec;
+}
+
 /* One node, start to end. Returns the requeue delay (-1: done); *writes
  * gets the API writes it made, *hold_ms a refused write's back-off (0: none). */
 static int64_t reconcile_one(hr_controller *c, const char *node, hr_arena *a, uint32_t *writes,
@@ -311,7 +340,8 @@ static int64_t reconcile_one(hr_controller *c, const char *node, hr_arena *a, ui
     int64_t t0 = hr_mono_ns();
     hr_err err;
     hr_err_clear(&err);
-    hr_nodesnap_opts so = {c->o.own_ns, c->backoff, hr_mono_ms(), c->o.dry_run};
+    int64_t now_unix = wall_s();
+    hr_nodesnap_opts so = {c->o.own_ns, c->backoff, hr_mono_ms(), c->o.dry_run, now_unix};
     hr_nodesnap s;
     if (hr_nodesnap_take(c->o.cache, node, &so, a, &s, &err) != HR_OK) {
         ctl_log(c, 0, "msg=\"snapshot failed\" node=%s error=\"%s\"", node, err.msg);
@@ -320,8 +350,8 @@ static int64_t reconcile_one(hr_controller *c, const char *node, hr_arena *a, ui
     hr_reconcile r;
     /* Design §2.10: a group member's target is its group's. */
     hr_groups g = {.cache = c->o.cache, .opts = &so, .cfg = &s.cfg, .a = a, .memo = c->memo};
-    if (hr_reconcile_node_with(&s.cfg, &s.node, (int64_t)time(NULL), hr_groups_apply, &g, a, &r,
-                               &err) != HR_OK) {
+    if (hr_reconcile_node_with(&s.cfg, &s.node, now_unix, hr_groups_apply, &g, a, &r, &err) !=
+        HR_OK) {
         ctl_log(c, 0, "msg=\"reconcile failed\" node=%s error=\"%s\"", node, err.msg);
         return 1000;
     }
@@ -358,6 +388,11 @@ static int64_t reconcile_one(hr_controller *c, const char *node, hr_arena *a, ui
     hr_histogram_observe_ns(&c->metrics.reconcile_seconds, (uint64_t)(hr_mono_ns() - t0));
     *writes = out.writes;
     *hold_ms = out.hold_ms;
+    int64_t grace = grace_requeue_ms(&s, &r);
+    if (grace >= 0 && grace < out.hold_ms)
+        grace = out.hold_ms;
+    if (grace >= 0 && (out.requeue_ms < 0 || grace < out.requeue_ms))
+        out.requeue_ms = grace;
     return out.requeue_ms;
 }
 

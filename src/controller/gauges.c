@@ -15,7 +15,7 @@
  * every scrape: a scrape then only copies text (bench_metrics). The text
  * holds one block per family of fams[], in its order; off[f] is where
  * family f's block starts, off[N_FAMS] its end. */
-#define N_FAMS 14
+#define N_FAMS 15
 typedef struct entry {
     uint32_t n_managed, n_deferred;
     char *text;
@@ -118,6 +118,9 @@ static const char group_help[] = "1 while a pod's group (design 2.10) has more m
 static const char foreign_help[] = "1 while another field manager writes a pod's CPU limit "
                                    "(foreign-writer, design 4): the pod is left to it.";
 
+static const char grace_help[] = "When the startup grace (design 2.12) of a pod whose limit it "
+                                 "keeps ends, Unix seconds, unless the pod turns Ready first.";
+
 /* Name, help; the node families first, then the pod families (design §9.3). */
 static const char *const fams[N_FAMS][2] = {
     {"headroom_node_factor", "Limit/request factor of managed pods on the node (1 + S/M)."},
@@ -135,6 +138,7 @@ static const char *const fams[N_FAMS][2] = {
     {"headroom_pod_undecodable", undecodable_help},
     {"headroom_pod_group_too_large", group_help},
     {"headroom_pod_foreign_writer", foreign_help},
+    {"headroom_pod_startup_grace_until_seconds", grace_help},
 };
 enum {
     F_FACTOR,
@@ -151,6 +155,7 @@ enum {
     F_POD_UNDECODABLE,
     F_POD_GROUP_TOO_LARGE,
     F_POD_FOREIGN_WRITER,
+    F_POD_GRACE,
 };
 
 /* name{node="…"} and a value in cores. */
@@ -237,6 +242,18 @@ static entry *entry_new(const char *node, const char *pool, const hr_node_plan *
                 put_cores(&b, f == F_POD_LIMIT ? p->limit : p->target);
             }
         }
+    }
+    /* Design §2.12: the end of each kept startup grace, a managed pod's. */
+    e->off[F_POD_GRACE] = b.len;
+    for (size_t k = 0; k < n; k++) {
+        const hr_gauge_pod *p = &pods[k];
+        if (p->grace_until <= 0 || p->parked || p->undecodable || p->group_too_large ||
+            p->foreign_writer != NULL)
+            continue;
+        pod_head(&b, F_POD_GRACE, p);
+        hr_buf_append(&b, "\",node=\"", 8);
+        put_label(&b, node);
+        hr_buf_printf(&b, "\"} %" PRId64 "\n", p->grace_until);
     }
     e->off[N_FAMS] = b.len;
     if (hr_buf_failed(&b)) {

@@ -39,6 +39,10 @@ typedef struct hr_gauge_pod {
     const char *foreign_writer; /* another field manager writes its limits.cpu
                                    (design §4): only its headroom_pod_foreign_writer
                                    series, naming it; NULL: none */
+    int64_t grace_until;        /* in its startup grace with its limit kept (design
+                            §2.12): when the grace ends, Unix seconds, its
+                            headroom_pod_startup_grace_until_seconds series;
+                            0: none */
 } hr_gauge_pod;
 
 /* The hold reasons of headroom_pod_held that are not a gate's (hr_gate_str),
@@ -72,7 +76,9 @@ bool hr_gauges_record(hr_gauges *g, const char *node, const char *pool, const hr
  * headroom_node_pool_info, headroom_node_managed_pods,
  * headroom_node_allocatable_cores, headroom_node_booked_cores, then
  * headroom_pod_limit_cores, headroom_pod_target_cores, headroom_pod_held,
- * headroom_pod_info and headroom_pod_undecodable (design §9.3). */
+ * headroom_pod_info, headroom_pod_undecodable, headroom_pod_group_too_large,
+ * headroom_pod_foreign_writer and headroom_pod_startup_grace_until_seconds
+ * (design §9.3). */
 void hr_gauges_render(hr_gauges *g, hr_buf *out);
 
 #endif

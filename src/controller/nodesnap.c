@@ -57,6 +57,7 @@ static hr_status copy_pod(hr_arena *a, const hr_cache *c, const hr_cnode_view *n
         .ns_weight = have_ns ? nsv.weight : 1,
         .ns_weight_invalid = have_ns && nsv.weight_invalid,
         .group_size = v->pod.group != NULL ? hr_cache_group_pods(c, v->pod.group, NULL, 0) : 0,
+        .now_s = o->now_unix,
     };
     rp->pod = hr_pod_in_context(&rp->pod, &cx);
     /* A tenant named by a label points into the cache: the snapshot keeps

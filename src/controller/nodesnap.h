@@ -43,6 +43,8 @@ typedef struct hr_nodesnap_opts {
     hr_backoff *backoff;     /* may be NULL */
     int64_t now_ms;          /* for the back-off table */
     hr_dry_run_flag dry_run; /* --dry-run as given (HR_DRY_RUN_UNSET: none) */
+    int64_t now_unix;        /* the wall clock, Unix seconds, for the startup
+                                grace (design §2.12); 0: no pod in grace */
 } hr_nodesnap_opts;
 
 /* Copy node `name` and its pods. Takes and releases the cache lock. */

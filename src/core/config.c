@@ -162,6 +162,9 @@ bool hr_config_same_but_node_settings(const hr_config *a, const hr_config *b)
             !str_same(x->name, y->name))
             return false;
     }
+    /* The startup grace (§2.12) changes what every node's plan keeps. */
+    if (a->startup_grace_s != b->startup_grace_s)
+        return false;
     return true;
 }
 
@@ -231,6 +234,8 @@ const char *hr_config_validate(const hr_config *c)
         return "spec.rateLimits.clientQPS must be at least 1";
     if (c->client_burst < 1)
         return "spec.rateLimits.clientBurst must be at least 1";
+    if (c->startup_grace_s < 0 || c->startup_grace_s > 86400)
+        return "spec.startupGrace.seconds must be between 0 and 86400";
     if (c->tenant_label != NULL && !hr_label_key_valid(c->tenant_label))
         return "spec.tenantLabel must be a label key ([prefix/]name)";
     if (c->max_group_size < 1 || c->max_group_size > HR_MAX_GROUP_SIZE_LIMIT)

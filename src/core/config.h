@@ -77,6 +77,9 @@ typedef struct hr_config {
     int client_burst;                 /* default 100 */
     bool webhook_enabled;             /* default true */
     int64_t initial_multiplier_milli; /* default 2000 */
+    int64_t startup_grace_s;          /* spec.startupGrace.seconds (§2.12): how
+                                         long an opted-in pod keeps its birth
+                                         limit at most; 0 (default): no grace */
 
     hr_selector ns_selector; /* default kube-headroom.dev/mode=managed */
     const char *const *excluded_ns;

@@ -24,6 +24,9 @@
 #define HR_LABEL_GROUP_UNIFORM HR_GROUP "/group-uniform"
 /* On a pod (label): its group, in place of its controlling owner (§2.10). */
 #define HR_LABEL_GROUP_NAME HR_GROUP "/group"
+/* On a pod (label or annotation) or a namespace (label), "true": the pod
+ * keeps its birth limit until Ready, within spec.startupGrace (§2.12). */
+#define HR_LABEL_GRACE HR_GROUP "/startup-grace"
 /* The action of every Event the controller posts (§9.2): the Go version's word. */
 #define HR_EVENT_ACTION "Resizing"
 /* The leader election Lease, in the controller's namespace: the chart's Role names it

@@ -70,6 +70,9 @@ typedef struct hr_pod {
      * app containers in spec order: booked-request accounting needs it. */
     const hr_container *ctr;
     uint32_t n_ctr;
+    uint32_t start_s; /* status.startTime, Unix seconds, 0: none; for a pod in
+                         its startup grace, what it counts from (design §2.12,
+                         hr_pod_in_context) */
 
     int64_t overhead_cpu;  /* spec.overhead.cpu or HR_NONE */
     int64_t pod_cpu_req;   /* spec.resources.requests.cpu (pod-level) or HR_NONE */
@@ -81,6 +84,8 @@ typedef struct hr_pod {
     bool opted_out;        /* kube-headroom.dev/mode set on the pod (label or
                            annotation) to anything but "managed" */
     bool status_resources; /* every container status reports resources */
+    uint8_t grace_opt;     /* hr_grace_opt: kube-headroom.dev/startup-grace on
+                              the pod (design §2.12) */
     int64_t max_cpu;       /* kube-headroom.dev/max-cpu or HR_NONE */
     bool max_cpu_invalid;  /* the annotation is there but not a CPU quantity */
     bool undecodable;      /* the object could not be decoded (design §15): no
@@ -93,6 +98,7 @@ typedef struct hr_pod {
     bool node_windows;   /* node label kubernetes.io/os=windows */
     bool owner_excluded; /* direct owner in excludedOwners */
     bool in_backoff;     /* a recent resize was refused (design §7) */
+    bool in_grace;       /* in its startup grace (design §2.12, hr_grace_end) */
     hr_limit_bounds limits;
     const char *tenant;         /* its tenant under TenantFair (design §2.9,
                                    hr_tenant_of): the namespace's tenant label,
@@ -100,6 +106,7 @@ typedef struct hr_pod {
                                    (or both NULL) and equal tenant_by_label are
                                    one tenant */
     bool tenant_by_label;       /* tenant is a label's value, not a namespace */
+    bool ready;                 /* condition Ready is True (design §2.12) */
     uint32_t tenant_weight;     /* the namespace's weight (§2.9), >= 1; 0 reads as 1 */
     bool tenant_weight_invalid; /* the weight label was there but not a weight:
                                    read as 1 (fail closed), and reported */

@@ -4,6 +4,7 @@
 #include "podctx.h"
 
 #include "eligibility.h"
+#include "grace.h"
 #include "tenant.h"
 
 hr_pod hr_pod_in_context(const hr_pod *bare, const hr_pod_ctx *cx)
@@ -29,5 +30,10 @@ hr_pod hr_pod_in_context(const hr_pod *bare, const hr_pod_ctx *cx)
     p.tenant_weight = cx->ns_weight;
     if (p.tenant_weight == 0)
         p.tenant_weight = hr_tenant_weight(cx->ns_labels, &p.tenant_weight_invalid);
+    /* The startup grace (design §2.12): decided once, in grace.c. */
+    int64_t until = hr_grace_until(cfg, &p, cx->ns_labels, cx->now_s);
+    p.in_grace = until != HR_NONE;
+    if (p.in_grace)
+        p.start_s = (uint32_t)(until - cfg->startup_grace_s);
     return p;
 }

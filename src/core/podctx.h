@@ -46,6 +46,8 @@ typedef struct hr_pod_ctx {
     bool ns_weight_invalid;
     size_t group_size; /* the members of the pod's group (design §2.10) the
                           caller's index counts; 0: unknown, read as small */
+    int64_t now_s;     /* the wall clock, Unix seconds, for the startup
+                          grace (design §2.12); 0: unknown, no grace */
 } hr_pod_ctx;
 
 /* The context fields of hr_pod filled from cx (the tenant is the value of

@@ -691,7 +691,24 @@ hr_node_plan hr_plan_node(const hr_config *c, const hr_node *node, const hr_pod 
         spans_init(&sp, p, &g);
         int64_t unmanaged = unmanaged_limits(p);
         int64_t raw = pod_raw(&b, pp->request);
-        int64_t t = pod_target(c, np.allocatable, raw, &sp, unmanaged, pp->request, NULL);
+        /* Design §2.12: in its startup grace the pod's own limit stands in
+         * for r + burst. Within its caps it is kept as it is (no grid, no
+         * write); above them the caps, the quantum, the split and the
+         * deadband apply as to any target, so the limit it keeps is never
+         * above allocatable or r × maxMultiplier. Its request is booked and
+         * counted in M and N as any managed pod's. */
+        int64_t cap = 0;
+        if (p->in_grace && pp->current > 0) {
+            raw = pp->current;
+            pp->grace = true;
+        }
+        int64_t t = pod_target(c, np.allocatable, raw, &sp, unmanaged, pp->request, &cap);
+        if (pp->grace && pp->current <= cap) {
+            for (uint32_t k = 0; k < p->n_ctr; k++)
+                lim[k] = hr_ctr_managed(&p->ctr[k]) ? p->ctr[k].cpu_lim : HR_NONE;
+            pp->target = pp->current;
+            continue;
+        }
         pp->target = split_target(&sp, pp->request, t, lim, &pp->qos_guarded);
         pp->write = hr_should_write(c, pp->current, pp->target);
         if (pp->write) {

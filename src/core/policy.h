@@ -35,6 +35,8 @@ typedef struct hr_pod_plan {
     int64_t target;   /* total target after split and guard; HR_NONE if unmanaged */
     bool write;       /* hysteresis verdict */
     bool qos_guarded; /* the QoS guard lifted one container */
+    bool grace;       /* in its startup grace (design §2.12): the target
+                         holds its current limit, within the caps */
     hr_gate gate;     /* for a write: may it go (cached node)? else PASS;
                          HR_GATE_NODE_UNKNOWN for a managed pod on an unknown
                          node: target HR_NONE, write false, never written */

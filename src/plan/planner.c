@@ -160,6 +160,7 @@ static hr_pod pod_in_context(const hr_snapshot *s, const hr_kpod *kp, const hr_k
         .owner_name = kp->owner.name,
         .limits = hr_snapshot_bounds(s, kp->meta.ns),
         .in_backoff = false,
+        .now_s = s->now_unix,
     };
     const uint64_t *size = kp->pod.group ? hr_strmap_get(group_sizes, kp->pod.group) : NULL;
     cx.group_size = size ? (size_t)*size : 0;

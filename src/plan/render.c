@@ -19,7 +19,9 @@
 
 #include "core/eligibility.h"
 #include "core/gates.h"
+#include "core/grace.h"
 #include "core/names.h"
+#include "kube/ktime.h"
 #include "plan/bars.h"
 #include "plan/tabw.h"
 #include "plan/yaml.h"
@@ -208,6 +210,13 @@ static bool add_node_json(yyjson_mut_doc *doc, yyjson_mut_val *nodes, const hr_p
         if (!(strcmp(bc, "-") == 0 ? yyjson_mut_obj_add_null(doc, po, "bindingCap")
                                    : yyjson_mut_obj_add_str(doc, po, "bindingCap", bc)))
             return false;
+        /* Design §2.12: the startup grace holding the pod's limit. */
+        char gwhen[HR_KTIME_MICRO_MAX];
+        if (managed && pp->grace) {
+            hr_ktime_format_micro(hr_grace_end(&no->cfg, &no->pods[i]) * 1000000, gwhen);
+            if (!yyjson_mut_obj_add_strcpy(doc, po, "startupGraceUntil", gwhen))
+                return false;
+        }
         /* Design §2.9: under TenantFair, the share the burst came from. */
         if (p->cfg->policy == HR_POLICY_TENANT_FAIR && managed &&
             pp->gate != HR_GATE_NODE_UNKNOWN && !add_tenant_json(doc, po, no, i, pp))
@@ -408,6 +417,13 @@ static bool add_items_json(yyjson_mut_doc *doc, yyjson_mut_val *root, const hr_p
                 (strcmp(bc, "-") != 0 && !yyjson_mut_obj_add_str(doc, it, "bindingCap", bc)) ||
                 (held && !yyjson_mut_obj_add_str(doc, it, "held", hr_gate_str(pp->gate))))
                 return false;
+            /* Design §2.12: the startup grace holding the pod's limit. */
+            char gwhen[HR_KTIME_MICRO_MAX];
+            if (managed && pp->grace) {
+                hr_ktime_format_micro(hr_grace_end(&no->cfg, &no->pods[i]) * 1000000, gwhen);
+                if (!yyjson_mut_obj_add_strcpy(doc, it, "startupGraceUntil", gwhen))
+                    return false;
+            }
         }
     }
     return true;
@@ -606,6 +622,12 @@ static void status_text(const hr_plan *p, const hr_render_opts *o, const hr_plan
         hr_buf_printf(b, " (held: %s)", hr_gate_str(pp->gate));
     if (managed && pp->qos_guarded)
         hr_buf_puts(b, " (qos-guard)");
+    /* Design §2.12: the limit held by the startup grace, and until when. */
+    if (managed && pp->grace) {
+        char when[HR_KTIME_MICRO_MAX];
+        hr_ktime_format_micro(hr_grace_end(&no->cfg, &no->pods[i]) * 1000000, when);
+        hr_buf_printf(b, " (startup-grace until Ready or %s)", when);
+    }
     const hr_pod_plan *was = changed(p, o, no, i);
     if (was)
         hr_buf_printf(

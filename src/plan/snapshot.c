@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "util/file.h"
 
@@ -346,6 +347,7 @@ hr_status hr_snapshot_parse(hr_snapshot *s, char *buf, size_t len, const hr_dump
     memset(s, 0, sizeof *s);
     hr_arena_init(&s->arena, 0);
     hr_config_defaults(&s->cfg);
+    s->now_unix = (int64_t)time(NULL);
     hr_dump_limits l = lim ? *lim : HR_DUMP_LIMITS_DEFAULT;
     if (!l.max_bytes)
         l.max_bytes = HR_DUMP_MAX_BYTES;

@@ -70,6 +70,8 @@ typedef struct hr_snapshot {
     hr_snapshot_bad *bad; /* in dump order */
     size_t n_bad;
     size_t n_pods_nowhere; /* undecodable pods whose nodeName cannot be read */
+    int64_t now_unix;      /* the wall clock the startup grace is judged at
+                              (design §2.12): hr_snapshot_parse's time */
 } hr_snapshot;
 
 /* Parse and decode buf[0..len). buf must be followed by at least

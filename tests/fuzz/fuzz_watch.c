@@ -42,7 +42,7 @@ static void check_booking_unknown(hr_cache *c, const char *node)
     hr_nodesnap snap;
     hr_reconcile r;
     hr_err err;
-    hr_nodesnap_opts o = {NULL, NULL, 0, HR_DRY_RUN_OFF};
+    hr_nodesnap_opts o = {NULL, NULL, 0, HR_DRY_RUN_OFF, 0};
     if (hr_nodesnap_take(c, node, &o, &a, &snap, &err) == HR_OK &&
         hr_reconcile_node(&snap.cfg, &snap.node, 0, &a, &r, &err) == HR_OK) {
         bool unknown = snap.pods_nowhere > 0;

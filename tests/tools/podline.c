@@ -17,8 +17,9 @@ void podline_print(const hr_pod *q, const char *const *ctr_names)
     }
     printf(" overhead=%" PRId64 " podreq=%" PRId64 " podres=%d phase=%u bound=%d mirror=%d "
            "windows=%d optout=%d statusres=%d maxcpu=%" PRId64 " maxcpu_invalid=%d undec=%d "
-           "foreign=%s",
+           "foreign=%s grace=%u ready=%d start=%" PRIu32,
            q->overhead_cpu, q->pod_cpu_req, q->pod_resources, q->phase, q->bound, q->mirror,
            q->windows, q->opted_out, q->status_resources, q->max_cpu, q->max_cpu_invalid,
-           q->undecodable, q->foreign_writer ? q->foreign_writer : "-");
+           q->undecodable, q->foreign_writer ? q->foreign_writer : "-", q->grace_opt, q->ready,
+           q->start_s);
 }

@@ -380,7 +380,7 @@ static void controller_path(world *w, hr_reason *reasons)
     hr_arena a;
     hr_arena_init(&a, 65536);
     hr_nodesnap snap;
-    hr_nodesnap_opts o = {OWN_NS, NULL, 0, false};
+    hr_nodesnap_opts o = {OWN_NS, NULL, 0, false, 0};
     assert_int_equal(hr_nodesnap_take(w->cache, NODE, &o, &a, &snap, &err), HR_OK);
     assert_int_equal(snap.node.n, N_CASES);
     hr_reconcile rec;
@@ -457,7 +457,7 @@ static void windows_is_birth_only(void **state)
     free(json);
     hr_arena_init(&a, 16384);
     hr_nodesnap snap;
-    hr_nodesnap_opts o = {OWN_NS, NULL, 0, false};
+    hr_nodesnap_opts o = {OWN_NS, NULL, 0, false, 0};
     assert_int_equal(hr_nodesnap_take(w.cache, NODE, &o, &a, &snap, &err), HR_OK);
     assert_int_equal(snap.node.n, 1);
     hr_reconcile rec;

@@ -31,13 +31,13 @@ static void record_render_remove(void **state)
     hr_node_plan plan = {
         .allocatable = 8000, .booked = 2000, .slack = 6000, .managed = 2000, .n_managed = 2};
     hr_gauge_pod pods[] = {
-        {"team-a", "solo", 1200, 1200, NULL, false, false, false, NULL},
-        {"team-a", "big", 7200, 7500, "deadband", false, false, false, NULL},
-        {"team-b", "parked", 600, HR_NONE, "quota-denied", true, false, false, NULL},
-        {"team-b", "lost", 700, HR_NONE, "node-unknown", false, false, false, NULL},
-        {"team-c", "odd", 0, HR_NONE, NULL, false, true, false, NULL},
-        {"team-d", "gang-7", 900, HR_NONE, NULL, false, false, true, NULL},
-        {"team-e", "vpa-1", 1500, HR_NONE, NULL, false, false, false, "vpa-updater"}};
+        {"team-a", "solo", 1200, 1200, NULL, false, false, false, NULL, 1800000000},
+        {"team-a", "big", 7200, 7500, "deadband", false, false, false, NULL, 0},
+        {"team-b", "parked", 600, HR_NONE, "quota-denied", true, false, false, NULL, 0},
+        {"team-b", "lost", 700, HR_NONE, "node-unknown", false, false, false, NULL, 0},
+        {"team-c", "odd", 0, HR_NONE, NULL, false, true, false, NULL, 0},
+        {"team-d", "gang-7", 900, HR_NONE, NULL, false, false, true, NULL, 0},
+        {"team-e", "vpa-1", 1500, HR_NONE, NULL, false, false, false, "vpa-updater", 0}};
     hr_gauge_delta d;
     assert_true(hr_gauges_record(g, "n0", NULL, &plan, 1, pods, 7, &d));
     assert_int_equal(d.pods, 2);
@@ -102,9 +102,16 @@ static void record_render_remove(void **state)
     /* design §4 rule 20: a pod left to another writer, named, in its own family only */
     const char *fw = strstr(p, "# TYPE headroom_pod_foreign_writer gauge\n");
     assert_non_null(fw);
-    assert_string_equal(fw, "# TYPE headroom_pod_foreign_writer gauge\n"
-                            "headroom_pod_foreign_writer{namespace=\"team-e\",pod=\"vpa-1\","
-                            "node=\"n0\",manager=\"vpa-updater\"} 1\n");
+    assert_non_null(strstr(fw, "# TYPE headroom_pod_foreign_writer gauge\n"
+                               "headroom_pod_foreign_writer{namespace=\"team-e\",pod=\"vpa-1\","
+                               "node=\"n0\",manager=\"vpa-updater\"} 1\n"
+                               "# HELP headroom_pod_startup_grace_until_seconds "));
+    /* design §2.12: the end of a kept startup grace, a managed pod's only */
+    const char *gr = strstr(p, "# TYPE headroom_pod_startup_grace_until_seconds gauge\n");
+    assert_non_null(gr);
+    assert_string_equal(gr, "# TYPE headroom_pod_startup_grace_until_seconds gauge\n"
+                            "headroom_pod_startup_grace_until_seconds{namespace=\"team-a\","
+                            "pod=\"solo\",node=\"n0\"} 1800000000\n");
     assert_null(strstr(p, "headroom_pod_limit_cores{namespace=\"team-e\""));
     assert_null(strstr(p, "headroom_pod_info{namespace=\"team-e\""));
     free(p);
@@ -129,7 +136,7 @@ static void record_render_remove(void **state)
     /* an over-booked node has a negative slack; odd names are escaped */
     plan = (hr_node_plan){
         .allocatable = 4000, .booked = 5000, .slack = -1000, .managed = 500, .n_managed = 1};
-    hr_gauge_pod odd[] = {{"ns", "we\"ird\\name", 510, 510, NULL, false, false, false, NULL}};
+    hr_gauge_pod odd[] = {{"ns", "we\"ird\\name", 510, 510, NULL, false, false, false, NULL, 0}};
     assert_true(hr_gauges_record(g, "n\"1", NULL, &plan, 0, odd, 1, &d));
     p = page(g);
     assert_non_null(strstr(p, "headroom_node_slack_cores{node=\"n\\\"1\"} -1.000\n"));

@@ -101,7 +101,7 @@ static size_t plan_node(hr_cache *c, int n, hr_nodememo *m, int64_t now_ms, verd
     snprintf(name, sizeof name, "n%d", n);
     hr_arena a;
     hr_arena_init(&a, 0);
-    hr_nodesnap_opts so = {NULL, NULL, now_ms, HR_DRY_RUN_UNSET};
+    hr_nodesnap_opts so = {NULL, NULL, now_ms, HR_DRY_RUN_UNSET, 0};
     hr_nodesnap s;
     hr_reconcile r;
     hr_err err;

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "core/grace.h"
 #include "core/names.h"
 #include "kube/decode/cfgspec.h"
 #include "kube/decode/common.h"
@@ -305,6 +306,14 @@ hr_status hr_decode_config(yyjson_val *obj, hr_arena *a, hr_kconfig *out, hr_err
         cfg->excluded_ns = ens;
         cfg->n_excluded_ns = n_ens;
     }
+    /* Design §2.12: spec.startupGrace.seconds; absent (or 0) keeps it off. */
+    hr_jpath psg = HR_JP_KEY(&ps, "startupGrace");
+    hr_jpath psgs = HR_JP_KEY(&psg, "seconds");
+    yyjson_val *sg;
+    if ((st = hr_jobj(&c, &psg, hr_jget(spec, "startupGrace"), &sg)) ||
+        (st = hr_jint(&c, &psgs, hr_jget(sg, "seconds"), 0, HR_GRACE_SECONDS_MAX,
+                      &cfg->startup_grace_s)))
+        return st;
     hr_jpath peo = HR_JP_KEY(&ps, "excludedOwners");
     hr_jpath pen = HR_JP_KEY(&ps, "excludedNodeSelector");
     if ((st = decode_owners(&c, &peo, hr_jget(spec, "excludedOwners"), cfg)) ||

@@ -20,13 +20,15 @@
  * ResourceRequirements limits 1, requests 2; ContainerResizePolicy
  * resourceName 1, restartPolicy 2; PodOS name 1; PodStatus phase 1,
  * conditions 2, containerStatuses 8, initContainerStatuses 10;
- * PodCondition type 1, reason 5; ContainerStatus name 1, resources 11;
+ * startTime 7 (Time: seconds 1); PodCondition type 1, status 2, reason 5;
+ * ContainerStatus name 1, resources 11;
  * ObjectMeta managedFields 17; ManagedFieldsEntry manager 1, fieldsV1 7,
  * subresource 8; FieldsV1 Raw 1 (JSON, parsed only for another manager's
  * resize: design §4, foreign-writer).
  */
 #include <string.h>
 
+#include "core/grace.h"
 #include "core/names.h"
 #include "core/quantity.h"
 #include "kube/decode/pbmeta.h"
@@ -262,7 +264,8 @@ static bool owner_is_controller(hr_pbr r)
 
 /* metadata: deletionTimestamp, annotations, ownerReferences. */
 static hr_status decode_pod_meta(const hr_kctx *c, hr_pbr m, hr_kpod *out, hr_kpod_status *ps,
-                                 const char **mode_ann, const char **uniform_ann)
+                                 const char **mode_ann, const char **uniform_ann,
+                                 const char **grace_ann)
 {
     hr_pod *pod = &out->pod;
     hr_jpath pm = HR_JP_KEY(NULL, "metadata");
@@ -300,6 +303,9 @@ static hr_status decode_pod_meta(const hr_kctx *c, hr_pbr m, hr_kpod *out, hr_kp
                     return hr_knomem(c);
             } else if (hr_pb_eq(k, kl, HR_LABEL_GROUP_UNIFORM)) {
                 if (!(*uniform_ann = hr_arena_strndup(c->a, (const char *)v, vl)))
+                    return hr_knomem(c);
+            } else if (hr_pb_eq(k, kl, HR_LABEL_GRACE)) {
+                if (!(*grace_ann = hr_arena_strndup(c->a, (const char *)v, vl)))
                     return hr_knomem(c);
             } else if (hr_pb_eq(k, kl, HR_ANN_MAX_CPU)) {
                 maxcpu = v;
@@ -505,23 +511,31 @@ static bool status_has_resources(hr_pbr status, uint32_t field, const char *name
     return false;
 }
 
-/* One PodCondition into the resize verdict (hr_decode_pod_status's rule). */
-static void condition(hr_pbr r, hr_kpod_status *ps)
+/* One PodCondition into the resize verdict (hr_decode_pod_status's rule;
+ * ps may be NULL) and the Ready condition (pod.c's decode_grace_status). */
+static void condition(hr_pbr r, hr_kpod_status *ps, hr_pod *pod)
 {
-    const uint8_t *t = NULL, *reason = NULL;
-    size_t tl = 0, rl = 0;
+    const uint8_t *t = NULL, *reason = NULL, *status = NULL;
+    size_t tl = 0, rl = 0, sl = 0;
     while (hr_pbr_more(&r)) {
         uint32_t f;
         hr_pbwt wt;
         if (!hr_pb_tag(&r, &f, &wt))
             return;
-        if ((f == 1 || f == 5) && wt == HR_PB_LEN) {
-            if (!hr_pb_len(&r, f == 1 ? &t : &reason, f == 1 ? &tl : &rl))
+        if ((f == 1 || f == 2 || f == 5) && wt == HR_PB_LEN) {
+            bool ok = f == 1   ? hr_pb_len(&r, &t, &tl)
+                      : f == 2 ? hr_pb_len(&r, &status, &sl)
+                               : hr_pb_len(&r, &reason, &rl);
+            if (!ok)
                 return;
         } else if (!hr_pb_skip(&r, wt)) {
             return;
         }
     }
+    if (t && hr_pb_eq(t, tl, "Ready"))
+        pod->ready = status && hr_pb_eq(status, sl, "True");
+    if (ps == NULL)
+        return;
     if (t && hr_pb_eq(t, tl, "PodResizePending")) {
         if (reason && hr_pb_eq(reason, rl, "Infeasible"))
             ps->resize = HR_RS_INFEASIBLE;
@@ -530,6 +544,28 @@ static void condition(hr_pbr r, hr_kpod_status *ps)
     } else if (t && hr_pb_eq(t, tl, "PodResizeInProgress")) {
         ps->resizing = true;
     }
+}
+
+/* status.startTime's seconds (metav1.Time), softly: 0 when they do not
+ * read or do not fit, as pod.c reads a start time that does not parse. */
+static uint32_t start_seconds(hr_pbr r)
+{
+    uint32_t secs = 0;
+    while (hr_pbr_more(&r)) {
+        uint32_t f;
+        hr_pbwt wt;
+        uint64_t v;
+        if (!hr_pb_tag(&r, &f, &wt))
+            return 0;
+        if (f == 1 && wt == HR_PB_VARINT) {
+            if (!hr_pb_varint(&r, &v))
+                return 0;
+            secs = v > 0 && v <= UINT32_MAX ? (uint32_t)v : 0;
+        } else if (!hr_pb_skip(&r, wt)) {
+            return 0;
+        }
+    }
+    return secs;
 }
 
 static hr_status decode_status(const hr_kctx *c, hr_pbr status, hr_kpod *out, hr_kpod_status *ps)
@@ -548,11 +584,16 @@ static hr_status decode_status(const hr_kctx *c, hr_pbr status, hr_kpod *out, hr
             return hr_pbfail(c, &pst);
         if (f == 1) {
             st = hr_pb_bytes_at(c, &pph, &r, wt, &phase, &phl);
-        } else if (f == 2 && ps && wt == HR_PB_LEN) {
+        } else if (f == 2 && wt == HR_PB_LEN) {
             hr_pbr e;
             st = hr_pb_sub_at(c, &pst, &r, wt, &e);
             if (!st)
-                condition(e, ps);
+                condition(e, ps, pod);
+        } else if (f == 7 && wt == HR_PB_LEN) {
+            hr_pbr e;
+            st = hr_pb_sub_at(c, &pst, &r, wt, &e);
+            if (!st)
+                pod->start_s = start_seconds(e);
         } else {
             st = hr_pb_skip_at(c, &pst, &r, wt);
         }
@@ -686,13 +727,15 @@ hr_status hr_pbdecode_pod(const uint8_t *raw, size_t len, hr_arena *a, hr_kpod *
     hr_pbr pod_part;
     if (st || (st = hr_pb_meta(&c, parts[0], has[0], true, &out->meta, &pod_part)))
         return st;
-    const char *mode_ann = NULL, *uniform_ann = NULL;
-    if ((st = decode_pod_meta(&c, pod_part, out, ps, &mode_ann, &uniform_ann)) ||
+    const char *mode_ann = NULL, *uniform_ann = NULL, *grace_ann = NULL;
+    if ((st = decode_pod_meta(&c, pod_part, out, ps, &mode_ann, &uniform_ann, &grace_ann)) ||
         (st = hr_kpod_group(&c, uniform_ann, out)))
         return st;
     const char *mode_label = hr_labels_get(&out->meta.labels, HR_LABEL_MODE);
     out->pod.opted_out = (mode_label && strcmp(mode_label, HR_MODE_MANAGED) != 0) ||
                          (mode_ann && strcmp(mode_ann, HR_MODE_MANAGED) != 0);
+    out->pod.grace_opt = (uint8_t)hr_grace_opt_parse(
+        grace_ann ? grace_ann : hr_labels_get(&out->meta.labels, HR_LABEL_GRACE));
     if (!has[1]) {
         hr_jpath ps_ = HR_JP_KEY(NULL, "spec");
         return hr_kfail(&c, &ps_, HR_E_INPUT, "missing");

@@ -20,11 +20,13 @@
  */
 #include <string.h>
 
+#include "core/grace.h"
 #include "core/group.h"
 #include "core/names.h"
 #include "core/quantity.h"
 #include "kube/decode/common.h"
 #include "kube/decode/pod.h"
+#include "kube/ktime.h"
 
 #define ANN_MIRROR "kubernetes.io/config.mirror"
 
@@ -194,7 +196,8 @@ hr_status hr_kpod_group(const hr_kctx *c, const char *uniform_ann, hr_kpod *out)
 }
 
 static hr_status decode_annotations(const hr_kctx *c, yyjson_val *meta, hr_pod *pod,
-                                    const char **mode_ann, const char **uniform_ann)
+                                    const char **mode_ann, const char **uniform_ann,
+                                    const char **grace_ann)
 {
     hr_jpath pm = HR_JP_KEY(NULL, "metadata");
     hr_jpath pa = HR_JP_KEY(&pm, "annotations");
@@ -209,6 +212,9 @@ static hr_status decode_annotations(const hr_kctx *c, yyjson_val *meta, hr_pod *
         return st;
     hr_jpath pgu = HR_JP_KEY(&pa, HR_LABEL_GROUP_UNIFORM);
     if ((st = hr_jstr_ref(c, &pgu, hr_jget(ann, HR_LABEL_GROUP_UNIFORM), uniform_ann, &len)))
+        return st;
+    hr_jpath pgr = HR_JP_KEY(&pa, HR_LABEL_GRACE);
+    if ((st = hr_jstr_ref(c, &pgr, hr_jget(ann, HR_LABEL_GRACE), grace_ann, &len)))
         return st;
     yyjson_val *mc = hr_jget(ann, HR_ANN_MAX_CPU);
     if (mc && !yyjson_is_null(mc)) {
@@ -293,6 +299,27 @@ static hr_status decode_foreign_writer(const hr_kctx *c, yyjson_val *meta, hr_kp
     return HR_OK;
 }
 
+/* What the startup grace reads of the status (design §2.12), softly: a
+ * start time that does not read is absent, and only a Ready condition whose
+ * status is "True" makes the pod Ready. Nothing here is booked, so nothing
+ * here refuses the pod (design §15). */
+static void decode_grace_status(yyjson_val *status, hr_pod *pod)
+{
+    yyjson_val *stt = hr_jget(status, "startTime");
+    if (yyjson_is_str(stt)) {
+        time_t t = hr_krfc3339(yyjson_get_str(stt), yyjson_get_len(stt));
+        pod->start_s = t > 0 && (uint64_t)t <= UINT32_MAX ? (uint32_t)t : 0;
+    }
+    yyjson_val *conds = hr_jget(status, "conditions");
+    size_t i, max;
+    yyjson_val *e;
+    yyjson_arr_foreach(conds, i, max, e)
+    {
+        if (yyjson_is_obj(e) && yyjson_equals_str(yyjson_obj_get(e, "type"), "Ready"))
+            pod->ready = yyjson_equals_str(yyjson_obj_get(e, "status"), "True");
+    }
+}
+
 /* created: the object of a CREATE request (no name or namespace yet). */
 static hr_status decode_pod(yyjson_val *obj, hr_arena *a, bool created, hr_kpod *out, hr_err *err)
 {
@@ -313,14 +340,17 @@ static hr_status decode_pod(yyjson_val *obj, hr_arena *a, bool created, hr_kpod 
     out->deleting = del && yyjson_is_str(del);
     if ((st = decode_owner(&c, meta, &out->owner)))
         return st;
-    const char *mode_ann = NULL, *uniform_ann = NULL;
-    if ((st = decode_annotations(&c, meta, pod, &mode_ann, &uniform_ann)) ||
+    const char *mode_ann = NULL, *uniform_ann = NULL, *grace_ann = NULL;
+    if ((st = decode_annotations(&c, meta, pod, &mode_ann, &uniform_ann, &grace_ann)) ||
         (st = hr_kpod_group(&c, uniform_ann, out)))
         return st;
     const char *mode_label = hr_labels_get(&out->meta.labels, HR_LABEL_MODE);
     /* Fail closed: only an absent mode or "managed" keeps the pod in. */
     pod->opted_out = (mode_label && strcmp(mode_label, HR_MODE_MANAGED) != 0) ||
                      (mode_ann && strcmp(mode_ann, HR_MODE_MANAGED) != 0);
+    /* The startup grace (design §2.12): the annotation wins over the label. */
+    pod->grace_opt = (uint8_t)hr_grace_opt_parse(
+        grace_ann ? grace_ann : hr_labels_get(&out->meta.labels, HR_LABEL_GRACE));
 
     hr_jpath ps = HR_JP_KEY(NULL, "spec");
     yyjson_val *spec;
@@ -433,6 +463,7 @@ static hr_status decode_pod(yyjson_val *obj, hr_arena *a, bool created, hr_kpod 
         (st = hr_jarr(&c, &pis, hr_jget(status, "initContainerStatuses"), &is)))
         return st;
     pod->phase = parse_phase(hr_jget(status, "phase"));
+    decode_grace_status(status, pod);
 
     /* Only a Running pod's kubelet must prove it can resize (design §4). */
     pod->status_resources = true;
