@@ -373,7 +373,9 @@ static hr_status keep_undecodable(hr_csink *s, const hr_sobj *o, const char *why
     case HR_CK_QUOTA: {
         /* Fail closed: a quota we cannot read may bound limits.cpu. */
         hr_kquota q = {.meta = {.ns = ns, .name = name, .uid = "", .resource_version = rvs},
-                       .limits_cpu = true};
+                       .limits_cpu = true,
+                       .hard_cpu = 0,
+                       .used_cpu = 0}; /* no room: the quota cap keeps every pod's total */
         *what = "counted as bounding limits.cpu";
         return hr_cache_put_quota(s->c, &q, err);
     }

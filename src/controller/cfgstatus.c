@@ -77,8 +77,8 @@ static void quota_cond(const hr_cfgstatus_in *in, cond *c)
     }
     c->status = "True";
     c->reason = "QuotaOnLimitsCPU";
-    hr_buf_puts(&c->msg, "raises past the quota are refused (403, ResizeForbidden) in managed "
-                         "namespaces with a ResourceQuota on limits.cpu: ");
+    hr_buf_puts(&c->msg, "raises fit the quota (the quota cap, spec.quotaReservePercent kept for "
+                         "new pods) in managed namespaces with a ResourceQuota on limits.cpu: ");
     for (size_t i = 0; i < in->n_quota_ns && i < QUOTA_NS_SHOWN; i++)
         hr_buf_printf(&c->msg, "%s%s", i ? ", " : "", in->quota_ns[i]);
     if (in->n_quota_ns > QUOTA_NS_SHOWN)

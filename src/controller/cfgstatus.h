@@ -6,8 +6,9 @@
  *   Ready           True (Applied | DryRun), or False (InvalidSpec) when the
  *                   spec is refused and the last good config stays in force;
  *   LimitsCPUQuota  True (QuotaOnLimitsCPU) naming every managed namespace
- *                   whose ResourceQuota bounds limits.cpu — raises there end
- *                   in 403 ResizeForbidden — or False (NoQuotaOnLimitsCPU).
+ *                   whose ResourceQuota bounds limits.cpu — raises there fit
+ *                   the quota (the quota cap, design §2.3) — or False
+ *                   (NoQuotaOnLimitsCPU).
  *
  * Written by the leader only, by server-side apply on the status
  * subresource (field manager "headroom"), and only when it differs from

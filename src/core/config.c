@@ -43,6 +43,7 @@ void hr_config_defaults(hr_config *c)
         .n_pools = 0,
         .tenant_label = HR_LABEL_TENANT,
         .max_group_size = HR_MAX_GROUP_SIZE,
+        .quota_reserve_percent = 10,
     };
 }
 
@@ -153,6 +154,8 @@ bool hr_config_same_but_node_settings(const hr_config *a, const hr_config *b)
         a->n_excluded_ns != b->n_excluded_ns || a->n_excluded_owners != b->n_excluded_owners ||
         !str_same(a->tenant_label, b->tenant_label) || a->max_group_size != b->max_group_size)
         return false;
+    if (a->quota_reserve_percent != b->quota_reserve_percent)
+        return false;
     for (uint32_t i = 0; i < a->n_excluded_ns; i++)
         if (!str_same(a->excluded_ns[i], b->excluded_ns[i]))
             return false;
@@ -240,5 +243,7 @@ const char *hr_config_validate(const hr_config *c)
         return "spec.tenantLabel must be a label key ([prefix/]name)";
     if (c->max_group_size < 1 || c->max_group_size > HR_MAX_GROUP_SIZE_LIMIT)
         return "spec.maxGroupSize must be between 1 and 100000";
+    if (c->quota_reserve_percent < 0 || c->quota_reserve_percent > 100)
+        return "spec.quotaReservePercent must be between 0 and 100";
     return pools_invalid(c);
 }

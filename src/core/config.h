@@ -94,6 +94,9 @@ typedef struct hr_config {
                                  HR_LABEL_TENANT; NULL reads as the default */
     int max_group_size;       /* spec.maxGroupSize (§2.10): a larger group is
                                  refused whole; default HR_MAX_GROUP_SIZE */
+    int quota_reserve_percent; /* spec.quotaReservePercent (§2.3, the quota
+                                  cap): the share of a limits.cpu quota's
+                                  hard kept for surge pods; 0…100, default 10 */
 } hr_config;
 
 /* spec.maxGroupSize's default and bounds (design §2.10: why 128). */

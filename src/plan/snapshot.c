@@ -111,6 +111,7 @@ typedef enum item_kind {
     K_NAMESPACE,
     K_LIMITRANGE,
     K_CONFIG,
+    K_QUOTA,
 } item_kind;
 
 static item_kind kind_of(const char *k, size_t len)
@@ -124,6 +125,7 @@ static item_kind kind_of(const char *k, size_t len)
         {"Namespace", K_NAMESPACE},
         {"LimitRange", K_LIMITRANGE},
         {"HeadroomConfig", K_CONFIG},
+        {"ResourceQuota", K_QUOTA},
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (strlen(map[i].name) == len && memcmp(map[i].name, k, len) == 0)
@@ -248,7 +250,7 @@ static hr_status decode_items(hr_snapshot *s, yyjson_val *items, yyjson_val *sin
                               item_kind list_kind, hr_err *err)
 {
     size_t n_items = items ? yyjson_arr_size(items) : 1;
-    size_t count[K_CONFIG + 1] = {0};
+    size_t count[K_QUOTA + 1] = {0};
     size_t i;
     yyjson_val *it;
     hr_status st;
@@ -270,7 +272,8 @@ static hr_status decode_items(hr_snapshot *s, yyjson_val *items, yyjson_val *sin
     s->namespaces = hr_arena_calloc(a, count[K_NAMESPACE] + 1, sizeof *s->namespaces);
     s->limitranges = hr_arena_calloc(a, count[K_LIMITRANGE] + 1, sizeof *s->limitranges);
     s->bad = hr_arena_calloc(a, count[K_POD] + count[K_NODE] + 1, sizeof *s->bad);
-    if (!s->nodes || !s->pods || !s->namespaces || !s->limitranges || !s->bad)
+    s->quotas = hr_arena_calloc(a, count[K_QUOTA] + 1, sizeof *s->quotas);
+    if (!s->nodes || !s->pods || !s->namespaces || !s->limitranges || !s->bad || !s->quotas)
         return hr_err_set(err, HR_E_NOMEM, "out of memory for %zu objects", n_items);
     bool have_cfg = false;
     /* Pass 2: decode. */
@@ -302,6 +305,7 @@ static hr_status decode_items(hr_snapshot *s, yyjson_val *items, yyjson_val *sin
         case K_LIMITRANGE:
             st = hr_decode_limitrange(it, a, &s->limitranges[s->n_limitranges++], err);
             break;
+        case K_QUOTA: st = hr_decode_resourcequota(it, a, &s->quotas[s->n_quotas++], err); break;
         case K_CONFIG:
             /* Only the singleton counts (design §1); others are not ours. */
             if (!is_cluster_config(it)) {
@@ -509,6 +513,14 @@ hr_limit_bounds hr_snapshot_bounds(const hr_snapshot *s, const char *ns)
     for (size_t i = lo; i < s->n_limitranges && !strcmp(s->limitranges[i].meta.ns, ns); i++)
         hr_limit_bounds_merge(&b, &s->limitranges[i].bounds);
     return b;
+}
+
+void hr_snapshot_quota(const hr_snapshot *s, const char *ns, hr_ns_quota *out)
+{
+    *out = (hr_ns_quota){.on = false};
+    for (size_t i = 0; i < s->n_quotas; i++)
+        if (s->quotas[i].limits_cpu && !strcmp(s->quotas[i].meta.ns, ns))
+            hr_ns_quota_fold(out, s->quotas[i].hard_cpu, s->quotas[i].used_cpu);
 }
 
 size_t hr_snapshot_gaps(const hr_snapshot *s, hr_snapshot_gap out[3])

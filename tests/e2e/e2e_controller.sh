@@ -233,7 +233,7 @@ WHY="up2 limit '$up2_lim', unavailable skips $up2_sk (before $uskips0)"
 check "5d. unreadable Node: the increase is skipped (reason unavailable)" test "$up2_lim" = 1500m -a "$up2_sk" -gt "$uskips0"
 jq 'del(.metadata.resourceVersion)' "$WORK/role.json" | k apply -f - >/dev/null
 
-# ------------------------------------------------- 6. quota 403 and Infeasible
+# ------------------------------------------------- 6. a limits.cpu quota, and Infeasible
 mkns e2e-q-$S managed
 mknode e2e-n4-$S 8
 k -n e2e-q-$S create quota cpu-limits --hard=limits.cpu=3,requests.cpu=10 >/dev/null
@@ -241,19 +241,21 @@ quota_known() { [ -n "$(k -n e2e-q-$S get quota cpu-limits -o jsonpath='{.status
 wait_until 20 quota_known
 q0=$(metric 'headroom_resizes_total{result="quota-denied"}')
 m_q=$(audit_mark)
-mkpod e2e-q-$S quota e2e-n4-$S 500m 1 # alone: target 5000m, over the 3-core quota
-denied() { [ "$(metric 'headroom_resizes_total{result="quota-denied"}')" -gt "$q0" ]; }
-wait_until 20 denied
-sleep 10
+# Alone on its node the slack gives 5000m; the 3-core quota, 10 % of it kept for new pods
+# (spec.quotaReservePercent's default), leaves 3000 − 1000 + 1000 − 300 = 2700m (design §2.3).
+mkpod e2e-q-$S quota e2e-n4-$S 500m 1
+fits() { [ "$(cpu_limit e2e-q-$S quota)" = 2700m ]; }
+wait_until 20 fits
+sleep 5
 qd=$(( $(metric 'headroom_resizes_total{result="quota-denied"}') - q0 ))
 q_ev=$(events_for e2e-q-$S quota ResizeForbidden); q_lim=$(cpu_limit e2e-q-$S quota)
-WHY="quota-denied $qd in ~10 s, ResizeForbidden events $q_ev, limit $q_lim"
-check "6a. limits.cpu quota: 403 -> one ResizeForbidden, backed off (no retry storm; counters)" \
-  test "$qd" -eq 1 -a "$q_ev" = 1 -a "$q_lim" = 1
+WHY="quota-denied $qd in ~5 s, ResizeForbidden events $q_ev, limit $q_lim"
+check "6a. limits.cpu quota: the raise fits it (the quota cap: 2700m), no quota-denied, no ResizeForbidden" \
+  test "$qd" -eq 0 -a "$q_ev" = 0 -a "$q_lim" = 2700m
 audit_writes "$m_q" "$ID" '.objectRef.namespace == "'"e2e-q-$S"'" and .objectRef.resource == "pods"' >"$WORK/q.writes"
 WHY="the controller's writes to the pod: $(tr '\n' ';' <"$WORK/q.writes")"
-check "6a'. audit: exactly one resize of the pod, answered 403, and no other write to it in ~10 s" \
-  test "$(wc -l <"$WORK/q.writes")" -eq 1 -a "$(grep -c ' patch pods/resize .* 403$' "$WORK/q.writes")" -eq 1
+check "6a'. audit: exactly one resize of the pod, answered 200, and none answered 403" \
+  test "$(grep -c ' patch pods/resize .* 200$' "$WORK/q.writes")" -eq 1 -a "$(grep -c ' 403$' "$WORK/q.writes")" -eq 0
 quota_named() {
   [ "$(hcfg_cond LimitsCPUQuota | cut -d/ -f1-2)" = True/QuotaOnLimitsCPU ] &&
     k get headroomconfig cluster -o json |
@@ -279,8 +281,8 @@ check "6b. Infeasible: one ResizeInfeasible, counted, and no retry (audit: no wr
   test "$i_ev" = 1 -a "$i_m" -ge 1 -a "$i_w" -eq 0 -a "$i_aw" -eq 0
 
 # ------------------------------------------------ 3. steady state: zero writes
-# A pod still over its quota is tried again once its back-off ends (design §7: its node is
-# reconciled again), one refused write a period: that is not the steady state measured here.
+# The quota's pod goes: its namespace's quota figures move with every pod there, and each move
+# replans every node (design §2.3), which is not the steady state measured here.
 k -n e2e-q-$S delete pod quota --wait=true --timeout=30s >/dev/null
 # The window opens once the controller has not written for 15 s: the pod's
 # going changes the HeadroomConfig's counts, written up to 10 s later (CI saw

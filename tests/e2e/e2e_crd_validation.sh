@@ -39,6 +39,7 @@ cat >"$WORK/good.json" <<'JSON'
     "policy": "TenantFair",
     "tenantLabel": "capsule.clastix.io/tenant",
     "maxGroupSize": 512,
+    "quotaReservePercent": 25,
     "dryRun": true,
     "minBurstFloor": "500m",
     "maxMultiplier": "2.5",
@@ -106,6 +107,9 @@ row '.spec.tenantLabel = (("a" * 63 + ".") * 4 + "b/t")' 'spec.tenantLabel' 'the
 # cfgspec.c, maxGroupSize: get_int(1, 100000) — the bounds.
 row '.spec.maxGroupSize = 0' 'spec.maxGroupSize' 'should be greater than or equal to 1'
 row '.spec.maxGroupSize = 100001' 'spec.maxGroupSize' 'should be less than or equal to 100000'
+# cfgspec.c, quotaReservePercent: get_int(0, 100) — the bounds.
+row '.spec.quotaReservePercent = -1' 'spec.quotaReservePercent' 'should be greater than or equal to 0'
+row '.spec.quotaReservePercent = 101' 'spec.quotaReservePercent' 'should be less than or equal to 100'
 # cfgspec.c, dryRun: hr_jbool, a boolean.
 row '.spec.dryRun = "no"' 'spec.dryRun' 'must be of type boolean'
 # hr_config_validate: "spec.minBurstFloor must not be negative".

@@ -355,7 +355,7 @@ for top in help --help -h; do
   out_has "  0  done"
   out_has "  1  bad input"
   out_has "  2  usage"
-  out_has "kubectl get nodes,pods,namespaces,limitranges,headroomconfigs -A -o json"
+  out_has "kubectl get nodes,pods,namespaces,limitranges,resourcequotas,headroomconfigs -A -o json"
 done
 # version: six lines, in this order; -o json (every form) the same values as one object with
 # exactly six string fields; -o takes json alone.

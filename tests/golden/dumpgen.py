@@ -1,6 +1,6 @@
 """dumpgen.py — what the generators of the small golden dumps share
 (gen_gang.py, gen_tenantfair.py, gen_nodepools.py): the objects of a
-`kubectl get nodes,pods,namespaces,limitranges,headroomconfigs -A -o json`
+`kubectl get nodes,pods,namespaces,limitranges,resourcequotas,headroomconfigs -A -o json`
 List as the API server prints them, each with its own resourceVersion and
 uid from one counter, so a dump reads as one consistent snapshot.
 

@@ -4,7 +4,7 @@
 The fixture is checked in; this script is how it was made, kept so a change
 to the cluster is a reviewed change to a short description rather than to
 3000 lines of JSON. Output imitates `kubectl get nodes,pods,namespaces,
-limitranges,headroomconfigs -A -o json` (kubectl 1.35): full metadata,
+limitranges,resourcequotas,headroomconfigs -A -o json` (kubectl 1.35): full metadata,
 managedFields on some objects, status with containerStatuses[].resources.
 
 Run:  python3 tests/golden/gen_cluster.py > tests/golden/cluster.json

@@ -12,7 +12,7 @@ work=$(mktemp -d) || exit 1
 trap 'rm -rf "$work"' EXIT
 i=0
 out() { i=$((i + 1)); "$hr" "$@" 2>/dev/null >"$work/$i.out"; echo "$* -> $work/$i.out" >>"$work/list"; }
-for f in cluster example quantities undecodable partial dryrun-default tenantfair gang gang-neighbour nodepools foreign-writer; do
+for f in cluster example quantities undecodable partial dryrun-default tenantfair gang gang-neighbour nodepools quota foreign-writer; do
   out plan -f $f.json -o json
   out plan -f $f.json -o yaml
 done

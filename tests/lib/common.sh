@@ -360,7 +360,7 @@ webhook_register() { # name port ca-dir run -> the registration applied (exit 1 
 # `headroom plan -f` reads: what `kubectl get ... -o json` gives a user); planned_targets prints
 # "namespace/name=targetMilli" of each pod `plan -f` planned in it that the jq condition on the
 # pod keeps ($node: its node's name), sorted; a script compares them with the limits it reads.
-dump_cluster() { k get nodes,pods,namespaces,limitranges,headroomconfigs -A -o json >"$WORK/dump.json"; }
+dump_cluster() { k get nodes,pods,namespaces,limitranges,resourcequotas,headroomconfigs -A -o json >"$WORK/dump.json"; }
 planned_targets() { # [jq condition on a pod]
   "$HEADROOM" plan -f "$WORK/dump.json" -o json 2>/dev/null |
     jq -r '.nodes[] | .name as $node | .pods[] | select('"${1:-true}"') | "\(.namespace)/\(.name)=\(.targetMilli)"' |

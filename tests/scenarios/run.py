@@ -508,7 +508,7 @@ class Scenario:
             return
         fd, dump = tempfile.mkstemp(prefix="dump-", suffix=".json", dir=self.batch.work)
         with os.fdopen(fd, "w") as f:
-            f.write(k("get", "nodes,pods,namespaces,limitranges,headroomconfigs", "-A", "-o", "json"))
+            f.write(k("get", "nodes,pods,namespaces,limitranges,resourcequotas,headroomconfigs", "-A", "-o", "json"))
         if st.get("plan"):
             plan = json.loads(sh([HEADROOM, "plan", "-f", dump, "-o", "json"]))
             have, diff, n = self.live_pods(), [], 0

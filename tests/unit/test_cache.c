@@ -496,7 +496,8 @@ static void test_quotas_and_config_status(void **state)
     drain(f, d);
     const char *q1 =
         "{\"metadata\":{\"namespace\":\"a\",\"name\":\"q1\",\"resourceVersion\":\"2\"},"
-        "\"spec\":{\"hard\":{\"limits.cpu\":\"4\",\"pods\":\"10\"}}}";
+        "\"spec\":{\"hard\":{\"limits.cpu\":\"4\",\"pods\":\"10\"}},"
+        "\"status\":{\"used\":{\"limits.cpu\":\"3500m\"}}}";
     const char *q2 =
         "{\"metadata\":{\"namespace\":\"a\",\"name\":\"q2\",\"resourceVersion\":\"3\"},"
         "\"spec\":{\"hard\":{\"limits.cpu\":\"8\"}}}";
@@ -514,7 +515,36 @@ static void test_quotas_and_config_status(void **state)
     assert_int_equal(feed(f, HR_CK_QUOTA, false, bad), HR_OK);
     assert_int_equal(hr_csink_decode_errors(f->sink[HR_CK_QUOTA]), 1);
     assert_int_equal(f->changes[HR_CK_QUOTA][HR_CC_ADDED], 4);
-    assert_string_equal(drain(f, d), ""); /* no node replans for a quota */
+    /* A quota's limits.cpu caps its namespace's pods on any node (the
+     * quota cap, design §2.3): every node replans. */
+    assert_string_equal(drain(f, d), "n1");
+    /* The same figures again change nothing; a moved used does. */
+    assert_int_equal(feed(f, HR_CK_QUOTA, false, q1), HR_OK);
+    assert_string_equal(drain(f, d), "");
+    /* The least room wins: q1 (500m left) over q2 (used not counted yet
+     * reads as full: 0 left, so q2); b's unreadable q4 has none. */
+    hr_ns_quota nq;
+    hr_cache_lock(f->c);
+    hr_cache_ns_quota(f->c, "a", &nq);
+    assert_true(nq.on);
+    assert_int_equal(nq.hard, 8000);
+    assert_int_equal(nq.used, HR_NONE);
+    hr_cache_ns_quota(f->c, "b", &nq);
+    assert_true(nq.on);
+    assert_int_equal(nq.hard - nq.used, 0);
+    hr_cache_ns_quota(f->c, "c", &nq);
+    assert_false(nq.on);
+    hr_cache_unlock(f->c);
+    const char *q2u =
+        "{\"metadata\":{\"namespace\":\"a\",\"name\":\"q2\",\"resourceVersion\":\"5\"},"
+        "\"spec\":{\"hard\":{\"limits.cpu\":\"8\"}},\"status\":{\"used\":{\"limits.cpu\":\"1\"}}}";
+    assert_int_equal(feed(f, HR_CK_QUOTA, false, q2u), HR_OK);
+    assert_string_equal(drain(f, d), "n1");
+    hr_cache_lock(f->c);
+    hr_cache_ns_quota(f->c, "a", &nq);
+    assert_int_equal(nq.hard, 4000);
+    assert_int_equal(nq.used, 3500);
+    hr_cache_unlock(f->c);
     const char *ns[4];
     hr_cache_lock(f->c);
     /* "a" once; b's q3 bounds requests only, but its q4 cannot be read */
@@ -546,6 +576,10 @@ static void test_quotas_and_config_status(void **state)
     hr_cache_relist_begin(f->c, HR_CK_QUOTA);
     assert_int_equal(feed(f, HR_CK_QUOTA, false, q3), HR_OK);
     assert_int_equal(hr_cache_relist_end(f->c, HR_CK_QUOTA, true), 3);
+    hr_cache_lock(f->c);
+    hr_cache_ns_quota(f->c, "a", &nq);
+    assert_false(nq.on);
+    hr_cache_unlock(f->c);
     hr_cache_lock(f->c);
     assert_int_equal(hr_cache_quota_namespaces(f->c, ns, 4), 0);
     hr_cache_unlock(f->c);

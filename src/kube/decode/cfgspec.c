@@ -328,6 +328,8 @@ hr_status hr_decode_config(yyjson_val *obj, hr_arena *a, hr_kconfig *out, hr_err
     if ((st = get_int(&c, &ps, spec, "maxGroupSize", 1, HR_MAX_GROUP_SIZE_LIMIT,
                       &cfg->max_group_size)))
         return st;
+    if ((st = get_int(&c, &ps, spec, "quotaReservePercent", 0, 100, &cfg->quota_reserve_percent)))
+        return st;
     hr_jpath ptl = HR_JP_KEY(&ps, "tenantLabel");
     if ((st = hr_jstr(&c, &ptl, hr_jget(spec, "tenantLabel"), HR_LABEL_TENANT, &cfg->tenant_label)))
         return st;

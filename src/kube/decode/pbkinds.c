@@ -5,7 +5,8 @@
  * errors where the wire format can carry them.
  *
  * Field numbers (k8s.io/api core/v1 generated.proto): every object
- * metadata 1, spec 2, status 3; NodeStatus allocatable 2, conditions 4;
+ * metadata 1, spec 2, status 3; NodeStatus allocatable 2, conditions 4,
+ * declaredFeatures 14;
  * NodeCondition type 1, status 2; LimitRangeSpec limits 1; LimitRangeItem
  * type 1, max 2, maxLimitRequestRatio 6; ResourceQuotaSpec hard 1.
  */
@@ -179,9 +180,14 @@ hr_status hr_pbdecode_resourcequota(const uint8_t *raw, size_t len, hr_arena *a,
         return st;
     hr_jpath ps = HR_JP_KEY(NULL, "spec");
     hr_jpath ph = HR_JP_KEY(&ps, "hard");
-    int64_t lim = HR_NONE;
-    if ((st = hr_pb_quantity_in(&c, &ph, parts[1], 1, "limits.cpu", HR_QK_CPU, &lim)))
+    hr_jpath pst = HR_JP_KEY(NULL, "status");
+    hr_jpath pu = HR_JP_KEY(&pst, "used");
+    int64_t lim = HR_NONE, use = HR_NONE;
+    if ((st = hr_pb_quantity_in(&c, &ph, parts[1], 1, "limits.cpu", HR_QK_CPU, &lim)) ||
+        (st = hr_pb_quantity_in(&c, &pu, parts[2], 2, "limits.cpu", HR_QK_CPU, &use)))
         return st;
     out->limits_cpu = lim != HR_NONE;
+    out->hard_cpu = lim;
+    out->used_cpu = out->limits_cpu ? use : HR_NONE;
     return HR_OK;
 }
