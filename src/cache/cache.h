@@ -42,7 +42,6 @@
 #include "core/config.h"
 #include "core/gates.h"
 #include "core/pod.h"
-#include "core/quota.h"
 #include "core/selector.h"
 #include "kube/decode/decode.h"
 #include "util/arena.h"
@@ -88,6 +87,11 @@ void hr_cache_set_observer(hr_cache *c, hr_cache_observer fn, void *ud);
  * feeder and status writer) need not poll. fn must only take a leaf lock
  * (hr_waker_kick) and never call back into the cache. NULL: none. */
 void hr_cache_set_kick(hr_cache *c, void (*fn)(void *ud), void *ud);
+
+/* Does the API server accept a resize of pod-level resources (design
+ * §2.13, hr_kversion_pod_resize)? Set once, at start, before the watches;
+ * false until then: no node view says pod_resize. */
+void hr_cache_set_server_pod_resize(hr_cache *c, bool on);
 /* Rings the doorbell with nothing changed: a watch became synced (cache/informers.c), which
  * a reader waiting for the sync must hear of. Takes the lock (not held by the caller). */
 void hr_cache_ring(hr_cache *c);
@@ -124,7 +128,7 @@ void hr_cache_config_invalid(hr_cache *c, const char *msg);
  * status writer compares its own view against. */
 HR_MUST_CHECK hr_status hr_cache_put_config_status(hr_cache *c, const hr_kcfg_status *s,
                                                    hr_err *err);
-/* Quotas are kept as their limits.cpu: hard and used. */
+/* Quotas are kept only as "bounds limits.cpu or not". */
 HR_MUST_CHECK hr_status hr_cache_put_quota(hr_cache *c, const hr_kquota *q, hr_err *err);
 
 /* A Node object that cannot be decoded (design §6, §15): whatever was
@@ -203,6 +207,9 @@ typedef struct hr_cnode_view {
     bool undecodable; /* the Node object exists but could not be decoded */
     hr_node node;     /* known = present */
     bool has_allocatable, ready, windows;
+    bool pod_resize; /* the node declares HR_FEATURE_POD_RESIZE and the API
+                        server resizes pod-level resources
+                        (hr_cache_set_server_pod_resize, design §2.13) */
     uint64_t rv;
     hr_labels labels;
     uint32_t n_pods;
@@ -254,11 +261,6 @@ void hr_cache_pool_counts(const hr_cache *c, int64_t *counts);
  * status says (numbers -1 when absent). */
 bool hr_cache_config_object(const hr_cache *c, int64_t *gen_in_force,
                             const hr_kcfg_status **status);
-
-/* The namespace's ResourceQuota on limits.cpu with the least room (hard −
- * used, hr_ns_quota_fold) in out's on, hard and used (the rest 0); on
- * false: none bounds limits.cpu there (the quota cap, design §2.3). */
-void hr_cache_ns_quota(const hr_cache *c, const char *ns, hr_ns_quota *out);
 
 /* Namespaces with a ResourceQuota on limits.cpu, each once, in no order.
  * Returns how many there are, writing at most cap. */

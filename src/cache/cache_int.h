@@ -123,6 +123,7 @@ enum {
     NF_DIRTY = 1 << 6,
     NF_UNDECODABLE = 1 << 7, /* the Node object exists but could not be
                                 decoded: unknown, like a placeholder */
+    NF_POD_RESIZE = 1 << 8,  /* declares HR_FEATURE_POD_RESIZE (design §2.13) */
 };
 
 typedef struct cnode {
@@ -131,7 +132,7 @@ typedef struct cnode {
     uint32_t n_pods;
     uint32_t mark;
     uint32_t n_labels; /* pairs */
-    uint8_t flags;
+    uint16_t flags;
     const char **labels; /* kv pointers to interned strings */
     uint64_t rv;
     int64_t allocatable;
@@ -172,15 +173,9 @@ typedef struct clr {
     hr_limit_bounds bounds;
 } clr;
 
-/* A quota's limits.cpu (the payload compared byte for byte: no padding). */
-typedef struct cquota_cpu {
-    int64_t hard; /* spec.hard limits.cpu; HR_NONE: the quota does not bound it */
-    int64_t used; /* status.used limits.cpu; HR_NONE: not counted yet */
-} cquota_cpu;
-
 typedef struct cquota {
     crow h;
-    cquota_cpu cpu;
+    bool limits_cpu;
 } cquota;
 
 /* ---------------------------------------------------------- the cache */
@@ -218,6 +213,7 @@ struct hr_cache {
     uint32_t *dirty;
     uint32_t n_dirty, dirty_cap;
     bool all_dirty;
+    bool server_pod_resize; /* hr_cache_set_server_pod_resize */
     uint64_t clock;         /* the change clock: ticks at every mark (feed.h) */
     uint64_t world_version; /* its value when every node was marked at once */
 

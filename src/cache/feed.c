@@ -72,7 +72,7 @@ size_t hr_cfeed_drain(hr_cache *c, void (*fn)(void *ud, const char *node), void 
                 continue;
             if (fn)
                 fn(ud, hr_intern_str(&c->str, d->name));
-            d->flags &= (uint8_t)~NF_DIRTY;
+            d->flags &= (uint16_t)~NF_DIRTY;
             n++;
         }
     } else {
@@ -80,7 +80,7 @@ size_t hr_cfeed_drain(hr_cache *c, void (*fn)(void *ud, const char *node), void 
             cnode *d = node_at(c, c->dirty[k]);
             if (fn)
                 fn(ud, hr_intern_str(&c->str, d->name));
-            d->flags &= (uint8_t)~NF_DIRTY;
+            d->flags &= (uint16_t)~NF_DIRTY;
             n++;
         }
     }

@@ -86,12 +86,13 @@ hr_status hr_cnodes_put(hr_cache *c, const hr_knode *k, hr_err *err)
     const char **kv;
     if (hr_cstore_labels(c, &k->meta.labels, &kv) != 0)
         return hr_err_set(err, HR_E_NOMEM, "node %s: out of memory", name);
-    uint8_t flags = NF_PRESENT;
+    uint16_t flags = NF_PRESENT;
     flags |= k->has_allocatable ? NF_HAS_ALLOC : 0;
     flags |= k->ready ? NF_READY : 0;
     flags |= k->node.disk_pressure ? NF_DISK : 0;
     flags |= k->node.pid_pressure ? NF_PID : 0;
     flags |= k->windows ? NF_WINDOWS : 0;
+    flags |= k->pod_resize ? NF_POD_RESIZE : 0;
     bool was = (n->flags & NF_PRESENT) != 0;
     n->rv = hr_cstore_parse_rv(k->meta.resource_version);
     n->mark = c->epoch[HR_CK_NODE];
@@ -104,7 +105,7 @@ hr_status hr_cnodes_put(hr_cache *c, const hr_knode *k, hr_err *err)
     hr_cstore_labels_free(c, n->labels, n->n_labels);
     n->labels = kv;
     n->n_labels = k->meta.labels.n;
-    n->flags = (uint8_t)((n->flags & NF_DIRTY) | flags);
+    n->flags = (uint16_t)((n->flags & NF_DIRTY) | flags);
     n->allocatable = k->node.allocatable;
     hr_cfeed_mark(c, i);
     hr_cstore_report(c, HR_CK_NODE, was ? HR_CC_UPDATED : HR_CC_ADDED, "", name);
@@ -159,6 +160,7 @@ static void fill_node_view(const hr_cache *c, uint32_t i, hr_cnode_view *v)
     v->has_allocatable = (n->flags & NF_HAS_ALLOC) != 0;
     v->ready = (n->flags & NF_READY) != 0;
     v->windows = (n->flags & NF_WINDOWS) != 0;
+    v->pod_resize = (n->flags & NF_POD_RESIZE) != 0 && c->server_pod_resize;
     v->rv = n->rv;
     v->labels = (hr_labels){(const char *const *)n->labels, n->n_labels};
     v->n_pods = n->n_pods;

@@ -53,6 +53,7 @@ size_t hr_cblob_encode(hr_cenc *e, hr_intern *str, const hr_kpod *p, uint32_t *i
     /* Upper bound: 10 bytes per varint. */
     size_t need = 11 + nl + (size_t)p->pod.n_ctr * (10 + 1 + 40) + 50;
     need += 11; /* the startup grace's two varints */
+    need += 11; /* the pod-level CPU limit and memory bit (design §2.13) */
     if (enc_reserve(e, need) != 0)
         return 0;
     uint8_t *o = e->buf;
@@ -78,6 +79,8 @@ size_t hr_cblob_encode(hr_cenc *e, hr_intern *str, const hr_kpod *p, uint32_t *i
         n += hr_varint_put(o + n, q_enc(k->mem_lim));
     }
     n += hr_varint_put(o + n, q_enc(p->pod.overhead_cpu));
+    n += hr_varint_put(o + n, q_enc(p->pod.pod_cpu_lim));
+    n += hr_varint_put(o + n, p->pod.pod_mem_fixed ? 1u : 0u);
     n += hr_varint_put(o + n, q_enc(p->pod.pod_cpu_req));
     n += hr_varint_put(o + n, q_enc(p->pod.max_cpu));
     /* The startup grace (design §2.12): a Ready pod's start time no longer
@@ -131,6 +134,8 @@ void hr_cblob_decode(const uint8_t *blob, uint32_t n_ctr, uint32_t *ids, hr_cont
             ctr[i] = k;
     }
     int64_t ov = q_dec(hr_varint_get(&q));
+    int64_t pl = q_dec(hr_varint_get(&q));
+    bool pmf = hr_varint_get(&q) != 0;
     int64_t pr = q_dec(hr_varint_get(&q));
     int64_t mc = q_dec(hr_varint_get(&q));
     uint64_t gf = hr_varint_get(&q);
@@ -143,6 +148,8 @@ void hr_cblob_decode(const uint8_t *blob, uint32_t n_ctr, uint32_t *ids, hr_cont
         *writer_id = w;
     if (pod) {
         pod->overhead_cpu = ov;
+        pod->pod_cpu_lim = pl;
+        pod->pod_mem_fixed = pmf;
         pod->pod_cpu_req = pr;
         pod->max_cpu = mc;
         pod->grace_opt = (uint8_t)(gf & 3);

@@ -13,7 +13,8 @@
  *   place, without a copy);
  *   per container: varint interned name id, one byte (kind in bits 0–1,
  *   cpu_restart in bit 2), varints cpu_req, cpu_lim, mem_req, mem_lim;
- *   varints overhead_cpu, pod_cpu_req, max_cpu;
+ *   varints overhead_cpu, pod_cpu_lim, pod_mem_fixed (0 or 1), pod_cpu_req,
+ *   max_cpu;
  *   varint startup-grace bits (hr_grace_opt in bits 0–1, Ready in bit 2)
  *   and varint status.startTime in Unix seconds, 0 (none) once Ready
  *   (design §2.12);

@@ -52,6 +52,7 @@
 #include "cache/informers.h"
 #include "cmd/cmd_run.h"
 #include "cmd/commands.h"
+#include "cmd/live.h"
 #include "cmd/run_flags.h"
 #include "cmd/selfcert.h"
 #include "controller/controller.h"
@@ -247,6 +248,25 @@ static bool copy_labels(const hr_labels *from, hr_arena *a, hr_labels *to)
             return false;
     *to = (hr_labels){kv, from->n};
     return true;
+}
+
+/* Does the API server resize pod-level resources (design §2.13)? Asked
+ * once, at start (hr_live_server_pod_resize); a failure reads as no: pods
+ * with pod-level resources stay unmanaged (fail closed). */
+static bool server_pod_resize(run_ctx *x)
+{
+    bool on;
+    char version[32];
+    hr_err err;
+    hr_live_server_pod_resize(x->k, &on, version, &err);
+    if (err.msg[0] != '\0')
+        hr_logf(&x->log, HR_LV_WARN,
+                "msg=\"server version unknown: pod-level resources stay unmanaged\" err=\"%s\"",
+                err.msg);
+    else
+        hr_logf(&x->log, HR_LV_INFO, "msg=\"server version\" version=%s pod_level_resize=%s",
+                version, on ? "true" : "false");
+    return on;
 }
 
 /* What the webhook asks about a namespace: its labels and LimitRange
@@ -694,6 +714,8 @@ static hr_status start_all(run_ctx *x, hr_err *err)
     if ((st = hr_cache_new(&x->cache, err)))
         return st;
     hr_cache_set_observer(x->cache, on_cache_change, x);
+    bool pod_resize = server_pod_resize(x);
+    hr_cache_set_server_pod_resize(x->cache, pod_resize);
 
     hr_metrics_init(&x->metrics);
     hr_readiness_init(&x->ready);
@@ -704,6 +726,7 @@ static hr_status start_all(run_ctx *x, hr_err *err)
     x->wh.group_ud = x;
     x->wh.node_lookup = node_lookup;
     x->wh.node_ud = x;
+    x->wh.pod_resize = pod_resize;
     hr_cmd_buildinfo(&x->build);
     if ((st = hr_metrics_add(&x->metrics, hr_buildinfo_render, &x->build, err)) ||
         (st = hr_metrics_add(&x->metrics, hr_procmetrics_render, NULL, err)) ||

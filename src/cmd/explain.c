@@ -338,6 +338,18 @@ static void print_explain(const hr_nodesnap *s, const hr_reconcile *r, size_t me
                "(docs/reasons.md)\n");
         return;
     }
+    if (pp->reason == HR_R_POD_RESOURCES) {
+        /* Design §2.13: what is missing for a pod-level resize. */
+        printf("\nthis pod is not managed (pod-level-resources): %s; its limits are left as they "
+               "are; its requests still book the node\n",
+               hr_pod_level(&p->pod)
+                   ? "its CPU is set at pod level (spec.resources), and a resize of pod-level "
+                     "resources needs an API server of 1.36 or newer and a node that declares "
+                     "InPlacePodLevelResourcesVerticalScaling (status.declaredFeatures): not "
+                     "both are there"
+                   : "its pod-level resources (spec.resources) set no CPU request");
+        return;
+    }
     if (pp->reason != HR_MANAGED) {
         printf("\nthis pod is not managed (%s): its limit is left as it is; its requests still "
                "book the node\n",
@@ -408,13 +420,10 @@ static void print_explain(const hr_nodesnap *s, const hr_reconcile *r, size_t me
         [HR_CAP_MAX_CPU] = "max-cpu annotation              ",
         [HR_CAP_LR_POD] = "LimitRange Pod max              ",
         [HR_CAP_LR_CONTAINER] = "LimitRange Container bounds     ",
-        [HR_CAP_QUOTA] = "ResourceQuota share             ",
     };
     for (int k = 0; k < HR_CAP_REQUEST; k++)
-        if (k != HR_CAP_QUOTA || caps.on[k]) /* shown in a namespace with a quota only */
-            printf("    %s%s\n", what[k],
-                   !caps.on[k] ? (k == HR_CAP_MULTIPLIER ? "off" : "none")
-                               : cpu(caps.bound[k], cb[k]));
+        printf("    %s%s\n", what[k],
+               !caps.on[k] ? (k == HR_CAP_MULTIPLIER ? "off" : "none") : cpu(caps.bound[k], cb[k]));
     printf("  cap = max(least bound, r)         %s (%s)\n", cpu(caps.cap, a),
            hr_cap_str(caps.kind));
     if (raw > caps.cap && caps.kind == HR_CAP_REQUEST)
@@ -433,6 +442,9 @@ static void print_explain(const hr_nodesnap *s, const hr_reconcile *r, size_t me
     print_grace(cfg, p, pp);
     printf("  target (quantum %s%s)  %s\n", cpu(cfg->quantum, b),
            pp->qos_guarded ? ", QoS guard: next grid point" : "", cpu(pp->target, a));
+    if (pp->pod_level)
+        printf("    pod level (spec.resources)        request %-8s limit %-8s → %s\n",
+               cpu(p->pod.pod_cpu_req, a), cpu(p->pod.pod_cpu_lim, b), cpu(pp->target, c));
     for (uint32_t i = 0; i < p->pod.n_ctr; i++) {
         int64_t l = r->limits[pp->ctr_off + i];
         const hr_container *ct = &p->pod.ctr[i];
@@ -654,6 +666,14 @@ int hr_cmd_explain(const char *prog, int argc, char **argv)
         rc = HR_EXIT_INPUT;
         goto out;
     }
+    /* Design §2.13: a dump holds no server version, its nodes' declared
+     * features decide; live, the API server's version too (as `run`). */
+    bool pod_resize = true;
+    if (k != NULL) {
+        hr_err verr;
+        hr_live_server_pod_resize(k, &pod_resize, NULL, &verr);
+    }
+    hr_cache_set_server_pod_resize(c, pod_resize);
     rc = file ? load_dump(file, c, ns, pod, &f, &nb) : read_pod(k, ns, pod, &f);
     if (rc != HR_EXIT_OK)
         goto out;

@@ -101,7 +101,6 @@ yyjson_mut_val *hr_explain_cluster_json(yyjson_mut_doc *d, const hr_nodesnap *s,
             [HR_CAP_MAX_CPU] = "max-cpu",
             [HR_CAP_LR_POD] = "limitrange-pod",
             [HR_CAP_LR_CONTAINER] = "limitrange-container",
-            [HR_CAP_QUOTA] = "quota",
         };
         for (int k = 0; k < HR_CAP_REQUEST; k++)
             if (caps.on[k])
@@ -121,6 +120,13 @@ yyjson_mut_val *hr_explain_cluster_json(yyjson_mut_doc *d, const hr_nodesnap *s,
             yyjson_mut_obj_add_bool(d, g, "holding", pp->grace);
         }
         hr_explain_jq(d, o, "target", pp->target);
+        /* Design §2.13: the pod-level limit is the one written. */
+        if (pp->pod_level) {
+            yyjson_mut_val *pl = yyjson_mut_obj_add_obj(d, o, "podLevel");
+            hr_explain_jq(d, pl, "request", p->pod.pod_cpu_req);
+            hr_explain_jq(d, pl, "limit", p->pod.pod_cpu_lim);
+            hr_explain_jq(d, pl, "target", pp->target);
+        }
         yyjson_mut_val *arr = yyjson_mut_obj_add_arr(d, o, "containers");
         for (uint32_t i = 0; i < p->pod.n_ctr; i++) {
             yyjson_mut_val *c = yyjson_mut_arr_add_obj(d, arr);

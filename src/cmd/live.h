@@ -49,4 +49,11 @@ HR_MUST_CHECK hr_status hr_live_each(hr_kclient *k, const char *path, const char
 /* GET one object as JSON (e.g. a pod, for its annotations and conditions). */
 HR_MUST_CHECK hr_status hr_live_get(hr_kclient *k, const char *path, hr_buf *out, hr_err *err);
 
+/* Does the API server resize pod-level resources (design §2.13)? From its
+ * /version (hr_kversion_pod_resize); *version (may be NULL, 32 bytes)
+ * receives "major.minor". A failure is HR_OK with *on false and err set
+ * (fail closed: pod-level pods stay unmanaged) — the one rule for `run`,
+ * `explain` and `plan`. */
+void hr_live_server_pod_resize(hr_kclient *k, bool *on, char *version, hr_err *err);
+
 #endif

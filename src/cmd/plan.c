@@ -199,6 +199,13 @@ static hr_status read_live(const plan_args *pa, hr_snapshot *snap, hr_err *err)
     if (!st)
         st = hr_snapshot_parse(snap, list.data, list.len - YYJSON_PADDING_SIZE, NULL,
                                hr_kclient_server(k), err);
+    if (!st) {
+        /* Design §2.13: as `run`, the API server's version with the nodes'. */
+        bool on;
+        hr_err verr;
+        hr_live_server_pod_resize(k, &on, NULL, &verr);
+        snap->no_pod_resize = !on;
+    }
     hr_buf_free(&list);
     hr_kclient_free(k);
     return st;

@@ -543,16 +543,10 @@ static bool count_skip(hr_executor *e, const hr_rpod *p, const char *key, hr_gat
 }
 
 /* The whole pod's CPU limit after a write: ours plus the containers we
- * leave alone. */
+ * leave alone (none for a pod-level pod, whose limit bounds it all, §2.13). */
 static int64_t pod_total_after(const hr_rpod *p, const hr_action *a)
 {
-    int64_t t = a->target;
-    for (uint32_t i = 0; i < p->pod.n_ctr; i++) {
-        const hr_container *c = &p->pod.ctr[i];
-        if (a->limits[i] == HR_NONE && hr_ctr_resizable(c) && c->cpu_lim > 0)
-            t += c->cpu_lim;
-    }
-    return t;
+    return a->target + hr_pod_unmanaged_limits(&p->pod);
 }
 
 /* The resourceVersion our write left the pod at (0: unknown, kept as no

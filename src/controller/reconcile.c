@@ -128,7 +128,10 @@ hr_status hr_reconcile_node_with(const hr_config *cfg, const hr_rnode *rn, int64
         } else {
             act->kind = HR_ACT_RESIZE;
             hr_buf_reset(&b);
-            hr_resize_apply_body(&b, rp->ns, rp->name, &rp->pod, rp->ctr_names, act->limits);
+            if (pp->pod_level)
+                hr_pod_level_apply_body(&b, rp->ns, rp->name, pp->target);
+            else
+                hr_resize_apply_body(&b, rp->ns, rp->name, &rp->pod, rp->ctr_names, act->limits);
             act->apply_body = keep(a, &b);
             hr_buf_reset(&b);
             hr_event_message(&b, pp->current, pp->target, &out->plan);

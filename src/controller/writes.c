@@ -61,6 +61,17 @@ void hr_resize_apply_body(hr_buf *b, const char *ns, const char *name, const hr_
     hr_buf_puts(b, "}}");
 }
 
+void hr_pod_level_apply_body(hr_buf *b, const char *ns, const char *name, int64_t limit)
+{
+    hr_buf_puts(b, "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"namespace\":");
+    hr_buf_json_str(b, ns);
+    hr_buf_puts(b, ",\"name\":");
+    hr_buf_json_str(b, name);
+    hr_buf_puts(b, "},\"spec\":{\"resources\":{\"limits\":{\"cpu\":");
+    put_cpu(b, limit);
+    hr_buf_puts(b, "}}}}");
+}
+
 static void fmt_factor(char *out, size_t cap, int64_t milli)
 {
     /* two decimals, rounded half up, from x1000 fixed point */
@@ -107,6 +118,10 @@ static void put_cap(hr_buf *b, const hr_pod_caps *caps, int64_t raw)
 /* "limits": the split the resize writes, at most HR_STATUS_MAX_LIMITS. */
 static void put_limits(hr_buf *b, const hr_status_in *in)
 {
+    if (in->pp->pod_level) {
+        put_milli(b, "podLimit", in->pp->target);
+        return;
+    }
     hr_buf_puts(b, ",\"limits\":{");
     uint32_t shown = 0, omitted = 0;
     for (uint32_t i = 0; i < in->pod->n_ctr; i++) {

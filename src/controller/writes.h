@@ -30,6 +30,10 @@
 void hr_resize_apply_body(hr_buf *b, const char *ns, const char *name, const hr_pod *p,
                           const char *const *ctr_names, const int64_t *limits);
 
+/* The same for a pod managed at pod level (design §2.13): only
+ * spec.resources.limits.cpu, the pod-level limit. */
+void hr_pod_level_apply_body(hr_buf *b, const char *ns, const char *name, int64_t limit);
+
 /* The status annotation value (design §9.1): the node's figures, then the
  * pod's own (its request, floor, burst, target and the split the resize
  * writes, the cap that binds and every bound that applies), the gate that
@@ -41,7 +45,9 @@ void hr_resize_apply_body(hr_buf *b, const char *ns, const char *name, const hr_
  *  "computedAt":"2026-11-30T08:00:00Z","policy":"proportional-v1","dryRun":false}
  * Every figure comes from the core (policy.h), as `explain` and `plan`
  * take them. At most HR_STATUS_MAX_LIMITS containers are listed in
- * "limits" ("limitsOmitted": the rest), so the value stays under 4 KiB. */
+ * "limits" ("limitsOmitted": the rest), so the value stays under 4 KiB. A
+ * pod managed at pod level (§2.13) has "podLimit":"2000m" in place of
+ * "limits". */
 #define HR_STATUS_MAX_LIMITS 32
 
 typedef struct hr_status_in {

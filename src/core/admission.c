@@ -77,12 +77,27 @@ uint32_t hr_birth_limits(const hr_config *cfg, const hr_pod *p, int64_t *lim)
 
 hr_birth hr_admit_pod(const hr_config *cfg, const hr_pod *p, int64_t *lim)
 {
-    hr_birth b = {HR_BIRTH_INELIGIBLE, HR_MANAGED, HR_QOS_BURSTABLE, HR_QOS_BURSTABLE, 0};
+    hr_birth b = {HR_BIRTH_INELIGIBLE, HR_MANAGED, HR_QOS_BURSTABLE, HR_QOS_BURSTABLE, 0, HR_NONE};
     b.qos_before = b.qos_after = hr_pod_qos(p, NULL);
     b.reason = hr_pod_birth_eligibility(p);
-    if (b.reason != HR_MANAGED) {
+    if (b.reason != HR_MANAGED || hr_pod_level(p)) {
         for (uint32_t k = 0; k < p->n_ctr; k++)
             lim[k] = HR_NONE;
+    }
+    if (b.reason != HR_MANAGED)
+        return b;
+    if (hr_pod_level(p)) {
+        /* Design §2.13: the pod-level limit, by the same rules as one
+         * container's, on the pod-level resources; containers get none. */
+        hr_container one;
+        hr_pod v = hr_pod_level_view(p, &one);
+        b.n_limits = hr_birth_limits(cfg, &v, &b.pod_limit);
+        if (b.n_limits == 0) {
+            b.verdict = HR_BIRTH_NOTHING_DUE;
+            return b;
+        }
+        b.qos_after = hr_pod_qos(&v, &b.pod_limit);
+        b.verdict = b.qos_after == b.qos_before ? HR_BIRTH_LIMITS : HR_BIRTH_QOS_CHANGE;
         return b;
     }
     b.n_limits = hr_birth_limits(cfg, p, lim);

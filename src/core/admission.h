@@ -38,6 +38,9 @@ typedef struct hr_birth {
     hr_qos qos_before; /* the pod's class as created */
     hr_qos qos_after;  /* with the limits (= qos_before unless QOS_CHANGE) */
     uint32_t n_limits; /* limits due (LIMITS and QOS_CHANGE), else 0 */
+    int64_t pod_limit; /* design §2.13: a pod-level pod's pod-level CPU
+                          limit to set (n_limits is then 1 and every lim[k]
+                          HR_NONE); HR_NONE otherwise */
 } hr_birth;
 
 /* The birth limits: lim[k] (p->n_ctr entries) is the new CPU limit of
@@ -54,7 +57,9 @@ uint32_t hr_birth_limits(const hr_config *cfg, const hr_pod *p, int64_t *lim);
 /* The whole decision for a pod being created, in order: eligibility at
  * birth, the limits, the QoS guard (a limit must not move the pod out of
  * Burstable). lim as for hr_birth_limits; written for every verdict (all
- * HR_NONE when the pod is ineligible). */
+ * HR_NONE when the pod is ineligible). A pod-level pod (hr_pod_level,
+ * design §2.13) gets the same arithmetic on its pod-level resources
+ * (hr_pod_level_view): pod_limit, when it has no pod-level CPU limit. */
 hr_birth hr_admit_pod(const hr_config *cfg, const hr_pod *p, int64_t *lim);
 
 #endif

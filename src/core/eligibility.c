@@ -89,14 +89,19 @@ static hr_reason rules(const hr_pod *p, bool birth)
         if (c->cpu_req > 0)
             any = true;
     }
-    if (!any)
+    /* A pod-level pod's request is its pod-level one (design §2.13). */
+    if (!any && !hr_pod_level(p))
         return HR_R_NO_CPU_REQUEST;
 
     if (p->mirror)
         return HR_R_MIRROR;
     if (!birth && (p->windows || p->node_windows))
         return HR_R_WINDOWS;
-    if (p->pod_resources)
+    /* Pod-level resources (design §2.13): managed through the pod-level
+     * CPU limit where the node and the API server accept its resize; any
+     * other pod-level pod (no pod-level CPU request, or no such resize)
+     * keeps its limits. */
+    if (p->pod_resources && !(hr_pod_level(p) && p->pod_resize))
         return HR_R_POD_RESOURCES;
     if (!birth && p->node_excluded)
         return HR_R_NODE_EXCLUDED;

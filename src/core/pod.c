@@ -30,6 +30,7 @@ hr_pod hr_pod_init(void)
     hr_pod p = {0};
     p.overhead_cpu = HR_NONE;
     p.pod_cpu_req = HR_NONE;
+    p.pod_cpu_lim = HR_NONE;
     p.phase = HR_PHASE_RUNNING;
     p.bound = true;
     p.status_resources = true;
@@ -40,6 +41,26 @@ hr_pod hr_pod_init(void)
     return p;
 }
 
+hr_pod hr_pod_level_view(const hr_pod *p, hr_container *one)
+{
+    /* The memory figures only tell the QoS class (hr_pod_qos): a fixed
+     * pod-level memory reads as a memory limit equal to its request. */
+    *one = (hr_container){.cpu_req = p->pod_cpu_req,
+                          .cpu_lim = p->pod_cpu_lim,
+                          .mem_req = p->pod_mem_fixed ? 1 : HR_NONE,
+                          .mem_lim = p->pod_mem_fixed ? 1 : HR_NONE,
+                          .kind = HR_CTR_APP};
+    hr_pod v = *p;
+    v.ctr = one;
+    v.n_ctr = 1;
+    v.pod_resources = false; /* the view is an ordinary pod */
+    v.pod_cpu_req = HR_NONE;
+    v.pod_cpu_lim = HR_NONE;
+    v.limits.ctr_max = HR_NONE;
+    v.limits.ctr_ratio_milli = HR_NONE;
+    return v;
+}
+
 bool hr_pod_terminal(const hr_pod *p)
 {
     return p->phase == HR_PHASE_SUCCEEDED || p->phase == HR_PHASE_FAILED;
@@ -47,6 +68,8 @@ bool hr_pod_terminal(const hr_pod *p)
 
 bool hr_pod_unbounded_quantity(const hr_pod *p)
 {
+    if (p->pod_cpu_lim == HR_UNBOUNDED)
+        return true;
     for (uint32_t i = 0; i < p->n_ctr; i++) {
         const hr_container *c = &p->ctr[i];
         if (c->cpu_lim == HR_UNBOUNDED || c->mem_req == HR_UNBOUNDED || c->mem_lim == HR_UNBOUNDED)
@@ -85,6 +108,8 @@ int64_t hr_pod_booked_cpu(const hr_pod *p)
 
 int64_t hr_pod_managed_cpu(const hr_pod *p)
 {
+    if (hr_pod_level(p))
+        return p->pod_cpu_req;
     int64_t m = 0;
     for (uint32_t i = 0; i < p->n_ctr; i++)
         if (hr_ctr_managed(&p->ctr[i]))
@@ -94,6 +119,8 @@ int64_t hr_pod_managed_cpu(const hr_pod *p)
 
 int64_t hr_pod_current_limit(const hr_pod *p)
 {
+    if (hr_pod_level(p))
+        return p->pod_cpu_lim > 0 && p->pod_cpu_lim != HR_UNBOUNDED ? p->pod_cpu_lim : 0;
     int64_t sum = 0;
     for (uint32_t i = 0; i < p->n_ctr; i++) {
         const hr_container *c = &p->ctr[i];
@@ -112,6 +139,13 @@ int64_t hr_pod_current_limit(const hr_pod *p)
  * and equal sums; nothing at all is BestEffort. */
 hr_qos hr_pod_qos(const hr_pod *p, const int64_t *cpu_lim_override)
 {
+    /* With pod-level resources the API server takes the class from them
+     * alone (KEP-2837); the containers' limits do not count. */
+    if (hr_pod_level(p)) {
+        hr_container one;
+        hr_pod v = hr_pod_level_view(p, &one);
+        return hr_pod_qos(&v, NULL);
+    }
     int64_t req_cpu = 0, req_mem = 0, lim_cpu = 0, lim_mem = 0;
     bool has_req_cpu = false, has_req_mem = false, has_lim_cpu = false, has_lim_mem = false;
     bool guaranteed = true;

@@ -76,7 +76,8 @@ typedef struct hr_pod {
 
     int64_t overhead_cpu;  /* spec.overhead.cpu or HR_NONE */
     int64_t pod_cpu_req;   /* spec.resources.requests.cpu (pod-level) or HR_NONE */
-    bool pod_resources;    /* spec.resources present at all (resize refuses) */
+    int64_t pod_cpu_lim;   /* spec.resources.limits.cpu (pod-level) or HR_NONE */
+    bool pod_resources;    /* spec.resources present at all */
     uint8_t phase;         /* hr_phase */
     bool bound;            /* spec.nodeName set */
     bool mirror;           /* static pod (kubernetes.io/config.mirror) */
@@ -86,6 +87,8 @@ typedef struct hr_pod {
     bool status_resources; /* every container status reports resources */
     uint8_t grace_opt;     /* hr_grace_opt: kube-headroom.dev/startup-grace on
                               the pod (design §2.12) */
+    bool pod_mem_fixed;    /* pod-level memory limit set and equal to its request
+                              (the memory half of a Guaranteed pod-level QoS) */
     int64_t max_cpu;       /* kube-headroom.dev/max-cpu or HR_NONE */
     bool max_cpu_invalid;  /* the annotation is there but not a CPU quantity */
     bool undecodable;      /* the object could not be decoded (design §15): no
@@ -96,12 +99,12 @@ typedef struct hr_pod {
     uint8_t ns_state;    /* hr_ns_state */
     bool node_excluded;  /* node matched excludedNodeSelector */
     bool node_windows;   /* node label kubernetes.io/os=windows */
+    bool pod_resize;     /* its node and API server accept a resize of pod-level
+                            resources (design §2.13, hr_pod_ctx) */
     bool owner_excluded; /* direct owner in excludedOwners */
     bool in_backoff;     /* a recent resize was refused (design §7) */
     bool in_grace;       /* in its startup grace (design §2.12, hr_grace_end) */
-    bool quota_on;       /* a ResourceQuota bounds limits.cpu in its namespace */
     hr_limit_bounds limits;
-    int64_t quota_cap;          /* when quota_on: the quota cap (design §2.3, quota.h) */
     const char *tenant;         /* its tenant under TenantFair (design §2.9,
                                    hr_tenant_of): the namespace's tenant label,
                                    or the namespace; pods with equal strings
@@ -136,6 +139,20 @@ static inline bool hr_ctr_managed(const hr_container *c)
     return hr_ctr_resizable(c) && c->cpu_req > 0;
 }
 
+/* design §2.13: the pod's CPU is set at pod level (a pod-level CPU request,
+ * KEP-2837). Such a pod is managed, when at all, as one member through its
+ * pod-level limits.cpu: its containers are never written. */
+static inline bool hr_pod_level(const hr_pod *p)
+{
+    return p->pod_resources && p->pod_cpu_req > 0;
+}
+
+/* The pod-level resources of p as a pod of one app container (*one, which
+ * the view points to): the policy's view of a pod-level pod (design
+ * §2.13). No container LimitRange bounds apply to it; everything else
+ * (caps, context) is p's. */
+hr_pod hr_pod_level_view(const hr_pod *p, hr_container *one);
+
 bool hr_pod_terminal(const hr_pod *p);
 
 /* Does any container carry an HR_UNBOUNDED quantity? */
@@ -144,11 +161,13 @@ bool hr_pod_unbounded_quantity(const hr_pod *p);
 /* design §3.1: CPU the scheduler booked for the pod (0 for terminal pods). */
 int64_t hr_pod_booked_cpu(const hr_pod *p);
 
-/* design §3.2: sum of CPU requests of the managed containers. */
+/* design §3.2: sum of CPU requests of the managed containers; a pod-level
+ * pod's pod-level CPU request (§2.13). */
 int64_t hr_pod_managed_cpu(const hr_pod *p);
 
 /* Sum of current CPU limits over the managed containers, 0 when any of
- * them has no limit (a write is then always due). */
+ * them has no limit (a write is then always due); a pod-level pod's
+ * pod-level CPU limit, 0 when unset (§2.13). */
 int64_t hr_pod_current_limit(const hr_pod *p);
 
 typedef enum hr_qos {
@@ -157,7 +176,8 @@ typedef enum hr_qos {
     HR_QOS_GUARANTEED,
 } hr_qos;
 
-/* The QoS class as the API server computes it. When cpu_lim_override is
+/* The QoS class as the API server computes it (from the pod-level
+ * resources when the pod sets a pod-level CPU request). When cpu_lim_override is
  * not NULL it holds one CPU limit per container (HR_NONE = keep the
  * container's own), letting the caller ask "what would the class be if
  * these limits were written". */

@@ -287,8 +287,6 @@ static void caps_of(const hr_config *c, int64_t allocatable, const spans *sp, in
     int64_t ct = container_caps_total(sp);
     on[HR_CAP_LR_CONTAINER] = ct != INT64_MAX;
     b[HR_CAP_LR_CONTAINER] = on[HR_CAP_LR_CONTAINER] ? ct : 0;
-    on[HR_CAP_QUOTA] = p->quota_on;
-    b[HR_CAP_QUOTA] = p->quota_on ? p->quota_cap : 0;
     int64_t cap = INT64_MAX;
     hr_cap_kind kind = HR_CAP_ALLOCATABLE; /* always applies */
     for (int k = 0; k < HR_CAP_REQUEST; k++)
@@ -310,9 +308,22 @@ static int64_t quantum(const hr_config *c)
     return c->quantum > 0 ? c->quantum : 1;
 }
 
+/* The policy sees a pod-level pod as its pod-level resources (design
+ * §2.13): p itself, or its view in *v (over *one). */
+static const hr_pod *level_view(const hr_pod *p, hr_pod *v, hr_container *one)
+{
+    if (!hr_pod_level(p))
+        return p;
+    *v = hr_pod_level_view(p, one);
+    return v;
+}
+
 void hr_pod_caps_of(const hr_config *c, int64_t allocatable, const hr_pod *p, int64_t request,
                     hr_pod_caps *out)
 {
+    hr_container one;
+    hr_pod view;
+    p = level_view(p, &view, &one);
     spans sp;
     grid g = grid_plain(quantum(c));
     spans_init(&sp, p, &g);
@@ -327,7 +338,6 @@ const char *hr_cap_str(hr_cap_kind k)
     case HR_CAP_MAX_CPU: return "max-cpu";
     case HR_CAP_LR_POD: return "LimitRange Pod max";
     case HR_CAP_LR_CONTAINER: return "LimitRange Container bounds";
-    case HR_CAP_QUOTA: return "ResourceQuota share";
     case HR_CAP_REQUEST: return "request";
     default: return "?";
     }
@@ -341,7 +351,6 @@ const char *hr_cap_key(hr_cap_kind k)
     case HR_CAP_MAX_CPU: return "max-cpu";
     case HR_CAP_LR_POD:
     case HR_CAP_LR_CONTAINER: return "limitrange";
-    case HR_CAP_QUOTA: return "quota";
     default: return "none";
     }
 }
@@ -389,6 +398,9 @@ static int64_t pod_target(const hr_config *c, int64_t allocatable, int64_t raw, 
 int64_t hr_pod_target(const hr_config *c, int64_t allocatable, int64_t slack, int64_t managed,
                       uint32_t n_managed, const hr_pod *p, int64_t request, int64_t *cap_out)
 {
+    hr_container one;
+    hr_pod view;
+    p = level_view(p, &view, &one);
     spans sp;
     grid g = grid_plain(quantum(c));
     spans_init(&sp, p, &g);
@@ -526,11 +538,14 @@ static int64_t split_target(const spans *sp, int64_t request, int64_t target, in
 
 int64_t hr_pod_unmanaged_limits(const hr_pod *p)
 {
-    return unmanaged_limits(p);
+    return hr_pod_level(p) ? 0 : unmanaged_limits(p);
 }
 
 int64_t hr_pod_grid_floor(const hr_config *c, const hr_pod *p, int64_t request)
 {
+    hr_container one;
+    hr_pod view;
+    p = level_view(p, &view, &one);
     spans sp;
     grid g = grid_plain(quantum(c));
     spans_init(&sp, p, &g);
@@ -542,6 +557,16 @@ int64_t hr_split_target(const hr_config *c, const hr_pod *p, int64_t request, in
 {
     spans sp;
     grid g = grid_plain(quantum(c));
+    if (hr_pod_level(p)) {
+        /* design §2.13: one pod-level limit; no container is written. */
+        hr_container one;
+        hr_pod v;
+        int64_t one_lim;
+        for (uint32_t i = 0; i < p->n_ctr; i++)
+            limits[i] = HR_NONE;
+        spans_init(&sp, level_view(p, &v, &one), &g);
+        return split_target(&sp, request, target, &one_lim, guarded);
+    }
     spans_init(&sp, p, &g);
     return split_target(&sp, request, target, limits, guarded);
 }
@@ -690,10 +715,21 @@ hr_node_plan hr_plan_node(const hr_config *c, const hr_node *node, const hr_pod 
             pp->share_n = np.n_managed;
             pp->weight = 1;
         }
-        /* hr_pod_target and hr_split_target, sharing the pod's spans. */
+        /* hr_pod_target and hr_split_target, sharing the pod's spans. A
+         * pod-level pod (design §2.13) is planned as its pod-level
+         * resources: one member, the pod-level request its weight, the
+         * pod-level limit its target; its containers keep theirs. */
+        int64_t one_lim = HR_NONE;
+        for (uint32_t k = 0; k < p->n_ctr; k++)
+            lim[k] = HR_NONE;
+        pp->pod_level = hr_pod_level(p);
+        hr_container one;
+        hr_pod view;
+        const hr_pod *pv = level_view(p, &view, &one);
+        int64_t *vlim = pp->pod_level ? &one_lim : lim;
         spans sp;
-        spans_init(&sp, p, &g);
-        int64_t unmanaged = unmanaged_limits(p);
+        spans_init(&sp, pv, &g);
+        int64_t unmanaged = unmanaged_limits(pv);
         int64_t raw = pod_raw(&b, pp->request);
         /* Design §2.12: in its startup grace the pod's own limit stands in
          * for r + burst. Within its caps it is kept as it is (no grid, no
@@ -708,12 +744,12 @@ hr_node_plan hr_plan_node(const hr_config *c, const hr_node *node, const hr_pod 
         }
         int64_t t = pod_target(c, np.allocatable, raw, &sp, unmanaged, pp->request, &cap);
         if (pp->grace && pp->current <= cap) {
-            for (uint32_t k = 0; k < p->n_ctr; k++)
-                lim[k] = hr_ctr_managed(&p->ctr[k]) ? p->ctr[k].cpu_lim : HR_NONE;
+            for (uint32_t k = 0; k < pv->n_ctr; k++)
+                vlim[k] = hr_ctr_managed(&pv->ctr[k]) ? pv->ctr[k].cpu_lim : HR_NONE;
             pp->target = pp->current;
             continue;
         }
-        pp->target = split_target(&sp, pp->request, t, lim, &pp->qos_guarded);
+        pp->target = split_target(&sp, pp->request, t, vlim, &pp->qos_guarded);
         pp->write = hr_should_write(c, pp->current, pp->target);
         if (pp->write) {
             np.n_write++;

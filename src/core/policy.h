@@ -35,6 +35,8 @@ typedef struct hr_pod_plan {
     int64_t target;   /* total target after split and guard; HR_NONE if unmanaged */
     bool write;       /* hysteresis verdict */
     bool qos_guarded; /* the QoS guard lifted one container */
+    bool pod_level;   /* design §2.13: target is the pod-level limits.cpu to
+                         write; no container limit is (all HR_NONE) */
     bool grace;       /* in its startup grace (design §2.12): the target
                          holds its current limit, within the caps */
     hr_gate gate;     /* for a write: may it go (cached node)? else PASS;
@@ -117,7 +119,6 @@ typedef enum hr_cap_kind {
     HR_CAP_MAX_CPU,        /* the max-cpu annotation */
     HR_CAP_LR_POD,         /* LimitRange Pod max.cpu − limits not ours */
     HR_CAP_LR_CONTAINER,   /* Σ LimitRange Container bounds */
-    HR_CAP_QUOTA,          /* the pod's share of a limits.cpu ResourceQuota */
     HR_CAP_REQUEST,        /* every bound is below r: the request wins */
     HR_CAP_COUNT_
 } hr_cap_kind;
@@ -134,8 +135,7 @@ void hr_pod_caps_of(const hr_config *c, int64_t allocatable, const hr_pod *p, in
                     hr_pod_caps *out);
 
 /* "maxMultiplier", "allocatable", "max-cpu", "LimitRange Pod max",
- * "LimitRange Container bounds", "ResourceQuota share", "request" (for
- * explain and plan). */
+ * "LimitRange Container bounds", "request" (for explain and plan). */
 const char *hr_cap_str(hr_cap_kind k);
 
 /* The floor of design §2.2 as applied: min(minBurstFloor, S/N) when pods
@@ -149,7 +149,7 @@ int64_t hr_pod_floor(const hr_config *c, int64_t slack, int64_t managed, uint32_
 hr_cap_kind hr_cap_binding(const hr_pod_caps *caps, int64_t raw, int64_t *limit);
 
 /* The status annotation's and the JSON's word for a cap: "multiplier",
- * "allocatable", "max-cpu", "limitrange" (either LimitRange bound), "quota", and
+ * "allocatable", "max-cpu", "limitrange" (either LimitRange bound), and
  * "none" for HR_CAP_COUNT_. */
 const char *hr_cap_key(hr_cap_kind k);
 

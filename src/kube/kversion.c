@@ -32,3 +32,11 @@ hr_kversion_verdict hr_kversion_check(const char *major, const char *minor)
         return HR_KVERSION_SUPPORTED;
     return HR_KVERSION_UNSUPPORTED;
 }
+
+bool hr_kversion_pod_resize(const char *major, const char *minor)
+{
+    long mj = number(major, false), mn = number(minor, true);
+    if (mj < 0 || mn < 0)
+        return false;
+    return mj > 1 || (mj == 1 && mn >= HR_KVERSION_POD_RESIZE_MINOR);
+}

@@ -11,6 +11,8 @@
 #ifndef HR_KUBE_KVERSION_H
 #define HR_KUBE_KVERSION_H
 
+#include <stdbool.h>
+
 #define HR_KVERSION_MIN_MAJOR 1
 #define HR_KVERSION_MIN_MINOR 35
 /* The range in words, for messages. */
@@ -27,5 +29,11 @@ typedef enum hr_kversion_verdict {
  * report it ("35+"). Nothing else is accepted: "1.35", "", "x" are
  * unreadable. */
 hr_kversion_verdict hr_kversion_check(const char *major, const char *minor);
+
+/* Does a server of that version resize pod-level resources? KEP-5419 is
+ * beta and on by default from 1.36 (design §2.13); 1.35 refuses such a
+ * resize whatever the node declares. Unreadable reads as no. */
+#define HR_KVERSION_POD_RESIZE_MINOR 36
+bool hr_kversion_pod_resize(const char *major, const char *minor);
 
 #endif

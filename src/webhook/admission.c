@@ -169,10 +169,38 @@ static void why_not(hr_wh_result *r, hr_reason reason)
     }
 }
 
-static void render_patch(const hr_pod *p, const wh_ctr *at, const int64_t *lim, hr_buf *b)
+/* The pod-level birth limit (design §2.13): into spec.resources.limits,
+ * or that map itself when it is missing (spec.resources is there: the
+ * pod is a pod-level one). */
+static void render_pod_limit(int64_t limit, bool has_limits, hr_buf *b)
+{
+    char q[HR_CPU_FMT_MAX];
+    hr_cpu_format_milli(limit, q, sizeof q);
+    hr_buf_puts(b, "{\"op\":\"add\",\"path\":\"");
+    ptr_token(b, "spec");
+    ptr_token(b, "resources");
+    ptr_token(b, "limits");
+    if (has_limits) {
+        ptr_token(b, "cpu");
+        hr_buf_puts(b, "\",\"value\":");
+        hr_buf_json_str(b, q);
+    } else {
+        hr_buf_puts(b, "\",\"value\":{\"cpu\":");
+        hr_buf_json_str(b, q);
+        hr_buf_putc(b, '}');
+    }
+    hr_buf_putc(b, '}');
+}
+
+static void render_patch(const hr_pod *p, const wh_ctr *at, const int64_t *lim, int64_t pod_limit,
+                         bool pod_has_limits, hr_buf *b)
 {
     hr_buf_putc(b, '[');
     bool first = true;
+    if (pod_limit != HR_NONE) {
+        render_pod_limit(pod_limit, pod_has_limits, b);
+        first = false;
+    }
     for (uint32_t k = 0; k < p->n_ctr; k++) {
         if (lim[k] == HR_NONE)
             continue;
@@ -282,6 +310,7 @@ static bool decide(const hr_wh_env *env, yyjson_val *req, hr_arena *a, hr_wh_res
         .owner_group = kp.owner.api_group,
         .owner_name = kp.owner.name,
         .limits = lb,
+        .node_pod_resize = env->pod_resize,
     };
     hr_pod in_ctx = hr_pod_in_context(&kp.pod, &cx);
     /* Managed, as decided above: from the labels when the caller knew them
@@ -334,7 +363,9 @@ static bool decide(const hr_wh_env *env, yyjson_val *req, hr_arena *a, hr_wh_res
         return true;
     case HR_BIRTH_LIMITS: break;
     }
-    render_patch(pod, at, lim, &r->patch);
+    yyjson_val *plims =
+        yyjson_obj_get(yyjson_obj_get(yyjson_obj_get(obj, "spec"), "resources"), "limits");
+    render_patch(pod, at, lim, b.pod_limit, yyjson_is_obj(plims), &r->patch);
     if (hr_buf_failed(&r->patch))
         return false;
     int n = (int)b.n_limits;

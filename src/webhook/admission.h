@@ -79,6 +79,10 @@ typedef struct hr_wh_env {
      * the node pool that applies there) when the node is known */
     hr_wh_node_lookup_fn node_lookup;
     void *node_ud;
+    /* the API server resizes pod-level resources (design §2.13): a pod
+     * with a pod-level CPU request gets a pod-level birth limit; false:
+     * such a pod is left alone (pod-level-resources) */
+    bool pod_resize;
 } hr_wh_env;
 
 typedef enum hr_wh_outcome {

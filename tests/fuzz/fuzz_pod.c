@@ -50,6 +50,7 @@ static void decode_once(yyjson_doc *doc)
         }
         check_q(kp.pod.overhead_cpu);
         check_q(kp.pod.pod_cpu_req);
+        check_q(kp.pod.pod_cpu_lim);
         if (hr_pod_booked_cpu(&kp.pod) < 0 || hr_pod_managed_cpu(&kp.pod) < 0)
             abort();
         (void)hr_pod_qos(&kp.pod, NULL);

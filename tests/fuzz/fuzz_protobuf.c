@@ -69,6 +69,7 @@ static void all_kinds(const uint8_t *raw, size_t len)
         }
         check_q(kp.pod.overhead_cpu);
         check_q(kp.pod.pod_cpu_req);
+        check_q(kp.pod.pod_cpu_lim);
         /* The note's bytes lie in the input; an empty one (a map entry with
          * no value) is the decoder's static "" and has no bytes to read. */
         if (ps.status_note && ps.status_note_len > 0 &&

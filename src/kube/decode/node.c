@@ -45,6 +45,30 @@ static hr_status decode_conditions(const hr_kctx *c, yyjson_val *status, hr_knod
     return HR_OK;
 }
 
+/* status.declaredFeatures: does it name HR_FEATURE_POD_RESIZE? */
+static hr_status decode_features(const hr_kctx *c, yyjson_val *status, hr_knode *n)
+{
+    hr_jpath pst = HR_JP_KEY(NULL, "status");
+    hr_jpath pf = HR_JP_KEY(&pst, "declaredFeatures");
+    yyjson_val *arr;
+    hr_status st = hr_jarr(c, &pf, hr_jget(status, "declaredFeatures"), &arr);
+    if (st || !arr)
+        return st;
+    size_t i, max;
+    yyjson_val *e;
+    yyjson_arr_foreach(arr, i, max, e)
+    {
+        hr_jpath pe = HR_JP_IDX(&pf, i);
+        const char *s;
+        size_t l;
+        if ((st = hr_jstr_ref(c, &pe, e, &s, &l)))
+            return st;
+        if (s && l == sizeof HR_FEATURE_POD_RESIZE - 1 && memcmp(s, HR_FEATURE_POD_RESIZE, l) == 0)
+            n->pod_resize = true;
+    }
+    return HR_OK;
+}
+
 hr_status hr_decode_node(yyjson_val *obj, hr_arena *a, hr_knode *out, hr_err *err)
 {
     hr_kctx c = {a, err, "node", NULL, NULL};

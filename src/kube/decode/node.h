@@ -18,7 +18,14 @@ typedef struct hr_knode {
     bool has_allocatable; /* status.allocatable.cpu was there */
     bool ready;           /* condition Ready is True */
     bool windows;         /* label kubernetes.io/os = windows */
+    bool pod_resize;      /* status.declaredFeatures names HR_FEATURE_POD_RESIZE:
+                             its kubelet resizes pod-level resources (§2.13) */
 } hr_knode;
+
+/* The node feature the API server requires of a pod's node before it
+ * accepts a resize of the pod's pod-level resources (KEP-5419, Node
+ * Declared Features). */
+#define HR_FEATURE_POD_RESIZE "InPlacePodLevelResourcesVerticalScaling"
 
 typedef struct hr_knamespace {
     hr_kmeta meta;

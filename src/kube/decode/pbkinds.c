@@ -74,6 +74,16 @@ hr_status hr_pbdecode_node(const uint8_t *raw, size_t len, hr_arena *a, hr_knode
         hr_pbwt wt;
         if (!hr_pb_tag(&r, &f, &wt))
             return hr_pbfail(&c, &pst);
+        if (f == 14) { /* declaredFeatures (design §2.13) */
+            const uint8_t *s;
+            size_t l;
+            hr_jpath pf = HR_JP_KEY(&pst, "declaredFeatures");
+            if ((st = hr_pb_bytes_at(&c, &pf, &r, wt, &s, &l)))
+                return st;
+            if (hr_pb_eq(s, l, HR_FEATURE_POD_RESIZE))
+                out->pod_resize = true;
+            continue;
+        }
         if (f != 4) {
             if ((st = hr_pb_skip_at(&c, &pst, &r, wt)))
                 return st;
@@ -180,14 +190,9 @@ hr_status hr_pbdecode_resourcequota(const uint8_t *raw, size_t len, hr_arena *a,
         return st;
     hr_jpath ps = HR_JP_KEY(NULL, "spec");
     hr_jpath ph = HR_JP_KEY(&ps, "hard");
-    hr_jpath pst = HR_JP_KEY(NULL, "status");
-    hr_jpath pu = HR_JP_KEY(&pst, "used");
-    int64_t lim = HR_NONE, use = HR_NONE;
-    if ((st = hr_pb_quantity_in(&c, &ph, parts[1], 1, "limits.cpu", HR_QK_CPU, &lim)) ||
-        (st = hr_pb_quantity_in(&c, &pu, parts[2], 2, "limits.cpu", HR_QK_CPU, &use)))
+    int64_t lim = HR_NONE;
+    if ((st = hr_pb_quantity_in(&c, &ph, parts[1], 1, "limits.cpu", HR_QK_CPU, &lim)))
         return st;
     out->limits_cpu = lim != HR_NONE;
-    out->hard_cpu = lim;
-    out->used_cpu = out->limits_cpu ? use : HR_NONE;
     return HR_OK;
 }

@@ -443,14 +443,18 @@ static hr_status decode_spec(const hr_kctx *c, hr_pbr spec, hr_kpod *out)
         int64_t lim = HR_NONE;
         hr_jpath prr = HR_JP_KEY(&pr, "requests");
         hr_jpath prl = HR_JP_KEY(&pr, "limits");
-        if ((st = read_resources(c, &pr, res, false, &t)) ||
+        int64_t mreq = HR_NONE, mlim = HR_NONE;
+        if ((st = read_resources(c, &pr, res, true, &t)) ||
             (st = qparse(c, &prr, "cpu", t.req_cpu, HR_QK_CPU, &pod->pod_cpu_req)) ||
-            (st = qsoft(t.lim_cpu, HR_QK_CPU, &lim)))
+            (st = qsoft(t.lim_cpu, HR_QK_CPU, &lim)) || (st = qsoft(t.req_mem, HR_QK_MEM, &mreq)) ||
+            (st = qsoft(t.lim_mem, HR_QK_MEM, &mlim)))
             return st;
         if (pod->pod_cpu_req == HR_NONE && lim == HR_UNBOUNDED)
             return qparse(c, &prl, "cpu", t.lim_cpu, HR_QK_CPU, &lim);
         if (pod->pod_cpu_req == HR_NONE)
             pod->pod_cpu_req = lim;
+        pod->pod_cpu_lim = lim;
+        pod->pod_mem_fixed = hr_kpod_mem_fixed(mreq, mlim);
     }
     const uint8_t *osname = NULL;
     size_t osl = 0;

@@ -243,6 +243,13 @@ static uint8_t parse_phase(yyjson_val *v)
     return HR_PHASE_UNKNOWN;
 }
 
+bool hr_kpod_mem_fixed(int64_t req, int64_t lim)
+{
+    if (lim == HR_NONE || lim == HR_UNBOUNDED)
+        return false;
+    return req == HR_NONE || req == lim;
+}
+
 bool hr_kpod_foreign_entry(const char *manager, size_t manager_len, const char *subresource,
                            size_t subresource_len)
 {
@@ -426,18 +433,24 @@ static hr_status decode_pod(yyjson_val *obj, hr_arena *a, bool created, hr_kpod 
         hr_jpath prl = HR_JP_KEY(&pr, "limits");
         hr_jpath prrc = HR_JP_KEY(&prr, "cpu");
         hr_jpath prlc = HR_JP_KEY(&prl, "cpu");
+        hr_jpath prrm = HR_JP_KEY(&prr, "memory");
+        hr_jpath prlm = HR_JP_KEY(&prl, "memory");
         yyjson_val *rr, *rl;
-        int64_t lim = HR_NONE;
+        int64_t lim = HR_NONE, mreq = HR_NONE, mlim = HR_NONE;
         if ((st = hr_jobj(&c, &prr, hr_jget(pres, "requests"), &rr)) ||
             (st = hr_jobj(&c, &prl, hr_jget(pres, "limits"), &rl)) ||
             (st = hr_jquantity(&c, &prrc, hr_jget(rr, "cpu"), HR_QK_CPU, &pod->pod_cpu_req)) ||
-            (st = hr_jquantity_soft(&c, &prlc, hr_jget(rl, "cpu"), HR_QK_CPU, &lim)))
+            (st = hr_jquantity_soft(&c, &prlc, hr_jget(rl, "cpu"), HR_QK_CPU, &lim)) ||
+            (st = hr_jquantity_soft(&c, &prrm, hr_jget(rr, "memory"), HR_QK_MEM, &mreq)) ||
+            (st = hr_jquantity_soft(&c, &prlm, hr_jget(rl, "memory"), HR_QK_MEM, &mlim)))
             return st;
         /* As for containers, a pod-level request defaults to the limit. */
         if (pod->pod_cpu_req == HR_NONE && lim == HR_UNBOUNDED)
             return hr_jquantity(&c, &prlc, hr_jget(rl, "cpu"), HR_QK_CPU, &lim);
         if (pod->pod_cpu_req == HR_NONE)
             pod->pod_cpu_req = lim;
+        pod->pod_cpu_lim = lim;
+        pod->pod_mem_fixed = hr_kpod_mem_fixed(mreq, mlim);
     }
 
     hr_jpath pos = HR_JP_KEY(&ps, "os");

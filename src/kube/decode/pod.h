@@ -54,6 +54,11 @@ HR_MUST_CHECK hr_status hr_kpod_group(const hr_kctx *c, const char *uniform_ann,
 bool hr_kpod_foreign_entry(const char *manager, size_t manager_len, const char *subresource,
                            size_t subresource_len);
 
+/* Is a pod-level memory of request req and limit lim (bytes, HR_NONE or
+ * HR_UNBOUNDED) fixed: a limit, and a request equal to it or defaulted to
+ * it (hr_pod.pod_mem_fixed)? One rule for both decoders. */
+bool hr_kpod_mem_fixed(int64_t req, int64_t lim);
+
 /* Does fields (an entry's fieldsV1) own spec.containers[name].resources
  * .limits.cpu, or initContainers[name]'s for a sidecar, of a container of
  * p the policy manages (hr_ctr_managed)? Whatever is malformed owns
