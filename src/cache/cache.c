@@ -51,9 +51,9 @@ hr_status hr_cache_new(hr_cache **out, hr_err *err)
     c->lrs = (crows){.size = sizeof(clr),
                      .what = "limitrange",
                      .dirties_all = true}; /* bounds touch every pod */
-    /* Quotas change no plan (the policy does not read them): no node is
-     * made dirty, only the change is reported. */
-    c->quotas = (crows){.size = sizeof(cquota), .what = "resourcequota"};
+    /* A quota's limits.cpu bounds its namespace's pods on any node (the
+     * quota cap, design §2.3). */
+    c->quotas = (crows){.size = sizeof(cquota), .what = "resourcequota", .dirties_all = true};
     hr_ccfg_init(c);
     for (int k = 0; k < HR_CK_COUNT_; k++)
         c->epoch[k] = 1;
@@ -324,6 +324,11 @@ void hr_cache_pool_counts(const hr_cache *c, int64_t *counts)
 bool hr_cache_config_object(const hr_cache *c, int64_t *gen_in_force, const hr_kcfg_status **status)
 {
     return hr_ccfg_object(c, gen_in_force, status);
+}
+
+void hr_cache_ns_quota(const hr_cache *c, const char *ns, hr_ns_quota *out)
+{
+    hr_cquotas_ns(c, ns, out);
 }
 
 size_t hr_cache_quota_namespaces(const hr_cache *c, const char **out, size_t cap)

@@ -42,6 +42,7 @@
 #include "core/config.h"
 #include "core/gates.h"
 #include "core/pod.h"
+#include "core/quota.h"
 #include "core/selector.h"
 #include "kube/decode/decode.h"
 #include "util/arena.h"
@@ -128,7 +129,7 @@ void hr_cache_config_invalid(hr_cache *c, const char *msg);
  * status writer compares its own view against. */
 HR_MUST_CHECK hr_status hr_cache_put_config_status(hr_cache *c, const hr_kcfg_status *s,
                                                    hr_err *err);
-/* Quotas are kept only as "bounds limits.cpu or not". */
+/* Quotas are kept as their limits.cpu: hard and used. */
 HR_MUST_CHECK hr_status hr_cache_put_quota(hr_cache *c, const hr_kquota *q, hr_err *err);
 
 /* A Node object that cannot be decoded (design §6, §15): whatever was
@@ -261,6 +262,11 @@ void hr_cache_pool_counts(const hr_cache *c, int64_t *counts);
  * status says (numbers -1 when absent). */
 bool hr_cache_config_object(const hr_cache *c, int64_t *gen_in_force,
                             const hr_kcfg_status **status);
+
+/* The namespace's ResourceQuota on limits.cpu with the least room (hard −
+ * used, hr_ns_quota_fold) in out's on, hard and used (the rest 0); on
+ * false: none bounds limits.cpu there (the quota cap, design §2.3). */
+void hr_cache_ns_quota(const hr_cache *c, const char *ns, hr_ns_quota *out);
 
 /* Namespaces with a ResourceQuota on limits.cpu, each once, in no order.
  * Returns how many there are, writing at most cap. */

@@ -173,9 +173,15 @@ typedef struct clr {
     hr_limit_bounds bounds;
 } clr;
 
+/* A quota's limits.cpu (the payload compared byte for byte: no padding). */
+typedef struct cquota_cpu {
+    int64_t hard; /* spec.hard limits.cpu; HR_NONE: the quota does not bound it */
+    int64_t used; /* status.used limits.cpu; HR_NONE: not counted yet */
+} cquota_cpu;
+
 typedef struct cquota {
     crow h;
-    bool limits_cpu;
+    cquota_cpu cpu;
 } cquota;
 
 /* ---------------------------------------------------------- the cache */

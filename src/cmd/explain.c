@@ -420,10 +420,13 @@ static void print_explain(const hr_nodesnap *s, const hr_reconcile *r, size_t me
         [HR_CAP_MAX_CPU] = "max-cpu annotation              ",
         [HR_CAP_LR_POD] = "LimitRange Pod max              ",
         [HR_CAP_LR_CONTAINER] = "LimitRange Container bounds     ",
+        [HR_CAP_QUOTA] = "ResourceQuota share             ",
     };
     for (int k = 0; k < HR_CAP_REQUEST; k++)
-        printf("    %s%s\n", what[k],
-               !caps.on[k] ? (k == HR_CAP_MULTIPLIER ? "off" : "none") : cpu(caps.bound[k], cb[k]));
+        if (k != HR_CAP_QUOTA || caps.on[k]) /* shown in a namespace with a quota only */
+            printf("    %s%s\n", what[k],
+                   !caps.on[k] ? (k == HR_CAP_MULTIPLIER ? "off" : "none")
+                               : cpu(caps.bound[k], cb[k]));
     printf("  cap = max(least bound, r)         %s (%s)\n", cpu(caps.cap, a),
            hr_cap_str(caps.kind));
     if (raw > caps.cap && caps.kind == HR_CAP_REQUEST)

@@ -101,6 +101,7 @@ yyjson_mut_val *hr_explain_cluster_json(yyjson_mut_doc *d, const hr_nodesnap *s,
             [HR_CAP_MAX_CPU] = "max-cpu",
             [HR_CAP_LR_POD] = "limitrange-pod",
             [HR_CAP_LR_CONTAINER] = "limitrange-container",
+            [HR_CAP_QUOTA] = "quota",
         };
         for (int k = 0; k < HR_CAP_REQUEST; k++)
             if (caps.on[k])

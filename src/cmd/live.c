@@ -55,9 +55,14 @@ void hr_live_server_pod_resize(hr_kclient *k, bool *on, char *version, hr_err *e
 
 typedef hr_status (*item_fn)(void *ud, yyjson_val *item, hr_err *err);
 
-/* Every item of a (paginated) list, in order. A 404 on an optional kind
- * (the HeadroomConfig CRD not installed) is an empty list. */
-static hr_status each_item(hr_kclient *k, const char *path, const char *query, bool optional,
+/* How a kind may be missing: not at all, 404 (the HeadroomConfig CRD not
+ * installed), or 404 and 403 too (ResourceQuotas an identity may not list:
+ * then no quota cap is known, and a warning says so). */
+enum { REQUIRED = 0, OPTIONAL = 1, OPTIONAL_FORBIDDEN = 2 };
+
+/* Every item of a (paginated) list, in order. A 404 on an optional kind is
+ * an empty list. */
+static hr_status each_item(hr_kclient *k, const char *path, const char *query, int optional,
                            item_fn fn, void *ud, hr_err *err)
 {
     char cont[4096] = "";
@@ -73,6 +78,13 @@ static hr_status each_item(hr_kclient *k, const char *path, const char *query, b
         st = hr_kclient_do(k, "GET", url, NULL, NULL, 0, &page, &res, err);
         if (st != HR_OK) {
             if (optional && res.status == 404) {
+                hr_err_clear(err);
+                st = HR_OK;
+            } else if (optional == OPTIONAL_FORBIDDEN && res.status == 403) {
+                fprintf(stderr,
+                        "warning: %s: forbidden: no ResourceQuota is read, so no quota "
+                        "cap applies\n",
+                        path);
                 hr_err_clear(err);
                 st = HR_OK;
             }
@@ -110,19 +122,22 @@ typedef struct kind_list {
     hr_ckind kind;
     const char *path;
     char query[600];
-    bool optional;
+    int optional;
 } kind_list;
 
 /* What to read, pods narrowed to one node when asked. */
 static size_t plan_lists(const char *node, kind_list *l)
 {
     size_t n = 0;
-    hr_ckind kinds[] = {HR_CK_NODE, HR_CK_NAMESPACE, HR_CK_LIMITRANGE, HR_CK_CONFIG, HR_CK_POD};
+    hr_ckind kinds[] = {HR_CK_NODE,   HR_CK_NAMESPACE, HR_CK_LIMITRANGE,
+                        HR_CK_CONFIG, HR_CK_QUOTA,     HR_CK_POD};
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
         kind_list *e = &l[n++];
         e->kind = kinds[i];
         e->path = hr_ckind_path(kinds[i]);
-        e->optional = kinds[i] == HR_CK_CONFIG;
+        e->optional = kinds[i] == HR_CK_CONFIG  ? OPTIONAL
+                      : kinds[i] == HR_CK_QUOTA ? OPTIONAL_FORBIDDEN
+                                                : REQUIRED;
         const char *q = hr_ckind_query(kinds[i]);
         e->query[0] = '\0';
         if (q != NULL)
@@ -163,9 +178,45 @@ hr_status hr_live_load_kind(hr_kclient *k, hr_cache *c, hr_ckind kind, hr_err *e
     if (st != HR_OK)
         return st;
     hr_wsink ws = hr_csink_wsink(s);
-    st = each_item(k, hr_ckind_path(kind), hr_ckind_query(kind), kind == HR_CK_CONFIG, to_sink, &ws,
-                   err);
+    st = each_item(k, hr_ckind_path(kind), hr_ckind_query(kind),
+                   kind == HR_CK_CONFIG  ? OPTIONAL
+                   : kind == HR_CK_QUOTA ? OPTIONAL_FORBIDDEN
+                                         : REQUIRED,
+                   to_sink, &ws, err);
     hr_csink_free(s);
+    return st;
+}
+
+/* The pods of every namespace with a limits.cpu quota, on every node: the
+ * quota cap of a pod is its share of its namespace's managed request
+ * (design §2.3), so a read narrowed to one node needs them too. */
+static hr_status load_quota_pods(hr_kclient *k, hr_cache *c, hr_err *err)
+{
+    hr_cache_lock(c);
+    size_t n = hr_cache_quota_namespaces(c, NULL, 0);
+    const char **ns = calloc(n ? n : 1, sizeof *ns);
+    char **names = calloc(n ? n : 1, sizeof *names);
+    hr_status st = ns && names ? HR_OK : hr_err_set(err, HR_E_NOMEM, "out of memory");
+    if (st == HR_OK)
+        n = hr_cache_quota_namespaces(c, ns, n);
+    for (size_t i = 0; st == HR_OK && i < n; i++)
+        if ((names[i] = strdup(ns[i])) == NULL)
+            st = hr_err_set(err, HR_E_NOMEM, "out of memory");
+    hr_cache_unlock(c);
+    for (size_t i = 0; st == HR_OK && i < n; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods", names[i]);
+        hr_csink *s = NULL;
+        if ((st = hr_csink_new(c, HR_CK_POD, &s, err)) != HR_OK)
+            break;
+        hr_wsink ws = hr_csink_wsink(s);
+        st = each_item(k, path, NULL, REQUIRED, to_sink, &ws, err);
+        hr_csink_free(s);
+    }
+    for (size_t i = 0; names && i < n; i++)
+        free(names[i]);
+    free(names);
+    free(ns);
     return st;
 }
 
@@ -185,7 +236,7 @@ hr_status hr_live_load(hr_kclient *k, hr_cache *c, const char *node, hr_err *err
         if (st != HR_OK)
             return st;
     }
-    return HR_OK;
+    return node != NULL ? load_quota_pods(k, c, err) : HR_OK;
 }
 
 typedef struct dump_ctx {
@@ -193,11 +244,37 @@ typedef struct dump_ctx {
     bool first;
     const char *kind; /* items of a list carry no kind: put it back */
     const char *api_version;
+    char **quota_ns; /* namespaces of the ResourceQuotas on limits.cpu seen */
+    size_t n_quota_ns;
 } dump_ctx;
+
+/* Remember the namespace of a ResourceQuota on limits.cpu (once). */
+static hr_status note_quota(dump_ctx *d, yyjson_val *item, hr_err *err)
+{
+    const char *ns = yyjson_get_str(yyjson_ptr_get(item, "/metadata/namespace"));
+    if (ns == NULL || yyjson_ptr_get(item, "/spec/hard/limits.cpu") == NULL)
+        return HR_OK;
+    for (size_t i = 0; i < d->n_quota_ns; i++)
+        if (!strcmp(d->quota_ns[i], ns))
+            return HR_OK;
+    char **more = realloc(d->quota_ns, (d->n_quota_ns + 1) * sizeof *more);
+    if (more == NULL)
+        return hr_err_set(err, HR_E_NOMEM, "out of memory");
+    d->quota_ns = more;
+    if ((d->quota_ns[d->n_quota_ns] = strdup(ns)) == NULL)
+        return hr_err_set(err, HR_E_NOMEM, "out of memory");
+    d->n_quota_ns++;
+    return HR_OK;
+}
 
 static hr_status to_list(void *ud, yyjson_val *item, hr_err *err)
 {
     dump_ctx *d = ud;
+    if (!strcmp(d->kind, "ResourceQuota")) {
+        hr_status st = note_quota(d, item, err);
+        if (st != HR_OK)
+            return st;
+    }
     yyjson_mut_doc *m = yyjson_mut_doc_new(NULL);
     if (m == NULL)
         return hr_err_set(err, HR_E_NOMEM, "out of memory");
@@ -223,20 +300,36 @@ static hr_status to_list(void *ud, yyjson_val *item, hr_err *err)
 
 hr_status hr_live_dump(hr_kclient *k, const char *node, hr_buf *out, hr_err *err)
 {
-    static const char *const kinds[] = {"Node", "Namespace", "LimitRange", "HeadroomConfig", "Pod"};
-    static const char *const versions[] = {"v1", "v1", "v1", "kube-headroom.dev/v1alpha1", "v1"};
+    static const char *const kinds[] = {"Node",           "Namespace",     "LimitRange",
+                                        "HeadroomConfig", "ResourceQuota", "Pod"};
+    static const char *const versions[] = {"v1", "v1", "v1", "kube-headroom.dev/v1alpha1",
+                                           "v1", "v1"};
     kind_list l[8];
     size_t n = plan_lists(node, l);
     hr_buf_puts(out, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[");
-    dump_ctx d = {out, true, NULL, NULL};
-    for (size_t i = 0; i < n; i++) {
+    dump_ctx d = {out, true, NULL, NULL, NULL, 0};
+    hr_status st = HR_OK;
+    for (size_t i = 0; st == HR_OK && i < n; i++) {
         d.kind = kinds[i];
         d.api_version = versions[i];
-        hr_status st = each_item(k, l[i].path, l[i].query[0] ? l[i].query : NULL, l[i].optional,
-                                 to_list, &d, err);
-        if (st != HR_OK)
-            return st;
+        st = each_item(k, l[i].path, l[i].query[0] ? l[i].query : NULL, l[i].optional, to_list, &d,
+                       err);
     }
+    /* Narrowed to one node: the other pods of the namespaces with a quota
+     * on limits.cpu too, for their share (design §2.3, the quota cap). */
+    d.kind = "Pod";
+    d.api_version = "v1";
+    for (size_t i = 0; st == HR_OK && node != NULL && i < d.n_quota_ns; i++) {
+        char path[512], query[600];
+        snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods", d.quota_ns[i]);
+        snprintf(query, sizeof query, "fieldSelector=spec.nodeName%%21%%3D%s", node);
+        st = each_item(k, path, query, REQUIRED, to_list, &d, err);
+    }
+    for (size_t i = 0; i < d.n_quota_ns; i++)
+        free(d.quota_ns[i]);
+    free(d.quota_ns);
+    if (st != HR_OK)
+        return st;
     hr_buf_puts(out, "]}");
     return hr_buf_failed(out) ? hr_err_set(err, HR_E_NOMEM, "out of memory") : HR_OK;
 }

@@ -104,7 +104,9 @@ typedef struct hr_pod {
     bool owner_excluded; /* direct owner in excludedOwners */
     bool in_backoff;     /* a recent resize was refused (design §7) */
     bool in_grace;       /* in its startup grace (design §2.12, hr_grace_end) */
+    bool quota_on;       /* a ResourceQuota bounds limits.cpu in its namespace */
     hr_limit_bounds limits;
+    int64_t quota_cap;          /* when quota_on: the quota cap (design §2.3, quota.h) */
     const char *tenant;         /* its tenant under TenantFair (design §2.9,
                                    hr_tenant_of): the namespace's tenant label,
                                    or the namespace; pods with equal strings

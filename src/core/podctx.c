@@ -20,6 +20,10 @@ hr_pod hr_pod_in_context(const hr_pod *bare, const hr_pod_ctx *cx)
     p.owner_excluded = hr_owner_excluded(cfg, cx->owner_kind, cx->owner_group, cx->owner_name);
     p.limits = cx->limits;
     p.in_backoff = cx->in_backoff;
+    /* The quota cap: the pod's share of its namespace's limits.cpu quota. */
+    p.quota_cap =
+        hr_quota_pod_cap(cfg, cx->quota, hr_pod_managed_cpu(&p), hr_pod_current_limit(&p));
+    p.quota_on = p.quota_cap != HR_NONE;
     /* A group above the maximum is refused whole (design §2.10): its cost
      * grows with its members times their nodes. */
     p.group_too_large = p.group != NULL && cx->group_size > (size_t)cfg->max_group_size;

@@ -20,6 +20,7 @@
 
 #include "config.h"
 #include "pod.h"
+#include "quota.h"
 #include "selector.h"
 
 typedef struct hr_pod_ctx {
@@ -39,9 +40,10 @@ typedef struct hr_pod_ctx {
     const char *owner_kind;       /* the direct owner; NULL: none */
     const char *owner_group;      /* "" or NULL: the core group */
     const char *owner_name;
-    hr_limit_bounds limits; /* folded over the namespace's LimitRanges */
-    bool in_backoff;        /* a recent resize was refused (design §7) */
-    uint32_t ns_weight;     /* the namespace's TenantFair weight when the
+    hr_limit_bounds limits;   /* folded over the namespace's LimitRanges */
+    const hr_ns_quota *quota; /* its limits.cpu quota (design §2.3, the quota cap); NULL: none */
+    bool in_backoff;          /* a recent resize was refused (design §7) */
+    uint32_t ns_weight;       /* the namespace's TenantFair weight when the
                                caller keeps it parsed (the cache), with
                                ns_weight_invalid; 0: read it from ns_labels
                                (hr_tenant_weight) */

@@ -287,6 +287,8 @@ static void caps_of(const hr_config *c, int64_t allocatable, const spans *sp, in
     int64_t ct = container_caps_total(sp);
     on[HR_CAP_LR_CONTAINER] = ct != INT64_MAX;
     b[HR_CAP_LR_CONTAINER] = on[HR_CAP_LR_CONTAINER] ? ct : 0;
+    on[HR_CAP_QUOTA] = p->quota_on;
+    b[HR_CAP_QUOTA] = p->quota_on ? p->quota_cap : 0;
     int64_t cap = INT64_MAX;
     hr_cap_kind kind = HR_CAP_ALLOCATABLE; /* always applies */
     for (int k = 0; k < HR_CAP_REQUEST; k++)
@@ -338,6 +340,7 @@ const char *hr_cap_str(hr_cap_kind k)
     case HR_CAP_MAX_CPU: return "max-cpu";
     case HR_CAP_LR_POD: return "LimitRange Pod max";
     case HR_CAP_LR_CONTAINER: return "LimitRange Container bounds";
+    case HR_CAP_QUOTA: return "ResourceQuota share";
     case HR_CAP_REQUEST: return "request";
     default: return "?";
     }
@@ -351,6 +354,7 @@ const char *hr_cap_key(hr_cap_kind k)
     case HR_CAP_MAX_CPU: return "max-cpu";
     case HR_CAP_LR_POD:
     case HR_CAP_LR_CONTAINER: return "limitrange";
+    case HR_CAP_QUOTA: return "quota";
     default: return "none";
     }
 }

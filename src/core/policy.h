@@ -119,6 +119,7 @@ typedef enum hr_cap_kind {
     HR_CAP_MAX_CPU,        /* the max-cpu annotation */
     HR_CAP_LR_POD,         /* LimitRange Pod max.cpu − limits not ours */
     HR_CAP_LR_CONTAINER,   /* Σ LimitRange Container bounds */
+    HR_CAP_QUOTA,          /* the pod's share of a limits.cpu ResourceQuota */
     HR_CAP_REQUEST,        /* every bound is below r: the request wins */
     HR_CAP_COUNT_
 } hr_cap_kind;
@@ -135,7 +136,8 @@ void hr_pod_caps_of(const hr_config *c, int64_t allocatable, const hr_pod *p, in
                     hr_pod_caps *out);
 
 /* "maxMultiplier", "allocatable", "max-cpu", "LimitRange Pod max",
- * "LimitRange Container bounds", "request" (for explain and plan). */
+ * "LimitRange Container bounds", "ResourceQuota share", "request" (for
+ * explain and plan). */
 const char *hr_cap_str(hr_cap_kind k);
 
 /* The floor of design §2.2 as applied: min(minBurstFloor, S/N) when pods
@@ -149,7 +151,7 @@ int64_t hr_pod_floor(const hr_config *c, int64_t slack, int64_t managed, uint32_
 hr_cap_kind hr_cap_binding(const hr_pod_caps *caps, int64_t raw, int64_t *limit);
 
 /* The status annotation's and the JSON's word for a cap: "multiplier",
- * "allocatable", "max-cpu", "limitrange" (either LimitRange bound), and
+ * "allocatable", "max-cpu", "limitrange" (either LimitRange bound), "quota", and
  * "none" for HR_CAP_COUNT_. */
 const char *hr_cap_key(hr_cap_kind k);
 

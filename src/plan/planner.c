@@ -136,7 +136,8 @@ static int cmp_bound(const void *x, const void *y)
 /* The core view of one pod with everything around it filled in. A dump
  * carries no resize history (no back-off) and no controller namespace. */
 static hr_pod pod_in_context(const hr_snapshot *s, const hr_kpod *kp, const hr_knode *kn,
-                             const override *ovs, size_t n_ovs, const hr_strmap *group_sizes)
+                             const override *ovs, size_t n_ovs, const hr_strmap *group_sizes,
+                             const hr_ns_quota *quota)
 {
     static const hr_labels no_labels = {NULL, 0};
     hr_pod bare = kp->pod;
@@ -165,13 +166,77 @@ static hr_pod pod_in_context(const hr_snapshot *s, const hr_kpod *kp, const hr_k
     };
     const uint64_t *size = kp->pod.group ? hr_strmap_get(group_sizes, kp->pod.group) : NULL;
     cx.group_size = size ? (size_t)*size : 0;
+    cx.quota = quota;
     return hr_pod_in_context(&bare, &cx);
+}
+
+/* The namespaces of the dump with a limits.cpu quota (design §2.3, the
+ * quota cap), each with the managed request and current limits of its
+ * managed pods on every node. */
+typedef struct pquotas {
+    const char **ns;
+    hr_ns_quota *q;
+    size_t n;
+} pquotas;
+
+static const hr_ns_quota *quota_of(const pquotas *pq, const char *ns)
+{
+    for (size_t i = 0; i < pq->n; i++)
+        if (!strcmp(pq->ns[i], ns))
+            return &pq->q[i];
+    return NULL;
+}
+
+static hr_status gather_quotas(const hr_snapshot *s, const override *ovs, size_t n_ovs,
+                               const hr_strmap *group_sizes, hr_arena *a, pquotas *out, hr_err *err)
+{
+    *out = (pquotas){0};
+    if (s->n_quotas == 0)
+        return HR_OK;
+    out->ns = hr_arena_calloc(a, s->n_quotas, sizeof *out->ns);
+    out->q = hr_arena_calloc(a, s->n_quotas, sizeof *out->q);
+    if (!out->ns || !out->q)
+        return hr_err_set(err, HR_E_NOMEM, "out of memory");
+    for (size_t i = 0; i < s->n_quotas; i++) {
+        const char *ns = s->quotas[i].meta.ns;
+        if (!s->quotas[i].limits_cpu || quota_of(out, ns) != NULL)
+            continue;
+        hr_ns_quota *q = &out->q[out->n];
+        out->ns[out->n++] = ns;
+        hr_snapshot_quota(s, ns, q);
+        for (size_t k = 0; k < s->n_pods; k++) {
+            const hr_kpod *kp = &s->pods[k];
+            if (strcmp(kp->meta.ns, ns) != 0)
+                continue;
+            q->held = hr_sadd64(q->held, hr_pod_quota_limit(&kp->pod));
+            if (kp->node_unreadable)
+                continue;
+            const hr_knode *kn = kp->node_name ? hr_snapshot_node(s, kp->node_name) : NULL;
+            hr_pod p = pod_in_context(s, kp, kn, ovs, n_ovs, group_sizes, NULL);
+            if (hr_pod_eligibility(&p) != HR_MANAGED)
+                continue;
+            q->managed = hr_sadd64(q->managed, hr_pod_managed_cpu(&p));
+            q->current = hr_sadd64(q->current, hr_pod_current_limit(&p));
+        }
+        /* Which of them are below their share: they divide what is free. */
+        for (size_t k = 0; k < s->n_pods; k++) {
+            const hr_kpod *kp = &s->pods[k];
+            if (strcmp(kp->meta.ns, ns) != 0 || kp->node_unreadable)
+                continue;
+            const hr_knode *kn = kp->node_name ? hr_snapshot_node(s, kp->node_name) : NULL;
+            hr_pod p = pod_in_context(s, kp, kn, ovs, n_ovs, group_sizes, NULL);
+            if (hr_pod_eligibility(&p) == HR_MANAGED &&
+                hr_quota_below_share(&s->cfg, q, hr_pod_managed_cpu(&p), hr_pod_current_limit(&p)))
+                q->raising = hr_sadd64(q->raising, hr_pod_managed_cpu(&p));
+        }
+    }
+    return HR_OK;
 }
 
 static hr_status plan_one(const hr_snapshot *s, hr_plan_node_out *no, const char *name,
                           const hr_knode *kn, const hr_kpod *const *pods, size_t n,
                           const override *ovs, size_t n_ovs, const hr_strmap *group_sizes,
-                          hr_arena *a, hr_err *err)
+                          const pquotas *pq, hr_arena *a, hr_err *err)
 {
     no->name = name;
     no->kn = kn;
@@ -195,7 +260,8 @@ static hr_status plan_one(const hr_snapshot *s, hr_plan_node_out *no, const char
         return hr_err_set(err, HR_E_NOMEM, "out of memory planning node %s", name);
     for (size_t i = 0; i < n; i++) {
         no->src[i] = pods[i];
-        no->pods[i] = pod_in_context(s, pods[i], kn, ovs, n_ovs, group_sizes);
+        no->pods[i] =
+            pod_in_context(s, pods[i], kn, ovs, n_ovs, group_sizes, quota_of(pq, pods[i]->meta.ns));
     }
     no->group = hr_arena_alloc(a, cap * sizeof *no->group);
     no->own_target = hr_arena_alloc(a, cap * sizeof *no->own_target);
@@ -345,6 +411,11 @@ hr_status hr_plan_build(const hr_snapshot *s, const hr_set_request *sets, size_t
         }
     }
 
+    pquotas pq;
+    if ((st = gather_quotas(s, ovs, n_sets, &group_sizes, a, &pq, err))) {
+        hr_strmap_free(&group_sizes);
+        return st;
+    }
     /* Nodes = dump nodes ∪ node names pods refer to; both lists sorted. */
     size_t n_groups = 0;
     for (size_t i = 0; i < nb; i++)
@@ -367,7 +438,7 @@ hr_status hr_plan_build(const hr_snapshot *s, const hr_set_request *sets, size_t
         if (c <= 0)
             ni++;
         if ((st = plan_one(s, &out->nodes[out->n_nodes++], name, c <= 0 ? kn : NULL, bound + first,
-                           pi - first, ovs, n_sets, &group_sizes, a, err))) {
+                           pi - first, ovs, n_sets, &group_sizes, &pq, a, err))) {
             hr_strmap_free(&group_sizes);
             return st;
         }

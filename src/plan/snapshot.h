@@ -31,6 +31,7 @@
 #include <stddef.h>
 
 #include "core/config.h"
+#include "core/quota.h"
 #include "kube/decode/decode.h"
 #include "util/arena.h"
 #include "util/err.h"
@@ -71,6 +72,8 @@ typedef struct hr_snapshot {
     size_t n_namespaces;
     hr_klimitrange *limitranges; /* sorted by namespace */
     size_t n_limitranges;
+    hr_kquota *quotas; /* ResourceQuotas, in dump order */
+    size_t n_quotas;
     size_t n_ignored;     /* items of other kinds */
     hr_snapshot_bad *bad; /* in dump order */
     size_t n_bad;
@@ -94,7 +97,8 @@ HR_MUST_CHECK hr_status hr_snapshot_read(hr_snapshot *s, const char *path,
 void hr_snapshot_free(hr_snapshot *s);
 
 /* The command that makes a complete dump. */
-#define HR_DUMP_KUBECTL "kubectl get nodes,pods,namespaces,limitranges,headroomconfigs -A -o json"
+#define HR_DUMP_KUBECTL \
+    "kubectl get nodes,pods,namespaces,limitranges,resourcequotas,headroomconfigs -A -o json"
 
 /* A kind the planner reads that the dump has no object of, and what that
  * does to the plan (for warnings: a partial dump plans quietly wrong). */
@@ -116,5 +120,9 @@ const hr_kpod *hr_snapshot_pod(const hr_snapshot *s, const char *ns, const char 
 const hr_knamespace *hr_snapshot_namespace(const hr_snapshot *s, const char *name);
 /* LimitRange bounds of a namespace, folded over all its LimitRanges. */
 hr_limit_bounds hr_snapshot_bounds(const hr_snapshot *s, const char *ns);
+
+/* The namespace's limits.cpu ResourceQuota with the least room
+ * (hr_ns_quota_fold) in out's on, hard and used; on false: none. */
+void hr_snapshot_quota(const hr_snapshot *s, const char *ns, hr_ns_quota *out);
 
 #endif

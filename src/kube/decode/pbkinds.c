@@ -190,9 +190,14 @@ hr_status hr_pbdecode_resourcequota(const uint8_t *raw, size_t len, hr_arena *a,
         return st;
     hr_jpath ps = HR_JP_KEY(NULL, "spec");
     hr_jpath ph = HR_JP_KEY(&ps, "hard");
-    int64_t lim = HR_NONE;
-    if ((st = hr_pb_quantity_in(&c, &ph, parts[1], 1, "limits.cpu", HR_QK_CPU, &lim)))
+    hr_jpath pst = HR_JP_KEY(NULL, "status");
+    hr_jpath pu = HR_JP_KEY(&pst, "used");
+    int64_t lim = HR_NONE, use = HR_NONE;
+    if ((st = hr_pb_quantity_in(&c, &ph, parts[1], 1, "limits.cpu", HR_QK_CPU, &lim)) ||
+        (st = hr_pb_quantity_in(&c, &pu, parts[2], 2, "limits.cpu", HR_QK_CPU, &use)))
         return st;
     out->limits_cpu = lim != HR_NONE;
+    out->hard_cpu = lim;
+    out->used_cpu = out->limits_cpu ? use : HR_NONE;
     return HR_OK;
 }
