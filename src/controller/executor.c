@@ -30,6 +30,7 @@
 #include <yyjson.h>
 
 #include "controller/ctllog.h"
+#include "controller/livenode.h"
 #include "controller/nodequeue.h"
 #include "controller/wpool.h"
 #include "core/names.h"
@@ -480,38 +481,16 @@ static int report(hr_executor *e, const char *key, unsigned bit, const hr_rpod *
     return REPORT_STOP;
 }
 
-/* The Node as the API server has it right now (design §6), read no later
+/* The Node as the API server has it right now (livenode.h), read no later
  * than leadership allows (a leader's requests end by its renew deadline). */
 static hr_status read_node_live(hr_executor *e, const char *name, hr_node *out)
 {
-    char path[300];
-    snprintf(path, sizeof path, "/api/v1/nodes/%s", name);
-    hr_buf b;
-    hr_buf_init(&b, 64u << 20);
-    hr_kresult res = {0};
-    hr_err err;
     int64_t until =
         e->o.leading_until != NULL ? e->o.leading_until(e->o.leading_ud) : HR_KUNTIL_NONE;
-    hr_status st =
-        hr_kclient_do_until(e->o.client, until, "GET", path, NULL, NULL, 0, &b, &res, &err);
-    if (st == HR_OK) {
-        yyjson_doc *d = yyjson_read(hr_buf_str(&b), b.len, 0);
-        hr_arena a;
-        hr_arena_init(&a, 0);
-        hr_knode kn;
-        if (d == NULL)
-            st = HR_E_INPUT;
-        else
-            st = hr_decode_node(yyjson_doc_get_root(d), &a, &kn, &err);
-        if (st == HR_OK)
-            *out = kn.node;
-        yyjson_doc_free(d);
-        hr_arena_free(&a);
-    }
+    long status = 0;
+    hr_status st = hr_live_node_read(e->o.client, until, name, out, &status);
     if (st != HR_OK)
-        logf_(e, 1, "msg=\"node unreadable, increases skipped\" node=%s status=%ld", name,
-              res.status);
-    hr_buf_free(&b);
+        logf_(e, 1, "msg=\"node unreadable, increases skipped\" node=%s status=%ld", name, status);
     return st;
 }
 

@@ -89,10 +89,10 @@ typedef struct hr_config {
     hr_selector excluded_nodes; /* unset: no node excluded */
     const hr_node_pool *pools;  /* spec.nodePools, in order; none by default */
     uint32_t n_pools;
-    const char *tenant_label; /* spec.tenantLabel (§2.9): the namespace label
+    const char *tenant_label;  /* spec.tenantLabel (§2.9): the namespace label
                                  whose value names its tenant; default
                                  HR_LABEL_TENANT; NULL reads as the default */
-    int max_group_size;       /* spec.maxGroupSize (§2.10): a larger group is
+    int max_group_size;        /* spec.maxGroupSize (§2.10): a larger group is
                                  refused whole; default HR_MAX_GROUP_SIZE */
     int quota_reserve_percent; /* spec.quotaReservePercent (§2.3, the quota
                                   cap): the share of a limits.cpu quota's

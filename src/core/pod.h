@@ -66,45 +66,17 @@ typedef enum hr_ns_state {
 } hr_ns_state;
 
 typedef struct hr_pod {
+    /* Laid out widest first (pointers and 64-bit figures, then 32-bit, then
+     * flags and bytes) so that it packs without padding: the planner and the
+     * snapshot hold one per pod (test_dump's budget). */
     /* Init containers (sidecars included) first, in spec order, then the
      * app containers in spec order: booked-request accounting needs it. */
     const hr_container *ctr;
-    uint32_t n_ctr;
-    uint32_t start_s; /* status.startTime, Unix seconds, 0: none; for a pod in
-                         its startup grace, what it counts from (design §2.12,
-                         hr_pod_in_context) */
-
-    int64_t overhead_cpu;  /* spec.overhead.cpu or HR_NONE */
-    int64_t pod_cpu_req;   /* spec.resources.requests.cpu (pod-level) or HR_NONE */
-    int64_t pod_cpu_lim;   /* spec.resources.limits.cpu (pod-level) or HR_NONE */
-    bool pod_resources;    /* spec.resources present at all */
-    uint8_t phase;         /* hr_phase */
-    bool bound;            /* spec.nodeName set */
-    bool mirror;           /* static pod (kubernetes.io/config.mirror) */
-    bool windows;          /* spec.os.name == windows */
-    bool opted_out;        /* kube-headroom.dev/mode set on the pod (label or
-                           annotation) to anything but "managed" */
-    bool status_resources; /* every container status reports resources */
-    uint8_t grace_opt;     /* hr_grace_opt: kube-headroom.dev/startup-grace on
-                              the pod (design §2.12) */
-    bool pod_mem_fixed;    /* pod-level memory limit set and equal to its request
-                              (the memory half of a Guaranteed pod-level QoS) */
-    int64_t max_cpu;       /* kube-headroom.dev/max-cpu or HR_NONE */
-    bool max_cpu_invalid;  /* the annotation is there but not a CPU quantity */
-    bool undecodable;      /* the object could not be decoded (design §15): no
-                              containers, books nothing it can prove, and makes
-                              its node's booking unknown (hr_plan_node) */
-
+    int64_t overhead_cpu; /* spec.overhead.cpu or HR_NONE */
+    int64_t pod_cpu_req;  /* spec.resources.requests.cpu (pod-level) or HR_NONE */
+    int64_t pod_cpu_lim;  /* spec.resources.limits.cpu (pod-level) or HR_NONE */
+    int64_t max_cpu;      /* kube-headroom.dev/max-cpu or HR_NONE */
     /* What the caller decided about the pod's surroundings. */
-    uint8_t ns_state;    /* hr_ns_state */
-    bool node_excluded;  /* node matched excludedNodeSelector */
-    bool node_windows;   /* node label kubernetes.io/os=windows */
-    bool pod_resize;     /* its node and API server accept a resize of pod-level
-                            resources (design §2.13, hr_pod_ctx) */
-    bool owner_excluded; /* direct owner in excludedOwners */
-    bool in_backoff;     /* a recent resize was refused (design §7) */
-    bool in_grace;       /* in its startup grace (design §2.12, hr_grace_end) */
-    bool quota_on;       /* a ResourceQuota bounds limits.cpu in its namespace */
     hr_limit_bounds limits;
     int64_t quota_cap;          /* when quota_on: the quota cap (design §2.3, quota.h) */
     const char *tenant;         /* its tenant under TenantFair (design §2.9,
@@ -112,18 +84,50 @@ typedef struct hr_pod {
                                    or the namespace; pods with equal strings
                                    (or both NULL) and equal tenant_by_label are
                                    one tenant */
-    bool tenant_by_label;       /* tenant is a label's value, not a namespace */
-    bool ready;                 /* condition Ready is True (design §2.12) */
-    uint32_t tenant_weight;     /* the namespace's weight (§2.9), >= 1; 0 reads as 1 */
-    bool tenant_weight_invalid; /* the weight label was there but not a weight:
-                                   read as 1 (fail closed), and reported */
     const char *group;          /* the key of its group (design §2.10, hr_group_key),
                                    NULL: in none */
-    bool group_too_large;       /* its group has more members than
-                                   spec.maxGroupSize: refused whole (§2.10) */
     const char *foreign_writer; /* another writer of a managed container's
                                    limits.cpu (design §4, foreign-writer): a
                                    field manager's name, NULL: none */
+    uint32_t n_ctr;
+    uint32_t start_s;       /* status.startTime, Unix seconds, 0: none; for a pod in
+                               its startup grace, what it counts from (design §2.12,
+                               hr_pod_in_context) */
+    uint32_t tenant_weight; /* the namespace's weight (§2.9), >= 1; 0 reads as 1 */
+
+    bool pod_resources;    /* spec.resources present at all */
+    uint8_t phase;         /* hr_phase */
+    bool bound;            /* spec.nodeName set */
+    bool mirror;           /* static pod (kubernetes.io/config.mirror) */
+    bool windows;          /* spec.os.name == windows */
+    bool opted_out;        /* kube-headroom.dev/mode set on the pod (label or
+                              annotation) to anything but "managed" */
+    bool status_resources; /* every container status reports resources */
+    uint8_t grace_opt;     /* hr_grace_opt: kube-headroom.dev/startup-grace on
+                              the pod (design §2.12) */
+    bool pod_mem_fixed;    /* pod-level memory limit set and equal to its request
+                              (the memory half of a Guaranteed pod-level QoS) */
+    bool max_cpu_invalid;  /* the annotation is there but not a CPU quantity */
+    bool undecodable;      /* the object could not be decoded (design §15): no
+                              containers, books nothing it can prove, and makes
+                              its node's booking unknown (hr_plan_node) */
+    bool ready;            /* condition Ready is True (design §2.12) */
+    /* What the caller decided about the pod's surroundings (with limits,
+     * quota_cap, tenant, group and tenant_weight above). */
+    uint8_t ns_state;           /* hr_ns_state */
+    bool node_excluded;         /* node matched excludedNodeSelector */
+    bool node_windows;          /* node label kubernetes.io/os=windows */
+    bool pod_resize;            /* its node and API server accept a resize of pod-level
+                                   resources (design §2.13, hr_pod_ctx) */
+    bool owner_excluded;        /* direct owner in excludedOwners */
+    bool in_backoff;            /* a recent resize was refused (design §7) */
+    bool in_grace;              /* in its startup grace (design §2.12, hr_grace_end) */
+    bool quota_on;              /* a ResourceQuota bounds limits.cpu in its namespace */
+    bool tenant_by_label;       /* tenant is a label's value, not a namespace */
+    bool tenant_weight_invalid; /* the weight label was there but not a weight:
+                                   read as 1 (fail closed), and reported */
+    bool group_too_large;       /* its group has more members than
+                                   spec.maxGroupSize: refused whole (§2.10) */
 } hr_pod;
 
 /* A pod with every field "neutral": no containers, bound, Running,

@@ -91,6 +91,8 @@ hr_status hr_decode_node(yyjson_val *obj, hr_arena *a, hr_knode *out, hr_err *er
         return st;
     out->has_allocatable = cpu != HR_NONE;
     out->node.allocatable = cpu == HR_NONE ? 0 : cpu;
+    if ((st = decode_features(&c, status, out)))
+        return st;
     return decode_conditions(&c, status, out);
 }
 
