@@ -21,7 +21,7 @@
 #             (tests/release/reproducible.sh, label release)
 #   e2e       the end-to-end suite on a real control plane of the pinned Kubernetes version
 #             (simulated nodes and one real node), the policy scenarios, the benchmarks' CI-sized
-#             runs, and the integration programs under ThreadSanitizer
+#             runs, and the integration programs under valgrind and under ThreadSanitizer
 #   matrix    the core of the end-to-end suite on every other supported Kubernetes version
 #             (tests/cluster/versions.env K8S_MATRIX), each on a cluster of its own
 # e2e and matrix run in one CTest run, side by side.
@@ -96,8 +96,17 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 TSAN_ENV=(env "TSAN_OPTIONS=halt_on_error=1 exitcode=66 second_deadlock_stack=1")
 
+# The suite runs the integration programs of the ThreadSanitizer tree too (it_NAME_tsan,
+# tests/e2e/CMakeLists.txt): that tree is built before any of them runs (tsan_tree).
+configure_release() { configure build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHR_IT_TSAN_DIR="$PWD/build/tsan"; }
+tsan_tree() {
+  [ -f build/tsan/build.ninja ] ||
+    configure build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHR_TSAN=ON -DCMAKE_C_COMPILER=clang-14
+  build build/tsan "$@"
+}
+
 if [ "$list" -eq 1 ]; then
-  configure build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  configure_release
   echo "tiers: ${ALL_TIERS[*]}"
   echo "tests (--only NAME):"
   ctest --test-dir build/release -N | sed -n 's/^ *Test *#[0-9]*: /  /p'
@@ -147,13 +156,14 @@ wait_cp() {
   [ "$rc" -eq 0 ] || { echo "building the control plane failed (exit $rc)"; exit 1; }
 }
 
-configure build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo
+configure_release
 
 if [ -n "$only" ]; then
   ctest --test-dir build/release -N -R "^${only}\$" | grep "^ *Test *#" >/dev/null ||
     { echo "test.sh: no test named '$only' (scripts/test.sh --list)"; exit 2; }
   step "building: release"
   build build/release
+  case $only in it_*_tsan) step "building: ThreadSanitizer (clang)"; tsan_tree ;; esac
   [ "$cp_need" -eq 0 ] || wait_cp
   step "$only, with its fixtures"
   rc=0
@@ -198,8 +208,7 @@ if want sanitize; then
   # ThreadSanitizer (its own build: it cannot share a process with ASan): the unit tests and the
   # stress program (tests/stress/: the real controller fed by real watch threads under churn).
   step "sanitize: building with ThreadSanitizer (clang)"
-  configure build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHR_TSAN=ON -DCMAKE_C_COMPILER=clang-14
-  build build/tsan
+  tsan_tree
   step "sanitize: unit tests and the stress program under ThreadSanitizer"
   "${TSAN_ENV[@]}" ctest --test-dir build/tsan -L 'unit|stress' --output-on-failure -j "$jobs"
 fi
@@ -209,8 +218,10 @@ if want fuzz; then
   configure build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHR_FUZZ=ON -DCMAKE_C_COMPILER=clang-14 \
     -DHR_FUZZ_SECONDS="$HR_FUZZ_SECONDS" -DHR_FUZZ_SEED="$HR_FUZZ_SEED"
   build build/fuzz fuzzers
-  step "fuzz: each parser for ${HR_FUZZ_SECONDS}s (seed ${HR_FUZZ_SEED})"
-  ctest --test-dir build/fuzz -L fuzz --output-on-failure
+  # Each fuzzer is one process on one core for a fixed wall time, with its own work directory:
+  # side by side, one per core.
+  step "fuzz: each parser for ${HR_FUZZ_SECONDS}s (seed ${HR_FUZZ_SEED}), -j $jobs"
+  ctest --test-dir build/fuzz -L fuzz --output-on-failure -j "$jobs"
 fi
 
 if want image; then
@@ -222,8 +233,11 @@ if want image; then
   # plane: 5 min cold, a stamp check warm. Its own step, so its time is not a test's.
   step "image: syft for the SBOM (tests/cluster/cluster.sh tool syft)"
   tests/cluster/cluster.sh tool syft >/dev/null
-  step "image: the Dockerfile's build, arm64 under qemu, the SBOM, the portable plugin"
-  ctest --test-dir build/release -L '^image$' --output-on-failure
+  # Each test works in a directory of its own (its own dockerd and containerd for the
+  # Dockerfile's), and the shared caches are written by rename; release_sbom waits for
+  # release_image_arm64's arm64 build (tests/release/CMakeLists.txt). Side by side, one per core.
+  step "image: the Dockerfile's build, arm64 under qemu, the SBOM, the portable plugin (-j $jobs)"
+  ctest --test-dir build/release -L '^image$' --output-on-failure -j "$jobs"
 fi
 
 if want release; then
@@ -231,6 +245,13 @@ if want release; then
   wait_cp
   step "release: scripts/release.sh twice from fresh clones, byte-identical"
   ctest --test-dir build/release -L '^release$' --output-on-failure
+fi
+
+if want e2e; then
+  # The integration programs need the API server, so they run under ThreadSanitizer in the suite
+  # (it_NAME_tsan), beside its other tests; the sanitize tier has built them already.
+  step "e2e: building the integration programs with ThreadSanitizer (clang)"
+  tsan_tree
 fi
 
 if want e2e || want matrix; then
@@ -242,16 +263,6 @@ if want e2e || want matrix; then
   # checked (cluster_realnode_down_clean).
   step "$(IFS=+; echo "${labels[*]}"): the end-to-end suite on real control planes (-j $HR_E2E_JOBS)"
   ctest --test-dir build/release -L "^($(IFS='|'; echo "${labels[*]}"))\$" --output-on-failure -j "$HR_E2E_JOBS"
-fi
-
-if want e2e; then
-  # The integration programs need the API server, so they run under ThreadSanitizer here; ctest
-  # brings the cluster up and down around them.
-  step "e2e: the integration programs under ThreadSanitizer on the real API server"
-  [ -f build/tsan/build.ninja ] ||
-    configure build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHR_TSAN=ON -DCMAKE_C_COMPILER=clang-14
-  build build/tsan
-  "${TSAN_ENV[@]}" ctest --test-dir build/tsan -R '^it_' --output-on-failure -j "$HR_E2E_JOBS"
 fi
 
 summary
