@@ -20,6 +20,7 @@
 #include "cmd/explain.h"
 #include "cmd/explain_json.h"
 #include "cmd/explain_tenant.h"
+#include "cmd/explain_throttle.h"
 #include "cmd/live.h"
 #include "controller/groups.h"
 #include "controller/nodesnap.h"
@@ -56,6 +57,10 @@ enum {
     F_OUTPUT,
     F_NO_HEADERS,
     F_ALLOW_MISSING,
+    F_PROMETHEUS,
+    F_PROMETHEUS_CA,
+    F_PROMETHEUS_TOKEN,
+    F_SINCE,
     F_N
 };
 
@@ -78,6 +83,18 @@ static const hr_flag explain_flags[F_N] = {
                   "text " HR_OUTPUT_CHOICES},
     [F_NO_HEADERS] = HR_FLAG_NO_HEADERS,
     [F_ALLOW_MISSING] = HR_FLAG_ALLOW_MISSING,
+    [F_PROMETHEUS] = {"prometheus", 0, HR_FLAG_STRING, "URL",
+                      "the throttling view: was the pod throttled, at which ceiling, and what "
+                      "request\n"
+                      "                           would have avoided it, from this Prometheus "
+                      "(cAdvisor's and our series)",
+                      NULL},
+    [F_PROMETHEUS_CA] = {"prometheus-ca", 0, HR_FLAG_STRING, "FILE",
+                         "verify --prometheus' certificate against this CA (PEM)", "@file"},
+    [F_PROMETHEUS_TOKEN] = {"prometheus-token-file", 0, HR_FLAG_STRING, "FILE",
+                            "a bearer token for --prometheus", "@file"},
+    [F_SINCE] = {"since", 0, HR_FLAG_STRING, "DURATION",
+                 "--prometheus: the window, ending now (default 1h; 30s, 10m, 6h)", NULL},
 };
 HR_FLAGS_FIT(F_N);
 
@@ -85,7 +102,8 @@ HR_FLAGS_FIT(F_N);
 
 const hr_command hr_explain_command = {
     "explain",
-    "POD|NAMESPACE/POD|pod/POD [-n NAMESPACE] [-f FILE|-] [--from-annotation] [-o FORMAT]",
+    "POD|NAMESPACE/POD|pod/POD [-n NAMESPACE] [-f FILE|-] [--from-annotation] [--prometheus URL] "
+    "[-o FORMAT]",
     "The arithmetic behind one pod's CPU limit, and why it was or was not written.",
     "Prints the node's booking, the pod's share and the slack-aware floor, each cap of\n"
     "design §2.3 and the one that binds, the quantum, and why the last change was or was\n"
@@ -94,7 +112,10 @@ const hr_command hr_explain_command = {
     "Without read access to nodes or to other namespaces' pods (a tenant bound to the\n"
     "chart's <release>-tenant ClusterRole), or with --from-annotation, it prints the\n"
     "tenant view: the figures of the pod's status annotation, its own namespace's pods\n"
-    "on the node by name and the other namespaces' as one sum.\n",
+    "on the node by name and the other namespaces' as one sum.\n"
+    "With --prometheus, the throttling view: the share of CFS periods the pod was throttled\n"
+    "in over --since, the ceiling it hit and whether that was its slack share or a cap, and\n"
+    "the least request that would have given it the CPU it wanted, on its node as it was.\n",
     explain_flags,
     F_N,
     1,
@@ -622,6 +643,13 @@ int hr_cmd_explain(const char *prog, int argc, char **argv)
     const char *conn_flag = rc == HR_EXIT_OK ? hr_conn_given(cmd, &args, F_CONN) : NULL;
     long timeout_ms = args.val[F_TIMEOUT] ? hr_duration_ms(args.val[F_TIMEOUT]) : 0;
     bool from_ann = rc == HR_EXIT_OK && hr_args_on(&args, F_FROM_ANNOTATION);
+    hr_throttle_opts thr = {args.val[F_PROMETHEUS],
+                            args.val[F_PROMETHEUS_CA],
+                            args.val[F_PROMETHEUS_TOKEN],
+                            args.val[F_SINCE] ? hr_duration_ms(args.val[F_SINCE]) / 1000 : 3600,
+                            (int64_t)time(NULL),
+                            timeout_ms};
+    bool args_since = args.val[F_SINCE] != NULL;
     hr_output out;
     if (rc == HR_EXIT_OK && !args.help)
         rc = hr_output_parse(prog, cmd, args.val[F_OUTPUT], HR_OUTPUT_ALLOW_DOC, &out);
@@ -645,6 +673,15 @@ int hr_cmd_explain(const char *prog, int argc, char **argv)
         return hr_usage_error(prog, cmd, "-n %s and %s name two namespaces", ns_flag, ref);
     if (file && conn_flag)
         return hr_usage_error(prog, cmd, "-f reads a dump; it does not mix with --%s", conn_flag);
+    if (thr.window_s < 30)
+        return hr_usage_error(prog, cmd, "--since takes 30s or more: 10m, 1h, 6h");
+    if (thr.url && (file || from_ann))
+        return hr_usage_error(prog, cmd, "--prometheus reads the live pod: not with %s",
+                              file ? "-f" : "--from-annotation");
+    if (!thr.url && (args_since || thr.ca || thr.bearer))
+        return hr_usage_error(prog, cmd,
+                              "--since, --prometheus-ca and --prometheus-token-file "
+                              "go with --prometheus");
 
     hr_err err;
     hr_kclient *k = NULL;
@@ -727,7 +764,12 @@ int hr_cmd_explain(const char *prog, int argc, char **argv)
         rc = HR_EXIT_INPUT;
         goto out;
     }
-    if (fmt->kind == HR_OUTPUT_TEXT) {
+    if (thr.url) {
+        const hr_pod_plan *pp = &r.pods[me];
+        hr_throttle_pod tp = {ns, pod, f.node, pp->request > 0 ? pp->request : 0,
+                              s.cfg.max_multiplier_milli};
+        rc = hr_explain_throttle(&thr, &tp, fmt);
+    } else if (fmt->kind == HR_OUTPUT_TEXT) {
         print_explain(&s, &r, me, &g, f.status_ann, f.resize_cond, f.decode_err);
     } else {
         yyjson_mut_doc *d = yyjson_mut_doc_new(NULL);
