@@ -30,6 +30,7 @@ KNOWN_LONG=(
     d79954457c072e807064cbb9ffc5a80d036302a8 # 77: "e2e_kubectl_output: kubectl's recorded -o ..."
     4153294b04b23af486b2b7daf22db9441cc79441 # 73: "version, preflight: -o json|yaml|jsonpath=|..."
     ecfd94cdd0e78812279108d42a0542ca66ee5c5d # 74: "plan's flat table: the glossary check, ..."
+    1245d8e9d633e7ee937a5228531ca63b482e55ec # 74: "Pod-level limits: manage a pod through its ..."
 )
 
 if first=$(git rev-parse -q --verify "$FIRST^{commit}") &&
