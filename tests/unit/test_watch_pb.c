@@ -29,50 +29,12 @@
 
 #include "cache/cache.h"
 #include "cache/sink.h"
+#include "hr_pbenc.h"
 #include "kube/transport/framesplit.h"
 #include "kube/transport/kstatus.h"
 #include "kube/watch/watch.h"
 
 /* ------------------------------------------------------------ encoder */
-
-typedef struct pbb {
-    uint8_t b[4096];
-    size_t n;
-} pbb;
-
-static void put_byte(pbb *o, uint8_t c)
-{
-    assert_true(o->n < sizeof o->b);
-    o->b[o->n++] = c;
-}
-
-static void put_varint(pbb *o, uint64_t v)
-{
-    while (v >= 0x80) {
-        put_byte(o, (uint8_t)(v | 0x80));
-        v >>= 7;
-    }
-    put_byte(o, (uint8_t)v);
-}
-
-static void put_bytes(pbb *o, uint32_t field, const void *s, size_t n)
-{
-    put_varint(o, (uint64_t)field << 3 | 2);
-    put_varint(o, n);
-    assert_true(o->n + n <= sizeof o->b);
-    memcpy(o->b + o->n, s, n);
-    o->n += n;
-}
-
-static void put_str(pbb *o, uint32_t field, const char *s)
-{
-    put_bytes(o, field, s, strlen(s));
-}
-
-static void put_msg(pbb *o, uint32_t field, const pbb *m)
-{
-    put_bytes(o, field, m->b, m->n);
-}
 
 /* A Pod: metadata {name 1, namespace 3, resourceVersion 6}, spec
  * {containers 2 [{name 1, resources 8 {requests 2 {cpu: Quantity}}}],
