@@ -170,8 +170,8 @@ static void test_json_malformed(void **state)
         "[1,\"a\",null]",
         "[{\"manager\":3,\"subresource\":\"resize\",\"fieldsV1\":{}}]",
         "[{\"manager\":\"m\",\"subresource\":\"resize\",\"fieldsV1\":[]}]",
-        "[{\"manager\":\"m\",\"subresource\":\"resize\",\"fieldsV1\":{\"f:spec\":{"
-        "\"f:containers\":[]}}}]",
+        ("[{\"manager\":\"m\",\"subresource\":\"resize\",\"fieldsV1\":{\"f:spec\":{"
+         "\"f:containers\":[]}}}]"),
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char json[2048];
