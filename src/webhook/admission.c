@@ -172,14 +172,11 @@ static void why_not(hr_wh_result *r, hr_reason reason)
 /* The pod-level birth limit (design §2.13): into spec.resources.limits,
  * or that map itself when it is missing (spec.resources is there: the
  * pod is a pod-level one). */
-static void render_pod_limit(int64_t limit, bool has_limits, hr_buf *b)
+/* The end of an "add" op whose path so far reaches .../resources/limits:
+ * "add" into a map that exists; otherwise create the map itself (an "add"
+ * below a missing member fails the whole patch). */
+static void limits_cpu_value(hr_buf *b, bool has_limits, const char *q)
 {
-    char q[HR_CPU_FMT_MAX];
-    hr_cpu_format_milli(limit, q, sizeof q);
-    hr_buf_puts(b, "{\"op\":\"add\",\"path\":\"");
-    ptr_token(b, "spec");
-    ptr_token(b, "resources");
-    ptr_token(b, "limits");
     if (has_limits) {
         ptr_token(b, "cpu");
         hr_buf_puts(b, "\",\"value\":");
@@ -190,6 +187,17 @@ static void render_pod_limit(int64_t limit, bool has_limits, hr_buf *b)
         hr_buf_putc(b, '}');
     }
     hr_buf_putc(b, '}');
+}
+
+static void render_pod_limit(int64_t limit, bool has_limits, hr_buf *b)
+{
+    char q[HR_CPU_FMT_MAX];
+    hr_cpu_format_milli(limit, q, sizeof q);
+    hr_buf_puts(b, "{\"op\":\"add\",\"path\":\"");
+    ptr_token(b, "spec");
+    ptr_token(b, "resources");
+    ptr_token(b, "limits");
+    limits_cpu_value(b, has_limits, q);
 }
 
 static void render_patch(const hr_pod *p, const wh_ctr *at, const int64_t *lim, int64_t pod_limit,
@@ -216,18 +224,7 @@ static void render_patch(const hr_pod *p, const wh_ctr *at, const int64_t *lim, 
         ptr_token(b, idx);
         ptr_token(b, "resources");
         ptr_token(b, "limits");
-        /* "add" into a map that exists; otherwise create the map itself
-         * (an "add" below a missing member fails the whole patch). */
-        if (at[k].has_limits) {
-            ptr_token(b, "cpu");
-            hr_buf_puts(b, "\",\"value\":");
-            hr_buf_json_str(b, q);
-        } else {
-            hr_buf_puts(b, "\",\"value\":{\"cpu\":");
-            hr_buf_json_str(b, q);
-            hr_buf_putc(b, '}');
-        }
-        hr_buf_putc(b, '}');
+        limits_cpu_value(b, at[k].has_limits, q);
     }
     hr_buf_putc(b, ']');
 }
