@@ -289,6 +289,22 @@ static bool ns_lookup(void *ud, const char *ns, hr_arena *a, hr_labels *labels,
     return ok;
 }
 
+/* What the webhook asks about a namespace's limits.cpu quota: the room it
+ * leaves a pod being born (design §8). Not synced yet: the cache cannot
+ * tell, and the pod is born as without a quota (the API server still
+ * refuses one that does not fit, as it would without us). */
+static int64_t quota_room(void *ud, const char *ns)
+{
+    run_ctx *x = ud;
+    if (!hr_informers_synced(x->inf))
+        return HR_NONE;
+    hr_ns_quota q;
+    hr_cache_lock(x->cache);
+    hr_cache_ns_quota(x->cache, ns, &q);
+    hr_cache_unlock(x->cache);
+    return hr_quota_birth_room(&q);
+}
+
 /* What the webhook asks about the node a pod is created on (spec.nodeName
  * set at creation): its labels, for the node pool that applies there
  * (design §2.11). A node known only from its pods has none to give. */
@@ -725,6 +741,8 @@ static hr_status start_all(run_ctx *x, hr_err *err)
     x->wh.group_lookup = group_lookup;
     x->wh.group_ud = x;
     x->wh.node_lookup = node_lookup;
+    x->wh.quota_room = quota_room;
+    x->wh.quota_ud = x;
     x->wh.node_ud = x;
     x->wh.pod_resize = pod_resize;
     hr_cmd_buildinfo(&x->build);

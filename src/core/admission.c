@@ -12,7 +12,7 @@
 #include "core/policy.h"
 #include "core/wide.h"
 
-uint32_t hr_birth_limits(const hr_config *cfg, const hr_pod *p, int64_t *lim)
+uint32_t hr_birth_limits(const hr_config *cfg, const hr_pod *p, int64_t room, int64_t *lim)
 {
     const hr_limit_bounds *lb = &p->limits;
     int64_t mult = cfg->initial_multiplier_milli;
@@ -21,13 +21,19 @@ uint32_t hr_birth_limits(const hr_config *cfg, const hr_pod *p, int64_t *lim)
     if (mult < 1000)
         mult = 1000; /* the floor at the request would win anyway */
 
-    /* A budget for the whole pod: max-cpu and a LimitRange's Pod max bound
-     * the sum of the limits, and limits already set are part of it. */
+    /* A budget for the whole pod: max-cpu, a LimitRange's Pod max and the
+     * room a limits.cpu quota leaves (a pod whose limits exceed it is
+     * refused at creation) bound the sum of the limits, and limits already
+     * set are part of it. */
     int64_t budget = HR_NONE;
     if (p->max_cpu != HR_NONE)
         budget = p->max_cpu;
     if (lb->pod_max != HR_NONE)
         budget = budget == HR_NONE ? lb->pod_max : hr_min64(budget, lb->pod_max);
+    if (room != HR_NONE) {
+        room = hr_max64(room, 0);
+        budget = budget == HR_NONE ? room : hr_min64(budget, room);
+    }
     int64_t sum_new_req = 0;
     uint32_t n = 0;
     for (uint32_t k = 0; k < p->n_ctr; k++) {
@@ -75,7 +81,7 @@ uint32_t hr_birth_limits(const hr_config *cfg, const hr_pod *p, int64_t *lim)
     return n;
 }
 
-hr_birth hr_admit_pod(const hr_config *cfg, const hr_pod *p, int64_t *lim)
+hr_birth hr_admit_pod(const hr_config *cfg, const hr_pod *p, int64_t room, int64_t *lim)
 {
     hr_birth b = {HR_BIRTH_INELIGIBLE, HR_MANAGED, HR_QOS_BURSTABLE, HR_QOS_BURSTABLE, 0, HR_NONE};
     b.qos_before = b.qos_after = hr_pod_qos(p, NULL);
@@ -91,7 +97,7 @@ hr_birth hr_admit_pod(const hr_config *cfg, const hr_pod *p, int64_t *lim)
          * container's, on the pod-level resources; containers get none. */
         hr_container one;
         hr_pod v = hr_pod_level_view(p, &one);
-        b.n_limits = hr_birth_limits(cfg, &v, &b.pod_limit);
+        b.n_limits = hr_birth_limits(cfg, &v, room, &b.pod_limit);
         if (b.n_limits == 0) {
             b.verdict = HR_BIRTH_NOTHING_DUE;
             return b;
@@ -100,7 +106,7 @@ hr_birth hr_admit_pod(const hr_config *cfg, const hr_pod *p, int64_t *lim)
         b.verdict = b.qos_after == b.qos_before ? HR_BIRTH_LIMITS : HR_BIRTH_QOS_CHANGE;
         return b;
     }
-    b.n_limits = hr_birth_limits(cfg, p, lim);
+    b.n_limits = hr_birth_limits(cfg, p, room, lim);
     if (b.n_limits == 0) {
         b.verdict = HR_BIRTH_NOTHING_DUE;
         return b;

@@ -47,19 +47,22 @@ typedef struct hr_birth {
  * container k, or HR_NONE when it gets none. Only resizable containers (app
  * containers and sidecars) with a CPU request > 0 and no CPU limit get one:
  *   limit  = request × min(initialMultiplier, maxMultiplier)  (max 0: no cap)
- *   budget = min(p->max_cpu, LimitRange Pod max) − CPU limits already set;
+ *   budget = min(p->max_cpu, LimitRange Pod max, room) − CPU limits
+ *            already set; room is what the namespace's limits.cpu quota
+ *            leaves (hr_quota_birth_room: a pod whose limits exceed it is
+ *            refused at creation), HR_NONE without one
  *            when the limits exceed it, each is request × budget / Σ requests
  *   limit ≤ LimitRange Container max and request × maxLimitRequestRatio
  *   limit ≥ request (a limit below it is invalid)
  * Returns how many containers get one. Eligibility is not looked at. */
-uint32_t hr_birth_limits(const hr_config *cfg, const hr_pod *p, int64_t *lim);
+uint32_t hr_birth_limits(const hr_config *cfg, const hr_pod *p, int64_t room, int64_t *lim);
 
 /* The whole decision for a pod being created, in order: eligibility at
  * birth, the limits, the QoS guard (a limit must not move the pod out of
- * Burstable). lim as for hr_birth_limits; written for every verdict (all
+ * Burstable). room and lim as for hr_birth_limits; written for every verdict (all
  * HR_NONE when the pod is ineligible). A pod-level pod (hr_pod_level,
  * design §2.13) gets the same arithmetic on its pod-level resources
  * (hr_pod_level_view): pod_limit, when it has no pod-level CPU limit. */
-hr_birth hr_admit_pod(const hr_config *cfg, const hr_pod *p, int64_t *lim);
+hr_birth hr_admit_pod(const hr_config *cfg, const hr_pod *p, int64_t room, int64_t *lim);
 
 #endif

@@ -21,6 +21,14 @@ void hr_ns_quota_fold(hr_ns_quota *q, int64_t hard, int64_t used)
     q->used = used;
 }
 
+int64_t hr_quota_birth_room(const hr_ns_quota *q)
+{
+    if (!q->on)
+        return HR_NONE;
+    hr_i128 r = room_of(q->hard, q->used);
+    return r <= 0 ? 0 : r > INT64_MAX ? INT64_MAX : (int64_t)r;
+}
+
 int64_t hr_pod_quota_limit(const hr_pod *p)
 {
     if (hr_pod_terminal(p))

@@ -64,6 +64,12 @@ int64_t hr_pod_quota_limit(const hr_pod *p);
 /* The reserve kept for surge pods: ⌈hard · quotaReservePercent / 100⌉. */
 int64_t hr_quota_reserve(const hr_config *c, int64_t hard);
 
+/* Design §8: what a pod being created may hold in CPU limits before the
+ * API server refuses it, hard − used (not counted yet: 0; no reserve: a
+ * pod being born is what the reserve is kept for); HR_NONE when q is off.
+ * The webhook's birth limits share it (hr_limit_bounds.quota_room). */
+int64_t hr_quota_birth_room(const hr_ns_quota *q);
+
 /* T above: the most the managed pods' limits may add up to (may be below
  * M, or negative: then every quota cap is the pod's request). */
 int64_t hr_quota_budget(const hr_config *c, const hr_ns_quota *q);

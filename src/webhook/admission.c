@@ -347,7 +347,8 @@ static bool decide(const hr_wh_env *env, yyjson_val *req, hr_arena *a, hr_wh_res
             birth.initial_multiplier_milli = hr_muldiv64(num, 1000, den);
         }
     }
-    hr_birth b = hr_admit_pod(&birth, pod, lim);
+    int64_t room = env->quota_room != NULL ? env->quota_room(env->quota_ud, ns) : HR_NONE;
+    hr_birth b = hr_admit_pod(&birth, pod, room, lim);
     r->has_reason = true;
     r->reason = b.reason;
     switch (b.verdict) {

@@ -64,6 +64,11 @@ typedef bool (*hr_wh_group_lookup_fn)(void *ud, const char *key, int64_t *num, i
  * not know the node; anything returned may be allocated in `a`. */
 typedef bool (*hr_wh_node_lookup_fn)(void *ud, const char *node, hr_arena *a, hr_labels *labels);
 
+/* Design §8: the room the namespace's limits.cpu ResourceQuota leaves for a
+ * pod being created (hr_quota_birth_room); HR_NONE when none bounds it or
+ * the caller cannot tell. */
+typedef int64_t (*hr_wh_quota_room_fn)(void *ud, const char *ns);
+
 typedef struct hr_wh_env {
     const hr_config *cfg;         /* required: a snapshot for this review */
     const char *own_ns;           /* the controller's namespace, or NULL */
@@ -79,6 +84,10 @@ typedef struct hr_wh_env {
      * the node pool that applies there) when the node is known */
     hr_wh_node_lookup_fn node_lookup;
     void *node_ud;
+    /* optional: the birth limits of a pod share what the namespace's
+     * limits.cpu quota has left, so that the API server takes the pod */
+    hr_wh_quota_room_fn quota_room;
+    void *quota_ud;
     /* the API server resizes pod-level resources (design §2.13): a pod
      * with a pod-level CPU request gets a pod-level birth limit; false:
      * such a pod is left alone (pod-level-resources) */

@@ -49,6 +49,8 @@ void hr_wh_endpoint_handle(void *ud, const hr_http_req *req, hr_http_resp *resp)
         .group_ud = e->group_ud,
         .node_lookup = e->node_lookup,
         .node_ud = e->node_ud,
+        .quota_room = e->quota_room,
+        .quota_ud = e->quota_ud,
         .pod_resize = e->pod_resize,
     };
     hr_wh_result r;

@@ -33,6 +33,8 @@ typedef struct hr_wh_endpoint {
     void *group_ud;
     hr_wh_node_lookup_fn node_lookup; /* optional: set before serving */
     void *node_ud;
+    hr_wh_quota_room_fn quota_room; /* optional: set before serving */
+    void *quota_ud;
     bool pod_resize; /* hr_wh_env.pod_resize: set before serving */
     hr_logger log;
     atomic_uint_fast64_t requests[HR_WH_OUTCOME_COUNT_];

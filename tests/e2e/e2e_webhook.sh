@@ -17,7 +17,11 @@
 #      still created (failurePolicy: Ignore);
 #   6. a pod created with spec.nodeName on a node of a node pool (design
 #      §2.11: maxMultiplier 1.5 there) is born under the pool's settings,
-#      one without a node under the top level's.
+#      one without a node under the top level's;
+#   7. in a namespace whose ResourceQuota bounds limits.cpu (1 core), a pod
+#      requesting 400m is born with the room the quota leaves (1, not
+#      3 x 400m = 1200m, which the API server's quota admission refuses) and
+#      is created.
 # Everything it starts or creates is removed on exit, failure included
 # (trap): the headroom process (by PID), the namespaces, the webhook
 # registration, the HeadroomConfig (restored if one existed) and the CRD
@@ -35,6 +39,7 @@ RUN=e2ewh$$
 POOL_NODE=hr-wh-pool-$$
 NS_M=hr-wh-managed-$$
 NS_U=hr-wh-plain-$$
+NS_Q=hr-wh-quota-$$
 WH_NAME=kube-headroom-e2e-$$
 WORK=$(mktemp -d /tmp/hr-e2e-webhook.XXXXXX)
 HR_PID=
@@ -63,7 +68,7 @@ cleanup() {
   set +e
   stop_headroom
   k delete mutatingwebhookconfiguration "$WH_NAME" --ignore-not-found >/dev/null 2>&1
-  k delete namespace "$NS_M" "$NS_U" --ignore-not-found --wait=false >/dev/null 2>&1
+  k delete namespace "$NS_M" "$NS_U" "$NS_Q" --ignore-not-found --wait=false >/dev/null 2>&1
   k delete node "$POOL_NODE" --ignore-not-found --wait=false >/dev/null 2>&1
   if [ -n "$CFG_BACKUP" ]; then
     k replace -f "$CFG_BACKUP" >/dev/null 2>&1 || k apply -f "$CFG_BACKUP" >/dev/null 2>&1
@@ -133,9 +138,14 @@ k create namespace "$NS_M" >/dev/null
 k label namespace "$NS_M" kube-headroom.dev/mode=managed kube-headroom.dev/e2e-run="$RUN" >/dev/null
 k create namespace "$NS_U" >/dev/null
 k label namespace "$NS_U" kube-headroom.dev/e2e-run="$RUN" >/dev/null
-for ns in "$NS_M" "$NS_U"; do
+k create namespace "$NS_Q" >/dev/null
+k label namespace "$NS_Q" kube-headroom.dev/mode=managed kube-headroom.dev/e2e-run="$RUN" >/dev/null
+k -n "$NS_Q" create quota cpu --hard=limits.cpu=1 >/dev/null
+for ns in "$NS_M" "$NS_U" "$NS_Q"; do
   for _ in $(seq 1 60); do k -n "$ns" get serviceaccount default >/dev/null 2>&1 && break; sleep 0.5; done
 done
+# The quota counted (status.used set) before the daemon's first list: the room is hard − used.
+for _ in $(seq 1 60); do [ -n "$(k -n "$NS_Q" get quota cpu -o jsonpath='{.status.used.limits\.cpu}')" ] && break; sleep 0.5; done
 
 # --- headroom run ----------------------------------------------------------------
 # --controller=false: this test is about admission; a controller here would
@@ -228,6 +238,15 @@ pod_yaml on-pool "$NS_M" '{"requests":{"cpu":"200m"}}' | jq --arg n "$POOL_NODE"
 got=$(limits_of "$NS_M" on-pool)
 [ "$got" = "cpu=300m,mem=" ] && pass "created with nodeName on the pool's node: born under the pool (1.5 x 200m = 300m)" ||
   fail "pod on the pool's node: $got, want cpu=300m,mem= (the top level would give 600m)"
+
+# 7. A limits.cpu quota of 1 core: 3 x 400m would be refused by the quota; born with the room.
+if pod_yaml in-quota "$NS_Q" '{"requests":{"cpu":"400m"}}' | k create -f - >/dev/null 2>"$WORK/quota.err"; then
+  got=$(limits_of "$NS_Q" in-quota)
+  [ "$got" = "cpu=1,mem=" ] && pass "limits.cpu quota of 1: born with the room it leaves (1, not 1200m) and created" ||
+    fail "pod under the quota: $got, want cpu=1,mem="
+else
+  fail "pod under a limits.cpu quota of 1 refused: $(cat "$WORK/quota.err")"
+fi
 
 # 2. Left alone.
 pod_yaml plain "$NS_U" '{"requests":{"cpu":"200m"}}' | k create -f - >/dev/null

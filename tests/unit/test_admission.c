@@ -520,6 +520,51 @@ static void limitrange_caps(void **state)
     free(pod);
 }
 
+/* team-q: a limits.cpu ResourceQuota with room (hard − used) ud's. */
+static int64_t quota_room(void *ud, const char *ns)
+{
+    return strcmp(ns, "team-q") == 0 ? *(const int64_t *)ud : HR_NONE;
+}
+
+/* Design §8: a birth limit beyond the room a limits.cpu quota leaves would
+ * have the API server refuse the pod; the limits share the room instead,
+ * never below the requests (a request the room cannot hold is the quota's
+ * refusal to make, not ours). */
+static void quota_room_caps(void **state)
+{
+    (void)state;
+    hr_config cfg = cfg_live();
+    char *pod = pod_json("", "\"containers\":[" C("a", REQ("500m")) "," C("b", REQ("1")) "]");
+    char *in = review("team-q", pod);
+    static const struct {
+        int64_t room;
+        const char *a, *b;
+    } rows[] = {
+        {HR_NONE, "1", "2"},     /* no quota: request × 2 */
+        {5000, "1", "2"},        /* room enough */
+        {2400, "800m", "1600m"}, /* shared pro rata */
+        {1000, "500m", "1"},     /* below the requests: the requests */
+        {0, "500m", "1"},        /* full, or not counted yet */
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        hr_wh_env env = {.cfg = &cfg, .quota_room = quota_room, .quota_ud = (void *)&rows[i].room};
+        answer a;
+        run_env(&env, in, &a);
+        assert_int_equal(a.r.outcome, HR_WH_MUTATED);
+        char want[512];
+        snprintf(want, sizeof want,
+                 "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits\","
+                 "\"value\":{\"cpu\":\"%s\"}},"
+                 "{\"op\":\"add\",\"path\":\"/spec/containers/1/resources/limits\","
+                 "\"value\":{\"cpu\":\"%s\"}}]",
+                 rows[i].a, rows[i].b);
+        assert_string_equal(a.patch, want);
+        done(&a);
+    }
+    free(in);
+    free(pod);
+}
+
 /* ----------------------------------------------------- leaving pods alone */
 
 static void qos_classes_left_alone(void **state)
@@ -891,6 +936,7 @@ int main(void)
         cmocka_unit_test(max_cpu_counts_existing_limits_and_floors),
         cmocka_unit_test(bad_max_cpu_leaves_pod),
         cmocka_unit_test(limitrange_caps),
+        cmocka_unit_test(quota_room_caps),
         cmocka_unit_test(qos_classes_left_alone),
         cmocka_unit_test(qos_change_refused),
         cmocka_unit_test(opt_out),

@@ -221,26 +221,26 @@ static void birth_core(void **state)
     hr_container c;
     hr_pod p = pod_level(&c, 500, HR_NONE);
     int64_t lim;
-    hr_birth b = hr_admit_pod(&cfg, &p, &lim);
+    hr_birth b = hr_admit_pod(&cfg, &p, HR_NONE, &lim);
     hr_container one = {500, HR_NONE, HR_NONE, HR_NONE, HR_CTR_APP, false};
     hr_pod o = hr_pod_init();
     o.ctr = &one;
     o.n_ctr = 1;
     int64_t want;
-    CHECK_I64("one limit's arithmetic", hr_birth_limits(&cfg, &o, &want), 1);
+    CHECK_I64("one limit's arithmetic", hr_birth_limits(&cfg, &o, HR_NONE, &want), 1);
     CHECK_TRUE("limits", b.verdict == HR_BIRTH_LIMITS && b.n_limits == 1);
     CHECK_I64("pod-level birth limit", b.pod_limit, want);
     CHECK_TRUE("above the request", b.pod_limit > 500);
     CHECK_TRUE("no container limit", lim == HR_NONE);
 
     p.pod_cpu_lim = 800;
-    b = hr_admit_pod(&cfg, &p, &lim);
+    b = hr_admit_pod(&cfg, &p, HR_NONE, &lim);
     CHECK_TRUE("a pod-level limit already set: nothing due",
                b.verdict == HR_BIRTH_NOTHING_DUE && b.pod_limit == HR_NONE);
 
     p.pod_cpu_lim = HR_NONE;
     p.pod_resize = false;
-    b = hr_admit_pod(&cfg, &p, &lim);
+    b = hr_admit_pod(&cfg, &p, HR_NONE, &lim);
     CHECK_TRUE("no pod-level resize: left alone",
                b.verdict == HR_BIRTH_INELIGIBLE && b.reason == HR_R_POD_RESOURCES);
 }

@@ -370,6 +370,15 @@ static void test_table(void **state)
     hr_ns_quota_fold(&q, 8000, 7000);
     assert_int_equal(q.hard, 8000);
     assert_int_equal(q.used, 7000);
+    /* A pod being born may hold hard − used (no reserve: it is what the
+     * reserve is for); none counted yet or none left: 0; no quota: none. */
+    assert_int_equal(hr_quota_birth_room(&q), 1000);
+    assert_int_equal(hr_quota_birth_room(&unknown), 0);
+    hr_ns_quota over = {.on = false};
+    hr_ns_quota_fold(&over, 4000, 5000);
+    assert_int_equal(hr_quota_birth_room(&over), 0);
+    hr_ns_quota off = {.on = false};
+    assert_int_equal(hr_quota_birth_room(&off), HR_NONE);
 }
 
 int main(void)
