@@ -10,7 +10,7 @@
  *
  * What the cache is and why it is small: cache.h. How it is laid out and
  * cut into files: cache_int.h. Each kind's records live in their own file
- * (pods.c, nodes.c, namespaces.c, limitranges.c, quotas.c, cfgstore.c); the
+ * (pods.c, nodes.c, namespaces.c, limitranges.c, quotas.c, vpas.c, cfgstore.c); the
  * machinery they share in store.c; the change feed in feed.c.
  */
 #include "cache/cache.h"
@@ -28,11 +28,17 @@
 #include "cache/pods.h"
 #include "cache/quotas.h"
 #include "cache/store.h"
+#include "cache/vpas.h"
 
 const char *hr_ckind_str(hr_ckind k)
 {
-    static const char *n[] = {"pods",        "nodes",           "namespaces",
-                              "limitranges", "headroomconfigs", "resourcequotas"};
+    static const char *n[] = {"pods",
+                              "nodes",
+                              "namespaces",
+                              "limitranges",
+                              "headroomconfigs",
+                              "resourcequotas",
+                              "verticalpodautoscalers"};
     return (unsigned)k < HR_CK_COUNT_ ? n[k] : "?";
 }
 
@@ -54,6 +60,11 @@ hr_status hr_cache_new(hr_cache **out, hr_err *err)
     /* A quota's limits.cpu bounds its namespace's pods on any node (the
      * quota cap, design §2.3). */
     c->quotas = (crows){.size = sizeof(cquota), .what = "resourcequota", .dirties_all = true};
+    /* A VPA's pods may sit on any node (design §4, foreign-writer). */
+    c->vpas = (crows){.size = sizeof(cvpa),
+                      .what = "verticalpodautoscaler",
+                      .dirties_all = true,
+                      .release = hr_cvpas_release};
     hr_ccfg_init(c);
     for (int k = 0; k < HR_CK_COUNT_; k++)
         c->epoch[k] = 1;
@@ -75,6 +86,7 @@ void hr_cache_free(hr_cache *c)
     hr_cslots_free(&c->nss);
     hr_crows_free(&c->lrs);
     hr_crows_free(&c->quotas);
+    hr_crows_free(&c->vpas); /* its strings go with the intern table */
     hr_ccfg_free(c);
     hr_cenc_free(&c->enc);
     hr_intern_free(&c->str);
@@ -198,6 +210,14 @@ hr_status hr_cache_put_quota(hr_cache *c, const hr_kquota *q, hr_err *err)
 {
     pthread_mutex_lock(&c->mu);
     hr_status st = hr_cquotas_put(c, q, err);
+    pthread_mutex_unlock(&c->mu);
+    return st;
+}
+
+hr_status hr_cache_put_vpa(hr_cache *c, const hr_kvpa *v, hr_err *err)
+{
+    pthread_mutex_lock(&c->mu);
+    hr_status st = hr_cvpas_put(c, v, err);
     pthread_mutex_unlock(&c->mu);
     return st;
 }
@@ -331,6 +351,16 @@ void hr_cache_ns_quota(const hr_cache *c, const char *ns, hr_ns_quota *out)
     hr_cquotas_ns(c, ns, out);
 }
 
+const char *hr_cache_vpa_writer(const hr_cache *c, const hr_cpod_view *v)
+{
+    return hr_cvpas_writer(c, v);
+}
+
+size_t hr_cache_vpa_count(const hr_cache *c)
+{
+    return c->vpas.n;
+}
+
 size_t hr_cache_quota_namespaces(const hr_cache *c, const char **out, size_t cap)
 {
     return hr_cquotas_namespaces(c, out, cap);
@@ -368,6 +398,7 @@ void hr_cache_get_stats(const hr_cache *c, hr_cache_stats *o)
     o->namespaces = c->nss.by_name.n;
     o->limitranges = c->lrs.n;
     o->quotas = c->quotas.n;
+    o->vpas = c->vpas.n;
     o->strings = c->str.live;
     o->string_bytes = c->str.bytes;
     o->pod_bytes = (size_t)c->pods_cap * sizeof(cpod) + (size_t)c->chunks_cap * sizeof(cpod *) +
@@ -380,10 +411,10 @@ void hr_cache_get_stats(const hr_cache *c, hr_cache_stats *o)
     o->bytes = sizeof *c + o->pod_bytes + o->string_bytes + label_bytes +
                (size_t)c->nodes.cap * (sizeof(cnode) + 4) + (size_t)c->nss.cap * (sizeof(cns) + 4) +
                (size_t)c->lrs.cap * c->lrs.size + (size_t)c->quotas.cap * c->quotas.size +
-               hr_u32map_bytes(&c->ns_pods) + hr_cgroups_bytes(c) +
-               hr_u32map_bytes(&c->nodes.by_name) + hr_u32map_bytes(&c->nss.by_name) +
-               (size_t)c->dirty_cap * 4 + c->enc.cap + hr_arena_bytes(&c->cfg_arena) +
-               hr_arena_bytes(&c->cfgst_arena);
+               (size_t)c->vpas.cap * c->vpas.size + hr_u32map_bytes(&c->ns_pods) +
+               hr_cgroups_bytes(c) + hr_u32map_bytes(&c->nodes.by_name) +
+               hr_u32map_bytes(&c->nss.by_name) + (size_t)c->dirty_cap * 4 + c->enc.cap +
+               hr_arena_bytes(&c->cfg_arena) + hr_arena_bytes(&c->cfgst_arena);
     memcpy(o->changes, c->changes, sizeof o->changes);
 }
 

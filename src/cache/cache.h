@@ -1,6 +1,6 @@
 /*
  * cache.h — the compact cache of the cluster: pods, nodes, namespaces,
- * LimitRanges, ResourceQuotas and the HeadroomConfig, reduced to what the policy,
+ * LimitRanges, ResourceQuotas, VerticalPodAutoscalers and the HeadroomConfig, reduced to what the policy,
  * eligibility, gates and `explain` need (design §2–§9). Never whole objects.
  *
  * Why so small: a cache of whole Pod objects costs 7–40 KB per pod; the
@@ -57,6 +57,7 @@ typedef enum hr_ckind {
     HR_CK_LIMITRANGE,
     HR_CK_CONFIG,
     HR_CK_QUOTA,
+    HR_CK_VPA, /* VerticalPodAutoscalers: optional, only while the CRD is served */
     HR_CK_COUNT_
 } hr_ckind;
 
@@ -131,6 +132,9 @@ HR_MUST_CHECK hr_status hr_cache_put_config_status(hr_cache *c, const hr_kcfg_st
                                                    hr_err *err);
 /* Quotas are kept as their limits.cpu: hard and used. */
 HR_MUST_CHECK hr_status hr_cache_put_quota(hr_cache *c, const hr_kquota *q, hr_err *err);
+/* VPAs are kept as what design §4 (foreign-writer) needs: target, whether
+ * they write, which containers' CPU limits. */
+HR_MUST_CHECK hr_status hr_cache_put_vpa(hr_cache *c, const hr_kvpa *v, hr_err *err);
 
 /* A Node object that cannot be decoded (design §6, §15): whatever was
  * cached of it is dropped and the node is unknown (present false,
@@ -164,6 +168,9 @@ typedef struct hr_cpod_view {
     const char *owner_kind; /* NULL: no owner */
     const char *owner_group, *owner_name;
     bool owner_controller;
+    const char *owner_template_hash; /* the pod-template-hash label when the owner is
+                                        a ReplicaSet named "<deployment>-<it>", NULL
+                                        otherwise (design §4, hr_vpa_owner) */
     bool deleting;
     uint8_t resize; /* hr_resize_state */
     bool resizing;
@@ -268,6 +275,13 @@ bool hr_cache_config_object(const hr_cache *c, int64_t *gen_in_force,
  * false: none bounds limits.cpu there (the quota cap, design §2.3). */
 void hr_cache_ns_quota(const hr_cache *c, const char *ns, hr_ns_quota *out);
 
+/* The writer name ("VerticalPodAutoscaler NS/NAME") of the first cached VPA
+ * of the pod's namespace that writes the CPU limit of a container of it the
+ * policy manages (hr_vpa_writes_pod, design §4), NULL: none. Valid while
+ * the lock is held. */
+const char *hr_cache_vpa_writer(const hr_cache *c, const hr_cpod_view *v);
+size_t hr_cache_vpa_count(const hr_cache *c);
+
 /* Namespaces with a ResourceQuota on limits.cpu, each once, in no order.
  * Returns how many there are, writing at most cap. */
 size_t hr_cache_quota_namespaces(const hr_cache *c, const char **out, size_t cap);
@@ -289,7 +303,7 @@ size_t hr_cache_drain(hr_cache *c, void (*fn)(void *ud, const char *node), void 
 size_t hr_cache_dirty_count(const hr_cache *c);
 
 typedef struct hr_cache_stats {
-    size_t pods, nodes, node_placeholders, namespaces, limitranges, quotas;
+    size_t pods, nodes, node_placeholders, namespaces, limitranges, quotas, vpas;
     size_t strings;                 /* distinct interned strings */
     size_t bytes;                   /* memory the cache holds, by its own accounting */
     size_t pod_bytes;               /* of which pod records and blobs (with malloc overhead) */

@@ -25,8 +25,8 @@
  *  - (namespace, name) → pod is a chained hash through the records.
  * Nodes and namespaces are few (thousands): plain records in a slot table
  * found through a small open-addressing map keyed by the interned name id.
- * LimitRanges and ResourceQuotas are fewer still (tens): rows of a small
- * table, found by a scan.
+ * LimitRanges, ResourceQuotas and VerticalPodAutoscalers are fewer still
+ * (tens to hundreds): rows of a small table, found by a scan.
  *
  * Every kind is a *store* (cstore below): whatever its records look like,
  * it can find an object by (namespace, name), tell the relist mark of a
@@ -166,6 +166,9 @@ typedef struct crows {
     size_t size;      /* of one row, header included */
     const char *what; /* "limitrange": the kind in messages */
     bool dirties_all; /* a change (add, update, delete) dirties every node */
+    /* Gives back what a payload holds (interned ids), NULL: nothing. Called
+     * for a payload that leaves the table, or is not taken in. */
+    void (*release)(hr_cache *c, const void *payload);
 } crows;
 
 typedef struct clr {
@@ -183,6 +186,23 @@ typedef struct cquota {
     crow h;
     cquota_cpu cpu;
 } cquota;
+
+/* A VPA (design §4, foreign-writer): interned strings, compared as bytes
+ * (no padding). */
+typedef struct cvpa_spec {
+    uint32_t writer;      /* "VerticalPodAutoscaler NS/NAME" */
+    uint32_t target_name; /* spec.targetRef.name, 0: none */
+    uint32_t exceptions;  /* hr_vpa.exceptions, 0: none */
+    uint8_t target;       /* hr_vpa_target */
+    uint8_t writes;
+    uint8_t dflt_limits;
+    uint8_t pad_; /* always 0 */
+} cvpa_spec;
+
+typedef struct cvpa {
+    crow h;
+    cvpa_spec v;
+} cvpa;
 
 /* ---------------------------------------------------------- the cache */
 
@@ -227,6 +247,7 @@ struct hr_cache {
 
     crows lrs;    /* of clr */
     crows quotas; /* of cquota */
+    crows vpas;   /* of cvpa */
 
     hr_config cfg;
     hr_arena cfg_arena;

@@ -106,7 +106,7 @@ static void ns_count(hr_cache *c, uint32_t ns, int delta)
 static void release_pod_strings(hr_cache *c, cpod *p)
 {
     uint32_t ids[HR_CPOD_MAX_CTR], gid, wid;
-    hr_cblob_decode(p->blob, p->n_ctr, ids, NULL, NULL, &gid, &wid);
+    hr_cblob_decode(p->blob, p->n_ctr, ids, NULL, NULL, &gid, &wid, NULL);
     for (uint32_t i = 0; i < p->n_ctr; i++)
         hr_intern_unref(&c->str, ids[i]);
     hr_intern_unref(&c->str, gid);
@@ -120,7 +120,7 @@ static void release_pod_strings(hr_cache *c, cpod *p)
 static uint32_t pod_group(const cpod *p)
 {
     uint32_t gid;
-    hr_cblob_decode(p->blob, p->n_ctr, NULL, NULL, NULL, &gid, NULL);
+    hr_cblob_decode(p->blob, p->n_ctr, NULL, NULL, NULL, &gid, NULL, NULL);
     return gid;
 }
 
@@ -418,8 +418,11 @@ static void fill_pod_view(const hr_cache *c, uint32_t i, hr_cpod_view *v, hr_cpo
     v->resizing = (p->flags & PF_RESIZING) != 0;
     v->status_hash = p->status_hash;
     v->pod = hr_pod_init();
-    uint32_t gid, wid;
-    hr_cblob_decode(p->blob, p->n_ctr, ids, s->ctr, &v->pod, &gid, &wid);
+    uint32_t gid, wid, hl;
+    hr_cblob_decode(p->blob, p->n_ctr, ids, s->ctr, &v->pod, &gid, &wid, &hl);
+    /* The label's value is the owner name's tail (varint.c checked it). */
+    v->owner_template_hash =
+        hl != 0 && p->oname ? v->owner_name + strlen(v->owner_name) - hl : NULL;
     v->pod.group = gid ? hr_intern_str(&c->str, gid) : NULL;
     v->pod.foreign_writer = wid ? hr_intern_str(&c->str, wid) : NULL;
     for (uint32_t k = 0; k < p->n_ctr; k++)

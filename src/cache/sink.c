@@ -9,8 +9,8 @@
  * for it and the server sent it, as protobuf (design §5 "Wire format"): an hr_sobj holds
  * either, and each step below reads it with the decoder of its encoding
  * (kube/decode/pb.h for protobuf), so what lands in the cache is the same
- * byte for byte. The HeadroomConfig (a CRD) has no protobuf: its sink
- * takes JSON only.
+ * byte for byte. The HeadroomConfig and the VerticalPodAutoscaler (CRDs)
+ * have no protobuf: their sinks take JSON only.
  *
  * The scratch arena is freed after every object: decoding a pod takes a
  * few hundred bytes, and nothing of it may outlive the call (the cache
@@ -19,8 +19,8 @@
  * An object that cannot be decoded is never silently dropped (design
  * §15): a pod is kept as an undecodable record (its node's booking is then
  * unknown), a Node becomes an unknown node, a ResourceQuota counts as one
- * that bounds limits.cpu, and a Namespace, LimitRange or HeadroomConfig
- * keeps its last good version. Each such object is reported once: the
+ * that bounds limits.cpu, and a Namespace, LimitRange, VPA or
+ * HeadroomConfig keeps its last good version. Each such object is reported once: the
  * first failure returns the decoder's message (naming the field) with what
  * was kept, for the watch to log, and counts headroom_decode_errors_total;
  * later failures of the same object (namespace/name/uid) are quiet until
@@ -56,6 +56,7 @@ const char *hr_ckind_path(hr_ckind k)
     case HR_CK_LIMITRANGE: return "/api/v1/limitranges";
     case HR_CK_CONFIG: return "/apis/" HR_GROUP "/" HR_VERSION "/headroomconfigs";
     case HR_CK_QUOTA: return "/api/v1/resourcequotas";
+    case HR_CK_VPA: return "/apis/autoscaling.k8s.io/v1/verticalpodautoscalers";
     default: return NULL;
     }
 }
@@ -249,6 +250,13 @@ static hr_status decode_put(hr_csink *s, const hr_sobj *o, bool *decoded, hr_err
         *decoded = true;
         return hr_cache_put_quota(s->c, &q, err);
     }
+    case HR_CK_VPA: {
+        hr_kvpa v;
+        if ((st = hr_decode_vpa(obj, &s->a, &v, err)))
+            return st;
+        *decoded = true;
+        return hr_cache_put_vpa(s->c, &v, err);
+    }
     case HR_CK_CONFIG: {
         /* Its status first, whatever the spec says: a refused spec is when
          * the status has most to tell. A status we cannot read counts as
@@ -380,7 +388,7 @@ static hr_status keep_undecodable(hr_csink *s, const hr_sobj *o, const char *why
         return hr_cache_put_quota(s->c, &q, err);
     }
     default:
-        /* Namespaces, LimitRanges, the HeadroomConfig: the last good
+        /* Namespaces, LimitRanges, VPAs, the HeadroomConfig: the last good
          * version stays (none: as if not seen), also through a relist. */
         *what = "the last version decoded stays in force";
         hr_cache_touch(s->c, s->kind, ns, name);
@@ -500,8 +508,9 @@ static void sink_relist_end(void *ud, bool complete)
 
 hr_wsink hr_csink_wsink(hr_csink *s)
 {
-    /* The HeadroomConfig is a custom resource: no protobuf exists for it. */
-    bool pb = s->kind != HR_CK_CONFIG;
+    /* The HeadroomConfig and the VPA are custom resources: no protobuf
+     * exists for them. */
+    bool pb = s->kind != HR_CK_CONFIG && s->kind != HR_CK_VPA;
     return (hr_wsink){s,
                       sink_relist_begin,
                       sink_upsert,

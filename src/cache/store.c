@@ -1,8 +1,8 @@
 /*
  * store.c — the machinery every kind of the cache shares, written once.
  *
- * Each of the six kinds (pods, nodes, namespaces, LimitRanges,
- * ResourceQuotas, the config) is a store: a cstore (cache_int.h) that finds
+ * Each of the seven kinds (pods, nodes, namespaces, LimitRanges,
+ * ResourceQuotas, VerticalPodAutoscalers, the config) is a store: a cstore (cache_int.h) that finds
  * an object by (namespace, name), tells the relist mark of a slot and
  * removes a slot. Over those four operations this file implements, for
  * every kind alike:
@@ -12,9 +12,9 @@
  *    touch marks its object with it, relist_end removes what is unmarked.
  * and it holds what the records share: change reports, resourceVersion and
  * uid parsing, interned label sets, the slot table (nodes, namespaces) and
- * the row table (LimitRanges and ResourceQuotas, whose whole put is written
- * here: the two differ only in their payload and in whether a change
- * dirties every node).
+ * the row table (LimitRanges, ResourceQuotas and VPAs, whose whole put is
+ * written here: they differ only in their payload, whether a change
+ * dirties every node and what a payload holds).
  *
  * Everything here runs with the cache lock held: cache.c, where every
  * entry point of cache.h is, takes it.
@@ -194,7 +194,7 @@ void hr_cslots_free(cslots *t)
 
 crows *hr_crows_of(hr_cache *c, hr_ckind k)
 {
-    return k == HR_CK_LIMITRANGE ? &c->lrs : &c->quotas;
+    return k == HR_CK_LIMITRANGE ? &c->lrs : k == HR_CK_QUOTA ? &c->quotas : &c->vpas;
 }
 
 static uint32_t rows_find_id(const crows *t, uint32_t ns, const char *name)
@@ -224,8 +224,13 @@ hr_status hr_crows_put(hr_cache *c, hr_ckind k, const hr_kmeta *m, const void *p
         hr_intern_unref(&c->str, nsid);
         r->rv = hr_cstore_parse_rv(m->resource_version);
         r->mark = c->epoch[k];
-        if (memcmp(r + 1, payload, len) == 0)
+        if (memcmp(r + 1, payload, len) == 0) {
+            if (t->release)
+                t->release(c, payload); /* the row holds its own */
             return HR_OK;
+        }
+        if (t->release)
+            t->release(c, r + 1);
         memcpy(r + 1, payload, len);
         if (t->dirties_all)
             hr_cfeed_all(c);
@@ -237,6 +242,8 @@ hr_status hr_crows_put(hr_cache *c, hr_ckind k, const hr_kmeta *m, const void *p
         uint8_t *p = realloc(t->rows, (size_t)nc * t->size);
         if (!p) {
             hr_intern_unref(&c->str, nsid);
+            if (t->release)
+                t->release(c, payload);
             return hr_err_set(err, HR_E_NOMEM, "%s %s/%s: out of memory", what, ns, name);
         }
         t->rows = p;
@@ -245,6 +252,8 @@ hr_status hr_crows_put(hr_cache *c, hr_ckind k, const hr_kmeta *m, const void *p
     char *nm = strdup(name);
     if (!nm) {
         hr_intern_unref(&c->str, nsid);
+        if (t->release)
+            t->release(c, payload);
         return hr_err_set(err, HR_E_NOMEM, "%s %s/%s: out of memory", what, ns, name);
     }
     crow *r = row_at(t, t->n++);
@@ -289,6 +298,8 @@ static bool rows_remove(hr_cache *c, hr_ckind k, uint32_t i)
     crow *r = row_at(t, i);
     hr_cstore_report(c, k, HR_CC_DELETED, hr_intern_str(&c->str, r->ns), r->name);
     hr_intern_unref(&c->str, r->ns);
+    if (t->release)
+        t->release(c, r + 1);
     free(r->name);
     memmove(r, row_at(t, --t->n), t->size);
     if (t->dirties_all)
@@ -307,7 +318,8 @@ static const cstore *store_of(hr_ckind k)
     case HR_CK_NODE: return &hr_cnodes_store;
     case HR_CK_NAMESPACE: return &hr_cnss_store;
     case HR_CK_LIMITRANGE:
-    case HR_CK_QUOTA: return &rows_store;
+    case HR_CK_QUOTA:
+    case HR_CK_VPA: return &rows_store;
     case HR_CK_CONFIG: return &hr_ccfg_store;
     default: return NULL;
     }

@@ -44,6 +44,21 @@ static int64_t q_dec(uint64_t v)
     return (int64_t)(v - 1);
 }
 
+/* The length of the pod's pod-template-hash label when its direct owner is
+ * a ReplicaSet named "<something>-<that hash>" (a Deployment's, design §4,
+ * foreign-writer: the VPA's target), else 0. */
+static size_t template_hash_len(const hr_kpod *p)
+{
+    if (p->owner.kind == NULL || strcmp(p->owner.kind, "ReplicaSet") != 0 || p->owner.name == NULL)
+        return 0;
+    const char *h = hr_labels_get(&p->meta.labels, "pod-template-hash");
+    size_t hl = h != NULL ? strlen(h) : 0, on = strlen(p->owner.name);
+    if (hl == 0 || on < hl + 2 || p->owner.name[on - hl - 1] != '-' ||
+        strcmp(p->owner.name + on - hl, h) != 0)
+        return 0;
+    return hl;
+}
+
 size_t hr_cblob_encode(hr_cenc *e, hr_intern *str, const hr_kpod *p, uint32_t *ids,
                        uint32_t *group_id, uint32_t *writer_id)
 {
@@ -54,6 +69,7 @@ size_t hr_cblob_encode(hr_cenc *e, hr_intern *str, const hr_kpod *p, uint32_t *i
     size_t need = 11 + nl + (size_t)p->pod.n_ctr * (10 + 1 + 40) + 50;
     need += 11; /* the startup grace's two varints */
     need += 11; /* the pod-level CPU limit and memory bit (design §2.13) */
+    need += 10; /* the pod-template-hash's length (design §4) */
     if (enc_reserve(e, need) != 0)
         return 0;
     uint8_t *o = e->buf;
@@ -109,11 +125,12 @@ size_t hr_cblob_encode(hr_cenc *e, hr_intern *str, const hr_kpod *p, uint32_t *i
         *writer_id = w;
     }
     n += hr_varint_put(o + n, *writer_id);
+    n += hr_varint_put(o + n, template_hash_len(p));
     return n;
 }
 
 void hr_cblob_decode(const uint8_t *blob, uint32_t n_ctr, uint32_t *ids, hr_container *ctr,
-                     hr_pod *pod, uint32_t *group_id, uint32_t *writer_id)
+                     hr_pod *pod, uint32_t *group_id, uint32_t *writer_id, uint32_t *hash_len)
 {
     const uint8_t *q = blob;
     uint64_t nl = hr_varint_get(&q);
@@ -142,6 +159,9 @@ void hr_cblob_decode(const uint8_t *blob, uint32_t n_ctr, uint32_t *ids, hr_cont
     uint32_t start = (uint32_t)hr_varint_get(&q);
     uint32_t g = (uint32_t)hr_varint_get(&q);
     uint32_t w = (uint32_t)hr_varint_get(&q);
+    uint32_t hl = (uint32_t)hr_varint_get(&q);
+    if (hash_len)
+        *hash_len = hl;
     if (group_id)
         *group_id = g;
     if (writer_id)

@@ -19,7 +19,10 @@
  *   and varint status.startTime in Unix seconds, 0 (none) once Ready
  *   (design §2.12);
  *   varint interned id of the pod's group key (design §2.10), 0: none;
- *   varint interned id of its foreign writer's name (design §4), 0: none.
+ *   varint interned id of its foreign writer's name (design §4), 0: none;
+ *   varint length of its pod-template-hash label when its direct owner is a
+ *   ReplicaSet named "<deployment>-<that hash>", 0: not so (design §4: a
+ *   VerticalPodAutoscaler's Deployment target, without a ReplicaSet cache).
  * Quantities are ≥ 0 or HR_NONE (-1); they are stored plus one, so "none"
  * takes one byte. The container count lives in the pod record.
  *
@@ -77,10 +80,11 @@ size_t hr_cblob_encode(hr_cenc *e, hr_intern *str, const hr_kpod *p, uint32_t *i
 
 /* Walk a blob of n_ctr containers: container name ids go to ids (may be
  * NULL), container views to ctr (may be NULL), optional fields to pod (may
- * be NULL), the group key's id to *group_id and the foreign writer's to
- * *writer_id (either may be NULL). */
+ * be NULL), the group key's id to *group_id, the foreign writer's to
+ * *writer_id and the pod-template-hash's length to *hash_len (any may be
+ * NULL). */
 void hr_cblob_decode(const uint8_t *blob, uint32_t n_ctr, uint32_t *ids, hr_container *ctr,
-                     hr_pod *pod, uint32_t *group_id, uint32_t *writer_id);
+                     hr_pod *pod, uint32_t *group_id, uint32_t *writer_id, uint32_t *hash_len);
 
 /* The pod's name, in place. */
 static inline void hr_cblob_name(const uint8_t *b, const char **name, size_t *len)

@@ -77,8 +77,9 @@
 #include "webhook/endpoint.h"
 
 /* The controller needs every kind; the webhook only namespaces, LimitRanges
- * and the config, a subset. */
-#define WATCHED_KINDS 0u /* 0: all kinds */
+ * and the config, a subset. VerticalPodAutoscalers only when their CRD is
+ * served (vpa_served). */
+#define WATCHED_KINDS ((1u << HR_CK_COUNT_) - 1)
 #define SHUTDOWN_BUDGET_S 10
 
 /* Everything the daemon's parts share; the controller gets it too. */
@@ -266,6 +267,21 @@ static bool server_pod_resize(run_ctx *x)
     else
         hr_logf(&x->log, HR_LV_INFO, "msg=\"server version\" version=%s pod_level_resize=%s",
                 version, on ? "true" : "false");
+    return on;
+}
+
+/* Is the VerticalPodAutoscaler CRD served (design §4, foreign-writer)?
+ * Asked once, at start: a CRD installed later is watched after a restart. */
+static bool vpa_served(run_ctx *x)
+{
+    hr_err err;
+    bool on = hr_live_served(x->k, "autoscaling.k8s.io/v1", "verticalpodautoscalers", &err);
+    if (err.msg[0] != '\0')
+        hr_logf(&x->log, HR_LV_WARN,
+                "msg=\"VerticalPodAutoscaler API unknown: not watched\" err=\"%s\"", err.msg);
+    else
+        hr_logf(&x->log, HR_LV_INFO, "msg=\"VerticalPodAutoscaler API\" served=%s",
+                on ? "true" : "false");
     return on;
 }
 
@@ -754,7 +770,10 @@ static hr_status start_all(run_ctx *x, hr_err *err)
         (st = hr_readiness_add(&x->ready, "caches-synced", informers_ready, x, err)))
         return st;
 
-    hr_informers_opts io = {.kinds = WATCHED_KINDS,
+    unsigned kinds = WATCHED_KINDS;
+    if (!vpa_served(x))
+        kinds &= ~(1u << HR_CK_VPA);
+    hr_informers_opts io = {.kinds = kinds,
                             .paged_lists = !x->o.streaming_lists,
                             .protobuf = x->o.protobuf,
                             .log = log_sink,

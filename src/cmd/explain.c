@@ -28,6 +28,7 @@
 #include "core/grace.h"
 #include "core/names.h"
 #include "core/quantity.h"
+#include "core/vpa.h"
 #include "core/wide.h"
 #include "kube/decode/statusnote.h"
 #include "kube/kname.h"
@@ -348,6 +349,15 @@ static void print_explain(const hr_nodesnap *s, const hr_reconcile *r, size_t me
                "on node %s is raised until it decodes or is deleted (booking-unknown); its own "
                "limit is left as it is\n",
                decode_err ? decode_err : "(it decodes now: try again)", s->node.name);
+        return;
+    }
+    if (pp->reason == HR_R_FOREIGN_WRITER && hr_vpa_is_writer(p->pod.foreign_writer)) {
+        printf("\nthis pod is not managed (foreign-writer): %s writes its CPU limit "
+               "(RequestsAndLimits), so kube-headroom leaves it to it; its requests still book "
+               "the node\n",
+               p->pod.foreign_writer);
+        printf("to hand the limit back, set the VPA's controlledValues to RequestsOnly (or its "
+               "updateMode to Off), or delete it (docs/reasons.md)\n");
         return;
     }
     if (pp->reason == HR_R_FOREIGN_WRITER && p->pod.foreign_writer != NULL) {

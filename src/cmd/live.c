@@ -53,6 +53,33 @@ void hr_live_server_pod_resize(hr_kclient *k, bool *on, char *version, hr_err *e
     hr_buf_free(&b);
 }
 
+bool hr_live_served(hr_kclient *k, const char *group_version, const char *resource, hr_err *err)
+{
+    hr_err_clear(err);
+    char path[256];
+    snprintf(path, sizeof path, "/apis/%s", group_version);
+    hr_buf b;
+    hr_buf_init(&b, 0);
+    hr_kresult res = {0};
+    bool served = false;
+    if (hr_kclient_do(k, "GET", path, NULL, NULL, 0, &b, &res, err) == HR_OK) {
+        yyjson_doc *d = yyjson_read(hr_buf_str(&b), b.len, 0);
+        yyjson_val *rs = yyjson_obj_get(yyjson_doc_get_root(d), "resources");
+        size_t i, max;
+        yyjson_val *r;
+        yyjson_arr_foreach(rs, i, max, r)
+        {
+            const char *n = yyjson_get_str(yyjson_obj_get(r, "name"));
+            served = served || (n != NULL && strcmp(n, resource) == 0);
+        }
+        yyjson_doc_free(d);
+    } else if (res.status == 404) {
+        hr_err_clear(err); /* the group is not served: an answer, not an error */
+    }
+    hr_buf_free(&b);
+    return served;
+}
+
 typedef hr_status (*item_fn)(void *ud, yyjson_val *item, hr_err *err);
 
 /* How a kind may be missing: not at all, 404 (the HeadroomConfig CRD not
@@ -125,19 +152,26 @@ typedef struct kind_list {
     int optional;
 } kind_list;
 
+/* The HeadroomConfig and the VPA CRDs may not be installed; an identity
+ * may not be allowed to list ResourceQuotas. */
+static int optional_kind(hr_ckind k)
+{
+    return k == HR_CK_CONFIG || k == HR_CK_VPA ? OPTIONAL
+           : k == HR_CK_QUOTA                  ? OPTIONAL_FORBIDDEN
+                                               : REQUIRED;
+}
+
 /* What to read, pods narrowed to one node when asked. */
 static size_t plan_lists(const char *node, kind_list *l)
 {
     size_t n = 0;
-    hr_ckind kinds[] = {HR_CK_NODE,   HR_CK_NAMESPACE, HR_CK_LIMITRANGE,
-                        HR_CK_CONFIG, HR_CK_QUOTA,     HR_CK_POD};
+    hr_ckind kinds[] = {HR_CK_NODE,  HR_CK_NAMESPACE, HR_CK_LIMITRANGE, HR_CK_CONFIG,
+                        HR_CK_QUOTA, HR_CK_VPA,       HR_CK_POD};
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
         kind_list *e = &l[n++];
         e->kind = kinds[i];
         e->path = hr_ckind_path(kinds[i]);
-        e->optional = kinds[i] == HR_CK_CONFIG  ? OPTIONAL
-                      : kinds[i] == HR_CK_QUOTA ? OPTIONAL_FORBIDDEN
-                                                : REQUIRED;
+        e->optional = optional_kind(kinds[i]);
         const char *q = hr_ckind_query(kinds[i]);
         e->query[0] = '\0';
         if (q != NULL)
@@ -178,11 +212,8 @@ hr_status hr_live_load_kind(hr_kclient *k, hr_cache *c, hr_ckind kind, hr_err *e
     if (st != HR_OK)
         return st;
     hr_wsink ws = hr_csink_wsink(s);
-    st = each_item(k, hr_ckind_path(kind), hr_ckind_query(kind),
-                   kind == HR_CK_CONFIG  ? OPTIONAL
-                   : kind == HR_CK_QUOTA ? OPTIONAL_FORBIDDEN
-                                         : REQUIRED,
-                   to_sink, &ws, err);
+    st = each_item(k, hr_ckind_path(kind), hr_ckind_query(kind), optional_kind(kind), to_sink, &ws,
+                   err);
     hr_csink_free(s);
     return st;
 }
@@ -300,10 +331,15 @@ static hr_status to_list(void *ud, yyjson_val *item, hr_err *err)
 
 hr_status hr_live_dump(hr_kclient *k, const char *node, hr_buf *out, hr_err *err)
 {
-    static const char *const kinds[] = {"Node",           "Namespace",     "LimitRange",
-                                        "HeadroomConfig", "ResourceQuota", "Pod"};
-    static const char *const versions[] = {"v1", "v1", "v1", "kube-headroom.dev/v1alpha1",
-                                           "v1", "v1"};
+    static const char *const kinds[] = {"Node",
+                                        "Namespace",
+                                        "LimitRange",
+                                        "HeadroomConfig",
+                                        "ResourceQuota",
+                                        "VerticalPodAutoscaler",
+                                        "Pod"};
+    static const char *const versions[] = {
+        "v1", "v1", "v1", "kube-headroom.dev/v1alpha1", "v1", "autoscaling.k8s.io/v1", "v1"};
     kind_list l[8];
     size_t n = plan_lists(node, l);
     hr_buf_puts(out, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[");
@@ -344,6 +380,7 @@ hr_status hr_live_load_list(hr_cache *c, yyjson_val *root, hr_err *err)
                  {"LimitRange", HR_CK_LIMITRANGE},
                  {"HeadroomConfig", HR_CK_CONFIG},
                  {"ResourceQuota", HR_CK_QUOTA},
+                 {"VerticalPodAutoscaler", HR_CK_VPA},
                  {"Pod", HR_CK_POD}};
     yyjson_val *items = yyjson_obj_get(root, "items");
     if (!yyjson_is_arr(items))

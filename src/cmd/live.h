@@ -23,7 +23,8 @@
 HR_MUST_CHECK hr_status hr_live_client(const hr_kclient_opts *conn, long timeout_ms,
                                        hr_kclient **out, hr_err *err);
 
-/* Fill a cache with nodes, namespaces, LimitRanges, the HeadroomConfig and
+/* Fill a cache with nodes, namespaces, LimitRanges, the HeadroomConfig,
+ * ResourceQuotas, VerticalPodAutoscalers (when their CRD is served) and
  * the pods — only those bound to `node` when it is not NULL. */
 HR_MUST_CHECK hr_status hr_live_load(hr_kclient *k, hr_cache *c, const char *node, hr_err *err);
 
@@ -55,5 +56,10 @@ HR_MUST_CHECK hr_status hr_live_get(hr_kclient *k, const char *path, hr_buf *out
  * (fail closed: pod-level pods stay unmanaged) — the one rule for `run`,
  * `explain` and `plan`. */
 void hr_live_server_pod_resize(hr_kclient *k, bool *on, char *version, hr_err *err);
+
+/* Does the API server serve resource of group_version ("autoscaling.k8s.io/v1")?
+ * From its discovery document; false with err empty when the group is not
+ * served (404), false with err set when the server could not be asked. */
+bool hr_live_served(hr_kclient *k, const char *group_version, const char *resource, hr_err *err);
 
 #endif

@@ -22,6 +22,8 @@
 #include "cmd/preflight.h"
 #include "core/eligibility.h"
 #include "core/names.h"
+#include "core/vpa.h"
+#include "kube/decode/vpa.h"
 #include "kube/kname.h"
 #include "kube/kversion.h"
 #include "util/jsonstr.h"
@@ -394,45 +396,28 @@ static void check_kubelets(pf *p)
 }
 
 /* A VPA that sets limits on a managed workload is a second writer of the
- * same field (its updates and ours would undo each other). */
+ * same field: the controller leaves its pods to it (design §4,
+ * foreign-writer). Read by the controller's decoder and rule (core/vpa.h). */
 static hr_status vpa_item(void *ud, yyjson_val *vpa, hr_err *err)
 {
     (void)err;
     names *l = ((void **)ud)[0];
     pf *p = ((void **)ud)[1];
-    const char *ns = yyjson_get_str(yyjson_ptr_get(vpa, "/metadata/namespace"));
-    const char *name = yyjson_get_str(yyjson_ptr_get(vpa, "/metadata/name"));
-    if (!ns || !name)
-        return HR_OK;
-    const char *mode = yyjson_get_str(yyjson_ptr_get(vpa, "/spec/updatePolicy/updateMode"));
-    if (mode && strcmp(mode, "Off") == 0)
-        return HR_OK;
-    /* controlledValues defaults to RequestsAndLimits. */
-    bool limits = false;
-    size_t i, max;
-    yyjson_val *cp;
-    yyjson_val *pols = yyjson_ptr_get(vpa, "/spec/resourcePolicy/containerPolicies");
-    if (yyjson_arr_size(pols) == 0)
-        limits = true;
-    yyjson_arr_foreach(pols, i, max, cp)
-    {
-        const char *cv = yyjson_get_str(yyjson_obj_get(cp, "controlledValues"));
-        const char *m = yyjson_get_str(yyjson_obj_get(cp, "mode"));
-        if (m && strcmp(m, "Off") == 0)
-            continue;
-        if (!cv || strcmp(cv, "RequestsAndLimits") == 0)
-            limits = true;
+    hr_arena a;
+    hr_arena_init(&a, 1024);
+    hr_kvpa v;
+    hr_err derr;
+    if (hr_decode_vpa(vpa, &a, &v, &derr) == HR_OK && hr_vpa_writes_limits(&v.vpa)) {
+        hr_cache_lock(p->c);
+        bool managed = ns_managed(p, v.meta.ns);
+        hr_cache_unlock(p->c);
+        if (managed) {
+            char who[300];
+            snprintf(who, sizeof who, "%s/%s", v.meta.ns, v.meta.name);
+            names_add(l, who);
+        }
     }
-    if (!limits)
-        return HR_OK;
-    hr_cache_lock(p->c);
-    bool managed = ns_managed(p, ns);
-    hr_cache_unlock(p->c);
-    if (managed) {
-        char who[300];
-        snprintf(who, sizeof who, "%s/%s", ns, name);
-        names_add(l, who);
-    }
+    hr_arena_free(&a);
     return HR_OK;
 }
 
@@ -451,9 +436,10 @@ static void check_vpa(pf *p)
                           vpa_item, ud, &err) != HR_OK)
         line(p, V_FAIL, "VerticalPodAutoscalers: cannot list them: %s", err.msg);
     else if (l.n)
-        line(p, V_FAIL,
-             "VerticalPodAutoscalers set limits in managed namespaces (%s): two writers "
-             "of one field; use controlledValues: RequestsOnly or opt those pods out",
+        line(p, V_WARN,
+             "VerticalPodAutoscalers set limits in managed namespaces (%s): kube-headroom leaves "
+             "their pods' CPU limits to them (foreign-writer); use controlledValues: RequestsOnly "
+             "to have kube-headroom set the limits",
              names_str(&l));
     else
         line(p, V_PASS, "no VerticalPodAutoscaler sets CPU limits in a managed namespace");

@@ -34,6 +34,7 @@
 #include "controller/nodequeue.h"
 #include "controller/wpool.h"
 #include "core/names.h"
+#include "core/vpa.h"
 #include "kube/decode/decode.h"
 #include "kube/transport/backoff.h"
 #include "kube/transport/limiter.h"
@@ -901,11 +902,19 @@ hr_status hr_execute_held(hr_executor *e, const hr_nodesnap *s, const hr_reconci
         if (r->pods != NULL && r->pods[i].reason == HR_R_FOREIGN_WRITER &&
             p->pod.foreign_writer != NULL) {
             char note[600];
-            snprintf(note, sizeof note,
-                     "field manager \"%s\" writes this pod's CPU limit (resize), so kube-headroom "
-                     "leaves it alone (foreign-writer); to hand it back, remove that manager's "
-                     "entry from metadata.managedFields",
-                     p->pod.foreign_writer);
+            if (hr_vpa_is_writer(p->pod.foreign_writer))
+                snprintf(note, sizeof note,
+                         "%s writes this pod's CPU limit (RequestsAndLimits), so kube-headroom "
+                         "leaves it alone (foreign-writer); to hand it back, set its "
+                         "controlledValues to RequestsOnly (or its updateMode to Off), or delete "
+                         "it",
+                         p->pod.foreign_writer);
+            else
+                snprintf(note, sizeof note,
+                         "field manager \"%s\" writes this pod's CPU limit (resize), so "
+                         "kube-headroom leaves it alone (foreign-writer); to hand it back, remove "
+                         "that manager's entry from metadata.managedFields",
+                         p->pod.foreign_writer);
             if (report(e, key, REP_FOREIGN_WRITER, p, "Warning", "ForeignWriter", note, out) ==
                 REPORT_STOP)
                 return HR_OK;

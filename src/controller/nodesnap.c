@@ -55,6 +55,7 @@ static hr_pod_ctx ctx_of(const hr_cache *c, const hr_cnode_view *nv, const hr_co
         .ns_weight_invalid = have_ns && nsv->weight_invalid,
         .group_size = v->pod.group != NULL ? hr_cache_group_pods(c, v->pod.group, NULL, 0) : 0,
         .now_s = o->now_unix,
+        .vpa_writer = hr_cache_vpa_writer(c, v),
     };
 }
 
@@ -167,8 +168,8 @@ static hr_status copy_pod(hr_arena *a, const hr_cache *c, const hr_cnode_view *n
     if (v->pod.group != NULL && (rp->pod.group = hr_arena_strdup(a, v->pod.group)) == NULL)
         return hr_err_set(err, HR_E_NOMEM, "snapshot: out of memory");
     /* So does the foreign writer's name (design §4). */
-    if (v->pod.foreign_writer != NULL &&
-        (rp->pod.foreign_writer = hr_arena_strdup(a, v->pod.foreign_writer)) == NULL)
+    if (rp->pod.foreign_writer != NULL &&
+        (rp->pod.foreign_writer = hr_arena_strdup(a, rp->pod.foreign_writer)) == NULL)
         return hr_err_set(err, HR_E_NOMEM, "snapshot: out of memory");
     return HR_OK;
 }

@@ -20,6 +20,10 @@ hr_pod hr_pod_in_context(const hr_pod *bare, const hr_pod_ctx *cx)
     p.owner_excluded = hr_owner_excluded(cfg, cx->owner_kind, cx->owner_group, cx->owner_name);
     p.limits = cx->limits;
     p.in_backoff = cx->in_backoff;
+    /* Another writer of its CPU limit (design §4, rule 20): a field manager
+     * that resized it, else a VerticalPodAutoscaler that writes it. */
+    if (p.foreign_writer == NULL)
+        p.foreign_writer = cx->vpa_writer;
     /* The quota cap: the pod's share of its namespace's limits.cpu quota. */
     p.quota_cap =
         hr_quota_pod_cap(cfg, cx->quota, hr_pod_managed_cpu(&p), hr_pod_current_limit(&p));

@@ -48,10 +48,15 @@ typedef struct hr_pod_ctx {
                                ns_weight_invalid; 0: read it from ns_labels
                                (hr_tenant_weight) */
     bool ns_weight_invalid;
-    size_t group_size; /* the members of the pod's group (design §2.10) the
+    size_t group_size;      /* the members of the pod's group (design §2.10) the
                           caller's index counts; 0: unknown, read as small */
-    int64_t now_s;     /* the wall clock, Unix seconds, for the startup
+    int64_t now_s;          /* the wall clock, Unix seconds, for the startup
                           grace (design §2.12); 0: unknown, no grace */
+    const char *vpa_writer; /* the VerticalPodAutoscaler that writes the CPU limit
+                               of a container of the pod the policy manages
+                               (hr_vpa_writes_pod: its writer name), NULL: none;
+                               the pod's own foreign writer, when it has one,
+                               wins (design §4, foreign-writer) */
 } hr_pod_ctx;
 
 /* The context fields of hr_pod filled from cx (the tenant is the value of

@@ -43,5 +43,6 @@
 #include "kube/decode/pod.h"
 #include "kube/decode/resourcequota.h"
 #include "kube/decode/statusnote.h"
+#include "kube/decode/vpa.h"
 
 #endif
