@@ -86,7 +86,8 @@ CP_BINS=(kube-apiserver kube-controller-manager kube-scheduler)
 # Built only when asked for (`tool NAME`, `build --tools`), never by `build` or `up`: nothing of a
 # cluster needs them. syft: the SBOM of the runtime image (scripts/release/sbom.sh). cert-manager:
 # its controller and CA injector and its CRDs, in one directory (tests/lib/certmanager.sh runs them).
-TOOLS=(syft cert-manager)
+# vpa-crd: the VerticalPodAutoscaler CRD, a file of its module (tests/e2e/e2e_foreign_writer.sh).
+TOOLS=(syft cert-manager vpa-crd)
 
 log() { printf 'cluster: %s\n' "$*" >&2; }
 die() { printf 'cluster: ERROR: %s\n' "$*" >&2; exit 1; }
@@ -119,6 +120,7 @@ version_of() { # name [k8s version]
     helm) echo "$HELM_VERSION" ;;
     syft) echo "$SYFT_VERSION" ;;
     cert-manager) echo "$CERT_MANAGER_VERSION" ;;
+    vpa-crd) echo "$VPA_VERSION" ;;
     kube-apiserver | kube-controller-manager | kube-scheduler) echo "${2:-$KV}" ;;
     *) echo "$K8S_VERSION" ;;
   esac
@@ -240,7 +242,7 @@ module_of() { # name [k8s version]
 stamp_want() { # name [k8s version]
   local mod
   # cert-manager has no module here: its own go.mod and go.sum, in the version's module zip.
-  if [ "$1" = cert-manager ]; then
+  if [ "$1" = cert-manager ] || [ "$1" = vpa-crd ]; then
     printf '%s %s%s\n' "$1" "$(version_of "$@")" "$(flags_stamp "$1")"
     return 0
   fi
@@ -332,6 +334,17 @@ build_cert_manager() { # dir
     grep -v -e '{{' -e '^  labels:$' "$f"
   done >"$out/crds.yaml"
   rm -rf "$src"
+}
+
+# The VPA CRD as its module ships it (nothing is built): vpa-crd/crd.yaml.
+fetch_vpa_crd() { # dir
+  local out=$1 mod
+  mod=$(go mod download -json "k8s.io/autoscaler/vertical-pod-autoscaler@$VPA_VERSION" |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
+  [ -n "$mod" ] && [ -f "$mod/deploy/vpa-v1-crd-gen.yaml" ] ||
+    die "build: no vertical-pod-autoscaler $VPA_VERSION module with deploy/vpa-v1-crd-gen.yaml"
+  cp "$mod/deploy/vpa-v1-crd-gen.yaml" "$out/crd.yaml"
+  chmod u+w "$out/crd.yaml"
 }
 
 go_build() { # module-dir output(file, or dir/ for several packages) ldflags pkgs...
@@ -443,6 +456,11 @@ build_tool() { # name
         mkdir "$tmp/cert-manager"
         build_cert_manager "$tmp/cert-manager"
         rm -rf "$(bin_path cert-manager)" ;;
+      vpa-crd)
+        # A directory holding the one file (install_built moves what is executable).
+        mkdir "$tmp/vpa-crd"
+        fetch_vpa_crd "$tmp/vpa-crd"
+        rm -rf "$(bin_path vpa-crd)" ;;
     esac
     install_built "$tmp" "$(version_of "$c")" "$c"
     log "build: built $c $(version_of "$c") in $(secs_since "$t0") s -> $(bin_path "$c")"
@@ -462,7 +480,7 @@ cmd_build() {
     --matrix) matrix=1 ;;
     --tools)
       for c in "${TOOLS[@]}"; do build_tool "$c"; done
-      log "build: tools up to date in $BIN_DIR (syft $SYFT_VERSION, cert-manager $CERT_MANAGER_VERSION)"
+      log "build: tools up to date in $BIN_DIR (syft $SYFT_VERSION, cert-manager $CERT_MANAGER_VERSION, vpa-crd $VPA_VERSION)"
       return 0 ;;
     *) die "usage: cluster.sh build [--matrix | --tools]" ;;
   esac

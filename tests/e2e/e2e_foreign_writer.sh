@@ -10,7 +10,13 @@
 # the other resize, p1 keeps the other manager's limit, `explain` and `plan` say
 # `foreign-writer` with the manager's name, one Warning event ForeignWriter names it, and
 # headroom_pod_foreign_writer{manager} is 1. Removing the other manager's managedFields entry
-# hands the limit back: p1 is managed again. Prints PASS/FAIL per check and "N passed,
+# hands the limit back: p1 is managed again.
+#
+# VerticalPodAutoscalers (design §4, the VPA's CRD of the pinned module installed first:
+# `cluster.sh tool vpa-crd`, so the controller's discovery finds it at start): a Deployment of 2
+# replicas under a VPA in RequestsAndLimits/Auto (its defaults) is foreign-writer naming
+# "VerticalPodAutoscaler NS/NAME" with no write of ours (audit), while one under a RequestsOnly VPA
+# is managed; deleting the first VPA hands its pods back. Prints PASS/FAIL per check and "N passed,
 # N failed"; exits non-zero on a failure. Needs `tests/cluster/cluster.sh up`.
 set -uo pipefail
 # shellcheck source=../lib/common.sh
@@ -20,7 +26,11 @@ WORK=$(mktemp -d /tmp/headroom-e2e.XXXXXX)
 ID=headroom-e2e-fw
 NS=e2e-fw-$S NODE=e2e-fw-n-$S OTHER=other-resizer
 
-cleanup() { cleanup_common; }
+VPA_CRD=verticalpodautoscalers.autoscaling.k8s.io
+cleanup() {
+  k delete crd "$VPA_CRD" --ignore-not-found --wait=false >/dev/null 2>&1
+  cleanup_common
+}
 trap cleanup EXIT
 
 has_limit() { [ -n "$(cpu_limit "$NS" "$1")" ] && [ "$(cpu_limit "$NS" "$1")" != "$2" ]; }
@@ -38,6 +48,9 @@ ours_to() { # mark pod -> our writes to the pod's resize subresource after the m
 }
 
 require_cluster
+crd_dir=$("$ROOT/tests/cluster/cluster.sh" tool vpa-crd) || { fail "the VPA CRD (cluster.sh tool vpa-crd)"; finish; exit; }
+k apply -f "$crd_dir/crd.yaml" >/dev/null && k wait --for condition=established "crd/$VPA_CRD" --timeout=30s >/dev/null ||
+  { fail "the VPA CRD installs"; finish; exit; }
 mknode "$NODE" 8
 start_controller --manage kube-headroom.dev/e2e-fw || { fail "controller start" "$START_WHY"; finish; exit; }
 mkpod "$NS" p1 "$NODE" 500m 600m
@@ -85,4 +98,66 @@ wait_until 30 limit_moved p1 1234m
 WHY="p1's limit $(cpu_limit "$NS" p1) after removing entry $idx; series $(series p1)"
 check "removing the other manager's entry hands the limit back: p1 is written again" \
   eval 'limit_moved p1 1234m && wait_until 10 no_series p1'
+
+# ---------------------------------------------------------- VerticalPodAutoscalers
+vpa() { # name values: a VPA on Deployment name (updateMode Auto by default)
+  cat <<YAML
+apiVersion: autoscaling.k8s.io/v1
+kind: VerticalPodAutoscaler
+metadata: {name: $1, namespace: $NS}
+spec:
+  targetRef: {apiVersion: apps/v1, kind: Deployment, name: $1}
+  resourcePolicy:
+    containerPolicies: [{containerName: "*", controlledValues: $2}]
+YAML
+}
+deploy() { # name: 2 replicas on $NODE, created at 200m/300m
+  cat <<YAML
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: $1, namespace: $NS}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: $1}}
+  template:
+    metadata: {labels: {app: $1}}
+    spec:
+      nodeSelector: {kubernetes.io/hostname: $NODE}
+      containers:
+      - name: app
+        image: registry.invalid/app:1
+        resources: {requests: {cpu: 200m, memory: 64Mi}, limits: {cpu: 300m}}
+YAML
+}
+pods_of() { k -n "$NS" get pods -l "app=$1" -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}'; }
+all_running() { [ "$(k -n "$NS" get pods -l "app=$1" -o jsonpath='{range .items[*]}{.status.phase}{"\n"}{end}' | grep -c '^Running$')" = 2 ]; }
+all_moved() { local p; for p in $(pods_of "$1"); do limit_moved "$p" 300m || return 1; done; }
+vmark=$(audit_mark)
+{ vpa vw RequestsAndLimits; echo ---; vpa vr RequestsOnly; echo ---; deploy vw; echo ---; deploy vr; } | k apply -f - >/dev/null
+wait_until 60 all_running vw && wait_until 60 all_running vr
+wait_until 30 all_moved vr
+WHY="vr's limits: $(for p in $(pods_of vr); do printf '%s ' "$(cpu_limit "$NS" "$p")"; done)"
+check "a RequestsOnly VPA's pods are managed: their limits are raised" all_moved vr
+w1=$(pods_of vw | head -1)
+wait_until 20 has_event "$w1"
+sleep 2 # a debounce and a reconcile more, for a write to show up if it were sent
+n=0
+for p in $(pods_of vw); do n=$((n + $(ours_to "$vmark" "$p"))); done
+WHY="$n writes of ours to vw's pods; limits $(for p in $(pods_of vw); do printf '%s ' "$(cpu_limit "$NS" "$p")"; done)"
+check "a RequestsAndLimits VPA's pods get no write of ours (audit) and keep 300m" \
+  eval '[ "$n" -eq 0 ] && ! all_moved vw && [ "$(cpu_limit "$NS" "$w1")" = 300m ]'
+out=$("$HEADROOM" explain "$w1" -n "$NS" --kubeconfig "$USER_KC" 2>&1)
+WHY="explain said: $(echo "$out" | head -1; echo "$out" | grep -F VerticalPodAutoscaler)"
+check "explain says foreign-writer naming the VPA" \
+  eval 'echo "$out" | head -1 | grep -q "foreign-writer" && echo "$out" | grep -qF "VerticalPodAutoscaler $NS/vw writes"'
+# The manager label holds a space: metric() splits on it, so the line is matched whole.
+vs=$(curl -sf "http://127.0.0.1:$MPORT/metrics" |
+  grep -cxF "headroom_pod_foreign_writer{namespace=\"$NS\",pod=\"$w1\",node=\"$NODE\",manager=\"VerticalPodAutoscaler $NS/vw\"} 1")
+WHY="$(foreign_events "$w1") ForeignWriter events; series $vs"
+check "one Warning event ForeignWriter and headroom_pod_foreign_writer name the VPA" \
+  [ "$(foreign_events "$w1")" -eq 1 -a "$vs" = 1 ]
+k -n "$NS" delete verticalpodautoscaler vw >/dev/null
+wait_until 30 all_moved vw
+WHY="vw's limits after the delete: $(for p in $(pods_of vw); do printf '%s ' "$(cpu_limit "$NS" "$p")"; done)"
+check "deleting the VPA hands its pods back: their limits are written" all_moved vw
 finish
