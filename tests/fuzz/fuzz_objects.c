@@ -1,7 +1,11 @@
 /*
  * fuzz_objects.c — libFuzzer target for the small decoders: Node,
- * Namespace, LimitRange, ResourceQuota, HeadroomConfig (spec and status),
- * each run on the same arbitrary JSON.
+ * Namespace, LimitRange, ResourceQuota, VerticalPodAutoscaler,
+ * HeadroomConfig (spec and status), each run on the same arbitrary JSON.
+ *
+ * A VPA that decodes must give a writer name and exceptions the rule can
+ * read: each name followed by ',', none empty, none "*"; every listed
+ * container answers the other way round from the default.
  *
  * An error must say something on one line; a HeadroomConfig status that
  * decodes must give a status body (cfgstatus.h) that is valid JSON and,
@@ -67,6 +71,32 @@ static void status_round_trip(const hr_kcfg_status *obs, hr_arena *a)
     hr_buf_free(&b);
 }
 
+static void vpa_check(const hr_kvpa *v)
+{
+    const hr_vpa *x = &v->vpa;
+    if (!x->writer || !x->target_name || !x->exceptions ||
+        strncmp(x->writer, HR_VPA_WRITER_PREFIX, strlen(HR_VPA_WRITER_PREFIX)) != 0)
+        abort();
+    char name[256];
+    for (const char *e = x->exceptions; *e;) {
+        const char *end = strchr(e, ',');
+        if (!end || end == e)
+            abort(); /* every name is followed by ',' and none is empty */
+        size_t l = (size_t)(end - e);
+        if (l == 1 && e[0] == '*')
+            abort();
+        if (l < sizeof name) {
+            memcpy(name, e, l);
+            name[l] = '\0';
+            if (hr_vpa_controls(x, name) == x->dflt_limits)
+                abort();
+        }
+        e = end + 1;
+    }
+    hr_vpa_owner o = {"ReplicaSet", "apps", "web-abc", "abc"};
+    (void)hr_vpa_targets(x, &o);
+}
+
 static void decode_all(yyjson_val *root)
 {
     hr_arena a;
@@ -83,6 +113,11 @@ static void decode_all(yyjson_val *root)
     check_err(hr_decode_namespace(root, &a, &ns, &err), &err);
     check_err(hr_decode_limitrange(root, &a, &lr, &err), &err);
     check_err(hr_decode_resourcequota(root, &a, &q, &err), &err);
+    hr_kvpa v;
+    hr_status vst = hr_decode_vpa(root, &a, &v, &err);
+    check_err(vst, &err);
+    if (vst == HR_OK)
+        vpa_check(&v);
     check_err(hr_decode_config(root, &a, &c, &err), &err);
     hr_status st = hr_decode_config_status(root, &a, &cs, &err);
     check_err(st, &err);
