@@ -549,6 +549,7 @@ static hr_status controller_start(run_ctx *x, hr_err *err)
                              .instance = host,
                              .workers = x->o.node_workers,
                              .write_concurrency = x->o.write_concurrency,
+                             .protobuf = x->o.protobuf,
                              .synced = informers_ready,
                              .synced_ud = x,
                              .log = log_sink,

@@ -103,10 +103,11 @@ static const hr_flag run_flags[F_N] = {
                            "=false: list by pages (limit=500) instead of a watch\n"
                            "                           with sendInitialEvents (design §5)",
                            NULL},
-    [F_PROTOBUF] = {"protobuf", 0, HR_FLAG_BOOL, NULL,
-                    "=false: ask for JSON instead of protobuf when listing and\n"
-                    "                           watching the built-in kinds (design §11)",
-                    NULL},
+    [F_PROTOBUF] =
+        {"protobuf", 0, HR_FLAG_BOOL, NULL,
+         "=false: ask for JSON instead of protobuf when listing,\n"
+         "                           watching and writing the built-in kinds (design §11)",
+         NULL},
     [F_WRITE_CONCURRENCY] = {"write-concurrency", 0, HR_FLAG_STRING, "N",
                              "writes in flight at once, 1-64 (default 16; 1: one\n"
                              "                           request at a time per worker)",

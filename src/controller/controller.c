@@ -485,6 +485,7 @@ hr_status hr_controller_start(const hr_controller_opts *o, hr_controller **out, 
                                .stop = &c->stop,
                                .instance = o->instance,
                                .write_concurrency = wc,
+                               .protobuf = o->protobuf,
                                .log = o->log,
                                .log_ud = o->log_ud};
         st = hr_executor_new(&eo, &c->exec, err);

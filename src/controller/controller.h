@@ -87,6 +87,10 @@ typedef struct hr_controller_opts {
      * waves, and as many senders of notes; 0: HR_CTL_WRITE_CONCURRENCY;
      * 1: each worker writes one request at a time, one note sender. */
     int write_concurrency;
+    /* Ask for protobuf answers to the writes to pods and events and to the
+     * live Node read (--protobuf): the API server encodes, and we read, far
+     * less than the JSON of a whole Pod a write. false: JSON. */
+    bool protobuf;
     int status_interval_ms; /* HeadroomConfig status check; <= 0: 2000 */
     /* Nothing is reconciled before every watch has listed once: a cache
      * that has the pods but not yet their namespaces or their Node would

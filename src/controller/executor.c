@@ -27,7 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yyjson.h>
 
 #include "controller/ctllog.h"
 #include "controller/livenode.h"
@@ -400,19 +399,11 @@ static bool is_leader(hr_executor *e)
     return e->o.leading == NULL || e->o.leading(e->o.leading_ud);
 }
 
-/* metadata.resourceVersion of a returned object, 0 when absent. */
-static uint64_t response_rv(const hr_buf *b)
+/* The Accept of our writes to pods and events: their answers, a whole
+ * object each, in protobuf unless --protobuf=false (controller.h). */
+static const char *accept(const hr_executor *e)
 {
-    if (b->len == 0)
-        return 0;
-    yyjson_doc *d = yyjson_read(hr_buf_str(b), b->len, 0);
-    if (d == NULL)
-        return 0;
-    const char *rv =
-        yyjson_get_str(yyjson_ptr_get(yyjson_doc_get_root(d), "/metadata/resourceVersion"));
-    uint64_t v = rv != NULL ? strtoull(rv, NULL, 10) : 0;
-    yyjson_doc_free(d);
-    return v;
+    return e->o.protobuf ? HR_KACCEPT_PROTOBUF : NULL;
 }
 
 /* Leadership went while a wave ran: the rest of it waits for the next run
@@ -442,7 +433,8 @@ static hr_status post_event_on(hr_executor *e, const char *ns, const char *name,
                     .action = HR_EVENT_ACTION,
                     .note = note,
                     .controller = HR_GROUP "/" HR_FIELD_MANAGER,
-                    .instance = e->o.instance};
+                    .instance = e->o.instance,
+                    .accept = accept(e)};
     hr_kresult res = {0};
     hr_err err;
     hr_status st = hr_kevent_create(e->o.client, &ev, &res, &err);
@@ -489,7 +481,7 @@ static hr_status read_node_live(hr_executor *e, const char *name, hr_node *out)
     int64_t until =
         e->o.leading_until != NULL ? e->o.leading_until(e->o.leading_ud) : HR_KUNTIL_NONE;
     long status = 0;
-    hr_status st = hr_live_node_read(e->o.client, until, name, out, &status);
+    hr_status st = hr_live_node_read(e->o.client, until, name, e->o.protobuf, out, &status);
     if (st != HR_OK)
         logf_(e, 1, "msg=\"node unreadable, increases skipped\" node=%s status=%ld", name, status);
     return st;
@@ -553,8 +545,8 @@ static hr_status write_annotation(hr_executor *e, const char *key, const char *n
     hr_kresult res = {0};
     hr_err err;
     hr_err_clear(&err);
-    hr_status st =
-        hr_kclient_merge_patch(e->o.client, path, patch, strlen(patch), &resp, &res, &err);
+    hr_status st = hr_kclient_merge_patch_as(e->o.client, path, accept(e), patch, strlen(patch),
+                                             &resp, &res, &err);
     if (st == HR_E_CANCELED || st == HR_E_EXPIRED) {
         hr_buf_free(&resp);
         return st;
@@ -563,7 +555,7 @@ static hr_status write_annotation(hr_executor *e, const char *key, const char *n
     atomic_fetch_add(&e->o.metrics->writes[HR_WK_ANNOTATION], 1);
     if (st == HR_OK) {
         write_accepted(e);
-        remember_rv(e, key, response_rv(&resp));
+        remember_rv(e, key, hr_answer_rv(&resp, res.protobuf));
     } else {
         logf_(e, 1, "msg=\"status annotation not written\" pod=%s/%s status=%ld error=\"%s\"", ns,
               name, res.status, err.msg);
@@ -673,8 +665,8 @@ static bool send_action(hr_executor *e, const hr_nodesnap *s, const hr_action *a
         char path[600];
         hr_kresult res = {0};
         snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s/resize", p->ns, p->name);
-        hr_status st = hr_kclient_apply(e->o.client, path, HR_FIELD_MANAGER, true, a->apply_body,
-                                        strlen(a->apply_body), &resp, &res, &err);
+        hr_status st = hr_kclient_apply_as(e->o.client, path, HR_FIELD_MANAGER, true, accept(e),
+                                           a->apply_body, strlen(a->apply_body), &resp, &res, &err);
         if (st == HR_E_CANCELED || st == HR_E_EXPIRED) {
             /* Nothing was sent: shutting down, or leadership went during
              * the limiter wait (requeued). */
@@ -700,7 +692,7 @@ static bool send_action(hr_executor *e, const hr_nodesnap *s, const hr_action *a
         if (e->notes != NULL) {
             /* Limits first (notes.h): the annotation and the event follow
              * in what the resizes leave of the write budget. */
-            uint64_t rv = response_rv(&resp);
+            uint64_t rv = hr_answer_rv(&resp, res.protobuf);
             hr_buf_free(&resp);
             remember_rv(e, key, rv);
             hr_note n = {key, p->ns, p->name, a->status_patch, a->event_message};

@@ -69,6 +69,9 @@ typedef struct hr_executor_opts {
     /* Writes of all waves in flight at once (the write pool's threads);
      * <= 1: none concurrent, each wave writes in its own thread, in order. */
     int write_concurrency;
+    /* The answers to the writes and the live Node read in protobuf
+     * (controller.h); false: JSON. */
+    bool protobuf;
     hr_log_sink log; /* NULL: logfmt on stderr */
     void *log_ud;
 } hr_executor_opts;

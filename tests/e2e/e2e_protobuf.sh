@@ -10,8 +10,11 @@
 #     kinds is JSON; the HeadroomConfig's watch is answered application/json. The pod made before
 #     the start gets its limit, and so does one made after the sync (its ADDED came over the
 #     protobuf pods watch, the only pods watch the proxy saw).
-#  2. --protobuf=false: every answer to those lists and watches is application/json, and a new pod
-#     gets its limit.
+#     The controller's writes (the resize, the status annotation, the event) and its live Node
+#     read ask for protobuf too: every answer to them is $PB (a whole Pod, Event or Node each,
+#     of which the controller reads the resourceVersion or the Node's capacity and conditions).
+#  2. --protobuf=false: every answer to those lists and watches, writes and Node reads is
+#     application/json, and a new pod gets its limit.
 #  3. A 406 Not Acceptable to the pods list (the proxy answers it: `respond 406 once`; the API
 #     server itself always accepts our Accept, which offers JSON too): the controller asks for
 #     pods in JSON from then on — never protobuf again for pods — while the other kinds stay
@@ -59,6 +62,20 @@ all_json() { # mark kind: answered, and every answer JSON
   a=$(of_kind "$1" "$2")
   [ -n "$a" ] && ! grep -qv ' application/json' <<<"$a"
 }
+# The answers to the controller's writes of one kind (resize, annotation, event) and to its live
+# Node read ("node"): "METHOD TARGET STATUS CONTENT-TYPE" lines.
+writes_of() { # mark kind
+  answers "$1" | awk -v k="$2" '
+    k == "resize" && $1 == "PATCH" && $2 ~ "^/api/v1/namespaces/[^/]+/pods/[^/?]+/resize[?]" { print }
+    k == "annotation" && $1 == "PATCH" && $2 ~ "^/api/v1/namespaces/[^/]+/pods/[^/?]+$" { print }
+    k == "event" && $1 == "POST" && $2 ~ "^/apis/events.k8s.io/v1/namespaces/[^/]+/events$" { print }
+    k == "node" && $1 == "GET" && $2 ~ "^/api/v1/nodes/[^/?]+$" { print }'
+}
+writes_answered() { # mark kind content-type: answered, every answer 2xx in that content type
+  local a
+  a=$(writes_of "$1" "$2")
+  [ -n "$a" ] && ! awk -v ct="$3" '!($3 ~ /^2/ && $4 == ct)' <<<"$a" | grep -q .
+}
 config_json() { # mark: the HeadroomConfig's watch was answered in JSON
   answers "$1" | grep -q "^GET /apis/kube-headroom.dev/v1alpha1/headroomconfigs?.*watch=1.* 200 application/json"
 }
@@ -95,9 +112,17 @@ check "protobuf: a pod made before the start gets its limit (200m on 8 cores: 2)
 mkpod "$NS" b "$NODE" 200m
 check "protobuf: a pod made after the sync gets its limit over the protobuf pods watch" \
   wait_until 30 limit_is "$NS" b 2
+mkpod "$NS" b-up "$NODE" 200m 300m # an increase: the live Node read comes first
+check "protobuf: a pod's limit is raised (300m to 2) after a live Node read" wait_until 30 limit_is "$NS" b-up 2
+k -n "$NS" delete pod b-up --grace-period=0 --force --timeout=30s >/dev/null 2>&1 # the node's share as before
 for kind in $BUILTIN; do
   WHY="$(of_kind "$mark" "$kind" | grep ' application/json' | head -2 | tr '\n' ';')"
   check "protobuf: no answer to a list or watch of $kind is JSON" no_json "$mark" "$kind"
+done
+for w in resize annotation event node; do
+  WHY="$(writes_of "$mark" "$w" | head -3 | tr '\n' ';')"
+  check "protobuf: every answer to the controller's $w (a whole object) is $PB" \
+    writes_answered "$mark" "$w" "$PB"
 done
 WHY="$(grep -c 'not decoded\|malformed\|406' "$WORK/controller.log") lines"
 check "protobuf: the controller logged no decode failure and no 406" \
@@ -109,10 +134,18 @@ mark=$(wc -l <"$WORK/proxy.log")
 start_controller --proxy --protobuf=false || { fail "controller start (--protobuf=false)" "$START_WHY"; finish; exit; }
 mkpod "$NS" c "$NODE" 200m
 check "--protobuf=false: a new pod gets its limit" wait_until 30 limit_is "$NS" c 2
+mkpod "$NS" c-up "$NODE" 200m 300m
+check "--protobuf=false: a pod's limit is raised (300m to 2)" wait_until 30 limit_is "$NS" c-up 2
+k -n "$NS" delete pod c-up --grace-period=0 --force --timeout=30s >/dev/null 2>&1
 for kind in $BUILTIN; do
   WHY="$(of_kind "$mark" "$kind" | head -3 | tr '\n' ';')"
   check "--protobuf=false: every answer to a list or watch of $kind is application/json" \
     all_json "$mark" "$kind"
+done
+for w in resize annotation event node; do
+  WHY="$(writes_of "$mark" "$w" | head -3 | tr '\n' ';')"
+  check "--protobuf=false: every answer to the controller's $w is application/json" \
+    writes_answered "$mark" "$w" application/json
 done
 stop_controller TERM
 

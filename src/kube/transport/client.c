@@ -669,13 +669,13 @@ hr_status hr_kclient_get_as(hr_kclient *c, const char *path, const char *accept,
     return request(c, "GET", path, accept, NULL, NULL, 0, resp, res, false, HR_KUNTIL_NONE, err);
 }
 
-hr_status hr_kclient_do_until(hr_kclient *c, int64_t until_ms, const char *method, const char *path,
-                              const char *content_type, const void *body, size_t body_len,
-                              hr_buf *resp, hr_kresult *res, hr_err *err)
+hr_status hr_kclient_do_as(hr_kclient *c, int64_t until_ms, const char *method, const char *path,
+                           const char *accept, const char *content_type, const void *body,
+                           size_t body_len, hr_buf *resp, hr_kresult *res, hr_err *err)
 {
     bool write = method && strcmp(method, "GET") != 0;
-    return request(c, method, path, NULL, content_type, body, body_len, resp, res, write, until_ms,
-                   err);
+    return request(c, method, path, accept, content_type, body, body_len, resp, res, write,
+                   until_ms, err);
 }
 
 hr_status hr_kclient_do_unlimited(hr_kclient *c, const char *method, const char *path,

@@ -187,11 +187,16 @@ HR_MUST_CHECK hr_status hr_kclient_do(hr_kclient *c, const char *method, const c
  * hr_mono_ms; HR_KUNTIL_NONE: no bound): its timeout is cut to end then, and
  * when that time has come nothing is sent (HR_E_EXPIRED). A write is also
  * bounded by the write lease. For a leader's reads (the live Node read
- * before an increase, design §6), which must not outlive its lease. */
-HR_MUST_CHECK hr_status hr_kclient_do_until(hr_kclient *c, int64_t until_ms, const char *method,
-                                            const char *path, const char *content_type,
-                                            const void *body, size_t body_len, hr_buf *resp,
-                                            hr_kresult *res, hr_err *err);
+ * before an increase, design §6), which must not outlive its lease. With
+ * its own Accept (NULL: application/json; HR_KACCEPT_PROTOBUF for a
+ * built-in kind, whose answer is then a protobuf body — res->protobuf says
+ * which came): a write's answer is the whole object, which protobuf costs
+ * the API server and us less to encode and read. */
+HR_MUST_CHECK hr_status hr_kclient_do_as(hr_kclient *c, int64_t until_ms, const char *method,
+                                         const char *path, const char *accept,
+                                         const char *content_type, const void *body,
+                                         size_t body_len, hr_buf *resp, hr_kresult *res,
+                                         hr_err *err);
 
 /* As hr_kclient_do, but never waits on the write limiter: for
  * leader-election renewals, which must not queue behind a burst of
@@ -202,7 +207,7 @@ HR_MUST_CHECK hr_status hr_kclient_do_unlimited(hr_kclient *c, const char *metho
                                                 hr_err *err);
 
 /* As hr_kclient_do_unlimited, but the request must end by until_ms (as
- * hr_kclient_do_until; HR_E_EXPIRED when that time has come), and is
+ * hr_kclient_do_as; HR_E_EXPIRED when that time has come), and is
  * aborted — within about a second, libcurl's progress interval while
  * nothing arrives — once *stop (NULL: never) turns true: for the token
  * reviews of the secured /metrics, which have a short deadline and must

@@ -115,9 +115,10 @@ hr_status hr_kevent_create(hr_kclient *c, const hr_kevent *e, hr_kresult *res, h
     hr_status st = hr_kevent_json(e, hr_ktime_now_us(), &body, err);
     if (!st) {
         hr_buf_printf(&path, "/apis/events.k8s.io/v1/namespaces/%s/events", e->ns);
-        st = hr_buf_failed(&path) ? hr_err_set(err, HR_E_NOMEM, "event: out of memory")
-                                  : hr_kclient_do(c, "POST", hr_buf_str(&path), "application/json",
-                                                  body.data, body.len, NULL, res, err);
+        st = hr_buf_failed(&path)
+                 ? hr_err_set(err, HR_E_NOMEM, "event: out of memory")
+                 : hr_kclient_do_as(c, HR_KUNTIL_NONE, "POST", hr_buf_str(&path), e->accept,
+                                    "application/json", body.data, body.len, NULL, res, err);
     }
     hr_buf_free(&body);
     hr_buf_free(&path);

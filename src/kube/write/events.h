@@ -32,6 +32,9 @@ typedef struct hr_kevent {
     const char *note;             /* human text; cut to 1 KiB at a UTF-8 boundary */
     const char *controller;       /* reportingController, e.g. "kube-headroom.dev/headroom" */
     const char *instance;         /* reportingInstance, e.g. the controller's pod name */
+    /* The Accept of the POST (NULL: application/json): its answer, the
+     * Event, is not read; HR_KACCEPT_PROTOBUF costs the API server less. */
+    const char *accept;
 } hr_kevent;
 
 /* The Event JSON for e at time now_us (µs since the epoch). The name is

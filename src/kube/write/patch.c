@@ -11,6 +11,13 @@
 hr_status hr_kclient_apply(hr_kclient *c, const char *path, const char *field_manager, bool force,
                            const char *body, size_t len, hr_buf *resp, hr_kresult *res, hr_err *err)
 {
+    return hr_kclient_apply_as(c, path, field_manager, force, NULL, body, len, resp, res, err);
+}
+
+hr_status hr_kclient_apply_as(hr_kclient *c, const char *path, const char *field_manager,
+                              bool force, const char *accept, const char *body, size_t len,
+                              hr_buf *resp, hr_kresult *res, hr_err *err)
+{
     if (!field_manager || !*field_manager)
         return hr_err_set(err, HR_E_INPUT, "server-side apply needs a field manager");
     hr_buf p;
@@ -20,10 +27,10 @@ hr_status hr_kclient_apply(hr_kclient *c, const char *path, const char *field_ma
     hr_buf_urlenc(&p, field_manager);
     if (force)
         hr_buf_puts(&p, "&force=true");
-    hr_status st = hr_buf_failed(&p)
-                       ? hr_err_set(err, HR_E_NOMEM, "client: out of memory")
-                       : hr_kclient_do(c, "PATCH", hr_buf_str(&p), "application/apply-patch+yaml",
-                                       body, len, resp, res, err);
+    hr_status st = hr_buf_failed(&p) ? hr_err_set(err, HR_E_NOMEM, "client: out of memory")
+                                     : hr_kclient_do_as(c, HR_KUNTIL_NONE, "PATCH", hr_buf_str(&p),
+                                                        accept, "application/apply-patch+yaml",
+                                                        body, len, resp, res, err);
     hr_buf_free(&p);
     return st;
 }
@@ -31,6 +38,13 @@ hr_status hr_kclient_apply(hr_kclient *c, const char *path, const char *field_ma
 hr_status hr_kclient_merge_patch(hr_kclient *c, const char *path, const char *body, size_t len,
                                  hr_buf *resp, hr_kresult *res, hr_err *err)
 {
-    return hr_kclient_do(c, "PATCH", path, "application/merge-patch+json", body, len, resp, res,
-                         err);
+    return hr_kclient_merge_patch_as(c, path, NULL, body, len, resp, res, err);
+}
+
+hr_status hr_kclient_merge_patch_as(hr_kclient *c, const char *path, const char *accept,
+                                    const char *body, size_t len, hr_buf *resp, hr_kresult *res,
+                                    hr_err *err)
+{
+    return hr_kclient_do_as(c, HR_KUNTIL_NONE, "PATCH", path, accept,
+                            "application/merge-patch+json", body, len, resp, res, err);
 }

@@ -36,4 +36,15 @@ HR_MUST_CHECK hr_status hr_kclient_merge_patch(hr_kclient *c, const char *path, 
                                                size_t len, hr_buf *resp, hr_kresult *res,
                                                hr_err *err);
 
+/* The two, asking for the response (the object written) as accept says
+ * (NULL: application/json; HR_KACCEPT_PROTOBUF for a built-in kind:
+ * res->protobuf says which came). */
+HR_MUST_CHECK hr_status hr_kclient_apply_as(hr_kclient *c, const char *path,
+                                            const char *field_manager, bool force,
+                                            const char *accept, const char *body, size_t len,
+                                            hr_buf *resp, hr_kresult *res, hr_err *err);
+HR_MUST_CHECK hr_status hr_kclient_merge_patch_as(hr_kclient *c, const char *path,
+                                                  const char *accept, const char *body, size_t len,
+                                                  hr_buf *resp, hr_kresult *res, hr_err *err);
+
 #endif
