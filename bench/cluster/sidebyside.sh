@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # sidebyside.sh — our controller and any second one through the same load, each alone on a fresh
-# cluster, and the table of issue 37 from the API server's audit record and /proc.
+# cluster, and the side-by-side table from the API server's audit record and /proc.
 #
 #   bench/cluster/sidebyside.sh --other-cmd 'COMMAND' [--other-crd FILE] [--other-name NAME]
 #                  [--nodes 100] [--pods-per-node 30] [--managed-percent 60] [--quiet-minutes 5]
