@@ -112,10 +112,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "cachedump: %s\n", s ? err.msg : "out of memory");
         goto out;
     }
-    /* Every kind but the HeadroomConfig: it is JSON either way. */
+    /* Every kind but the custom resources (the HeadroomConfig, the
+     * VerticalPodAutoscalers): the API server serves them in JSON either
+     * way, and a VPA's CRD may not be installed at all. */
     unsigned kinds = 0;
     for (int kind = 0; kind < HR_CK_COUNT_; kind++)
-        if (kind != HR_CK_CONFIG)
+        if (kind != HR_CK_CONFIG && kind != HR_CK_VPA)
             kinds |= 1u << kind;
     hr_informers_opts io = {
         .kinds = kinds, .protobuf = strcmp(argv[1], "protobuf") == 0, .log = quiet};
