@@ -53,7 +53,8 @@ struct hr_controller {
     hr_backoff *backoff;
     hr_nodememo *memo; /* other nodes' plans for groups (design §2.10, nodememo.h) */
     hr_executor *exec;
-    hr_notes *notes; /* annotations and events after the resizes (notes.h) */
+    hr_notes *notes;  /* annotations after the resizes (notes.h) */
+    hr_notes *events; /* their events, yielding to the resizes */
     pthread_t feeder, workers[HR_CTL_NODE_WORKERS_MAX];
     /* The feeder sleeps on this: kicked by the cache (hr_cache_set_kick:
      * a change, a node joined the feed) and by workers after a reconcile
@@ -492,9 +493,11 @@ hr_status hr_controller_start(const hr_controller_opts *o, hr_controller **out, 
         if (st == HR_OK)
             hr_executor_set_node_rate(c->exec, c->per_node_pps);
         if (st == HR_OK)
-            st = hr_notes_start(o->client, hr_executor_send_note, c->exec, wc, &c->notes, err);
+            st = hr_notes_start(NULL, hr_executor_send_note, c->exec, wc, &c->notes, err);
         if (st == HR_OK)
-            hr_executor_set_notes(c->exec, c->notes);
+            st = hr_notes_start(o->client, hr_executor_send_event, c->exec, wc, &c->events, err);
+        if (st == HR_OK)
+            hr_executor_set_notes(c->exec, c->notes, c->events);
     }
     if (st == HR_OK) {
         hr_cfgstatus_opts so = {
@@ -565,6 +568,7 @@ void hr_controller_stop(hr_controller *c)
     /* No worker is left to queue a note; the one in hand is cut by the
      * abandoned writes, the rest is dropped (notes.h). */
     hr_notes_stop(c->notes);
+    hr_notes_stop(c->events);
     /* No writer is left: the lease callback may go with its owner. */
     if (c->o.client != NULL && c->o.leading_until != NULL)
         hr_kclient_set_write_lease(c->o.client, NULL, NULL);

@@ -69,6 +69,7 @@ struct hr_executor {
     int write_fails;        /* 429/5xx/timeouts in a row (design §7); under mu */
     hr_prng rand;           /* the back-off's jitter; under mu */
     hr_notes *notes;        /* hr_executor_set_notes, before any hr_execute; NULL: inline */
+    hr_notes *events;       /* hr_executor_set_events, likewise; NULL: after the annotation */
     hr_wpool *pool;         /* the writes of waves (write_concurrency > 1); NULL: inline */
     hr_strmap busy;         /* under mu: ns/name/uid of pods with a write in flight */
     pthread_cond_t busy_cv; /* with mu: a pod stopped being busy */
@@ -275,6 +276,8 @@ size_t hr_executor_sweep(hr_executor *e, const hr_cache *c, size_t budget)
     size_t dropped = 0;
     if (e->notes != NULL) /* its lock is a leaf: taken after the cache's */
         dropped += hr_notes_sweep(e->notes, note_live, (void *)(uintptr_t)c, budget);
+    if (e->events != NULL)
+        dropped += hr_notes_sweep(e->events, note_live, (void *)(uintptr_t)c, budget);
     pthread_mutex_lock(&e->mu);
     dropped += sweep_pods(e, &e->last_rv, &e->cur_rv, c, budget);
     dropped += sweep_pods(e, &e->reported, &e->cur_rep, c, budget);
@@ -309,6 +312,7 @@ void hr_executor_get_stats(hr_executor *e, hr_executor_stats *out)
     out->buckets = e->buckets.n;
     pthread_mutex_unlock(&e->mu);
     out->notes = e->notes != NULL ? hr_notes_pending(e->notes) : 0;
+    out->notes += e->events != NULL ? hr_notes_pending(e->events) : 0;
 }
 
 int hr_executor_write_peak(hr_executor *e)
@@ -572,16 +576,35 @@ void hr_executor_send_note(void *ud, const hr_note *n)
     if (!is_leader(e))
         return;
     bool claimed = pod_claim(e, n->key); /* not beside a resize of the pod */
-    if (write_annotation(e, n->key, n->ns, n->name, n->patch, &writes) == HR_OK && n->event != NULL)
+    /* With an events queue: the annotation on its own budget, the event to
+     * that queue (design §5 "Notes"). */
+    hr_kwclass was = hr_kclient_write_class(e->events != NULL ? HR_KW_ANNOTATION : HR_KW_DEFAULT);
+    hr_status st = write_annotation(e, n->key, n->ns, n->name, n->patch, &writes);
+    (void)hr_kclient_write_class(was);
+    hr_note ev = {n->key, n->ns, n->name, n->event, NULL};
+    if (st == HR_OK && n->event != NULL && (e->events == NULL || !hr_notes_put(e->events, &ev)))
         HR_IGNORE(
             post_event_on(e, n->ns, n->name, "Normal", "CPULimitAdjusted", n->event, &writes));
     if (claimed)
         pod_release(e, n->key);
 }
 
-void hr_executor_set_notes(hr_executor *e, hr_notes *q)
+void hr_executor_set_notes(hr_executor *e, hr_notes *q, hr_notes *events)
 {
     e->notes = q;
+    e->events = events;
+}
+
+void hr_executor_send_event(void *ud, const hr_note *n)
+{
+    hr_executor *e = ud;
+    uint32_t writes = 0;
+    if (!is_leader(e))
+        return;
+    bool claimed = pod_claim(e, n->key);
+    HR_IGNORE(post_event_on(e, n->ns, n->name, "Normal", "CPULimitAdjusted", n->patch, &writes));
+    if (claimed)
+        pod_release(e, n->key);
 }
 
 /* One write of a wave and its outcome (the pool's item). */
@@ -985,6 +1008,6 @@ hr_status hr_execute_held(hr_executor *e, const hr_nodesnap *s, const hr_reconci
         lease_lost(out);
     free(w.jobs);
     if (urgent > 0 && e->o.client != NULL && hr_kclient_urgent_writes(e->o.client, -urgent) == 0)
-        hr_notes_wake(e->notes); /* the notes' turn */
+        hr_notes_wake(e->events != NULL ? e->events : e->notes); /* their turn */
     return HR_OK;
 }

@@ -86,15 +86,24 @@ void hr_executor_free(hr_executor *e);
  * lock); the rate starts at 10, the default. */
 bool hr_executor_set_node_rate(hr_executor *e, int per_node_pps);
 
-/* Limits first (notes.h): from now on an applied resize's status
- * annotation and event go to q instead of being sent right after it. Call
- * before any hr_execute (the controller does, at start); without it they
- * are sent inline, in order. */
-void hr_executor_set_notes(hr_executor *e, hr_notes *q);
+/* Notes (notes.h, design §5 "Notes"): from now on an applied resize's
+ * status annotation and event go to q instead of being sent right after
+ * it. With events (may be NULL) the annotations go on their own budget
+ * (client.h, HR_KW_ANNOTATION), unhindered by the resizes, and each sent
+ * annotation's event goes to events, whose notes carry the event's message
+ * as their patch and yield to the resizes; without it the event follows
+ * its annotation, on the one budget. Call before any hr_execute (the
+ * controller does, at start); without q they are sent inline, in order. */
+void hr_executor_set_notes(hr_executor *e, hr_notes *q, hr_notes *events);
 
 /* The hr_note_send_fn of that queue (ud: the executor): the annotation,
- * then the event, only while leading; a note it cannot send is dropped. */
+ * then the event (to the events queue when there is one), only while
+ * leading; a note it cannot send is dropped. */
 void hr_executor_send_note(void *ud, const hr_note *n);
+
+/* The hr_note_send_fn of the events queue: the CPULimitAdjusted event of
+ * n->patch, only while leading. */
+void hr_executor_send_event(void *ud, const hr_note *n);
 
 /* The per-node rate in force. A plain read, under the executor's lock. */
 int hr_executor_node_rate(hr_executor *e);

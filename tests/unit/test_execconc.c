@@ -255,7 +255,7 @@ static void fx_open(fx *f, int concurrency, bool with_notes)
     if (with_notes) {
         assert_int_equal(
             hr_notes_start(f->k, hr_executor_send_note, f->e, concurrency, &f->notes, &err), HR_OK);
-        hr_executor_set_notes(f->e, f->notes);
+        hr_executor_set_notes(f->e, f->notes, NULL);
     }
     for (int i = 0; i < PODS; i++) {
         snprintf(f->names[i], sizeof f->names[i], "p%d", i);

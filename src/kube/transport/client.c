@@ -67,21 +67,20 @@
 #define ERR_BODY_MAX (64 * 1024)
 #define CONNECT_TIMEOUT_MS 10000L
 #define STREAM_POLL_MS 200
-/* With hr_kclient_streams_woken: a safety net only (streams.h). */
-#define STREAM_WOKEN_POLL_MS 300000
+#define STREAM_WOKEN_POLL_MS 300000 /* with hr_kclient_streams_woken: a safety net (streams.h) */
 
 struct hr_kclient {
     hr_kubeconfig *cfg;
     hr_kcred cred;
     hr_ktls tls; /* the CA's memory file */
-    bool cred_ok, lim_ok, pool_ok, rand_ok;
-    int n_locks;
+    bool cred_ok, pool_ok, rand_ok;
+    int n_locks, n_lim;
     CURLSH *share;
     pthread_mutex_t locks[CURL_LOCK_DATA_LAST];
     pthread_mutex_t pool_mu;
     CURL *pool[POOL_MAX];
     int n_pool;
-    hr_klimiter lim;
+    hr_klimiter lim[2]; /* by hr_kwclass: the annotations have their own */
     pthread_mutex_t rand_mu;
     hr_prng rand;
     char *ua;
@@ -146,11 +145,11 @@ hr_status hr_kclient_new_from_config(hr_kubeconfig *cfg, const hr_kclient_opts *
     c->cred_ok = true;
     if ((st = hr_ktls_init(&c->tls, c->cfg, err)))
         goto fail;
-    if (hr_klimiter_init(&c->lim, o->qps, o->burst, hr_mono_ns()) != 0) {
-        st = hr_err_set(err, HR_E_NOMEM, "client: cannot create a mutex");
-        goto fail;
-    }
-    c->lim_ok = true;
+    for (; c->n_lim < 2; c->n_lim++)
+        if (hr_klimiter_init(&c->lim[c->n_lim], o->qps, o->burst, hr_mono_ns()) != 0) {
+            st = hr_err_set(err, HR_E_NOMEM, "client: cannot create a mutex");
+            goto fail;
+        }
     atomic_init(&c->abandon, false);
     if (pthread_mutex_init(&c->pool_mu, NULL) != 0) {
         st = hr_err_set(err, HR_E_NOMEM, "client: cannot create a mutex");
@@ -235,8 +234,8 @@ void hr_kclient_free(hr_kclient *c)
         pthread_mutex_destroy(&c->lease_mu);
     if (c->streams_ok)
         hr_kstreams_destroy(&c->streams);
-    if (c->lim_ok)
-        hr_klimiter_destroy(&c->lim);
+    for (int i = 0; i < c->n_lim; i++)
+        hr_klimiter_destroy(&c->lim[i]);
     if (c->cred_ok)
         hr_kcred_destroy(&c->cred);
     hr_ktls_free(&c->tls);
@@ -264,7 +263,8 @@ const char *hr_kclient_origin(const hr_kclient *c)
 
 void hr_kclient_set_rate(hr_kclient *c, double qps, int burst)
 {
-    hr_klimiter_set(&c->lim, qps, burst, hr_mono_ns());
+    for (int i = 0; i < 2; i++)
+        hr_klimiter_set(&c->lim[i], qps, burst, hr_mono_ns());
     atomic_fetch_add(&c->n_rate_sets, 1);
 }
 
@@ -303,7 +303,7 @@ long hr_kclient_timeout_ms(long timeout_ms, int64_t until_ms, int64_t now_ms)
 
 void hr_kclient_get_rate(hr_kclient *c, double *qps, int *burst)
 {
-    hr_klimiter_get(&c->lim, qps, burst);
+    hr_klimiter_get(&c->lim[0], qps, burst);
 }
 
 long hr_kclient_backoff_ms(hr_kclient *c, int attempt, long base_ms, long max_ms,
@@ -734,7 +734,7 @@ static hr_status request_stop(hr_kclient *c, const char *method, const char *pat
                           "spaces or control characters");
     if (!method || !*method)
         return hr_err_set(err, HR_E_INPUT, "request without a method");
-    if (limited && hr_klimiter_wait_stop(&c->lim, &c->abandon) != HR_OK)
+    if (limited && hr_klimiter_wait_stop(&c->lim[hr_kclient_write_class_now()], &c->abandon))
         return hr_err_set(err, HR_E_CANCELED,
                           "%s %s: abandoned on shutdown while waiting for the write limiter",
                           method, path);
@@ -819,15 +819,15 @@ static hr_status request_stop(hr_kclient *c, const char *method, const char *pat
 
 int64_t hr_kclient_urgent_writes(hr_kclient *c, int64_t delta)
 {
-    return hr_klimiter_urgent_add(&c->lim, delta);
+    return hr_klimiter_urgent_add(&c->lim[0], delta);
 }
 
 int64_t hr_kclient_yield_claim_ns(hr_kclient *c)
 {
     double qps;
     int burst;
-    hr_klimiter_get(&c->lim, &qps, &burst);
-    return hr_klimiter_yield_claim(&c->lim, hr_mono_ns(), burst / 2.0); /* half the burst kept */
+    hr_klimiter_get(&c->lim[0], &qps, &burst);
+    return hr_klimiter_yield_claim(&c->lim[0], hr_mono_ns(), burst / 2.0); /* half the burst kept */
 }
 
 void hr_kclient_streams_woken(hr_kclient *c, bool woken)
