@@ -37,6 +37,7 @@
 #include "kube/decode/decode.h"
 #include "kube/transport/backoff.h"
 #include "kube/transport/limiter.h"
+#include "kube/transport/wclass.h"
 #include "kube/write/events.h"
 #include "kube/write/patch.h"
 #include "util/clock.h"

@@ -32,6 +32,7 @@
 #include "kube/transport/kverb.h"
 #include "kube/transport/limiter.h"
 #include "kube/transport/linesplit.h"
+#include "kube/transport/wclass.h"
 #include "kube/write/patch.h"
 #include "util/clock.h"
 

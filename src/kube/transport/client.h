@@ -43,6 +43,7 @@
 #include <stdint.h>
 
 #include "kube/config/kubeconfig.h"
+#include "kube/transport/wclass.h"
 #include "util/buf.h"
 #include "util/err.h"
 
@@ -108,23 +109,6 @@ const char *hr_kclient_origin(const hr_kclient *c);
  * while it sleeps or does I/O. The controller calls it, once per change
  * (controller.h). qps <= 0: 50, burst <= 0: 100. */
 void hr_kclient_set_rate(hr_kclient *c, double qps, int burst);
-
-/* The write classes (design §5 "Notes"): resizes, events and every other
- * write take their tokens from the client's limiter; the status annotations
- * from one of their own at the same clientQPS/clientBurst, so a pod's
- * annotation follows its resize at once instead of queueing behind the
- * wave, and takes nothing from the resizes' budget (as client-go's event
- * recorder, whose client has a limiter of its own). hr_kclient_set_rate
- * sets both. */
-typedef enum hr_kwclass { HR_KW_DEFAULT, HR_KW_ANNOTATION } hr_kwclass;
-
-/* The class of the calling thread's writes from now on, on every client;
- * returns the one before (to restore it). A thread starts with
- * HR_KW_DEFAULT. */
-hr_kwclass hr_kclient_write_class(hr_kwclass k);
-
-/* The calling thread's class now (for the client's limiter choice). */
-hr_kwclass hr_kclient_write_class_now(void);
 
 /* Shutdown (design §10): while on, a write waiting for the limiter — or
  * about to — gives up within 10 ms, sends nothing and returns

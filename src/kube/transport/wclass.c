@@ -3,7 +3,7 @@
  * hr_kclient_write_class): which of the client's limiters its writes take
  * their tokens from.
  */
-#include "kube/transport/client.h"
+#include "kube/transport/wclass.h"
 
 static _Thread_local hr_kwclass tl_class = HR_KW_DEFAULT;
 
