@@ -3,9 +3,13 @@
  * CPULimitAdjusted event), sent after the resizes of a wave (limits
  * first: design §5, §9).
  *
- * The executor sends a wave's resizes at once and hands each pod's note
- * here; the senders (below) send the notes, each through the same client write
- * limiter, yielding to the resizes (hr_kclient_yield_claim_ns, the rule's
+ * The controller runs two queues (design §5 "Notes on their own budget"):
+ * the annotations', started without a client, whose senders never yield
+ * (their writes have a limiter of their own, wclass.h), and the events',
+ * started with the client, whose senders yield as follows. The executor
+ * sends a wave's resizes at once and hands each pod's note
+ * here; the senders (below) send the notes, each through the client write
+ * limiter, a queue given a client yielding to the resizes (hr_kclient_yield_claim_ns, the rule's
  * one home: limiter.h): while any resize is outstanding anywhere in the
  * controller — in a wave's checks, queued for the write pool, waiting for
  * its token or in flight (the executor counts them,
