@@ -14,10 +14,11 @@
  * gates, skips and their events), then the writes that passed, all handed
  * to the write pool at once (wpool.h; executor.h "Writes in flight"). Each
  * write has its own outcome; the wave's is their merge (writes summed, the
- * latest requeue, leadership lost if any lost it). A pod's key is "busy"
+ * latest requeue, leadership lost if any lost it). A pod's key is claimed
  * while a write of it is in flight — its resize or dry-run annotation here,
- * its note in hr_executor_send_note — and a second writer of that pod waits
- * for it (busy_cv): per pod, one write at a time.
+ * its annotation in hr_executor_send_note, its event in
+ * hr_executor_send_event — and a second writer of that pod waits for it:
+ * per pod, one write at a time (podclaim.h).
  */
 #include "executor.h"
 
@@ -31,6 +32,7 @@
 #include "controller/ctllog.h"
 #include "controller/livenode.h"
 #include "controller/nodequeue.h"
+#include "controller/podclaim.h"
 #include "controller/wpool.h"
 #include "core/names.h"
 #include "core/vpa.h"
@@ -67,13 +69,12 @@ struct hr_executor {
     hr_strmap buckets;               /* node -> hr_klimiter* */
     size_t cur_rv, cur_rep, cur_bkt; /* where the sweep resumes in each map */
     int node_pps;
-    int write_fails;        /* 429/5xx/timeouts in a row (design §7); under mu */
-    hr_prng rand;           /* the back-off's jitter; under mu */
-    hr_notes *notes;        /* hr_executor_set_notes, before any hr_execute; NULL: inline */
-    hr_notes *events;       /* hr_executor_set_events, likewise; NULL: after the annotation */
-    hr_wpool *pool;         /* the writes of waves (write_concurrency > 1); NULL: inline */
-    hr_strmap busy;         /* under mu: ns/name/uid of pods with a write in flight */
-    pthread_cond_t busy_cv; /* with mu: a pod stopped being busy */
+    int write_fails;     /* 429/5xx/timeouts in a row (design §7); under mu */
+    hr_prng rand;        /* the back-off's jitter; under mu */
+    hr_notes *notes;     /* hr_executor_set_notes, before any hr_execute; NULL: inline */
+    hr_notes *events;    /* hr_executor_set_notes too; NULL: after the annotation */
+    hr_wpool *pool;      /* the writes of waves (write_concurrency > 1); NULL: inline */
+    hr_podclaims claims; /* the pods with a write in flight (its own lock) */
 };
 
 #define logf_(e, level, ...) \
@@ -93,7 +94,7 @@ hr_status hr_executor_new(const hr_executor_opts *o, hr_executor **out, hr_err *
         free(e);
         return hr_err_set(err, HR_E_NOMEM, "executor: cannot create a lock");
     }
-    if (pthread_cond_init(&e->busy_cv, NULL) != 0) {
+    if (hr_podclaims_init(&e->claims) != 0) {
         pthread_mutex_destroy(&e->mu);
         free(e);
         return hr_err_set(err, HR_E_NOMEM, "executor: cannot create a lock");
@@ -101,7 +102,6 @@ hr_status hr_executor_new(const hr_executor_opts *o, hr_executor **out, hr_err *
     hr_strmap_init(&e->last_rv);
     hr_strmap_init(&e->reported);
     hr_strmap_init(&e->buckets);
-    hr_strmap_init(&e->busy);
     if (o->write_concurrency > 1) {
         hr_status st = hr_wpool_start(o->write_concurrency, &e->pool, err);
         if (st != HR_OK) {
@@ -128,8 +128,7 @@ void hr_executor_free(hr_executor *e)
     hr_strmap_free(&e->buckets);
     hr_strmap_free(&e->last_rv);
     hr_strmap_free(&e->reported);
-    hr_strmap_free(&e->busy);
-    pthread_cond_destroy(&e->busy_cv);
+    hr_podclaims_destroy(&e->claims);
     pthread_mutex_destroy(&e->mu);
     free(e);
 }
@@ -319,27 +318,6 @@ void hr_executor_get_stats(hr_executor *e, hr_executor_stats *out)
 int hr_executor_write_peak(hr_executor *e)
 {
     return hr_wpool_peak(e->pool);
-}
-
-/* The pod's key is ours until pod_release: waits while another write of
- * that pod is in flight. False (out of memory): not claimed, the write
- * goes anyway (as before there was a claim: at worst two in flight). */
-static bool pod_claim(hr_executor *e, const char *key)
-{
-    pthread_mutex_lock(&e->mu);
-    while (hr_strmap_get(&e->busy, key) != NULL)
-        pthread_cond_wait(&e->busy_cv, &e->mu);
-    bool ok = hr_strmap_put(&e->busy, key, 1);
-    pthread_mutex_unlock(&e->mu);
-    return ok;
-}
-
-static void pod_release(hr_executor *e, const char *key)
-{
-    pthread_mutex_lock(&e->mu);
-    HR_IGNORE(hr_strmap_del(&e->busy, key, NULL));
-    pthread_cond_broadcast(&e->busy_cv);
-    pthread_mutex_unlock(&e->mu);
 }
 
 void hr_executor_pod_marks(hr_executor *e, const char *ns, const char *name, const uint8_t uid[16],
@@ -576,7 +554,7 @@ void hr_executor_send_note(void *ud, const hr_note *n)
     /* Not leading (or shutting down): dropped, as a stop would (notes.h). */
     if (!is_leader(e))
         return;
-    bool claimed = pod_claim(e, n->key); /* not beside a resize of the pod */
+    bool claimed = hr_podclaims_take(&e->claims, n->key); /* not beside a resize of the pod */
     /* With an events queue: the annotation on its own budget, the event to
      * that queue (design §5 "Notes"). */
     hr_kwclass was = hr_kclient_write_class(e->events != NULL ? HR_KW_ANNOTATION : HR_KW_DEFAULT);
@@ -587,7 +565,7 @@ void hr_executor_send_note(void *ud, const hr_note *n)
         HR_IGNORE(
             post_event_on(e, n->ns, n->name, "Normal", "CPULimitAdjusted", n->event, &writes));
     if (claimed)
-        pod_release(e, n->key);
+        hr_podclaims_release(&e->claims, n->key);
 }
 
 void hr_executor_set_notes(hr_executor *e, hr_notes *q, hr_notes *events)
@@ -602,10 +580,10 @@ void hr_executor_send_event(void *ud, const hr_note *n)
     uint32_t writes = 0;
     if (!is_leader(e))
         return;
-    bool claimed = pod_claim(e, n->key);
+    bool claimed = hr_podclaims_take(&e->claims, n->key);
     HR_IGNORE(post_event_on(e, n->ns, n->name, "Normal", "CPULimitAdjusted", n->patch, &writes));
     if (claimed)
-        pod_release(e, n->key);
+        hr_podclaims_release(&e->claims, n->key);
 }
 
 /* One write of a wave and its outcome (the pool's item). */
@@ -770,12 +748,12 @@ static void send_job(void *ud, size_t i)
     const hr_rpod *p = &w->s->node.pods[j->a->pod];
     char key[512];
     pod_key(key, sizeof key, p->ns, p->name, snap_uid(w->s, j->a->pod));
-    bool claimed = pod_claim(e, key);
+    bool claimed = hr_podclaims_take(&e->claims, key);
     j->halted = false;
     if (send_action(e, w->s, j->a, key, &j->out))
         atomic_store(&w->halt, true);
     if (claimed)
-        pod_release(e, key);
+        hr_podclaims_release(&e->claims, key);
 }
 
 /* The later requeue wins (a back-off is not cut short by a token wait). */
