@@ -3,9 +3,9 @@
  * kube/transport/client.h).
  *
  * Connections. Every request runs on an easy handle taken from a small
- * pool and given back afterwards; an easy handle keeps its own idle
- * connections, so the next request from the pool reuses a warm TLS (and
- * HTTP/2) connection. A CURLSH share adds the TLS session cache and the DNS
+ * pool (easypool.h) and given back afterwards; an easy handle keeps its
+ * own idle connections, so the next request from the pool reuses a warm
+ * TLS (and HTTP/2) connection. A CURLSH share adds the TLS session cache and the DNS
  * cache across all handles, so even a new connection resumes a session
  * instead of a full handshake. The connection cache is deliberately NOT
  * put in the share: libcurl documents sharing it between concurrently
@@ -49,6 +49,7 @@
 #include "kube/transport/backoff.h"
 #include "kube/transport/baseurl.h"
 #include "kube/transport/curlproc.h"
+#include "kube/transport/easypool.h"
 #include "kube/transport/framesplit.h"
 #include "kube/transport/headers.h"
 #include "kube/transport/kstatus.h"
@@ -57,13 +58,13 @@
 #include "kube/transport/linesplit.h"
 #include "kube/transport/streams.h"
 #include "kube/transport/tls.h"
+#include "kube/transport/wclass.h"
 #include "util/clock.h"
 
 /* HR_VERSION_STRING for the User-Agent: generated at every build from
  * scripts/release/version.sh (cmake/hr_version.cmake). */
 #include "hr_version.h"
 
-#define POOL_MAX 32 /* writes in flight (HR_CTL_WRITE_CONCURRENCY), notes, reads */
 #define ERR_BODY_MAX (64 * 1024)
 #define CONNECT_TIMEOUT_MS 10000L
 #define STREAM_POLL_MS 200
@@ -73,14 +74,12 @@ struct hr_kclient {
     hr_kubeconfig *cfg;
     hr_kcred cred;
     hr_ktls tls; /* the CA's memory file */
-    bool cred_ok, pool_ok, rand_ok;
-    int n_locks, n_lim;
+    bool cred_ok, wb_ok, pool_ok, rand_ok;
+    int n_locks;
     CURLSH *share;
     pthread_mutex_t locks[CURL_LOCK_DATA_LAST];
-    pthread_mutex_t pool_mu;
-    CURL *pool[POOL_MAX];
-    int n_pool;
-    hr_klimiter lim[2]; /* by hr_kwclass: the annotations have their own */
+    hr_keasypool pool; /* idle easy handles (easypool.h) */
+    hr_kwbudget wb;    /* the write limiters, one per class (wclass.h) */
     pthread_mutex_t rand_mu;
     hr_prng rand;
     char *ua;
@@ -145,13 +144,13 @@ hr_status hr_kclient_new_from_config(hr_kubeconfig *cfg, const hr_kclient_opts *
     c->cred_ok = true;
     if ((st = hr_ktls_init(&c->tls, c->cfg, err)))
         goto fail;
-    for (; c->n_lim < 2; c->n_lim++)
-        if (hr_klimiter_init(&c->lim[c->n_lim], o->qps, o->burst, hr_mono_ns()) != 0) {
-            st = hr_err_set(err, HR_E_NOMEM, "client: cannot create a mutex");
-            goto fail;
-        }
+    if (hr_kwbudget_init(&c->wb, o->qps, o->burst, hr_mono_ns()) != 0) {
+        st = hr_err_set(err, HR_E_NOMEM, "client: cannot create a mutex");
+        goto fail;
+    }
+    c->wb_ok = true;
     atomic_init(&c->abandon, false);
-    if (pthread_mutex_init(&c->pool_mu, NULL) != 0) {
+    if (hr_keasypool_init(&c->pool) != 0) {
         st = hr_err_set(err, HR_E_NOMEM, "client: cannot create a mutex");
         goto fail;
     }
@@ -218,24 +217,22 @@ void hr_kclient_free(hr_kclient *c)
     if (!c)
         return;
     /* Handles first: a share cannot go while handles still use it. */
-    for (int i = 0; i < c->n_pool; i++)
-        curl_easy_cleanup(c->pool[i]);
+    if (c->pool_ok)
+        hr_keasypool_destroy(&c->pool);
     /* CURLSHE_IN_USE would mean a stream still runs on this client: a
      * caller bug; the share is then leaked rather than freed under it. */
     if (c->share && curl_share_cleanup(c->share) != CURLSHE_OK)
         fprintf(stderr, "headroom: client freed while a request still runs\n");
     for (int i = 0; i < c->n_locks; i++)
         pthread_mutex_destroy(&c->locks[i]);
-    if (c->pool_ok)
-        pthread_mutex_destroy(&c->pool_mu);
     if (c->rand_ok)
         pthread_mutex_destroy(&c->rand_mu);
     if (c->lease_ok)
         pthread_mutex_destroy(&c->lease_mu);
     if (c->streams_ok)
         hr_kstreams_destroy(&c->streams);
-    for (int i = 0; i < c->n_lim; i++)
-        hr_klimiter_destroy(&c->lim[i]);
+    if (c->wb_ok)
+        hr_kwbudget_destroy(&c->wb);
     if (c->cred_ok)
         hr_kcred_destroy(&c->cred);
     hr_ktls_free(&c->tls);
@@ -263,8 +260,7 @@ const char *hr_kclient_origin(const hr_kclient *c)
 
 void hr_kclient_set_rate(hr_kclient *c, double qps, int burst)
 {
-    for (int i = 0; i < 2; i++)
-        hr_klimiter_set(&c->lim[i], qps, burst, hr_mono_ns());
+    hr_kwbudget_set(&c->wb, qps, burst, hr_mono_ns());
     atomic_fetch_add(&c->n_rate_sets, 1);
 }
 
@@ -303,7 +299,7 @@ long hr_kclient_timeout_ms(long timeout_ms, int64_t until_ms, int64_t now_ms)
 
 void hr_kclient_get_rate(hr_kclient *c, double *qps, int *burst)
 {
-    hr_klimiter_get(&c->lim[0], qps, burst);
+    hr_klimiter_get(hr_kwbudget_of(&c->wb, HR_KW_DEFAULT), qps, burst);
 }
 
 long hr_kclient_backoff_ms(hr_kclient *c, int attempt, long base_ms, long max_ms,
@@ -313,37 +309,6 @@ long hr_kclient_backoff_ms(hr_kclient *c, int attempt, long base_ms, long max_ms
     long r = hr_kbackoff_ms_r(&c->rand, attempt, base_ms, max_ms, retry_after_ms);
     pthread_mutex_unlock(&c->rand_mu);
     return r;
-}
-
-/* ---------------------------------------------------------------- handles */
-
-static CURL *take_handle(hr_kclient *c)
-{
-    CURL *h = NULL;
-    pthread_mutex_lock(&c->pool_mu);
-    if (c->n_pool)
-        h = c->pool[--c->n_pool];
-    pthread_mutex_unlock(&c->pool_mu);
-    if (h) {
-        /* Options go, idle connections and caches stay. */
-        curl_easy_reset(h);
-        return h;
-    }
-    return curl_easy_init();
-}
-
-static void give_handle(hr_kclient *c, CURL *h)
-{
-    if (!h)
-        return;
-    pthread_mutex_lock(&c->pool_mu);
-    if (c->n_pool < POOL_MAX) {
-        c->pool[c->n_pool++] = h;
-        h = NULL;
-    }
-    pthread_mutex_unlock(&c->pool_mu);
-    if (h)
-        curl_easy_cleanup(h);
 }
 
 /* --------------------------------------------------------------- transfer */
@@ -734,7 +699,7 @@ static hr_status request_stop(hr_kclient *c, const char *method, const char *pat
                           "spaces or control characters");
     if (!method || !*method)
         return hr_err_set(err, HR_E_INPUT, "request without a method");
-    if (limited && hr_klimiter_wait_stop(&c->lim[hr_kclient_write_class_now()], &c->abandon))
+    if (limited && hr_klimiter_wait_stop(hr_kwbudget_mine(&c->wb), &c->abandon) != HR_OK)
         return hr_err_set(err, HR_E_CANCELED,
                           "%s %s: abandoned on shutdown while waiting for the write limiter",
                           method, path);
@@ -762,7 +727,7 @@ static hr_status request_stop(hr_kclient *c, const char *method, const char *pat
          * the credential lookup are behind us. */
         long timeout_ms = attempt_timeout(c, limited, until_ms);
         bool discard = false;
-        x.h = timeout_ms > 0 ? take_handle(c) : NULL;
+        x.h = timeout_ms > 0 ? hr_keasypool_take(&c->pool) : NULL;
         if (timeout_ms <= 0) {
             st = hr_err_set(err, HR_E_EXPIRED,
                             "%s %s: not sent: the write lease (or the caller's deadline) has "
@@ -806,7 +771,7 @@ static hr_status request_stop(hr_kclient *c, const char *method, const char *pat
         if (discard)
             curl_easy_cleanup(x.h); /* closes its connections: SO_LINGER {1, 0} */
         else
-            give_handle(c, x.h);
+            hr_keasypool_give(&c->pool, x.h);
         hr_kheaders_free(hdrs);
         hr_kcred_snap_free(&snap);
         hr_buf_free(&x.ebody);
@@ -819,15 +784,16 @@ static hr_status request_stop(hr_kclient *c, const char *method, const char *pat
 
 int64_t hr_kclient_urgent_writes(hr_kclient *c, int64_t delta)
 {
-    return hr_klimiter_urgent_add(&c->lim[0], delta);
+    return hr_klimiter_urgent_add(hr_kwbudget_of(&c->wb, HR_KW_DEFAULT), delta);
 }
 
 int64_t hr_kclient_yield_claim_ns(hr_kclient *c)
 {
     double qps;
     int burst;
-    hr_klimiter_get(&c->lim[0], &qps, &burst);
-    return hr_klimiter_yield_claim(&c->lim[0], hr_mono_ns(), burst / 2.0); /* half the burst kept */
+    hr_klimiter *lim = hr_kwbudget_of(&c->wb, HR_KW_DEFAULT);
+    hr_klimiter_get(lim, &qps, &burst);
+    return hr_klimiter_yield_claim(lim, hr_mono_ns(), burst / 2.0); /* half the burst kept */
 }
 
 void hr_kclient_streams_woken(hr_kclient *c, bool woken)
