@@ -222,6 +222,7 @@ static void *feeder_main(void *ud)
                 size_t most = es.last_rv > es.reported ? es.last_rv : es.reported;
                 most = most > es.buckets ? most : es.buckets;
                 most = most > es.notes ? most : es.notes;
+                most = most > es.events ? most : es.events;
                 sweeps_left = (int)(most / SWEEP_BUDGET) + 2;
             }
             /* After the drain, which frees the placeholders of nodes whose
@@ -495,7 +496,8 @@ hr_status hr_controller_start(const hr_controller_opts *o, hr_controller **out, 
         if (st == HR_OK)
             st = hr_notes_start(NULL, hr_executor_send_note, c->exec, wc, &c->notes, err);
         if (st == HR_OK)
-            st = hr_notes_start(o->client, hr_executor_send_event, c->exec, wc, &c->events, err);
+            st = hr_notes_start(o->client, hr_executor_send_event, c->exec, HR_CTL_EVENT_SENDERS,
+                                &c->events, err);
         if (st == HR_OK)
             hr_executor_set_notes(c->exec, c->notes, c->events);
     }
@@ -633,8 +635,11 @@ void hr_controller_render_gauges(void *ud, hr_buf *out)
     hr_buf_printf(out,
                   "# HELP headroom_groups Groups (design 2.10) with at least one cached member.\n"
                   "# TYPE headroom_groups gauge\nheadroom_groups %zu\n"
-                  "# HELP headroom_notes_queued Status annotations and events waiting behind the "
-                  "resizes (design 5), at most one per cached pod.\n"
-                  "# TYPE headroom_notes_queued gauge\nheadroom_notes_queued %zu\n",
-                  groups, es.notes);
+                  "# HELP headroom_notes_queued What describes the resizes, waiting to be sent "
+                  "(design 5): by queue, status annotations (on a budget of their own) and "
+                  "events (yielding to the resizes), at most one per cached pod in each.\n"
+                  "# TYPE headroom_notes_queued gauge\n"
+                  "headroom_notes_queued{queue=\"annotations\"} %zu\n"
+                  "headroom_notes_queued{queue=\"events\"} %zu\n",
+                  groups, es.notes, es.events);
 }

@@ -312,7 +312,7 @@ void hr_executor_get_stats(hr_executor *e, hr_executor_stats *out)
     out->buckets = e->buckets.n;
     pthread_mutex_unlock(&e->mu);
     out->notes = e->notes != NULL ? hr_notes_pending(e->notes) : 0;
-    out->notes += e->events != NULL ? hr_notes_pending(e->events) : 0;
+    out->events = e->events != NULL ? hr_notes_pending(e->events) : 0;
 }
 
 int hr_executor_write_peak(hr_executor *e)
