@@ -20,8 +20,8 @@
  * resize, or a dry-run annotation, each with what follows it for that pod)
  * are then handed to the executor's write pool (wpool.h) at once, and the
  * wave returns when every one of them has: up to write_concurrency
- * requests are outstanding across all waves, all through the one client
- * limiter, so the rate is clientQPS and not (workers ÷ latency). Per pod
+ * requests are outstanding across all waves, all through the client's
+ * main limiter, so the rate is clientQPS and not (workers ÷ latency). Per pod
  * the order holds: a wave has at most one action per pod, a node is in
  * one wave at a time (nodequeue.h), and a pod's write, its annotation
  * (hr_executor_send_note) and its event (hr_executor_send_event) exclude
