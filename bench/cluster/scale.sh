@@ -260,13 +260,6 @@ run_variant() { # name flags
   echo "scale: [$VNAME] sync (start to /readyz): ${sync_s} s; limits right ${t_lim} s after start" \
     "(${n_res} resizes, ${n_ann} annotations, ${n_ev} events); managed pods still outside their deadband: ${left}"
   echo "scale: [$VNAME] daemon: RSS ${ctl_rss_ready} kB at ready, peak ${ctl_rss_conv} MB to converge, ${ctl_cpu_conv} CPU-s to converge"
-  annotation_lag "$WORK/$VNAME.start.audit" >"$WORK/$VNAME.annlag"
-  local t_all
-  t_all=$(jq -rs --argjson t0 "$t_start" "$JQ_T"'(map(.stageTimestamp | t) | max // $t0) - $t0 | . * 10 | round / 10' "$WORK/$VNAME.start.audit")
-  echo "scale: [$VNAME] every write done ${t_all} s after start; annotation lag (resize -> its pod's" \
-    "annotation): p50 $(grep -v none "$WORK/$VNAME.annlag" | pct 50 /dev/stdin) s, p99 $(grep -v none "$WORK/$VNAME.annlag" | pct 99 /dev/stdin) s," \
-    "max $(grep -v none "$WORK/$VNAME.annlag" | pct 100 /dev/stdin) s, $(grep -c none "$WORK/$VNAME.annlag") resizes without one"
-  echo "scale: [$VNAME] daemon RSS by component after converging (kB): $(rss_parts "$CTL_PID")"
   echo "scale: [$VNAME] API server: ${api_cpu_sync} CPU-s and peak ${api_rss_sync} MB RSS during the sync," \
     "${api_cpu_conv} CPU-s and peak ${api_rss_conv} MB from start to converged"
   WHY="${left} managed pods outside their deadband after the daemon went quiet"

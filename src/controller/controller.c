@@ -53,8 +53,7 @@ struct hr_controller {
     hr_backoff *backoff;
     hr_nodememo *memo; /* other nodes' plans for groups (design §2.10, nodememo.h) */
     hr_executor *exec;
-    hr_notes *notes;  /* annotations after the resizes (notes.h) */
-    hr_notes *events; /* their events, yielding to the resizes */
+    hr_notes *notes; /* annotations and events after the resizes (notes.h) */
     pthread_t feeder, workers[HR_CTL_NODE_WORKERS_MAX];
     /* The feeder sleeps on this: kicked by the cache (hr_cache_set_kick:
      * a change, a node joined the feed) and by workers after a reconcile
@@ -222,7 +221,6 @@ static void *feeder_main(void *ud)
                 size_t most = es.last_rv > es.reported ? es.last_rv : es.reported;
                 most = most > es.buckets ? most : es.buckets;
                 most = most > es.notes ? most : es.notes;
-                most = most > es.events ? most : es.events;
                 sweeps_left = (int)(most / SWEEP_BUDGET) + 2;
             }
             /* After the drain, which frees the placeholders of nodes whose
@@ -497,12 +495,9 @@ hr_status hr_controller_start(const hr_controller_opts *o, hr_controller **out, 
         if (st == HR_OK)
             hr_executor_set_node_rate(c->exec, c->per_node_pps);
         if (st == HR_OK)
-            st = hr_notes_start(NULL, hr_executor_send_note, c->exec, wc, &c->notes, err);
+            st = hr_notes_start(o->client, hr_executor_send_note, c->exec, wc, &c->notes, err);
         if (st == HR_OK)
-            st = hr_notes_start(o->client, hr_executor_send_event, c->exec, HR_CTL_EVENT_SENDERS,
-                                &c->events, err);
-        if (st == HR_OK)
-            hr_executor_set_notes(c->exec, c->notes, c->events);
+            hr_executor_set_notes(c->exec, c->notes);
     }
     if (st == HR_OK) {
         hr_cfgstatus_opts so = {
@@ -573,7 +568,6 @@ void hr_controller_stop(hr_controller *c)
     /* No worker is left to queue a note; the one in hand is cut by the
      * abandoned writes, the rest is dropped (notes.h). */
     hr_notes_stop(c->notes);
-    hr_notes_stop(c->events);
     /* No writer is left: the lease callback may go with its owner. */
     if (c->o.client != NULL && c->o.leading_until != NULL)
         hr_kclient_set_write_lease(c->o.client, NULL, NULL);
@@ -638,11 +632,8 @@ void hr_controller_render_gauges(void *ud, hr_buf *out)
     hr_buf_printf(out,
                   "# HELP headroom_groups Groups (design 2.10) with at least one cached member.\n"
                   "# TYPE headroom_groups gauge\nheadroom_groups %zu\n"
-                  "# HELP headroom_notes_queued What describes the resizes, waiting to be sent "
-                  "(design 5): by queue, status annotations (on a budget of their own) and "
-                  "events (yielding to the resizes), at most one per cached pod in each.\n"
-                  "# TYPE headroom_notes_queued gauge\n"
-                  "headroom_notes_queued{queue=\"annotations\"} %zu\n"
-                  "headroom_notes_queued{queue=\"events\"} %zu\n",
-                  groups, es.notes, es.events);
+                  "# HELP headroom_notes_queued Status annotations and events waiting behind the "
+                  "resizes (design 5), at most one per cached pod.\n"
+                  "# TYPE headroom_notes_queued gauge\nheadroom_notes_queued %zu\n",
+                  groups, es.notes);
 }

@@ -84,9 +84,8 @@ typedef struct hr_controller_opts {
      * its writes); <= 0: HR_CTL_NODE_WORKERS, at most HR_CTL_NODE_WORKERS_MAX. */
     int workers;
     /* Writes in flight at once (executor.h, notes.h): the resizes of all
-     * waves, and as many senders of status annotations (the events have
-     * HR_CTL_EVENT_SENDERS); 0: HR_CTL_WRITE_CONCURRENCY; 1: each worker
-     * writes one request at a time, one annotation sender. */
+     * waves, and as many senders of notes; 0: HR_CTL_WRITE_CONCURRENCY;
+     * 1: each worker writes one request at a time, one note sender. */
     int write_concurrency;
     /* Ask for protobuf answers to the writes to pods and events and to the
      * live Node read (--protobuf): the API server encodes, and we read, far
@@ -117,13 +116,6 @@ void hr_controller_stop(hr_controller *c);
 /* Enough outstanding writes for clientQPS 50 at 300 ms a write: a loaded
  * API server's latency (bench/RESULTS.md), with room for a raised QPS. */
 #define HR_CTL_WRITE_CONCURRENCY 16
-/* Senders of the CPULimitAdjusted events (design §5 "Notes on their own
- * budget"). While a resize is outstanding the events get one token a
- * second at clientQPS 50 (limiter.h), which one sender keeps up with; after
- * the waves two reach clientQPS 50 while an event's answer takes up to
- * 40 ms, and on a slower API server only the events' tail stretches, never
- * a limit or an annotation. */
-#define HR_CTL_EVENT_SENDERS 2
 /* Nodes reconciled at once. A wave is a live Node read and then its
  * writes, two round trips; at 1,000 nodes x 30 pods, 20 % managed, a wave
  * carries 2-3 resizes, and under churn two workers left 15 % of the newly

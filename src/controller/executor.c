@@ -14,11 +14,10 @@
  * gates, skips and their events), then the writes that passed, all handed
  * to the write pool at once (wpool.h; executor.h "Writes in flight"). Each
  * write has its own outcome; the wave's is their merge (writes summed, the
- * latest requeue, leadership lost if any lost it). A pod's key is claimed
+ * latest requeue, leadership lost if any lost it). A pod's key is "busy"
  * while a write of it is in flight — its resize or dry-run annotation here,
- * its annotation in hr_executor_send_note, its event in
- * hr_executor_send_event — and a second writer of that pod waits for it:
- * per pod, one write at a time (podclaim.h).
+ * its note in hr_executor_send_note — and a second writer of that pod waits
+ * for it (busy_cv): per pod, one write at a time.
  */
 #include "executor.h"
 
@@ -32,14 +31,12 @@
 #include "controller/ctllog.h"
 #include "controller/livenode.h"
 #include "controller/nodequeue.h"
-#include "controller/podclaim.h"
 #include "controller/wpool.h"
 #include "core/names.h"
 #include "core/vpa.h"
 #include "kube/decode/decode.h"
 #include "kube/transport/backoff.h"
 #include "kube/transport/limiter.h"
-#include "kube/transport/wclass.h"
 #include "kube/write/events.h"
 #include "kube/write/patch.h"
 #include "util/clock.h"
@@ -69,12 +66,12 @@ struct hr_executor {
     hr_strmap buckets;               /* node -> hr_klimiter* */
     size_t cur_rv, cur_rep, cur_bkt; /* where the sweep resumes in each map */
     int node_pps;
-    int write_fails;     /* 429/5xx/timeouts in a row (design §7); under mu */
-    hr_prng rand;        /* the back-off's jitter; under mu */
-    hr_notes *notes;     /* hr_executor_set_notes, before any hr_execute; NULL: inline */
-    hr_notes *events;    /* hr_executor_set_notes too; NULL: after the annotation */
-    hr_wpool *pool;      /* the writes of waves (write_concurrency > 1); NULL: inline */
-    hr_podclaims claims; /* the pods with a write in flight (its own lock) */
+    int write_fails;        /* 429/5xx/timeouts in a row (design §7); under mu */
+    hr_prng rand;           /* the back-off's jitter; under mu */
+    hr_notes *notes;        /* hr_executor_set_notes, before any hr_execute; NULL: inline */
+    hr_wpool *pool;         /* the writes of waves (write_concurrency > 1); NULL: inline */
+    hr_strmap busy;         /* under mu: ns/name/uid of pods with a write in flight */
+    pthread_cond_t busy_cv; /* with mu: a pod stopped being busy */
 };
 
 #define logf_(e, level, ...) \
@@ -94,7 +91,7 @@ hr_status hr_executor_new(const hr_executor_opts *o, hr_executor **out, hr_err *
         free(e);
         return hr_err_set(err, HR_E_NOMEM, "executor: cannot create a lock");
     }
-    if (hr_podclaims_init(&e->claims) != 0) {
+    if (pthread_cond_init(&e->busy_cv, NULL) != 0) {
         pthread_mutex_destroy(&e->mu);
         free(e);
         return hr_err_set(err, HR_E_NOMEM, "executor: cannot create a lock");
@@ -102,6 +99,7 @@ hr_status hr_executor_new(const hr_executor_opts *o, hr_executor **out, hr_err *
     hr_strmap_init(&e->last_rv);
     hr_strmap_init(&e->reported);
     hr_strmap_init(&e->buckets);
+    hr_strmap_init(&e->busy);
     if (o->write_concurrency > 1) {
         hr_status st = hr_wpool_start(o->write_concurrency, &e->pool, err);
         if (st != HR_OK) {
@@ -128,7 +126,8 @@ void hr_executor_free(hr_executor *e)
     hr_strmap_free(&e->buckets);
     hr_strmap_free(&e->last_rv);
     hr_strmap_free(&e->reported);
-    hr_podclaims_destroy(&e->claims);
+    hr_strmap_free(&e->busy);
+    pthread_cond_destroy(&e->busy_cv);
     pthread_mutex_destroy(&e->mu);
     free(e);
 }
@@ -276,8 +275,6 @@ size_t hr_executor_sweep(hr_executor *e, const hr_cache *c, size_t budget)
     size_t dropped = 0;
     if (e->notes != NULL) /* its lock is a leaf: taken after the cache's */
         dropped += hr_notes_sweep(e->notes, note_live, (void *)(uintptr_t)c, budget);
-    if (e->events != NULL)
-        dropped += hr_notes_sweep(e->events, note_live, (void *)(uintptr_t)c, budget);
     pthread_mutex_lock(&e->mu);
     dropped += sweep_pods(e, &e->last_rv, &e->cur_rv, c, budget);
     dropped += sweep_pods(e, &e->reported, &e->cur_rep, c, budget);
@@ -312,12 +309,32 @@ void hr_executor_get_stats(hr_executor *e, hr_executor_stats *out)
     out->buckets = e->buckets.n;
     pthread_mutex_unlock(&e->mu);
     out->notes = e->notes != NULL ? hr_notes_pending(e->notes) : 0;
-    out->events = e->events != NULL ? hr_notes_pending(e->events) : 0;
 }
 
 int hr_executor_write_peak(hr_executor *e)
 {
     return hr_wpool_peak(e->pool);
+}
+
+/* The pod's key is ours until pod_release: waits while another write of
+ * that pod is in flight. False (out of memory): not claimed, the write
+ * goes anyway (as before there was a claim: at worst two in flight). */
+static bool pod_claim(hr_executor *e, const char *key)
+{
+    pthread_mutex_lock(&e->mu);
+    while (hr_strmap_get(&e->busy, key) != NULL)
+        pthread_cond_wait(&e->busy_cv, &e->mu);
+    bool ok = hr_strmap_put(&e->busy, key, 1);
+    pthread_mutex_unlock(&e->mu);
+    return ok;
+}
+
+static void pod_release(hr_executor *e, const char *key)
+{
+    pthread_mutex_lock(&e->mu);
+    HR_IGNORE(hr_strmap_del(&e->busy, key, NULL));
+    pthread_cond_broadcast(&e->busy_cv);
+    pthread_mutex_unlock(&e->mu);
 }
 
 void hr_executor_pod_marks(hr_executor *e, const char *ns, const char *name, const uint8_t uid[16],
@@ -554,36 +571,17 @@ void hr_executor_send_note(void *ud, const hr_note *n)
     /* Not leading (or shutting down): dropped, as a stop would (notes.h). */
     if (!is_leader(e))
         return;
-    bool claimed = hr_podclaims_take(&e->claims, n->key); /* not beside a resize of the pod */
-    /* With an events queue: the annotation on its own budget, the event to
-     * that queue (design §5 "Notes"). */
-    hr_kwclass was = hr_kclient_write_class(e->events != NULL ? HR_KW_ANNOTATION : HR_KW_DEFAULT);
-    hr_status st = write_annotation(e, n->key, n->ns, n->name, n->patch, &writes);
-    (void)hr_kclient_write_class(was);
-    hr_note ev = {n->key, n->ns, n->name, n->event, NULL};
-    if (st == HR_OK && n->event != NULL && (e->events == NULL || !hr_notes_put(e->events, &ev)))
+    bool claimed = pod_claim(e, n->key); /* not beside a resize of the pod */
+    if (write_annotation(e, n->key, n->ns, n->name, n->patch, &writes) == HR_OK && n->event != NULL)
         HR_IGNORE(
             post_event_on(e, n->ns, n->name, "Normal", "CPULimitAdjusted", n->event, &writes));
     if (claimed)
-        hr_podclaims_release(&e->claims, n->key);
+        pod_release(e, n->key);
 }
 
-void hr_executor_set_notes(hr_executor *e, hr_notes *q, hr_notes *events)
+void hr_executor_set_notes(hr_executor *e, hr_notes *q)
 {
     e->notes = q;
-    e->events = events;
-}
-
-void hr_executor_send_event(void *ud, const hr_note *n)
-{
-    hr_executor *e = ud;
-    uint32_t writes = 0;
-    if (!is_leader(e))
-        return;
-    bool claimed = hr_podclaims_take(&e->claims, n->key);
-    HR_IGNORE(post_event_on(e, n->ns, n->name, "Normal", "CPULimitAdjusted", n->patch, &writes));
-    if (claimed)
-        hr_podclaims_release(&e->claims, n->key);
 }
 
 /* One write of a wave and its outcome (the pool's item). */
@@ -748,12 +746,12 @@ static void send_job(void *ud, size_t i)
     const hr_rpod *p = &w->s->node.pods[j->a->pod];
     char key[512];
     pod_key(key, sizeof key, p->ns, p->name, snap_uid(w->s, j->a->pod));
-    bool claimed = hr_podclaims_take(&e->claims, key);
+    bool claimed = pod_claim(e, key);
     j->halted = false;
     if (send_action(e, w->s, j->a, key, &j->out))
         atomic_store(&w->halt, true);
     if (claimed)
-        hr_podclaims_release(&e->claims, key);
+        pod_release(e, key);
 }
 
 /* The later requeue wins (a back-off is not cut short by a token wait). */
@@ -987,6 +985,6 @@ hr_status hr_execute_held(hr_executor *e, const hr_nodesnap *s, const hr_reconci
         lease_lost(out);
     free(w.jobs);
     if (urgent > 0 && e->o.client != NULL && hr_kclient_urgent_writes(e->o.client, -urgent) == 0)
-        hr_notes_wake(e->events != NULL ? e->events : e->notes); /* their turn */
+        hr_notes_wake(e->notes); /* the notes' turn */
     return HR_OK;
 }

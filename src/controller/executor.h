@@ -20,13 +20,12 @@
  * resize, or a dry-run annotation, each with what follows it for that pod)
  * are then handed to the executor's write pool (wpool.h) at once, and the
  * wave returns when every one of them has: up to write_concurrency
- * requests are outstanding across all waves, all through the client's
- * main limiter, so the rate is clientQPS and not (workers ÷ latency). Per pod
+ * requests are outstanding across all waves, all through the one client
+ * limiter, so the rate is clientQPS and not (workers ÷ latency). Per pod
  * the order holds: a wave has at most one action per pod, a node is in
- * one wave at a time (nodequeue.h), and a pod's write, its annotation
- * (hr_executor_send_note) and its event (hr_executor_send_event) exclude
- * each other by the pod's key (podclaim.h) — no two writes for one pod are
- * ever in flight at once. Each write asks
+ * one wave at a time (nodequeue.h), and a pod's write and its note
+ * (hr_executor_send_note) exclude each other by the pod's key — no two
+ * writes for one pod are ever in flight at once. Each write asks
  * leadership and the stop flag again when its turn comes; a write that
  * finds either gone (or is refused for it by the client) halts the rest of
  * the wave: nothing more is sent, the node is requeued.
@@ -87,24 +86,15 @@ void hr_executor_free(hr_executor *e);
  * lock); the rate starts at 10, the default. */
 bool hr_executor_set_node_rate(hr_executor *e, int per_node_pps);
 
-/* Notes (notes.h, design §5 "Notes"): from now on an applied resize's
- * status annotation and event go to q instead of being sent right after
- * it. With events (may be NULL) the annotations go on their own budget
- * (kube/transport/wclass.h, HR_KW_ANNOTATION), unhindered by the resizes, and each sent
- * annotation's event goes to events, whose notes carry the event's message
- * as their patch and yield to the resizes; without it the event follows
- * its annotation, on the one budget. Call before any hr_execute (the
- * controller does, at start); without q they are sent inline, in order. */
-void hr_executor_set_notes(hr_executor *e, hr_notes *q, hr_notes *events);
+/* Limits first (notes.h): from now on an applied resize's status
+ * annotation and event go to q instead of being sent right after it. Call
+ * before any hr_execute (the controller does, at start); without it they
+ * are sent inline, in order. */
+void hr_executor_set_notes(hr_executor *e, hr_notes *q);
 
 /* The hr_note_send_fn of that queue (ud: the executor): the annotation,
- * then the event (to the events queue when there is one), only while
- * leading; a note it cannot send is dropped. */
+ * then the event, only while leading; a note it cannot send is dropped. */
 void hr_executor_send_note(void *ud, const hr_note *n);
-
-/* The hr_note_send_fn of the events queue: the CPULimitAdjusted event of
- * n->patch, only while leading. */
-void hr_executor_send_event(void *ud, const hr_note *n);
 
 /* The per-node rate in force. A plain read, under the executor's lock. */
 int hr_executor_node_rate(hr_executor *e);
@@ -189,7 +179,6 @@ size_t hr_executor_sweep(hr_executor *e, const hr_cache *c, size_t budget);
 typedef struct hr_executor_stats {
     size_t last_rv, reported, buckets; /* entries held in each map */
     size_t notes;                      /* notes queued (hr_notes_pending; 0: no queue) */
-    size_t events;                     /* events queued, likewise (hr_executor_set_notes) */
 } hr_executor_stats;
 
 void hr_executor_get_stats(hr_executor *e, hr_executor_stats *out);

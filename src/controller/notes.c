@@ -263,9 +263,9 @@ static void *notes_main(void *ud)
                 break;
             continue;
         }
-        /* Limits first, for a queue given a client (the events): while any
-         * resize is outstanding only its minimum share goes (limiter.h);
-         * the executor wakes us when the last one is answered. */
+        /* Limits first: while any resize is outstanding only the notes'
+         * minimum share goes (limiter.h); the executor wakes us when the
+         * last one is answered. */
         int64_t wait = q->client != NULL ? hr_kclient_yield_claim_ns(q->client) : 0;
         if (wait > 0) {
             if (!hr_waker_wait(&q->wake, hr_mono_ns() + wait))

@@ -3,32 +3,24 @@
  * CPULimitAdjusted event), sent after the resizes of a wave (limits
  * first: design §5, §9).
  *
- * A queue of notes and the threads that send them. The controller runs two
- * (design §5 "Notes on their own budget"):
- *  - the annotations', started without a client: its senders never wait
- *    here; the executor's send function (hr_executor_send_note) puts its
- *    write on the annotations' own limiter (kube/transport/wclass.h), so a
- *    pod's annotation follows its resize at once;
- *  - the events', started with the client: each sent annotation hands its
- *    event here (hr_executor_send_event), and these senders yield to the
- *    resizes on the main limiter as follows.
- *
- * Yielding (a queue given a client; hr_kclient_yield_claim_ns, the rule's
+ * The executor sends a wave's resizes at once and hands each pod's note
+ * here; the senders (below) send the notes, each through the same client write
+ * limiter, yielding to the resizes (hr_kclient_yield_claim_ns, the rule's
  * one home: limiter.h): while any resize is outstanding anywhere in the
  * controller — in a wave's checks, queued for the write pool, waiting for
  * its token or in flight (the executor counts them,
- * hr_kclient_urgent_writes) — only the queue's minimum share goes (one note
+ * hr_kclient_urgent_writes) — only the notes' minimum share goes (one note
  * per HR_KLIMITER_YIELD_EVERY tokens' time: one a second at 50 QPS, so
  * endless churn never starves them); with none outstanding, a note goes
- * when the bucket holds a token beyond half its burst. So after a start or
- * a burst every limit is right after about (changed pods ÷ clientQPS)
- * seconds and the events follow. The executor wakes the events' senders
- * (hr_notes_wake) when its count drops to 0.
- *
- * A pod's newer note replaces one not yet sent (coalesced: the annotation
- * says the latest, and only the latest change gets its event), and the
- * executor's sweep drops the notes of pods that left the cache
- * (hr_notes_sweep): a queue holds at most one note per cached pod.
+ * when the bucket holds a token beyond half its burst. So after a start
+ * or a burst every limit is right after about (changed pods ÷ clientQPS)
+ * seconds and the notes follow (clientQPS in all, as before). The
+ * executor wakes the senders (hr_notes_wake) when its count drops to 0.
+ * A pod's newer note replaces one not yet sent
+ * (coalesced: the annotation says the latest, and only the latest change
+ * gets its event), and the executor's sweep drops the notes of pods that
+ * left the cache (hr_notes_sweep): the queue holds at most one note per
+ * cached pod.
  *
  * A stop, or leadership lost, between a resize and its note drops the
  * note: the limit is right, the annotation still describes the previous
@@ -37,17 +29,15 @@
  *
  * Contract: one mutex guards the queue; it is a leaf (the sender runs
  * outside it). hr_notes_put never blocks on I/O and may be called from any
- * worker, or from another queue's sender. Idle: the threads sleep until a
- * note comes.
+ * worker. Idle: the threads sleep until a note comes.
  *
- * Senders: `senders` threads send notes at once, each waiting for its
- * write's answer, so a queue sends at most (senders ÷ latency) a second:
- * the annotations' has as many as writes in flight (they keep pace with
- * the resizes), the events' HR_CTL_EVENT_SENDERS (controller.h: enough for
- * what their share lets through). Each still takes its token as above. A
- * pod's notes never overlap: a note whose pod another sender holds waits
- * in the queue until that one is sent (and the executor keeps a pod's
- * writes apart, podclaim.h).
+ * Senders: `senders` threads send notes at once (the controller starts as
+ * many as it allows writes in flight: a note is two writes, and one sender
+ * waiting for each answer would send (1 ÷ latency) a second, far below
+ * clientQPS on a loaded API server). Each still takes its token as above.
+ * A pod's notes never overlap: a note whose pod another sender holds waits
+ * in the queue until that one is sent (and the executor keeps a note and a
+ * resize of one pod apart, executor.h).
  */
 #ifndef HR_CONTROLLER_NOTES_H
 #define HR_CONTROLLER_NOTES_H
@@ -62,9 +52,8 @@
 typedef struct hr_note {
     const char *key; /* the executor's ns/name/uid key */
     const char *ns, *name;
-    const char *patch; /* merge patch carrying the status annotation; in the
-                        * events' queue, the event's message */
-    const char *event; /* CPULimitAdjusted message; NULL: none (the events') */
+    const char *patch; /* merge patch carrying the status annotation */
+    const char *event; /* CPULimitAdjusted message; NULL: none */
 } hr_note;
 
 /* Sends one note (the executor's). Called on the notes thread, no lock
@@ -73,9 +62,8 @@ typedef void (*hr_note_send_fn)(void *ud, const hr_note *n);
 
 typedef struct hr_notes hr_notes;
 
-/* client: the senders yield to the resizes on its main limiter (above);
- * NULL: they send at once (the annotations', tests). senders: how many
- * threads send, 1 to HR_NOTES_SENDERS_MAX (clamped). */
+/* client may be NULL (tests: no pacing). senders: 1 to HR_NOTES_SENDERS_MAX
+ * (clamped). */
 #define HR_NOTES_SENDERS_MAX 64
 HR_MUST_CHECK hr_status hr_notes_start(hr_kclient *client, hr_note_send_fn send, void *ud,
                                        int senders, hr_notes **out, hr_err *err);

@@ -63,39 +63,6 @@ io_count() { awk -v f="$2:" '$1 == f {print $2}' "/proc/$1/io" 2>/dev/null; } # 
 proc_kb() { awk -v f="$2:" '$1 == f {print $2}' "/proc/$1/status" 2>/dev/null; } # PID FIELD (VmRSS, VmHWM)
 ticks_s() { awk -v t="$1" -v hz="$BENCH_HZ" 'BEGIN {printf "%.2f", t / hz}'; }   # ticks -> "1.23"
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
-# rss_parts PID: the resident kB of PID by component, from /proc/PID/smaps, one line
-# "exe N libs N heap N arenas N stacks N anon N other N total N": the binary's own file, the
-# shared libraries (every other file mapping), the main arena ([heap], brk), the thread stacks
-# (the main one, [stack], and every anonymous map right above its guard, an inaccessible map of at
-# most 64 kB), the other malloc arenas (an anonymous read-write map at a 64 MB boundary followed
-# at once by its reserved, inaccessible rest),
-# and the remaining anonymous maps (large allocations, libraries' own maps).
-rss_parts() {
-  local exe
-  exe=$(readlink "/proc/$1/exe" 2>/dev/null)
-  awk -v exe="$exe" '
-    function hex(h,   i, v, c) { v = 0; h = tolower(h)
-      for (i = 1; i <= length(h); i++) { c = index("0123456789abcdef", substr(h, i, 1)) - 1; v = v * 16 + c }
-      return v }
-    /^[0-9a-f]+-[0-9a-f]+ / { n++; split($1, r, "-"); lo[n] = hex(r[1]); hi[n] = hex(r[2]); perm[n] = $2
-      path[n] = (NF >= 6) ? $6 : ""; next }
-    $1 == "Rss:" { rss[n] = $2 }
-    END {
-      for (i = 1; i <= n; i++) {
-        k = "anon"
-        if (path[i] == exe) k = "exe"
-        else if (path[i] == "[heap]") k = "heap"
-        else if (path[i] == "[stack]") k = "stacks"
-        else if (path[i] ~ /^\//) k = "libs"
-        else if (path[i] ~ /^\[/) k = "other"
-        else if (perm[i] ~ /^rw/ && i > 1 && perm[i - 1] ~ /^---/ && hi[i - 1] == lo[i] && hi[i - 1] - lo[i - 1] <= 65536) k = "stacks"
-        else if (perm[i] ~ /^rw/ && i < n && perm[i + 1] ~ /^---/ && lo[i + 1] == hi[i] && lo[i] % 67108864 == 0) k = "arenas"
-        sum[k] += rss[i]; tot += rss[i]
-      }
-      printf "exe %d libs %d heap %d arenas %d stacks %d anon %d other %d total %d\n",
-        sum["exe"], sum["libs"], sum["heap"], sum["arenas"], sum["stacks"], sum["anon"], sum["other"], tot
-    }' "/proc/$1/smaps" 2>/dev/null
-}
 
 # ------------------------------------------------------------- the audit record
 # jq definitions: t (an audit timestamp, "2026-12-01T17:20:00.123456Z", in
@@ -105,19 +72,4 @@ JQ_T='def t: (sub("\\.[0-9]+Z$"; "Z") | fromdate) + ((capture("\\.(?<f>[0-9]+)Z$
 JQ_KIND='def kind: if .objectRef.resource == "pods" and .objectRef.subresource == "resize" then "resize"
   elif .objectRef.resource == "pods" and (.objectRef.subresource // "") == "" and .verb == "patch" then "annotation"
   elif .objectRef.resource == "events" then "event" else "other" end;'
-
-# annotation_lag AUDIT_FILE: the annotation lag of every resize in AUDIT_FILE (the controller's
-# audit entries, JSON, one per line or concatenated), one line each: the seconds from the
-# resize's stageTimestamp (the limit is right) to that of the first status annotation patch of
-# the same pod at or after it, or "none" when no annotation followed. A tenant reads an
-# annotation that trails its pod's limit for that long (design §5 "Notes").
-annotation_lag() { # audit-file
-  jq -rs "$JQ_T$JQ_KIND"'
-    map(select(kind == "resize" or kind == "annotation"))
-    | group_by(.objectRef.namespace + "/" + .objectRef.name)[]
-    | (map(select(kind == "annotation") | .stageTimestamp | t) | sort) as $ann
-    | map(select(kind == "resize") | .stageTimestamp | t)[] as $r
-    | ([ $ann[] | select(. >= $r) ] | min) as $a
-    | if $a == null then "none" else ($a - $r) end' "$1"
-}
 

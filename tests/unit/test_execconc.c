@@ -2,8 +2,7 @@
  * test_execconc.c — writes in flight (executor.h, wpool.h, notes.h; design
  * §5): a wave's writes go to the API server at once, up to the write
  * concurrency and no further, and never two writes for one pod at once —
- * neither a resize beside its pod's annotation or event nor two notes of
- * one pod; and the status annotations on a budget of their own.
+ * neither a resize beside its pod's note nor two notes of one pod.
  *
  * The API server here is a stand-in that answers every request after
  * 100 ms on its own thread per connection (plain HTTP/1.1 on loopback, the
@@ -51,7 +50,6 @@ typedef struct server {
     int pod_now[PODS]; /* per pod p<i> */
     int overlaps;      /* a pod's request came while another of it was held */
     int requests;
-    int annotations; /* PATCHes of a pod itself (its status annotation) */
     atomic_bool done;
 } server;
 
@@ -134,9 +132,6 @@ static void *conn_main(void *ud)
          * then overlaps the next wave's resize of its pod unless kept
          * apart. */
         bool annotation = strstr(buf, "PATCH ") == buf && strstr(path, "/resize") == NULL;
-        pthread_mutex_lock(&c->s->mu);
-        c->s->annotations += annotation;
-        pthread_mutex_unlock(&c->s->mu);
         struct timespec ts = {0, (annotation ? 3 * HOLD_MS / 2 : HOLD_MS) * 1000000L};
         nanosleep(&ts, NULL);
         hold(c->s, pod, -1);
@@ -215,14 +210,6 @@ static void server_counts(server *s, int *peak, int *overlaps, int *requests)
     pthread_mutex_unlock(&s->mu);
 }
 
-static int server_annotations(server *s)
-{
-    pthread_mutex_lock(&s->mu);
-    int n = s->annotations;
-    pthread_mutex_unlock(&s->mu);
-    return n;
-}
-
 /* ------------------------------------------------------------ the wave */
 
 typedef struct fx {
@@ -230,7 +217,7 @@ typedef struct fx {
     hr_kclient *k;
     hr_ctlmetrics m;
     hr_executor *e;
-    hr_notes *notes, *events; /* the two queues, as the controller runs them */
+    hr_notes *notes;
     char names[PODS][8];
     hr_rpod pods[PODS];
     uint64_t rv[PODS];
@@ -265,12 +252,10 @@ static void fx_open(fx *f, int concurrency, bool with_notes)
         .client = f->k, .metrics = &f->m, .write_concurrency = concurrency, .log = quiet};
     assert_int_equal(hr_executor_new(&o, &f->e, &err), HR_OK);
     hr_executor_set_node_rate(f->e, 1000);
-    if (with_notes) { /* as controller.c: annotations unyielding, events yielding */
+    if (with_notes) {
         assert_int_equal(
-            hr_notes_start(NULL, hr_executor_send_note, f->e, concurrency, &f->notes, &err), HR_OK);
-        assert_int_equal(hr_notes_start(f->k, hr_executor_send_event, f->e, 2, &f->events, &err),
-                         HR_OK);
-        hr_executor_set_notes(f->e, f->notes, f->events);
+            hr_notes_start(f->k, hr_executor_send_note, f->e, concurrency, &f->notes, &err), HR_OK);
+        hr_executor_set_notes(f->e, f->notes);
     }
     for (int i = 0; i < PODS; i++) {
         snprintf(f->names[i], sizeof f->names[i], "p%d", i);
@@ -290,8 +275,7 @@ static void fx_open(fx *f, int concurrency, bool with_notes)
 
 static void fx_close(fx *f)
 {
-    hr_notes_stop(f->notes); /* its senders hand events to the other */
-    hr_notes_stop(f->events);
+    hr_notes_stop(f->notes);
     hr_executor_free(f->e);
     hr_kclient_free(f->k);
     server_stop(&g_srv);
@@ -337,22 +321,10 @@ static void wave_writes_in_flight(void **state)
     fx_close(&f);
 }
 
-/* Sleep until q has nothing queued (10 s at most). */
-static void drain(hr_notes *q)
-{
-    int64_t until = hr_mono_ms() + 10000;
-    while (hr_notes_pending(q) > 0 && hr_mono_ms() < until) {
-        struct timespec ts = {0, 20 * 1000000L};
-        nanosleep(&ts, NULL);
-    }
-}
-
 /* With notes (limits first) and two waves of the same pods back to back:
- * the second wave's resizes come while the first wave's annotations (as
- * many senders as writes in flight) and events (two senders) are being
- * sent. No pod ever has two requests held at once — a resize, an
- * annotation and an event of one pod, from three threads — and the
- * annotations also go at once. */
+ * the second wave's resizes come while the first wave's notes (annotation,
+ * event) are being sent, by as many senders as writes in flight. No pod
+ * ever has two requests held at once, and the notes also go at once. */
 static void notes_and_resizes_apart_per_pod(void **state)
 {
     (void)state;
@@ -362,46 +334,22 @@ static void notes_and_resizes_apart_per_pod(void **state)
     hr_exec_outcome b = run_wave(&f);
     assert_int_equal(a.writes, PODS);
     assert_int_equal(b.writes, PODS);
-    drain(f.notes);
-    hr_notes_stop(f.notes); /* the notes in hand are finished, their events queued */
+    int64_t until = hr_mono_ms() + 10000;
+    while (hr_notes_pending(f.notes) > 0 && hr_mono_ms() < until) {
+        struct timespec ts = {0, 20 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    hr_notes_stop(f.notes); /* the notes in hand are finished */
     f.notes = NULL;
-    drain(f.events);
-    hr_notes_stop(f.events);
-    f.events = NULL;
     int peak, overlaps, requests;
     server_counts(&g_srv, &peak, &overlaps, &requests);
     assert_int_equal(overlaps, 0);
-    /* 32 resizes, then 16 to 32 annotations (a newer one replaces one not
-     * yet taken) and as many events. */
+    /* 32 resizes, then 16 to 32 notes (a newer one replaces one not yet
+     * taken) of two writes each. */
     if (requests < 2 * PODS + 2 * PODS || requests > 2 * PODS + 4 * PODS)
         fail_msg("%d requests", requests);
     if (peak < CONC / 2)
         fail_msg("%d requests held at once, want at least %d", peak, CONC / 2);
-    fx_close(&f);
-}
-
-/* The status annotations take their tokens from a limiter of their own
- * (design §5 "Notes on their own budget"): on a budget of 2 writes a
- * second, a wave's 16 resizes spend the whole burst (16), and the wave's
- * 16 annotations still go at once, eight at a time (about 0.3 s); on the
- * resizes' budget they would wait about 8 s for its tokens. */
-static void annotations_on_their_own_budget(void **state)
-{
-    (void)state;
-    fx f;
-    fx_open(&f, CONC, true);
-    hr_kclient_set_rate(f.k, 2, PODS);
-    hr_exec_outcome a = run_wave(&f);
-    assert_int_equal(a.writes, PODS);
-    int64_t t0 = hr_mono_ms();
-    while (server_annotations(&g_srv) < PODS && hr_mono_ms() < t0 + 5000) {
-        struct timespec ts = {0, 10 * 1000000L};
-        nanosleep(&ts, NULL);
-    }
-    int64_t took = hr_mono_ms() - t0;
-    if (server_annotations(&g_srv) < PODS || took > 2500)
-        fail_msg("%d of %d annotations sent after %lld ms: they waited for the resizes' budget",
-                 server_annotations(&g_srv), PODS, (long long)took);
     fx_close(&f);
 }
 
@@ -516,7 +464,6 @@ int main(void)
         cmocka_unit_test(pool_bounds_and_runs_each_once),
         cmocka_unit_test(wave_writes_in_flight),
         cmocka_unit_test(notes_and_resizes_apart_per_pod),
-        cmocka_unit_test(annotations_on_their_own_budget),
         cmocka_unit_test(dry_run_counted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -311,7 +311,7 @@ static void notes_of_gone_pods_leave_the_queue(void **state)
     hr_notes *q = NULL;
     hr_err err;
     assert_int_equal(hr_notes_start(NULL, held_send, &h, 1, &q, &err), HR_OK);
-    hr_executor_set_notes(e, q, NULL);
+    hr_executor_set_notes(e, q);
     assert_int_equal(sweep_all(f, e), 0); /* a queue that never held a note */
     put_node(f, "n1");
     put_pod(f, "busy", "n1", 999);
@@ -356,7 +356,7 @@ static void notes_of_gone_pods_leave_the_queue(void **state)
     pthread_cond_broadcast(&h.cv);
     pthread_mutex_unlock(&h.mu);
     hr_notes_stop(q);
-    hr_executor_set_notes(e, NULL, NULL);
+    hr_executor_set_notes(e, NULL);
     hr_executor_free(e);
     pthread_cond_destroy(&h.cv);
     pthread_mutex_destroy(&h.mu);

@@ -32,7 +32,6 @@
 #include "kube/transport/kverb.h"
 #include "kube/transport/limiter.h"
 #include "kube/transport/linesplit.h"
-#include "kube/transport/wclass.h"
 #include "kube/write/patch.h"
 #include "util/clock.h"
 
@@ -719,38 +718,6 @@ static void test_client_lease_after_wait(void **state)
     unlink(g_kc);
 }
 
-/* The status annotations take their tokens from a limiter of their own
- * (design §5 "Notes"): an annotation waits for none the other writes took. */
-static void test_annotation_budget(void **state)
-{
-    (void)state;
-    write_kubeconfig("https://127.0.0.1:1");
-    hr_kclient_opts o = {.kubeconfig = g_kc, .timeout_ms = 3000, .qps = 2, .burst = 1};
-    hr_kclient *c = NULL;
-    hr_err e = {0};
-    if (hr_kclient_new(&o, &c, &e) != HR_OK)
-        fail_msg("%s", e.msg);
-    const char *path = "/api/v1/namespaces/a/pods/b";
-    /* A resize's token: the whole burst (port 1 refuses the request). */
-    assert_int_equal(hr_kclient_merge_patch(c, path, "{}", 2, NULL, NULL, &e), HR_E_IO);
-    hr_kwclass was = hr_kclient_write_class(HR_KW_ANNOTATION);
-    assert_int_equal(was, HR_KW_DEFAULT);
-    int64_t t0 = hr_mono_ms();
-    assert_int_equal(hr_kclient_merge_patch(c, path, "{}", 2, NULL, NULL, &e), HR_E_IO);
-    int64_t took = hr_mono_ms() - t0;
-    if (took > 250)
-        fail_msg("the annotation waited %" PRId64 " ms for the resizes' budget", took);
-    /* Its own bucket is empty now: the next annotation waits its 500 ms. */
-    t0 = hr_mono_ms();
-    assert_int_equal(hr_kclient_merge_patch(c, path, "{}", 2, NULL, NULL, &e), HR_E_IO);
-    took = hr_mono_ms() - t0;
-    if (took < 350)
-        fail_msg("a second annotation went after %" PRId64 " ms: no budget", took);
-    assert_int_equal(hr_kclient_write_class(was), HR_KW_ANNOTATION);
-    hr_kclient_free(c);
-    unlink(g_kc);
-}
-
 /* A stalled server: it accepts (the kernel's backlog does) and never says a
  * word. The write ends when the lease does, not at its 30 s timeout, and its
  * connection is not kept: it is closed with a reset (SO_LINGER {1, 0}), the
@@ -834,7 +801,6 @@ int main(void)
         cmocka_unit_test(test_limiter_pacing_live_change),
         cmocka_unit_test(test_limiter_threads_real_clock),
         cmocka_unit_test(test_limiter_wait_stops),
-        cmocka_unit_test(test_annotation_budget),
         cmocka_unit_test(test_lines_every_split),
         cmocka_unit_test(test_lines_limit_stop_tail),
         cmocka_unit_test(test_lines_big),

@@ -3,9 +3,9 @@
  * kube/transport/client.h).
  *
  * Connections. Every request runs on an easy handle taken from a small
- * pool (hpool.h) and given back afterwards; an easy handle keeps its
- * own idle connections, so the next request from the pool reuses a warm
- * TLS (and HTTP/2) connection. A CURLSH share adds the TLS session cache and the DNS
+ * pool and given back afterwards (hpool.h); an easy handle keeps its own idle
+ * connections, so the next request from the pool reuses a warm TLS (and
+ * HTTP/2) connection. A CURLSH share adds the TLS session cache and the DNS
  * cache across all handles, so even a new connection resumes a session
  * instead of a full handshake. The connection cache is deliberately NOT
  * put in the share: libcurl documents sharing it between concurrently
@@ -58,7 +58,6 @@
 #include "kube/transport/linesplit.h"
 #include "kube/transport/streams.h"
 #include "kube/transport/tls.h"
-#include "kube/transport/wclass.h"
 #include "util/clock.h"
 
 /* HR_VERSION_STRING for the User-Agent: generated at every build from
@@ -68,18 +67,19 @@
 #define ERR_BODY_MAX (64 * 1024)
 #define CONNECT_TIMEOUT_MS 10000L
 #define STREAM_POLL_MS 200
-#define STREAM_WOKEN_POLL_MS 300000 /* with hr_kclient_streams_woken: a safety net (streams.h) */
+/* With hr_kclient_streams_woken: a safety net only (streams.h). */
+#define STREAM_WOKEN_POLL_MS 300000
 
 struct hr_kclient {
     hr_kubeconfig *cfg;
     hr_kcred cred;
     hr_ktls tls; /* the CA's memory file */
-    bool cred_ok, wb_ok, pool_ok, rand_ok;
+    bool cred_ok, lim_ok, pool_ok, rand_ok;
     int n_locks;
     CURLSH *share;
     pthread_mutex_t locks[CURL_LOCK_DATA_LAST];
-    hr_khpool pool; /* idle easy handles (hpool.h) */
-    hr_kwbudget wb; /* the write limiters, one per class (wclass.h) */
+    hr_khpool pool;
+    hr_klimiter lim;
     pthread_mutex_t rand_mu;
     hr_prng rand;
     char *ua;
@@ -144,11 +144,11 @@ hr_status hr_kclient_new_from_config(hr_kubeconfig *cfg, const hr_kclient_opts *
     c->cred_ok = true;
     if ((st = hr_ktls_init(&c->tls, c->cfg, err)))
         goto fail;
-    if (hr_kwbudget_init(&c->wb, o->qps, o->burst, hr_mono_ns()) != 0) {
+    if (hr_klimiter_init(&c->lim, o->qps, o->burst, hr_mono_ns()) != 0) {
         st = hr_err_set(err, HR_E_NOMEM, "client: cannot create a mutex");
         goto fail;
     }
-    c->wb_ok = true;
+    c->lim_ok = true;
     atomic_init(&c->abandon, false);
     if (hr_khpool_init(&c->pool) != 0) {
         st = hr_err_set(err, HR_E_NOMEM, "client: cannot create a mutex");
@@ -231,8 +231,8 @@ void hr_kclient_free(hr_kclient *c)
         pthread_mutex_destroy(&c->lease_mu);
     if (c->streams_ok)
         hr_kstreams_destroy(&c->streams);
-    if (c->wb_ok)
-        hr_kwbudget_destroy(&c->wb);
+    if (c->lim_ok)
+        hr_klimiter_destroy(&c->lim);
     if (c->cred_ok)
         hr_kcred_destroy(&c->cred);
     hr_ktls_free(&c->tls);
@@ -260,7 +260,7 @@ const char *hr_kclient_origin(const hr_kclient *c)
 
 void hr_kclient_set_rate(hr_kclient *c, double qps, int burst)
 {
-    hr_kwbudget_set(&c->wb, qps, burst, hr_mono_ns());
+    hr_klimiter_set(&c->lim, qps, burst, hr_mono_ns());
     atomic_fetch_add(&c->n_rate_sets, 1);
 }
 
@@ -299,7 +299,7 @@ long hr_kclient_timeout_ms(long timeout_ms, int64_t until_ms, int64_t now_ms)
 
 void hr_kclient_get_rate(hr_kclient *c, double *qps, int *burst)
 {
-    hr_klimiter_get(hr_kwbudget_of(&c->wb, HR_KW_DEFAULT), qps, burst);
+    hr_klimiter_get(&c->lim, qps, burst);
 }
 
 long hr_kclient_backoff_ms(hr_kclient *c, int attempt, long base_ms, long max_ms,
@@ -704,7 +704,7 @@ static hr_status request_stop(hr_kclient *c, const char *method, const char *pat
                           "spaces or control characters");
     if (!method || !*method)
         return hr_err_set(err, HR_E_INPUT, "request without a method");
-    if (limited && hr_klimiter_wait_stop(hr_kwbudget_mine(&c->wb), &c->abandon) != HR_OK)
+    if (limited && hr_klimiter_wait_stop(&c->lim, &c->abandon) != HR_OK)
         return hr_err_set(err, HR_E_CANCELED,
                           "%s %s: abandoned on shutdown while waiting for the write limiter",
                           method, path);
@@ -789,16 +789,15 @@ static hr_status request_stop(hr_kclient *c, const char *method, const char *pat
 
 int64_t hr_kclient_urgent_writes(hr_kclient *c, int64_t delta)
 {
-    return hr_klimiter_urgent_add(hr_kwbudget_of(&c->wb, HR_KW_DEFAULT), delta);
+    return hr_klimiter_urgent_add(&c->lim, delta);
 }
 
 int64_t hr_kclient_yield_claim_ns(hr_kclient *c)
 {
     double qps;
     int burst;
-    hr_klimiter *lim = hr_kwbudget_of(&c->wb, HR_KW_DEFAULT);
-    hr_klimiter_get(lim, &qps, &burst);
-    return hr_klimiter_yield_claim(lim, hr_mono_ns(), burst / 2.0); /* half the burst kept */
+    hr_klimiter_get(&c->lim, &qps, &burst);
+    return hr_klimiter_yield_claim(&c->lim, hr_mono_ns(), burst / 2.0); /* half the burst kept */
 }
 
 void hr_kclient_streams_woken(hr_kclient *c, bool woken)

@@ -2,8 +2,8 @@
  * client.h — the Kubernetes API client: connections, requests, streams.
  *
  * Subsystem transport (src/kube/transport/: client, kstatus, limiter,
- * wclass, backoff, linesplit): how a request travels — credentials
- * attached, paced by the write limiter of its class, errors carrying the server's Status, a stream cut
+ * backoff, linesplit): how a request travels — credentials attached, paced
+ * by the write limiter, errors carrying the server's Status, a stream cut
  * into lines, retries spaced by jittered back-off. It builds on config
  * (kube/config/) and knows no object's shape; list/watch (kube/watch/) and
  * the writes (kube/write/) build on exactly this API, as do the layers
@@ -12,8 +12,7 @@
  * One hr_kclient per process. It holds the resolved connection settings
  * (server, CA, client certificate and key in memory, bearer token or token
  * file or exec plugin), a libcurl share handle (connections, TLS sessions,
- * DNS) and the client-side write limiters (QPS/burst, one per write class:
- * wclass.h). Every function is
+ * DNS) and the client-side write limiter (QPS/burst). Every function is
  * safe to call from several threads at once: each call uses its own easy
  * handle, so a watch per resource can run on its own thread while writes go
  * out on others.
@@ -70,7 +69,7 @@ typedef struct hr_kclient_opts {
     const char *kubeconfig;
     const char *context;
     hr_koverrides ov;          /* kubectl's other connection flags (kubeconfig.h); {0}: none */
-    double qps;                /* write limiters (each class); <= 0: 50 */
+    double qps;                /* write limiter; <= 0: 50 */
     int burst;                 /* <= 0: 100 */
     long timeout_ms;           /* per non-watch request; <= 0: 30000 */
     const char *user_agent;    /* NULL: "headroom/<version>" */
@@ -101,9 +100,8 @@ const char *hr_kclient_namespace(const hr_kclient *c);
  * config" (for messages). */
 const char *hr_kclient_origin(const hr_kclient *c);
 
-/* Change the write limiters live, every class's (HeadroomConfig
- * rateLimits.clientQPS and clientBurst; design §11, wclass.h): the next
- * write is paced by the new values
+/* Change the write limiter live (HeadroomConfig rateLimits.clientQPS and
+ * clientBurst; design §11): the next write is paced by the new values
  * (limiter.h: writes already waiting keep their turn). Safe to call while
  * other threads make requests, and with any of the caller's locks held:
  * it takes only the limiter's own mutex, a leaf that no request holds
@@ -140,7 +138,7 @@ void hr_kclient_set_write_lease(hr_kclient *c, hr_kuntil_fn fn, void *ud);
  * (the request must not be sent). Pure. */
 long hr_kclient_timeout_ms(long timeout_ms, int64_t until_ms, int64_t now_ms);
 
-/* The write limiters' rate and burst in force (every class has the same). */
+/* The write limiter's rate and burst in force. */
 void hr_kclient_get_rate(hr_kclient *c, double *qps, int *burst);
 
 typedef struct hr_kresult {
@@ -184,8 +182,7 @@ int hr_kclient_shed_idle(hr_kclient *c, int keep);
  * body may be NULL. The response body is appended to resp (may be NULL).
  * Returns HR_OK for 2xx; otherwise an error whose message carries the
  * server's Status message, with res->status set. Writes (any method but
- * GET) first take a token from the limiter of the calling thread's write
- * class (wclass.h), waiting for it (HR_E_CANCELED:
+ * GET) first take a token from the limiter, waiting for it (HR_E_CANCELED:
  * abandoned on shutdown, see hr_kclient_abandon_writes). No retries
  * here: callers decide (see hr_kbackoff). */
 HR_MUST_CHECK hr_status hr_kclient_do(hr_kclient *c, const char *method, const char *path,
@@ -207,7 +204,7 @@ HR_MUST_CHECK hr_status hr_kclient_do_as(hr_kclient *c, int64_t until_ms, const 
                                          size_t body_len, hr_buf *resp, hr_kresult *res,
                                          hr_err *err);
 
-/* As hr_kclient_do, but never waits on a write limiter: for
+/* As hr_kclient_do, but never waits on the write limiter: for
  * leader-election renewals, which must not queue behind a burst of
  * resizes (a renewal that comes late loses the lease). */
 HR_MUST_CHECK hr_status hr_kclient_do_unlimited(hr_kclient *c, const char *method, const char *path,
@@ -264,14 +261,13 @@ HR_MUST_CHECK hr_status hr_kclient_stream_as(hr_kclient *c, const char *path, co
                                              hr_kline_fn on_frame, void *ud,
                                              const atomic_bool *stop, hr_kresult *res, hr_err *err);
 
-/* Urgent writes (resizes) outstanding, for the main write limiter's priority
+/* Urgent writes (resizes) outstanding, for the write limiter's priority
  * (limiter.h): +n when they are decided, -n when they are answered or
  * dropped; returns the count after. */
 int64_t hr_kclient_urgent_writes(hr_kclient *c, int64_t delta);
 
-/* A write that yields to the urgent ones (an event; the status annotations
- * have a limiter of their own and do not yield, wclass.h) asks to go on the
- * main limiter (hr_klimiter_yield_claim, half the burst kept): 0 — go now
+/* A write that yields to the urgent ones (a status annotation, an event)
+ * asks to go (hr_klimiter_yield_claim, half the burst kept): 0 — go now
  * (then take its tokens as any write); otherwise ns until asking again.
  * While urgent writes are outstanding only the yielding writers' minimum
  * share passes. */

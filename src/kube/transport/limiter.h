@@ -1,20 +1,17 @@
 /*
  * limiter.h — the client-side token bucket that paces API writes.
  *
- * design §5 puts every write through a limiter (clientQPS/clientBurst) so a
- * reconcile storm cannot hammer the API server: the client has one per write
- * class (wclass.h) — the main one for resizes, events and the rest, and
- * one of the status annotations' own, each paced as below. It works by reservation, as
+ * design §5 puts every write through one limiter (clientQPS/clientBurst) so a
+ * reconcile storm cannot hammer the API server. It works by reservation, as
  * Go's rate.Limiter.Wait does: a caller always takes its token at once, the
  * bucket may go negative, and the caller sleeps until the moment its token
  * would have existed. That keeps callers in arrival order without a
  * condition variable and gives a caller who only asks (hr_klimiter_try) a
  * correct answer about the future.
  *
- * Two kinds of writer share the main one ("limits first", design §5):
- * the urgent ones (resizes) and the ones that yield to them (a resize's
- * CPULimitAdjusted event; its status annotation goes on its own limiter,
- * yielding to nothing). The rule lives here, in one place
+ * Two kinds of writer share it ("limits first", design §5): the
+ * urgent ones (resizes) and the ones that yield to them (a resize's note:
+ * status annotation, event). The rule lives here, in one place
  * (hr_klimiter_yield_claim): while any urgent write is outstanding —
  * counted by its owner from the moment it is decided until its answer
  * (hr_klimiter_urgent_add), so also while it waits in a queue before the

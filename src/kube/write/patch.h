@@ -11,8 +11,8 @@
  * lets the transport be tested without knowing any object's shape, and a
  * new write be added without touching the transport.
  *
- * Both go through the client's write limiter of the calling thread's class
- * (hr_kclient_do, kube/transport/wclass.h) and report errors as it does.
+ * Both go through the client's write limiter (hr_kclient_do) and report
+ * errors as it does.
  */
 #ifndef HR_KUBE_WRITE_PATCH_H
 #define HR_KUBE_WRITE_PATCH_H
