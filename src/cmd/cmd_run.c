@@ -373,23 +373,6 @@ static bool group_lookup(void *ud, const char *key, int64_t *num, int64_t *den)
     return found;
 }
 
-/* The idle connections kept after a burst: one for the next write, one for
- * a note or a read beside it. */
-#define IDLE_HANDLES_KEPT 2
-
-/* A burst of work is over (hr_controller_opts.after_burst): the connections
- * it opened beyond a few go, and the heap they and its buffers held goes
- * back to the system — glibc keeps what threads free inside its arenas
- * (M_ARENA_MAX, hr_cmd_run) until malloc_trim gives the free pages back
- * (design §16, "Memory"). Runs on the controller's feeder, at most once per
- * burst. */
-static void after_burst(void *ud)
-{
-    run_ctx *x = ud;
-    (void)hr_kclient_shed_idle(x->k, IDLE_HANDLES_KEPT);
-    (void)malloc_trim(0); /* 1: memory released, 0: none to release */
-}
-
 static bool informers_ready(void *ud)
 {
     return hr_informers_synced(((run_ctx *)ud)->inf);
@@ -569,8 +552,6 @@ static hr_status controller_start(run_ctx *x, hr_err *err)
                              .protobuf = x->o.protobuf,
                              .synced = informers_ready,
                              .synced_ud = x,
-                             .after_burst = after_burst,
-                             .after_burst_ud = x,
                              .log = log_sink,
                              .log_ud = &x->o};
     hr_controller *ctl = NULL;

@@ -226,15 +226,12 @@ static void *feeder_main(void *ud)
             /* After the drain, which frees the placeholders of nodes whose
              * last pod left: what the executor keeps for pods and nodes no
              * longer cached goes (order: cache lock, then the executor's). */
-            bool burst_over = false;
             if (sweeps_left > 0 && now >= next_sweep) {
                 hr_executor_sweep(c->exec, c->o.cache, SWEEP_BUDGET);
-                burst_over = --sweeps_left == 0;
+                sweeps_left--;
                 next_sweep = now + SWEEP_GAP_MS;
             }
             hr_cache_unlock(c->o.cache);
-            if (burst_over && c->o.after_burst != NULL)
-                c->o.after_burst(c->o.after_burst_ud);
         }
         feed_ctx fe = {c, now, hr_controller_debounce_ms(c)};
         hr_backoff_prune(c->backoff, now, backoff_expired, &fe);

@@ -97,12 +97,6 @@ typedef struct hr_controller_opts {
      * compute the wrong slack. NULL: treat as synced. */
     bool (*synced)(void *ud);
     void *synced_ud;
-    /* Called on the feeder when a burst of work is over: the sweeps that
-     * follow a change have made a whole pass and no change came since
-     * (controller.c). The owner gives back what the burst held (cmd_run.c:
-     * idle connections, freed heap). NULL: nothing. */
-    void (*after_burst)(void *ud);
-    void *after_burst_ud;
     hr_log_sink log;
     void *log_ud;
 } hr_controller_opts;

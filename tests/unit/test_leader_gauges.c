@@ -12,11 +12,6 @@
  * The controller runs for real (feeder, worker) on a real cache fed through
  * the watch's sink, with no API client: it reconciles while not leading, so
  * it writes nothing, and leadership is switched only for the scrapes.
- *
- * The same fixture shows the end of a burst (design §16 "Memory after a
- * burst"): the owner's after_burst hook runs once after a change has been
- * fed and swept, never while nothing changes, and again after the next
- * change.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -41,14 +36,6 @@ static bool leading(void *ud)
 {
     (void)ud;
     return atomic_load(&leads);
-}
-
-static atomic_int bursts; /* after_burst calls */
-
-static void burst_over(void *ud)
-{
-    (void)ud;
-    atomic_fetch_add(&bursts, 1);
 }
 
 static bool synced(void *ud)
@@ -109,7 +96,6 @@ static void start(fixture *f)
         .leading = leading,
         .workers = 1,
         .synced = synced,
-        .after_burst = burst_over,
         .log = quiet,
     };
     assert_int_equal(hr_controller_start(&o, &f->ctl, &err), HR_OK);
@@ -198,40 +184,10 @@ static void follower_exports_no_state_leader_does(void **state)
     stop(&f);
 }
 
-static int bursts_after(long ms, int at_least)
-{
-    for (long waited = 0; waited < ms && atomic_load(&bursts) < at_least; waited += 10) {
-        struct timespec ts = {0, 10 * 1000000L};
-        nanosleep(&ts, NULL);
-    }
-    return atomic_load(&bursts);
-}
-
-static void a_burst_ends_once(void **state)
-{
-    (void)state;
-    atomic_store(&bursts, 0);
-    fixture f;
-    start(&f); /* the first feed: one node */
-    assert_int_equal(bursts_after(2000, 1), 1);
-    /* Nothing changes: no sweep, no second call (ten sweep gaps). */
-    assert_int_equal(bursts_after(1000, 2), 1);
-    /* A change: its node is fed again, swept, and the burst ends once more. */
-    feed(f.sink[HR_CK_POD],
-         "{\"metadata\":{\"namespace\":\"team-a\",\"name\":\"web\",\"uid\":\"u-web\","
-         "\"resourceVersion\":\"4\"},\"spec\":{\"nodeName\":\"n0\",\"containers\":[{\"name\":"
-         "\"app\",\"resources\":{\"requests\":{\"cpu\":\"600m\"}}}]},"
-         "\"status\":{\"phase\":\"Pending\"}}");
-    assert_int_equal(bursts_after(2000, 2), 2);
-    assert_int_equal(bursts_after(1000, 3), 2);
-    stop(&f);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(follower_exports_no_state_leader_does),
-        cmocka_unit_test(a_burst_ends_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

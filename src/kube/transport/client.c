@@ -3,7 +3,7 @@
  * kube/transport/client.h).
  *
  * Connections. Every request runs on an easy handle taken from a small
- * pool and given back afterwards (hpool.h); an easy handle keeps its own idle
+ * pool and given back afterwards; an easy handle keeps its own idle
  * connections, so the next request from the pool reuses a warm TLS (and
  * HTTP/2) connection. A CURLSH share adds the TLS session cache and the DNS
  * cache across all handles, so even a new connection resumes a session
@@ -51,7 +51,6 @@
 #include "kube/transport/curlproc.h"
 #include "kube/transport/framesplit.h"
 #include "kube/transport/headers.h"
-#include "kube/transport/hpool.h"
 #include "kube/transport/kstatus.h"
 #include "kube/transport/kverb.h"
 #include "kube/transport/limiter.h"
@@ -64,6 +63,7 @@
  * scripts/release/version.sh (cmake/hr_version.cmake). */
 #include "hr_version.h"
 
+#define POOL_MAX 32 /* writes in flight (HR_CTL_WRITE_CONCURRENCY), notes, reads */
 #define ERR_BODY_MAX (64 * 1024)
 #define CONNECT_TIMEOUT_MS 10000L
 #define STREAM_POLL_MS 200
@@ -78,7 +78,9 @@ struct hr_kclient {
     int n_locks;
     CURLSH *share;
     pthread_mutex_t locks[CURL_LOCK_DATA_LAST];
-    hr_khpool pool;
+    pthread_mutex_t pool_mu;
+    CURL *pool[POOL_MAX];
+    int n_pool;
     hr_klimiter lim;
     pthread_mutex_t rand_mu;
     hr_prng rand;
@@ -150,7 +152,7 @@ hr_status hr_kclient_new_from_config(hr_kubeconfig *cfg, const hr_kclient_opts *
     }
     c->lim_ok = true;
     atomic_init(&c->abandon, false);
-    if (hr_khpool_init(&c->pool) != 0) {
+    if (pthread_mutex_init(&c->pool_mu, NULL) != 0) {
         st = hr_err_set(err, HR_E_NOMEM, "client: cannot create a mutex");
         goto fail;
     }
@@ -217,14 +219,16 @@ void hr_kclient_free(hr_kclient *c)
     if (!c)
         return;
     /* Handles first: a share cannot go while handles still use it. */
-    if (c->pool_ok)
-        hr_khpool_destroy(&c->pool);
+    for (int i = 0; i < c->n_pool; i++)
+        curl_easy_cleanup(c->pool[i]);
     /* CURLSHE_IN_USE would mean a stream still runs on this client: a
      * caller bug; the share is then leaked rather than freed under it. */
     if (c->share && curl_share_cleanup(c->share) != CURLSHE_OK)
         fprintf(stderr, "headroom: client freed while a request still runs\n");
     for (int i = 0; i < c->n_locks; i++)
         pthread_mutex_destroy(&c->locks[i]);
+    if (c->pool_ok)
+        pthread_mutex_destroy(&c->pool_mu);
     if (c->rand_ok)
         pthread_mutex_destroy(&c->rand_mu);
     if (c->lease_ok)
@@ -311,9 +315,35 @@ long hr_kclient_backoff_ms(hr_kclient *c, int attempt, long base_ms, long max_ms
     return r;
 }
 
-int hr_kclient_shed_idle(hr_kclient *c, int keep)
+/* ---------------------------------------------------------------- handles */
+
+static CURL *take_handle(hr_kclient *c)
 {
-    return hr_khpool_shed(&c->pool, keep);
+    CURL *h = NULL;
+    pthread_mutex_lock(&c->pool_mu);
+    if (c->n_pool)
+        h = c->pool[--c->n_pool];
+    pthread_mutex_unlock(&c->pool_mu);
+    if (h) {
+        /* Options go, idle connections and caches stay. */
+        curl_easy_reset(h);
+        return h;
+    }
+    return curl_easy_init();
+}
+
+static void give_handle(hr_kclient *c, CURL *h)
+{
+    if (!h)
+        return;
+    pthread_mutex_lock(&c->pool_mu);
+    if (c->n_pool < POOL_MAX) {
+        c->pool[c->n_pool++] = h;
+        h = NULL;
+    }
+    pthread_mutex_unlock(&c->pool_mu);
+    if (h)
+        curl_easy_cleanup(h);
 }
 
 /* --------------------------------------------------------------- transfer */
@@ -732,7 +762,7 @@ static hr_status request_stop(hr_kclient *c, const char *method, const char *pat
          * the credential lookup are behind us. */
         long timeout_ms = attempt_timeout(c, limited, until_ms);
         bool discard = false;
-        x.h = timeout_ms > 0 ? hr_khpool_take(&c->pool) : NULL;
+        x.h = timeout_ms > 0 ? take_handle(c) : NULL;
         if (timeout_ms <= 0) {
             st = hr_err_set(err, HR_E_EXPIRED,
                             "%s %s: not sent: the write lease (or the caller's deadline) has "
@@ -776,7 +806,7 @@ static hr_status request_stop(hr_kclient *c, const char *method, const char *pat
         if (discard)
             curl_easy_cleanup(x.h); /* closes its connections: SO_LINGER {1, 0} */
         else
-            hr_khpool_give(&c->pool, x.h);
+            give_handle(c, x.h);
         hr_kheaders_free(hdrs);
         hr_kcred_snap_free(&snap);
         hr_buf_free(&x.ebody);

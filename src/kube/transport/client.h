@@ -172,12 +172,6 @@ typedef struct hr_kclient_stats {
 } hr_kclient_stats;
 void hr_kclient_get_stats(const hr_kclient *c, hr_kclient_stats *out);
 
-/* Closes the pooled idle handles, and their connections, but the keep most
- * recently used (hpool.h); returns how many it closed. For the owner, once a
- * burst of requests is over: what they held goes back (design §16,
- * "Memory"). Streams' handles are not pooled and stay. Thread-safe. */
-int hr_kclient_shed_idle(hr_kclient *c, int keep);
-
 /* One request. path is absolute with its query ("/api/v1/pods?limit=500").
  * body may be NULL. The response body is appended to resp (may be NULL).
  * Returns HR_OK for 2xx; otherwise an error whose message carries the
