@@ -39,7 +39,7 @@ CA=$WORK/ca.crt
 k config view --minify --raw -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' | base64 -d >"$CA"
 # the events after mark M for impersonated user $1 (and an extra jq condition); any_as: one at least
 as_user() { audit_since "$M" "select(.impersonatedUser.username == \"$1\" and (${2:-true}))"; }
-any_as() { as_user "$@" | grep -q .; }
+any_as() { as_user "$@" | matches .; }
 MASTERS='(.impersonatedUser.groups // [] | index("system:masters"))'
 
 # ------------------------------------------------------------ 1. --as, --as-group
@@ -108,7 +108,7 @@ rc=$?
 WHY="exit $rc: $(head -c 300 "$WORK/p3.err")"
 check "no kubeconfig: plan --server --token --certificate-authority reads the cluster" test "$rc" -eq 0
 WHY="$(audit_since "$M" "select(.user.username == \"$SA\") | \"\\(.verb) \\(.objectRef.resource) \\(.responseStatus.code)\"" | tr '\n' ' ' | head -c 300)"
-sa_listed() { audit_since "$M" "select(.user.username == \"$SA\" and .verb == \"list\" and .responseStatus.code == 200)" | grep -q .; }
+sa_listed() { audit_since "$M" "select(.user.username == \"$SA\" and .verb == \"list\" and .responseStatus.code == 200)" | matches .; }
 check "audit: its lists were the token's ServiceAccount's ($SA)" wait_until 10 sa_listed
 nokc plan -s "$SERVER" --token="$TOKEN" --insecure-skip-tls-verify >"$WORK/p4.out" 2>"$WORK/p4.err"
 rc=$?

@@ -127,7 +127,7 @@ python3 -c 'import socket,sys,time
 s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(8); time.sleep(120)' "$PORT" &
 SILENT_PID=$!
-listening() { ss -Htln "sport = :$PORT" | grep -q .; }
+listening() { ss -Htln "sport = :$PORT" | matches .; }
 wait_until 5 listening
 SILENT=$WORK/silent.kubeconfig
 sed "s|server: .*|server: https://127.0.0.1:$PORT|" "$KUBECONFIG" >"$SILENT"

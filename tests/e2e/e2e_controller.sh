@@ -77,7 +77,7 @@ WHY="/readyz $rz"
 check "/readyz is 200 once every watch has listed" test "$rz" = 200
 mkpod e2e-a-$S dry e2e-n1-$S 200m
 wait_until 30 running e2e-a-$S dry
-dry_annotated() { annotation e2e-a-$S dry | grep -q '"dryRun":true'; }
+dry_annotated() { annotation e2e-a-$S dry | matches '"dryRun":true'; }
 if wait_until 20 dry_annotated; then
   WHY="limit '$(cpu_limit e2e-a-$S dry)', resize writes $(metric 'headroom_writes_total{kind="resize"}')"
   check "4a. no HeadroomConfig: annotation says dryRun:true, no limit written, zero resize writes" \
@@ -137,7 +137,7 @@ check "2b. the neighbour gets 7200m (proportional share)" wait_until 10 limit_is
 
 # --------------------------------- 10. explain matches what was applied
 out=$("$HEADROOM" explain solo -n e2e-a-$S --kubeconfig "$USER_KC" 2>&1)
-explain_ok() { echo "$out" | grep -Eq 'target \(quantum 10m\) +1200m' && echo "$out" | grep -q 'current limit 1200m'; }
+explain_ok() { echo "$out" | matches -E 'target \(quantum 10m\) +1200m' && echo "$out" | matches 'current limit 1200m'; }
 WHY="explain said: $(echo "$out" | grep -E 'target|current' | tr '\n' ' ')"
 check "10. explain's target equals the applied limit (1200m)" explain_ok
 

@@ -109,13 +109,13 @@ check "the neighbour whose target grows (2 -> 8) keeps its limit; skip counted a
 WHY="ResizeSkipped events on a: $(events_for "$NS" a ResizeSkipped)"
 check "one ResizeSkipped event says why" wait_until 10 test "$(events_for "$NS" a ResizeSkipped)" = 1
 out=$("$HEADROOM" explain a -n "$NS" --kubeconfig "$USER_KC" 2>&1)
-explain_ok() { echo "$out" | grep -q 'booking-unknown' && echo "$out" | grep -q "$NS/huge could not be decoded"; }
+explain_ok() { echo "$out" | matches 'booking-unknown' && echo "$out" | matches "$NS/huge could not be decoded"; }
 WHY="explain said: $(echo "$out" | grep -E 'booking|decoded|held' | tr '\n' ' ')"
 check "explain shows the reason (booking-unknown) and names the undecodable pod" explain_ok
 out=$("$HEADROOM" explain huge -n "$NS" --kubeconfig "$USER_KC" 2>&1)
 WHY="explain huge said: $(echo "$out" | tail -n 4 | tr '\n' ' ')"
 check "explain of the pod itself names the field" \
-  eval 'echo "$out" | grep -q "resources.requests.cpu: out of range"'
+  eval 'echo "$out" | matches "resources.requests.cpu: out of range"'
 WHY="Undecodable events on huge: $(events_for "$NS" huge Undecodable)"
 check "the pod at fault carries one Warning event Undecodable" \
   wait_until 10 test "$(events_for "$NS" huge Undecodable)" = 1

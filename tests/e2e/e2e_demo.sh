@@ -282,7 +282,7 @@ ok=0
 [ -z "$alive" ] && [ "$(wc -w <<<"$pids")" -eq 6 ] && ok=1
 check "no process of the demo is left (controller and the 5 cluster processes)" [ "$ok" -eq 1 ]
 busy=""
-for p in $DEMO_PORTS; do ss -Htln "sport = :$p" | grep -q . && busy+=" $p"; done
+for p in $DEMO_PORTS; do ss -Htln "sport = :$p" | matches . && busy+=" $p"; done
 WHY="listening:$busy (of $DEMO_PORTS)"
 check "none of the demo's ports is listening" [ -z "$busy" ]
 WHY="$(cat "/tmp/kube-headroom-ports/$dbase" 2>/dev/null)"

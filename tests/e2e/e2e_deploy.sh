@@ -29,7 +29,7 @@ require_cluster
 
 # An empty cluster as far as the file is concerned: none of its objects exists.
 k delete -f "$F" --ignore-not-found --wait=true --timeout=90s >/dev/null 2>"$WORK/pre.err"
-none_left() { ! k get -f "$F" -o name 2>/dev/null | grep -q .; }
+none_left() { ! k get -f "$F" -o name 2>/dev/null | matches .; }
 WHY="still there: $(k get -f "$F" -o name 2>/dev/null | paste -sd' ' -)"
 check "before: no object of deploy/install.yaml exists (namespace, CRD, RBAC, Deployment)" wait_until 90 none_left
 

@@ -49,7 +49,7 @@ if curl -s -o /dev/null -m 2 "http://127.0.0.1:$MPORT/"; then
 fi
 
 annotation() { k -n "$NS" get pod "$1" -o jsonpath='{.metadata.annotations.kube-headroom\.dev/status}' 2>/dev/null; }
-annotated() { annotation "$1" | grep -q "\"dryRun\":$2"; }
+annotated() { annotation "$1" | matches "\"dryRun\":$2"; }
 # Resize writes by the controller's user since a mark, from the audit log.
 resizes_since() {
   audit_since "$1" "select(.user.username == \"$ID\" and .verb == \"patch\" and .objectRef.subresource == \"resize\")" | wc -l

@@ -82,7 +82,7 @@ check "no write war: nothing more written to p1, its limit is the other manager'
 out=$("$HEADROOM" explain p1 -n "$NS" --kubeconfig "$USER_KC" 2>&1)
 WHY="explain said: $(echo "$out" | head -1; echo "$out" | grep -F "$OTHER")"
 check "explain says foreign-writer with the manager's name" \
-  eval 'echo "$out" | head -1 | grep -q "foreign-writer" && echo "$out" | grep -qF "field manager \"$OTHER\""'
+  eval 'head -1 <<<"$out" | matches "foreign-writer" && echo "$out" | matches -F "field manager \"$OTHER\""'
 pj=$("$HEADROOM" plan --kubeconfig "$USER_KC" -n "$NS" -o json 2>&1)
 WHY="plan said: $(echo "$pj" | jq -c '[.. | objects | select(.name? == "p1") | .reason?]' 2>&1 | head -c 300)"
 check "plan -o json gives p1 the reason foreign-writer" \
@@ -149,7 +149,7 @@ check "a RequestsAndLimits VPA's pods get no write of ours (audit) and keep 300m
 out=$("$HEADROOM" explain "$w1" -n "$NS" --kubeconfig "$USER_KC" 2>&1)
 WHY="explain said: $(echo "$out" | head -1; echo "$out" | grep -F VerticalPodAutoscaler)"
 check "explain says foreign-writer naming the VPA" \
-  eval 'echo "$out" | head -1 | grep -q "foreign-writer" && echo "$out" | grep -qF "VerticalPodAutoscaler $NS/vw writes"'
+  eval 'head -1 <<<"$out" | matches "foreign-writer" && echo "$out" | matches -F "VerticalPodAutoscaler $NS/vw writes"'
 # The manager label holds a space: metric() splits on it, so the line is matched whole.
 vs=$(curl -sf "http://127.0.0.1:$MPORT/metrics" |
   grep -cxF "headroom_pod_foreign_writer{namespace=\"$NS\",pod=\"$w1\",node=\"$NODE\",manager=\"VerticalPodAutoscaler $NS/vw\"} 1")

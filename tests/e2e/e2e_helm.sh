@@ -142,7 +142,7 @@ render() { # name, helm template args... -> dry-run on the server; sets J
 }
 q() { jq -r "$1" <<<"$J"; } # a jq query on the current set
 kinds() { q '[.items[].kind] | join(",")'; }
-has() { q "[.items[] | select(.kind == \"$1\")] | length" | grep -qx "${2:-1}"; }
+has() { q "[.items[] | select(.kind == \"$1\")] | length" | matches -x "${2:-1}"; }
 dep() { q ".items[] | select(.kind == \"Deployment\") | $1"; }
 args() { dep '.spec.template.spec.containers[0].args | join(" ")'; }
 count() { q "[.items[] | select(.kind == \"$1\")] | length"; }

@@ -58,6 +58,6 @@ pf_same() {
 }
 WHY="json [$(head -c 300 "$WORK/pf.json")] text [$(head -3 "$WORK/pf.txt")]"
 check "preflight -o json: the text's lines as items {name, verdict, message}, the same counts" pf_same
-pf_yaml() { "$HEADROOM" preflight -o yaml 2>/dev/null | grep -q '^kind: "Preflight"$'; }
+pf_yaml() { "$HEADROOM" preflight -o yaml 2>/dev/null | matches '^kind: "Preflight"$'; }
 check "preflight -o yaml" pf_yaml
 finish

@@ -62,7 +62,7 @@ on_node() { # -> "name with|without" of each pod of the wave, from one read
   k -n "$NS" get pods -o json | jq -r --arg n "$NG" \
     '.items[] | select(.spec.nodeName == $n) | "\(.metadata.name) \(if .spec.containers[0].resources.limits.cpu != null then "with" else "without" end)"'
 }
-some_limited() { on_node | grep -q ' with$'; }
+some_limited() { on_node | matches ' with$'; }
 WHY="no pod of the wave got a limit"
 if wait_until 30 some_limited; then
   # Every pod of the wave still waiting for its turn: deleted now, written later.
@@ -72,7 +72,7 @@ if wait_until 30 some_limited; then
   echo "figure: wave started ($KEPT of $WAVE written); deleting ${VICTIMS[*]} while their writes wait"
   [ ${#VICTIMS[@]} -gt 0 ] || VICTIMS=(none) # the wave outran the look: G2 says so
   k -n "$NS" delete pod "${VICTIMS[@]}" --grace-period=0 --force >/dev/null 2>&1
-  rest_converged() { ! on_node | grep -q ' without$' && [ "$(on_node | grep -c ' with$')" -eq "$KEPT" ]; }
+  rest_converged() { ! on_node | matches ' without$' && [ "$(on_node | grep -c ' with$')" -eq "$KEPT" ]; }
   WHY="pods still without a limit: $(on_node | grep ' without$' | tr '\n' ' ')"
   check "G1. the daemon carries on: the pods left keep their limits, none is without one" wait_until 20 rest_converged
   # The wave's end: the pods left get the limits of a node without the victims only from the
@@ -102,7 +102,7 @@ if wait_until 30 some_limited; then
     local v
     for v in "${VICTIMS[@]}"; do
       [ "$(grep -c " pods/resize $NS/$v " "$WORK/g.writes")" -le 1 ] || return 1
-      grep " $NS/$v " "$WORK/g.writes" | sed -n '/ 404$/,$p' | sed 1d | grep -q . && return 1
+      grep " $NS/$v " "$WORK/g.writes" | sed -n '/ 404$/,$p' | sed 1d | matches . && return 1
     done
     return 0
   }

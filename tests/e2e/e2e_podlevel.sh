@@ -66,12 +66,12 @@ if [ "$MINOR" -ge 36 ]; then
   WHY="1.$MINOR: pod-level limit $(pod_limit pl-decl), container limit '$(ctr_limit pl-decl)'; resizes: $(resizes "$mark" pl-decl | tr '\n' ';')"
   check "1.$MINOR: the pod-level limit is written (1 -> 4, pods/resize 200); its container gets none" \
     eval '[ "$(pod_limit pl-decl)" = 4 ] && [ -z "$(ctr_limit pl-decl)" ] &&
-          resizes "$mark" pl-decl | grep -q " 200$" && ! resizes "$mark" pl-decl | grep -qv " 200$"'
+          resizes "$mark" pl-decl | matches " 200$" && ! resizes "$mark" pl-decl | matches -v " 200$"'
   out=$("$HEADROOM" explain pl-decl -n "$NS" --kubeconfig "$USER_KC" 2>&1)
   ann=$(k -n "$NS" get pod pl-decl -o jsonpath='{.metadata.annotations.kube-headroom\.dev/status}')
   WHY="explain: $(echo "$out" | grep -E "pod level|^pod " | tr '\n' ';'); annotation: $ann"
   check "1.$MINOR: explain shows the pod level, the status annotation its podLimit" \
-    eval 'echo "$out" | grep -q "on node $DECL: managed" && echo "$out" | grep -q "pod level (spec.resources)" &&
+    eval 'echo "$out" | matches "on node $DECL: managed" && echo "$out" | matches "pod level (spec.resources)" &&
           [ "$(echo "$ann" | jq -r .podLimit 2>/dev/null)" = 4000m ]'
 else
   sleep 3 # the controller has planned both nodes (debounce 1 s) by now
@@ -81,12 +81,12 @@ else
   out=$("$HEADROOM" explain pl-decl -n "$NS" --kubeconfig "$USER_KC" 2>&1)
   WHY="explain: $(echo "$out" | head -1); $(echo "$out" | grep "not managed")"
   check "1.$MINOR: excluded with pod-level-resources, and explain names the missing feature" \
-    eval 'echo "$out" | grep -q "on node $DECL: pod-level-resources" &&
-          echo "$out" | grep -q "needs an API server of 1.36 or newer"'
+    eval 'echo "$out" | matches "on node $DECL: pod-level-resources" &&
+          echo "$out" | matches "needs an API server of 1.36 or newer"'
 fi
 out=$("$HEADROOM" explain pl-bare -n "$NS" --kubeconfig "$USER_KC" 2>&1)
 WHY="explain: $(echo "$out" | head -1); limit $(pod_limit pl-bare); resizes: $(resizes "$mark" pl-bare | tr '\n' ';')"
 check "1.$MINOR: on a node that does not declare it: pod-level-resources, nothing written" \
-  eval 'echo "$out" | grep -q "on node $BARE: pod-level-resources" && [ "$(pod_limit pl-bare)" = 1 ] &&
+  eval 'echo "$out" | matches "on node $BARE: pod-level-resources" && [ "$(pod_limit pl-bare)" = 1 ] &&
         [ -z "$(resizes "$mark" pl-bare)" ]'
 finish

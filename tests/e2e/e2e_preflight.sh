@@ -81,7 +81,7 @@ k label node "e2e-pf-win-$S" kubernetes.io/os=windows --overwrite >/dev/null
 preflight ns
 WHY="$(grep -i quota "$WORK/ns.out")"
 check "a managed namespace with a limits.cpu quota passes, named: raises there fit the quota" has ns "^PASS  a ResourceQuota bounds limits.cpu in .*$QNS.*raises there fit the quota"
-quota_only_q() { ! grep '^PASS  a ResourceQuota' "$WORK/ns.out" | grep -q -- "$NS[,: ]\|$NS\$"; }
+quota_only_q() { ! grep '^PASS  a ResourceQuota' "$WORK/ns.out" | matches -- "$NS[,: ]\|$NS\$"; }
 check "a quota without limits.cpu is not named" quota_only_q
 WHY="$(grep -i limitrange "$WORK/ns.out")"
 check "a LimitRange capping CPU limits warns, naming the namespace" has ns "^WARN  LimitRanges cap CPU limits in .*$NS"
@@ -143,7 +143,7 @@ check "three stand-in VPAs exist" [ "$vpas" = 3 ]
 sed 's/^/    | /' "$WORK/vpa.out" # what a user sees, for the log
 WHY="$(grep -i vertical "$WORK/vpa.out")"
 check "a VPA that sets limits in a managed namespace warns, named" has vpa "^WARN  VerticalPodAutoscalers set limits .*$NS/limits.*foreign-writer"
-only_limits() { ! grep '^WARN  VerticalPodAutoscalers' "$WORK/vpa.out" | grep -q "$NS/requests-only\|$NS/off"; }
+only_limits() { ! grep '^WARN  VerticalPodAutoscalers' "$WORK/vpa.out" | matches "$NS/requests-only\|$NS/off"; }
 check "RequestsOnly and updateMode Off VPAs are not named" only_limits
 
 echo

@@ -180,8 +180,8 @@ pod_info_ok() {
   local lines
   lines=$(grep '^headroom_pod_info{' "$WORK/page-$L.txt" | grep "namespace=\"$NS\"")
   [ "$(echo "$lines" | grep -c .)" = 4 ] &&
-    echo "$lines" | grep 'pod="web-1"' | grep "node=\"e2e-prom-a-$S\"" | grep -q '} 1$' &&
-    echo "$lines" | grep 'pod="real"' | grep -q "node=\"$REAL_NODE\""
+    echo "$lines" | grep 'pod="web-1"' | grep "node=\"e2e-prom-a-$S\"" | matches '} 1$' &&
+    echo "$lines" | grep 'pod="real"' | matches "node=\"$REAL_NODE\""
 }
 WHY="$(grep '^headroom_pod_info{' "$WORK/page-$L.txt" | head -5)"
 check "headroom_pod_info: one series per managed pod, naming its node" pod_info_ok

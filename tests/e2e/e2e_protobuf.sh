@@ -52,10 +52,10 @@ of_kind() { # mark kind
   answers "$1" | awk -v k="$2" '$1 == "GET" && $2 ~ ("^/api(s/[^/]+)?/v1[^/]*/" k "[?]") { print }'
 }
 initial_sync_pb() { # mark kind: its streaming list was answered in protobuf
-  of_kind "$1" "$2" | grep -q "sendInitialEvents=true.* 200 $PB;stream=watch"
+  of_kind "$1" "$2" | matches "sendInitialEvents=true.* 200 $PB;stream=watch"
 }
 no_json() { # mark kind: no answer to a list or watch of it was JSON
-  ! of_kind "$1" "$2" | grep -q ' application/json'
+  ! of_kind "$1" "$2" | matches ' application/json'
 }
 all_json() { # mark kind: answered, and every answer JSON
   local a
@@ -74,10 +74,10 @@ writes_of() { # mark kind
 writes_answered() { # mark kind content-type: answered, every answer 2xx in that content type
   local a
   a=$(writes_of "$1" "$2")
-  [ -n "$a" ] && ! awk -v ct="$3" '!($3 ~ /^2/ && $4 == ct)' <<<"$a" | grep -q .
+  [ -n "$a" ] && ! awk -v ct="$3" '!($3 ~ /^2/ && $4 == ct)' <<<"$a" | matches .
 }
 config_json() { # mark: the HeadroomConfig's watch was answered in JSON
-  answers "$1" | grep -q "^GET /apis/kube-headroom.dev/v1alpha1/headroomconfigs?.*watch=1.* 200 application/json"
+  answers "$1" | matches "^GET /apis/kube-headroom.dev/v1alpha1/headroomconfigs?.*watch=1.* 200 application/json"
 }
 
 # The objects exist before the controller starts: its initial sync lists them.

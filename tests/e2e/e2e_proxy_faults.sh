@@ -58,7 +58,7 @@ log_since() { # file line: what the file got after line LINE
 }
 lines() { wc -l <"$1"; }
 logged_since() { # file line pattern: a line after LINE matches (grep -E)
-  tail -n +"$(($2 + 1))" "$1" | grep -qE "$3"
+  tail -n +"$(($2 + 1))" "$1" | matches -E "$3"
 }
 
 mknode "$NODE" 8

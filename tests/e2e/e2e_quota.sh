@@ -98,7 +98,7 @@ check "... and no write of ours answered 403" [ "$(denied "$mark2")" -eq 0 ]
 
 out=$("$HEADROOM" explain p1 -n "$NS" --kubeconfig "$USER_KC" 2>&1)
 WHY="$(echo "$out" | grep -E 'ResourceQuota|cap = ' | tr '\n' ';')"
-check "explain names the quota cap" eval 'echo "$out" | grep -q "cap = max(least bound, r) .*(ResourceQuota share)"'
+check "explain names the quota cap" eval 'echo "$out" | matches "cap = max(least bound, r) .*(ResourceQuota share)"'
 ann=$(k -n "$NS" get pod p1 -o jsonpath='{.metadata.annotations.kube-headroom\.dev/status}')
 WHY="status annotation: $ann"
 check "the status annotation names it: cap quota" eval 'echo "$ann" | jq -e ".cap == \"quota\"" >/dev/null'

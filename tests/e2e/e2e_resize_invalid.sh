@@ -38,7 +38,7 @@ TS='(.requestReceivedTimestamp | capture("^(?<s>[^.]+)[.](?<f>[0-9]+)Z$")) as $c
 request_is() { # ns pod cpu: the pod's request as the API server has it
   [ "$(k -n "$1" get pod "$2" -o jsonpath='{.spec.containers[0].resources.requests.cpu}')" = "$3" ]
 }
-refused() { mine "$M" "$RESIZE_P and .responseStatus.code == 422" | grep -q .; }
+refused() { mine "$M" "$RESIZE_P and .responseStatus.code == 422" | matches .; }
 
 mknode "$NODE" 8
 start_controller --manage e2e-invalid --proxy || { fail "controller start" "$START_WHY"; finish; exit; }

@@ -66,7 +66,7 @@ set_rate() { # qps burst
     -p "{\"spec\":{\"rateLimits\":{\"clientQPS\":$1,\"clientBurst\":$2}}}" >/dev/null
 }
 leader_is_me() { # the Lease names this process (identity host_PID_time)
-  k -n kube-headroom get lease kube-headroom -o jsonpath='{.spec.holderIdentity}' | grep -q "_${CTL_PID}_"
+  k -n kube-headroom get lease kube-headroom -o jsonpath='{.spec.holderIdentity}' | matches "_${CTL_PID}_"
 }
 # Managed pods on the wave nodes the planner, reading the live cluster,
 # would still write.

@@ -64,8 +64,8 @@ check "the controller plans the node: plain (not opted in) gets its ceiling, lat
 
 explained() {
   out=$("$HEADROOM" explain late -n "$NS" --kubeconfig "$USER_KC" 2>&1)
-  echo "$out" | grep -q "startup grace (kube-headroom.dev/startup-grace): until Ready or 20" &&
-    echo "$out" | grep -q "its current limit 1 is kept"
+  echo "$out" | matches "startup grace (kube-headroom.dev/startup-grace): until Ready or 20" &&
+    echo "$out" | matches "its current limit 1 is kept"
 }
 out=""
 explained || explained || explained

@@ -129,7 +129,7 @@ k patch headroomconfig cluster --type merge -p '{"spec":{"dryRun":true}}' >/dev/
 mknode "$N2" 4
 mkpod "$NS" dry1 "$N2" 300m
 mkpod "$NS" dry2 "$N2" 700m
-dry_annotated() { annotation dry1 | grep -q '"dryRun":true' && annotation dry2 | grep -q '"dryRun":true'; }
+dry_annotated() { annotation dry1 | matches '"dryRun":true' && annotation dry2 | matches '"dryRun":true'; }
 wait_until 30 dry_annotated
 plan_target() { # pod -> the plan's targetMilli
   "$HEADROOM" plan -n "$NS" -o json 2>/dev/null |

@@ -269,11 +269,11 @@ cnt=$(awk '/^headroom_webhook_duration_seconds_count/ {print $2}' "$WORK/metrics
 # 3. The config applies live: webhook.enabled false ⇒ pods pass unchanged.
 k patch headroomconfig cluster --type=merge -p '{"spec":{"webhook":{"enabled":false}}}' >/dev/null
 last_config() { grep 'msg="config applied"' "$WORK/headroom.log" | tail -n 1; }
-for _ in $(seq 1 60); do last_config | grep -q 'webhook_enabled=false' && break; sleep 0.25; done
+for _ in $(seq 1 60); do last_config | matches 'webhook_enabled=false' && break; sleep 0.25; done
 pod_yaml disabled "$NS_M" '{"requests":{"cpu":"200m"}}' | k create -f - >/dev/null
 got=$(limits_of "$NS_M" disabled); [ "$got" = "cpu=,mem=" ] && pass "webhook.enabled false applied live: no limit" || fail "disabled: $got"
 k patch headroomconfig cluster --type=merge -p '{"spec":{"webhook":{"enabled":true}}}' >/dev/null
-for _ in $(seq 1 60); do last_config | grep -q 'webhook_enabled=true' && break; sleep 0.25; done
+for _ in $(seq 1 60); do last_config | matches 'webhook_enabled=true' && break; sleep 0.25; done
 
 # 4. Certificate rotation without a restart.
 serial_now() {

@@ -149,7 +149,7 @@ certificate() {
   check "($mode) the CA injector put the Certificate's CA into the registration's caBundle" injected
   WHY="$(openssl x509 -in "$WORK/tls-$mode.crt" -noout -ext subjectAltName 2>&1 | tr '\n' ' ')"
   check "($mode) the certificate names IP 127.0.0.1 (webhook.url's host)" \
-    eval 'openssl x509 -in "$WORK/tls-$mode.crt" -noout -ext subjectAltName 2>/dev/null | grep -q "IP Address:127.0.0.1"'
+    eval 'openssl x509 -in "$WORK/tls-$mode.crt" -noout -ext subjectAltName 2>/dev/null | matches "IP Address:127.0.0.1"'
 }
 # serving MODE CAFILE: the webhook serves, within 120 s of the install (the kubelet puts a Secret
 # made after the pod started into its volume at its next sync of the pod).
