@@ -233,18 +233,21 @@ if want image; then
   # plane: 5 min cold, a stamp check warm. Its own step, so its time is not a test's.
   step "image: syft for the SBOM (tests/cluster/cluster.sh tool syft)"
   tests/cluster/cluster.sh tool syft >/dev/null
-  # Each test works in a directory of its own (its own dockerd and containerd for the
-  # Dockerfile's), and the shared caches are written by rename; release_sbom waits for
-  # release_image_arm64's arm64 build (tests/release/CMakeLists.txt). Side by side, one per core.
-  step "image: the Dockerfile's build, arm64 under qemu, the SBOM, the portable plugin (-j $jobs)"
-  ctest --test-dir build/release -L '^image$' --output-on-failure -j "$jobs"
 fi
 
-if want release; then
-  # The release command from two fresh clones, compared byte for byte (docs/releasing.md).
-  wait_cp
-  step "release: scripts/release.sh twice from fresh clones, byte-identical"
-  ctest --test-dir build/release -L '^release$' --output-on-failure
+# The image tier's tests and the release tier's (tests/release/): one CTest run when both are
+# wanted, one test per core. Each test works in a directory of its own (its own dockerd and
+# containerd for the Dockerfile's, fresh clones for the release's), and the shared caches are
+# written by rename; release_sbom waits for release_image_arm64's arm64 build
+# (tests/release/CMakeLists.txt). Side by side, the release's two builds fill the core the arm64
+# build leaves while the other image tests are done.
+release_labels=()
+want image && release_labels+=(image)
+want release && release_labels+=(release)
+if [ ${#release_labels[@]} -gt 0 ]; then
+  want release && wait_cp # helm packs the charts
+  step "$(IFS=+; echo "${release_labels[*]}"): tests/release/ (the Dockerfile, arm64 under qemu, the SBOM, the plugin; the release twice, byte-identical) (-j $jobs)"
+  ctest --test-dir build/release -L "^($(IFS='|'; echo "${release_labels[*]}"))\$" --output-on-failure -j "$jobs"
 fi
 
 if want e2e; then
