@@ -151,7 +151,7 @@ if out=$(k -n "$NS" patch pod burst --subresource resize -p \
   '{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":"300m","memory":"128Mi"},"limits":{"cpu":"300m","memory":"128Mi"}}}]}}' 2>&1); then
   fail "Guaranteed resize rejected" "the API server accepted it"
 else
-  echo "$out" | matches -i "QOS" && pass "resize to Guaranteed rejected: $(echo "$out" | grep -io 'Pod QOS Class may not change[^"]*' | head -1)" \
+  grep -qi "QOS" <<<"$out" && pass "resize to Guaranteed rejected: $(echo "$out" | grep -io 'Pod QOS Class may not change[^"]*' | head -1)" \
     || fail "Guaranteed resize rejected" "rejected, but not for QoS: $out"
 fi
 
