@@ -57,17 +57,11 @@ free_port() {
   return 1
 }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
-# wait_until seconds cmd...: tries cmd until it succeeds or the time is up. The pause between
-# tries starts at 0.2 s and grows by 0.1 s a try, to 1 s: most conditions a test waits for come
-# true within a second or two and are seen as soon as before, while a long wait costs the machine
-# less. A try is mostly a kubectl, about 0.17 CPU-s for the Go program's start alone: at a fixed
-# 0.2 s three tests' waits took more than a core, most of the suite's CPU on this 2-core machine.
-wait_until() {
-  local end=$(($(now_ms) + $1 * 1000)) pause=2; shift
+wait_until() { # seconds, cmd...
+  local end=$(($(now_ms) + $1 * 1000)); shift
   until "$@" >/dev/null 2>&1; do
     [ "$(now_ms)" -lt "$end" ] || return 1
-    sleep "$((pause / 10)).$((pause % 10))"
-    [ "$pause" -ge 10 ] || pause=$((pause + 1))
+    sleep 0.2
   done
 }
 require_cluster() {
