@@ -37,13 +37,13 @@ check() { # name, condition-as-command...
   WHY=""
 }
 finish() { echo "$passed passed, $failed failed"; [ "$failed" -eq 0 ]; }
-# A port for a listener of the script's own: below the ephemeral range (an outgoing connection
-# cannot take it between the look and the bind) and not listening. It runs in $(...), so it
-# cannot remember what it gave: name the ports already taken. free_port [taken port...]
 # matches [grep flags] PATTERN: grep -q over stdin that reads all of it. grep -q stops at the
 # first match, so under pipefail a producer still writing takes SIGPIPE and the pipeline
 # fails (141) although the text matched; a negated test would pass. Counting reads to the end.
 matches() { grep -c "$@" >/dev/null; }
+# A port for a listener of the script's own: below the ephemeral range (an outgoing connection
+# cannot take it between the look and the bind) and not listening. It runs in $(...), so it
+# cannot remember what it gave: name the ports already taken. free_port [taken port...]
 free_port() {
   local p
   for _ in $(seq 1 100); do
