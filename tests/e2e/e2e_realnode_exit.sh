@@ -38,6 +38,7 @@ THREADS=2 # each burner can use the whole machine
 
 cleanup() {
   stop_controller KILL
+  [ -z "${watchJ:-}" ] || kill "$watchJ" 2>/dev/null
   k delete mutatingwebhookconfiguration "$WH_NAME" --ignore-not-found >/dev/null 2>&1
   delete_objects
   k delete headroomconfig cluster --ignore-not-found >/dev/null 2>&1
@@ -208,6 +209,13 @@ check "(e) steady state: no write by the controller in 15 s by the audit log ($n
 # ------------------------------------------------------------------ (c) a Job born with its limit
 reqJ=200
 limJ=$(cap $((reqJ * initmult)) $((reqJ * mult)))
+# The pod as the API server stored it at its creation: a watch from a resourceVersion taken before
+# the Job exists replays the pod's ADDED event, whatever a loaded machine delays. (Polling for the
+# pod can first see it after the controller's resize, at generation 2.)
+rvJ=$(k -n "$NS" get pods -o jsonpath='{.metadata.resourceVersion}')
+k get --raw "/api/v1/namespaces/$NS/pods?watch=1&labelSelector=job-name%3Dshort&resourceVersion=$rvJ&timeoutSeconds=90" \
+  >"$WORK/job-watch" 2>&1 &
+watchJ=$!
 k apply -f - >/dev/null <<JOB
 apiVersion: batch/v1
 kind: Job
@@ -228,8 +236,7 @@ uidJ="" cidJ="" qJ="" genB="" limB=""
 end=$((tJ0 + 60000))
 while [ -z "$qJ" ] && [ "$(now_ms)" -lt "$end" ]; do
   if [ -z "$uidJ" ]; then
-    read -r uidJ genB limB < <(k -n "$NS" get pods -l job-name=short \
-      -o jsonpath='{.items[0].metadata.uid} {.items[0].metadata.generation} {.items[0].spec.containers[0].resources.limits.cpu}{"\n"}' 2>/dev/null)
+    uidJ=$(k -n "$NS" get pods -l job-name=short -o jsonpath='{.items[0].metadata.uid}' 2>/dev/null)
   fi
   if [ -n "$uidJ" ] && [ -z "$cidJ" ]; then
     cidJ=$(ctr --address "$REAL_SOCK" -n k8s.io containers ls -q \
@@ -250,10 +257,16 @@ while [ -z "$qJ" ] && [ "$(now_ms)" -lt "$end" ]; do
   fi
   sleep 0.05
 done
+born() { jq -rn 'first(inputs | select(.type? == "ADDED") | .object
+  | "\(.metadata.generation) \(.spec.containers[0].resources.limits.cpu // "none")")' "$WORK/job-watch" 2>/dev/null; }
+wait_until 10 eval '[ -n "$(born)" ]'
+read -r genB limB < <(born)
+kill "$watchJ" 2>/dev/null
+wait "$watchJ" 2>/dev/null
 JP=$(k -n "$NS" get pods -l job-name=short -o jsonpath='{.items[0].metadata.name}' 2>/dev/null)
 limNow=$(cpu_limit "$NS" "$JP")
 started=$(k -n "$NS" get pod "$JP" -o jsonpath='{.status.containerStatuses[0].state.running.startedAt}')
-echo "      (c) Job pod $JP: first seen at generation ${genB:-?} with limit ${limB:-none}; container $cidJ running ${tq:-never} ms after the Job was created, quota ${qJ:-?}; started $started; limit now ${limNow}"
+echo "      (c) Job pod $JP: born at generation ${genB:-?} with limit ${limB:-none}; container $cidJ running ${tq:-never} ms after the Job was created, quota ${qJ:-?}; started $started; limit now ${limNow}"
 WHY="at generation '$genB' limit '$limB'"
 check "(c) a Job's pod is born with the webhook's limit (${reqJ}m x $initmult = ${limJ}m)" \
   eval '[ "$genB" = 1 ] && [ "$(milli "${limB:-0}")" = "$limJ" ]'

@@ -136,6 +136,7 @@ cg_quota() { cat "$(cg_dir "$REAL_CG_CPU" "$1" "$2")/cpu.cfs_quota_us"; }       
 cg_period() { cat "$(cg_dir "$REAL_CG_CPU" "$1" "$2")/cpu.cfs_period_us"; }
 cg_usage() { cat "$(cg_dir "$REAL_CG_CPUACCT" "$1" "$2")/cpuacct.usage"; }      # ns pod -> ns of CPU
 cg_throttled() { awk '$1 == "nr_throttled" {print $2}' "$(cg_dir "$REAL_CG_CPU" "$1" "$2")/cpu.stat"; }
+cg_periods() { awk '$1 == "nr_periods" {print $2}' "$(cg_dir "$REAL_CG_CPU" "$1" "$2")/cpu.stat"; }
 cg_throttled_ns() { awk '$1 == "throttled_time" {print $2}' "$(cg_dir "$REAL_CG_CPU" "$1" "$2")/cpu.stat"; }
 quota_is() { [ "$(cg_quota "$1" "$2" 2>/dev/null)" = "$3" ]; }                  # ns pod µs
 # millicores -> the quota the kubelet writes for it (period 100 ms; 1m = 100 µs)
