@@ -109,6 +109,7 @@ typedef struct hr_cpod_status {
     uint8_t resize;       /* hr_resize_state */
     bool resizing;        /* condition PodResizeInProgress present */
     uint32_t status_hash; /* hr_status_note_hash of our annotation, 0: none */
+    uint32_t status_mark; /* hr_status_note_mark of it: its target, dryRun */
 } hr_cpod_status;
 
 HR_MUST_CHECK hr_status hr_cache_put_pod(hr_cache *c, const hr_kpod *p, const hr_cpod_status *s,
@@ -175,6 +176,7 @@ typedef struct hr_cpod_view {
     uint8_t resize; /* hr_resize_state */
     bool resizing;
     uint32_t status_hash; /* fingerprint of kube-headroom.dev/status, 0: none */
+    uint32_t status_mark; /* its target and dryRun (kube/write/status_note.h) */
     hr_pod pod;           /* context fields neutral (hr_pod_init) */
     const char *const *ctr_names;
 } hr_cpod_view;

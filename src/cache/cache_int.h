@@ -91,6 +91,7 @@ typedef struct cpod {
     uint16_t flags;
     uint16_t n_ctr;
     uint32_t status_hash; /* of our status annotation (kube/write/status_note.h) */
+    uint32_t status_mark; /* its target and dryRun, same header */
 } cpod;
 
 _Static_assert(sizeof(cpod) == 88, "the pod record is the budget's core");

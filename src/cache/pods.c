@@ -275,6 +275,7 @@ hr_status hr_cpods_put(hr_cache *c, const hr_kpod *p, const hr_cpod_status *s, h
         /* Our own annotation changing is remembered but recomputes
          * nothing: the controller only compares it before writing. */
         old->status_hash = s ? s->status_hash : 0;
+        old->status_mark = s ? s->status_mark : 0;
         old->mark = c->epoch[HR_CK_POD];
         hr_cstore_parse_uid(p->meta.uid, old->uid);
         bool same = old->node == node && old->flags == flags && old->okind == ok &&
@@ -359,6 +360,7 @@ hr_status hr_cpods_put(hr_cache *c, const hr_kpod *p, const hr_cpod_status *s, h
     np->flags = flags;
     np->n_ctr = (uint16_t)p->pod.n_ctr;
     np->status_hash = s ? s->status_hash : 0;
+    np->status_mark = s ? s->status_mark : 0;
     uint32_t k = h & (c->n_pbuckets - 1);
     np->hnext = c->pbuckets[k];
     c->pbuckets[k] = pi;
@@ -417,6 +419,7 @@ static void fill_pod_view(const hr_cache *c, uint32_t i, hr_cpod_view *v, hr_cpo
     v->resize = (uint8_t)((p->flags >> PF_RESIZE_SHIFT) & 3);
     v->resizing = (p->flags & PF_RESIZING) != 0;
     v->status_hash = p->status_hash;
+    v->status_mark = p->status_mark;
     v->pod = hr_pod_init();
     uint32_t gid, wid, hl;
     hr_cblob_decode(p->blob, p->n_ctr, ids, s->ctr, &v->pod, &gid, &wid, &hl);

@@ -150,6 +150,14 @@ static void obj_uid_rv(const hr_sobj *o, const char **uid, size_t *uid_len, cons
     }
 }
 
+/* What the cache keeps of a pod's status beside the pod. */
+static hr_cpod_status pod_status(const hr_kpod_status *ks)
+{
+    return (hr_cpod_status){(uint8_t)ks->resize, ks->resizing,
+                            hr_status_note_hash(ks->status_note, ks->status_note_len),
+                            hr_status_note_mark(ks->status_note, ks->status_note_len)};
+}
+
 /* Protobuf into the cache, one decoder per kind (the JSON twin is
  * decode_put). */
 static hr_status decode_put_pb(hr_csink *s, const hr_sobj *o, bool *decoded, hr_err *err)
@@ -163,8 +171,7 @@ static hr_status decode_put_pb(hr_csink *s, const hr_sobj *o, bool *decoded, hr_
         if ((st = hr_pbdecode_pod(o->pb, o->pb_len, &s->a, &p, &ks, err)))
             return st;
         *decoded = true;
-        hr_cpod_status ps = {(uint8_t)ks.resize, ks.resizing,
-                             hr_status_note_hash(ks.status_note, ks.status_note_len)};
+        hr_cpod_status ps = pod_status(&ks);
         return hr_cache_put_pod(s->c, &p, &ps, err);
     }
     case HR_CK_NODE: {
@@ -218,8 +225,7 @@ static hr_status decode_put(hr_csink *s, const hr_sobj *o, bool *decoded, hr_err
         *decoded = true;
         hr_kpod_status ks;
         hr_decode_pod_status(obj, &ks);
-        hr_cpod_status ps = {(uint8_t)ks.resize, ks.resizing,
-                             hr_status_note_hash(ks.status_note, ks.status_note_len)};
+        hr_cpod_status ps = pod_status(&ks);
         return hr_cache_put_pod(s->c, &p, &ps, err);
     }
     case HR_CK_NODE: {

@@ -147,6 +147,7 @@ static hr_status copy_pod(hr_arena *a, const hr_cache *c, const hr_cnode_view *n
     rp->ctr_names = names;
     rp->resize = v->resize;
     rp->status_hash = v->status_hash;
+    rp->status_mark = v->status_mark;
 
     /* The context the core cannot know from the pod alone. A placeholder
      * node (known only from its pods) has no labels to judge: not excluded.

@@ -9,6 +9,24 @@
 #include "kube/write/status_note.h"
 #include "util/buf.h"
 
+/* Whether a dry-run rewrites a pod's note whose text changed. A live run
+ * writes the note with a resize, when the target leaves the deadband of
+ * the limit; dry-run sets no limit, so the target its note states stands
+ * for the limit a live run would have set, and the deadband applies to it:
+ * the node's figures moving (a neighbour landing) rewrite no note. A note
+ * with no target or written by a live run is rewritten whenever it
+ * changed, and so is a held one, or one that is to say a gate holds it, as
+ * a live run rewrites a held pod's note (the HR_ACT_SKIP branch below). */
+static bool dry_note_due(const hr_config *cfg, const hr_rpod *rp, const hr_pod_plan *pp)
+{
+    int64_t noted;
+    if (!hr_status_mark_dry(rp->status_mark) || !hr_status_mark_target(rp->status_mark, &noted))
+        return true;
+    if (pp->gate != HR_GATE_PASS || hr_status_note_held(rp->status_hash))
+        return true;
+    return hr_should_write(cfg, noted, pp->target);
+}
+
 /* Copy a finished buffer into the arena; NULL on failure. */
 static const char *keep(hr_arena *a, hr_buf *b)
 {
@@ -109,9 +127,10 @@ hr_status hr_reconcile_node_with(const hr_config *cfg, const hr_rnode *rn, int64
             hr_status_note_hash(act->annotation, strlen(act->annotation)) != rp->status_hash;
 
         if (cfg->dry_run && pp->gate != HR_GATE_BOOKING_UNKNOWN) {
-            /* Dry-run writes only the annotation. An increase on a node
-             * whose booking is unknown is held in dry-run too (below). */
-            if (!changed)
+            /* Dry-run writes only the annotation, when a live run would
+             * write (dry_note_due). An increase on a node whose booking
+             * is unknown is held in dry-run too (below). */
+            if (!changed || !dry_note_due(cfg, rp, pp))
                 continue;
             act->kind = HR_ACT_ANNOTATE;
             act->held = pp->gate == HR_GATE_PASS;

@@ -28,6 +28,7 @@ typedef struct hr_rpod {
     hr_pod pod;                   /* context fields filled by the caller */
     uint32_t status_hash;         /* hr_status_note_hash of its current
                                      kube-headroom.dev/status, 0: none */
+    uint32_t status_mark;         /* hr_status_note_mark of it */
     uint8_t resize;               /* hr_resize_state (cache.h): PodResizePending */
 } hr_rpod;
 

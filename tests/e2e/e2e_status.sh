@@ -9,6 +9,8 @@
 #      controller, though a Node label re-plans both nodes inside them — the held pod's
 #      annotation is computed again, and not sent again (compared by its hash).
 #   c. Dry-run: a new pod's annotation says the limit `headroom plan -o json` would write.
+#   e. Dry-run writes an annotation when a live run would write a limit: a neighbour that moves the
+#      would-be limits within the deadband rewrites no annotation (audit); past it, they follow.
 #
 # Runs as the least-privilege identity of charts/kube-headroom/templates/rbac.yaml. Prints
 # PASS/FAIL per check, figures, and "N passed, N failed". About 160 s (the 120 s window).
@@ -144,6 +146,25 @@ dry_ok() { # pod
 }
 for p in dry1 dry2; do
   check "c. dry-run: $p's targetLimit is what \`headroom plan -o json\` would write, and nothing is" dry_ok "$p"
+done
+
+# ---------------------------------- e. dry-run writes an annotation when a live run would write
+# dry3 (20m) lands beside dry1 (300m, 1200m) and dry2 (700m, 2800m) on 4 cores: their would-be
+# limits fall by about 2 %, within the deadband (shrink 5 %), so a live run would write no limit
+# and dry-run rewrites neither annotation, although their figures (slack, factor) changed. dry4
+# (400m) then moves them by 28 %: both follow the plan again.
+m_e=$(audit_mark)
+mkpod "$NS" dry3 "$N2" 20m
+wait_until 30 eval 'annotation dry3 | matches "\"dryRun\":true"'
+quiet_for 5 30 "$MPORT" >/dev/null
+wn() { audit_writes "$m_e" "$ID" ".objectRef.name == \"$1\"" | wc -l; }
+WHY="annotation writes: dry1 $(wn dry1), dry2 $(wn dry2), dry3 $(wn dry3); plan: dry1 $(plan_target dry1), dry2 $(plan_target dry2)"
+check "e. dry-run: a neighbour moving dry1's and dry2's would-be limits within the deadband rewrites neither (audit)" \
+  eval '[ "$(wn dry1)" = 0 ] && [ "$(wn dry2)" = 0 ] && [ "$(wn dry3)" -ge 1 ]'
+mkpod "$NS" dry4 "$N2" 400m
+for p in dry1 dry2; do
+  check "e. dry-run: a neighbour moving $p's would-be limit past the deadband: its annotation follows the plan" \
+    wait_until 30 dry_ok "$p"
 done
 
 finish

@@ -1,6 +1,8 @@
 /*
  * fuzz_statusnote.c — libFuzzer target for the status annotation's reader
- * (kube/decode/statusnote.h), which reads text a pod's owner can write.
+ * (kube/decode/statusnote.h), which reads text a pod's owner can write,
+ * and for the cache's fingerprint and mark of the same text
+ * (kube/write/status_note.h), read by the controller on every pod event.
  *
  * Accepted notes must hold what the printer relies on: version 1 or 2,
  * quantities HR_NONE or non-negative, at most HR_KNOTE_LIMITS_MAX limits,
@@ -13,6 +15,7 @@
 
 #include "core/pod.h"
 #include "kube/decode/statusnote.h"
+#include "kube/write/status_note.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -72,6 +75,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (n.dry_run < -1 || n.dry_run > 1)
             abort();
     }
+    /* The mark's target, when it has one, is within its 31 bits; the
+     * fingerprint is never "no annotation" for a text that is there. */
+    int64_t t;
+    if (hr_status_mark_target(hr_status_note_mark(s, size), &t) && (t < 0 || t > 0x7ffffffe))
+        abort();
+    if (hr_status_note_hash(s, size) == 0)
+        abort();
     hr_arena_free(&a);
     free(s);
     return 0;

@@ -369,7 +369,7 @@ static void controller_path(world *w, hr_reason *reasons)
         hr_arena a;
         hr_arena_init(&a, 4096);
         hr_kpod kp;
-        hr_cpod_status cs = {0, false, 0};
+        hr_cpod_status cs = {0, false, 0, 0};
         if (hr_decode_pod(yyjson_doc_get_root(d), &a, &kp, &err) != HR_OK ||
             hr_cache_put_pod(w->cache, &kp, &cs, &err) != HR_OK)
             fail_msg("%s: controller path: %s", cases[i].what, err.msg);
@@ -448,7 +448,7 @@ static void windows_is_birth_only(void **state)
     hr_arena a;
     hr_arena_init(&a, 4096);
     hr_kpod kp;
-    hr_cpod_status cs = {0, false, 0};
+    hr_cpod_status cs = {0, false, 0, 0};
     hr_err err;
     assert_int_equal(hr_decode_pod(yyjson_doc_get_root(d), &a, &kp, &err), HR_OK);
     assert_int_equal(hr_cache_put_pod(w.cache, &kp, &cs, &err), HR_OK);

@@ -108,6 +108,64 @@ static void dry_run_annotates_only_on_change(void **state)
     hr_arena_free(&a);
 }
 
+/* The pods carry the annotations of r's actions, as the watch brings them back. */
+static void carry_notes(const hr_reconcile *r)
+{
+    for (size_t i = 0; i < r->n_actions; i++) {
+        const char *t = r->actions[i].annotation;
+        pods[r->actions[i].pod].status_hash = hr_status_note_hash(t, strlen(t));
+        pods[r->actions[i].pod].status_mark = hr_status_note_mark(t, strlen(t));
+    }
+}
+
+/* Dry-run writes a note when a live run would write: the noted target
+ * stands for the limit, and the deadband applies to it. The node's
+ * figures moving within it rewrite nothing; past it, the note follows. */
+static void dry_run_deadband_on_noted_target(void **state)
+{
+    (void)state;
+    hr_rnode rn = setup_node();
+    hr_config c;
+    hr_config_defaults(&c); /* dry-run; grow 10 %, shrink 5 % */
+    hr_arena a;
+    hr_arena_init(&a, 0);
+    hr_reconcile r;
+    hr_err err;
+    assert_int_equal(hr_reconcile_node(&c, &rn, 1795000000, &a, &r, &err), HR_OK);
+    assert_int_equal(r.n_actions, 2);
+    carry_notes(&r);
+
+    /* 16 -> 16.4 cores: targets 4100m and 12300m, 2.5 % up, every figure
+     * of the notes changed: no write. */
+    rn.node.allocatable = 16400;
+    assert_int_equal(hr_reconcile_node(&c, &rn, 1795000060, &a, &r, &err), HR_OK);
+    assert_int_equal(r.n_actions, 0);
+    /* 16 -> 15.6 cores: targets 3900m and 11700m, 2.5 % down: none either. */
+    rn.node.allocatable = 15600;
+    assert_int_equal(hr_reconcile_node(&c, &rn, 1795000060, &a, &r, &err), HR_OK);
+    assert_int_equal(r.n_actions, 0);
+    /* 16 -> 15 cores: 3750m and 11250m, 6.25 % down: both rewritten. */
+    rn.node.allocatable = 15000;
+    assert_int_equal(hr_reconcile_node(&c, &rn, 1795000120, &a, &r, &err), HR_OK);
+    assert_int_equal(r.n_actions, 2);
+    assert_int_equal(r.actions[0].kind, HR_ACT_ANNOTATE);
+    assert_non_null(strstr(r.actions[0].annotation, "\"targetLimit\":\"3750m\""));
+    carry_notes(&r);
+    assert_int_equal(hr_reconcile_node(&c, &rn, 1795000180, &a, &r, &err), HR_OK);
+    assert_int_equal(r.n_actions, 0);
+
+    /* A note a live run wrote ("dryRun":false) is rewritten once changed,
+     * whatever the deadband: it must say dry-run. */
+    hr_config live = live_config();
+    hr_reconcile rl;
+    assert_int_equal(hr_reconcile_node(&live, &rn, 1795000180, &a, &rl, &err), HR_OK);
+    carry_notes(&rl);
+    assert_int_equal(hr_reconcile_node(&c, &rn, 1795000240, &a, &r, &err), HR_OK);
+    assert_int_equal(r.n_actions, 2);
+    assert_non_null(strstr(r.actions[0].annotation, "\"dryRun\":true"));
+    hr_arena_free(&a);
+}
+
 static void pressure_skips_increase_allows_decrease(void **state)
 {
     (void)state;
@@ -293,6 +351,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(resizes_with_body_annotation_event),
         cmocka_unit_test(dry_run_annotates_only_on_change),
+        cmocka_unit_test(dry_run_deadband_on_noted_target),
         cmocka_unit_test(pressure_skips_increase_allows_decrease),
         cmocka_unit_test(steady_state_writes_nothing),
         cmocka_unit_test(unknown_node_writes_nothing),

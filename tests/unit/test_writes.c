@@ -181,6 +181,65 @@ static void status_annotation_shape(void **state)
     hr_buf_free(&patch);
 }
 
+/* The mark: the note's targetLimit and dryRun, as written, and nothing from
+ * a figure that is not ours. */
+static void status_mark_reads_target_and_dry(void **state)
+{
+    (void)state;
+    two_pods t;
+    two_pods_init(&t);
+    hr_status_in in = pod0_in(&t, 1795000000);
+    hr_buf b;
+    hr_buf_init(&b, 0);
+    hr_status_annotation(&b, &in);
+    uint32_t m = hr_status_note_mark(hr_buf_str(&b), b.len);
+    int64_t v = 0;
+    assert_true(hr_status_mark_target(m, &v));
+    assert_int_equal(v, 4000);
+    assert_false(hr_status_mark_dry(m));
+    in.dry_run = true;
+    hr_buf_reset(&b);
+    hr_status_annotation(&b, &in);
+    m = hr_status_note_mark(hr_buf_str(&b), b.len);
+    assert_true(hr_status_mark_dry(m));
+    assert_true(hr_status_mark_target(m, &v));
+    assert_int_equal(v, 4000);
+    in.target_unknown = true; /* booking-unknown: no target */
+    hr_buf_reset(&b);
+    hr_status_annotation(&b, &in);
+    m = hr_status_note_mark(hr_buf_str(&b), b.len);
+    assert_true(hr_status_mark_dry(m));
+    assert_false(hr_status_mark_target(m, &v));
+    hr_buf_free(&b);
+
+    static const struct {
+        const char *text;
+        bool has;
+        int64_t milli;
+    } cases[] = {
+        {"{\"targetLimit\":\"0m\"}", true, 0},
+        {"{\"targetLimit\":\"2147483645m\"}", true, 2147483645},
+        {"{\"targetLimit\":\"99999999999999999999999m\"}", true, 2147483646}, /* saturated */
+        {"{\"targetLimit\":\"4\"}", false, 0},
+        {"{\"targetLimit\":\"m\"}", false, 0},
+        {"{\"targetLimit\":\"-4m\"}", false, 0},
+        {"{\"targetLimit\":\"4m", false, 0}, /* cut short */
+        {"{\"targetLimit\":4000}", false, 0},
+        {"", false, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        m = hr_status_note_mark(cases[i].text, strlen(cases[i].text));
+        assert_int_equal(hr_status_mark_target(m, &v), cases[i].has);
+        if (cases[i].has)
+            assert_int_equal(v, cases[i].milli);
+        assert_false(hr_status_mark_dry(m));
+    }
+    /* Bounded by its length: a target past it is not read. */
+    static const char cut[] = "{\"targetLimit\":\"4000m\"}";
+    assert_false(hr_status_mark_target(hr_status_note_mark(cut, 20), &v));
+    assert_int_equal(hr_status_note_mark(NULL, 0), 0);
+}
+
 /* "cap": the bound r + burst meets; when every bound is below r, the least
  * of them; both LimitRange bounds read "limitrange", once in "caps". */
 static void status_annotation_caps(void **state)
@@ -292,6 +351,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(apply_body_names_only_our_fields),
         cmocka_unit_test(status_annotation_shape),
+        cmocka_unit_test(status_mark_reads_target_and_dry),
         cmocka_unit_test(status_annotation_caps),
         cmocka_unit_test(status_annotation_bounded),
         cmocka_unit_test(event_text),
