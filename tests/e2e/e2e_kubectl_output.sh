@@ -32,17 +32,19 @@ for f in jsonpath.recorded.json columns.recorded.json plan.recorded.json; do
   check "$f is what kubectl prints now" cmp -s "$G/$f" "$WORK/$f"
 done
 # The same paths on the live cluster's plan: headroom's jsonpath and kubectl's on its JSON. A pod
-# bound to a node that does not exist is enough for a row (planned as node-unknown).
+# bound to a node that does not exist is enough for a row (planned as node-unknown). Both plans
+# read this test's namespace only: the two reads are moments apart, and other tests' pods come
+# and go on the shared cluster.
 k apply -f - >/dev/null <<POD
 {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "row", "namespace": "$NS"},
  "spec": {"nodeName": "kout-node-$S", "containers": [{"name": "c", "image": "none",
    "resources": {"requests": {"cpu": "250m"}, "limits": {"cpu": "500m"}}}]}}
 POD
-"$HEADROOM" plan -o json >"$WORK/plan.json" 2>"$WORK/err"
+"$HEADROOM" plan -n "$NS" -o json >"$WORK/plan.json" 2>"$WORK/err"
 python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); json.dump({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"p","labels":{"x":"y"}},"plan":p}, open(sys.argv[2],"w"))' \
   "$WORK/plan.json" "$WORK/wrapped.json"
 T='{range .items[*]}{.node} {.namespace}/{.name} {.target}{"\n"}{end}'
-ours=$("$HEADROOM" plan -o "jsonpath=$T" 2>"$WORK/err")
+ours=$("$HEADROOM" plan -n "$NS" -o "jsonpath=$T" 2>"$WORK/err")
 theirs=$(KUBECONFIG=/dev/null k label --local -f "$WORK/wrapped.json" x=y --overwrite \
   -o "jsonpath=${T//.items/.plan.items}" 2>&1)
 same_text() { [ -n "$ours" ] && [ "$ours" = "$theirs" ]; }
