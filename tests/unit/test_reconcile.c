@@ -80,6 +80,16 @@ static void resizes_with_body_annotation_event(void **state)
     hr_arena_free(&a);
 }
 
+/* The pods carry the annotations of r's actions, as the watch brings them back. */
+static void carry_notes(const hr_reconcile *r)
+{
+    for (size_t i = 0; i < r->n_actions; i++) {
+        const char *t = r->actions[i].annotation;
+        pods[r->actions[i].pod].status_hash = hr_status_note_hash(t, strlen(t));
+        pods[r->actions[i].pod].status_mark = hr_status_note_mark(t, strlen(t));
+    }
+}
+
 static void dry_run_annotates_only_on_change(void **state)
 {
     (void)state;
@@ -98,24 +108,11 @@ static void dry_run_annotates_only_on_change(void **state)
     assert_non_null(strstr(r.actions[0].annotation, "\"dryRun\":true"));
 
     /* The pods now carry that annotation: a later reconcile writes nothing. */
-    pods[0].status_hash =
-        hr_status_note_hash(r.actions[0].annotation, strlen(r.actions[0].annotation));
-    pods[1].status_hash =
-        hr_status_note_hash(r.actions[1].annotation, strlen(r.actions[1].annotation));
+    carry_notes(&r);
     hr_reconcile r2;
     assert_int_equal(hr_reconcile_node(&c, &rn, 1795000600, &a, &r2, &err), HR_OK);
     assert_int_equal(r2.n_actions, 0);
     hr_arena_free(&a);
-}
-
-/* The pods carry the annotations of r's actions, as the watch brings them back. */
-static void carry_notes(const hr_reconcile *r)
-{
-    for (size_t i = 0; i < r->n_actions; i++) {
-        const char *t = r->actions[i].annotation;
-        pods[r->actions[i].pod].status_hash = hr_status_note_hash(t, strlen(t));
-        pods[r->actions[i].pod].status_mark = hr_status_note_mark(t, strlen(t));
-    }
 }
 
 /* Dry-run writes a note when a live run would write: the noted target
