@@ -311,6 +311,11 @@ uint64_t hr_cache_node_version(const hr_cache *c, const char *name)
     return hr_cfeed_version(c, hr_cnodes_find(c, name));
 }
 
+uint64_t hr_cache_removals(const hr_cache *c)
+{
+    return c->removals;
+}
+
 bool hr_cache_ns_get(const hr_cache *c, const char *name, hr_cns_view *out)
 {
     return hr_cnss_get(c, name, out);

@@ -242,6 +242,12 @@ uint32_t hr_cache_pods_nowhere(const hr_cache *c);
  * as it appears. Equal versions: the node plans as it did. */
 uint64_t hr_cache_node_version(const hr_cache *c, const char *name);
 
+/* How many objects (of any kind) have left the cache since it was made:
+ * deleted, or not seen again by a relist. Unchanged means nothing a
+ * reader keeps per pod or node can have gone stale by a deletion (the
+ * executor's sweeps, controller.c). Lock held. */
+uint64_t hr_cache_removals(const hr_cache *c);
+
 typedef struct hr_cns_view {
     const char *name;
     uint64_t rv;

@@ -261,6 +261,7 @@ struct hr_cache {
 
     uint32_t epoch[HR_CK_COUNT_];
     uint64_t changes[HR_CK_COUNT_];
+    uint64_t removals; /* objects of any kind deleted (hr_cache_removals) */
 
     hr_cenc enc; /* scratch for encoding a blob */
 

@@ -277,7 +277,11 @@ hr_status hr_cpods_put(hr_cache *c, const hr_kpod *p, const hr_cpod_status *s, h
         old->status_hash = s ? s->status_hash : 0;
         old->status_mark = s ? s->status_mark : 0;
         old->mark = c->epoch[HR_CK_POD];
-        hr_cstore_parse_uid(p->meta.uid, old->uid);
+        uint8_t uid[16];
+        hr_cstore_parse_uid(p->meta.uid, uid);
+        if (memcmp(uid, old->uid, sizeof uid) != 0)
+            c->removals++; /* a new pod of that name: the old one left (its delete unseen) */
+        memcpy(old->uid, uid, sizeof uid);
         bool same = old->node == node && old->flags == flags && old->okind == ok &&
                     old->ogroup == og && old->oname == on && old->n_ctr == p->pod.n_ctr &&
                     old->blob_len == len && memcmp(old->blob, c->enc.buf, len) == 0;

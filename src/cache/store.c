@@ -38,6 +38,8 @@
 void hr_cstore_report(hr_cache *c, hr_ckind k, hr_cchange what, const char *ns, const char *name)
 {
     c->changes[k]++;
+    if (what == HR_CC_DELETED)
+        c->removals++;
     if (c->obs)
         c->obs(c->obs_ud, k, what, ns, name);
     if (c->kick)

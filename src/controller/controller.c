@@ -28,13 +28,17 @@
 
 /* Entries of each executor map looked at per sweep (executor.h). */
 #define SWEEP_BUDGET 256
-/* Sweeps run 100 ms apart, and only after a change: a drain that reported
- * nodes schedules enough of them for one whole pass over the largest map
- * (its size / SWEEP_BUDGET, plus one for the pass in progress), so what
- * belongs to pods and nodes that left is freed within a pass of the last
- * change — 2,560 entries a second from each map — and a quiet daemon
- * sweeps nothing. Each sweep walks the executor's maps under the cache
- * lock, which is why they are spaced. */
+/* Sweeps run 100 ms apart, and only after a removal: a drain that reported
+ * nodes while objects left the cache (hr_cache_removals moved) schedules
+ * enough of them for one whole pass over the largest map (its size /
+ * SWEEP_BUDGET, plus one for the pass in progress), so what belongs to pods
+ * and nodes that left is freed within a pass of the last removal — 2,560
+ * entries a second from each map. A daemon whose pods only change (a
+ * converging wave: resizes, notes) or a quiet one sweeps nothing: an entry
+ * goes stale only when its pod or node leaves. An entry a write adds after
+ * its pod left and after that pass waits for the next removal's pass (at
+ * most the writes in flight). Each sweep walks the executor's maps under
+ * the cache lock, which is why they are spaced. */
 #define SWEEP_GAP_MS 100
 /* Two drains are at least this far apart: a burst of watch events makes
  * one drain per gap, not one per event (the debounce absorbs the rest). */
@@ -194,6 +198,7 @@ static void *feeder_main(void *ud)
     bool synced = false;
     int64_t sync_gap = SYNC_POLL_MS;
     int sweeps_left = 0;
+    uint64_t swept_removals = 0; /* hr_cache_removals when the last pass was scheduled */
     int64_t next_sweep = 0, last_drain = INT64_MIN / 2;
     for (;;) {
         int64_t now = hr_mono_ms();
@@ -215,7 +220,9 @@ static void *feeder_main(void *ud)
                 park_infeasible(c, now);
             size_t fed = hr_cache_drain(c->o.cache, feed_one, &f);
             last_drain = now;
-            if (fed > 0) {
+            uint64_t removals = hr_cache_removals(c->o.cache);
+            if (fed > 0 && removals != swept_removals) {
+                swept_removals = removals;
                 hr_executor_stats es;
                 hr_executor_get_stats(c->exec, &es);
                 size_t most = es.last_rv > es.reported ? es.last_rv : es.reported;

@@ -184,10 +184,14 @@ static void write_accepted(hr_executor *e)
 static void pod_key(char *k, size_t cap, const char *ns, const char *name, const uint8_t uid[16])
 {
     static const uint8_t none[16];
+    static const char digits[] = "0123456789abcdef";
     const uint8_t *u = uid != NULL ? uid : none;
     char hex[33];
-    for (int i = 0; i < 16; i++)
-        snprintf(hex + 2 * i, 3, "%02x", u[i]);
+    for (int i = 0; i < 16; i++) {
+        hex[2 * i] = digits[u[i] >> 4];
+        hex[2 * i + 1] = digits[u[i] & 0xf];
+    }
+    hex[32] = 0;
     /* A namespace is at most 63 bytes, a pod name 253: the key fits. */
     snprintf(k, cap, "%s/%s/", ns, name);
     size_t n = strlen(k);

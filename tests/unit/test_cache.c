@@ -271,6 +271,54 @@ static void test_bind_rebind_leave(void **state)
     assert_string_equal(drain(f, d), "");
 }
 
+static uint64_t removals(fx *f)
+{
+    hr_cache_lock(f->c);
+    uint64_t n = hr_cache_removals(f->c);
+    hr_cache_unlock(f->c);
+    return n;
+}
+
+/* Pod a/p on n1 with a uid of its own. */
+static void put_uid(fx *f, const char *rv, const char *uid)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf,
+             "{\"metadata\":{\"namespace\":\"a\",\"name\":\"p\",\"resourceVersion\":\"%s\","
+             "\"uid\":\"%s\"},\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\","
+             "\"resources\":{\"requests\":{\"cpu\":\"100m\"}}}]},"
+             "\"status\":{\"phase\":\"Running\"}}",
+             rv, uid);
+    assert_int_equal(feed(f, HR_CK_POD, false, buf), HR_OK);
+}
+
+/* What leaves the cache moves the count the executor's sweeps wait for
+ * (controller.c); what only changes does not. */
+static void test_removals_count_what_leaves(void **state)
+{
+    fx *f = *state;
+    char d[4096];
+    put_uid(f, "1", "11111111-1111-1111-1111-111111111111");
+    put_node(f, "n1", "4", "False", "z", "2");
+    put_uid(f, "3", "11111111-1111-1111-1111-111111111111"); /* the same pod, changed */
+    put_pod(f, "a", "q", "n1", "Running", 100, -1, "4");
+    put_pod(f, "a", "q", "n1", "Running", 300, -1, "5");
+    drain(f, d);
+    assert_int_equal(removals(f), 0);
+    /* recreated under its name, its delete never seen */
+    put_uid(f, "6", "22222222-2222-2222-2222-222222222222");
+    assert_int_equal(removals(f), 1);
+    del_obj(f, HR_CK_POD, "a", "q");
+    assert_int_equal(removals(f), 2);
+    put_pod(f, "a", "job", "n1", "Running", 100, -1, "7");
+    put_pod(f, "a", "job", "n1", "Succeeded", 100, -1, "8"); /* terminal: leaves */
+    assert_int_equal(removals(f), 3);
+    del_obj(f, HR_CK_NODE, "", "n1");
+    assert_int_equal(removals(f), 4);
+    del_obj(f, HR_CK_POD, "a", "q"); /* not there: nothing left */
+    assert_int_equal(removals(f), 4);
+}
+
 static void test_terminal_pods_leave(void **state)
 {
     fx *f = *state;
@@ -1114,6 +1162,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pod_roundtrip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rv_only_update_is_quiet, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bind_rebind_leave, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_removals_count_what_leaves, setup, teardown),
         cmocka_unit_test_setup_teardown(test_terminal_pods_leave, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nodes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_namespace_labels, setup, teardown),
