@@ -442,6 +442,20 @@ audit_writes() { # mark user [jq condition]
 }
 # The same, counted.
 audit_write_count() { audit_writes "$@" | wc -l; }
+# Milliseconds from pod NS/NAME's create reaching the API server (requestReceivedTimestamp)
+# to USER's first resize of it that the API server accepted (its stageTimestamp), both after
+# MARK: the controller's reaction as the API server saw it, without the test's own kubectl
+# start-up and polling. Prints nothing while either is not in the record yet.
+audit_react_ms() { # mark ns name user
+  audit_since "$1" "select(.objectRef.namespace == \"$2\" and .objectRef.name == \"$3\" and .objectRef.resource == \"pods\")" |
+    jq -rs --arg u "$4" '
+      def ts: (.[0:19] + "Z" | fromdateiso8601) + ("0" + .[19:-1] | tonumber);
+      ([.[] | select(.verb == "create" and (.objectRef.subresource // "") == "") | .requestReceivedTimestamp | ts] | min) as $c
+      | ([.[] | select(.user.username == $u and .objectRef.subresource == "resize"
+                       and (.responseStatus.code // 0) >= 200 and (.responseStatus.code // 0) < 300)
+          | .stageTimestamp | ts] | min) as $r
+      | if $c == null or $r == null then empty else (($r - $c) * 1000 | floor) end'
+}
 
 # ------------------------------------------------------------- objects
 NODES=() NSS=()
