@@ -65,10 +65,8 @@ ticks_s() { awk -v t="$1" -v hz="$BENCH_HZ" 'BEGIN {printf "%.2f", t / hz}'; }  
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 
 # ------------------------------------------------------------- the audit record
-# jq definitions: t (an audit timestamp, "2026-12-01T17:20:00.123456Z", in
-# seconds since the epoch) and kind (a write of the controller: resize,
-# annotation, event, other).
-JQ_T='def t: (sub("\\.[0-9]+Z$"; "Z") | fromdate) + ((capture("\\.(?<f>[0-9]+)Z$").f // "0") | "0." + . | tonumber);'
+# jq definitions: t (tests/lib/common.sh) and kind (a write of the controller:
+# resize, annotation, event, other).
 JQ_KIND='def kind: if .objectRef.resource == "pods" and .objectRef.subresource == "resize" then "resize"
   elif .objectRef.resource == "pods" and (.objectRef.subresource // "") == "" and .verb == "patch" then "annotation"
   elif .objectRef.resource == "events" then "event" else "other" end;'

@@ -428,6 +428,8 @@ proxy_stop() {
 # JSON object per line, optionally filtered (e.g. 'select(.verb=="patch")').
 AUDIT=${HEADROOM_AUDIT_LOG:-$STATE/audit.log}
 audit_mark() { [ -f "$AUDIT" ] && wc -l <"$AUDIT" || echo 0; }
+# A jq definition: t, an audit timestamp ("2026-12-01T17:20:00.123456Z") in seconds since the epoch.
+JQ_T='def t: (sub("\\.[0-9]+Z$"; "Z") | fromdate) + ((capture("\\.(?<f>[0-9]+)Z$").f // "0") | "0." + . | tonumber);'
 audit_since() { # mark [jq filter]
   tail -n +"$(($1 + 1))" "$AUDIT" | jq -c "${2:-.}"
 }
@@ -448,12 +450,11 @@ audit_write_count() { audit_writes "$@" | wc -l; }
 # start-up and polling. Prints nothing while either is not in the record yet.
 audit_react_ms() { # mark ns name user
   audit_since "$1" "select(.objectRef.namespace == \"$2\" and .objectRef.name == \"$3\" and .objectRef.resource == \"pods\")" |
-    jq -rs --arg u "$4" '
-      def ts: (.[0:19] + "Z" | fromdateiso8601) + ("0" + .[19:-1] | tonumber);
-      ([.[] | select(.verb == "create" and (.objectRef.subresource // "") == "") | .requestReceivedTimestamp | ts] | min) as $c
+    jq -rs --arg u "$4" "$JQ_T"'
+      ([.[] | select(.verb == "create" and (.objectRef.subresource // "") == "") | .requestReceivedTimestamp | t] | min) as $c
       | ([.[] | select(.user.username == $u and .objectRef.subresource == "resize"
                        and (.responseStatus.code // 0) >= 200 and (.responseStatus.code // 0) < 300)
-          | .stageTimestamp | ts] | min) as $r
+          | .stageTimestamp | t] | min) as $r
       | if $c == null or $r == null then empty else (($r - $c) * 1000 | floor) end'
 }
 
