@@ -739,6 +739,8 @@ static void test_threads(void **state)
     enum { T = 8, N = 100 };
     pthread_t th[T];
     worker w[T];
+    hr_kclient_stats s0, s1;
+    hr_kclient_get_stats(g_admin, &s0);
     double t0 = now_ms();
     for (int i = 0; i < T; i++) {
         w[i] = (worker){g_admin, N, 0};
@@ -751,7 +753,12 @@ static void test_threads(void **state)
     }
     double ms = now_ms() - t0;
     assert_int_equal(ok, T * N);
-    printf("# %d threads x %d GETs: %.0f ms, %.0f requests/s\n", T, N, ms, T * N * 1000.0 / ms);
+    hr_kclient_get_stats(g_admin, &s1);
+    printf("# %d threads x %d GETs: %.0f ms, %.0f requests/s, %" PRIu64 " new connections\n", T, N,
+           ms, T * N * 1000.0 / ms, s1.new_connections - s0.new_connections);
+    /* Every request is a stream of the one warm connection (mux.h), not one
+     * connection per thread. */
+    assert_true(s1.new_connections - s0.new_connections == 0);
 
     /* Writes go through the limiter: 20 creates at 10/s burst 5 take ~1.5 s. */
     hr_kclient_set_rate(g_admin, 10, 5);

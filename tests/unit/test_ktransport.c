@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "hr_check.h"
+#include "hr_switches.h"
 #include "kube/transport/backoff.h"
 #include "kube/transport/client.h"
 #include "kube/transport/kstatus.h"
@@ -212,14 +213,16 @@ static void test_limiter_threads_real_clock(void **state)
 
 typedef struct stop_waiter {
     hr_klimiter *l;
-    const atomic_bool *stop;
+    hr_kstop *stop;
     hr_status st;
     _Atomic int64_t done_ns;
+    _Atomic long tid;
 } stop_waiter;
 
 static void *stop_waiter_main(void *p)
 {
     stop_waiter *t = p;
+    atomic_store(&t->tid, hr_tid());
     t->st = hr_klimiter_wait_stop(t->l, t->stop);
     atomic_store(&t->done_ns, hr_mono_ns());
     return NULL;
@@ -234,16 +237,24 @@ static void test_limiter_wait_stops(void **state)
     hr_klimiter l;
     assert_int_equal(hr_klimiter_init(&l, 0.1, 1, hr_mono_ns()), 0);
     CHECK_TRUE("burst", hr_klimiter_try(&l, hr_mono_ns()));
-    atomic_bool stop;
-    atomic_init(&stop, false);
-    stop_waiter t = {&l, &stop, HR_OK, 0};
+    hr_kstop stop;
+    assert_int_equal(hr_kstop_init(&stop), 0);
+    stop_waiter t = {&l, &stop, HR_OK, 0, 0};
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, stop_waiter_main, &t), 0);
     struct timespec ts = {0, 50 * 1000000L};
     nanosleep(&ts, NULL);
     CHECK_TRUE("still waiting before stop", atomic_load(&t.done_ns) == 0);
+    /* Asleep, not polling: over 300 ms its thread was switched in at most
+     * twice (a 10 ms polling slice would be ~30 times). */
+    long n0 = hr_switches(atomic_load(&t.tid));
+    ts.tv_nsec = 300 * 1000000L;
+    nanosleep(&ts, NULL);
+    long n1 = hr_switches(atomic_load(&t.tid));
+    if (n0 < 0 || n1 - n0 > 2)
+        fail_msg("the waiter woke %ld times in 300 ms, want at most 2", n1 - n0);
     int64_t t0 = hr_mono_ns();
-    atomic_store(&stop, true);
+    hr_kstop_set(&stop, true);
     pthread_join(th, NULL);
     int64_t ms = (atomic_load(&t.done_ns) - t0) / 1000000;
     if (ms > 100)
@@ -253,6 +264,7 @@ static void test_limiter_wait_stops(void **state)
     int64_t next = hr_klimiter_reserve(&l, hr_mono_ns());
     CHECK_TRUE("token refunded", next > 9 * SEC && next <= 10 * SEC);
     hr_klimiter_destroy(&l);
+    hr_kstop_destroy(&stop);
 }
 
 /* --------------------------------------------------------- line splitter */

@@ -3,15 +3,16 @@
  * kube/transport/client.h).
  *
  * Connections. Every request runs on an easy handle taken from a small
- * pool and given back afterwards; an easy handle keeps its own idle
- * connections, so the next request from the pool reuses a warm TLS (and
- * HTTP/2) connection. A CURLSH share adds the TLS session cache and the DNS
- * cache across all handles, so even a new connection resumes a session
- * instead of a full handshake. The connection cache is deliberately NOT
- * put in the share: libcurl documents sharing it between concurrently
- * running threads as unsupported (the cache walks connections that
- * another thread is using: https://github.com/curl/curl/issues/4915), and
- * this client runs a watch per thread.
+ * pool and given back afterwards, on the client's one multi handle
+ * (mux.h): concurrent requests are HTTP/2 streams on one warm TLS
+ * connection, driven by whichever caller waits, not a connection per
+ * thread. A CURLSH share adds the TLS session cache and the DNS cache
+ * across all handles, so even a new connection (a stream's, or the
+ * requests' after a reset) resumes a session instead of a full handshake.
+ * The connection cache is deliberately NOT put in the share: libcurl
+ * documents sharing it between concurrently running threads as
+ * unsupported (https://github.com/curl/curl/issues/4915), and this client
+ * runs a watch per thread.
  *
  * Streams (watches) run on a private multi handle instead of
  * curl_easy_perform, registered in the client's streams (streams.h) so a
@@ -20,11 +21,13 @@
  * promise a wake (hr_kclient_streams_woken); the xferinfo callback
  * aborts the transfer as soon as it sees the flag while data flows.
  *
- * A request that fails in transport frees its easy handle instead of
- * pooling it, and request sockets are made with SO_LINGER {1, 0}: the
- * connection ends with a reset, so a stalled server that wakes up cancels
- * the request rather than running it (design §10, measured there). The
- * write lease (client.h) is asked right before each write attempt.
+ * A request that fails in transport resets the requests' connection
+ * (hr_kmux_reset), and request sockets are made with SO_LINGER {1, 0}: the
+ * connection ends with a TCP reset, so a stalled server that wakes up
+ * cancels the request rather than running it (design §10, measured there);
+ * the requests that shared it fail in transport too, and are retried as
+ * such. The write lease (client.h) is asked right before each write
+ * attempt.
  *
  * Credentials come from kube/config/cred.h per request; a 401 lets it refresh a
  * rotating token or rerun an exec plugin, and the request is repeated once.
@@ -55,6 +58,7 @@
 #include "kube/transport/kverb.h"
 #include "kube/transport/limiter.h"
 #include "kube/transport/linesplit.h"
+#include "kube/transport/mux.h"
 #include "kube/transport/streams.h"
 #include "kube/transport/tls.h"
 #include "util/clock.h"
@@ -63,7 +67,6 @@
  * scripts/release/version.sh (cmake/hr_version.cmake). */
 #include "hr_version.h"
 
-#define POOL_MAX 32 /* writes in flight (HR_CTL_WRITE_CONCURRENCY), notes, reads */
 #define ERR_BODY_MAX (64 * 1024)
 #define CONNECT_TIMEOUT_MS 10000L
 #define STREAM_POLL_MS 200
@@ -74,13 +77,10 @@ struct hr_kclient {
     hr_kubeconfig *cfg;
     hr_kcred cred;
     hr_ktls tls; /* the CA's memory file */
-    bool cred_ok, lim_ok, pool_ok, rand_ok;
+    bool cred_ok, lim_ok, rand_ok;
     int n_locks;
     CURLSH *share;
     pthread_mutex_t locks[CURL_LOCK_DATA_LAST];
-    pthread_mutex_t pool_mu;
-    CURL *pool[POOL_MAX];
-    int n_pool;
     hr_klimiter lim;
     pthread_mutex_t rand_mu;
     hr_prng rand;
@@ -89,7 +89,8 @@ struct hr_kclient {
     char *base;                    /* URL prefix requests are made against */
     struct curl_slist *connect_to; /* tls-server-name: real address */
     _Atomic uint64_t n_responses, n_http2, n_connects, n_rate_sets;
-    atomic_bool abandon;      /* hr_kclient_abandon_writes: limiter waits give up */
+    hr_kstop abandon; /* hr_kclient_abandon_writes: limiter waits give up */
+    bool abandon_ok;
     pthread_mutex_t lease_mu; /* guards lease_fn and lease_ud (a leaf) */
     bool lease_ok;
     hr_kuntil_fn lease_fn; /* hr_kclient_set_write_lease; NULL: none */
@@ -98,6 +99,8 @@ struct hr_kclient {
     void *on_request_ud;
     hr_kstreams streams; /* the running streams, for hr_kclient_wake_streams */
     bool streams_ok;
+    hr_kmux mux; /* every request's connection */
+    bool mux_ok;
 };
 
 /* -------------------------------------------------------------- lifecycle */
@@ -151,12 +154,11 @@ hr_status hr_kclient_new_from_config(hr_kubeconfig *cfg, const hr_kclient_opts *
         goto fail;
     }
     c->lim_ok = true;
-    atomic_init(&c->abandon, false);
-    if (pthread_mutex_init(&c->pool_mu, NULL) != 0) {
+    if (hr_kstop_init(&c->abandon) != 0) {
         st = hr_err_set(err, HR_E_NOMEM, "client: cannot create a mutex");
         goto fail;
     }
-    c->pool_ok = true;
+    c->abandon_ok = true;
     if (pthread_mutex_init(&c->rand_mu, NULL) != 0) {
         st = hr_err_set(err, HR_E_NOMEM, "client: cannot create a mutex");
         goto fail;
@@ -172,6 +174,11 @@ hr_status hr_kclient_new_from_config(hr_kubeconfig *cfg, const hr_kclient_opts *
         goto fail;
     }
     c->streams_ok = true;
+    if (hr_kmux_init(&c->mux) != 0) {
+        st = hr_err_set(err, HR_E_NOMEM, "client: cannot create the requests' multi handle");
+        goto fail;
+    }
+    c->mux_ok = true;
     hr_prng_seed_random(&c->rand);
     for (; c->n_locks < CURL_LOCK_DATA_LAST; c->n_locks++)
         if (pthread_mutex_init(&c->locks[c->n_locks], NULL) != 0) {
@@ -218,17 +225,16 @@ void hr_kclient_free(hr_kclient *c)
 {
     if (!c)
         return;
-    /* Handles first: a share cannot go while handles still use it. */
-    for (int i = 0; i < c->n_pool; i++)
-        curl_easy_cleanup(c->pool[i]);
+    /* Handles first: a share cannot go while handles still use it. The
+     * requests' connection goes with the multi handle. */
+    if (c->mux_ok)
+        hr_kmux_destroy(&c->mux);
     /* CURLSHE_IN_USE would mean a stream still runs on this client: a
      * caller bug; the share is then leaked rather than freed under it. */
     if (c->share && curl_share_cleanup(c->share) != CURLSHE_OK)
         fprintf(stderr, "headroom: client freed while a request still runs\n");
     for (int i = 0; i < c->n_locks; i++)
         pthread_mutex_destroy(&c->locks[i]);
-    if (c->pool_ok)
-        pthread_mutex_destroy(&c->pool_mu);
     if (c->rand_ok)
         pthread_mutex_destroy(&c->rand_mu);
     if (c->lease_ok)
@@ -237,6 +243,8 @@ void hr_kclient_free(hr_kclient *c)
         hr_kstreams_destroy(&c->streams);
     if (c->lim_ok)
         hr_klimiter_destroy(&c->lim);
+    if (c->abandon_ok)
+        hr_kstop_destroy(&c->abandon);
     if (c->cred_ok)
         hr_kcred_destroy(&c->cred);
     hr_ktls_free(&c->tls);
@@ -270,7 +278,7 @@ void hr_kclient_set_rate(hr_kclient *c, double qps, int burst)
 
 void hr_kclient_abandon_writes(hr_kclient *c, bool on)
 {
-    atomic_store_explicit(&c->abandon, on, memory_order_release);
+    hr_kstop_set(&c->abandon, on);
 }
 
 void hr_kclient_set_write_lease(hr_kclient *c, hr_kuntil_fn fn, void *ud)
@@ -313,37 +321,6 @@ long hr_kclient_backoff_ms(hr_kclient *c, int attempt, long base_ms, long max_ms
     long r = hr_kbackoff_ms_r(&c->rand, attempt, base_ms, max_ms, retry_after_ms);
     pthread_mutex_unlock(&c->rand_mu);
     return r;
-}
-
-/* ---------------------------------------------------------------- handles */
-
-static CURL *take_handle(hr_kclient *c)
-{
-    CURL *h = NULL;
-    pthread_mutex_lock(&c->pool_mu);
-    if (c->n_pool)
-        h = c->pool[--c->n_pool];
-    pthread_mutex_unlock(&c->pool_mu);
-    if (h) {
-        /* Options go, idle connections and caches stay. */
-        curl_easy_reset(h);
-        return h;
-    }
-    return curl_easy_init();
-}
-
-static void give_handle(hr_kclient *c, CURL *h)
-{
-    if (!h)
-        return;
-    pthread_mutex_lock(&c->pool_mu);
-    if (c->n_pool < POOL_MAX) {
-        c->pool[c->n_pool++] = h;
-        h = NULL;
-    }
-    pthread_mutex_unlock(&c->pool_mu);
-    if (h)
-        curl_easy_cleanup(h);
 }
 
 /* --------------------------------------------------------------- transfer */
@@ -549,8 +526,10 @@ static hr_status setup(hr_kclient *c, xfer *x, const char *method, const char *u
         SET(CURLOPT_XFERINFODATA, x);
         SET(CURLOPT_NOPROGRESS, 0L);
     }
-    if (!stream)
+    if (!stream) {
         SET(CURLOPT_SOCKOPTFUNCTION, on_sockopt);
+        SET(CURLOPT_PIPEWAIT, 1L); /* a stream on the connection, not a new one */
+    }
     hr_status st = hr_ktls_setup(h, &c->tls, k, snap, err);
     if (st)
         return st;
@@ -761,8 +740,7 @@ static hr_status request_stop(hr_kclient *c, const char *method, const char *pat
         /* Asked last, right before the bytes go out: the limiter wait and
          * the credential lookup are behind us. */
         long timeout_ms = attempt_timeout(c, limited, until_ms);
-        bool discard = false;
-        x.h = timeout_ms > 0 ? take_handle(c) : NULL;
+        x.h = timeout_ms > 0 ? hr_kmux_take(&c->mux) : NULL;
         if (timeout_ms <= 0) {
             st = hr_err_set(err, HR_E_EXPIRED,
                             "%s %s: not sent: the write lease (or the caller's deadline) has "
@@ -772,7 +750,12 @@ static hr_status request_stop(hr_kclient *c, const char *method, const char *pat
             st = hr_err_set(err, HR_E_NOMEM, "libcurl: curl_easy_init failed");
         } else if (!(st = setup(c, &x, method, url, &snap, hdrs, body, body_len, timeout_ms, false,
                                 err))) {
-            CURLcode rc = curl_easy_perform(x.h);
+            uint64_t gen = 0;
+            bool cut = false;
+            CURLcode rc = hr_kmux_perform(&c->mux, x.h, &gen, &cut);
+            if (cut)
+                snprintf(x.errbuf, sizeof x.errbuf,
+                         "the connection was reset: another request on it failed");
             http_code(&x);
             res->status = x.http;
             res->protobuf = x.ctype_pb;
@@ -788,7 +771,8 @@ static hr_status request_stop(hr_kclient *c, const char *method, const char *pat
                 st = transport_err(c, err, method, path, rc, x.errbuf, timeout_ms);
                 /* Its connection goes with a reset: a stalled server must
                  * not find the request waiting when it wakes (client.h). */
-                discard = true;
+                if (!cut)
+                    hr_kmux_reset(&c->mux, gen);
             } else if (!ok2xx(x.http)) {
                 if (x.http == 401 && attempt == 0 && snap.refreshable &&
                     hr_kcred_unauthorized(&c->cred, snap.gen)) {
@@ -803,10 +787,7 @@ static hr_status request_stop(hr_kclient *c, const char *method, const char *pat
                 }
             }
         }
-        if (discard)
-            curl_easy_cleanup(x.h); /* closes its connections: SO_LINGER {1, 0} */
-        else
-            give_handle(c, x.h);
+        hr_kmux_give(&c->mux, x.h);
         hr_kheaders_free(hdrs);
         hr_kcred_snap_free(&snap);
         hr_buf_free(&x.ebody);

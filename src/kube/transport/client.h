@@ -11,19 +11,21 @@
  *
  * One hr_kclient per process. It holds the resolved connection settings
  * (server, CA, client certificate and key in memory, bearer token or token
- * file or exec plugin), a libcurl share handle (connections, TLS sessions,
- * DNS) and the client-side write limiter (QPS/burst). Every function is
- * safe to call from several threads at once: each call uses its own easy
- * handle, so a watch per resource can run on its own thread while writes go
- * out on others.
+ * file or exec plugin), a libcurl share handle (TLS sessions, DNS), one
+ * multiplexed connection for every request (mux.h) and the client-side
+ * write limiter (QPS/burst). Every function is safe to call from several
+ * threads at once: each call uses its own easy handle, so a watch per
+ * resource can run on its own thread (on its own connection) while writes
+ * go out on others, as HTTP/2 streams of the one request connection.
  *
  * An abandoned request's connection is closed with a TCP reset. A
  * request that fails in transport (above all a timeout against a stalled
- * server) does not give its connection back: the easy handle is freed, and
- * every request socket carries SO_LINGER {1, 0}, so the close is abortive —
- * unsent bytes are discarded and the server's HTTP/2 connection ends, which
- * makes the API server cancel what it had not yet run of it (measured:
- * docs/design.md §10). Healthy requests keep their warm connections.
+ * server) resets the request connection: every request socket carries
+ * SO_LINGER {1, 0}, so the close is abortive — unsent bytes are discarded
+ * and the server's HTTP/2 connection ends, which makes the API server
+ * cancel what it had not yet run of it (measured: docs/design.md §10). The
+ * requests still on it fail in transport too ("the connection was reset:
+ * another request on it failed"); the next request opens a new one.
  *
  * Errors are hr_err values (util/err.h). For an HTTP error the status code
  * is in hr_kresult.status and the server's Status.message is in the error

@@ -143,30 +143,67 @@ int64_t hr_klimiter_yield_claim(hr_klimiter *l, int64_t now_ns, double keep)
     return wait;
 }
 
-hr_status hr_klimiter_wait_stop(hr_klimiter *l, const atomic_bool *stop)
+int hr_kstop_init(hr_kstop *s)
+{
+    s->on = false;
+    int rc = pthread_mutex_init(&s->mu, NULL);
+    if (rc != 0)
+        return rc;
+    rc = hr_mono_cond_init(&s->cv);
+    if (rc != 0)
+        pthread_mutex_destroy(&s->mu);
+    return rc;
+}
+
+void hr_kstop_destroy(hr_kstop *s)
+{
+    pthread_cond_destroy(&s->cv);
+    pthread_mutex_destroy(&s->mu);
+}
+
+void hr_kstop_set(hr_kstop *s, bool on)
+{
+    pthread_mutex_lock(&s->mu);
+    s->on = on;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+bool hr_kstop_is_set(hr_kstop *s)
+{
+    pthread_mutex_lock(&s->mu);
+    bool on = s->on;
+    pthread_mutex_unlock(&s->mu);
+    return on;
+}
+
+hr_status hr_klimiter_wait_stop(hr_klimiter *l, hr_kstop *stop)
 {
     int64_t now = hr_mono_ns();
     int64_t wait = hr_klimiter_reserve(l, now);
     if (wait <= 0)
         return HR_OK;
     int64_t deadline = now + wait;
-    const int64_t slice = (int64_t)HR_KLIMITER_STOP_SLICE_MS * 1000000;
-    for (;;) {
-        if (stop != NULL && atomic_load_explicit(stop, memory_order_acquire)) {
-            /* Unused: the debt it made goes, so the bucket is as if the
-             * caller had never come (reservations given out keep theirs). */
-            pthread_mutex_lock(&l->mu);
-            l->tokens += 1;
-            if (l->tokens > l->burst)
-                l->tokens = l->burst;
-            pthread_mutex_unlock(&l->mu);
-            return HR_E_CANCELED;
-        }
-        int64_t t = hr_mono_ns();
-        if (t >= deadline)
-            return HR_OK;
-        hr_mono_sleep_until(deadline - t > slice ? t + slice : deadline);
+    if (stop == NULL) {
+        hr_mono_sleep_until(deadline);
+        return HR_OK;
     }
+    struct timespec ts = hr_mono_timespec(deadline);
+    pthread_mutex_lock(&stop->mu);
+    while (!stop->on && hr_mono_ns() < deadline)
+        (void)pthread_cond_timedwait(&stop->cv, &stop->mu, &ts); /* the loop re-reads both */
+    bool stopped = stop->on;
+    pthread_mutex_unlock(&stop->mu);
+    if (!stopped)
+        return HR_OK;
+    /* Unused: the debt it made goes, so the bucket is as if the caller had
+     * never come (reservations given out keep theirs). */
+    pthread_mutex_lock(&l->mu);
+    l->tokens += 1;
+    if (l->tokens > l->burst)
+        l->tokens = l->burst;
+    pthread_mutex_unlock(&l->mu);
+    return HR_E_CANCELED;
 }
 
 void hr_klimiter_wait(hr_klimiter *l)

@@ -93,11 +93,28 @@ int64_t hr_klimiter_yield_claim(hr_klimiter *l, int64_t now_ns, double keep);
  * is ours. */
 void hr_klimiter_wait(hr_klimiter *l);
 
-/* The same, but a waiter gives up within HR_KLIMITER_STOP_SLICE_MS of *stop
- * becoming true (shutdown, design §10: a worker must not hold the process
- * up for a token it will not use): HR_E_CANCELED, and the token goes back
- * to the bucket. stop may be NULL (never). HR_OK: the token is ours. */
-#define HR_KLIMITER_STOP_SLICE_MS 10
-HR_MUST_CHECK hr_status hr_klimiter_wait_stop(hr_klimiter *l, const atomic_bool *stop);
+/* A flag that wakes the limiter's waiters when it is set (shutdown: the
+ * client's hr_kclient_abandon_writes). A waiter sleeps on its condition
+ * variable until its token's moment or the flag, never on a timer slice:
+ * sixteen writers queued for tokens 20 ms apart wake once each, not a
+ * hundred times a second. Contract: mu guards on; set takes it and
+ * broadcasts, so a flag set before a wait is seen by it; mu is a leaf. */
+typedef struct hr_kstop {
+    pthread_mutex_t mu;
+    pthread_cond_t cv; /* monotonic */
+    bool on;           /* under mu */
+} hr_kstop;
+
+/* 0 or the error number of the pthread call that failed. */
+HR_MUST_CHECK int hr_kstop_init(hr_kstop *s);
+void hr_kstop_destroy(hr_kstop *s);
+void hr_kstop_set(hr_kstop *s, bool on);
+bool hr_kstop_is_set(hr_kstop *s);
+
+/* The same as hr_klimiter_wait, but a waiter gives up as soon as stop is
+ * set (shutdown, design §10: a worker must not hold the process up for a
+ * token it will not use): HR_E_CANCELED, and the token goes back to the
+ * bucket. stop may be NULL (never). HR_OK: the token is ours. */
+HR_MUST_CHECK hr_status hr_klimiter_wait_stop(hr_klimiter *l, hr_kstop *stop);
 
 #endif

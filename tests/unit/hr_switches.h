@@ -1,0 +1,35 @@
+/*
+ * hr_switches.h — how often a thread of this process has gone to sleep,
+ * for tests that a waiter sleeps instead of polling: the kernel's count of
+ * its voluntary context switches (/proc/self/task/TID/status).
+ */
+#ifndef HR_TEST_SWITCHES_H
+#define HR_TEST_SWITCHES_H
+
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* The calling thread's id, for hr_switches. */
+static inline long hr_tid(void)
+{
+    return (long)syscall(SYS_gettid);
+}
+
+/* Thread tid's voluntary context switches so far; -1: unreadable. */
+static inline long hr_switches(long tid)
+{
+    char path[64], line[128];
+    snprintf(path, sizeof path, "/proc/self/task/%ld/status", tid);
+    FILE *f = fopen(path, "r");
+    long n = -1;
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "voluntary_ctxt_switches: %ld", &n) == 1)
+            break;
+    fclose(f);
+    return n;
+}
+
+#endif
