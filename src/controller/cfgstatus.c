@@ -341,7 +341,10 @@ static void *cfgstatus_main(void *ud)
     int64_t due = hr_mono_ms() + interval; /* the first look */
     int64_t sync_gap = interval;           /* before the sync: doubling, at most 30 s */
     for (;;) {
-        if (!hr_waker_wait(&s->wake, due == INT64_MAX ? HR_WAKER_NEVER : due * 1000000))
+        /* Kicks within interval of the last look wait for its end. */
+        int64_t earliest = last_look + interval > 0 ? (last_look + interval) * 1000000 : 0;
+        if (!hr_waker_wait_after(&s->wake, earliest,
+                                 due == INT64_MAX ? HR_WAKER_NEVER : due * 1000000))
             break;
         int64_t now = hr_mono_ms();
         if (now < last_look + interval) {

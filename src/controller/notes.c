@@ -20,6 +20,7 @@
 #include "controller/notes.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,9 +42,10 @@ struct hr_notes {
     void *ud;
     pthread_t thread[HR_NOTES_SENDERS_MAX];
     int n_thr;
-    hr_waker wake;      /* kicked by put, stopped by hr_notes_stop */
-    pthread_mutex_t mu; /* guards everything below */
-    entry *e;           /* [0, n): notes and holes, in arrival order */
+    hr_waker wake;       /* kicked by put, stopped by hr_notes_stop */
+    atomic_int yielding; /* senders asleep until their yield share: no put needs to wake one */
+    pthread_mutex_t mu;  /* guards everything below */
+    entry *e;            /* [0, n): notes and holes, in arrival order */
     size_t n, cap;
     size_t head;                            /* e[0, head) are holes */
     size_t live;                            /* notes in e (n - live are holes) */
@@ -113,6 +115,17 @@ static void leave(hr_notes *q, size_t i)
     }
 }
 
+/* A note came or a hand emptied: wake a sender, unless one sleeps until
+ * its yield share already — it takes the oldest note then, and a wake per
+ * resize's note would only put a sender back to sleep (a thread switch a
+ * write). The executor's hr_notes_wake, when the resizes are all
+ * answered, always wakes. */
+static void nudge(hr_notes *q)
+{
+    if (atomic_load(&q->yielding) == 0)
+        hr_waker_kick(&q->wake);
+}
+
 bool hr_notes_put(hr_notes *q, const hr_note *n)
 {
     bool ok = true;
@@ -157,7 +170,7 @@ bool hr_notes_put(hr_notes *q, const hr_note *n)
         q->live++;
     }
     pthread_mutex_unlock(&q->mu);
-    hr_waker_kick(&q->wake);
+    nudge(q);
     return true;
 }
 
@@ -249,7 +262,7 @@ static void drop_hand(hr_notes *q, int slot)
     bool more = q->live > 0;
     pthread_mutex_unlock(&q->mu);
     if (more)
-        hr_waker_kick(&q->wake); /* a note may have waited for this one */
+        nudge(q); /* a note may have waited for this one */
 }
 
 static void *notes_main(void *ud)
@@ -268,7 +281,10 @@ static void *notes_main(void *ud)
          * last one is answered. */
         int64_t wait = q->client != NULL ? hr_kclient_yield_claim_ns(q->client) : 0;
         if (wait > 0) {
-            if (!hr_waker_wait(&q->wake, hr_mono_ns() + wait))
+            atomic_fetch_add(&q->yielding, 1);
+            bool alive = hr_waker_wait(&q->wake, hr_mono_ns() + wait);
+            atomic_fetch_sub(&q->yielding, 1);
+            if (!alive)
                 break;
             continue;
         }
@@ -284,7 +300,7 @@ static void *notes_main(void *ud)
             continue;
         }
         if (more)
-            hr_waker_kick(&q->wake); /* the next sender takes the next one */
+            nudge(q); /* the next sender takes the next one */
         hr_note n = {x.key, x.ns, x.name, x.patch, x.event};
         q->send(q->ud, &n);
         drop_hand(q, slot);
@@ -307,6 +323,7 @@ hr_status hr_notes_start(hr_kclient *client, hr_note_send_fn send, void *ud, int
     q->send = send;
     q->ud = ud;
     hr_strmap_init(&q->at);
+    atomic_init(&q->yielding, 0);
     if (pthread_mutex_init(&q->mu, NULL) != 0) {
         free(q);
         return hr_err_set(err, HR_E_NOMEM, "notes: cannot create a lock");

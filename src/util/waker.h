@@ -29,6 +29,7 @@ typedef struct hr_waker {
     pthread_cond_t cv; /* monotonic */
     bool kicked;       /* under mu: a kick since the last wait returned */
     bool stopped;      /* under mu: hr_waker_stop was called; never cleared */
+    int64_t quiet_ns;  /* under mu: a kick before this moment does not signal (wait_after) */
 } hr_waker;
 
 /* Returns 0 or the error number of the pthread call that failed. */
@@ -46,6 +47,13 @@ void hr_waker_stop(hr_waker *w);
  * stopped, true otherwise (kicked or the deadline passed). */
 #define HR_WAKER_NEVER INT64_MAX
 bool hr_waker_wait(hr_waker *w, int64_t deadline_ns);
+
+/* The same, but a kick before the monotonic instant earliest_ns does not
+ * wake the thread: it is kept, and the wait returns at earliest_ns. For a
+ * thread that acts at most once an interval (the HeadroomConfig status
+ * writer): a burst of kicks costs one wakeup, not one each. One waiter
+ * only: the quiet time is the waker's. */
+bool hr_waker_wait_after(hr_waker *w, int64_t earliest_ns, int64_t deadline_ns);
 
 /* Has hr_waker_stop been called? */
 bool hr_waker_stopped(hr_waker *w);

@@ -1,7 +1,8 @@
 /*
  * test_util.c — the shared small helpers: the monotonic clock, the PRNG,
  * FNV-1a, base64, the log levels and sink, the wipe of secrets, sealed
- * memory files, and the core's saturating arithmetic.
+ * memory files, the waker's quiet time, and the core's saturating
+ * arithmetic.
  *
  * Known answers pin the values others depend on: a seed's sequence (tests
  * replay with HR_SEED), the hash values (the tables' slot order, and so
@@ -12,18 +13,21 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "core/wide.h"
 #include "hr_check.h"
+#include "hr_switches.h"
 #include "hr_testfile.h"
 #include "util/base64.h"
 #include "util/buf.h"
@@ -33,6 +37,7 @@
 #include "util/memfile.h"
 #include "util/prng.h"
 #include "util/urlenc.h"
+#include "util/waker.h"
 #include "util/wipe.h"
 
 static void test_clock(void **state)
@@ -316,12 +321,78 @@ static void test_wide(void **state)
     CHECK_I64("muldiv saturates", hr_muldiv64(INT64_MAX, 3, 2), INT64_MAX);
 }
 
+typedef struct quiet_waiter {
+    hr_waker *w;
+    int64_t earliest_ns;
+    _Atomic long tid;
+    _Atomic int64_t done_ns;
+} quiet_waiter;
+
+static void *quiet_waiter_main(void *p)
+{
+    quiet_waiter *q = p;
+    atomic_store(&q->tid, hr_tid());
+    (void)hr_waker_wait_after(q->w, q->earliest_ns, HR_WAKER_NEVER);
+    atomic_store(&q->done_ns, hr_mono_ns());
+    return NULL;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* hr_waker_wait_after: kicks inside the quiet time neither wake the thread
+ * nor get lost — it returns once, at the quiet time's end; after it, a kick
+ * wakes it at once. */
+static void test_waker_quiet(void **state)
+{
+    (void)state;
+    hr_waker w;
+    assert_int_equal(hr_waker_init(&w), 0);
+    int64_t t0 = hr_mono_ns();
+    quiet_waiter q = {&w, t0 + 300 * 1000000L, 0, 0};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, quiet_waiter_main, &q), 0);
+    sleep_ms(20);
+    long n0 = hr_switches(atomic_load(&q.tid));
+    for (int i = 0; i < 20; i++) {
+        hr_waker_kick(&w);
+        sleep_ms(10);
+    }
+    long n1 = hr_switches(atomic_load(&q.tid));
+    CHECK_TRUE("still asleep in the quiet time", atomic_load(&q.done_ns) == 0);
+    if (n0 < 0 || n1 - n0 > 2)
+        fail_msg("20 kicks in the quiet time woke the waiter %ld times, want at most 2", n1 - n0);
+    pthread_join(th, NULL);
+    int64_t ms = (atomic_load(&q.done_ns) - t0) / 1000000;
+    if (ms < 300 || ms > 450)
+        fail_msg("the kept kick returned the wait at %" PRId64 " ms, want 300-450", ms);
+
+    /* Past the quiet time a kick wakes it promptly. */
+    q.earliest_ns = hr_mono_ns();
+    atomic_store(&q.done_ns, 0);
+    assert_int_equal(pthread_create(&th, NULL, quiet_waiter_main, &q), 0);
+    sleep_ms(50);
+    CHECK_TRUE("asleep until kicked", atomic_load(&q.done_ns) == 0);
+    int64_t k = hr_mono_ns();
+    hr_waker_kick(&w);
+    pthread_join(th, NULL);
+    ms = (atomic_load(&q.done_ns) - k) / 1000000;
+    if (ms > 100)
+        fail_msg("a kick after the quiet time took %" PRId64 " ms, want < 100", ms);
+    hr_waker_destroy(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_clock),  cmocka_unit_test(test_prng), cmocka_unit_test(test_hash),
-        cmocka_unit_test(test_base64), cmocka_unit_test(test_log),  cmocka_unit_test(test_wide),
-        cmocka_unit_test(test_urlenc), cmocka_unit_test(test_wipe), cmocka_unit_test(test_memfile),
+        cmocka_unit_test(test_clock),   cmocka_unit_test(test_prng),
+        cmocka_unit_test(test_hash),    cmocka_unit_test(test_base64),
+        cmocka_unit_test(test_log),     cmocka_unit_test(test_wide),
+        cmocka_unit_test(test_urlenc),  cmocka_unit_test(test_wipe),
+        cmocka_unit_test(test_memfile), cmocka_unit_test(test_waker_quiet),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
