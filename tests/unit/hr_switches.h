@@ -6,7 +6,9 @@
 #ifndef HR_TEST_SWITCHES_H
 #define HR_TEST_SWITCHES_H
 
+#include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -30,6 +32,26 @@ static inline long hr_switches(long tid)
             break;
     fclose(f);
     return n;
+}
+
+/* The sum over every other thread of this process (-1: unreadable). */
+static inline long hr_switches_others(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    long me = hr_tid(), sum = 0;
+    if (!d)
+        return -1;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        long tid = strtol(e->d_name, NULL, 10);
+        if (tid <= 0 || tid == me)
+            continue;
+        long n = hr_switches(tid);
+        if (n > 0)
+            sum += n; /* a thread that just ended reads as -1: not counted */
+    }
+    closedir(d);
+    return sum;
 }
 
 #endif

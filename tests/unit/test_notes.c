@@ -21,10 +21,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "controller/notes.h"
+#include "hr_check.h"
+#include "hr_switches.h"
+#include "kube/transport/client.h"
 #include "kube/transport/limiter.h"
 #include "util/clock.h"
 
@@ -486,6 +491,71 @@ static void senders_apart_per_pod(void **state)
     pthread_mutex_destroy(&f.mu);
 }
 
+static int flown(flight *f)
+{
+    pthread_mutex_lock(&f->mu);
+    int n = f->n;
+    pthread_mutex_unlock(&f->mu);
+    return n;
+}
+
+static void nap_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* While resizes are outstanding a sender sleeps until its yield share; the
+ * puts that come meanwhile (one per resize) wake no sender only to put it
+ * back to sleep: 20 puts in 200 ms cost a few thread switches, not 20. */
+static void puts_leave_a_yielding_sender_asleep(void **state)
+{
+    (void)state;
+    char kc[64];
+    snprintf(kc, sizeof kc, "/tmp/hr-notes-%d.yaml", (int)getpid());
+    FILE *fk = fopen(kc, "w");
+    assert_non_null(fk);
+    fprintf(fk, "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
+                "clusters:\n- name: c\n  cluster: {server: 'https://127.0.0.1:1'}\n"
+                "users:\n- name: u\n  user: {token: t}\n");
+    assert_int_equal(fclose(fk), 0);
+    hr_kclient_opts o = {.kubeconfig = kc, .qps = 50, .burst = 100};
+    hr_kclient *c = NULL;
+    hr_err err;
+    assert_int_equal(hr_kclient_new(&o, &c, &err), HR_OK);
+    (void)unlink(kc);
+    (void)hr_kclient_urgent_writes(c, 1); /* a resize outstanding */
+    flight f = {0};
+    pthread_mutex_init(&f.mu, NULL);
+    hr_notes *q = NULL;
+    assert_int_equal(hr_notes_start(c, on_fly, &f, 4, &q, &err), HR_OK);
+    assert_true(hr_notes_put(q, &(hr_note){"a", "ns", "a", "p", NULL})); /* the share */
+    for (int64_t end = hr_mono_ms() + 2000; flown(&f) < 1 && hr_mono_ms() < end;)
+        nap_ms(1);
+    CHECK_TRUE("the first note went on the share", flown(&f) == 1);
+    nap_ms(20);
+    long s0 = hr_switches_others();
+    char key[16];
+    for (int i = 0; i < 20; i++) {
+        snprintf(key, sizeof key, "p%d", i);
+        assert_true(hr_notes_put(q, &(hr_note){key, "ns", key, "p", NULL}));
+        nap_ms(10);
+    }
+    long s1 = hr_switches_others();
+    CHECK_TRUE("the rest wait for the next share", flown(&f) == 1);
+    if (s0 < 0 || s1 - s0 > 6)
+        fail_msg("20 puts woke the senders %ld times, want at most 6", s1 - s0);
+    /* The resizes answered: the executor's wake sends the rest. */
+    (void)hr_kclient_urgent_writes(c, -1);
+    hr_notes_wake(q);
+    for (int64_t end = hr_mono_ms() + 5000; flown(&f) < 21 && hr_mono_ms() < end;)
+        nap_ms(5);
+    hr_notes_stop(q);
+    CHECK_I64("every note sent", f.n, 21);
+    pthread_mutex_destroy(&f.mu);
+    hr_kclient_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -495,6 +565,7 @@ int main(void)
         cmocka_unit_test(coalesced_then_dropped_on_stop),
         cmocka_unit_test(many_notes_keep_order_through_holes),
         cmocka_unit_test(senders_apart_per_pod),
+        cmocka_unit_test(puts_leave_a_yielding_sender_asleep),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
