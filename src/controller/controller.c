@@ -252,7 +252,10 @@ static void *feeder_main(void *ud)
         int64_t expiry = hr_backoff_next_expiry(c->backoff);
         if (expiry >= 0)
             due = earlier(due, expiry);
-        if (!hr_waker_wait(&c->feed_wake, due == INT64_MAX ? HR_WAKER_NEVER : due * 1000000))
+        /* A kick within FEED_GAP_MS of this drain is kept for the gap's end:
+         * a wave's stream of cache changes wakes the feeder once a gap. */
+        if (!hr_waker_wait_after(&c->feed_wake, (last_drain + FEED_GAP_MS) * 1000000,
+                                 due == INT64_MAX ? HR_WAKER_NEVER : due * 1000000))
             break;
     }
     return NULL;
