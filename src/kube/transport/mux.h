@@ -54,11 +54,11 @@ typedef struct hr_kmux {
     pthread_mutex_t mu;
     CURL *pool[HR_KMUX_POOL_MAX]; /* under mu: idle easy handles */
     int n_pool;
-    CURLM *m;           /* NULL: a reset could not make a new one */
-    bool driving;       /* a caller runs m */
-    bool reset_wanted;  /* for gen: end every transfer, replace m */
-    uint64_t gen;       /* bumped by every reset */
-    hr_kmux_job *jobs;  /* every job not done, queued or added */
+    CURLM *m;          /* NULL: a reset could not make a new one */
+    bool driving;      /* a caller runs m */
+    bool reset_wanted; /* for gen: end every transfer, replace m */
+    uint64_t gen;      /* bumped by every reset */
+    hr_kmux_job *jobs; /* every job not done, queued or added */
 } hr_kmux;
 
 /* 0 or an error number (pthread_mutex_init) / ENOMEM (curl_multi_init). */
