@@ -169,14 +169,6 @@ void hr_kstop_set(hr_kstop *s, bool on)
     pthread_mutex_unlock(&s->mu);
 }
 
-bool hr_kstop_is_set(hr_kstop *s)
-{
-    pthread_mutex_lock(&s->mu);
-    bool on = s->on;
-    pthread_mutex_unlock(&s->mu);
-    return on;
-}
-
 hr_status hr_klimiter_wait_stop(hr_klimiter *l, hr_kstop *stop)
 {
     int64_t now = hr_mono_ns();

@@ -109,7 +109,6 @@ typedef struct hr_kstop {
 HR_MUST_CHECK int hr_kstop_init(hr_kstop *s);
 void hr_kstop_destroy(hr_kstop *s);
 void hr_kstop_set(hr_kstop *s, bool on);
-bool hr_kstop_is_set(hr_kstop *s);
 
 /* The same as hr_klimiter_wait, but a waiter gives up as soon as stop is
  * set (shutdown, design §10: a worker must not hold the process up for a
