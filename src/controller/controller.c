@@ -254,7 +254,8 @@ static void *feeder_main(void *ud)
             due = earlier(due, expiry);
         /* A kick within FEED_GAP_MS of this drain is kept for the gap's end:
          * a wave's stream of cache changes wakes the feeder once a gap. */
-        if (!hr_waker_wait_after(&c->feed_wake, (last_drain + FEED_GAP_MS) * 1000000,
+        int64_t gap_end = last_drain >= 0 ? (last_drain + FEED_GAP_MS) * 1000000 : 0;
+        if (!hr_waker_wait_after(&c->feed_wake, gap_end,
                                  due == INT64_MAX ? HR_WAKER_NEVER : due * 1000000))
             break;
     }
