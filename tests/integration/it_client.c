@@ -779,6 +779,66 @@ static void test_threads(void **state)
     hr_kclient_set_rate(g_admin, 500, 500);
 }
 
+/* A request ended by its own stop flag (the token reviews at shutdown)
+ * leaves its neighbours on the shared connection alone: only a failure in
+ * transport resets the connection (client.h). Both are watches held open
+ * by the server; the stopped one goes first. */
+typedef struct {
+    int timeout_s;
+    const atomic_bool *stop;
+    hr_status st;
+    long status;
+    double ms;
+    char msg[sizeof(hr_err){0}.msg];
+} held;
+
+static void *hold_watch(void *p)
+{
+    held *h = p;
+    char path[256];
+    snprintf(path, sizeof path, "/api/v1/namespaces/%s/configmaps?watch=1&timeoutSeconds=%d", g_ns,
+             h->timeout_s);
+    hr_buf b;
+    hr_buf_init(&b, 64 << 20);
+    hr_kresult r = {0};
+    hr_err e = {0};
+    double t0 = now_ms();
+    h->st = hr_kclient_do_unlimited_until(g_admin, (int64_t)now_ms() + 30000, h->stop, "GET", path,
+                                          NULL, NULL, 0, &b, &r, &e);
+    h->ms = now_ms() - t0;
+    h->status = r.status;
+    snprintf(h->msg, sizeof h->msg, "%s", h->st ? e.msg : "");
+    hr_buf_free(&b);
+    return NULL;
+}
+
+static void test_stop_spares_neighbours(void **state)
+{
+    (void)state;
+    atomic_bool stop = false;
+    held a = {.timeout_s = 20, .stop = &stop}, b = {.timeout_s = 3};
+    hr_kclient_stats s0, s1;
+    hr_kclient_get_stats(g_admin, &s0);
+    pthread_t ta, tb;
+    assert_int_equal(pthread_create(&ta, NULL, hold_watch, &a), 0);
+    assert_int_equal(pthread_create(&tb, NULL, hold_watch, &b), 0);
+    usleep(500 * 1000);
+    atomic_store(&stop, true);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    hr_kclient_get_stats(g_admin, &s1);
+    printf("# stopped request: %.0f ms (%s); its neighbour: status %ld after %.0f ms%s%s; %" PRIu64
+           " new connections\n",
+           a.ms, a.msg, b.status, b.ms, b.st ? ": " : "", b.msg,
+           s1.new_connections - s0.new_connections);
+    assert_true(a.st != HR_OK);
+    assert_true(a.ms < 2500);
+    if (b.st != HR_OK || b.status != 200)
+        fail_msg("the neighbour of a stopped request failed: %s", b.msg);
+    assert_true(b.ms >= 2500);
+    assert_true(s1.new_connections - s0.new_connections == 0);
+}
+
 /* ------------------------------------------------------- authentication */
 
 static void setup_service_account(void)
@@ -1271,6 +1331,7 @@ int main(void)
         cmocka_unit_test(test_watch_stream),
         cmocka_unit_test(test_concurrent_watches),
         cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_stop_spares_neighbours),
         cmocka_unit_test(test_auth_client_certs),
         cmocka_unit_test(test_auth_token_tokenfile),
         cmocka_unit_test(test_auth_exec),

@@ -26,7 +26,7 @@
  * connection ends with a TCP reset, so a stalled server that wakes up
  * cancels the request rather than running it (design §10, measured there);
  * the requests that shared it fail in transport too, and are retried as
- * such. The write lease (client.h) is asked right before each write
+ * such. A request ended by its own stop flag resets nothing. The write lease (client.h) is asked right before each write
  * attempt.
  *
  * Credentials come from kube/config/cred.h per request; a 401 lets it refresh a
@@ -770,8 +770,12 @@ static hr_status request_stop(hr_kclient *c, const char *method, const char *pat
                 res->status = 0;
                 st = transport_err(c, err, method, path, rc, x.errbuf, timeout_ms);
                 /* Its connection goes with a reset: a stalled server must
-                 * not find the request waiting when it wakes (client.h). */
-                if (!cut)
+                 * not find the request waiting when it wakes (client.h).
+                 * A request ended by its own stop flag is not a failure of
+                 * the connection: curl ends that stream alone (HTTP/2
+                 * RST_STREAM; over HTTP/1.1, its own connection), and
+                 * requests beside it go on. */
+                if (!cut && rc != CURLE_ABORTED_BY_CALLBACK)
                     hr_kmux_reset(&c->mux, gen);
             } else if (!ok2xx(x.http)) {
                 if (x.http == 401 && attempt == 0 && snap.refreshable &&

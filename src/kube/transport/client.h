@@ -25,7 +25,9 @@
  * and the server's HTTP/2 connection ends, which makes the API server
  * cancel what it had not yet run of it (measured: docs/design.md §10). The
  * requests still on it fail in transport too ("the connection was reset:
- * another request on it failed"); the next request opens a new one.
+ * another request on it failed"); the next request opens a new one. A
+ * request ended by its caller's stop flag is not a transport failure: it
+ * ends alone, and the connection stays.
  *
  * Errors are hr_err values (util/err.h). For an HTTP error the status code
  * is in hr_kresult.status and the server's Status.message is in the error
