@@ -43,6 +43,7 @@
 #include "cmd/live.h"
 #include "core/names.h"
 #include "kube/decode/cfgstatus.h"
+#include "kube/transport/curlproc.h"
 #include "util/arena.h"
 #include "util/buf.h"
 #include "util/clock.h"
@@ -348,8 +349,9 @@ int hr_cmd_verify(const char *prog, int argc, char **argv)
     for (size_t i = 0; i < 2; i++)
         if (urls[i] && strncmp(urls[i], "https://", 8) != 0 && strncmp(urls[i], "http://", 7) != 0)
             return hr_usage_error(prog, &hr_verify_command, "\"%s\": not an http(s) URL", urls[i]);
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-        fprintf(stderr, "%s verify: curl_global_init failed\n", prog);
+    hr_err gerr;
+    if (hr_kcurl_global_init(&gerr) != HR_OK) {
+        fprintf(stderr, "%s verify: %s\n", prog, gerr.msg);
         return HR_EXIT_INPUT;
     }
 
