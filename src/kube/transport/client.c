@@ -69,6 +69,7 @@
 
 #define ERR_BODY_MAX (64 * 1024)
 #define CONNECT_TIMEOUT_MS 10000L
+#define UPLOAD_BUFFER 16384L /* curl's minimum (CURLOPT_UPLOAD_BUFFERSIZE) */
 #define STREAM_POLL_MS 200
 /* With hr_kclient_streams_woken: a safety net only (streams.h). */
 #define STREAM_WOKEN_POLL_MS 300000
@@ -543,6 +544,10 @@ static hr_status setup(hr_kclient *c, xfer *x, const char *method, const char *u
         if (body || strcmp(method, "DELETE") != 0) {
             SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
             SET(CURLOPT_POSTFIELDS, body ? (const char *)body : "");
+            /* curl's smallest upload buffer: a body here is a few hundred
+             * bytes, and every pooled handle keeps its buffer (64 kB by
+             * default) after the first upload that needs one. */
+            SET(CURLOPT_UPLOAD_BUFFERSIZE, UPLOAD_BUFFER);
         }
         SET(CURLOPT_CUSTOMREQUEST, method);
     }
