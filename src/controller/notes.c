@@ -15,7 +15,9 @@
  * pod another sender has in hand (a newer note put after the older was
  * taken) waits in the queue until that one is sent, so a pod's notes go out
  * one at a time and in order. A sender that takes a note while more wait
- * kicks the next sender awake.
+ * kicks the next sender awake. The sender that empties the queue ends a
+ * burst of writes (the notes trail a wave's resizes) and returns the heap
+ * (util/heaptrim.h).
  */
 #include "controller/notes.h"
 
@@ -26,6 +28,7 @@
 #include <string.h>
 
 #include "util/clock.h"
+#include "util/heaptrim.h"
 #include "util/strmap.h"
 #include "util/waker.h"
 
@@ -51,6 +54,7 @@ struct hr_notes {
     size_t live;                            /* notes in e (n - live are holes) */
     hr_strmap at;                           /* key -> its note's index in e */
     size_t sweep_at;                        /* where the next hr_notes_sweep looks */
+    size_t sent;                            /* notes sent since the queue was last empty */
     const char *hand[HR_NOTES_SENDERS_MAX]; /* the key each sender is sending; NULL: none */
     struct hr_notes_sender {
         hr_notes *q;
@@ -255,14 +259,30 @@ static bool take(hr_notes *q, int slot, entry *out, bool *more)
     return have;
 }
 
+/* The note in this sender's hand has been sent. The sender that leaves the
+ * queue empty, nothing queued and nothing in any hand, ends the burst: the
+ * heap it used goes back (util/heaptrim.h). */
 static void drop_hand(hr_notes *q, int slot)
 {
     pthread_mutex_lock(&q->mu);
     q->hand[slot] = NULL;
+    q->sent++;
     bool more = q->live > 0;
+    size_t burst = 0;
+    if (!more) {
+        bool held = false;
+        for (int i = 0; i < q->n_thr && !held; i++)
+            held = q->hand[i] != NULL;
+        if (!held) {
+            burst = q->sent;
+            q->sent = 0;
+        }
+    }
     pthread_mutex_unlock(&q->mu);
     if (more)
         nudge(q); /* a note may have waited for this one */
+    else if (burst > 0)
+        (void)hr_heaptrim_after(burst);
 }
 
 static void *notes_main(void *ud)

@@ -1,7 +1,8 @@
 /*
  * hr_switches.h — how often a thread of this process has gone to sleep,
  * for tests that a waiter sleeps instead of polling: the kernel's count of
- * its voluntary context switches (/proc/self/task/TID/status).
+ * its voluntary context switches (/proc/self/task/TID/status); and the
+ * plain sleep those tests nap with.
  */
 #ifndef HR_TEST_SWITCHES_H
 #define HR_TEST_SWITCHES_H
@@ -10,7 +11,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
+
+/* Sleeps ms milliseconds (an interrupted nap is merely shorter). */
+static inline void hr_nap_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
 
 /* The calling thread's id, for hr_switches. */
 static inline long hr_tid(void)

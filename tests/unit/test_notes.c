@@ -32,6 +32,7 @@
 #include "kube/transport/client.h"
 #include "kube/transport/limiter.h"
 #include "util/clock.h"
+#include "util/heaptrim.h"
 
 #define SEC INT64_C(1000000000)
 
@@ -447,6 +448,48 @@ static void on_fly(void *ud, const hr_note *n)
     pthread_mutex_unlock(&f->mu);
 }
 
+/* The sender that empties the queue after a burst returns the heap, once a
+ * burst of HR_HEAPTRIM_WORK notes has ended; a trickle does not. 150 notes
+ * queued behind one in hand go as one burst through four senders. */
+static void a_drained_burst_trims_the_heap(void **state)
+{
+    (void)state;
+    enum { N = 150 };
+    log_all l = {.s = {.hold = true}, .cap = N + 3};
+    l.what = calloc((size_t)l.cap, sizeof l.what[0]);
+    assert_non_null(l.what);
+    pthread_mutex_init(&l.s.mu, NULL);
+    pthread_cond_init(&l.s.cv, NULL);
+    hr_notes *q = NULL;
+    hr_err err;
+    uint64_t t0 = hr_heaptrim_count();
+    assert_int_equal(hr_notes_start(NULL, on_send_all, &l, 4, &q, &err), HR_OK);
+    char key[16];
+    assert_true(hr_notes_put(q, &(hr_note){"k0", "ns", "k0", "p", NULL}));
+    wait_holding(&l.s);
+    for (int i = 1; i < N; i++) {
+        snprintf(key, sizeof key, "k%d", i);
+        assert_true(hr_notes_put(q, &(hr_note){key, "ns", key, "p", NULL}));
+    }
+    release(&l.s);
+    wait_for(&l.s, N);
+    int64_t end = hr_mono_ms() + 5000; /* the trim follows the last send */
+    while (hr_heaptrim_count() == t0 && hr_mono_ms() < end)
+        hr_nap_ms(1);
+    assert_int_equal(hr_heaptrim_count(), t0 + 1);
+    for (int i = 0; i < 3; i++) {
+        snprintf(key, sizeof key, "t%d", i);
+        assert_true(hr_notes_put(q, &(hr_note){key, "ns", key, "p", NULL}));
+    }
+    wait_for(&l.s, N + 3);
+    hr_nap_ms(50);
+    assert_int_equal(hr_heaptrim_count(), t0 + 1);
+    hr_notes_stop(q);
+    pthread_cond_destroy(&l.s.cv);
+    pthread_mutex_destroy(&l.s.mu);
+    free(l.what);
+}
+
 /* Pod a's first note is in hand when its second is put: no other sender
  * takes the second until the first is sent, while b and c go beside it. */
 static void senders_apart_per_pod(void **state)
@@ -499,12 +542,6 @@ static int flown(flight *f)
     return n;
 }
 
-static void nap_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 /* While resizes are outstanding a sender sleeps until its yield share; the
  * puts that come meanwhile (one per resize) wake no sender only to put it
  * back to sleep: 20 puts in 200 ms cost a few thread switches, not 20. */
@@ -531,15 +568,15 @@ static void puts_leave_a_yielding_sender_asleep(void **state)
     assert_int_equal(hr_notes_start(c, on_fly, &f, 4, &q, &err), HR_OK);
     assert_true(hr_notes_put(q, &(hr_note){"a", "ns", "a", "p", NULL})); /* the share */
     for (int64_t end = hr_mono_ms() + 2000; flown(&f) < 1 && hr_mono_ms() < end;)
-        nap_ms(1);
+        hr_nap_ms(1);
     CHECK_TRUE("the first note went on the share", flown(&f) == 1);
-    nap_ms(20);
+    hr_nap_ms(20);
     long s0 = hr_switches_others();
     char key[16];
     for (int i = 0; i < 20; i++) {
         snprintf(key, sizeof key, "p%d", i);
         assert_true(hr_notes_put(q, &(hr_note){key, "ns", key, "p", NULL}));
-        nap_ms(10);
+        hr_nap_ms(10);
     }
     long s1 = hr_switches_others();
     CHECK_TRUE("the rest wait for the next share", flown(&f) == 1);
@@ -549,7 +586,7 @@ static void puts_leave_a_yielding_sender_asleep(void **state)
     (void)hr_kclient_urgent_writes(c, -1);
     hr_notes_wake(q);
     for (int64_t end = hr_mono_ms() + 5000; flown(&f) < 21 && hr_mono_ms() < end;)
-        nap_ms(5);
+        hr_nap_ms(5);
     hr_notes_stop(q);
     CHECK_I64("every note sent", f.n, 21);
     pthread_mutex_destroy(&f.mu);
@@ -564,6 +601,7 @@ int main(void)
         cmocka_unit_test(cold_start_limits_first),
         cmocka_unit_test(coalesced_then_dropped_on_stop),
         cmocka_unit_test(many_notes_keep_order_through_holes),
+        cmocka_unit_test(a_drained_burst_trims_the_heap),
         cmocka_unit_test(senders_apart_per_pod),
         cmocka_unit_test(puts_leave_a_yielding_sender_asleep),
     };

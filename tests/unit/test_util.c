@@ -337,12 +337,6 @@ static void *quiet_waiter_main(void *p)
     return NULL;
 }
 
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 /* hr_waker_wait_after: kicks inside the quiet time neither wake the thread
  * nor get lost — it returns once, at the quiet time's end; after it, a kick
  * wakes it at once. */
@@ -355,11 +349,11 @@ static void test_waker_quiet(void **state)
     quiet_waiter q = {&w, t0 + 300 * 1000000L, 0, 0};
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, quiet_waiter_main, &q), 0);
-    sleep_ms(20);
+    hr_nap_ms(20);
     long n0 = hr_switches(atomic_load(&q.tid));
     for (int i = 0; i < 20; i++) {
         hr_waker_kick(&w);
-        sleep_ms(10);
+        hr_nap_ms(10);
     }
     long n1 = hr_switches(atomic_load(&q.tid));
     CHECK_TRUE("still asleep in the quiet time", atomic_load(&q.done_ns) == 0);
@@ -374,7 +368,7 @@ static void test_waker_quiet(void **state)
     q.earliest_ns = hr_mono_ns();
     atomic_store(&q.done_ns, 0);
     assert_int_equal(pthread_create(&th, NULL, quiet_waiter_main, &q), 0);
-    sleep_ms(50);
+    hr_nap_ms(50);
     CHECK_TRUE("asleep until kicked", atomic_load(&q.done_ns) == 0);
     int64_t k = hr_mono_ns();
     hr_waker_kick(&w);
