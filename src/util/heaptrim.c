@@ -6,7 +6,7 @@
 #include <malloc.h>
 #include <stdatomic.h>
 
-static atomic_size_t g_work;   /* units ended since the last trim */
+static atomic_size_t g_work; /* units ended since the last trim */
 static atomic_uint_fast64_t g_trims;
 
 bool hr_heaptrim_after(size_t work)
