@@ -27,7 +27,7 @@
  * have ended since the last trim. Returns whether it trimmed. */
 bool hr_heaptrim_after(size_t work);
 
-/* Trims done in this process (tests, metrics). */
+/* Trims done in this process (for tests). */
 uint64_t hr_heaptrim_count(void);
 
 #endif

@@ -268,6 +268,22 @@ typedef struct log_all {
     int cap;
 } log_all;
 
+/* l->cap and l->s.hold set: the log's room, lock and condition. */
+static void log_all_init(log_all *l)
+{
+    l->what = calloc((size_t)l->cap, sizeof l->what[0]);
+    assert_non_null(l->what);
+    assert_int_equal(pthread_mutex_init(&l->s.mu, NULL), 0);
+    assert_int_equal(pthread_cond_init(&l->s.cv, NULL), 0);
+}
+
+static void log_all_free(log_all *l)
+{
+    pthread_cond_destroy(&l->s.cv);
+    pthread_mutex_destroy(&l->s.mu);
+    free(l->what);
+}
+
 static void on_send_all(void *ud, const hr_note *n)
 {
     log_all *l = ud;
@@ -302,10 +318,7 @@ static void many_notes_keep_order_through_holes(void **state)
     (void)state;
     enum { N = 1000, FRESH = 100 };
     log_all l = {.s = {.hold = true}, .cap = 1 + N + FRESH};
-    l.what = calloc((size_t)l.cap, sizeof l.what[0]);
-    assert_non_null(l.what);
-    pthread_mutex_init(&l.s.mu, NULL);
-    pthread_cond_init(&l.s.cv, NULL);
+    log_all_init(&l);
     hr_notes *q = NULL;
     hr_err err;
     assert_int_equal(hr_notes_start(NULL, on_send_all, &l, 1, &q, &err), HR_OK);
@@ -361,9 +374,7 @@ static void many_notes_keep_order_through_holes(void **state)
     wait_for(&l.s, 1 + kept + FRESH + 2);
     assert_string_equal(l.what[1 + kept + FRESH + 1], "z p2 ez");
     hr_notes_stop(q);
-    pthread_cond_destroy(&l.s.cv);
-    pthread_mutex_destroy(&l.s.mu);
-    free(l.what);
+    log_all_free(&l);
 }
 
 static void coalesced_then_dropped_on_stop(void **state)
@@ -456,10 +467,7 @@ static void a_drained_burst_trims_the_heap(void **state)
     (void)state;
     enum { N = 150 };
     log_all l = {.s = {.hold = true}, .cap = N + 3};
-    l.what = calloc((size_t)l.cap, sizeof l.what[0]);
-    assert_non_null(l.what);
-    pthread_mutex_init(&l.s.mu, NULL);
-    pthread_cond_init(&l.s.cv, NULL);
+    log_all_init(&l);
     hr_notes *q = NULL;
     hr_err err;
     uint64_t t0 = hr_heaptrim_count();
@@ -485,9 +493,7 @@ static void a_drained_burst_trims_the_heap(void **state)
     hr_nap_ms(50);
     assert_int_equal(hr_heaptrim_count(), t0 + 1);
     hr_notes_stop(q);
-    pthread_cond_destroy(&l.s.cv);
-    pthread_mutex_destroy(&l.s.mu);
-    free(l.what);
+    log_all_free(&l);
 }
 
 /* Pod a's first note is in hand when its second is put: no other sender

@@ -26,8 +26,8 @@
  * connection ends with a TCP reset, so a stalled server that wakes up
  * cancels the request rather than running it (design §10, measured there);
  * the requests that shared it fail in transport too, and are retried as
- * such. A request ended by its own stop flag resets nothing. The write lease (client.h) is asked right before each write
- * attempt.
+ * such. A request ended by its own stop flag resets nothing. The write
+ * lease (client.h) is asked right before each write attempt.
  *
  * Credentials come from kube/config/cred.h per request; a 401 lets it refresh a
  * rotating token or rerun an exec plugin, and the request is repeated once.
