@@ -26,7 +26,7 @@
 #  1. load: --nodes fresh kwok nodes (8 CPU) and nodes x --pods-per-node
 #     Burstable pods (Deployments of 10, limits twice the requests), of
 #     which --managed-percent in managed namespaces; all Running first.
-#  2. cold start: `headroom run` (live, clientQPS 50, as the chart's
+#  2. cold start: `headroom run` (live, clientQPS 100, as the chart's
 #     least-privilege identity, FLAGS added) starts; "sync" is the time to
 #     /readyz (every informer listed); "limits right" the last resize the
 #     API server's audit record shows before the daemon went quiet (no
@@ -260,6 +260,11 @@ run_variant() { # name flags
   echo "scale: [$VNAME] sync (start to /readyz): ${sync_s} s; limits right ${t_lim} s after start" \
     "(${n_res} resizes, ${n_ann} annotations, ${n_ev} events); managed pods still outside their deadband: ${left}"
   echo "scale: [$VNAME] daemon: RSS ${ctl_rss_ready} kB at ready, peak ${ctl_rss_conv} MB to converge, ${ctl_cpu_conv} CPU-s to converge"
+  local t_all lag_p99 lag_max lag_none
+  t_all=$(jq -rs --argjson t0 "$t_start" "$JQ_T"'(map(.stageTimestamp | t) | max // $t0) - $t0 | . * 10 | round / 10' "$WORK/$VNAME.start.audit")
+  read -r lag_p99 lag_max lag_none <<<"$(annotation_lag "$WORK/$VNAME.start.audit")"
+  echo "scale: [$VNAME] every write done ${t_all} s after start; a status annotation apart from its resize:" \
+    "p99 ${lag_p99} s, max ${lag_max} s, ${lag_none} resizes without one"
   echo "scale: [$VNAME] API server: ${api_cpu_sync} CPU-s and peak ${api_rss_sync} MB RSS during the sync," \
     "${api_cpu_conv} CPU-s and peak ${api_rss_conv} MB from start to converged"
   WHY="${left} managed pods outside their deadband after the daemon went quiet"
