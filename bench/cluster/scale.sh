@@ -19,8 +19,9 @@
 # --variant NAME=FLAGS (repeatable) runs the whole measurement once per
 # variant, one after the other in the same run, each on a fresh load, the
 # daemon started with FLAGS added (the wire format or list path to compare,
-# e.g. --variant json= --variant proto='--protobuf --watch-list'); the
-# default is one variant, "json" with no flags (JSON and paginated LISTs).
+# e.g. --variant proto= --variant json='--protobuf=false --streaming-lists=false');
+# the default is one variant, "default" with no flags (the daemon's defaults:
+# protobuf and streaming lists).
 #
 # Per variant:
 #  1. load: --nodes fresh kwok nodes (8 CPU) and nodes x --pods-per-node
@@ -89,7 +90,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-[ ${#variants[@]} -gt 0 ] || variants=("json=")
+[ ${#variants[@]} -gt 0 ] || variants=("default=")
 # minutes may be fractions (the CI's small run: --quiet-minutes 0.5)
 quiet_s=$(awk -v m="$quiet_min" 'BEGIN {printf "%d", m * 60}') churn_s=$(awk -v m="$churn_min" 'BEGIN {printf "%d", m * 60}')
 for v in "${variants[@]}"; do
