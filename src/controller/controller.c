@@ -57,7 +57,7 @@ struct hr_controller {
     hr_backoff *backoff;
     hr_nodememo *memo; /* other nodes' plans for groups (design §2.10, nodememo.h) */
     hr_executor *exec;
-    hr_notes *notes; /* the events after the resizes (notes.h) */
+    hr_notes *notes; /* annotations and events after the resizes (notes.h) */
     pthread_t feeder, workers[HR_CTL_NODE_WORKERS_MAX];
     /* The feeder sleeps on this: kicked by the cache (hr_cache_set_kick:
      * a change, a node joined the feed) and by workers after a reconcile

@@ -86,14 +86,14 @@ void hr_executor_free(hr_executor *e);
  * lock); the rate starts at 10, the default. */
 bool hr_executor_set_node_rate(hr_executor *e, int per_node_pps);
 
-/* Limits first (notes.h): from now on an applied resize's event goes to
- * q instead of being sent right after its status annotation. Call before
- * any hr_execute (the controller does, at start); without it the event is
- * sent inline, after the annotation. */
+/* Limits first (notes.h): from now on an applied resize's status
+ * annotation and event go to q instead of being sent right after it. Call
+ * before any hr_execute (the controller does, at start); without it they
+ * are sent inline, in order. */
 void hr_executor_set_notes(hr_executor *e, hr_notes *q);
 
-/* The hr_note_send_fn of that queue (ud: the executor): the event, only
- * while leading; a note it cannot send is dropped. */
+/* The hr_note_send_fn of that queue (ud: the executor): the annotation,
+ * then the event, only while leading; a note it cannot send is dropped. */
 void hr_executor_send_note(void *ud, const hr_note *n);
 
 /* The per-node rate in force. A plain read, under the executor's lock. */
