@@ -640,7 +640,7 @@ void hr_controller_render_gauges(void *ud, hr_buf *out)
     hr_buf_printf(out,
                   "# HELP headroom_groups Groups (design 2.10) with at least one cached member.\n"
                   "# TYPE headroom_groups gauge\nheadroom_groups %zu\n"
-                  "# HELP headroom_notes_queued CPULimitAdjusted events waiting behind the "
+                  "# HELP headroom_notes_queued Status annotations and events waiting behind the "
                   "resizes (design 5), at most one per cached pod.\n"
                   "# TYPE headroom_notes_queued gauge\nheadroom_notes_queued %zu\n",
                   groups, es.notes);

@@ -107,9 +107,8 @@ HR_MUST_CHECK hr_status hr_controller_start(const hr_controller_opts *o, hr_cont
 /* Stop taking work, finish the node in hand, join the threads. */
 void hr_controller_stop(hr_controller *c);
 
-/* Enough outstanding writes for the default clientQPS 100 at 160 ms a
- * write, or 50 at 300 ms (a loaded API server's latency, bench/RESULTS.md):
- * each item is a resize and its annotation, one after the other. */
+/* Enough outstanding writes for clientQPS 50 at 300 ms a write: a loaded
+ * API server's latency (bench/RESULTS.md), with room for a raised QPS. */
 #define HR_CTL_WRITE_CONCURRENCY 16
 /* Nodes reconciled at once. A wave is a live Node read and then its
  * writes, two round trips; at 1,000 nodes x 30 pods, 20 % managed, a wave

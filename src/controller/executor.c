@@ -576,7 +576,9 @@ void hr_executor_send_note(void *ud, const hr_note *n)
     if (!is_leader(e))
         return;
     bool claimed = pod_claim(e, n->key); /* not beside a resize of the pod */
-    HR_IGNORE(post_event_on(e, n->ns, n->name, "Normal", "CPULimitAdjusted", n->event, &writes));
+    if (write_annotation(e, n->key, n->ns, n->name, n->patch, &writes) == HR_OK && n->event != NULL)
+        HR_IGNORE(
+            post_event_on(e, n->ns, n->name, "Normal", "CPULimitAdjusted", n->event, &writes));
     if (claimed)
         pod_release(e, n->key);
 }
@@ -649,7 +651,7 @@ static bool resize_refused(hr_executor *e, const hr_nodesnap *s, const hr_action
     return false;
 }
 
-/* A resize, its annotation and (without a notes queue) its event, or a
+/* A resize (and, without a notes queue, its annotation and event), or a
  * dry-run annotation, or the annotation of a held write (HR_ACT_SKIP):
  * everything written for one pod in a wave. Returns
  * true when the wave must stop (shutdown, or leadership gone: nothing was
@@ -691,7 +693,17 @@ static bool send_action(hr_executor *e, const hr_nodesnap *s, const hr_action *a
                            REP_FORBIDDEN | REP_INVALID);
         logf_(e, 2, "msg=\"limit applied\" pod=%s/%s node=%s from=%" PRId64 "m to=%" PRId64 "m",
               p->ns, p->name, rn->name, a->current, a->target);
-        remember_rv(e, key, hr_answer_rv(&resp, res.protobuf));
+        if (e->notes != NULL) {
+            /* Limits first (notes.h): the annotation and the event follow
+             * in what the resizes leave of the write budget. */
+            uint64_t rv = hr_answer_rv(&resp, res.protobuf);
+            hr_buf_free(&resp);
+            remember_rv(e, key, rv);
+            hr_note n = {key, p->ns, p->name, a->status_patch, a->event_message};
+            if (!hr_notes_put(e->notes, &n))
+                logf_(e, 1, "msg=\"status note dropped: out of memory\" pod=%s/%s", p->ns, p->name);
+            return false;
+        }
     }
     hr_buf_free(&resp);
     hr_status ns = write_annotation(e, key, p->ns, p->name, a->status_patch, &out->writes);
@@ -704,13 +716,7 @@ static bool send_action(hr_executor *e, const hr_nodesnap *s, const hr_action *a
             lease_lost(out); /* nothing was sent; requeued */
         return true;
     }
-    if (a->kind == HR_ACT_RESIZE && e->notes != NULL) {
-        /* Limits first (notes.h): the event follows in what the resizes
-         * and their annotations leave of the write budget. */
-        hr_note n = {key, p->ns, p->name, a->event_message};
-        if (a->event_message != NULL && !hr_notes_put(e->notes, &n))
-            logf_(e, 1, "msg=\"event dropped: out of memory\" pod=%s/%s", p->ns, p->name);
-    } else if (a->kind == HR_ACT_RESIZE) {
+    if (a->kind == HR_ACT_RESIZE) {
         hr_status es = post_event(e, p, "Normal", "CPULimitAdjusted", a->event_message, out);
         if (es != HR_OK) {
             if (es == HR_E_EXPIRED)

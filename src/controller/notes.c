@@ -1,6 +1,6 @@
 /*
- * notes.c — the queue of the events that follow the resizes (see
- * notes.h).
+ * notes.c — the queue of status annotations and events that follow the
+ * resizes (see notes.h).
  *
  * An array in arrival order with a key index (a string map from a pod's
  * key to its entry's place), so a put, a take and a sweep's drop cost the
@@ -33,7 +33,7 @@
 #include "util/waker.h"
 
 typedef struct entry {
-    char *key, *ns, *name, *event; /* owned; key NULL: a hole */
+    char *key, *ns, *name, *patch, *event; /* owned; event may be NULL; key NULL: a hole */
 } entry;
 
 /* Holes are squeezed out when there are more than this and more than notes. */
@@ -67,6 +67,7 @@ static void entry_free(entry *x)
     free(x->key);
     free(x->ns);
     free(x->name);
+    free(x->patch);
     free(x->event);
 }
 
@@ -133,16 +134,21 @@ bool hr_notes_put(hr_notes *q, const hr_note *n)
 {
     bool ok = true;
     entry x = {dup_or_null(n->key, &ok), dup_or_null(n->ns, &ok), dup_or_null(n->name, &ok),
-               dup_or_null(n->event, &ok)};
-    if (!ok || x.key == NULL || x.event == NULL) {
+               dup_or_null(n->patch, &ok), dup_or_null(n->event, &ok)};
+    if (!ok || x.key == NULL || x.patch == NULL) {
         entry_free(&x);
         return false;
     }
     pthread_mutex_lock(&q->mu);
     const uint64_t *at = hr_strmap_get(&q->at, x.key);
     if (at != NULL) {
-        /* Coalesced: only the latest change gets its event. */
+        /* Coalesced: the newer note says the latest; an event of the older
+         * one not yet sent goes only if the newer has none. */
         entry *old = &q->e[*at];
+        if (x.event == NULL) {
+            x.event = old->event;
+            old->event = NULL;
+        }
         entry_free(old);
         *old = x;
     } else {
@@ -315,7 +321,7 @@ static void *notes_main(void *ud)
         }
         if (more)
             nudge(q); /* the next sender takes the next one */
-        hr_note n = {x.key, x.ns, x.name, x.event};
+        hr_note n = {x.key, x.ns, x.name, x.patch, x.event};
         q->send(q->ud, &n);
         drop_hand(q, slot);
         entry_free(&x);

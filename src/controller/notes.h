@@ -1,44 +1,43 @@
 /*
- * notes.h — the CPULimitAdjusted event that describes a resize, sent after
- * the resizes and their status annotations of a wave (limits first: design
- * §5, §9). A pod's *note* is its event; its status annotation goes with the
- * resize, in line, so that what a tenant reads is current within a second
- * of the limit it explains.
+ * notes.h — what describes a resize (its status annotation and its
+ * CPULimitAdjusted event), sent after the resizes of a wave (limits
+ * first: design §5, §9).
  *
- * The executor sends a wave's resizes (each followed by its annotation) at
- * once and hands each pod's note here; the senders (below) send the notes,
- * each through the same client write limiter, yielding to the resizes
- * (hr_kclient_yield_claim_ns, the rule's one home: limiter.h): while any
- * resize is outstanding anywhere in the controller — in a wave's checks,
- * queued for the write pool, waiting for its token, in flight or followed
- * by its annotation (the executor counts them, hr_kclient_urgent_writes) —
- * only the notes' minimum share goes (one note per HR_KLIMITER_YIELD_EVERY
- * tokens' time: one a second at 50 QPS, so endless churn never starves
- * them); with none outstanding, a note goes when the bucket holds a token
- * beyond half its burst. So after a start or a burst every limit is right,
- * and annotated, after about (2 × changed pods ÷ clientQPS) seconds and the
- * events follow (clientQPS in all). The executor wakes the senders
- * (hr_notes_wake) when its count drops to 0. A pod's newer note replaces
- * one not yet sent (coalesced: only the latest change gets its event), and
- * the executor's sweep drops the notes of pods that left the cache
- * (hr_notes_sweep): the queue holds at most one note per cached pod.
+ * The executor sends a wave's resizes at once and hands each pod's note
+ * here; the senders (below) send the notes, each through the same client write
+ * limiter, yielding to the resizes (hr_kclient_yield_claim_ns, the rule's
+ * one home: limiter.h): while any resize is outstanding anywhere in the
+ * controller — in a wave's checks, queued for the write pool, waiting for
+ * its token or in flight (the executor counts them,
+ * hr_kclient_urgent_writes) — only the notes' minimum share goes (one note
+ * per HR_KLIMITER_YIELD_EVERY tokens' time: one a second at 50 QPS, so
+ * endless churn never starves them); with none outstanding, a note goes
+ * when the bucket holds a token beyond half its burst. So after a start
+ * or a burst every limit is right after about (changed pods ÷ clientQPS)
+ * seconds and the notes follow (clientQPS in all, as before). The
+ * executor wakes the senders (hr_notes_wake) when its count drops to 0.
+ * A pod's newer note replaces one not yet sent
+ * (coalesced: the annotation says the latest, and only the latest change
+ * gets its event), and the executor's sweep drops the notes of pods that
+ * left the cache (hr_notes_sweep): the queue holds at most one note per
+ * cached pod.
  *
  * A stop, or leadership lost, between a resize and its note drops the
- * note: the limit and its annotation are right, and that change has no
- * event. The next resize of that pod sends a fresh note (design §5
- * "Limits first").
+ * note: the limit is right, the annotation still describes the previous
+ * computation (or is absent) and that change has no event. The next
+ * resize of that pod sends a fresh note (design §5 "Limits first").
  *
  * Contract: one mutex guards the queue; it is a leaf (the sender runs
  * outside it). hr_notes_put never blocks on I/O and may be called from any
  * worker. Idle: the threads sleep until a note comes.
  *
  * Senders: `senders` threads send notes at once (the controller starts as
- * many as it allows writes in flight: one sender waiting for each answer
- * would send (1 ÷ latency) a second, far below clientQPS on a loaded API
- * server). Each still takes its token as above. A pod's notes never
- * overlap: a note whose pod another sender holds waits in the queue until
- * that one is sent (and the executor keeps a note and a resize of one pod
- * apart, executor.h).
+ * many as it allows writes in flight: a note is two writes, and one sender
+ * waiting for each answer would send (1 ÷ latency) a second, far below
+ * clientQPS on a loaded API server). Each still takes its token as above.
+ * A pod's notes never overlap: a note whose pod another sender holds waits
+ * in the queue until that one is sent (and the executor keeps a note and a
+ * resize of one pod apart, executor.h).
  */
 #ifndef HR_CONTROLLER_NOTES_H
 #define HR_CONTROLLER_NOTES_H
@@ -53,7 +52,8 @@
 typedef struct hr_note {
     const char *key; /* the executor's ns/name/uid key */
     const char *ns, *name;
-    const char *event; /* the CPULimitAdjusted message */
+    const char *patch; /* merge patch carrying the status annotation */
+    const char *event; /* CPULimitAdjusted message; NULL: none */
 } hr_note;
 
 /* Sends one note (the executor's). Called on the notes thread, no lock
@@ -71,8 +71,7 @@ HR_MUST_CHECK hr_status hr_notes_start(hr_kclient *client, hr_note_send_fn send,
 void hr_notes_stop(hr_notes *q);
 
 /* Queue (a copy of) n, replacing a queued note with the same key.
- * Returns false when out of memory, or n has no event (the note is lost,
- * as on a stop). */
+ * Returns false when out of memory (the note is lost, as on a stop). */
 bool hr_notes_put(hr_notes *q, const hr_note *n);
 
 /* Notes queued and not yet taken by the thread. */

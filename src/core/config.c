@@ -29,7 +29,7 @@ void hr_config_defaults(hr_config *c)
         .shrink_percent = 5,
         .debounce_ms = 2000,
         .per_node_pps = 10,
-        .client_qps = 100,
+        .client_qps = 50,
         .client_burst = 100,
         .webhook_enabled = true,
         .initial_multiplier_milli = 2000,

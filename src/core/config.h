@@ -73,7 +73,7 @@ typedef struct hr_config {
     int shrink_percent;               /* default 5 */
     int64_t debounce_ms;              /* default 2000 */
     int per_node_pps;                 /* default 10 */
-    int client_qps;                   /* default 100 */
+    int client_qps;                   /* default 50 */
     int client_burst;                 /* default 100 */
     bool webhook_enabled;             /* default true */
     int64_t initial_multiplier_milli; /* default 2000 */

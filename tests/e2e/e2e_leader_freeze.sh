@@ -102,8 +102,9 @@ else
   fail "convergence" "$("$HEADROOM" plan -o json | jq -c --arg ns "$NS" '[.nodes[].pods[] | select(.namespace == $ns and .limitMilli != .targetMilli) | [.name, .limitMilli, .targetMilli]]')"
 fi
 
-# Limits first (design §5): the events that describe the resizes yield to
-# them, so they may still be on their way when the limits have converged. Wait until they are in (24 resizes and at least
+# Limits first (design §5): the annotations and events that describe the
+# resizes follow in their own budget, so they may still be on their way when
+# the limits have converged. Wait until they are in (24 resizes and at least
 # 24 more notes), so their leases are checked too.
 writes_in() {
   [ "$(audit_since "$MARK" 'select((.user.username == "'"$UA"'" or .user.username == "'"$UB"'")

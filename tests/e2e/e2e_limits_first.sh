@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # e2e_limits_first.sh — limits first (design §5): a resize's status
-# annotation follows it in line and its event through a queue, so a stop
-# between them leaves at worst a stale annotation and a missing event — the
-# limit is right — and the next change of that pod repairs both.
+# annotation and event follow it through their own queue, so a stop between
+# the two leaves at worst a stale annotation and a missing event — the limit
+# is right — and the next change of that pod repairs both.
 #
 # On a simulated kwok node, with the controller as the least-privilege user
 # of the chart's RBAC (charts/kube-headroom/templates/rbac.yaml): a pod gets its limit, annotation and event; the

@@ -257,7 +257,7 @@ static void the_client_rate_is_pushed_once(void **state)
     (void)state;
     char kc[128];
     hr_kclient *k = new_client(kc, sizeof kc);
-    check_rate(k, 100, 100);
+    check_rate(k, 50, 100);
     uint64_t n0 = rate_sets(k);
 
     hr_cache *cache;
@@ -309,7 +309,7 @@ static void the_client_rate_is_pushed_once(void **state)
     hr_cache_unlock(cache);
     CHECK_I64("back to the defaults", pushed, HR_CTL_PUSHED_CLIENT_RATE);
     CHECK_I64("set once for them", rate_sets(k) - n0, 4);
-    check_rate(k, 100, 100);
+    check_rate(k, 50, 100);
 
     hr_controller_stop(ctl);
     hr_cache_free(cache);

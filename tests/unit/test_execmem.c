@@ -293,7 +293,7 @@ static void put_note(hr_notes *q, const char *name, int uid)
     int at = snprintf(key, sizeof key, "ns/%s/", name);
     for (int i = 0; i < 16; i++)
         at += snprintf(key + at, sizeof key - (size_t)at, "%02x", u[i]);
-    hr_note n = {.key = key, .ns = "ns", .name = name, .event = "e"};
+    hr_note n = {.key = key, .ns = "ns", .name = name, .patch = "{}", .event = "e"};
     assert_true(hr_notes_put(q, &n));
 }
 

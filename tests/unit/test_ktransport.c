@@ -118,7 +118,7 @@ static void test_limiter_fake_clock(void **state)
     CHECK_TRUE("slow: burst 1", !hr_klimiter_try(&l, 101 * SEC));
     /* Defaults for nonsense. */
     hr_klimiter_set(&l, -1, 0, 200 * SEC);
-    CHECK_TRUE("default qps", l.qps == 100 && l.burst == 100);
+    CHECK_TRUE("default qps", l.qps == 50 && l.burst == 100);
     hr_klimiter_destroy(&l);
 }
 

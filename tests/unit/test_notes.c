@@ -206,7 +206,8 @@ static void on_send(void *ud, const hr_note *n)
         pthread_cond_wait(&s->cv, &s->mu);
     s->holding = false;
     if (s->n < 8)
-        snprintf(s->what[s->n], sizeof s->what[0], "%s %s", n->key, n->event);
+        snprintf(s->what[s->n], sizeof s->what[0], "%s %s %s", n->key, n->patch,
+                 n->event != NULL ? n->event : "-");
     s->n++;
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
@@ -293,7 +294,8 @@ static void on_send_all(void *ud, const hr_note *n)
         pthread_cond_wait(&l->s.cv, &l->s.mu);
     l->s.holding = false;
     if (l->s.n < l->cap)
-        snprintf(l->what[l->s.n], sizeof l->what[0], "%s %s", n->key, n->event);
+        snprintf(l->what[l->s.n], sizeof l->what[0], "%s %s %s", n->key, n->patch,
+                 n->event != NULL ? n->event : "-");
     l->s.n++;
     pthread_cond_broadcast(&l->s.cv);
     pthread_mutex_unlock(&l->s.mu);
@@ -310,7 +312,7 @@ static bool key_kept(void *ud, const char *key)
  * behind one in hand, two of three dropped by small sweeps (the holes then
  * outnumber the notes and are squeezed out mid-sweep), the rest coalesced
  * through the index afterwards, then more put: every survivor is sent once,
- * in arrival order, with its newest event. */
+ * in arrival order, with its newest patch and its unsent event. */
 static void many_notes_keep_order_through_holes(void **state)
 {
     (void)state;
@@ -320,13 +322,14 @@ static void many_notes_keep_order_through_holes(void **state)
     hr_notes *q = NULL;
     hr_err err;
     assert_int_equal(hr_notes_start(NULL, on_send_all, &l, 1, &q, &err), HR_OK);
-    assert_true(hr_notes_put(q, &(hr_note){"x", "ns", "x", "px"}));
+    assert_true(hr_notes_put(q, &(hr_note){"x", "ns", "x", "px", NULL}));
     wait_holding(&l.s);
-    char key[16], event[16];
+    char key[16], patch[16], event[16];
     for (int i = 0; i < N; i++) {
         snprintf(key, sizeof key, "k%04d", i);
-        snprintf(event, sizeof event, "p%04d", i);
-        assert_true(hr_notes_put(q, &(hr_note){key, "ns", key, event}));
+        snprintf(patch, sizeof patch, "p%04d", i);
+        snprintf(event, sizeof event, "e%04d", i);
+        assert_true(hr_notes_put(q, &(hr_note){key, "ns", key, patch, event}));
     }
     assert_int_equal(hr_notes_pending(q), N);
     size_t dropped = 0;
@@ -335,41 +338,41 @@ static void many_notes_keep_order_through_holes(void **state)
     int kept = (N + 2) / 3;
     assert_int_equal(dropped, N - kept);
     assert_int_equal(hr_notes_pending(q), kept);
-    for (int i = 0; i < N; i += 9) { /* newer notes of kept pods */
+    for (int i = 0; i < N; i += 9) { /* newer notes of kept pods, no event */
         snprintf(key, sizeof key, "k%04d", i);
-        snprintf(event, sizeof event, "q%04d", i);
-        assert_true(hr_notes_put(q, &(hr_note){key, "ns", key, event}));
+        snprintf(patch, sizeof patch, "q%04d", i);
+        assert_true(hr_notes_put(q, &(hr_note){key, "ns", key, patch, NULL}));
     }
     assert_int_equal(hr_notes_pending(q), kept);
     for (int i = 0; i < FRESH; i++) {
         snprintf(key, sizeof key, "n%04d", i);
-        assert_true(hr_notes_put(q, &(hr_note){key, "ns", key, "pn"}));
+        assert_true(hr_notes_put(q, &(hr_note){key, "ns", key, "pn", NULL}));
     }
     assert_int_equal(hr_notes_pending(q), kept + FRESH);
     release(&l.s);
     wait_for(&l.s, 1 + kept + FRESH);
-    assert_string_equal(l.what[0], "x px");
+    assert_string_equal(l.what[0], "x px -");
     int at = 1;
     char want[40];
     for (int i = 0; i < N; i += 3, at++) {
-        snprintf(want, sizeof want, "k%04d %c%04d", i, i % 9 == 0 ? 'q' : 'p', i);
+        snprintf(want, sizeof want, "k%04d %c%04d e%04d", i, i % 9 == 0 ? 'q' : 'p', i, i);
         assert_string_equal(l.what[at], want);
     }
     for (int i = 0; i < FRESH; i++, at++) {
-        snprintf(want, sizeof want, "n%04d pn", i);
+        snprintf(want, sizeof want, "n%04d pn -", i);
         assert_string_equal(l.what[at], want);
     }
     assert_int_equal(hr_notes_pending(q), 0);
     /* Drained: the queue starts over and still coalesces. */
     l.s.hold = true;
-    assert_true(hr_notes_put(q, &(hr_note){"y", "ns", "y", "py"}));
+    assert_true(hr_notes_put(q, &(hr_note){"y", "ns", "y", "py", NULL}));
     wait_holding(&l.s);
-    assert_true(hr_notes_put(q, &(hr_note){"z", "ns", "z", "p1"}));
-    assert_true(hr_notes_put(q, &(hr_note){"z", "ns", "z", "p2"}));
+    assert_true(hr_notes_put(q, &(hr_note){"z", "ns", "z", "p1", "ez"}));
+    assert_true(hr_notes_put(q, &(hr_note){"z", "ns", "z", "p2", NULL}));
     assert_int_equal(hr_notes_pending(q), 1);
     release(&l.s);
     wait_for(&l.s, 1 + kept + FRESH + 2);
-    assert_string_equal(l.what[1 + kept + FRESH + 1], "z p2");
+    assert_string_equal(l.what[1 + kept + FRESH + 1], "z p2 ez");
     hr_notes_stop(q);
     log_all_free(&l);
 }
@@ -383,24 +386,24 @@ static void coalesced_then_dropped_on_stop(void **state)
     hr_notes *q = NULL;
     hr_err err;
     assert_int_equal(hr_notes_start(NULL, on_send, &s, 1, &q, &err), HR_OK);
-    assert_true(hr_notes_put(q, &(hr_note){"x", "ns", "x", "p0"}));
+    assert_true(hr_notes_put(q, &(hr_note){"x", "ns", "x", "p0", "e0"}));
     wait_holding(&s); /* x is in hand; what follows queues */
-    assert_true(hr_notes_put(q, &(hr_note){"a", "ns", "a", "p1"}));
-    assert_true(hr_notes_put(q, &(hr_note){"b", "ns", "b", "p2"}));
-    assert_true(hr_notes_put(q, &(hr_note){"a", "ns", "a", "p3"}));
+    assert_true(hr_notes_put(q, &(hr_note){"a", "ns", "a", "p1", "e1"}));
+    assert_true(hr_notes_put(q, &(hr_note){"b", "ns", "b", "p2", "e2"}));
+    assert_true(hr_notes_put(q, &(hr_note){"a", "ns", "a", "p3", NULL}));
     assert_int_equal(hr_notes_pending(q), 2);
     release(&s);
     wait_for(&s, 3);
-    assert_string_equal(s.what[0], "x p0");
-    assert_string_equal(s.what[1], "a p3"); /* the newer event replaces the unsent one */
-    assert_string_equal(s.what[2], "b p2");
+    assert_string_equal(s.what[0], "x p0 e0");
+    assert_string_equal(s.what[1], "a p3 e1"); /* the newer patch, the unsent event */
+    assert_string_equal(s.what[2], "b p2 e2");
 
     /* A stop with notes queued: they are dropped, not sent. The stop comes
      * while c is in hand (the stopper waits for it to finish). */
     s.hold = true;
-    assert_true(hr_notes_put(q, &(hr_note){"c", "ns", "c", "p4"}));
+    assert_true(hr_notes_put(q, &(hr_note){"c", "ns", "c", "p4", "e4"}));
     wait_holding(&s);
-    assert_true(hr_notes_put(q, &(hr_note){"d", "ns", "d", "p5"}));
+    assert_true(hr_notes_put(q, &(hr_note){"d", "ns", "d", "p5", "e5"}));
     pthread_t stopper;
     assert_int_equal(pthread_create(&stopper, NULL, stop_main, q), 0);
     int64_t end = hr_mono_ms() + 5000;
@@ -411,13 +414,13 @@ static void coalesced_then_dropped_on_stop(void **state)
     release(&s);
     assert_int_equal(pthread_join(stopper, NULL), 0);
     assert_int_equal(s.n, 4); /* c finished; d dropped */
-    assert_string_equal(s.what[3], "c p4");
+    assert_string_equal(s.what[3], "c p4 e4");
 
     /* The next change of pod d: a fresh note, sent. */
     assert_int_equal(hr_notes_start(NULL, on_send, &s, 1, &q, &err), HR_OK);
-    assert_true(hr_notes_put(q, &(hr_note){"d", "ns", "d", "p6"}));
+    assert_true(hr_notes_put(q, &(hr_note){"d", "ns", "d", "p6", "e6"}));
     wait_for(&s, 5);
-    assert_string_equal(s.what[4], "d p6");
+    assert_string_equal(s.what[4], "d p6 e6");
     hr_notes_stop(q);
     pthread_cond_destroy(&s.cv);
     pthread_mutex_destroy(&s.mu);
@@ -451,7 +454,7 @@ static void on_fly(void *ud, const hr_note *n)
     f->keys[slot][0] = 0;
     f->now--;
     if (f->n < 8)
-        snprintf(f->order[f->n], sizeof f->order[0], "%s %s", n->key, n->event);
+        snprintf(f->order[f->n], sizeof f->order[0], "%s %s", n->key, n->patch);
     f->n++;
     pthread_mutex_unlock(&f->mu);
 }
@@ -470,11 +473,11 @@ static void a_drained_burst_trims_the_heap(void **state)
     uint64_t t0 = hr_heaptrim_count();
     assert_int_equal(hr_notes_start(NULL, on_send_all, &l, 4, &q, &err), HR_OK);
     char key[16];
-    assert_true(hr_notes_put(q, &(hr_note){"k0", "ns", "k0", "p"}));
+    assert_true(hr_notes_put(q, &(hr_note){"k0", "ns", "k0", "p", NULL}));
     wait_holding(&l.s);
     for (int i = 1; i < N; i++) {
         snprintf(key, sizeof key, "k%d", i);
-        assert_true(hr_notes_put(q, &(hr_note){key, "ns", key, "p"}));
+        assert_true(hr_notes_put(q, &(hr_note){key, "ns", key, "p", NULL}));
     }
     release(&l.s);
     wait_for(&l.s, N);
@@ -484,7 +487,7 @@ static void a_drained_burst_trims_the_heap(void **state)
     assert_int_equal(hr_heaptrim_count(), t0 + 1);
     for (int i = 0; i < 3; i++) {
         snprintf(key, sizeof key, "t%d", i);
-        assert_true(hr_notes_put(q, &(hr_note){key, "ns", key, "p"}));
+        assert_true(hr_notes_put(q, &(hr_note){key, "ns", key, "p", NULL}));
     }
     wait_for(&l.s, N + 3);
     hr_nap_ms(50);
@@ -503,15 +506,15 @@ static void senders_apart_per_pod(void **state)
     hr_notes *q = NULL;
     hr_err err;
     assert_int_equal(hr_notes_start(NULL, on_fly, &f, 4, &q, &err), HR_OK);
-    assert_true(hr_notes_put(q, &(hr_note){"a", "ns", "a", "p1"}));
+    assert_true(hr_notes_put(q, &(hr_note){"a", "ns", "a", "p1", NULL}));
     int64_t end = hr_mono_ms() + 5000;
     while (hr_notes_pending(q) > 0 && hr_mono_ms() < end) {
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
     }
-    assert_true(hr_notes_put(q, &(hr_note){"a", "ns", "a", "p2"}));
-    assert_true(hr_notes_put(q, &(hr_note){"b", "ns", "b", "p3"}));
-    assert_true(hr_notes_put(q, &(hr_note){"c", "ns", "c", "p4"}));
+    assert_true(hr_notes_put(q, &(hr_note){"a", "ns", "a", "p2", NULL}));
+    assert_true(hr_notes_put(q, &(hr_note){"b", "ns", "b", "p3", NULL}));
+    assert_true(hr_notes_put(q, &(hr_note){"c", "ns", "c", "p4", NULL}));
     end = hr_mono_ms() + 5000;
     for (;;) {
         pthread_mutex_lock(&f.mu);
@@ -569,7 +572,7 @@ static void puts_leave_a_yielding_sender_asleep(void **state)
     pthread_mutex_init(&f.mu, NULL);
     hr_notes *q = NULL;
     assert_int_equal(hr_notes_start(c, on_fly, &f, 4, &q, &err), HR_OK);
-    assert_true(hr_notes_put(q, &(hr_note){"a", "ns", "a", "p"})); /* the share */
+    assert_true(hr_notes_put(q, &(hr_note){"a", "ns", "a", "p", NULL})); /* the share */
     for (int64_t end = hr_mono_ms() + 2000; flown(&f) < 1 && hr_mono_ms() < end;)
         hr_nap_ms(1);
     CHECK_TRUE("the first note went on the share", flown(&f) == 1);
@@ -578,7 +581,7 @@ static void puts_leave_a_yielding_sender_asleep(void **state)
     char key[16];
     for (int i = 0; i < 20; i++) {
         snprintf(key, sizeof key, "p%d", i);
-        assert_true(hr_notes_put(q, &(hr_note){key, "ns", key, "p"}));
+        assert_true(hr_notes_put(q, &(hr_note){key, "ns", key, "p", NULL}));
         hr_nap_ms(10);
     }
     long s1 = hr_switches_others();

@@ -1078,7 +1078,7 @@ static void test_config_defaults(void **state)
     CHECK_I64("quantum", c.quantum, 10);
     CHECK_I64("debounce", c.debounce_ms, 2000);
     CHECK_I64("pps", c.per_node_pps, 10);
-    CHECK_I64("qps", c.client_qps, 100);
+    CHECK_I64("qps", c.client_qps, 50);
     CHECK_I64("burst", c.client_burst, 100);
     CHECK_TRUE("webhook", c.webhook_enabled);
     CHECK_I64("initial multiplier", c.initial_multiplier_milli, 2000);

@@ -73,7 +73,7 @@ typedef struct hr_kclient_opts {
     const char *kubeconfig;
     const char *context;
     hr_koverrides ov;          /* kubectl's other connection flags (kubeconfig.h); {0}: none */
-    double qps;                /* write limiter; <= 0: 100 */
+    double qps;                /* write limiter; <= 0: 50 */
     int burst;                 /* <= 0: 100 */
     long timeout_ms;           /* per non-watch request; <= 0: 30000 */
     const char *user_agent;    /* NULL: "headroom/<version>" */
@@ -110,7 +110,7 @@ const char *hr_kclient_origin(const hr_kclient *c);
  * other threads make requests, and with any of the caller's locks held:
  * it takes only the limiter's own mutex, a leaf that no request holds
  * while it sleeps or does I/O. The controller calls it, once per change
- * (controller.h). qps <= 0: 100, burst <= 0: 100. */
+ * (controller.h). qps <= 0: 50, burst <= 0: 100. */
 void hr_kclient_set_rate(hr_kclient *c, double qps, int burst);
 
 /* Shutdown (design §10): while on, a write waiting for the limiter — or

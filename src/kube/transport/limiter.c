@@ -8,7 +8,7 @@
 static void norm(double *qps, int *burst)
 {
     if (!(*qps > 0))
-        *qps = 100;
+        *qps = 50;
     if (*burst <= 0)
         *burst = 100;
 }

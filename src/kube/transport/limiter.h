@@ -10,8 +10,8 @@
  * correct answer about the future.
  *
  * Two kinds of writer share it ("limits first", design §5): the
- * urgent ones (resizes and their status annotations) and the ones that
- * yield to them (a resize's note: its event). The rule lives here, in one place
+ * urgent ones (resizes) and the ones that yield to them (a resize's note:
+ * status annotation, event). The rule lives here, in one place
  * (hr_klimiter_yield_claim): while any urgent write is outstanding —
  * counted by its owner from the moment it is decided until its answer
  * (hr_klimiter_urgent_add), so also while it waits in a queue before the
@@ -47,7 +47,7 @@ typedef struct hr_klimiter {
     int64_t yield_next_ns; /* while urgent > 0: the next yielding writer's share, not before */
 } hr_klimiter;
 
-/* qps <= 0 → 100, burst <= 0 → 100 (the defaults of design §1.1). The bucket
+/* qps <= 0 → 50, burst <= 0 → 100 (the defaults of design §1.1). The bucket
  * starts full. Returns 0, or an errno value when the mutex cannot be made. */
 HR_MUST_CHECK int hr_klimiter_init(hr_klimiter *l, double qps, int burst, int64_t now_ns);
 void hr_klimiter_destroy(hr_klimiter *l);
