@@ -10,7 +10,7 @@
 # fresh kwok nodes (8 CPU) and Burstable pods (Deployments of 10, limits
 # twice the requests: every one has a target elsewhere) in a managed
 # namespace, all Running before the daemon starts; the daemon runs live
-# (HeadroomConfig dryRun false, the default rates: clientQPS 100) as a
+# (HeadroomConfig dryRun false, the default rates: clientQPS 50) as a
 # least-privilege user until it has not written for 15 s; then the audit
 # record of that user's requests gives, per kind (resize = PATCH
 # pods/resize, annotation = PATCH pods, event = POST events), the count and
@@ -91,7 +91,7 @@ measure() { # name binary
   PREFIX=""
 }
 
-echo "limits: ${nodes} nodes x ${per_node} pods (${pods} managed), clientQPS 100 (default), one binary after the other"
+echo "limits: ${nodes} nodes x ${per_node} pods (${pods} managed), clientQPS 50 (default), one binary after the other"
 : >"$WORK/rows"
 measure old "$old"
 measure new "$new"

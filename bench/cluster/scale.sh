@@ -27,7 +27,7 @@
 #  1. load: --nodes fresh kwok nodes (8 CPU) and nodes x --pods-per-node
 #     Burstable pods (Deployments of 10, limits twice the requests), of
 #     which --managed-percent in managed namespaces; all Running first.
-#  2. cold start: `headroom run` (live, clientQPS 100, as the chart's
+#  2. cold start: `headroom run` (live, clientQPS 50, as the chart's
 #     least-privilege identity, FLAGS added) starts; "sync" is the time to
 #     /readyz (every informer listed); "limits right" the last resize the
 #     API server's audit record shows before the daemon went quiet (no

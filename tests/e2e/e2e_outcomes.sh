@@ -118,7 +118,7 @@ if wait_until 30 some_limited; then
 else
   fail "G. the wave" "$WHY"
 fi
-k patch headroomconfig cluster --type=merge -p '{"spec":{"rateLimits":{"clientQPS":100,"clientBurst":100}}}' >/dev/null
+k patch headroomconfig cluster --type=merge -p '{"spec":{"rateLimits":{"clientQPS":50,"clientBurst":100}}}' >/dev/null
 acked() { [ "$(k get headroomconfig cluster -o jsonpath='{.status.observedGeneration}')" = "$(k get headroomconfig cluster -o jsonpath='{.metadata.generation}')" ]; }
 wait_until 20 acked
 
