@@ -22,7 +22,8 @@
 # until the last write (resizes, status annotations, events); those two times; the API server's
 # CPU-s from the start to the last write, and net of its idle rate; the quiet window's CPU-s; the
 # reaction to a neighbour (20 pods bound after the quiet window: the median from each bind to its
-# pod's first resize sent); the writes to converge by kind; and CPU per write.
+# pod's first resize sent); the writes to converge by kind; CPU per write; and how far apart a
+# status annotation and its resize were (annotation_lag, tests/lib/bench.sh).
 #
 # A cluster is taken down and up here: the CI never runs it (bench/RESULTS.md says how). Needs a
 # cluster up first, jq. Keeps its work directory (samples, audit extracts, logs) with --keep DIR.
@@ -180,14 +181,17 @@ run_one() { # name kind(ours|other) crd
         | map(.requestReceivedTimestamp | t) | map(select(. > $b[$k])) | select(length > 0) | min - $b[$k] ]
     | sort | if length == 0 then "-" else (.[(length - 1) / 2 | floor] + .[length / 2 | floor]) / 2 * 100 | round / 100 end' \
     "$WORK/$NAME.react.audit")
+  local lag_p99 lag_max lag_none
+  read -r lag_p99 lag_max lag_none <<<"$(annotation_lag "$WORK/$NAME.start.audit")"
   local c0 cl ca al
   c0=$(at "$t0" 3) cl=$(at "$t_lim" 3) ca=$(at "$t_all" 3) al=$(at "$t_all" 2)
   a1=${al:-$a0}
   awk -v n="$NAME" -v rss="$rss" -v cl=$((cl - c0)) -v ca=$((ca - c0)) -v tl="$t_lim" -v ta="$t_all" -v t0="$t0" \
     -v api=$((a1 - a0)) -v idle="$idle_rate" -v q=$((q1 - q0)) -v r="$react" -v w="$n_all" -v wr="$n_res" \
-    -v wa="$n_ann" -v we="$n_ev" -v hz="$BENCH_HZ" 'BEGIN {
-      printf "%s %.1f %.2f %.2f %.1f %.1f %.1f %.1f %.2f %s %d %d %d %d %.3f\n", n, rss / 1024, cl / hz, ca / hz,
-        tl - t0, ta - t0, api / hz, api / hz - idle * (ta - t0), q / hz, r, w, wr, wa, we, (w ? ca / hz / w * 1000 : 0)
+    -v wa="$n_ann" -v we="$n_ev" -v hz="$BENCH_HZ" -v lp="$lag_p99" -v lm="$lag_max" -v ln="$lag_none" 'BEGIN {
+      printf "%s %.1f %.2f %.2f %.1f %.1f %.1f %.1f %.2f %s %d %d %d %d %.3f %s %s %d\n", n, rss / 1024, cl / hz, ca / hz,
+        tl - t0, ta - t0, api / hz, api / hz - idle * (ta - t0), q / hz, r, w, wr, wa, we, (w ? ca / hz / w * 1000 : 0),
+        lp, lm, ln
     }' >>"$WORK/figures"
   echo "sidebyside: [$NAME] $(tail -1 "$WORK/figures")"
 }
@@ -201,9 +205,10 @@ awk -v qm="$quiet_min" '{for (i = 1; i <= NF; i++) v[NR, i] = $i} END {
   split("resident memory after convergence (MB)|CPU-s until every limit is right|CPU-s until every write is done|" \
     "time until every limit is right (s)|time until every write is done (s)|API server CPU-s, start to the last write|" \
     "the same, net of its idle rate|quiet " qm " minutes, CPU-s|reaction to a neighbour, median first resize (s)|" \
-    "writes to converge|of them resizes|status annotations|events|CPU per write (ms)", row, "|")
+    "writes to converge|of them resizes|status annotations|events|CPU per write (ms)|" \
+    "status annotation apart from its resize, p99 (s)|the same, max (s)|resizes without an annotation", row, "|")
   printf "| figure | %s | %s | %s/%s |\n|---|---|---|---|\n", v[1, 1], v[2, 1], v[2, 1], v[1, 1]
-  for (i = 1; i <= 14; i++) {
+  for (i = 1; i <= 17; i++) {
     a = v[1, i + 1]; b = v[2, i + 1]
     printf "| %s | %s | %s | %s |\n", row[i], a, b, (a + 0 > 0 && b != "-" ? sprintf("%.2f", b / a) : "-")
   }

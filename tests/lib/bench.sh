@@ -71,3 +71,23 @@ JQ_KIND='def kind: if .objectRef.resource == "pods" and .objectRef.subresource =
   elif .objectRef.resource == "pods" and (.objectRef.subresource // "") == "" and .verb == "patch" then "annotation"
   elif .objectRef.resource == "events" then "event" else "other" end;'
 
+
+# annotation_lag AUDIT_FILE: how long a pod's status annotation and its limit disagree (design §5
+# "Limits first"), from a controller's audit entries (JSON): for every resize, the seconds between
+# its stageTimestamp and that of the nearest status annotation patch of the same pod, before or
+# after it (a controller may write the annotation first). For a run where each pod is resized
+# once (a cold start). Prints "P99 MAX NONE": the 99th percentile and the largest (s, "-" when
+# none), and how many resizes had no annotation of their pod at all.
+annotation_lag() { # audit-file
+  jq -rs "$JQ_T$JQ_KIND"'
+    [ map(select(kind == "resize" or kind == "annotation"))
+      | group_by(.objectRef.namespace + "/" + .objectRef.name)[]
+      | (map(select(kind == "annotation") | .stageTimestamp | t)) as $ann
+      | map(select(kind == "resize") | .stageTimestamp | t)[] as $r
+      | ([ $ann[] | . - $r | fabs ] | min) ]
+    | (map(select(. != null)) | sort) as $l
+    | (map(select(. == null)) | length) as $none
+    | def r2: . * 100 | round / 100;
+      if ($l | length) == 0 then "- - \($none)"
+      else "\($l[(($l | length) * 0.99 | ceil) - 1] | r2) \($l[-1] | r2) \($none)" end' "$1"
+}
