@@ -214,9 +214,6 @@ churn() { # seconds -> prints "jobs rollouts failed"
 }
 
 # ------------------------------------------------------------- one variant
-pct() { # p file-of-numbers -> the p-th percentile (nearest rank), or "-"
-  sort -g "$2" | awk -v p="$1" '{v[NR] = $1} END {if (!NR) {print "-"; exit} i = int((p * NR + 99) / 100); if (i < 1) i = 1; printf "%.2f", v[i]}'
-}
 run_variant() { # name flags
   VNAME=$1
   local flags=() t_start t_ready mark mark_churn left
@@ -249,10 +246,12 @@ run_variant() { # name flags
   local conv
   conv=$(jq -rs --argjson t0 "$t_start" "$JQ_T$JQ_KIND"'
     (map(select(kind == "resize") | .stageTimestamp | t) | max // $t0) as $lr
+    | (map(.stageTimestamp | t) | max // $t0) as $la
     | [ (map(select(kind == "resize")) | length), (map(select(kind == "annotation")) | length),
-        (map(select(kind == "event")) | length), (($lr - $t0) * 10 | round / 10) ] | @tsv' "$WORK/$VNAME.start.audit")
-  local n_res n_ann n_ev t_lim
-  read -r n_res n_ann n_ev t_lim <<<"$conv"
+        (map(select(kind == "event")) | length), (($lr - $t0) * 10 | round / 10),
+        (($la - $t0) * 10 | round / 10) ] | @tsv' "$WORK/$VNAME.start.audit")
+  local n_res n_ann n_ev t_lim t_all
+  read -r n_res n_ann n_ev t_lim t_all <<<"$conv"
   left=$("$HEADROOM" plan --kubeconfig "$KUBECONFIG" -A -o name 2>/dev/null | grep -c . || true)
   local sync_s
   sync_s=$(awk -v a="$t_start" -v b="$t_ready" 'BEGIN {printf "%.1f", b - a}')
@@ -261,8 +260,7 @@ run_variant() { # name flags
   echo "scale: [$VNAME] sync (start to /readyz): ${sync_s} s; limits right ${t_lim} s after start" \
     "(${n_res} resizes, ${n_ann} annotations, ${n_ev} events); managed pods still outside their deadband: ${left}"
   echo "scale: [$VNAME] daemon: RSS ${ctl_rss_ready} kB at ready, peak ${ctl_rss_conv} MB to converge, ${ctl_cpu_conv} CPU-s to converge"
-  local t_all lag_p99 lag_max lag_none
-  t_all=$(jq -rs --argjson t0 "$t_start" "$JQ_T"'(map(.stageTimestamp | t) | max // $t0) - $t0 | . * 10 | round / 10' "$WORK/$VNAME.start.audit")
+  local lag_p99 lag_max lag_none
   read -r lag_p99 lag_max lag_none <<<"$(annotation_lag "$WORK/$VNAME.start.audit")"
   echo "scale: [$VNAME] every write done ${t_all} s after start; a status annotation apart from its resize:" \
     "p99 ${lag_p99} s, max ${lag_max} s, ${lag_none} resizes without one"

@@ -71,6 +71,11 @@ JQ_KIND='def kind: if .objectRef.resource == "pods" and .objectRef.subresource =
   elif .objectRef.resource == "pods" and (.objectRef.subresource // "") == "" and .verb == "patch" then "annotation"
   elif .objectRef.resource == "events" then "event" else "other" end;'
 
+# pct P FILE: the P-th percentile (nearest rank) of FILE's numbers, one a line, as "1.23"; "-" when
+# it has none.
+pct() { # p file-of-numbers
+  sort -g "$2" | awk -v p="$1" '{v[NR] = $1} END {if (!NR) {print "-"; exit} i = int((p * NR + 99) / 100); if (i < 1) i = 1; printf "%.2f", v[i]}'
+}
 
 # annotation_lag AUDIT_FILE: how long a pod's status annotation and its limit disagree (design §5
 # "Limits first"), from a controller's audit entries (JSON): for every resize, the seconds between
@@ -79,15 +84,13 @@ JQ_KIND='def kind: if .objectRef.resource == "pods" and .objectRef.subresource =
 # once (a cold start). Prints "P99 MAX NONE": the 99th percentile and the largest (s, "-" when
 # none), and how many resizes had no annotation of their pod at all.
 annotation_lag() { # audit-file
-  jq -rs "$JQ_T$JQ_KIND"'
-    [ map(select(kind == "resize" or kind == "annotation"))
-      | group_by(.objectRef.namespace + "/" + .objectRef.name)[]
-      | (map(select(kind == "annotation") | .stageTimestamp | t)) as $ann
-      | map(select(kind == "resize") | .stageTimestamp | t)[] as $r
-      | ([ $ann[] | . - $r | fabs ] | min) ]
-    | (map(select(. != null)) | sort) as $l
-    | (map(select(. == null)) | length) as $none
-    | def r2: . * 100 | round / 100;
-      if ($l | length) == 0 then "- - \($none)"
-      else "\($l[(($l | length) * 0.99 | ceil) - 1] | r2) \($l[-1] | r2) \($none)" end' "$1"
+  local lags
+  lags=$(jq -r "$JQ_T$JQ_KIND"'
+    map(select(kind == "resize" or kind == "annotation"))
+    | group_by(.objectRef.namespace + "/" + .objectRef.name)[]
+    | (map(select(kind == "annotation") | .stageTimestamp | t)) as $ann
+    | map(select(kind == "resize") | .stageTimestamp | t)[] as $r
+    | [ $ann[] | . - $r | fabs ] | min // "none"' --slurp "$1")
+  echo "$(grep -v none <<<"$lags" | pct 99 /dev/stdin) $(grep -v none <<<"$lags" | pct 100 /dev/stdin)" \
+    "$(grep -c none <<<"$lags")"
 }
