@@ -232,7 +232,6 @@ static void quiet(void *ud, int level, const char *msg)
 
 static void fx_open(fx *f, int concurrency, bool with_notes)
 {
-    memset(f, 0, sizeof *f);
     server_start(&g_srv);
     snprintf(f->kc, sizeof f->kc, "/tmp/hr-execconc-%d.yaml", (int)getpid());
     FILE *fp = fopen(f->kc, "w");
@@ -282,6 +281,33 @@ static void fx_close(fx *f)
     unlink(f->kc);
 }
 
+/* The fixture is cmocka's state, opened by a setup and closed by the
+ * teardown, which cmocka runs also when a test fails: a failed test's
+ * server and client never stay open into the next test. */
+static int fx_setup(void **state, bool with_notes)
+{
+    fx *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    *state = f;
+    fx_open(f, CONC, with_notes);
+    return 0;
+}
+static int setup_plain(void **state)
+{
+    return fx_setup(state, false);
+}
+static int setup_notes(void **state)
+{
+    return fx_setup(state, true);
+}
+static int teardown(void **state)
+{
+    fx *f = *state;
+    fx_close(f);
+    free(f);
+    return 0;
+}
+
 static hr_exec_outcome run_wave(fx *f)
 {
     hr_nodesnap s = {
@@ -299,11 +325,9 @@ static hr_exec_outcome run_wave(fx *f)
  * 0.7 s eight at a time. */
 static void wave_writes_in_flight(void **state)
 {
-    (void)state;
-    fx f;
-    fx_open(&f, CONC, false);
+    fx *f = *state;
     int64_t t0 = hr_mono_ms();
-    hr_exec_outcome out = run_wave(&f);
+    hr_exec_outcome out = run_wave(f);
     int64_t took = hr_mono_ms() - t0;
     assert_int_equal(out.writes, 3 * PODS);
     assert_int_equal(out.requeue_ms, -1);
@@ -313,12 +337,11 @@ static void wave_writes_in_flight(void **state)
     if (peak < CONC / 2 || peak > CONC)
         fail_msg("%d requests held at once, want %d (at least %d, never more)", peak, CONC,
                  CONC / 2);
-    assert_true(hr_executor_write_peak(f.e) <= CONC);
+    assert_true(hr_executor_write_peak(f->e) <= CONC);
     assert_int_equal(overlaps, 0);
     if (took > 3 * PODS * HOLD_MS / 2)
         fail_msg("the wave took %lld ms: one write at a time is %d ms", (long long)took,
                  PODS * 7 * HOLD_MS / 2);
-    fx_close(&f);
 }
 
 /* With notes (limits first) and two waves of the same pods back to back:
@@ -327,20 +350,18 @@ static void wave_writes_in_flight(void **state)
  * ever has two requests held at once, and the notes also go at once. */
 static void notes_and_resizes_apart_per_pod(void **state)
 {
-    (void)state;
-    fx f;
-    fx_open(&f, CONC, true);
-    hr_exec_outcome a = run_wave(&f);
-    hr_exec_outcome b = run_wave(&f);
+    fx *f = *state;
+    hr_exec_outcome a = run_wave(f);
+    hr_exec_outcome b = run_wave(f);
     assert_int_equal(a.writes, PODS);
     assert_int_equal(b.writes, PODS);
     int64_t until = hr_mono_ms() + 10000;
-    while (hr_notes_pending(f.notes) > 0 && hr_mono_ms() < until) {
+    while (hr_notes_pending(f->notes) > 0 && hr_mono_ms() < until) {
         struct timespec ts = {0, 20 * 1000000L};
         nanosleep(&ts, NULL);
     }
-    hr_notes_stop(f.notes); /* the notes in hand are finished */
-    f.notes = NULL;
+    hr_notes_stop(f->notes); /* the notes in hand are finished */
+    f->notes = NULL;
     int peak, overlaps, requests;
     server_counts(&g_srv, &peak, &overlaps, &requests);
     assert_int_equal(overlaps, 0);
@@ -350,7 +371,6 @@ static void notes_and_resizes_apart_per_pod(void **state)
         fail_msg("%d requests", requests);
     if (peak < CONC / 2)
         fail_msg("%d requests held at once, want at least %d", peak, CONC / 2);
-    fx_close(&f);
 }
 
 /* Dry-run (design §9.3): a wave of annotations only. Each one that stands
@@ -359,32 +379,29 @@ static void notes_and_resizes_apart_per_pod(void **state)
  * series is on the page from the start, at 0. */
 static void dry_run_counted(void **state)
 {
-    (void)state;
-    fx f;
-    fx_open(&f, CONC, false);
+    fx *f = *state;
     hr_buf page;
     hr_buf_init(&page, 0);
-    hr_ctlmetrics_render(&f.m, &page);
+    hr_ctlmetrics_render(&f->m, &page);
     assert_non_null(strstr(hr_buf_str(&page), "\nheadroom_resizes_total{result=\"dry-run\"} 0\n"));
     int held = 0;
     for (int i = 0; i < PODS; i++) {
-        f.act[i].kind = HR_ACT_ANNOTATE;
-        f.act[i].apply_body = f.act[i].event_message = NULL;
-        f.act[i].held = i % 4 != 0;
-        held += f.act[i].held;
+        f->act[i].kind = HR_ACT_ANNOTATE;
+        f->act[i].apply_body = f->act[i].event_message = NULL;
+        f->act[i].held = i % 4 != 0;
+        held += f->act[i].held;
     }
-    hr_exec_outcome out = run_wave(&f);
+    hr_exec_outcome out = run_wave(f);
     assert_int_equal(out.writes, PODS);
-    assert_int_equal(atomic_load(&f.m.resizes[HR_RES_DRY_RUN]), held);
-    assert_int_equal(atomic_load(&f.m.resizes[HR_RES_APPLIED]), 0);
-    assert_int_equal(atomic_load(&f.m.writes[HR_WK_RESIZE]), 0);
+    assert_int_equal(atomic_load(&f->m.resizes[HR_RES_DRY_RUN]), held);
+    assert_int_equal(atomic_load(&f->m.resizes[HR_RES_APPLIED]), 0);
+    assert_int_equal(atomic_load(&f->m.writes[HR_WK_RESIZE]), 0);
     hr_buf_reset(&page);
-    hr_ctlmetrics_render(&f.m, &page);
+    hr_ctlmetrics_render(&f->m, &page);
     char want[64];
     snprintf(want, sizeof want, "\nheadroom_resizes_total{result=\"dry-run\"} %d\n", held);
     assert_non_null(strstr(hr_buf_str(&page), want));
     hr_buf_free(&page);
-    fx_close(&f);
 }
 
 /* The pool alone: items of two callers' batches share its threads, at most
@@ -462,9 +479,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(pool_bounds_and_runs_each_once),
-        cmocka_unit_test(wave_writes_in_flight),
-        cmocka_unit_test(notes_and_resizes_apart_per_pod),
-        cmocka_unit_test(dry_run_counted),
+        cmocka_unit_test_setup_teardown(wave_writes_in_flight, setup_plain, teardown),
+        cmocka_unit_test_setup_teardown(notes_and_resizes_apart_per_pod, setup_notes, teardown),
+        cmocka_unit_test_setup_teardown(dry_run_counted, setup_plain, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
