@@ -42,3 +42,8 @@ void hr_mono_sleep_until(int64_t deadline_ns)
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
         ;
 }
+
+void hr_mono_sleep_ms(int64_t ms)
+{
+    hr_mono_sleep_until(hr_mono_ns() + ms * 1000000);
+}

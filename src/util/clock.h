@@ -36,4 +36,7 @@ HR_MUST_CHECK int hr_mono_cond_init(pthread_cond_t *cv);
  * the sleep does not stretch it. Returns at once if it has passed. */
 void hr_mono_sleep_until(int64_t deadline_ns);
 
+/* Sleep ms milliseconds, as hr_mono_sleep_until(hr_mono_ns() + ms ms). */
+void hr_mono_sleep_ms(int64_t ms);
+
 #endif

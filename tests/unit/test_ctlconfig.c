@@ -29,6 +29,7 @@
 #include "hr_testfile.h"
 #include "kube/decode/cfgspec.h"
 #include "kube/transport/client.h"
+#include "util/clock.h"
 
 static bool never_synced(void *ud)
 {
@@ -41,12 +42,6 @@ static void quiet(void *ud, int level, const char *msg)
     (void)ud;
     (void)level;
     (void)msg;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
 }
 
 typedef struct fixture {
@@ -154,11 +149,11 @@ static void nothing_is_polled(void **state)
     start(&f, &cfg);
     /* The cache learns of a new config; nobody pushes it. */
     cache_gets_config(f.cache, 100, 9);
-    sleep_ms(60); /* several feeder rounds (every 10 ms) */
+    hr_mono_sleep_ms(60); /* several feeder rounds (every 10 ms) */
     for (int i = 0; i < 100; i++)
         CHECK_I64("debounce getter", hr_controller_debounce_ms(f.ctl), 3000);
     CHECK_I64("the getter pushed nothing to the executor", hr_controller_node_rate(f.ctl), 4);
-    sleep_ms(30);
+    hr_mono_sleep_ms(30);
     CHECK_I64("the feeder pushed nothing to the executor", hr_controller_node_rate(f.ctl), 4);
 
     /* The push is what moves them. */
@@ -226,7 +221,8 @@ static void waiting_for_the_sync_is_not_a_poll(void **state)
     hr_controller_opts o = {.cache = cache, .workers = 1, .synced = counted_sync, .log = quiet};
     hr_controller *ctl;
     assert_int_equal(hr_controller_start(&o, &ctl, &err), HR_OK);
-    sleep_ms(1600); /* asks at 0, 50, 150, 350, 750, 1550 ms: 6, where a 50 ms poll asks 32 times */
+    hr_mono_sleep_ms(
+        1600); /* asks at 0, 50, 150, 350, 750, 1550 ms: 6, where a 50 ms poll asks 32 times */
     int asks = atomic_load(&g_sync_asks);
     printf("synced asked %d times in 1.6 s while not synced\n", asks);
     CHECK_TRUE("asks while not synced", asks >= 2 && asks <= 8);
@@ -236,15 +232,15 @@ static void waiting_for_the_sync_is_not_a_poll(void **state)
     hr_cache_ring(cache);
     int waited = 0;
     while (atomic_load(&g_sync_asks) == before && waited < 1000) {
-        sleep_ms(10);
+        hr_mono_sleep_ms(10);
         waited += 10;
     }
     printf("the doorbell brought the feeder in %d ms\n", waited);
     CHECK_TRUE("the feeder heard the sync within 1 s", atomic_load(&g_sync_asks) > before);
     /* Synced: never asked again (the status writer, kicked by the same doorbell, asks once too). */
-    sleep_ms(300);
+    hr_mono_sleep_ms(300);
     int after = atomic_load(&g_sync_asks);
-    sleep_ms(300);
+    hr_mono_sleep_ms(300);
     CHECK_I64("asks once synced", atomic_load(&g_sync_asks), after);
     hr_controller_stop(ctl);
     hr_cache_free(cache);

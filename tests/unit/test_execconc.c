@@ -132,8 +132,7 @@ static void *conn_main(void *ud)
          * then overlaps the next wave's resize of its pod unless kept
          * apart. */
         bool annotation = strstr(buf, "PATCH ") == buf && strstr(path, "/resize") == NULL;
-        struct timespec ts = {0, (annotation ? 3 * HOLD_MS / 2 : HOLD_MS) * 1000000L};
-        nanosleep(&ts, NULL);
+        hr_mono_sleep_ms(annotation ? 3 * HOLD_MS / 2 : HOLD_MS);
         hold(c->s, pod, -1);
         static const char obj[] = "{\"metadata\":{\"resourceVersion\":\"9\"}}";
         char resp[256];
@@ -357,8 +356,7 @@ static void notes_and_resizes_apart_per_pod(void **state)
     assert_int_equal(b.writes, PODS);
     int64_t until = hr_mono_ms() + 10000;
     while (hr_notes_pending(f->notes) > 0 && hr_mono_ms() < until) {
-        struct timespec ts = {0, 20 * 1000000L};
-        nanosleep(&ts, NULL);
+        hr_mono_sleep_ms(20);
     }
     hr_notes_stop(f->notes); /* the notes in hand are finished */
     f->notes = NULL;
@@ -419,8 +417,7 @@ static void item(void *ud, size_t i)
     if (++t->now > t->peak)
         t->peak = t->now;
     pthread_mutex_unlock(&t->mu);
-    struct timespec ts = {0, 5 * 1000000L};
-    nanosleep(&ts, NULL);
+    hr_mono_sleep_ms(5);
     atomic_fetch_add(&t->ran[i], 1);
     pthread_mutex_lock(&t->mu);
     t->now--;

@@ -244,14 +244,12 @@ static void test_limiter_wait_stops(void **state)
     stop_waiter t = {&l, &stop, HR_OK, 0, 0};
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, stop_waiter_main, &t), 0);
-    struct timespec ts = {0, 50 * 1000000L};
-    nanosleep(&ts, NULL);
+    hr_mono_sleep_ms(50);
     CHECK_TRUE("still waiting before stop", atomic_load(&t.done_ns) == 0);
     /* Asleep, not polling: over 300 ms its thread was switched in at most
      * twice (a 10 ms polling slice would be ~30 times). */
     long n0 = hr_switches(atomic_load(&t.tid));
-    ts.tv_nsec = 300 * 1000000L;
-    nanosleep(&ts, NULL);
+    hr_mono_sleep_ms(300);
     long n1 = hr_switches(atomic_load(&t.tid));
     if (n0 < 0 || n1 - n0 > 2)
         fail_msg("the waiter woke %ld times in 300 ms, want at most 2", n1 - n0);
@@ -526,8 +524,7 @@ static void test_client_abandon_writes(void **state)
     write_waiter t = {c, HR_OK, {0}, 0};
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, write_waiter_main, &t), 0);
-    struct timespec ts = {0, 50 * 1000000L};
-    nanosleep(&ts, NULL);
+    hr_mono_sleep_ms(50);
     CHECK_TRUE("write waits for its token", atomic_load(&t.done_ns) == 0);
     int64_t t0 = hr_mono_ns();
     hr_kclient_abandon_writes(c, true);
@@ -750,8 +747,7 @@ static void *stalled_main(void *p)
     if (fd < 0)
         return NULL;
     while (!atomic_load(&s->client_done)) {
-        struct timespec ts = {0, 10 * 1000000L};
-        nanosleep(&ts, NULL);
+        hr_mono_sleep_ms(10);
     }
     char buf[4096];
     for (;;) {

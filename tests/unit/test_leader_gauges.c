@@ -29,6 +29,7 @@
 #include "cache/sink.h"
 #include "controller/controller.h"
 #include "core/config.h"
+#include "util/clock.h"
 
 static atomic_bool leads;
 
@@ -102,8 +103,7 @@ static void start(fixture *f)
     /* The node is reconciled (not leading: nothing is written). */
     hr_ctlmetrics *m = hr_controller_metrics(f->ctl);
     for (int i = 0; i < 500 && atomic_load(&m->pods_managed) < 1; i++) {
-        struct timespec ts = {0, 10 * 1000000L};
-        nanosleep(&ts, NULL);
+        hr_mono_sleep_ms(10);
     }
     assert_int_equal(atomic_load(&m->pods_managed), 1);
 }

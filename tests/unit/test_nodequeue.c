@@ -200,13 +200,11 @@ static void waiting_workers_miss_nothing(void **state)
     for (int i = 0; i < W_NODES; i++) {
         snprintf(name, sizeof name, "n%d", i);
         assert_int_equal(hr_nodequeue_add(w.q, name, hr_mono_ms(), 5 + i % 7), HR_OK);
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
+        hr_mono_sleep_ms(1);
     }
     int64_t t0 = hr_mono_ms();
     while (atomic_load(&w.runs) < W_RUNS && hr_mono_ms() - t0 < 20000) {
-        struct timespec ts = {0, 2000000};
-        nanosleep(&ts, NULL);
+        hr_mono_sleep_ms(2);
     }
     uint64_t wakeups = hr_nodequeue_wakeups(w.q);
     hr_nodequeue_shutdown(w.q);

@@ -218,9 +218,8 @@ static void wait_for(sent *s, int n)
     int64_t end = hr_mono_ms() + 5000;
     pthread_mutex_lock(&s->mu);
     while (s->n < n && hr_mono_ms() < end) {
-        struct timespec ts = {0, 10000000};
         pthread_mutex_unlock(&s->mu);
-        nanosleep(&ts, NULL);
+        hr_mono_sleep_ms(10);
         pthread_mutex_lock(&s->mu);
     }
     int got = s->n;
@@ -234,8 +233,7 @@ static void wait_holding(sent *s)
     pthread_mutex_lock(&s->mu);
     while (!s->holding && hr_mono_ms() < end) {
         pthread_mutex_unlock(&s->mu);
-        struct timespec ts = {0, 10000000};
-        nanosleep(&ts, NULL);
+        hr_mono_sleep_ms(10);
         pthread_mutex_lock(&s->mu);
     }
     bool h = s->holding;
@@ -408,8 +406,7 @@ static void coalesced_then_dropped_on_stop(void **state)
     assert_int_equal(pthread_create(&stopper, NULL, stop_main, q), 0);
     int64_t end = hr_mono_ms() + 5000;
     while (!hr_notes_stopping(q) && hr_mono_ms() < end) {
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
+        hr_mono_sleep_ms(1);
     }
     release(&s);
     assert_int_equal(pthread_join(stopper, NULL), 0);
@@ -448,8 +445,7 @@ static void on_fly(void *ud, const hr_note *n)
     if (++f->now > f->peak)
         f->peak = f->now;
     pthread_mutex_unlock(&f->mu);
-    struct timespec ts = {0, 100 * 1000000L};
-    nanosleep(&ts, NULL);
+    hr_mono_sleep_ms(100);
     pthread_mutex_lock(&f->mu);
     f->keys[slot][0] = 0;
     f->now--;
@@ -509,8 +505,7 @@ static void senders_apart_per_pod(void **state)
     assert_true(hr_notes_put(q, &(hr_note){"a", "ns", "a", "p1", NULL}));
     int64_t end = hr_mono_ms() + 5000;
     while (hr_notes_pending(q) > 0 && hr_mono_ms() < end) {
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
+        hr_mono_sleep_ms(1);
     }
     assert_true(hr_notes_put(q, &(hr_note){"a", "ns", "a", "p2", NULL}));
     assert_true(hr_notes_put(q, &(hr_note){"b", "ns", "b", "p3", NULL}));
@@ -522,8 +517,7 @@ static void senders_apart_per_pod(void **state)
         pthread_mutex_unlock(&f.mu);
         if (n >= 4 || hr_mono_ms() > end)
             break;
-        struct timespec ts = {0, 5000000};
-        nanosleep(&ts, NULL);
+        hr_mono_sleep_ms(5);
     }
     hr_notes_stop(q);
     assert_int_equal(f.n, 4);

@@ -56,6 +56,9 @@ static void test_clock(void **state)
     hr_mono_sleep_until(until);
     CHECK_TRUE("slept to the deadline", hr_mono_ns() >= until);
     hr_mono_sleep_until(0); /* passed: returns at once */
+    int64_t t0 = hr_mono_ns();
+    hr_mono_sleep_ms(5);
+    CHECK_TRUE("slept 5 ms", hr_mono_ns() - t0 >= 5 * 1000000);
 
     /* A timed wait on the monotonic clock ends at its deadline. */
     pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;

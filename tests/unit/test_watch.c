@@ -103,8 +103,7 @@ static hr_status fake_stream(void *ud, const char *path, long timeout_s, hr_klin
         while (!atomic_load(stop)) {
             if (hr_mono_ms() - t0 > 5000)
                 fail_msg("silent stream was never dropped");
-            struct timespec ts = {0, 5 * 1000000L};
-            nanosleep(&ts, NULL);
+            hr_mono_sleep_ms(5);
         }
         s->hang_ms = hr_mono_ms() - t0;
     }
