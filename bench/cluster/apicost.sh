@@ -6,7 +6,7 @@
 # kind so a change of write can be weighed before it is made.
 #
 #   bench/cluster/apicost.sh [--pods 300] [--rate 50] [--kinds apply,merge,annot,event] [--rounds 2]
-#                            [--ours BIN [--ours-writes 2000]]
+#                            [--ours BIN [--ours-writes 2000] [--ours-threads 16]]
 #
 # On the test cluster ($HEADROOM_CLUSTER_DIR; tests/cluster/cluster.sh up first): one fresh kwok
 # node and --pods bare Burstable pods on it, Running; then bench/cluster/apicost.py, --rounds times
@@ -14,14 +14,14 @@
 # admin on one keep-alive connection at --rate writes a second. Prints, per kind and round, the API
 # server's CPU-s net of its idle rate and per write. With --ours, then the other side of a write:
 # BIN (build/release/bench/cluster/bench_writecost) makes --ours-writes annotation merge patches
-# over the same pods through our client, 16 at once, and prints our CPU per write (JSON and
+# over the same pods through our client, --ours-threads at once, and prints our CPU per write (JSON and
 # protobuf answers). Deletes what it made. No PASS/FAIL: figures.
 set -uo pipefail
 # shellcheck source=../../tests/lib/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../../tests/lib/common.sh"
 # shellcheck source=../../tests/lib/bench.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../../tests/lib/bench.sh"
-pods=300 rate=50 kinds=apply,merge,annot,event rounds=2 ours="" ours_writes=2000
+pods=300 rate=50 kinds=apply,merge,annot,event rounds=2 ours="" ours_writes=2000 ours_threads=16
 while [ $# -gt 0 ]; do
   case $1 in
     --pods) pods=$2; shift ;;
@@ -30,6 +30,7 @@ while [ $# -gt 0 ]; do
     --rounds) rounds=$2; shift ;;
     --ours) ours=$2; shift ;;
     --ours-writes) ours_writes=$2; shift ;;
+    --ours-threads) ours_threads=$2; shift ;;
     *) sed -n '/^#   bench/p' "$0" >&2; exit 2 ;;
   esac
   shift
@@ -53,5 +54,5 @@ done
 if [ -n "$ours" ]; then
   k -n "$PREFIX-0" get pods -o jsonpath='{range .items[*]}{.metadata.namespace} {.metadata.name}{"\n"}{end}' >"$WORK/pods" || exit 1
   echo "apicost: our client's CPU per write ($ours), load average $(loadavg)"
-  "$ours" --writes "$ours_writes" --threads 16 <"$WORK/pods" || exit 1
+  "$ours" --writes "$ours_writes" --threads "$ours_threads" <"$WORK/pods" || exit 1
 fi
