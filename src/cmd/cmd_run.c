@@ -73,6 +73,7 @@
 #include "util/clock.h"
 #include "util/log.h"
 #include "util/logfmt.h"
+#include "util/tname.h"
 #include "webhook/config_holder.h"
 #include "webhook/endpoint.h"
 
@@ -595,6 +596,7 @@ static void controller_stop(run_ctx *x)
 static void *watchdog(void *arg)
 {
     (void)arg;
+    hr_thread_name("hr-stop-dog");
     sleep(SHUTDOWN_BUDGET_S);
     static const char m[] = "level=error msg=\"shutdown took longer than 10s, exiting\"\n";
     ssize_t w = write(STDERR_FILENO, m, sizeof m - 1);

@@ -18,6 +18,7 @@
 #include "server/selfsigned.h"
 #include "util/buf.h"
 #include "util/clock.h"
+#include "util/tname.h"
 #include "util/waker.h"
 #include "util/wipe.h"
 
@@ -292,6 +293,7 @@ static int64_t sync_once(hr_selfcert *s)
 static void *selfcert_main(void *arg)
 {
     hr_selfcert *s = arg;
+    hr_thread_name("hr-selfcert");
     for (;;) {
         int64_t next = sync_once(s);
         int64_t wait_s = next - hr_mono_ms() / 1000;

@@ -13,6 +13,7 @@
 #include "kube/write/patch.h"
 #include "util/clock.h"
 #include "util/jsonstr.h"
+#include "util/tname.h"
 #include "util/waker.h"
 
 /* A namespace list in a message stops here ("… and 12 more"): a condition
@@ -336,6 +337,7 @@ static int64_t tick(hr_cfgstatus *s)
 static void *cfgstatus_main(void *ud)
 {
     hr_cfgstatus *s = ud;
+    hr_thread_name("hr-cfgstatus");
     int interval = s->o.interval_ms > 0 ? s->o.interval_ms : 2000;
     int64_t last_look = INT64_MIN / 2;
     int64_t due = hr_mono_ms() + interval; /* the first look */

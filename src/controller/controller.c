@@ -24,6 +24,7 @@
 #include "core/grace.h"
 #include "util/clock.h"
 #include "util/prng.h"
+#include "util/tname.h"
 #include "util/waker.h"
 
 /* Entries of each executor map looked at per sweep (executor.h). */
@@ -195,6 +196,7 @@ static void park_infeasible(hr_controller *c, int64_t now)
 static void *feeder_main(void *ud)
 {
     hr_controller *c = ud;
+    hr_thread_name("hr-feeder");
     bool synced = false;
     int64_t sync_gap = SYNC_POLL_MS;
     int sweeps_left = 0;
@@ -410,6 +412,7 @@ static int64_t reconcile_one(hr_controller *c, const char *node, hr_arena *a, ui
 static void *worker_main(void *ud)
 {
     hr_controller *c = ud;
+    hr_thread_name("hr-node");
     hr_arena a;
     hr_arena_init(&a, 0);
     for (;;) {

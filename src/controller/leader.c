@@ -15,6 +15,7 @@
 #include "kube/ktime.h"
 #include "kube/write/lease.h"
 #include "util/clock.h"
+#include "util/tname.h"
 #include "util/waker.h"
 
 struct hr_leader {
@@ -211,6 +212,7 @@ static void round_once(hr_leader *l)
 static void *leader_main(void *ud)
 {
     hr_leader *l = ud;
+    hr_thread_name("hr-leader");
     /* One round every retry period (2 s by default, as client-go's
      * RetryPeriod): the one wakeup a quiet daemon keeps, and only with
      * --leader-elect. Between rounds it sleeps until the next is due or a

@@ -30,6 +30,7 @@
 #include "util/clock.h"
 #include "util/heaptrim.h"
 #include "util/strmap.h"
+#include "util/tname.h"
 #include "util/waker.h"
 
 typedef struct entry {
@@ -290,6 +291,7 @@ static void *notes_main(void *ud)
     const struct hr_notes_sender *me = ud;
     hr_notes *q = me->q;
     int slot = me->slot;
+    hr_thread_name("hr-notes-%d", slot);
     for (;;) {
         if (hr_notes_pending(q) == 0) {
             if (!hr_waker_wait(&q->wake, HR_WAKER_NEVER))

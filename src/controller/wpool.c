@@ -8,6 +8,7 @@
  * done == n on the pool's one "finished" condition variable.
  */
 #include "controller/wpool.h"
+#include "util/tname.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -34,6 +35,7 @@ struct hr_wpool {
 static void *pool_main(void *ud)
 {
     hr_wpool *p = ud;
+    hr_thread_name("hr-write");
     pthread_mutex_lock(&p->mu);
     for (;;) {
         while (p->head == NULL && !p->stop)

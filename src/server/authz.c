@@ -15,6 +15,7 @@
 #include <gnutls/gnutls.h>
 
 #include "util/clock.h"
+#include "util/tname.h"
 
 /* A token longer than this is not one the API server issues. */
 #define MAX_TOKEN 16384
@@ -128,6 +129,7 @@ static const char *verdict_name(hr_authz_verdict v)
 static void *review_main(void *arg)
 {
     hr_authz *a = arg;
+    hr_thread_name("hr-authz");
     pthread_mutex_lock(&a->mu);
     for (;;) {
         job *j = NULL;

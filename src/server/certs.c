@@ -21,6 +21,7 @@
 #include "server/certs.h"
 #include "util/clock.h"
 #include "util/file.h"
+#include "util/tname.h"
 
 #define MAX_CHAIN 16
 #define MAX_PEM (1u << 20)
@@ -371,6 +372,7 @@ static int wait_fds(hr_certs *c, int fd, int64_t ms)
 static void *poll_main(void *arg)
 {
     hr_certs *c = arg;
+    hr_thread_name("hr-certs");
     bool watching = c->ino_fd >= 0;
     int64_t next = hr_mono_ms() + (watching ? RESTAT_MS : c->interval_ms);
     for (;;) {

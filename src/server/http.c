@@ -28,6 +28,7 @@
 
 #include "server/http.h"
 #include "util/clock.h"
+#include "util/tname.h"
 
 #define MAX_ROUTES 16
 
@@ -260,6 +261,7 @@ static void conn_phase(tconn *t, bool in_request)
 static void *watchdog_main(void *arg)
 {
     hr_listener *l = arg;
+    hr_thread_name("hr-http-dog");
     pthread_mutex_lock(&l->mu);
     while (!l->stop) {
         int64_t now = hr_mono_ns(), next = INT64_MAX;

@@ -36,6 +36,7 @@
 #include "util/log.h"
 #include "util/memfile.h"
 #include "util/prng.h"
+#include "util/tname.h"
 #include "util/urlenc.h"
 #include "util/waker.h"
 #include "util/wipe.h"
@@ -230,6 +231,31 @@ static void test_urlenc(void **state)
     hr_buf_free(&b);
 }
 
+/* The name a thread gives itself is what /proc shows for it, cut at 15
+ * bytes. */
+static void *named_main(void *ud)
+{
+    char *got = ud;
+    hr_thread_name("hr-n-%s", "abcdefghijklmnop");
+    FILE *f = fopen("/proc/thread-self/comm", "r");
+    if (f != NULL) {
+        if (fgets(got, 32, f) == NULL)
+            got[0] = 0;
+        fclose(f);
+    }
+    return NULL;
+}
+
+static void test_thread_name(void **state)
+{
+    (void)state;
+    char got[32] = "";
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, named_main, got), 0);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_string_equal(got, "hr-n-abcdefghij\n");
+}
+
 static void test_wipe(void **state)
 {
     (void)state;
@@ -385,11 +411,12 @@ static void test_waker_quiet(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_clock),   cmocka_unit_test(test_prng),
-        cmocka_unit_test(test_hash),    cmocka_unit_test(test_base64),
-        cmocka_unit_test(test_log),     cmocka_unit_test(test_wide),
-        cmocka_unit_test(test_urlenc),  cmocka_unit_test(test_wipe),
-        cmocka_unit_test(test_memfile), cmocka_unit_test(test_waker_quiet),
+        cmocka_unit_test(test_clock),       cmocka_unit_test(test_prng),
+        cmocka_unit_test(test_hash),        cmocka_unit_test(test_base64),
+        cmocka_unit_test(test_log),         cmocka_unit_test(test_wide),
+        cmocka_unit_test(test_urlenc),      cmocka_unit_test(test_wipe),
+        cmocka_unit_test(test_memfile),     cmocka_unit_test(test_waker_quiet),
+        cmocka_unit_test(test_thread_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -55,6 +55,7 @@
 #include "kube/watch/wevent.h"
 #include "util/clock.h"
 #include "util/prng.h"
+#include "util/tname.h"
 #include "util/urlenc.h"
 
 #define RV_MAX HR_WEVENT_RV_MAX
@@ -721,6 +722,7 @@ static bool dog_done(hr_watch *w)
 static void *idle_dog(void *arg)
 {
     hr_watch *w = arg;
+    hr_thread_name("hr-wd-%s", w->resource);
     for (;;) {
         if (atomic_load(&w->stream_done))
             return NULL;
@@ -966,6 +968,7 @@ hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
 static void *thread_main(void *arg)
 {
     hr_watch *w = arg;
+    hr_thread_name("hr-w-%s", w->resource);
     HR_IGNORE(hr_watch_run(w, w->stop)); /* HR_OK on stop; failures are retried inside */
     return NULL;
 }
