@@ -6,7 +6,7 @@
 # kind so a change of write can be weighed before it is made.
 #
 #   bench/cluster/apicost.sh [--pods 300] [--rate 50] [--kinds apply,merge,annot,event] [--rounds 2]
-#                            [--ours BIN [--ours-writes 2000] [--ours-threads 16]]
+#                            [--ours BIN [--ours-writes 2000] [--ours-threads 16] [--ours-qps Q]]
 #
 # On the test cluster ($HEADROOM_CLUSTER_DIR; tests/cluster/cluster.sh up first): one fresh kwok
 # node and --pods bare Burstable pods on it, Running; then bench/cluster/apicost.py, --rounds times
@@ -14,14 +14,15 @@
 # admin on one keep-alive connection at --rate writes a second. Prints, per kind and round, the API
 # server's CPU-s net of its idle rate and per write. With --ours, then the other side of a write:
 # BIN (build/release/bench/cluster/bench_writecost) makes --ours-writes annotation merge patches
-# over the same pods through our client, --ours-threads at once, and prints our CPU per write (JSON and
-# protobuf answers). Deletes what it made. No PASS/FAIL: figures.
+# over the same pods through our client and a bare reference, --ours-threads at once, paced at
+# --ours-qps writes a second (0: as fast as the server takes them), and prints the CPU per write
+# of each (JSON and protobuf answers). Deletes what it made. No PASS/FAIL: figures.
 set -uo pipefail
 # shellcheck source=../../tests/lib/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../../tests/lib/common.sh"
 # shellcheck source=../../tests/lib/bench.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../../tests/lib/bench.sh"
-pods=300 rate=50 kinds=apply,merge,annot,event rounds=2 ours="" ours_writes=2000 ours_threads=16
+pods=300 rate=50 kinds=apply,merge,annot,event rounds=2 ours="" ours_writes=2000 ours_threads=16 ours_qps=0
 while [ $# -gt 0 ]; do
   case $1 in
     --pods) pods=$2; shift ;;
@@ -31,6 +32,7 @@ while [ $# -gt 0 ]; do
     --ours) ours=$2; shift ;;
     --ours-writes) ours_writes=$2; shift ;;
     --ours-threads) ours_threads=$2; shift ;;
+    --ours-qps) ours_qps=$2; shift ;;
     *) sed -n '/^#   bench/p' "$0" >&2; exit 2 ;;
   esac
   shift
@@ -54,5 +56,5 @@ done
 if [ -n "$ours" ]; then
   k -n "$PREFIX-0" get pods -o jsonpath='{range .items[*]}{.metadata.namespace} {.metadata.name}{"\n"}{end}' >"$WORK/pods" || exit 1
   echo "apicost: our client's CPU per write ($ours), load average $(loadavg)"
-  "$ours" --writes "$ours_writes" --threads "$ours_threads" <"$WORK/pods" || exit 1
+  "$ours" --writes "$ours_writes" --threads "$ours_threads" --qps "$ours_qps" <"$WORK/pods" || exit 1
 fi

@@ -26,7 +26,11 @@
  * The figures: process CPU-s (user + system, getrusage) per write, wall
  * time, writes a second, and the context switches.
  *
- *   bench_writecost [--writes 2000] [--threads 16] < pods
+ *   bench_writecost [--writes 2000] [--threads 16] [--qps Q] < pods
+ *
+ * --qps paces both clients at Q writes a second in all, as the daemon's
+ * clientQPS does (ours through its own limiter, the reference by a
+ * shared schedule): what a write costs when the writes come one by one.
  *
  * KUBECONFIG names the cluster (bench/cluster/writecost.sh makes the pods
  * and runs it). Exit 1 when a write fails.
@@ -63,6 +67,8 @@ typedef struct run {
     char (*paths)[320];
     int n_pods;
     int writes;
+    double qps; /* the reference's pace; 0: none (ours: its limiter's) */
+    int64_t t0_ns;
     atomic_int next;
     atomic_int failed;
 } run;
@@ -294,6 +300,8 @@ static void *bare_writer(void *ud)
         int i = atomic_fetch_add(&r->next, 1);
         if (i >= r->writes)
             break;
+        if (r->qps > 0) /* write i goes at its slot of the schedule, as a limiter would send it */
+            hr_mono_sleep_until(r->t0_ns + (int64_t)(i * 1e9 / r->qps));
         char body[128];
         int len = next_body(body, sizeof body, i);
         int st = bare_patch(r->b, c, r->paths[i % r->n_pods], r->accept, body, len);
@@ -346,6 +354,7 @@ static int round_of(run *r, int threads, const char *label)
 {
     pthread_t th[64];
     atomic_store(&r->next, 0);
+    r->t0_ns = hr_mono_ns();
     long sw0, sw1;
     double c0 = cpu_s(&sw0);
     int64_t t0 = hr_mono_ns();
@@ -371,13 +380,16 @@ static int round_of(run *r, int threads, const char *label)
 int main(int argc, char **argv)
 {
     int writes = 2000, threads = 16;
+    double qps = 0;
     for (int i = 1; i < argc; i++) {
         if (i + 1 < argc && strcmp(argv[i], "--writes") == 0)
             writes = atoi(argv[++i]);
         else if (i + 1 < argc && strcmp(argv[i], "--threads") == 0)
             threads = atoi(argv[++i]);
+        else if (i + 1 < argc && strcmp(argv[i], "--qps") == 0)
+            qps = atof(argv[++i]);
         else {
-            fprintf(stderr, "usage: bench_writecost [--writes N] [--threads N] < pods\n");
+            fprintf(stderr, "usage: bench_writecost [--writes N] [--threads N] [--qps Q] < pods\n");
             return 2;
         }
     }
@@ -394,7 +406,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_writecost: no pods on stdin (\"NAMESPACE NAME\" a line)\n");
         return 2;
     }
-    hr_kclient_opts o = {.qps = 100000, .burst = 100000};
+    hr_kclient_opts o = {.qps = qps > 0 ? qps : 100000, .burst = qps > 0 ? 1 : 100000};
     hr_kclient *k;
     hr_err err;
     hr_err_clear(&err);
@@ -413,7 +425,7 @@ int main(int argc, char **argv)
            "bare: GnuTLS, HTTP/1.1, a connection a thread\n",
            hr_kclient_server(k), n_pods);
     run ours = {.k = k, .paths = paths, .n_pods = n_pods};
-    run ref = {.b = &b, .paths = paths, .n_pods = n_pods};
+    run ref = {.b = &b, .paths = paths, .n_pods = n_pods, .qps = qps};
     int bad = 0;
     /* A warm-up round: our connection, TLS session and handle pool made.
      * The reference makes its connections in each of its rounds (a

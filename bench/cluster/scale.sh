@@ -260,6 +260,7 @@ run_variant() { # name flags
   echo "scale: [$VNAME] sync (start to /readyz): ${sync_s} s; limits right ${t_lim} s after start" \
     "(${n_res} resizes, ${n_ann} annotations, ${n_ev} events); managed pods still outside their deadband: ${left}"
   echo "scale: [$VNAME] daemon: RSS ${ctl_rss_ready} kB at ready, peak ${ctl_rss_conv} MB to converge, ${ctl_cpu_conv} CPU-s to converge"
+  echo "scale: [$VNAME] daemon CPU-s by thread, start to converged: $(thread_cpu "$CTL_PID")"
   local lag_p99 lag_max lag_none
   read -r lag_p99 lag_max lag_none <<<"$(annotation_lag "$WORK/$VNAME.start.audit")"
   echo "scale: [$VNAME] every write done ${t_all} s after start; a status annotation apart from its resize:" \

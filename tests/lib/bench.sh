@@ -60,6 +60,14 @@ wakeups() { # voluntary context switches of all PID's threads
   cat /proc/"$1"/task/*/status 2>/dev/null | awk '$1 == "voluntary_ctxt_switches:" {s += $2} END {print s + 0}'
 }
 io_count() { awk -v f="$2:" '$1 == f {print $2}' "/proc/$1/io" 2>/dev/null; } # PID FIELD (syscw: write calls, wchar)
+thread_cpu() { # PID: CPU-s by thread name, numbered threads together ("hr-notes 0.41 hr-node 0.90 ...")
+  local t
+  for t in /proc/"$1"/task/*; do
+    # comm may hold a space; stat's fields 14 and 15 count from its closing parenthesis
+    printf '%s %s\n' "$(cat "$t/comm" 2>/dev/null)" "$(sed 's/.*) //' "$t/stat" 2>/dev/null | awk '{print $12 + $13}')"
+  done | awk -v hz="$BENCH_HZ" 'NF >= 2 { n = $1; sub(/-[0-9]+$/, "", n); s[n] += $NF }
+    END { for (n in s) printf "%s %.2f\n", n, s[n] / hz }' | sort -k2,2nr | awk '{printf "%s%s %s", (NR > 1 ? ", " : ""), $1, $2} END {print ""}'
+}
 proc_kb() { awk -v f="$2:" '$1 == f {print $2}' "/proc/$1/status" 2>/dev/null; } # PID FIELD (VmRSS, VmHWM)
 ticks_s() { awk -v t="$1" -v hz="$BENCH_HZ" 'BEGIN {printf "%.2f", t / hz}'; }   # ticks -> "1.23"
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
