@@ -180,6 +180,44 @@ static void test_limiter_pacing_live_change(void **state)
     hr_klimiter_destroy(&l);
 }
 
+/* Batched wake-ups (limiter.h): at 50/s a reservation's moment goes up
+ * to the next 100 ms tick (5 intervals) of one grid, so the writers whose
+ * tokens fall in a tick wake together — never before their token, never a
+ * tick late, and the rate over a long run is still 50/s. At 2/s the tick
+ * is the 100 ms cap, not 5 intervals (2.5 s). */
+static void test_limiter_batched_ticks(void **state)
+{
+    (void)state;
+    hr_klimiter l;
+    int64_t t0 = 1000 * SEC + 3 * MS; /* off the grid */
+    assert_int_equal(hr_klimiter_init(&l, 50, 1, t0), 0);
+    CHECK_I64("the bucket's token goes now", go_at(&l, t0), t0);
+    int64_t first_tick = 1000 * SEC + 100 * MS;
+    int per_tick[8] = {0};
+    for (int i = 1; i <= 250; i++) {
+        int64_t token = t0 + (int64_t)i * 20 * MS; /* when a plain bucket would send it */
+        int64_t at = go_at(&l, t0);
+        if (at < token - 1000)
+            fail_msg("reservation %d goes at %" PRId64 ", before its token at %" PRId64, i, at,
+                     token);
+        if (at % (100 * MS) != 0 || at - token >= 100 * MS)
+            fail_msg("reservation %d goes at %" PRId64 ": not the tick after its token", i, at);
+        int64_t k = (at - first_tick) / (100 * MS);
+        if (k < 8)
+            per_tick[k]++;
+        if (i == 250)
+            CHECK_I64("the 250th token at 50/s: 5 s on, its tick", at, 1005 * SEC + 100 * MS);
+    }
+    CHECK_I64("first tick: the tokens of 23-100 ms", per_tick[0], 4);
+    for (int k = 1; k < 8; k++)
+        CHECK_I64("then 5 a tick", per_tick[k], 5);
+    hr_klimiter_set(&l, 2, 1, t0);
+    int64_t a = go_at(&l, t0), b = go_at(&l, t0);
+    CHECK_TRUE("2/s: on the 100 ms grid", a % (100 * MS) == 0 && b % (100 * MS) == 0);
+    CHECK_I64("2/s: still 500 ms apart", b - a, 500 * MS);
+    hr_klimiter_destroy(&l);
+}
+
 typedef struct lim_thread {
     hr_klimiter *l;
     int n;
@@ -842,6 +880,7 @@ int main(void)
         cmocka_unit_test(test_backoff_bounds),
         cmocka_unit_test(test_limiter_fake_clock),
         cmocka_unit_test(test_limiter_pacing_live_change),
+        cmocka_unit_test(test_limiter_batched_ticks),
         cmocka_unit_test(test_limiter_threads_real_clock),
         cmocka_unit_test(test_limiter_wait_stops),
         cmocka_unit_test(test_lines_every_split),

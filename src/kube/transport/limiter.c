@@ -25,6 +25,20 @@ static void refill(hr_klimiter *l, int64_t now_ns)
     }
 }
 
+/* Batched wake-ups (limiter.h): a wait > 0 grows to end on the next tick
+ * of one grid on the monotonic clock, so callers whose moments fall in a
+ * tick wake together. Caller holds mu. */
+static int64_t on_grid(const hr_klimiter *l, int64_t now_ns, int64_t wait)
+{
+    int64_t tick = (int64_t)(HR_KLIMITER_BATCH * 1e9 / l->qps);
+    if (tick > HR_KLIMITER_BATCH_MAX_NS)
+        tick = HR_KLIMITER_BATCH_MAX_NS;
+    if (wait <= 0 || tick <= 1)
+        return wait;
+    int64_t at = now_ns + wait;
+    return (at + tick - 1) / tick * tick - now_ns;
+}
+
 int hr_klimiter_init(hr_klimiter *l, double qps, int burst, int64_t now_ns)
 {
     norm(&qps, &burst);
@@ -79,7 +93,7 @@ int64_t hr_klimiter_reserve(hr_klimiter *l, int64_t now_ns)
     l->tokens -= 1;
     int64_t wait = 0;
     if (l->tokens < 0)
-        wait = (int64_t)(-l->tokens * 1e9 / l->qps + 0.5);
+        wait = on_grid(l, now_ns, (int64_t)(-l->tokens * 1e9 / l->qps + 0.5));
     pthread_mutex_unlock(&l->mu);
     return wait;
 }
@@ -95,21 +109,21 @@ bool hr_klimiter_try(hr_klimiter *l, int64_t now_ns)
     return ok;
 }
 
-/* ns until keep + 1 whole tokens are in the bucket; caller holds mu, has
- * refilled. */
-static int64_t ready_locked(const hr_klimiter *l, double keep)
+/* ns until keep + 1 whole tokens are in the bucket, on the grid; caller
+ * holds mu, has refilled. */
+static int64_t ready_locked(const hr_klimiter *l, int64_t now_ns, double keep)
 {
     double want = keep + 1 < l->burst ? keep + 1 : l->burst;
     if (l->tokens >= want)
         return 0;
-    return (int64_t)((want - l->tokens) * 1e9 / l->qps + 0.5);
+    return on_grid(l, now_ns, (int64_t)((want - l->tokens) * 1e9 / l->qps + 0.5));
 }
 
 int64_t hr_klimiter_ready_in(hr_klimiter *l, int64_t now_ns, double keep)
 {
     pthread_mutex_lock(&l->mu);
     refill(l, now_ns);
-    int64_t wait = ready_locked(l, keep);
+    int64_t wait = ready_locked(l, now_ns, keep);
     pthread_mutex_unlock(&l->mu);
     return wait;
 }
@@ -133,11 +147,11 @@ int64_t hr_klimiter_yield_claim(hr_klimiter *l, int64_t now_ns, double keep)
     if (l->urgent > 0) {
         /* Urgent writes outstanding: only the minimum share. */
         if (now_ns < l->yield_next_ns)
-            wait = l->yield_next_ns - now_ns;
+            wait = on_grid(l, now_ns, l->yield_next_ns - now_ns);
         else
             l->yield_next_ns = now_ns + (int64_t)(HR_KLIMITER_YIELD_EVERY * 1e9 / l->qps + 0.5);
     } else {
-        wait = ready_locked(l, keep);
+        wait = ready_locked(l, now_ns, keep);
     }
     pthread_mutex_unlock(&l->mu);
     return wait;

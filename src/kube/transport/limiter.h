@@ -24,6 +24,18 @@
  * the next urgent writes). Either way it then takes its token(s) as any
  * writer does (reserve/wait), so the total stays within qps.
  *
+ * Batched wake-ups: every wait this file hands out (a reservation's, a
+ * yielding writer's) ends on the next tick of one grid on the monotonic
+ * clock, HR_KLIMITER_BATCH intervals (1/qps) wide and at most
+ * HR_KLIMITER_BATCH_MAX_NS (at 50 QPS: 100 ms, five tokens). The writers
+ * whose moments fall in one tick wake together and share the machine's
+ * wake-up and a pass of the client's connection, where one at a time each
+ * paid its own (bench/JOURNAL.md "client-cost": a write that comes alone
+ * costs two to three times one that comes with others). No write goes
+ * before its token; a write waits at most one tick longer; a reservation
+ * that needs no wait still goes at once, so a reaction's first writes
+ * (the burst) are not delayed.
+ *
  * Thread-safe. Time is passed in (monotonic nanoseconds) so tests can run
  * the bucket on a fake clock; hr_klimiter_wait uses the real one.
  */
@@ -63,8 +75,13 @@ void hr_klimiter_set(hr_klimiter *l, double qps, int burst, int64_t now_ns);
 /* The rate and burst in force. */
 void hr_klimiter_get(hr_klimiter *l, double *qps, int *burst);
 
+/* The grid of batched wake-ups (see the top). */
+#define HR_KLIMITER_BATCH 5
+#define HR_KLIMITER_BATCH_MAX_NS 100000000LL
+
 /* Take one token: returns how many ns the caller must wait before using it
- * (0: go now). The token is taken either way. */
+ * (0: go now; otherwise a wait that ends on a tick). The token is taken
+ * either way. */
 int64_t hr_klimiter_reserve(hr_klimiter *l, int64_t now_ns);
 
 /* Take one token only if it is available now. */
