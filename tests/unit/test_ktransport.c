@@ -216,6 +216,22 @@ static void test_limiter_batched_ticks(void **state)
     CHECK_TRUE("2/s: on the 100 ms grid", a % (100 * MS) == 0 && b % (100 * MS) == 0);
     CHECK_I64("2/s: still 500 ms apart", b - a, 500 * MS);
     hr_klimiter_destroy(&l);
+
+    /* A yielding writer's waits end on the same grid: the bucket refilling
+     * to keep + 1, and the minimum share while a resize is outstanding. */
+    assert_int_equal(hr_klimiter_init(&l, 50, 10, t0), 0);
+    for (int i = 0; i < 10; i++)
+        CHECK_TRUE("drain", hr_klimiter_try(&l, t0));
+    int64_t r = hr_klimiter_ready_in(&l, t0, 0);
+    CHECK_TRUE("refill: at or after its token (20 ms)", r >= 20 * MS - 1000);
+    CHECK_I64("refill: on its tick", (t0 + r) % (100 * MS), 0);
+    CHECK_I64("refill: the next tick", t0 + r, 1000 * SEC + 100 * MS);
+    CHECK_I64("urgent", hr_klimiter_urgent_add(&l, 1), 1);
+    CHECK_I64("the share, claimed", hr_klimiter_yield_claim(&l, t0, 0), 0);
+    int64_t y = hr_klimiter_yield_claim(&l, t0, 0);
+    CHECK_TRUE("the next share: not before 1 s", y >= SEC - 1000);
+    CHECK_I64("the next share: on its tick", (t0 + y) % (100 * MS), 0);
+    hr_klimiter_destroy(&l);
 }
 
 typedef struct lim_thread {
