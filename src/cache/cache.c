@@ -361,6 +361,12 @@ const char *hr_cache_vpa_writer(const hr_cache *c, const hr_cpod_view *v)
     return hr_cvpas_writer(c, v);
 }
 
+const char *hr_cache_vpa_writer_of(const hr_cache *c, const char *ns, const hr_vpa_owner *owner,
+                                   const hr_pod *pod, const char *const *names)
+{
+    return hr_cvpas_writer_of(c, ns, owner, pod, names);
+}
+
 size_t hr_cache_vpa_count(const hr_cache *c)
 {
     return c->vpas.n;

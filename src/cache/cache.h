@@ -44,6 +44,7 @@
 #include "core/pod.h"
 #include "core/quota.h"
 #include "core/selector.h"
+#include "core/vpa.h"
 #include "kube/decode/decode.h"
 #include "util/arena.h"
 #include "util/err.h"
@@ -288,6 +289,11 @@ void hr_cache_ns_quota(const hr_cache *c, const char *ns, hr_ns_quota *out);
  * policy manages (hr_vpa_writes_pod, design §4), NULL: none. Valid while
  * the lock is held. */
 const char *hr_cache_vpa_writer(const hr_cache *c, const hr_cpod_view *v);
+/* The same for a pod not cached (the webhook's, being created): the first
+ * cached VPA of namespace ns that writes the CPU limit of a container of
+ * pod (names[i]: container i's name) whose direct owner is owner. */
+const char *hr_cache_vpa_writer_of(const hr_cache *c, const char *ns, const hr_vpa_owner *owner,
+                                   const hr_pod *pod, const char *const *names);
 size_t hr_cache_vpa_count(const hr_cache *c);
 
 /* Namespaces with a ResourceQuota on limits.cpu, each once, in no order.

@@ -8,7 +8,8 @@
  *
  * A change marks every node dirty: its pods may sit on any node, and VPAs
  * change rarely. The decision itself is the core's (hr_vpa_writes_pod);
- * this file only finds the pod's namespace's VPAs and asks.
+ * this file only finds the pod's namespace's VPAs and asks, for a cached
+ * pod and for one not cached yet (the webhook's, at its creation) alike.
  */
 #include "cache/vpas.h"
 
@@ -51,15 +52,15 @@ hr_status hr_cvpas_put(hr_cache *c, const hr_kvpa *v, hr_err *err)
     return hr_crows_put(c, HR_CK_VPA, &v->meta, &s, sizeof s, err);
 }
 
-const char *hr_cvpas_writer(const hr_cache *c, const hr_cpod_view *v)
+const char *hr_cvpas_writer_of(const hr_cache *c, const char *ns, const hr_vpa_owner *owner,
+                               const hr_pod *pod, const char *const *names)
 {
     if (c->vpas.n == 0)
         return NULL;
-    uint32_t ns = hr_intern_find(&c->str, v->ns, strlen(v->ns));
-    hr_vpa_owner o = {v->owner_kind, v->owner_group, v->owner_name, v->owner_template_hash};
-    for (uint32_t i = 0; ns != 0 && i < c->vpas.n; i++) {
+    uint32_t id = hr_intern_find(&c->str, ns, strlen(ns));
+    for (uint32_t i = 0; id != 0 && i < c->vpas.n; i++) {
         const cvpa *r = (const cvpa *)row_at(&c->vpas, i);
-        if (r->h.ns != ns)
+        if (r->h.ns != id)
             continue;
         hr_vpa x = {
             .writer = hr_intern_str(&c->str, r->v.writer),
@@ -69,8 +70,14 @@ const char *hr_cvpas_writer(const hr_cache *c, const hr_cpod_view *v)
             .writes = r->v.writes != 0,
             .dflt_limits = r->v.dflt_limits != 0,
         };
-        if (hr_vpa_writes_pod(&x, &o, &v->pod, v->ctr_names))
+        if (hr_vpa_writes_pod(&x, owner, pod, names))
             return x.writer;
     }
     return NULL;
+}
+
+const char *hr_cvpas_writer(const hr_cache *c, const hr_cpod_view *v)
+{
+    hr_vpa_owner o = {v->owner_kind, v->owner_group, v->owner_name, v->owner_template_hash};
+    return hr_cvpas_writer_of(c, v->ns, &o, &v->pod, v->ctr_names);
 }

@@ -309,12 +309,78 @@ static void test_cache_and_reason(void **state)
     hr_cache_free(c);
 }
 
+/* The webhook's path (hr_cache_vpa_writer_of): a pod not cached yet, told
+ * by its namespace, direct owner and containers, meets the cached VPAs by
+ * the same loop and rule as the cached pod with that owner. */
+static const char *writer_of(hr_cache *c, const char *ns, const char *okind, const char *oname,
+                             const char *hash, int64_t cpu_req)
+{
+    hr_container ctr = {.cpu_req = cpu_req,
+                        .cpu_lim = HR_NONE,
+                        .mem_req = HR_NONE,
+                        .mem_lim = HR_NONE,
+                        .kind = HR_CTR_APP};
+    hr_pod p = hr_pod_init();
+    p.ctr = &ctr;
+    p.n_ctr = 1;
+    const char *const names[] = {"app"};
+    hr_vpa_owner o = {okind, okind != NULL ? "apps" : NULL, oname, hash};
+    hr_cache_lock(c);
+    const char *w = hr_cache_vpa_writer_of(c, ns, &o, &p, names);
+    hr_cache_unlock(c);
+    return w;
+}
+
+static void test_writer_of_uncached(void **state)
+{
+    (void)state;
+    hr_cache *c;
+    hr_err err;
+    assert_int_equal(hr_cache_new(&c, &err), HR_OK);
+    put_pod(c, "web-5d8f7-a", "web-5d8f7", "5d8f7");
+    assert_null(writer_of(c, "team", "ReplicaSet", "web-5d8f7", "5d8f7", 500));
+
+    put_vpa(c, "{\"targetRef\":{\"kind\":\"Deployment\",\"name\":\"web\"}}");
+    static const struct {
+        const char *ns, *okind, *oname, *hash;
+        int64_t cpu_req;
+        bool want;
+    } t[] = {
+        {"team", "ReplicaSet", "web-5d8f7", "5d8f7", 500, true},
+        {"team", "ReplicaSet", "web-5d8f7", NULL, 500, false},    /* no hash label */
+        {"team", "ReplicaSet", "web-5d8f7", "other", 500, false}, /* another hash */
+        {"team", "ReplicaSet", "api-77c", "77c", 500, false},     /* another Deployment */
+        /* another namespace: one the cache holds as a string (the owner's
+         * group), and one it has never seen */
+        {"apps", "ReplicaSet", "web-5d8f7", "5d8f7", 500, false},
+        {"nowhere", "ReplicaSet", "web-5d8f7", "5d8f7", 500, false},
+        {"team", NULL, NULL, NULL, 500, false},                       /* no owner */
+        {"team", "ReplicaSet", "web-5d8f7", "5d8f7", HR_NONE, false}, /* nothing managed */
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        const char *w = writer_of(c, t[i].ns, t[i].okind, t[i].oname, t[i].hash, t[i].cpu_req);
+        if (t[i].want ? w == NULL || strcmp(w, "VerticalPodAutoscaler team/web") != 0 : w != NULL)
+            fail_msg("case %zu: writer %s", i, w ? w : "(none)");
+    }
+    /* The cached pod of that owner gets the same answer, by the same rule:
+     * a policy that hands its container back hands both back. */
+    const char *cw;
+    assert_int_equal(reason_of(c, "web-5d8f7-a", &cw), HR_R_FOREIGN_WRITER);
+    assert_string_equal(cw, "VerticalPodAutoscaler team/web");
+    put_vpa(c, "{\"targetRef\":{\"kind\":\"Deployment\",\"name\":\"web\"},"
+               "\"resourcePolicy\":{\"containerPolicies\":[{\"containerName\":\"app\","
+               "\"mode\":\"Off\"}]}}");
+    assert_null(writer_of(c, "team", "ReplicaSet", "web-5d8f7", "5d8f7", 500));
+    assert_int_equal(reason_of(c, "web-5d8f7-a", &cw), HR_MANAGED);
+    hr_cache_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_targets),          cmocka_unit_test(test_policy_and_mode),
         cmocka_unit_test(test_decode),           cmocka_unit_test(test_decode_malformed),
-        cmocka_unit_test(test_cache_and_reason),
+        cmocka_unit_test(test_cache_and_reason), cmocka_unit_test(test_writer_of_uncached),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
