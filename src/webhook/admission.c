@@ -25,6 +25,8 @@
 #include "core/names.h"
 #include "core/podctx.h"
 #include "core/quantity.h"
+#include "core/selector.h"
+#include "core/vpa.h"
 #include "core/wide.h"
 #include "kube/decode/pod.h"
 #include "util/base64.h"
@@ -360,6 +362,26 @@ static bool decide(const hr_wh_env *env, yyjson_val *req, hr_arena *a, hr_wh_res
         why(r, "would change QoS %s -> %s", hr_qos_str(b.qos_before), hr_qos_str(b.qos_after));
         return true;
     case HR_BIRTH_LIMITS: break;
+    }
+    /* Design §4, foreign-writer: a VPA that writes the CPU limit of a
+     * container of the pod is left to it, as the controller leaves it. The
+     * rule is the core's (hr_vpa_writes_pod, hr_pod_birth_eligibility: the
+     * last one, so only a pod otherwise managed can meet it); asked only of
+     * a pod a patch is due for, so no other answer's reason changes. */
+    if (env->vpa_writer != NULL) {
+        hr_vpa_owner owner = {
+            .kind = kp.owner.kind,
+            .group = kp.owner.api_group,
+            .name = kp.owner.name,
+            .template_hash = hr_labels_get(&kp.meta.labels, "pod-template-hash"),
+        };
+        const char *w = env->vpa_writer(env->vpa_ud, ns, &owner, pod, kp.ctr_names, a);
+        if (w != NULL) {
+            in_ctx.foreign_writer = w;
+            r->reason = hr_pod_birth_eligibility(pod);
+            why(r, "%s writes its CPU limits", w);
+            return true;
+        }
     }
     yyjson_val *plims =
         yyjson_obj_get(yyjson_obj_get(yyjson_obj_get(obj, "spec"), "resources"), "limits");

@@ -20,9 +20,11 @@
  * kube-headroom.dev/mode label or annotation, BestEffort or Guaranteed, a
  * CPU resizePolicy of RestartContainer, no CPU request, a mirror pod,
  * pod-level resources, an excluded owner, a max-cpu annotation that is not
- * a quantity); the patch would change its QoS class; or anything in the
- * object cannot be read (a review we cannot decide must never block a
- * pod). Those decisions and the arithmetic are the core's
+ * a quantity); a VerticalPodAutoscaler writes the CPU limit of a container
+ * of it that would get one (design §4, foreign-writer: checked when the
+ * caller can tell the namespace's VPAs, and only for a pod otherwise due a
+ * patch); the patch would change its QoS class; or anything in the object
+ * cannot be read (a review we cannot decide must never block a pod). Those decisions and the arithmetic are the core's
  * (core/admission.h); this is the JSON around them.
  *
  * Dry-run (config dryRun, which is also what "no HeadroomConfig" means)
@@ -43,6 +45,7 @@
 #include "core/eligibility.h"
 #include "core/pod.h"
 #include "core/selector.h"
+#include "core/vpa.h"
 #include "util/arena.h"
 #include "util/buf.h"
 #include "util/err.h"
@@ -69,6 +72,15 @@ typedef bool (*hr_wh_node_lookup_fn)(void *ud, const char *node, hr_arena *a, hr
  * the caller cannot tell. */
 typedef int64_t (*hr_wh_quota_room_fn)(void *ud, const char *ns);
 
+/* Design §4, foreign-writer: the writer name ("VerticalPodAutoscaler
+ * NS/NAME", copied into a) of the first VPA of namespace ns that writes
+ * the CPU limit of a container of pod the policy manages (hr_vpa_writes_pod;
+ * owner: the pod's direct owner and pod-template-hash label, ctr_names[i]:
+ * container i's name). NULL: none, or the caller cannot tell. */
+typedef const char *(*hr_wh_vpa_writer_fn)(void *ud, const char *ns, const hr_vpa_owner *owner,
+                                           const hr_pod *pod, const char *const *ctr_names,
+                                           hr_arena *a);
+
 typedef struct hr_wh_env {
     const hr_config *cfg;         /* required: a snapshot for this review */
     const char *own_ns;           /* the controller's namespace, or NULL */
@@ -88,6 +100,10 @@ typedef struct hr_wh_env {
      * limits.cpu quota has left, so that the API server takes the pod */
     hr_wh_quota_room_fn quota_room;
     void *quota_ud;
+    /* optional: a pod whose VerticalPodAutoscaler writes its CPU limit is
+     * left to it (unchanged, foreign-writer), as the controller leaves it */
+    hr_wh_vpa_writer_fn vpa_writer;
+    void *vpa_ud;
     /* the API server resizes pod-level resources (design §2.13): a pod
      * with a pod-level CPU request gets a pod-level birth limit; false:
      * such a pod is left alone (pod-level-resources) */

@@ -51,6 +51,8 @@ void hr_wh_endpoint_handle(void *ud, const hr_http_req *req, hr_http_resp *resp)
         .node_ud = e->node_ud,
         .quota_room = e->quota_room,
         .quota_ud = e->quota_ud,
+        .vpa_writer = e->vpa_writer,
+        .vpa_ud = e->vpa_ud,
         .pod_resize = e->pod_resize,
     };
     hr_wh_result r;

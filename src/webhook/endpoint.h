@@ -35,6 +35,8 @@ typedef struct hr_wh_endpoint {
     void *node_ud;
     hr_wh_quota_room_fn quota_room; /* optional: set before serving */
     void *quota_ud;
+    hr_wh_vpa_writer_fn vpa_writer; /* optional: set before serving */
+    void *vpa_ud;
     bool pod_resize; /* hr_wh_env.pod_resize: set before serving */
     hr_logger log;
     atomic_uint_fast64_t requests[HR_WH_OUTCOME_COUNT_];

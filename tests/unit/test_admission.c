@@ -4,7 +4,8 @@
  * containers), the caps (maxMultiplier, max-cpu shared over the pod,
  * LimitRange), every reason to leave a pod alone (namespace, opt-out,
  * BestEffort, Guaranteed, a QoS change, a RestartContainer resize policy,
- * disabled, dry-run, not a CREATE, an object it cannot read), the uid echo,
+ * a VerticalPodAutoscaler that writes its CPU limit, disabled, dry-run,
+ * not a CREATE, an object it cannot read), the uid echo,
  * and malformed reviews → 400.
  * Plus the config holder's snapshot semantics.
  */
@@ -20,6 +21,7 @@
 #include <yyjson.h>
 
 #include "core/config.h"
+#include "core/eligibility.h"
 #include "core/names.h"
 #include "util/base64.h"
 #include "webhook/admission.h"
@@ -520,6 +522,139 @@ static void limitrange_caps(void **state)
     free(pod);
 }
 
+/* Design §4, foreign-writer: what the VPA lookup was asked, and what it
+ * answers (NULL: no VPA writes the pod's CPU limit). */
+typedef struct vpa_ask {
+    const char *answer;
+    int calls;
+    char ns[32], kind[32], group[32], name[32], hash[32], names[64];
+    uint32_t n_ctr;
+} vpa_ask;
+
+static const char *vpa_writer(void *ud, const char *ns, const hr_vpa_owner *owner,
+                              const hr_pod *pod, const char *const *ctr_names, hr_arena *a)
+{
+    vpa_ask *q = ud;
+    q->calls++;
+    snprintf(q->ns, sizeof q->ns, "%s", ns);
+    snprintf(q->kind, sizeof q->kind, "%s", owner->kind ? owner->kind : "(null)");
+    snprintf(q->group, sizeof q->group, "%s", owner->group ? owner->group : "(null)");
+    snprintf(q->name, sizeof q->name, "%s", owner->name ? owner->name : "(null)");
+    snprintf(q->hash, sizeof q->hash, "%s", owner->template_hash ? owner->template_hash : "(null)");
+    q->n_ctr = pod->n_ctr;
+    q->names[0] = '\0';
+    for (uint32_t i = 0; i < pod->n_ctr; i++) {
+        strncat(q->names, ctr_names[i], sizeof q->names - strlen(q->names) - 2);
+        strcat(q->names, ",");
+    }
+    return q->answer != NULL ? hr_arena_strdup(a, q->answer) : NULL;
+}
+
+/* A Deployment's pod: owned by ReplicaSet web-abc12, pod-template-hash
+ * abc12, and no metadata.namespace (the review's is the one). */
+#define RS_POD_META                                                                             \
+    "\"labels\":{\"pod-template-hash\":\"abc12\"},\"ownerReferences\":[{\"apiVersion\":"        \
+    "\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":\"web-abc12\",\"uid\":\"u1\",\"controller\":" \
+    "true}]"
+#define VPA_WRITER "VerticalPodAutoscaler team-a/web"
+
+static void vpa_run(const hr_config *cfg, const char *meta, const char *spec, vpa_ask *q, answer *a)
+{
+    char *pod = pod_json(meta, spec);
+    char *in = review("team-a", pod);
+    hr_wh_env env = {.cfg = cfg, .vpa_writer = q != NULL ? vpa_writer : NULL, .vpa_ud = q};
+    run_env(&env, in, a);
+    free(in);
+    free(pod);
+}
+
+/* A pod whose VPA writes its CPU limit gets no birth limit from us: it is
+ * the VPA's (the controller leaves it too), dry-run or not. */
+static void vpa_writer_leaves_pod(void **state)
+{
+    (void)state;
+    hr_config cfg = cfg_live();
+    const char *spec = "\"containers\":[" C("app", REQ("500m")) "," C("proxy", REQ("100m")) "]";
+    const char *patch = "[{\"op\":\"add\",\"path\":\"/spec/containers/0/resources/limits\","
+                        "\"value\":{\"cpu\":\"1\"}},"
+                        "{\"op\":\"add\",\"path\":\"/spec/containers/1/resources/limits\","
+                        "\"value\":{\"cpu\":\"200m\"}}]";
+    for (int dry = 0; dry < 2; dry++) {
+        cfg.dry_run = dry != 0;
+        vpa_ask q = {.answer = VPA_WRITER};
+        answer a;
+        vpa_run(&cfg, RS_POD_META, spec, &q, &a);
+        if (a.r.outcome != HR_WH_UNCHANGED || a.patch != NULL || a.r.patch.len != 0)
+            fail_msg("dry %d: %s (%s), patch %s", dry, hr_wh_outcome_str(a.r.outcome), a.r.why,
+                     a.patch ? a.patch : "(none)");
+        assert_true(a.r.has_reason);
+        assert_int_equal(a.r.reason, HR_R_FOREIGN_WRITER);
+        assert_int_equal(a.r.n_patched, 0);
+        assert_string_equal(a.r.why, VPA_WRITER " writes its CPU limits");
+        /* What it was asked: the review's namespace, the direct owner and
+         * its template hash, the containers by name. */
+        assert_int_equal(q.calls, 1);
+        assert_string_equal(q.ns, "team-a");
+        assert_string_equal(q.kind, "ReplicaSet");
+        assert_string_equal(q.group, "apps");
+        assert_string_equal(q.name, "web-abc12");
+        assert_string_equal(q.hash, "abc12");
+        assert_int_equal(q.n_ctr, 2);
+        assert_string_equal(q.names, "app,proxy,");
+        done(&a);
+    }
+    cfg.dry_run = false;
+
+    /* No VPA writes it, or nothing to ask: the birth limits as ever. */
+    vpa_ask none = {.answer = NULL};
+    for (int k = 0; k < 2; k++) {
+        answer a;
+        vpa_run(&cfg, RS_POD_META, spec, k == 0 ? &none : NULL, &a);
+        if (a.r.outcome != HR_WH_MUTATED || a.patch == NULL || strcmp(a.patch, patch) != 0)
+            fail_msg("%s: %s (%s), patch %s", k == 0 ? "no writer" : "no lookup",
+                     hr_wh_outcome_str(a.r.outcome), a.r.why, a.patch ? a.patch : "(none)");
+        assert_int_equal(a.r.reason, HR_MANAGED);
+        done(&a);
+    }
+    assert_int_equal(none.calls, 1);
+}
+
+/* The lookup is asked only of a pod a patch is due for: any other answer
+ * keeps its own reason, whatever a VPA does. */
+static void vpa_writer_keeps_other_reasons(void **state)
+{
+    (void)state;
+    hr_config cfg = cfg_live();
+    static const struct {
+        const char *what, *meta, *spec;
+        hr_reason want;
+    } t[] = {
+        {"opted out", RS_POD_META ",\"annotations\":{\"" HR_LABEL_MODE "\":\"unmanaged\"}",
+         "\"containers\":[" C("app", REQ("500m")) "]", HR_R_OPTED_OUT},
+        {"guaranteed", RS_POD_META,
+         "\"containers\":[" C("app", "{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\"},"
+                                     "\"limits\":{\"cpu\":\"1\",\"memory\":\"1Gi\"}}") "]",
+         HR_R_GUARANTEED},
+        {"no CPU request", RS_POD_META,
+         "\"containers\":[" C("app", "{\"requests\":{\"memory\":\"1Gi\"}}") "]",
+         HR_R_NO_CPU_REQUEST},
+        {"nothing due", RS_POD_META,
+         "\"containers\":[" C("app", "{\"requests\":{\"cpu\":\"500m\"},"
+                                     "\"limits\":{\"cpu\":\"1\"}}") "]",
+         HR_MANAGED},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        vpa_ask q = {.answer = VPA_WRITER};
+        answer a;
+        vpa_run(&cfg, t[i].meta, t[i].spec, &q, &a);
+        if (a.r.outcome != HR_WH_UNCHANGED || !a.r.has_reason || a.r.reason != t[i].want ||
+            q.calls != 0)
+            fail_msg("%s: %s (%s), reason %s, asked %d time(s)", t[i].what,
+                     hr_wh_outcome_str(a.r.outcome), a.r.why, hr_reason_str(a.r.reason), q.calls);
+        done(&a);
+    }
+}
+
 /* team-q: a limits.cpu ResourceQuota with room (hard − used) ud's. */
 static int64_t quota_room(void *ud, const char *ns)
 {
@@ -937,6 +1072,8 @@ int main(void)
         cmocka_unit_test(bad_max_cpu_leaves_pod),
         cmocka_unit_test(limitrange_caps),
         cmocka_unit_test(quota_room_caps),
+        cmocka_unit_test(vpa_writer_leaves_pod),
+        cmocka_unit_test(vpa_writer_keeps_other_reasons),
         cmocka_unit_test(qos_classes_left_alone),
         cmocka_unit_test(qos_change_refused),
         cmocka_unit_test(opt_out),
