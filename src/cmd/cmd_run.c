@@ -374,6 +374,24 @@ static bool group_lookup(void *ud, const char *key, int64_t *num, int64_t *den)
     return found;
 }
 
+/* What the webhook asks about a pod being created (design §4,
+ * foreign-writer): the writer name of a cached VerticalPodAutoscaler of
+ * its namespace that writes its CPU limit, copied into a. Until the first
+ * list has completed the cache does not know, and the pod is born as
+ * without one (the controller leaves it once it sees the VPA). */
+static const char *vpa_writer(void *ud, const char *ns, const hr_vpa_owner *owner,
+                              const hr_pod *pod, const char *const *ctr_names, hr_arena *a)
+{
+    run_ctx *x = ud;
+    if (!hr_informers_synced(x->inf))
+        return NULL;
+    hr_cache_lock(x->cache);
+    const char *w = hr_cache_vpa_writer_of(x->cache, ns, owner, pod, ctr_names);
+    char *copy = w != NULL ? hr_arena_strdup(a, w) : NULL;
+    hr_cache_unlock(x->cache);
+    return copy;
+}
+
 static bool informers_ready(void *ud)
 {
     return hr_informers_synced(((run_ctx *)ud)->inf);
@@ -762,6 +780,8 @@ static hr_status start_all(run_ctx *x, hr_err *err)
     x->wh.node_lookup = node_lookup;
     x->wh.quota_room = quota_room;
     x->wh.quota_ud = x;
+    x->wh.vpa_writer = vpa_writer;
+    x->wh.vpa_ud = x;
     x->wh.node_ud = x;
     x->wh.pod_resize = pod_resize;
     hr_cmd_buildinfo(&x->build);
