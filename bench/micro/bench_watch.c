@@ -29,7 +29,7 @@
 #include "cache/cache.h"
 #include "cache/sink.h"
 #include "kube/decode/decode.h"
-#include "kube/watch/watch.h"
+#include "kube/watch/watch_feed.h"
 #include "podgen.h"
 
 #define N_NS 500

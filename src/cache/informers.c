@@ -73,6 +73,9 @@ hr_status hr_informers_start(hr_cache *c, hr_kclient *k, const hr_informers_opts
             .log_ud = o->log_ud,
             .on_synced = ring,
             .on_synced_ud = c,
+            .absent_poll_ms = !hr_ckind_optional((hr_ckind)kind) ? 0
+                              : o->absent_poll_ms > 0            ? o->absent_poll_ms
+                                                                 : HR_INFORMERS_ABSENT_POLL_MS,
         };
         if ((st = hr_watch_new(&wo, &in->watch[kind], err)))
             break;

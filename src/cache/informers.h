@@ -17,15 +17,23 @@
 
 typedef struct hr_informers hr_informers;
 
+/* How often the watch of an optional kind that is not served asks again (hr_ckind_optional,
+ * hr_watch_opts.absent_poll_ms): a CRD installed while we run is watched within this long,
+ * and until then it costs one 404 GET per period, as the HeadroomConfig's watch back-off does
+ * at its longest. */
+#define HR_INFORMERS_ABSENT_POLL_MS 30000
+
 typedef struct hr_informers_opts {
     unsigned kinds;    /* bit (1u << hr_ckind); 0: all kinds */
     int timeout_min_s; /* watch timeouts, see hr_watch_opts; 0: default */
     int timeout_max_s;
     long backoff_base_ms;
     long backoff_max_ms;
-    bool paged_lists; /* every list by pages, never streamed (hr_watch_opts) */
-    bool protobuf;    /* ask for protobuf, except for the HeadroomConfig (hr_watch_opts) */
-    hr_log_sink log;  /* NULL: logfmt on stderr */
+    bool paged_lists;    /* every list by pages, never streamed (hr_watch_opts) */
+    bool protobuf;       /* ask for protobuf, except for the HeadroomConfig (hr_watch_opts) */
+    long absent_poll_ms; /* an optional kind not served asks again this often; 0:
+                            HR_INFORMERS_ABSENT_POLL_MS */
+    hr_log_sink log;     /* NULL: logfmt on stderr */
     void *log_ud;
     /* The transport every watch lists and streams through; NULL: the
      * client's (hr_watch_transport_kclient). Tests put an in-process API

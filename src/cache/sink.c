@@ -67,6 +67,11 @@ const char *hr_ckind_query(hr_ckind k)
     return k == HR_CK_CONFIG ? "fieldSelector=metadata.name%3D" HR_CONFIG_NAME : NULL;
 }
 
+bool hr_ckind_optional(hr_ckind k)
+{
+    return k == HR_CK_VPA;
+}
+
 hr_status hr_csink_new(hr_cache *c, hr_ckind kind, hr_csink **out, hr_err *err)
 {
     *out = NULL;

@@ -30,5 +30,9 @@ hr_wsink hr_csink_wsink(hr_csink *s);
 /* Where a kind is listed and watched, and its extra query (or NULL). */
 const char *hr_ckind_path(hr_ckind k);
 const char *hr_ckind_query(hr_ckind k);
+/* May the kind be not served, and come and go while we run (a CRD someone else installs:
+ * VerticalPodAutoscalers, design §4)? Its watch then takes a 404 as "none exist"
+ * (hr_watch_opts.absent_poll_ms). */
+bool hr_ckind_optional(hr_ckind k);
 
 #endif

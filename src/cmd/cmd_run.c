@@ -78,8 +78,9 @@
 #include "webhook/endpoint.h"
 
 /* The controller needs every kind; the webhook only namespaces, LimitRanges
- * and the config, a subset. VerticalPodAutoscalers only when their CRD is
- * served (vpa_served). */
+ * and the config, a subset. VerticalPodAutoscalers are watched whether
+ * their CRD is installed or not: while it is not, none exist
+ * (hr_ckind_optional). */
 #define WATCHED_KINDS ((1u << HR_CK_COUNT_) - 1)
 #define SHUTDOWN_BUDGET_S 10
 
@@ -268,21 +269,6 @@ static bool server_pod_resize(run_ctx *x)
     else
         hr_logf(&x->log, HR_LV_INFO, "msg=\"server version\" version=%s pod_level_resize=%s",
                 version, on ? "true" : "false");
-    return on;
-}
-
-/* Is the VerticalPodAutoscaler CRD served (design §4, foreign-writer)?
- * Asked once, at start: a CRD installed later is watched after a restart. */
-static bool vpa_served(run_ctx *x)
-{
-    hr_err err;
-    bool on = hr_live_served(x->k, "autoscaling.k8s.io/v1", "verticalpodautoscalers", &err);
-    if (err.msg[0] != '\0')
-        hr_logf(&x->log, HR_LV_WARN,
-                "msg=\"VerticalPodAutoscaler API unknown: not watched\" err=\"%s\"", err.msg);
-    else
-        hr_logf(&x->log, HR_LV_INFO, "msg=\"VerticalPodAutoscaler API\" served=%s",
-                on ? "true" : "false");
     return on;
 }
 
@@ -793,10 +779,7 @@ static hr_status start_all(run_ctx *x, hr_err *err)
         (st = hr_readiness_add(&x->ready, "caches-synced", informers_ready, x, err)))
         return st;
 
-    unsigned kinds = WATCHED_KINDS;
-    if (!vpa_served(x))
-        kinds &= ~(1u << HR_CK_VPA);
-    hr_informers_opts io = {.kinds = kinds,
+    hr_informers_opts io = {.kinds = WATCHED_KINDS,
                             .paged_lists = !x->o.streaming_lists,
                             .protobuf = x->o.protobuf,
                             .log = log_sink,

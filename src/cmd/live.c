@@ -53,33 +53,6 @@ void hr_live_server_pod_resize(hr_kclient *k, bool *on, char *version, hr_err *e
     hr_buf_free(&b);
 }
 
-bool hr_live_served(hr_kclient *k, const char *group_version, const char *resource, hr_err *err)
-{
-    hr_err_clear(err);
-    char path[256];
-    snprintf(path, sizeof path, "/apis/%s", group_version);
-    hr_buf b;
-    hr_buf_init(&b, 0);
-    hr_kresult res = {0};
-    bool served = false;
-    if (hr_kclient_do(k, "GET", path, NULL, NULL, 0, &b, &res, err) == HR_OK) {
-        yyjson_doc *d = yyjson_read(hr_buf_str(&b), b.len, 0);
-        yyjson_val *rs = yyjson_obj_get(yyjson_doc_get_root(d), "resources");
-        size_t i, max;
-        yyjson_val *r;
-        yyjson_arr_foreach(rs, i, max, r)
-        {
-            const char *n = yyjson_get_str(yyjson_obj_get(r, "name"));
-            served = served || (n != NULL && strcmp(n, resource) == 0);
-        }
-        yyjson_doc_free(d);
-    } else if (res.status == 404) {
-        hr_err_clear(err); /* the group is not served: an answer, not an error */
-    }
-    hr_buf_free(&b);
-    return served;
-}
-
 typedef hr_status (*item_fn)(void *ud, yyjson_val *item, hr_err *err);
 
 /* How a kind may be missing: not at all, 404 (the HeadroomConfig CRD not
@@ -152,13 +125,14 @@ typedef struct kind_list {
     int optional;
 } kind_list;
 
-/* The HeadroomConfig and the VPA CRDs may not be installed; an identity
- * may not be allowed to list ResourceQuotas. */
+/* The HeadroomConfig's CRD (its defaults without it) and the optional
+ * kinds' (hr_ckind_optional) may not be installed; an identity may not be
+ * allowed to list ResourceQuotas. */
 static int optional_kind(hr_ckind k)
 {
-    return k == HR_CK_CONFIG || k == HR_CK_VPA ? OPTIONAL
-           : k == HR_CK_QUOTA                  ? OPTIONAL_FORBIDDEN
-                                               : REQUIRED;
+    return k == HR_CK_CONFIG || hr_ckind_optional(k) ? OPTIONAL
+           : k == HR_CK_QUOTA                        ? OPTIONAL_FORBIDDEN
+                                                     : REQUIRED;
 }
 
 /* What to read, pods narrowed to one node when asked. */

@@ -57,9 +57,4 @@ HR_MUST_CHECK hr_status hr_live_get(hr_kclient *k, const char *path, hr_buf *out
  * `explain` and `plan`. */
 void hr_live_server_pod_resize(hr_kclient *k, bool *on, char *version, hr_err *err);
 
-/* Does the API server serve resource of group_version ("autoscaling.k8s.io/v1")?
- * From its discovery document; false with err empty when the group is not
- * served (404), false with err set when the server could not be asked. */
-bool hr_live_served(hr_kclient *k, const char *group_version, const char *resource, hr_err *err);
-
 #endif

@@ -30,7 +30,7 @@
 #include "cache/cache.h"
 #include "cache/sink.h"
 #include "kube/transport/framesplit.h"
-#include "kube/watch/watch.h"
+#include "kube/watch/watch_feed.h"
 #include "watchfx.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

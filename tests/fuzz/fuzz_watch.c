@@ -27,7 +27,7 @@
 #include "controller/nodesnap.h"
 #include "controller/reconcile.h"
 #include "kube/transport/linesplit.h"
-#include "kube/watch/watch.h"
+#include "kube/watch/watch_feed.h"
 #include "watchfx.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -16,7 +16,7 @@
 
 #include "cache/cache.h"
 #include "cache/sink.h"
-#include "kube/watch/watch.h"
+#include "kube/watch/watch_feed.h"
 
 static hr_status watchfx_no_get(void *ud, const char *path, hr_buf *resp, hr_kresult *res,
                                 hr_err *err)

@@ -6,7 +6,9 @@
  * an HTTP status) with the cache reconciled by difference; streaming lists
  * (sendInitialEvents, the initial-events-end bookmark ending the list, the
  * relist by difference over a stream, a stream cut before the bookmark
- * sweeping nothing) and the fallback to pages on a refusal, remembered.
+ * sweeping nothing) and the fallback to pages on a refusal, remembered;
+ * a kind that may not be served (a CRD that comes and goes): its 404 is an
+ * empty list, asked again.
  *
  * The script stands in for the network only; the real API server is
  * exercised by tests/integration/it_watch.c.
@@ -24,7 +26,7 @@
 
 #include "cache/cache.h"
 #include "cache/sink.h"
-#include "kube/watch/watch.h"
+#include "kube/watch/watch_feed.h"
 #include "util/clock.h"
 
 /* ------------------------------------------------------------ script */
@@ -150,6 +152,7 @@ typedef struct fx {
 
 static long g_idle_ms;   /* hr_watch_opts.idle_timeout_ms of the next fx_init */
 static bool g_streaming; /* the next fx_init streams its lists (else paged_lists) */
+static long g_absent_ms; /* hr_watch_opts.absent_poll_ms of the next fx_init */
 
 static void fx_init(fx *f, const step *steps, size_t n)
 {
@@ -175,6 +178,7 @@ static void fx_init(fx *f, const step *steps, size_t n)
         .paged_lists = !g_streaming,
         .on_synced = count_synced,
         .on_synced_ud = &f->sc,
+        .absent_poll_ms = g_absent_ms,
     };
     assert_int_equal(hr_watch_new(&o, &f->w, &err), HR_OK);
     f->scr = malloc(sizeof *f->scr);
@@ -692,6 +696,123 @@ static void test_not_refusals(void **state)
     fx_done(&f);
 }
 
+/* ------------------------------------------------ a kind that comes and goes */
+
+static size_t count_of(const char *hay, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = strstr(hay, needle); p != NULL; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+/* A kind that may not be served (its CRD not installed: absent_poll_ms):
+ * a 404 to its list is "none exist" — synced, nothing held, one log line
+ * when it goes absent, and the list asked again; once served it is listed
+ * and watched; a 404 to the watch (the CRD removed) lists again, and the
+ * list's 404 sweeps what the sink held. */
+static void test_absent_kind(void **state)
+{
+    (void)state;
+    static const step steps[] = {
+        {'G', 404, ""}, {'G', 404, ""}, {'G', 200, LIST("100", "", POD("a", "100m", "10"))},
+        {'S', 404, ""}, {'G', 404, ""}, {'G', 200, LIST("300", "", POD("b", "100m", "11"))},
+    };
+    fx f;
+    g_absent_ms = 1;
+    fx_init(&f, steps, sizeof steps / sizeof steps[0]);
+    g_absent_ms = 0;
+    assert_int_equal(hr_watch_run(f.w, &f.stop), HR_OK);
+    assert_int_equal(f.sc.n_paths, 7);
+    for (int i = 0; i < 3; i++)
+        assert_string_equal(f.sc.paths[i], "/api/v1/pods?limit=500");
+    assert_non_null(strstr(f.sc.paths[3], "&resourceVersion=100"));
+    assert_string_equal(f.sc.paths[4], "/api/v1/pods?limit=500");
+    assert_string_equal(f.sc.paths[5], "/api/v1/pods?limit=500");
+    assert_non_null(strstr(f.sc.paths[6], "&resourceVersion=300"));
+    /* a came with the first list and went with the second 404 */
+    assert_false(has_pod(&f, "ns", "a", -1));
+    assert_true(has_pod(&f, "ns", "b", 100));
+    assert_int_equal(pod_changes(&f), 3); /* a added, a swept, b added */
+    hr_watch_stats st;
+    hr_watch_get_stats(f.w, &st);
+    assert_true(st.synced);
+    assert_false(st.absent);
+    assert_int_equal(st.errors, 1); /* the watch's 404; an absent list is no failure */
+    /* synced at the first 404, at the list, at the 404 after it, at the last list */
+    assert_int_equal(f.sc.synced_calls, 4);
+    assert_int_equal(count_of(f.sc.log, "not served (404)"), 2); /* once per absence */
+    assert_null(strstr(f.sc.log, "list failed"));
+    fx_done(&f);
+}
+
+/* The same over streaming lists: served, then removed (the watch's 404,
+ * the list's 404 sweeps a and the kind is synced and absent), and absent
+ * first, then served. */
+static void test_absent_kind_streaming(void **state)
+{
+    (void)state;
+    static const step gone[] = {
+        {'S', 200, EV("ADDED", POD("a", "100m", "10")) "\n" END_BM("100") "\n"},
+        {'S', 404, ""},
+        {'S', 404, ""},
+    };
+    static const step steps[] = {
+        {'S', 404, ""},
+        {'S', 200, EV("ADDED", POD("a", "100m", "10")) "\n" END_BM("100") "\n"},
+    };
+    fx f;
+    g_absent_ms = 1;
+    g_streaming = true;
+    fx_init(&f, gone, 3);
+    assert_int_equal(hr_watch_run(f.w, &f.stop), HR_OK);
+    assert_non_null(strstr(f.sc.paths[1], "&resourceVersion=100"));
+    assert_string_equal(f.sc.paths[2], STREAM_LIST);
+    assert_false(has_pod(&f, "ns", "a", -1));
+    assert_int_equal(pod_changes(&f), 2); /* a added, a swept */
+    hr_watch_stats st;
+    hr_watch_get_stats(f.w, &st);
+    assert_true(st.synced);
+    assert_true(st.absent);
+    assert_int_equal(st.errors, 1); /* the watch's 404 */
+    assert_int_equal(f.sc.synced_calls, 2);
+    fx_done(&f);
+
+    fx_init(&f, steps, 2);
+    g_absent_ms = 0;
+    g_streaming = false;
+    assert_int_equal(hr_watch_run(f.w, &f.stop), HR_OK);
+    assert_string_equal(f.sc.paths[1], STREAM_LIST);
+    assert_true(has_pod(&f, "ns", "a", 100));
+    hr_watch_get_stats(f.w, &st);
+    assert_true(st.synced);
+    assert_false(st.absent);
+    assert_int_equal(st.streamed, 1);
+    fx_done(&f);
+}
+
+/* Without absent_poll_ms a 404 is a failure like any other: retried,
+ * never synced by it. */
+static void test_404_is_a_failure(void **state)
+{
+    (void)state;
+    static const step steps[] = {
+        {'G', 404, ""},
+        {'G', 200, LIST("100", "", POD("a", "100m", "10"))},
+    };
+    fx f;
+    fx_init(&f, steps, sizeof steps / sizeof steps[0]);
+    assert_int_equal(hr_watch_run(f.w, &f.stop), HR_OK);
+    hr_watch_stats st;
+    hr_watch_get_stats(f.w, &st);
+    assert_int_equal(st.errors, 1);
+    assert_false(st.absent);
+    assert_int_equal(f.sc.synced_calls, 1); /* the list's, not the 404's */
+    assert_non_null(strstr(f.sc.log, "list failed"));
+    assert_null(strstr(f.sc.log, "not served"));
+    fx_done(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -708,6 +829,9 @@ int main(void)
         cmocka_unit_test(test_refusal_falls_back_to_pages),
         cmocka_unit_test(test_refusal_as_event),
         cmocka_unit_test(test_not_refusals),
+        cmocka_unit_test(test_absent_kind),
+        cmocka_unit_test(test_absent_kind_streaming),
+        cmocka_unit_test(test_404_is_a_failure),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

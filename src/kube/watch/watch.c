@@ -36,6 +36,14 @@
  * serves no protobuf for this resource) is remembered: JSON from then on,
  * and the request is made again at once, not after a back-off.
  *
+ * A resource that may not be served (hr_watch_opts.absent_poll_ms: a
+ * custom resource whose CRD comes and goes) takes a 404 to a list as "none
+ * exist": a complete, empty relist sweeps the sink, the resource is synced,
+ * and the list is asked again every absent_poll_ms; a 404 to a watch sends
+ * it back to LIST.
+ *
+ * What arrives is handed to the sink by watch_feed.c.
+ *
  * Every watch line is its own yyjson document: parsing a growing buffer
  * with STOP_WHEN_DONE goes quadratic (c-deps-facts.md). Documents come from
  * one yyjson dynamic allocator per watch, so steady state does no malloc
@@ -52,99 +60,15 @@
 #include <time.h>
 
 #include "kube/decode/pbobj.h"
-#include "kube/watch/wevent.h"
+#include "kube/watch/watch_int.h"
 #include "util/clock.h"
-#include "util/prng.h"
 #include "util/tname.h"
 #include "util/urlenc.h"
-
-#define RV_MAX HR_WEVENT_RV_MAX
-#define CONT_MAX 4096
-
-struct hr_watch {
-    char *resource, *path, *query;
-    hr_wsink sink;
-    hr_wtransport tr;
-    int page_limit, tmin, tmax;
-    long bo_base, bo_max;
-    size_t max_page;
-    hr_log_sink log;
-    void *log_ud;
-    hr_prng rng;
-
-    yyjson_alc *alc; /* parse memory, reused across lines */
-
-    pthread_mutex_t mu; /* guards rv and stats (read by other threads) */
-    char rv[RV_MAX];
-    hr_watch_stats stats;
-
-    /* Written by the line handler, read by the loop (same thread). */
-    hr_wline line_result;
-    uint64_t line_events;
-    int64_t line_code; /* the code of the last ERROR event */
-
-    /* Streaming lists (same thread). paged: lists are pages (the option,
-     * or a refusal remembered; stats.paged says it to other threads).
-     * initial: this stream is a streaming list whose initial events have
-     * not ended, the sink's relist is open; initial_n objects so far. */
-    bool paged, initial;
-    /* Protobuf (same thread): asked for now; and a 406 answered the last
-     * list page (the list is made again at once, in JSON). */
-    bool pb, pb_refused_now;
-    void (*on_synced)(void *ud); /* hr_watch_opts.on_synced */
-    void *on_synced_ud;
-    int64_t initial_t0;
-    uint64_t initial_n;
-
-    pthread_t thread;
-    bool started;
-    const atomic_bool *stop;
-
-    /* The idle watchdog of one stream (design §5): the stream is given cut,
-     * not the caller's stop; the dog sets it on stop or after idle_ms with
-     * no line (bookmarks are lines). */
-    long idle_ms;
-    atomic_bool cut, idle_fired, stream_done;
-    _Atomic int64_t last_line_ms;
-    const atomic_bool *dog_stop;
-    /* The dog and the back-off nap sleep on dog_cv (monotonic) until their
-     * deadline; hr_watch_wake (a stop) and the end of the stream signal
-     * it. dog_mu guards nothing but the sleep: the flags are atomics. */
-    pthread_mutex_t dog_mu;
-    pthread_cond_t dog_cv;
-    const atomic_bool *run_stop; /* hr_watch_run's flag, for nap */
-};
 
 static void default_log(void *ud, int level, const char *msg)
 {
     (void)ud;
     hr_log_stderr("watch", level, msg);
-}
-
-static void wlog(hr_watch *w, int level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void wlog(hr_watch *w, int level, const char *fmt, ...)
-{
-    char msg[HR_ERR_MSG_MAX + 200];
-    int n = snprintf(msg, sizeof msg, "resource=%s msg=\"", w->resource);
-    if (n < 0 || (size_t)n >= sizeof msg)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    char body[HR_ERR_MSG_MAX + 100];
-    vsnprintf(body, sizeof body, fmt, ap);
-    va_end(ap);
-    /* logfmt: quotes inside the message must not end the value. */
-    size_t o = (size_t)n;
-    for (const char *p = body; *p && o + 3 < sizeof msg; p++) {
-        if (*p == '"' || *p == '\\')
-            msg[o++] = '\\';
-        msg[o++] = (*p == '\n') ? ' ' : *p;
-    }
-    msg[o++] = '"';
-    msg[o] = '\0';
-    w->log(w->log_ud, level, msg);
 }
 
 static char *dup_or_null(const char *s)
@@ -184,6 +108,7 @@ hr_status hr_watch_new(const hr_watch_opts *o, hr_watch **out, hr_err *err)
     w->bo_max = o->backoff_max_ms > 0 ? o->backoff_max_ms : 30000;
     w->max_page = o->max_page_bytes > 0 ? o->max_page_bytes : (size_t)256 << 20;
     w->idle_ms = o->idle_timeout_ms > 0 ? o->idle_timeout_ms : 90000;
+    w->absent_ms = o->absent_poll_ms > 0 ? o->absent_poll_ms : 0;
     w->paged = o->paged_lists;
     w->stats.paged = o->paged_lists;
     w->pb = o->protobuf && o->sink.upsert_pb && o->sink.remove_pb && o->transport.get_as &&
@@ -241,287 +166,6 @@ void hr_watch_get_rv(hr_watch *w, char *dst, size_t cap)
     pthread_mutex_lock(&w->mu);
     snprintf(dst, cap, "%s", w->rv);
     pthread_mutex_unlock(&w->mu);
-}
-
-static void count(hr_watch *w, uint64_t *field, uint64_t n)
-{
-    pthread_mutex_lock(&w->mu);
-    *field += n;
-    pthread_mutex_unlock(&w->mu);
-}
-
-static void set_rv(hr_watch *w, const char *rv, size_t len)
-{
-    pthread_mutex_lock(&w->mu);
-    memcpy(w->rv, rv, len);
-    w->rv[len] = '\0';
-    pthread_mutex_unlock(&w->mu);
-}
-
-static void skipped(hr_watch *w, const char *what, const hr_err *e)
-{
-    count(w, &w->stats.malformed, 1);
-    wlog(w, HR_LV_WARN, "%s not decoded: %s", what, e->msg);
-}
-
-/* The initial events ended (their bookmark's resourceVersion is already
- * set): the list is complete, the same stream goes on as the watch. */
-static void initial_events_ended(hr_watch *w)
-{
-    w->initial = false;
-    hr_watch_relist_end(w, true);
-    char rv[RV_MAX];
-    hr_watch_get_rv(w, rv, sizeof rv);
-    pthread_mutex_lock(&w->mu);
-    w->stats.listed += w->initial_n;
-    w->stats.streamed++;
-    w->stats.synced = true;
-    uint64_t n = w->stats.listed;
-    pthread_mutex_unlock(&w->mu);
-    if (w->on_synced)
-        w->on_synced(w->on_synced_ud);
-    wlog(w, HR_LV_INFO,
-         "listed at resourceVersion %s in %lld ms by a streaming list of %llu objects (%llu "
-         "objects listed in all)",
-         rv, (long long)(hr_mono_ms() - w->initial_t0), (unsigned long long)w->initial_n,
-         (unsigned long long)n);
-}
-
-/* Short, printable excerpt of untrusted bytes for a log line. */
-static const char *excerpt(char *dst, size_t cap, const char *s, size_t len)
-{
-    return hr_err_quote(dst, cap, s, len, 80);
-}
-
-static hr_status sink_put(hr_watch *w, const hr_wevent *ev, bool del, hr_err *e)
-{
-    if (ev->json)
-        return del ? w->sink.remove(w->sink.ud, ev->json, e)
-                   : w->sink.upsert(w->sink.ud, ev->json, e);
-    count(w, &w->stats.pb_objects, 1);
-    return del ? w->sink.remove_pb(w->sink.ud, ev->pb, ev->pb_len, e)
-               : w->sink.upsert_pb(w->sink.ud, ev->pb, ev->pb_len, e);
-}
-
-/* One event, from a line or a frame (wevent.h). */
-static hr_wline handle(hr_watch *w, const hr_wevent *ev)
-{
-    count(w, &w->stats.events, 1);
-    w->line_events++;
-    hr_err e;
-    hr_err_clear(&e);
-    char ex[100];
-    /* During a streaming list's initial events the objects come in key
-     * order, not resourceVersion order: the point to resume from is only
-     * the bookmark that ends them. */
-    switch (ev->type) {
-    case HR_EV_UPSERT:
-        if (sink_put(w, ev, false, &e) != HR_OK)
-            skipped(w, "object", &e);
-        if (w->initial)
-            w->initial_n++;
-        else if (ev->rv)
-            set_rv(w, ev->rv, ev->rv_len);
-        return HR_WL_OK;
-    case HR_EV_DELETE:
-        if (sink_put(w, ev, true, &e) != HR_OK)
-            skipped(w, "deleted object", &e);
-        if (!w->initial && ev->rv)
-            set_rv(w, ev->rv, ev->rv_len);
-        return HR_WL_OK;
-    case HR_EV_BOOKMARK: {
-        bool end = w->initial && ev->initial_end;
-        if ((!w->initial || end) && ev->rv)
-            set_rv(w, ev->rv, ev->rv_len);
-        if (end)
-            initial_events_ended(w);
-        return HR_WL_OK;
-    }
-    case HR_EV_ERROR: {
-        /* 410 (reason Expired or Gone) means our resourceVersion was
-         * compacted away: only a relist helps. */
-        w->line_code = ev->code;
-        char mq[200];
-        hr_err_quote(mq, sizeof mq, ev->msg, ev->msg_len, 160);
-        if (ev->code == 410) {
-            wlog(w, HR_LV_INFO, "watch expired (410): %s", mq);
-            return HR_WL_GONE;
-        }
-        wlog(w, HR_LV_WARN, "watch error event %lld: %s", (long long)ev->code, mq);
-        return HR_WL_ERROR;
-    }
-    default:
-        count(w, &w->stats.malformed, 1);
-        wlog(w, HR_LV_WARN, "unknown watch event type: %s",
-             excerpt(ex, sizeof ex, ev->type_str, ev->type_len));
-        return HR_WL_OK;
-    }
-}
-
-static hr_wline feed(hr_watch *w, char *line, size_t len, bool insitu)
-{
-    while (len && (line[len - 1] == '\r' || line[len - 1] == ' ')) {
-        len--;
-        if (insitu)
-            line[len] = '\0'; /* keep the padding zero */
-    }
-    if (len == 0)
-        return HR_WL_OK; /* keep-alive blank line */
-    yyjson_read_err rerr;
-    /* Without YYJSON_READ_INSITU the input is only read (yyjson copies
-     * it); with it, strings are unescaped in the caller's buffer. */
-    yyjson_doc *doc = yyjson_read_opts(line, len, insitu ? YYJSON_READ_INSITU : YYJSON_READ_NOFLAG,
-                                       w->alc, &rerr);
-    char ex[100];
-    if (!doc) {
-        count(w, &w->stats.malformed, 1);
-        wlog(w, HR_LV_WARN, "unparseable watch line at byte %zu (%s): %s", rerr.pos, rerr.msg,
-             excerpt(ex, sizeof ex, line, len));
-        return HR_WL_BAD;
-    }
-    hr_wevent ev;
-    hr_wline res = HR_WL_BAD;
-    if (hr_wevent_json(yyjson_doc_get_root(doc), &ev)) {
-        res = handle(w, &ev);
-    } else {
-        count(w, &w->stats.malformed, 1);
-        wlog(w, HR_LV_WARN, "watch line is not an event: %s", excerpt(ex, sizeof ex, line, len));
-    }
-    yyjson_doc_free(doc);
-    return res;
-}
-
-hr_wline hr_watch_feed_line(hr_watch *w, const char *line, size_t len)
-{
-    /* Not in situ, so the buffer is only read: the cast is yyjson's
-     * signature, not a write. */
-    return feed(w, (char *)(uintptr_t)line, len, false);
-}
-
-hr_wline hr_watch_feed_line_mut(hr_watch *w, char *line, size_t len)
-{
-    return feed(w, line, len, true);
-}
-
-hr_wline hr_watch_feed_frame(hr_watch *w, const uint8_t *frame, size_t len)
-{
-    hr_wevent ev;
-    hr_err e;
-    hr_err_clear(&e);
-    if (!w->sink.upsert_pb || !w->sink.remove_pb) {
-        count(w, &w->stats.malformed, 1);
-        wlog(w, HR_LV_WARN, "a protobuf watch frame for a sink that reads JSON only");
-        return HR_WL_BAD;
-    }
-    if (hr_wevent_pb(frame, len, &ev, &e) != HR_OK) {
-        count(w, &w->stats.malformed, 1);
-        wlog(w, HR_LV_WARN, "watch frame of %zu bytes is not an event: %s", len, e.msg);
-        return HR_WL_BAD;
-    }
-    return handle(w, &ev);
-}
-
-hr_status hr_watch_feed_page(hr_watch *w, const char *body, size_t len, char *cont, size_t cont_cap,
-                             hr_err *err)
-{
-    if (cont_cap)
-        cont[0] = '\0';
-    yyjson_read_err rerr;
-    yyjson_doc *doc =
-        yyjson_read_opts((char *)(uintptr_t)body, len, YYJSON_READ_NOFLAG, w->alc, &rerr);
-    if (!doc)
-        return hr_err_set(err, HR_E_INPUT, "%s list: unparseable response at byte %zu: %s",
-                          w->resource, rerr.pos, rerr.msg);
-    yyjson_val *root = yyjson_doc_get_root(doc);
-    yyjson_val *meta = yyjson_obj_get(root, "metadata");
-    yyjson_val *items = yyjson_obj_get(root, "items");
-    yyjson_val *c = yyjson_obj_get(meta, "continue");
-    hr_status st = HR_OK;
-    if (!yyjson_is_obj(root) || !(yyjson_is_arr(items) || yyjson_is_null(items) || !items)) {
-        st = hr_err_set(err, HR_E_INPUT, "%s list: not a list", w->resource);
-        goto out;
-    }
-    if (yyjson_is_str(c) && yyjson_get_len(c) > 0) {
-        if (yyjson_get_len(c) >= cont_cap) {
-            st = hr_err_set(err, HR_E_LIMIT, "%s list: continue token of %zu bytes", w->resource,
-                            yyjson_get_len(c));
-            goto out;
-        }
-        memcpy(cont, yyjson_get_str(c), yyjson_get_len(c));
-        cont[yyjson_get_len(c)] = '\0';
-    }
-    yyjson_val *rvv = yyjson_obj_get(meta, "resourceVersion");
-    if (yyjson_is_str(rvv) && yyjson_get_len(rvv) > 0 && yyjson_get_len(rvv) < RV_MAX)
-        set_rv(w, yyjson_get_str(rvv), yyjson_get_len(rvv));
-    size_t i, max, n = 0;
-    yyjson_val *it;
-    yyjson_arr_foreach(items, i, max, it)
-    {
-        hr_err e;
-        hr_err_clear(&e);
-        n++;
-        if (w->sink.upsert(w->sink.ud, it, &e) != HR_OK)
-            skipped(w, "listed object", &e);
-    }
-    count(w, &w->stats.listed, n);
-out:
-    yyjson_doc_free(doc);
-    return st;
-}
-
-hr_status hr_watch_feed_page_pb(hr_watch *w, const uint8_t *body, size_t len, char *cont,
-                                size_t cont_cap, hr_err *err)
-{
-    if (cont_cap)
-        cont[0] = '\0';
-    if (!w->sink.upsert_pb)
-        return hr_err_set(err, HR_E_INPUT, "%s list: protobuf for a sink that reads JSON only",
-                          w->resource);
-    hr_pbobj o;
-    hr_pblist l;
-    hr_status st = hr_pb_unwrap(body, len, &o, err);
-    if (st == HR_OK)
-        st = hr_pb_list_open(o.raw, o.len, &l, err);
-    if (st != HR_OK) {
-        hr_err_prefix(err, "%s list", w->resource);
-        return st;
-    }
-    if (l.cont_len > 0) {
-        if (l.cont_len >= cont_cap || memchr(l.cont, '\0', l.cont_len))
-            return hr_err_set(err, HR_E_LIMIT, "%s list: continue token of %zu bytes", w->resource,
-                              l.cont_len);
-        memcpy(cont, l.cont, l.cont_len);
-        cont[l.cont_len] = '\0';
-    }
-    if (l.resource_version_len > 0 && l.resource_version_len < RV_MAX &&
-        !memchr(l.resource_version, '\0', l.resource_version_len))
-        set_rv(w, (const char *)l.resource_version, l.resource_version_len);
-    const uint8_t *item;
-    size_t n = 0, il;
-    while (hr_pb_list_next(&l, &item, &il, &st, err)) {
-        hr_err e;
-        hr_err_clear(&e);
-        n++;
-        if (w->sink.upsert_pb(w->sink.ud, item, il, &e) != HR_OK)
-            skipped(w, "listed object", &e);
-    }
-    count(w, &w->stats.listed, n);
-    count(w, &w->stats.pb_objects, n);
-    if (st != HR_OK)
-        hr_err_prefix(err, "%s list", w->resource);
-    return st;
-}
-
-void hr_watch_relist_begin(hr_watch *w)
-{
-    if (w->sink.relist_begin)
-        w->sink.relist_begin(w->sink.ud);
-}
-
-void hr_watch_relist_end(hr_watch *w, bool complete)
-{
-    if (w->sink.relist_end)
-        w->sink.relist_end(w->sink.ud, complete);
 }
 
 /* ------------------------------------------------------------- the loop */
@@ -593,7 +237,8 @@ static void step_down(hr_watch *w, bool *flag, bool *stat, bool value, const cha
     pthread_mutex_unlock(&w->mu);
     char mq[200];
     hr_err_quote(mq, sizeof mq, msg, strlen(msg), 160);
-    wlog(w, HR_LV_WARN, "%s (%ld: %s): this resource %s from now on", head, code, mq, then);
+    hr_watch_logf(w, HR_LV_WARN, "%s (%ld: %s): this resource %s from now on", head, code, mq,
+                  then);
 }
 
 /* A 406 Not Acceptable to a request for protobuf (st, res: its answer): JSON from now on, for
@@ -609,7 +254,8 @@ static bool refused_protobuf(hr_watch *w, bool asked_pb, hr_status st, const hr_
 }
 
 /* One complete list, framed for the sink. */
-static hr_status do_list(hr_watch *w, const atomic_bool *stop, long *retry_after, hr_err *err)
+static hr_status do_list(hr_watch *w, const atomic_bool *stop, long *retry_after, long *status,
+                         hr_err *err)
 {
     hr_buf path, body;
     hr_buf_init(&path, 0);
@@ -650,6 +296,7 @@ static hr_status do_list(hr_watch *w, const atomic_bool *stop, long *retry_after
                             w->resource, w->max_page);
         if (st != HR_OK) {
             *retry_after = res.retry_after_ms;
+            *status = res.status;
             /* A 410 here is an expired continue token: the next attempt
              * starts a new list (a new snapshot), never a half of one. */
             break;
@@ -764,7 +411,7 @@ static hr_status guarded_stream(hr_watch *w, const char *path, long timeout_s,
     w->dog_stop = stop;
     pthread_t dog;
     if (pthread_create(&dog, NULL, idle_dog, w) != 0) {
-        wlog(w, HR_LV_WARN, "no thread for the idle watchdog: stream without it");
+        hr_watch_logf(w, HR_LV_WARN, "no thread for the idle watchdog: stream without it");
         return open_stream(w, path, timeout_s, stop, res, err);
     }
     hr_status st = open_stream(w, path, timeout_s, &w->cut, res, err);
@@ -791,6 +438,35 @@ static void fall_back_to_pages(hr_watch *w, long code, const char *msg)
               "lists by pages");
 }
 
+/* A 404 to a list or a watch of a resource that may be absent (absent_poll_ms)? */
+static bool absent_code(const hr_watch *w, long code)
+{
+    return w->absent_ms > 0 && code == 404;
+}
+
+/* The resource is not served: none exist. A complete, empty relist sweeps
+ * what the sink held (a CRD removed hands back what its objects held), the
+ * resource is synced, and the list is asked again after absent_ms. Logged
+ * when it goes absent, not at every look. */
+static void not_served(hr_watch *w)
+{
+    hr_watch_relist_begin(w);
+    hr_watch_relist_end(w, true);
+    pthread_mutex_lock(&w->mu);
+    bool was = w->stats.absent;
+    w->stats.absent = true;
+    w->stats.synced = true;
+    w->rv[0] = '\0';
+    pthread_mutex_unlock(&w->mu);
+    if (!was) {
+        if (w->on_synced)
+            w->on_synced(w->on_synced_ud);
+        hr_watch_logf(w, HR_LV_INFO, "not served (404): none exist; asking again every %ld ms",
+                      w->absent_ms);
+    }
+    nap(w, w->absent_ms);
+}
+
 hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
 {
     w->run_stop = stop;
@@ -807,22 +483,27 @@ hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
         long retry_after = 0;
         if (need_list && (w->paged || page_once)) {
             if (!first_list && !page_once)
-                count(w, &w->stats.relists, 1);
+                hr_watch_count(w, &w->stats.relists, 1);
             page_once = false;
             first_list = false;
             int64_t t0 = hr_mono_ms();
             w->pb_refused_now = false;
-            hr_status st = do_list(w, stop, &retry_after, &err);
+            long status = 0;
+            hr_status st = do_list(w, stop, &retry_after, &status, &err);
             if (stopped(stop))
                 break;
+            if (st != HR_OK && absent_code(w, status)) {
+                not_served(w); /* need_list stays: listed again when it is served */
+                continue;
+            }
             if (st != HR_OK && w->pb_refused_now) {
-                count(w, &w->stats.errors, 1);
+                hr_watch_count(w, &w->stats.errors, 1);
                 continue; /* the same list again, in JSON, at once */
             }
             if (st != HR_OK) {
-                count(w, &w->stats.errors, 1);
+                hr_watch_count(w, &w->stats.errors, 1);
                 long d = backoff(w, attempt++, retry_after);
-                wlog(w, HR_LV_WARN, "list failed, retry in %ld ms: %s", d, err.msg);
+                hr_watch_logf(w, HR_LV_WARN, "list failed, retry in %ld ms: %s", d, err.msg);
                 nap(w, d);
                 continue;
             }
@@ -831,12 +512,13 @@ hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
             pthread_mutex_lock(&w->mu);
             uint64_t n = w->stats.listed;
             w->stats.synced = true;
+            w->stats.absent = false;
             pthread_mutex_unlock(&w->mu);
             if (w->on_synced)
                 w->on_synced(w->on_synced_ud);
-            wlog(w, HR_LV_INFO,
-                 "listed at resourceVersion %s in %llu ms (%llu objects listed in all)", rv,
-                 (unsigned long long)(hr_mono_ms() - t0), (unsigned long long)n);
+            hr_watch_logf(w, HR_LV_INFO,
+                          "listed at resourceVersion %s in %llu ms (%llu objects listed in all)",
+                          rv, (unsigned long long)(hr_mono_ms() - t0), (unsigned long long)n);
             need_list = false;
             attempt = 0;
         }
@@ -867,14 +549,14 @@ hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
         }
         if (streaming) {
             if (!first_list)
-                count(w, &w->stats.relists, 1);
+                hr_watch_count(w, &w->stats.relists, 1);
             first_list = false;
             w->initial = true;
             w->initial_n = 0;
             w->initial_t0 = hr_mono_ms();
             hr_watch_relist_begin(w);
         } else if (!first_watch) {
-            count(w, &w->stats.reconnects, 1);
+            hr_watch_count(w, &w->stats.reconnects, 1);
         }
         first_watch = false;
         w->line_result = HR_WL_OK;
@@ -889,7 +571,7 @@ hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
         bool cut_short = w->initial; /* ended before its initial events did */
         if (cut_short) {
             w->initial = false;
-            count(w, &w->stats.listed, w->initial_n);
+            hr_watch_count(w, &w->stats.listed, w->initial_n);
             hr_watch_relist_end(w, false);
         } else if (streaming) {
             need_list = false;
@@ -898,25 +580,30 @@ hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
         if (stopped(stop))
             break;
         if (refused_protobuf(w, asked_pb, st, &res, err.msg)) {
-            count(w, &w->stats.errors, 1);
+            hr_watch_count(w, &w->stats.errors, 1);
             continue; /* the same request again, in JSON, at once */
         }
         if (cut_short && !atomic_load(&w->idle_fired)) {
             long code = st != HR_OK                     ? res.status
                         : w->line_result == HR_WL_ERROR ? (long)w->line_code
                                                         : 0;
+            if (absent_code(w, code)) {
+                not_served(w);
+                continue;
+            }
             if (refused_code(code)) {
-                count(w, &w->stats.errors, 1);
+                hr_watch_count(w, &w->stats.errors, 1);
                 fall_back_to_pages(w, code, st != HR_OK ? err.msg : "an ERROR event");
                 page_once = true;
                 continue;
             }
             if (st == HR_OK && w->line_result == HR_WL_OK) {
-                count(w, &w->stats.stream_cut, 1);
-                wlog(w, HR_LV_WARN,
-                     "streaming list ended after %llu objects without its initial-events-end "
-                     "bookmark: this list by pages",
-                     (unsigned long long)w->initial_n);
+                hr_watch_count(w, &w->stats.stream_cut, 1);
+                hr_watch_logf(
+                    w, HR_LV_WARN,
+                    "streaming list ended after %llu objects without its initial-events-end "
+                    "bookmark: this list by pages",
+                    (unsigned long long)w->initial_n);
                 page_once = true;
                 continue;
             }
@@ -925,18 +612,27 @@ hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
             /* Dropped as silent: resume from the last resourceVersion, as
              * after any other stream end that was not clean. */
             hr_watch_get_rv(w, rv, sizeof rv);
-            count(w, &w->stats.errors, 1);
+            hr_watch_count(w, &w->stats.errors, 1);
             long d = backoff(w, attempt++, 0);
-            wlog(w, HR_LV_WARN, "watch silent for %ld ms, dropped; resume from %s in %ld ms",
-                 w->idle_ms, rv, d);
+            hr_watch_logf(w, HR_LV_WARN,
+                          "watch silent for %ld ms, dropped; resume from %s in %ld ms", w->idle_ms,
+                          rv, d);
             nap(w, d);
             continue;
         }
         /* (A streaming list reads the current state: a 410 there is a
          * failure like any other, retried after a back-off.) */
+        /* A watch of a resource that is no longer served (its CRD removed):
+         * list it, which finds it absent or served again. */
+        if (!cut_short && st != HR_OK && absent_code(w, res.status)) {
+            hr_watch_count(w, &w->stats.errors, 1);
+            need_list = true;
+            nap(w, backoff(w, attempt++, 0)); /* a server that lists it and will not watch it */
+            continue;
+        }
         if (!cut_short && (w->line_result == HR_WL_GONE || res.status == 410)) {
             if (res.status == 410)
-                wlog(w, HR_LV_INFO, "watch from %s refused with 410 Gone: relist", rv);
+                hr_watch_logf(w, HR_LV_INFO, "watch from %s refused with 410 Gone: relist", rv);
             need_list = true;
             continue;
         }
@@ -947,7 +643,7 @@ hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
             attempt = 0;
             continue;
         }
-        count(w, &w->stats.errors, 1);
+        hr_watch_count(w, &w->stats.errors, 1);
         long d = backoff(w, attempt++, res.retry_after_ms);
         char what[RV_MAX + 16];
         if (cut_short)
@@ -955,10 +651,10 @@ hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
         else
             snprintf(what, sizeof what, "watch from %s", rv);
         if (st != HR_OK)
-            wlog(w, HR_LV_WARN, "%s ended (status %ld), again in %ld ms: %s", what, res.status, d,
-                 err.msg);
+            hr_watch_logf(w, HR_LV_WARN, "%s ended (status %ld), again in %ld ms: %s", what,
+                          res.status, d, err.msg);
         else
-            wlog(w, HR_LV_WARN, "%s ended early, again in %ld ms", what, d);
+            hr_watch_logf(w, HR_LV_WARN, "%s ended early, again in %ld ms", what, d);
         nap(w, d);
     }
     hr_buf_free(&path);

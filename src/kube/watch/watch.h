@@ -137,6 +137,13 @@ typedef struct hr_watch_opts {
      * idle; a missing CRD never syncs). NULL: none. */
     void (*on_synced)(void *ud);
     void *on_synced_ud;
+    /* > 0: the resource may not be served at all, and may come and go (a custom resource whose
+     * CRD is installed or removed while we run: design §4's VerticalPodAutoscalers). A 404 to
+     * a list or a watch then means "none exist": whatever the sink held is swept by a
+     * complete, empty relist, the resource counts as synced (stats.absent), and the list is
+     * asked again every absent_poll_ms until it is served. <= 0: a 404 is a failure like any
+     * other, retried with back-off, and the resource never syncs without it. */
+    long absent_poll_ms;
 } hr_watch_opts;
 
 /* Counters, readable from any thread (metrics). */
@@ -155,6 +162,7 @@ typedef struct hr_watch_stats {
     bool paged;          /* lists are paginated GETs: asked for, or streaming refused */
     bool protobuf;       /* requests ask for protobuf (false when off, or after a 406) */
     uint64_t pb_objects; /* objects (events and list items) received in protobuf */
+    bool absent;         /* the last list found the resource not served (absent_poll_ms) */
 } hr_watch_stats;
 
 typedef struct hr_watch hr_watch;
@@ -181,39 +189,5 @@ void hr_watch_get_stats(hr_watch *w, hr_watch_stats *out);
 
 /* The resourceVersion a resumed watch would start from ("" before a list). */
 void hr_watch_get_rv(hr_watch *w, char *dst, size_t cap);
-
-/* The steps, exposed for the unit tests and the fuzz target. */
-
-typedef enum hr_wline {
-    HR_WL_OK = 0, /* handled (or skipped as malformed): keep reading */
-    HR_WL_GONE,   /* ERROR 410: the resourceVersion is too old, relist */
-    HR_WL_ERROR,  /* another ERROR event: reconnect after back-off */
-    HR_WL_BAD,    /* the line is not a watch event: reconnect */
-} hr_wline;
-
-/* One line of a watch stream (without its newline). Feeding lines from
- * outside the loop is a watch past its list: ADDED events are changes. */
-hr_wline hr_watch_feed_line(hr_watch *w, const char *line, size_t len);
-
-/* The same, parsing in place: line is modified, and line[len] up to
- * line[len + YYJSON_PADDING_SIZE) must be readable zero bytes. */
-hr_wline hr_watch_feed_line_mut(hr_watch *w, char *line, size_t len);
-
-/* One frame of a protobuf watch stream (without its 4-byte length):
- * the same as a line, for a stream whose Content-Type is protobuf. */
-hr_wline hr_watch_feed_frame(hr_watch *w, const uint8_t *frame, size_t len);
-
-/* One page of a list response. *cont receives the continue token (""
- * when this was the last page). Objects go to the sink's upsert. */
-HR_MUST_CHECK hr_status hr_watch_feed_page(hr_watch *w, const char *body, size_t len, char *cont,
-                                           size_t cont_cap, hr_err *err);
-
-/* The same for a page in protobuf (a body: "k8s\0" + Unknown of a List). */
-HR_MUST_CHECK hr_status hr_watch_feed_page_pb(hr_watch *w, const uint8_t *body, size_t len,
-                                              char *cont, size_t cont_cap, hr_err *err);
-
-/* Frame a relist from outside (tests). */
-void hr_watch_relist_begin(hr_watch *w);
-void hr_watch_relist_end(hr_watch *w, bool complete);
 
 #endif
