@@ -738,7 +738,8 @@ static void test_absent_kind(void **state)
     hr_watch_get_stats(f.w, &st);
     assert_true(st.synced);
     assert_false(st.absent);
-    assert_int_equal(st.errors, 1); /* the watch's 404; an absent list is no failure */
+    assert_int_equal(st.errors, 1);  /* the watch's 404; an absent list is no failure */
+    assert_int_equal(st.relists, 1); /* the list after the watch's 404; looks again are not */
     /* synced at the first 404, at the list, at the 404 after it, at the last list */
     assert_int_equal(f.sc.synced_calls, 4);
     assert_int_equal(count_of(f.sc.log, "not served (404)"), 2); /* once per absence */

@@ -444,6 +444,16 @@ static bool absent_code(const hr_watch *w, long code)
     return w->absent_ms > 0 && code == 404;
 }
 
+/* Did the last list find the resource absent? Then the next one is a look
+ * again, not a relist (headroom_relists_total counts 410s and breaks). */
+static bool absent_now(hr_watch *w)
+{
+    pthread_mutex_lock(&w->mu);
+    bool a = w->stats.absent;
+    pthread_mutex_unlock(&w->mu);
+    return a;
+}
+
 /* The resource is not served: none exist. A complete, empty relist sweeps
  * what the sink held (a CRD removed hands back what its objects held), the
  * resource is synced, and the list is asked again after absent_ms. Logged
@@ -482,7 +492,7 @@ hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
         hr_err_clear(&err);
         long retry_after = 0;
         if (need_list && (w->paged || page_once)) {
-            if (!first_list && !page_once)
+            if (!first_list && !page_once && !absent_now(w))
                 hr_watch_count(w, &w->stats.relists, 1);
             page_once = false;
             first_list = false;
@@ -548,7 +558,7 @@ hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
             continue;
         }
         if (streaming) {
-            if (!first_list)
+            if (!first_list && !absent_now(w))
                 hr_watch_count(w, &w->stats.relists, 1);
             first_list = false;
             w->initial = true;
