@@ -12,12 +12,14 @@
 # headroom_pod_foreign_writer{manager} is 1. Removing the other manager's managedFields entry
 # hands the limit back: p1 is managed again.
 #
-# VerticalPodAutoscalers (design §4, the VPA's CRD of the pinned module installed first:
-# `cluster.sh tool vpa-crd`, so the controller's discovery finds it at start): a Deployment of 2
-# replicas under a VPA in RequestsAndLimits/Auto (its defaults) is foreign-writer naming
-# "VerticalPodAutoscaler NS/NAME" with no write of ours (audit), while one under a RequestsOnly VPA
-# is managed; deleting the first VPA hands its pods back. Prints PASS/FAIL per check and "N passed,
-# N failed"; exits non-zero on a failure. Needs `tests/cluster/cluster.sh up`.
+# VerticalPodAutoscalers (design §4): the controller starts with the VPA CRD not installed (it is
+# ready, and says the kind is not served); the CRD of the pinned module (`cluster.sh tool vpa-crd`)
+# is installed while it runs, with no restart: a Deployment of 2 replicas under a VPA in
+# RequestsAndLimits/Auto (its defaults) is foreign-writer naming "VerticalPodAutoscaler NS/NAME"
+# with no write of ours (audit), while one under a RequestsOnly VPA is managed; deleting the first
+# VPA hands its pods back; made again, it holds them again, and removing the CRD itself hands them
+# back. Prints PASS/FAIL per check and "N passed, N failed"; exits non-zero on a failure. Needs
+# `tests/cluster/cluster.sh up`.
 set -uo pipefail
 # shellcheck source=../lib/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
@@ -49,10 +51,12 @@ ours_to() { # mark pod -> our writes to the pod's resize subresource after the m
 
 require_cluster
 crd_dir=$("$ROOT/tests/cluster/cluster.sh" tool vpa-crd) || { fail "the VPA CRD (cluster.sh tool vpa-crd)"; finish; exit; }
-k apply -f "$crd_dir/crd.yaml" >/dev/null && k wait --for condition=established "crd/$VPA_CRD" --timeout=30s >/dev/null ||
-  { fail "the VPA CRD installs"; finish; exit; }
+k delete crd "$VPA_CRD" --ignore-not-found >/dev/null 2>&1
 mknode "$NODE" 8
 start_controller --manage kube-headroom.dev/e2e-fw || { fail "controller start" "$START_WHY"; finish; exit; }
+WHY="controller log: $(grep -F 'resource=verticalpodautoscalers' "$WORK/controller.log" | head -2)"
+check "without the VPA CRD the controller is ready and says the kind is not served" \
+  grep -qF 'resource=verticalpodautoscalers msg="not served (404)' "$WORK/controller.log"
 mkpod "$NS" p1 "$NODE" 500m 600m
 mkpod "$NS" p2 "$NODE" 500m 600m
 wait_until 60 running "$NS" p1 && wait_until 60 running "$NS" p2
@@ -130,6 +134,22 @@ spec:
 YAML
 }
 pods_of() { k -n "$NS" get pods -l "app=$1" -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}'; }
+# The manager label holds a space: metric() splits on it, so the line is matched whole.
+vpa_series() { # pod -> 1 while headroom_pod_foreign_writer names the VPA vw for it, else 0
+  curl -sf "http://127.0.0.1:$MPORT/metrics" |
+    grep -cxF "headroom_pod_foreign_writer{namespace=\"$NS\",pod=\"$1\",node=\"$NODE\",manager=\"VerticalPodAutoscaler $NS/vw\"} 1"
+}
+held() { [ "$(vpa_series "$1")" = 1 ]; }
+not_held() { [ "$(vpa_series "$1")" = 0 ]; }
+# The CRD installed while the controller runs: its watch asks again every 30 s, and lists it
+# before any VPA or pod of this part exists (else vw's pods could be written meanwhile).
+k apply -f "$crd_dir/crd.yaml" >/dev/null && k wait --for condition=established "crd/$VPA_CRD" --timeout=30s >/dev/null ||
+  { fail "the VPA CRD installs"; finish; exit; }
+vpa_listed() { grep -qF 'resource=verticalpodautoscalers msg="listed at resourceVersion' "$WORK/controller.log"; }
+t0=$(date +%s)
+wait_until 45 vpa_listed
+WHY="not listed $(( $(date +%s) - t0 )) s after the install; log: $(grep -F 'resource=verticalpodautoscalers' "$WORK/controller.log" | tail -2)"
+check "the VPA CRD installed while the controller runs is listed within 30 s, no restart" vpa_listed
 all_running() { [ "$(k -n "$NS" get pods -l "app=$1" -o jsonpath='{range .items[*]}{.status.phase}{"\n"}{end}' | grep -c '^Running$')" = 2 ]; }
 all_moved() { local p; for p in $(pods_of "$1"); do limit_moved "$p" 300m || return 1; done; }
 vmark=$(audit_mark)
@@ -139,7 +159,7 @@ wait_until 30 all_moved vr
 WHY="vr's limits: $(for p in $(pods_of vr); do printf '%s ' "$(cpu_limit "$NS" "$p")"; done)"
 check "a RequestsOnly VPA's pods are managed: their limits are raised" all_moved vr
 w1=$(pods_of vw | head -1)
-wait_until 20 has_event "$w1"
+wait_until 45 has_event "$w1"
 sleep 2 # a debounce and a reconcile more, for a write to show up if it were sent
 n=0
 for p in $(pods_of vw); do n=$((n + $(ours_to "$vmark" "$p"))); done
@@ -150,9 +170,7 @@ out=$("$HEADROOM" explain "$w1" -n "$NS" --kubeconfig "$USER_KC" 2>&1)
 WHY="explain said: $(echo "$out" | head -1; echo "$out" | grep -F VerticalPodAutoscaler)"
 check "explain says foreign-writer naming the VPA" \
   eval 'head -1 <<<"$out" | matches "foreign-writer" && echo "$out" | matches -F "VerticalPodAutoscaler $NS/vw writes"'
-# The manager label holds a space: metric() splits on it, so the line is matched whole.
-vs=$(curl -sf "http://127.0.0.1:$MPORT/metrics" |
-  grep -cxF "headroom_pod_foreign_writer{namespace=\"$NS\",pod=\"$w1\",node=\"$NODE\",manager=\"VerticalPodAutoscaler $NS/vw\"} 1")
+vs=$(vpa_series "$w1")
 WHY="$(foreign_events "$w1") ForeignWriter events; series $vs"
 check "one Warning event ForeignWriter and headroom_pod_foreign_writer name the VPA" \
   [ "$(foreign_events "$w1")" -eq 1 -a "$vs" = 1 ]
@@ -160,4 +178,17 @@ k -n "$NS" delete verticalpodautoscaler vw >/dev/null
 wait_until 30 all_moved vw
 WHY="vw's limits after the delete: $(for p in $(pods_of vw); do printf '%s ' "$(cpu_limit "$NS" "$p")"; done)"
 check "deleting the VPA hands its pods back: their limits are written" all_moved vw
+vpa vw RequestsAndLimits | k apply -f - >/dev/null
+wait_until 30 held "$w1"
+WHY="series $(vpa_series "$w1") for $w1 after the VPA was made again"
+check "the VPA made again holds its pods again" held "$w1"
+# Removing the CRD deletes its VPAs (their DELETED events hand the pods back), then ends the
+# watch: the controller finds the kind absent again.
+absences() { grep -cF 'resource=verticalpodautoscalers msg="not served (404)' "$WORK/controller.log"; }
+crd_gone_seen() { not_held "$w1" && [ "$(absences)" -ge 2 ]; }
+t0=$(date +%s)
+k delete crd "$VPA_CRD" --wait=true --timeout=60s >/dev/null 2>&1
+wait_until 60 crd_gone_seen
+WHY="series $(vpa_series "$w1") for $w1, $(absences) absences $(( $(date +%s) - t0 )) s after the CRD's removal; log: $(grep -F 'resource=verticalpodautoscalers' "$WORK/controller.log" | tail -3)"
+check "removing the VPA CRD hands its pods back and is seen as absent, with no restart" crd_gone_seen
 finish

@@ -21,11 +21,14 @@
 #   7. in a namespace whose ResourceQuota bounds limits.cpu (1 core), a pod
 #      requesting 400m is born with the room the quota leaves (1, not
 #      3 x 400m = 1200m, which the API server's quota admission refuses) and
-#      is created.
+#      is created;
+#   8. a Job's pod under a VerticalPodAutoscaler that writes its CPU limit
+#      (design §4; the CRD of the pinned module, `cluster.sh tool vpa-crd`)
+#      is born without one: the VPA's, not ours.
 # Everything it starts or creates is removed on exit, failure included
 # (trap): the headroom process (by PID), the namespaces, the webhook
-# registration, the HeadroomConfig (restored if one existed) and the CRD
-# (only if this script installed it).
+# registration, the HeadroomConfig (restored if one existed) and the CRDs
+# (only those this script installed).
 #
 # Isolation: the registration's namespaceSelector also requires a label
 # unique to this run, so pods of other tests running at the same time in
@@ -45,6 +48,8 @@ WORK=$(mktemp -d /tmp/hr-e2e-webhook.XXXXXX)
 HR_PID=
 HR_RC=
 CRD_CREATED=0
+VPA_CRD=verticalpodautoscalers.autoscaling.k8s.io
+VPA_CRD_CREATED=0
 CFG_BACKUP=
 
 die() { printf 'ERROR %s\n' "$*" >&2; exit 1; }
@@ -76,6 +81,7 @@ cleanup() {
     k delete headroomconfig cluster --ignore-not-found >/dev/null 2>&1
   fi
   [ "$CRD_CREATED" = 1 ] && k delete crd headroomconfigs.kube-headroom.dev --ignore-not-found >/dev/null 2>&1
+  [ "$VPA_CRD_CREATED" = 1 ] && k delete crd "$VPA_CRD" --ignore-not-found --wait=false >/dev/null 2>&1
   if [ "$rc" != 0 ] || [ "$failed" != 0 ]; then
     echo "--- headroom log (tail) ---"; tail -n 40 "$WORK/headroom.log" 2>/dev/null
   fi
@@ -130,6 +136,11 @@ spec:
     overrides:
       maxMultiplier: "1.5"
 YAML
+# The VPA CRD, there before the daemon starts so its first list of VPAs is not a 404.
+k get crd "$VPA_CRD" >/dev/null 2>&1 || VPA_CRD_CREATED=1
+vpa_dir=$("$ROOT/tests/cluster/cluster.sh" tool vpa-crd) || die "the VPA CRD (cluster.sh tool vpa-crd)"
+k apply -f "$vpa_dir/crd.yaml" >/dev/null
+k wait --for condition=established "crd/$VPA_CRD" --timeout=30s >/dev/null || die "the VPA CRD was not established"
 # A simulated node of that pool, there before the daemon starts so its first list has it.
 node_manifest "$POOL_NODE" 8 | sed "s#^  labels: {#  labels: {kube-headroom.dev/e2e-wh-pool: \"$RUN\", #" | k apply -f - >/dev/null
 
@@ -141,6 +152,14 @@ k label namespace "$NS_U" kube-headroom.dev/e2e-run="$RUN" >/dev/null
 k create namespace "$NS_Q" >/dev/null
 k label namespace "$NS_Q" kube-headroom.dev/mode=managed kube-headroom.dev/e2e-run="$RUN" >/dev/null
 k -n "$NS_Q" create quota cpu --hard=limits.cpu=1 >/dev/null
+# A VPA on the Job "held" (updateMode Auto, RequestsAndLimits: its defaults), for check 8.
+cat <<YAML | k apply -f - >/dev/null
+apiVersion: autoscaling.k8s.io/v1
+kind: VerticalPodAutoscaler
+metadata: {name: held, namespace: $NS_M}
+spec:
+  targetRef: {apiVersion: batch/v1, kind: Job, name: held}
+YAML
 for ns in "$NS_M" "$NS_U" "$NS_Q"; do
   for _ in $(seq 1 60); do k -n "$ns" get serviceaccount default >/dev/null 2>&1 && break; sleep 0.5; done
 done
@@ -190,11 +209,13 @@ for _ in $(seq 1 60); do
 done
 [ "$reg" = 1 ] || die "the webhook registration never took effect"
 
-# 1. A Job's pod in a managed namespace: born with 3 x 200m.
-cat <<YAML | k apply -f - >/dev/null
+# job_pod NAME: a Job of one pod requesting 200m in $NS_M; prints its pod's name once it exists
+# ("" after 30 s).
+job_pod() {
+  cat <<YAML | k apply -f - >/dev/null
 apiVersion: batch/v1
 kind: Job
-metadata: {name: burst, namespace: $NS_M}
+metadata: {name: $1, namespace: $NS_M}
 spec:
   backoffLimit: 0
   template:
@@ -205,11 +226,16 @@ spec:
           image: busybox
           resources: {requests: {cpu: 200m, memory: 64Mi}}
 YAML
-jp=
-for _ in $(seq 1 120); do
-  jp=$(k -n "$NS_M" get pods -l job-name=burst -o jsonpath='{.items[0].metadata.name}' 2>/dev/null || true)
-  [ -n "$jp" ] && break; sleep 0.25
-done
+  local p=
+  for _ in $(seq 1 120); do
+    p=$(k -n "$NS_M" get pods -l job-name="$1" -o jsonpath='{.items[0].metadata.name}' 2>/dev/null || true)
+    [ -n "$p" ] && break; sleep 0.25
+  done
+  echo "$p"
+}
+
+# 1. A Job's pod in a managed namespace: born with 3 x 200m.
+jp=$(job_pod burst)
 if [ -z "$jp" ]; then fail "the Job created no pod"; else
   got=$(limits_of "$NS_M" "$jp")
   [ "$got" = "cpu=600m,mem=" ] && pass "Job pod $jp born with limits.cpu 600m (3 x 200m)" || fail "Job pod limits: $got, want cpu=600m,mem="
@@ -246,6 +272,15 @@ if pod_yaml in-quota "$NS_Q" '{"requests":{"cpu":"400m"}}' | k create -f - >/dev
     fail "pod under the quota: $got, want cpu=1,mem="
 else
   fail "pod under a limits.cpu quota of 1 refused: $(cat "$WORK/quota.err")"
+fi
+
+# 8. A Job under a VPA that writes CPU limits (made before the daemon started: its first list has it).
+hp=$(job_pod held)
+if [ -z "$hp" ]; then fail "the Job under the VPA created no pod"; else
+  got=$(limits_of "$NS_M" "$hp")
+  [ "$got" = "cpu=,mem=" ] && grep -qF "reason=\"VerticalPodAutoscaler $NS_M/held writes its CPU limits\"" "$WORK/headroom.log" &&
+    pass "Job pod $hp under a VPA that writes CPU limits: born without ours, the log names the VPA" ||
+    fail "Job pod under the VPA: $got, want cpu=,mem=; log: $(grep -F "$hp" "$WORK/headroom.log" | tail -1)"
 fi
 
 # 2. Left alone.
