@@ -715,22 +715,28 @@ static void test_absent_kind(void **state)
 {
     (void)state;
     static const step steps[] = {
-        {'G', 404, ""}, {'G', 404, ""}, {'G', 200, LIST("100", "", POD("a", "100m", "10"))},
-        {'S', 404, ""}, {'G', 404, ""}, {'G', 200, LIST("300", "", POD("b", "100m", "11"))},
+        {'G', 404, ""},
+        {'G', 404, ""},
+        {'G', 200, LIST("100", "", POD("a", "100m", "10"))},
+        {'S', 404, ""},
+        {'G', 404, ""},
+        {'G', 404, ""},
+        {'G', 200, LIST("300", "", POD("b", "100m", "11"))},
     };
     fx f;
     g_absent_ms = 1;
     fx_init(&f, steps, sizeof steps / sizeof steps[0]);
     g_absent_ms = 0;
     assert_int_equal(hr_watch_run(f.w, &f.stop), HR_OK);
-    assert_int_equal(f.sc.n_paths, 7);
+    assert_int_equal(f.sc.n_paths, 8);
     for (int i = 0; i < 3; i++)
         assert_string_equal(f.sc.paths[i], "/api/v1/pods?limit=500");
     assert_non_null(strstr(f.sc.paths[3], "&resourceVersion=100"));
-    assert_string_equal(f.sc.paths[4], "/api/v1/pods?limit=500");
-    assert_string_equal(f.sc.paths[5], "/api/v1/pods?limit=500");
-    assert_non_null(strstr(f.sc.paths[6], "&resourceVersion=300"));
-    /* a came with the first list and went with the second 404 */
+    for (int i = 4; i < 7; i++)
+        assert_string_equal(f.sc.paths[i], "/api/v1/pods?limit=500");
+    assert_non_null(strstr(f.sc.paths[7], "&resourceVersion=300"));
+    /* a came with the first list and went with the second 404 after it
+     * was served (the first is doubted: asked again) */
     assert_false(has_pod(&f, "ns", "a", -1));
     assert_true(has_pod(&f, "ns", "b", 100));
     assert_int_equal(pod_changes(&f), 3); /* a added, a swept, b added */
@@ -738,8 +744,9 @@ static void test_absent_kind(void **state)
     hr_watch_get_stats(f.w, &st);
     assert_true(st.synced);
     assert_false(st.absent);
-    assert_int_equal(st.errors, 1);  /* the watch's 404; an absent list is no failure */
-    assert_int_equal(st.relists, 1); /* the list after the watch's 404; looks again are not */
+    assert_int_equal(st.errors, 2);  /* the watch's 404, the doubted list's */
+    assert_int_equal(st.relists, 2); /* the lists after those; looks again are not */
+    assert_int_equal(count_of(f.sc.log, "list answered 404: asked again"), 1);
     /* synced at the first 404, at the list, at the 404 after it, at the last list */
     assert_int_equal(f.sc.synced_calls, 4);
     assert_int_equal(count_of(f.sc.log, "not served (404)"), 2); /* once per absence */
@@ -757,6 +764,7 @@ static void test_absent_kind_streaming(void **state)
         {'S', 200, EV("ADDED", POD("a", "100m", "10")) "\n" END_BM("100") "\n"},
         {'S', 404, ""},
         {'S', 404, ""},
+        {'S', 404, ""},
     };
     static const step steps[] = {
         {'S', 404, ""},
@@ -765,17 +773,18 @@ static void test_absent_kind_streaming(void **state)
     fx f;
     g_absent_ms = 1;
     g_streaming = true;
-    fx_init(&f, gone, 3);
+    fx_init(&f, gone, 4);
     assert_int_equal(hr_watch_run(f.w, &f.stop), HR_OK);
     assert_non_null(strstr(f.sc.paths[1], "&resourceVersion=100"));
     assert_string_equal(f.sc.paths[2], STREAM_LIST);
+    assert_string_equal(f.sc.paths[3], STREAM_LIST);
     assert_false(has_pod(&f, "ns", "a", -1));
     assert_int_equal(pod_changes(&f), 2); /* a added, a swept */
     hr_watch_stats st;
     hr_watch_get_stats(f.w, &st);
     assert_true(st.synced);
     assert_true(st.absent);
-    assert_int_equal(st.errors, 1); /* the watch's 404 */
+    assert_int_equal(st.errors, 2); /* the watch's 404, the doubted list's */
     assert_int_equal(f.sc.synced_calls, 2);
     fx_done(&f);
 
@@ -789,6 +798,46 @@ static void test_absent_kind_streaming(void **state)
     assert_true(st.synced);
     assert_false(st.absent);
     assert_int_equal(st.streamed, 1);
+    fx_done(&f);
+}
+
+/* A kind that was served and answers one list 404 (an API server
+ * restarting serves custom resources once its CRDs are loaded again) keeps
+ * what it holds: asked again, served, nothing swept. A 403 (an identity
+ * without the permission) is absent too, said as a warning. */
+static void test_absent_doubted_and_forbidden(void **state)
+{
+    (void)state;
+    static const step blip[] = {
+        {'G', 200, LIST("100", "", POD("a", "100m", "10"))},
+        {'S', 404, ""},
+        {'G', 404, ""},
+        {'G', 200, LIST("200", "", POD("a", "100m", "10"))},
+    };
+    static const step forbidden[] = {
+        {'G', 403, ""},
+        {'G', 403, ""},
+        {'G', 200, LIST("100", "", POD("a", "100m", "10"))},
+    };
+    fx f;
+    g_absent_ms = 1;
+    fx_init(&f, blip, 4);
+    assert_int_equal(hr_watch_run(f.w, &f.stop), HR_OK);
+    assert_true(has_pod(&f, "ns", "a", 100));
+    assert_int_equal(pod_changes(&f), 1); /* a added, never swept */
+    hr_watch_stats st;
+    hr_watch_get_stats(f.w, &st);
+    assert_false(st.absent);
+    assert_null(strstr(f.sc.log, "not served"));
+    assert_non_null(strstr(f.sc.log, "list answered 404: asked again"));
+    fx_done(&f);
+
+    fx_init(&f, forbidden, 3);
+    g_absent_ms = 0;
+    assert_int_equal(hr_watch_run(f.w, &f.stop), HR_OK);
+    assert_int_equal(f.sc.synced_calls, 2); /* the first 403, then the list */
+    assert_int_equal(count_of(f.sc.log, "not allowed to list (403)"), 1);
+    assert_true(has_pod(&f, "ns", "a", 100));
     fx_done(&f);
 }
 
@@ -832,6 +881,7 @@ int main(void)
         cmocka_unit_test(test_not_refusals),
         cmocka_unit_test(test_absent_kind),
         cmocka_unit_test(test_absent_kind_streaming),
+        cmocka_unit_test(test_absent_doubted_and_forbidden),
         cmocka_unit_test(test_404_is_a_failure),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -37,10 +37,12 @@
  * and the request is made again at once, not after a back-off.
  *
  * A resource that may not be served (hr_watch_opts.absent_poll_ms: a
- * custom resource whose CRD comes and goes) takes a 404 to a list as "none
- * exist": a complete, empty relist sweeps the sink, the resource is synced,
- * and the list is asked again every absent_poll_ms; a 404 to a watch sends
- * it back to LIST.
+ * custom resource whose CRD comes and goes) takes a 404 to a list (or a
+ * 403: the identity may not read it) as "none exist": a complete, empty
+ * relist sweeps the sink, the resource is synced, and the list is asked
+ * again every absent_poll_ms. A kind that was served is asked once more
+ * before that, absent_poll_ms later (an API server restarting answers 404
+ * for a while). A 404 to a watch sends it back to LIST.
  *
  * What arrives is handed to the sink by watch_feed.c.
  *
@@ -438,10 +440,13 @@ static void fall_back_to_pages(hr_watch *w, long code, const char *msg)
               "lists by pages");
 }
 
-/* A 404 to a list or a watch of a resource that may be absent (absent_poll_ms)? */
+/* A 404 (not served) or a 403 (not ours to read: an identity without the
+ * permission) to a list or a watch of a resource that may be absent
+ * (absent_poll_ms)? Either way none can be seen; the rest of the
+ * controller must not wait on it. */
 static bool absent_code(const hr_watch *w, long code)
 {
-    return w->absent_ms > 0 && code == 404;
+    return w->absent_ms > 0 && (code == 404 || code == 403);
 }
 
 /* Did the last list find the resource absent? Then the next one is a look
@@ -458,21 +463,42 @@ static bool absent_now(hr_watch *w)
  * what the sink held (a CRD removed hands back what its objects held), the
  * resource is synced, and the list is asked again after absent_ms. Logged
  * when it goes absent, not at every look. */
-static void not_served(hr_watch *w)
+static void not_served(hr_watch *w, long code)
 {
+    pthread_mutex_lock(&w->mu);
+    bool was = w->stats.absent, served = w->stats.synced && !was;
+    pthread_mutex_unlock(&w->mu);
+    /* An API server restarting answers 404 for a custom resource until its
+     * CRD is loaded again: a kind that was served is asked once more,
+     * absent_ms later, before what it held is swept (a CRD really removed
+     * has deleted its objects first, each a DELETED event). */
+    if (served && !w->doubt) {
+        w->doubt = true;
+        hr_watch_count(w, &w->stats.errors, 1);
+        hr_watch_logf(w, HR_LV_WARN, "list answered %ld: asked again in %ld ms before taking none",
+                      code, w->absent_ms);
+        nap(w, w->absent_ms);
+        return;
+    }
+    w->doubt = false;
     hr_watch_relist_begin(w);
     hr_watch_relist_end(w, true);
     pthread_mutex_lock(&w->mu);
-    bool was = w->stats.absent;
     w->stats.absent = true;
     w->stats.synced = true;
     w->rv[0] = '\0';
     pthread_mutex_unlock(&w->mu);
     if (!was) {
+        if (code == 403)
+            hr_watch_logf(w, HR_LV_WARN,
+                          "not allowed to list (403): none seen; grant list and watch to see "
+                          "them; asking again every %ld ms",
+                          w->absent_ms);
+        else
+            hr_watch_logf(w, HR_LV_INFO, "not served (404): none exist; asking again every %ld ms",
+                          w->absent_ms);
         if (w->on_synced)
             w->on_synced(w->on_synced_ud);
-        hr_watch_logf(w, HR_LV_INFO, "not served (404): none exist; asking again every %ld ms",
-                      w->absent_ms);
     }
     nap(w, w->absent_ms);
 }
@@ -503,7 +529,7 @@ hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
             if (stopped(stop))
                 break;
             if (st != HR_OK && absent_code(w, status)) {
-                not_served(w); /* need_list stays: listed again when it is served */
+                not_served(w, status); /* need_list stays: listed again when it is served */
                 continue;
             }
             if (st != HR_OK && w->pb_refused_now) {
@@ -524,6 +550,7 @@ hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
             w->stats.synced = true;
             w->stats.absent = false;
             pthread_mutex_unlock(&w->mu);
+            w->doubt = false;
             if (w->on_synced)
                 w->on_synced(w->on_synced_ud);
             hr_watch_logf(w, HR_LV_INFO,
@@ -598,7 +625,7 @@ hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
                         : w->line_result == HR_WL_ERROR ? (long)w->line_code
                                                         : 0;
             if (absent_code(w, code)) {
-                not_served(w);
+                not_served(w, code);
                 continue;
             }
             if (refused_code(code)) {
@@ -637,7 +664,9 @@ hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
         if (!cut_short && st != HR_OK && absent_code(w, res.status)) {
             hr_watch_count(w, &w->stats.errors, 1);
             need_list = true;
-            nap(w, backoff(w, attempt++, 0)); /* a server that lists it and will not watch it */
+            /* Its own count: the list after it resets attempt, and a server
+             * that lists it and will not watch it must not be asked hot. */
+            nap(w, backoff(w, w->watch_misses++, 0));
             continue;
         }
         if (!cut_short && (w->line_result == HR_WL_GONE || res.status == 410)) {
@@ -651,6 +680,7 @@ hr_status hr_watch_run(hr_watch *w, const atomic_bool *stop)
          * failure in disguise: without this it would spin. */
         if (clean && (w->line_events > 0 || hr_mono_ms() - t0 >= 1000)) {
             attempt = 0;
+            w->watch_misses = 0;
             continue;
         }
         hr_watch_count(w, &w->stats.errors, 1);

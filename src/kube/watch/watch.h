@@ -139,10 +139,12 @@ typedef struct hr_watch_opts {
     void *on_synced_ud;
     /* > 0: the resource may not be served at all, and may come and go (a custom resource whose
      * CRD is installed or removed while we run: design §4's VerticalPodAutoscalers). A 404 to
-     * a list or a watch then means "none exist": whatever the sink held is swept by a
-     * complete, empty relist, the resource counts as synced (stats.absent), and the list is
-     * asked again every absent_poll_ms until it is served. <= 0: a 404 is a failure like any
-     * other, retried with back-off, and the resource never syncs without it. */
+     * a list (or a 403: the identity may not read it) then means "none exist": whatever the
+     * sink held is swept by a complete, empty relist, the resource counts as synced
+     * (stats.absent), and the list is asked again every absent_poll_ms until it is served. A
+     * kind that was served is asked once more, absent_poll_ms later, before it is taken as
+     * absent. A 404 to a watch lists again. <= 0: a 404 is a failure like any other, retried
+     * with back-off, and the resource never syncs without it. */
     long absent_poll_ms;
 } hr_watch_opts;
 

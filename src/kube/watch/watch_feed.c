@@ -34,6 +34,7 @@ static void initial_events_ended(hr_watch *w)
     w->stats.streamed++;
     w->stats.synced = true;
     w->stats.absent = false;
+    w->doubt = false;
     uint64_t n = w->stats.listed;
     pthread_mutex_unlock(&w->mu);
     if (w->on_synced)

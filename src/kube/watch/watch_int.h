@@ -49,7 +49,11 @@ struct hr_watch {
     /* Protobuf (same thread): asked for now; and a 406 answered the last
      * list page (the list is made again at once, in JSON). */
     bool pb, pb_refused_now;
-    long absent_ms;              /* hr_watch_opts.absent_poll_ms; 0: a 404 is a failure */
+    long absent_ms; /* hr_watch_opts.absent_poll_ms; 0: a 404 is a failure */
+    /* (Loop thread only.) A kind that was served answered its list 404 or 403 once: the next
+     * such answer, absent_ms later, makes it absent; a list that succeeds clears it. */
+    bool doubt;
+    int watch_misses; /* watches refused 404/403 since one delivered events: their back-off */
     void (*on_synced)(void *ud); /* hr_watch_opts.on_synced */
     void *on_synced_ud;
     int64_t initial_t0;
