@@ -200,7 +200,8 @@ static void render(const kind_world *k, int i, const char *phase, hr_buf *b)
             "{\"apiVersion\":\"" HR_GROUP "/" HR_VERSION "\",\"kind\":\"" HR_CONFIG_KIND "\","
             "\"metadata\":{\"name\":\"" HR_CONFIG_NAME "\",\"resourceVersion\":\"%llu\","
             "\"generation\":%" PRId64 "},\"spec\":{\"dryRun\":%s,\"debouncePeriod\":\"%s\","
-            "\"rateLimits\":{\"perNodePatchesPerSecond\":%d}}}",
+            "\"rateLimits\":{\"perNodePatchesPerSecond\":%d,\"clientQPS\":1000,"
+            "\"clientBurst\":100}}}",
             rv, k->generation, v % 3 == 0 ? "true" : "false", debounce[v % 4], pps[v / 4 % 3]);
         break;
     }
